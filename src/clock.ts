@@ -1,0 +1,104 @@
+/**
+ * All time in errand comes through a Clock: stores compare against the `now` it gives, and the
+ * worker's timers (polling, heartbeats, timeouts, sweeps) are set on it. Tests swap in a
+ * {@link ManualClock} and travel in time without sleeping.
+ * @since 0.1.0
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /**
+   * Calls `fn` once after `ms` milliseconds of this clock's time.
+   * @returns a function that cancels the timer; calling it twice is harmless.
+   */
+  setTimer(ms: number, fn: () => void): () => void;
+}
+
+/** The wall clock, with Node's timers. Timers are unref'd so they never keep a process alive. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    handle.unref();
+    return () => clearTimeout(handle);
+  },
+};
+
+interface PendingTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/**
+ * A clock that moves only when told. Timers fire, in order, as {@link ManualClock.advance} passes
+ * their due time.
+ * @example
+ * ```ts
+ * const clock = new ManualClock(Date.parse("2026-01-01T00:00:00Z"));
+ * const queue = await openQueue({ store, clock });
+ * await queue.enqueue(report, {}, { delayMs: 3_600_000 });
+ * await clock.advance(3_600_000); // the job is due now
+ * ```
+ * @since 0.1.0
+ */
+export class ManualClock implements Clock {
+  #now: number;
+  #timers: PendingTimer[] = [];
+  #seq = 0;
+
+  constructor(start: number | Date = Date.UTC(2026, 0, 1)) {
+    this.#now = typeof start === "number" ? start : start.getTime();
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimer(ms: number, fn: () => void): () => void {
+    const timer: PendingTimer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
+    this.#timers.push(timer);
+    return () => {
+      const i = this.#timers.indexOf(timer);
+      if (i >= 0) this.#timers.splice(i, 1);
+    };
+  }
+
+  /** Number of timers waiting to fire; handy to assert that a component cleaned up. */
+  get pendingTimers(): number {
+    return this.#timers.length;
+  }
+
+  /**
+   * Moves time forward by `ms`, firing due timers in time order. Between timers it yields to the
+   * event loop so that the work a timer starts (a claim, a heartbeat) can run before the next one.
+   */
+  async advance(ms: number): Promise<void> {
+    const target = this.#now + ms;
+    for (;;) {
+      const next = this.#earliestDue(target);
+      if (!next) break;
+      this.#timers.splice(this.#timers.indexOf(next), 1);
+      this.#now = Math.max(this.#now, next.at);
+      next.fn();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    this.#now = target;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /** Sets the time to `at` (never backwards), firing timers on the way. */
+  async set(at: number | Date): Promise<void> {
+    const t = typeof at === "number" ? at : at.getTime();
+    if (t > this.#now) await this.advance(t - this.#now);
+  }
+
+  #earliestDue(limit: number): PendingTimer | undefined {
+    let best: PendingTimer | undefined;
+    for (const t of this.#timers) {
+      if (t.at > limit) continue;
+      if (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq)) best = t;
+    }
+    return best;
+  }
+}

@@ -1,0 +1,40 @@
+import { Cron } from "croner";
+import { ErrandError } from "./errors.js";
+
+/**
+ * Checks an IANA timezone name.
+ * @throws ErrandError `INVALID_TIMEZONE`
+ */
+export function checkTimezone(timezone: unknown): string {
+  if (typeof timezone !== "string" || timezone.length === 0) {
+    throw new ErrandError("INVALID_TIMEZONE", `timezone must be an IANA zone name such as "Europe/Berlin"`);
+  }
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+  } catch (cause) {
+    throw new ErrandError("INVALID_TIMEZONE", `unknown timezone ${JSON.stringify(timezone)}`, { cause });
+  }
+  return timezone;
+}
+
+/**
+ * The first tick of `cron` (5 fields, or 6 with seconds) in `timezone` strictly after `after`.
+ * Parsing is croner's.
+ * @throws ErrandError `INVALID_CRON` / `INVALID_TIMEZONE`
+ */
+export function nextCronTick(cron: string, timezone: string, after: number): number {
+  checkTimezone(timezone);
+  let pattern: Cron;
+  try {
+    if (typeof cron !== "string" || cron.trim().length === 0) throw new Error("empty expression");
+    pattern = new Cron(cron, { timezone, paused: true });
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new ErrandError("INVALID_CRON", `invalid cron expression ${JSON.stringify(cron)}: ${why}`, {
+      cause,
+    });
+  }
+  const next = pattern.nextRun(new Date(after));
+  if (!next) throw new ErrandError("INVALID_CRON", `cron expression ${JSON.stringify(cron)} never fires`);
+  return next.getTime();
+}

@@ -1,0 +1,293 @@
+import type { Logger } from "pino";
+import { type BackoffFunction, type BackoffOptions, toStoredBackoff } from "./backoff.js";
+import { type Duration, toMs } from "./duration.js";
+import { ErrandError } from "./errors.js";
+import type { Delivery, Job, StoredBackoff } from "./job.js";
+import { checkInt, checkQueueName, checkTypeName } from "./validation.js";
+
+/**
+ * The Standard Schema interface (https://standardschema.dev), which zod, valibot, arktype and
+ * others implement. errand only calls `~standard.validate`.
+ * @since 0.1.0
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (
+      value: unknown,
+    ) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/** What a Standard Schema validation returns. */
+export type StandardSchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<unknown> }> };
+
+/**
+ * What a handler gets besides its payload.
+ * @since 0.1.0
+ */
+export interface JobContext<P = unknown> {
+  /** The job as claimed: `attempt`, `checkpoint` from an earlier attempt, `errors` so far. */
+  readonly job: Job<P>;
+  /** The current attempt, 1-based. */
+  readonly attempt: number;
+  /**
+   * Aborted when the job is cancelled, times out, loses its lease or the worker shuts down past
+   * its grace period. A handler should pass it to its I/O and stop when it fires; its result is
+   * ignored after that.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Extends the lease now. The worker already heartbeats every running job about every third of
+   * the lease; call this inside a long synchronous stretch. Resolves `false` (and aborts
+   * `signal`) when the attempt is no longer current.
+   */
+  heartbeat(): Promise<boolean>;
+  /**
+   * Saves progress; a retry of this job sees it as `ctx.job.checkpoint` and can resume.
+   * Resolves `false` when the attempt is no longer current.
+   */
+  checkpoint(data: unknown): Promise<boolean>;
+  /** A logger bound to this job's id, type and attempt. */
+  readonly log: Logger;
+}
+
+/** Runs one job. Return a JSON-serialisable result; throw to fail the attempt. */
+export type JobHandler<P, R> = (payload: P, ctx: JobContext<P>) => Promise<R> | R;
+
+/**
+ * Defaults every job of a type gets; each can be overridden per enqueue.
+ * @since 0.1.0
+ */
+export interface JobDefaults {
+  /**
+   * The queue jobs of this type go to.
+   * @defaultValue "default"
+   */
+  queue?: string;
+  /**
+   * Higher runs first within a queue. Any safe integer.
+   * @defaultValue 0
+   */
+  priority?: number;
+  /**
+   * How much of a worker's `concurrency` a running job takes. A job heavier than a whole worker
+   * still runs, alone, on an idle one.
+   * @defaultValue 1
+   */
+  weight?: number;
+  /**
+   * Attempts before the job is `dead`, the first included.
+   * @defaultValue 5
+   */
+  maxAttempts?: number;
+  /**
+   * Wait between attempts.
+   * @defaultValue exponential from 1 s, doubling, capped at 1 h, jittered
+   */
+  backoff?: BackoffOptions;
+  /** Retries go to this queue instead of the job's own (say, a slower "retries" lane). */
+  retryQueue?: string;
+  /**
+   * The handler's signal aborts and the attempt fails after this long. None by default.
+   * @remarks A handler that ignores its signal keeps running in the background, no longer counted.
+   */
+  timeoutMs?: Duration;
+  /**
+   * `"at_least_once"` retries after crashes; `"at_most_once"` never starts a job twice.
+   * @defaultValue "at_least_once"
+   */
+  delivery?: Delivery;
+}
+
+/**
+ * A job type: its name, its handler and its defaults.
+ * @since 0.1.0
+ */
+export interface JobDefinitionOptions<P, R> extends JobDefaults {
+  /** The name jobs are routed by. Matches {@link NAME_PATTERN}. */
+  type: string;
+  handler: JobHandler<P, R>;
+  /**
+   * At most this many jobs of this type run at once across every worker sharing the store. No cap
+   * by default.
+   */
+  concurrency?: number;
+  /** Validates payloads at enqueue (and at {@link runJob}); invalid ones are refused. */
+  schema?: StandardSchemaV1<unknown, P>;
+}
+
+/**
+ * A validated job type, made by {@link defineJob}.
+ * @since 0.1.0
+ */
+export interface JobDefinition<P = unknown, R = unknown> {
+  readonly type: string;
+  readonly handler: JobHandler<P, R>;
+  readonly queue: string;
+  readonly priority: number;
+  readonly weight: number;
+  readonly maxAttempts: number;
+  readonly backoff: StoredBackoff;
+  /** Set when `backoff` was a function. */
+  readonly backoffFn: BackoffFunction | undefined;
+  readonly retryQueue: string | null;
+  readonly timeoutMs: number | null;
+  readonly delivery: Delivery;
+  readonly concurrency: number | null;
+  readonly schema: StandardSchemaV1<unknown, P> | undefined;
+}
+
+/** Payload type of a definition. */
+export type PayloadOf<D> = D extends JobDefinition<infer P, unknown> ? P : never;
+/** Result type of a definition. */
+export type ResultOf<D> = D extends JobDefinition<unknown, infer R> ? R : never;
+
+const DEFINITION_KEYS = new Set([
+  "type",
+  "handler",
+  "queue",
+  "priority",
+  "weight",
+  "maxAttempts",
+  "backoff",
+  "retryQueue",
+  "timeoutMs",
+  "delivery",
+  "concurrency",
+  "schema",
+]);
+
+/**
+ * Defines a job type. Options are checked now, so a typo fails at startup, not at 3 a.m.
+ * @example
+ * ```ts
+ * const sendEmail = defineJob({
+ *   type: "send-email",
+ *   queue: "emails",
+ *   maxAttempts: 5,
+ *   handler: async (payload: { to: string }, ctx) => {
+ *     await mailer.send(payload.to, { signal: ctx.signal });
+ *     return { sent: true };
+ *   },
+ * });
+ * ```
+ * @throws ErrandError with the offending field named.
+ * @since 0.1.0
+ */
+export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinition<P, R> {
+  checkKnownKeys("defineJob", options as object, DEFINITION_KEYS);
+  const type = checkTypeName(options.type);
+  if (typeof options.handler !== "function") {
+    throw new ErrandError("INVALID_OPTION", `defineJob({ type: "${type}" }): handler must be a function`);
+  }
+  const defaults = resolveDefaults(options);
+  return Object.freeze({
+    type,
+    handler: options.handler,
+    ...defaults,
+    concurrency: options.concurrency === undefined ? null : checkInt("concurrency", options.concurrency, 1),
+    schema: options.schema,
+  });
+}
+
+/** Validates and fills {@link JobDefaults}. */
+export function resolveDefaults(
+  o: JobDefaults,
+): Omit<JobDefinition, "type" | "handler" | "concurrency" | "schema"> {
+  const delivery = o.delivery ?? "at_least_once";
+  if (delivery !== "at_least_once" && delivery !== "at_most_once") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `delivery must be "at_least_once" or "at_most_once", got ${String(delivery)}`,
+    );
+  }
+  return {
+    queue: checkQueueName(o.queue ?? "default"),
+    priority: checkInt("priority", o.priority ?? 0, Number.MIN_SAFE_INTEGER),
+    weight: checkInt("weight", o.weight ?? 1, 1),
+    maxAttempts: checkInt("maxAttempts", o.maxAttempts ?? 5, 1),
+    backoff: toStoredBackoff(o.backoff),
+    backoffFn: typeof o.backoff === "function" ? o.backoff : undefined,
+    retryQueue: o.retryQueue === undefined ? null : checkQueueName(o.retryQueue),
+    timeoutMs: o.timeoutMs === undefined ? null : toMs("timeoutMs", o.timeoutMs),
+    delivery,
+  };
+}
+
+/**
+ * Refuses unknown option keys, suggesting the closest known one.
+ * @throws ErrandError `INVALID_OPTION`: `unknown option "concurency"; did you mean "concurrency"?`
+ */
+export function checkKnownKeys(where: string, options: object, known: ReadonlySet<string>): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ErrandError("INVALID_OPTION", `${where}: options must be an object`);
+  }
+  for (const key of Object.keys(options)) {
+    if (known.has(key)) continue;
+    let best: string | undefined;
+    let bestDistance = 3;
+    for (const k of known) {
+      const d = editDistance(key, k);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = k;
+      }
+    }
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${where}: unknown option "${key}"${best ? `; did you mean "${best}"?` : ""}`,
+    );
+  }
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return row[b.length]!;
+}
+
+/**
+ * Runs a payload through a definition's schema, if any.
+ * @throws ErrandError `INVALID_PAYLOAD` with the schema's issues as `details`.
+ */
+export async function validatePayload<P>(
+  def: Pick<JobDefinition<P>, "type" | "schema">,
+  payload: unknown,
+): Promise<P> {
+  if (!def.schema) return payload as P;
+  const result = await def.schema["~standard"].validate(payload);
+  if (result.issues) {
+    const summary = result.issues
+      .slice(0, 3)
+      .map((i) =>
+        i.path && i.path.length > 0 ? `${i.path.map(pathKey).join(".")}: ${i.message}` : i.message,
+      )
+      .join("; ");
+    throw new ErrandError("INVALID_PAYLOAD", `invalid payload for job type "${def.type}": ${summary}`, {
+      details: result.issues,
+    });
+  }
+  return result.value;
+}
+
+function pathKey(segment: unknown): string {
+  if (typeof segment === "object" && segment !== null && "key" in segment) return String(segment.key);
+  return String(segment);
+}
+
+/** Any job definition, whatever its payload and result types (for lists of mixed types). */
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list needs both variances.
+export type AnyJobDefinition = JobDefinition<any, any>;

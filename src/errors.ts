@@ -1,0 +1,107 @@
+/**
+ * Every error errand raises on purpose is an {@link ErrandError} with a stable string `code`.
+ * Callers branch on `code`, never on the message; the server (a later module) maps each code to
+ * one HTTP status.
+ * @since 0.1.0
+ */
+export type ErrandErrorCode =
+  /** A payload failed the job type's schema, or is not JSON-serialisable. */
+  | "INVALID_PAYLOAD"
+  /** A queue name is empty, too long or has characters outside the allowed pattern. */
+  | "INVALID_QUEUE_NAME"
+  /** A job type name is empty, too long or has characters outside the allowed pattern. */
+  | "INVALID_TYPE_NAME"
+  /** A schedule name is empty, too long or has characters outside the allowed pattern. */
+  | "INVALID_SCHEDULE_NAME"
+  /** A job id is empty, too long or has characters outside the allowed pattern. */
+  | "INVALID_JOB_ID"
+  /** A cron expression could not be parsed. */
+  | "INVALID_CRON"
+  /** A timezone is not a valid IANA zone. */
+  | "INVALID_TIMEZONE"
+  /** A date is not a valid `Date` (or ISO string / epoch milliseconds where accepted). */
+  | "INVALID_DATE"
+  /** A duration is negative, not finite, or an unreadable string. */
+  | "INVALID_DURATION"
+  /** An option is unknown or out of its bounds; the message names the field and the bound. */
+  | "INVALID_OPTION"
+  /** An attempt number is not a positive integer. */
+  | "INVALID_ATTEMPT"
+  /** A store URL names no known store, or cannot be opened. */
+  | "INVALID_STORE_URL"
+  /** A worker claimed a job whose type it has no handler for. */
+  | "UNKNOWN_JOB_TYPE"
+  /** The job does not exist. */
+  | "JOB_NOT_FOUND"
+  /** The job exists but is in a state the operation does not apply to. */
+  | "INVALID_STATE"
+  /** The queue, worker or store has been closed. */
+  | "CLOSED"
+  /** The handler ran longer than its `timeoutMs`. */
+  | "TIMEOUT"
+  /** A handler asked not to be retried. */
+  | "NON_RETRYABLE"
+  /** The underlying datastore failed; `cause` holds the original error. */
+  | "STORE_ERROR";
+
+/**
+ * The one error class errand throws deliberately.
+ * @example
+ * ```ts
+ * try { await queue.enqueue(sendEmail, payload); }
+ * catch (e) { if (e instanceof ErrandError && e.code === "INVALID_PAYLOAD") console.log(e.details); }
+ * ```
+ * @since 0.1.0
+ */
+export class ErrandError extends Error {
+  override readonly name: string = "ErrandError";
+  /** Structured context, for example the schema issues of an invalid payload. */
+  readonly details: unknown;
+
+  constructor(
+    readonly code: ErrandErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.details = options?.details;
+  }
+}
+
+/**
+ * Throw this from a handler to fail the job without retrying: it goes straight to `dead`.
+ * @example `throw new NonRetryableError("the account was deleted")`
+ * @since 0.1.0
+ */
+export class NonRetryableError extends ErrandError {
+  override readonly name = "NonRetryableError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("NON_RETRYABLE", message, options);
+  }
+}
+
+/** Raised into a handler's `signal` (and recorded as the attempt's error) when `timeoutMs` passes. */
+export class JobTimeoutError extends ErrandError {
+  override readonly name = "JobTimeoutError";
+  constructor(timeoutMs: number) {
+    super("TIMEOUT", `job exceeded its timeout of ${timeoutMs} ms`);
+  }
+}
+
+/** True when `error` asks not to be retried: a {@link NonRetryableError} or any error with `retryable === false`. */
+export function isNonRetryable(error: unknown): boolean {
+  if (error instanceof NonRetryableError) return true;
+  return (
+    typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === false
+  );
+}
+
+/**
+ * Wraps a fault from a datastore driver so every store reports it the same way, keeping the original
+ * as `cause`. ErrandErrors pass through unchanged.
+ */
+export function storeError(operation: string, cause: unknown): ErrandError {
+  if (cause instanceof ErrandError) return cause;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new ErrandError("STORE_ERROR", `${operation} failed: ${message}`, { cause });
+}

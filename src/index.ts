@@ -1,0 +1,68 @@
+/**
+ * errand: a durable job queue for TypeScript. One API over SQLite (the embedded default),
+ * PostgreSQL and Redis.
+ *
+ * ```ts
+ * import { openQueue, defineJob, Worker } from "errand";
+ * const sendEmail = defineJob({ type: "send-email", handler: async (p: { to: string }) => ({ sent: true }) });
+ * const queue = await openQueue("sqlite:./errand.db");
+ * await queue.enqueue(sendEmail, { to: "a@b.c" }, { delayMs: "2h" });
+ * const worker = new Worker(queue, { jobs: [sendEmail], concurrency: 50 });
+ * await worker.start();
+ * ```
+ * @packageDocumentation
+ */
+export { type BackoffFunction, type BackoffOptions, DEFAULT_BACKOFF } from "./backoff.js";
+export { type Clock, ManualClock, systemClock } from "./clock.js";
+export {
+  type AnyJobDefinition,
+  defineJob,
+  type JobContext,
+  type JobDefaults,
+  type JobDefinition,
+  type JobDefinitionOptions,
+  type JobHandler,
+  type PayloadOf,
+  type ResultOf,
+  type StandardSchemaV1,
+} from "./define-job.js";
+export type { Duration, DurationUnit } from "./duration.js";
+export {
+  ErrandError,
+  type ErrandErrorCode,
+  isNonRetryable,
+  JobTimeoutError,
+  NonRetryableError,
+} from "./errors.js";
+export {
+  type Delivery,
+  FINISHED_STATES,
+  type FinishedState,
+  JOB_STATES,
+  type Job,
+  type JobErrorEntry,
+  type JobState,
+  type StoredBackoff,
+} from "./job.js";
+export {
+  DEFAULT_RETENTION,
+  type EnqueuedJob,
+  type EnqueueOptions,
+  type FailOptions,
+  type JobPage,
+  type LeaseOptions,
+  type ListOptions,
+  type OpenQueueOptions,
+  openQueue,
+  openStore,
+  Queue,
+  type QueueEvents,
+  type QueueStats,
+  type RetentionOptions,
+  type Schedule,
+  type ScheduleOptions,
+  type SweepResult,
+} from "./queue.js";
+export type { Store, StoreCapabilities } from "./store/store.js";
+export { NAME_PATTERN } from "./validation.js";
+export { type CloseOptions, Worker, type WorkerEvents, type WorkerOptions } from "./worker/worker.js";

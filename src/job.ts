@@ -1,0 +1,196 @@
+/**
+ * Terminology
+ *
+ * - **job**: one unit of work: a `type` (routes to a handler), a JSON `payload`, and its
+ *   scheduling fields. Identified by `id`, client-chosen or a generated UUIDv7.
+ * - **queue**: a named lane jobs wait in. Workers list queues with weights.
+ * - **attempt**: how many times the job has been claimed. It is also the *fencing token*: every
+ *   report about a running job (complete, fail, heartbeat, checkpoint) names the attempt it is
+ *   about, and a report for any attempt but the current one changes nothing.
+ * - **lease**: the time a claimed job belongs to one worker (`leaseExpiresAt`). Heartbeats extend
+ *   it; when it runs out the attempt counts as failed and the job goes back (or dies).
+ * - **hot set**: pending and active jobs. Finished jobs (completed, dead, cancelled, expired)
+ *   leave the hot set so claim cost does not grow with history.
+ *
+ * The state machine:
+ *
+ * ```
+ *            enqueue
+ *               │
+ *               ▼         claim            complete
+ *  retry ──▶ pending ─────────────▶ active ─────────▶ completed
+ *  (manual)   │  ▲ ▲                │  │ │
+ *             │  │ └─ fail, retries │  │ └─ fail, no retries left / non-retryable /
+ *             │  │    left (backoff)┘  │    at_most_once / lease lost 3× ──▶ dead
+ *             │  └─ release (shutdown)─┘
+ *             ├─ cancel ─▶ cancelled   (active jobs too: their signal aborts)
+ *             └─ expiresAt passes ─▶ expired
+ * ```
+ * @module
+ */
+
+/** Where a job is in its life. See the module doc for the transitions. */
+export type JobState = "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
+
+/** The states a job never leaves on its own. */
+export type FinishedState = "completed" | "dead" | "cancelled" | "expired";
+
+/** Every state, in lifecycle order. */
+export const JOB_STATES: readonly JobState[] = [
+  "pending",
+  "active",
+  "completed",
+  "dead",
+  "cancelled",
+  "expired",
+];
+
+/** The finished states. */
+export const FINISHED_STATES: readonly FinishedState[] = ["completed", "dead", "cancelled", "expired"];
+
+/**
+ * `at_least_once` (the default): a job whose worker dies runs again. `at_most_once`: a job is
+ * never started twice; any failure, lost lease or shutdown sends it to `dead`.
+ */
+export type Delivery = "at_least_once" | "at_most_once";
+
+/** How a job waits between failed attempts, in the serialisable form stored with the job. */
+export type StoredBackoff =
+  | { type: "fixed"; delayMs: number }
+  | { type: "exponential"; baseMs: number; maxMs: number; factor: number; jitter: boolean }
+  /** A function policy lives in the job definition; stores keep this marker and a fallback. */
+  | {
+      type: "custom";
+      fallback: { type: "exponential"; baseMs: number; maxMs: number; factor: number; jitter: boolean };
+    };
+
+/** One failed attempt, kept in the job's error history. */
+export interface JobErrorEntry {
+  attempt: number;
+  message: string;
+  /** The error's `name` or `code`, when it had one. */
+  name?: string;
+  stack?: string;
+  /** Epoch milliseconds. */
+  at: number;
+  /** Why the attempt failed when no handler threw: `"lease_expired"`, `"timeout"`, `"shutdown"`. */
+  kind?: string;
+}
+
+/**
+ * A job as errand shows it: payload parsed, times as `Date`s.
+ * @typeParam P - the payload type.
+ * @typeParam R - the result type.
+ * @since 0.1.0
+ */
+export interface Job<P = unknown, R = unknown> {
+  readonly id: string;
+  readonly type: string;
+  readonly queue: string;
+  readonly state: JobState;
+  readonly payload: P;
+  /** What the last attempt saved with `ctx.checkpoint()`; a retry resumes from it. */
+  readonly checkpoint: unknown;
+  /** What the handler returned, once `completed`. */
+  readonly result: R | null;
+  /** Higher runs first within a queue. */
+  readonly priority: number;
+  /** How much of a worker's concurrency the job takes while it runs. */
+  readonly weight: number;
+  readonly runAt: Date;
+  readonly expiresAt: Date | null;
+  /** Times claimed so far; the fencing token of the current attempt. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly backoff: StoredBackoff;
+  /** Where retries go, when not to `queue`. */
+  readonly retryQueue: string | null;
+  readonly delivery: Delivery;
+  readonly timeoutMs: number | null;
+  readonly uniqueKey: string | null;
+  readonly leaseExpiresAt: Date | null;
+  readonly workerId: string | null;
+  /** One entry per failed attempt, oldest first. */
+  readonly errors: readonly JobErrorEntry[];
+  readonly createdAt: Date;
+  /** When the latest attempt started. */
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
+
+/**
+ * A job as stores keep it: times in epoch milliseconds, JSON fields as text. Stores never parse
+ * payloads; the core does, once, in {@link toJob}.
+ * @internal
+ */
+export interface JobRecord {
+  id: string;
+  type: string;
+  queue: string;
+  state: JobState;
+  /** JSON text. */
+  payload: string;
+  /** JSON text or null. */
+  checkpoint: string | null;
+  /** JSON text or null. */
+  result: string | null;
+  priority: number;
+  weight: number;
+  runAt: number;
+  expiresAt: number | null;
+  attempt: number;
+  maxAttempts: number;
+  /** JSON text of a {@link StoredBackoff}. */
+  backoff: string;
+  retryQueue: string | null;
+  delivery: Delivery;
+  timeoutMs: number | null;
+  uniqueKey: string | null;
+  leaseExpiresAt: number | null;
+  workerId: string | null;
+  /** JSON text of a {@link JobErrorEntry} array. */
+  errors: string;
+  /** Leases that ran out without an outcome; three make a poison pill `dead`. */
+  leaseExpirations: number;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+/** Converts a store record to the public {@link Job}. */
+export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
+  return {
+    id: r.id,
+    type: r.type,
+    queue: r.queue,
+    state: r.state,
+    payload: JSON.parse(r.payload) as P,
+    checkpoint: r.checkpoint === null ? null : JSON.parse(r.checkpoint),
+    result: r.result === null ? null : (JSON.parse(r.result) as R),
+    priority: r.priority,
+    weight: r.weight,
+    runAt: new Date(r.runAt),
+    expiresAt: date(r.expiresAt),
+    attempt: r.attempt,
+    maxAttempts: r.maxAttempts,
+    backoff: JSON.parse(r.backoff) as StoredBackoff,
+    retryQueue: r.retryQueue,
+    delivery: r.delivery,
+    timeoutMs: r.timeoutMs,
+    uniqueKey: r.uniqueKey,
+    leaseExpiresAt: date(r.leaseExpiresAt),
+    workerId: r.workerId,
+    errors: r.errors === "[]" ? NO_ERRORS : (JSON.parse(r.errors) as JobErrorEntry[]),
+    createdAt: new Date(r.createdAt),
+    startedAt: date(r.startedAt),
+    finishedAt: date(r.finishedAt),
+  };
+}
+
+/** True for completed, dead, cancelled and expired. */
+export function isFinished(state: JobState): state is FinishedState {
+  return state !== "pending" && state !== "active";
+}

@@ -1,0 +1,162 @@
+/**
+ * `errand/testing`: helpers for testing your own jobs without sleeping.
+ *
+ * - {@link ManualClock}: time moves when you say.
+ * - {@link drain}: runs a worker until nothing is due, and tells what happened.
+ * - {@link runJob}: runs one handler through a JSON round trip, as a worker would.
+ * - {@link expectEnqueued}: asserts that a job of a type (and payload) is waiting.
+ * @packageDocumentation
+ */
+import { isDeepStrictEqual } from "node:util";
+import pino from "pino";
+import { ManualClock } from "../clock.js";
+import {
+  type AnyJobDefinition,
+  type JobContext,
+  type JobDefinition,
+  validatePayload,
+} from "../define-job.js";
+import { ErrandError } from "../errors.js";
+import type { Job, JobState } from "../job.js";
+import type { Queue } from "../queue.js";
+import { toJsonText } from "../validation.js";
+import { Worker, type WorkerOptions } from "../worker/worker.js";
+
+export { ManualClock };
+
+/** What {@link drain} saw. */
+export interface DrainResult {
+  completed: number;
+  /** Failed attempts, retried or not. */
+  failed: number;
+  retried: number;
+  dead: number;
+  /** Every job that ran, in start order (a retried job appears once per attempt). */
+  jobs: Job[];
+}
+
+/**
+ * Runs a worker for `jobs` until no job is due and none is running, then closes it. Jobs
+ * scheduled in the future (by the queue's clock) stay pending: advance a {@link ManualClock} and
+ * drain again.
+ * @example
+ * ```ts
+ * await queue.enqueue(sendEmail, { to: "a@b.c" });
+ * const { completed } = await drain(queue, { jobs: [sendEmail] });
+ * ```
+ */
+export async function drain(queue: Queue, options: WorkerOptions): Promise<DrainResult> {
+  const worker = new Worker(queue, { pollIntervalMs: 3_600_000, sweepIntervalMs: 3_600_000, ...options });
+  const result: DrainResult = { completed: 0, failed: 0, retried: 0, dead: 0, jobs: [] };
+  worker.on("active", (job) => result.jobs.push(job));
+  worker.on("completed", () => result.completed++);
+  worker.on("failed", () => result.failed++);
+  worker.on("retrying", () => result.retried++);
+  worker.on("dead", () => result.dead++);
+  const idle = new Promise<void>((resolve) => worker.once("idle", resolve));
+  await worker.start();
+  await idle;
+  await worker.close({ graceMs: 0 });
+  return result;
+}
+
+/** Options for {@link runJob}. */
+export interface RunJobOptions {
+  /** @defaultValue 1 */
+  attempt?: number;
+  /** What an earlier attempt checkpointed. */
+  checkpoint?: unknown;
+  signal?: AbortSignal;
+  /** Called with each `ctx.checkpoint(data)`. */
+  onCheckpoint?: (data: unknown) => void;
+}
+
+/**
+ * Runs a handler once, as a worker would: the payload is validated by the type's schema and
+ * round-tripped through JSON (so a `Date` arrives as a string, as in production), and the result
+ * must be JSON-serialisable; it comes back round-tripped too.
+ * @throws whatever the handler throws; ErrandError `INVALID_PAYLOAD` for a bad payload or result.
+ */
+export async function runJob<P, R>(
+  def: JobDefinition<P, R>,
+  payload: P,
+  options: RunJobOptions = {},
+): Promise<R> {
+  const valid = await validatePayload(def, payload);
+  const wire = JSON.parse(toJsonText("payload", valid)) as P;
+  const now = new Date();
+  const attempt = options.attempt ?? 1;
+  const job: Job<P> = {
+    id: "test-job",
+    type: def.type,
+    queue: def.queue,
+    state: "active",
+    payload: wire,
+    checkpoint:
+      options.checkpoint === undefined ? null : JSON.parse(toJsonText("checkpoint", options.checkpoint)),
+    result: null,
+    priority: def.priority,
+    weight: def.weight,
+    runAt: now,
+    expiresAt: null,
+    attempt,
+    maxAttempts: def.maxAttempts,
+    backoff: def.backoff,
+    retryQueue: def.retryQueue,
+    delivery: def.delivery,
+    timeoutMs: def.timeoutMs,
+    uniqueKey: null,
+    leaseExpiresAt: null,
+    workerId: "test",
+    errors: [],
+    createdAt: now,
+    startedAt: now,
+    finishedAt: null,
+  };
+  const ctx: JobContext<P> = {
+    job,
+    attempt,
+    signal: options.signal ?? new AbortController().signal,
+    heartbeat: async () => true,
+    checkpoint: async (data) => {
+      options.onCheckpoint?.(JSON.parse(toJsonText("checkpoint", data)));
+      return true;
+    },
+    log: pino({ level: "silent" }),
+  };
+  const result = await def.handler(wire, ctx);
+  return JSON.parse(toJsonText("result", result === undefined ? null : result)) as R;
+}
+
+/**
+ * Asserts that a job of `type` (with exactly `payload`, when given) is in `state` (pending by
+ * default), and returns it.
+ * @throws ErrandError `JOB_NOT_FOUND` listing what was there instead.
+ */
+export async function expectEnqueued<P>(
+  queue: Queue,
+  expected: { type: string | AnyJobDefinition; payload?: P; queue?: string; state?: JobState },
+): Promise<Job<P>> {
+  const type = typeof expected.type === "string" ? expected.type : expected.type.type;
+  const seen: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await queue.list({
+      type,
+      state: expected.state ?? "pending",
+      queue: expected.queue,
+      limit: 1000,
+      cursor,
+    });
+    for (const job of page.jobs) {
+      if (expected.payload === undefined || isDeepStrictEqual(job.payload, expected.payload))
+        return job as Job<P>;
+      seen.push(job.payload);
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  throw new ErrandError(
+    "JOB_NOT_FOUND",
+    `expected a ${expected.state ?? "pending"} "${type}" job${expected.payload === undefined ? "" : ` with payload ${JSON.stringify(expected.payload)}`}; found ${seen.length === 0 ? "none" : JSON.stringify(seen.slice(0, 5))}`,
+  );
+}

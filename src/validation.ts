@@ -1,0 +1,121 @@
+import { ErrandError, type ErrandErrorCode } from "./errors.js";
+
+/**
+ * The one pattern every queue, job type and schedule name must match, everywhere (API, server,
+ * CLI): starts with a letter, digit or underscore; then letters, digits and `_ . : -`; at most 128
+ * characters. It keeps names safe in URLs, Redis keys, SQL identifiers in logs and file names.
+ * @since 0.1.0
+ */
+export const NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/;
+
+/** Job ids are client-chosen more freely than names, but stay printable and bounded (255). */
+export const JOB_ID_PATTERN = /^[A-Za-z0-9_.:@+=-][A-Za-z0-9_.:@+=/-]{0,254}$/;
+
+function checkName(kind: string, code: ErrandErrorCode, value: unknown): string {
+  if (typeof value !== "string" || !NAME_PATTERN.test(value)) {
+    const shown =
+      typeof value === "string"
+        ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
+        : typeof value;
+    throw new ErrandError(code, `${kind} name ${shown} must match ${NAME_PATTERN} (1 to 128 characters)`);
+  }
+  return value;
+}
+
+/** @throws ErrandError `INVALID_QUEUE_NAME` */
+export function checkQueueName(value: unknown): string {
+  return checkName("queue", "INVALID_QUEUE_NAME", value);
+}
+
+/** @throws ErrandError `INVALID_TYPE_NAME` */
+export function checkTypeName(value: unknown): string {
+  return checkName("job type", "INVALID_TYPE_NAME", value);
+}
+
+/** @throws ErrandError `INVALID_SCHEDULE_NAME` */
+export function checkScheduleName(value: unknown): string {
+  return checkName("schedule", "INVALID_SCHEDULE_NAME", value);
+}
+
+/** @throws ErrandError `INVALID_JOB_ID` */
+export function checkJobId(value: unknown): string {
+  if (typeof value !== "string" || !JOB_ID_PATTERN.test(value)) {
+    throw new ErrandError("INVALID_JOB_ID", `job id must match ${JOB_ID_PATTERN} (1 to 255 characters)`);
+  }
+  return value;
+}
+
+/** @throws ErrandError `INVALID_ATTEMPT` unless `value` is an integer ≥ 1. */
+export function checkAttempt(value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new ErrandError("INVALID_ATTEMPT", `attempt must be an integer ≥ 1, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Checks an integer option against its bounds, naming the field in the error. */
+export function checkInt(field: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    const bound = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `between ${min} and ${max}`;
+    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ${bound}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Turns a `Date`, an ISO-8601 string or epoch milliseconds into epoch milliseconds.
+ * @throws ErrandError `INVALID_DATE`
+ */
+export function toEpochMs(field: string, value: unknown): number {
+  let ms: number;
+  if (value instanceof Date) ms = value.getTime();
+  else if (typeof value === "number") ms = value;
+  else if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}/.test(value)) ms = Date.parse(value);
+  else ms = Number.NaN;
+  if (!Number.isFinite(ms)) {
+    throw new ErrandError(
+      "INVALID_DATE",
+      `${field} must be a valid Date, ISO-8601 string or epoch milliseconds`,
+    );
+  }
+  return Math.trunc(ms);
+}
+
+/**
+ * Serialises a payload (or result, or checkpoint) to JSON text, refusing what JSON would silently
+ * mangle: functions, symbols, bigints, `undefined` at the top, non-finite numbers and cycles.
+ * @throws ErrandError `INVALID_PAYLOAD`
+ */
+export function toJsonText(field: string, value: unknown, maxBytes?: number): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value, jsonGuard);
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new ErrandError("INVALID_PAYLOAD", `${field} is not JSON-serialisable: ${why}`, { cause });
+  }
+  if (text === undefined) {
+    throw new ErrandError("INVALID_PAYLOAD", `${field} is not JSON-serialisable: ${typeof value}`);
+  }
+  if (maxBytes !== undefined && text.length > maxBytes && Buffer.byteLength(text) > maxBytes) {
+    throw new ErrandError(
+      "INVALID_PAYLOAD",
+      `${field} is ${Buffer.byteLength(text)} bytes; the limit is ${maxBytes}`,
+    );
+  }
+  return text;
+}
+
+function jsonGuard(this: unknown, key: string, value: unknown): unknown {
+  switch (typeof value) {
+    case "function":
+    case "symbol":
+    case "bigint":
+      throw new TypeError(`${key ? `"${key}"` : "value"} is a ${typeof value}`);
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError(`${key ? `"${key}"` : "value"} is ${value}`);
+      return value;
+    default:
+      return value;
+  }
+}

@@ -1,0 +1,534 @@
+import { EventEmitter } from "node:events";
+import pino, { type Logger } from "pino";
+import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../define-job.js";
+import { type Duration, toMs } from "../duration.js";
+import { ErrandError, JobTimeoutError } from "../errors.js";
+import { type Job, type JobRecord, toJob } from "../job.js";
+import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
+import type { QueueWeight } from "../store/store.js";
+import { checkInt } from "../validation.js";
+import { CompletionBatcher } from "./completion-batcher.js";
+
+/**
+ * Options for a {@link Worker}.
+ * @since 0.1.0
+ */
+export interface WorkerOptions {
+  /** The job types this worker runs; it claims only these. */
+  jobs: AnyJobDefinition[];
+  /**
+   * Queues to take from, with weights: `{ critical: 6, default: 1 }` takes about six critical
+   * jobs for each default one while both have work, and all of either when the other is empty.
+   * @defaultValue every queue named by `jobs`, weight 1
+   */
+  queues?: string[] | Record<string, number>;
+  /**
+   * Total weight of jobs running at once (a job of weight 3 takes 3).
+   * @defaultValue 10
+   */
+  concurrency?: number;
+  /**
+   * Claim more when the running weight falls to this, so claims come in batches rather than one
+   * per finished job. A wake-up (a new job) claims whenever there is any room.
+   * @defaultValue half of `concurrency`
+   */
+  minConcurrency?: number;
+  /**
+   * How long a claimed job is leased before another worker may take it.
+   * @remarks Longer leases ride out GC pauses but delay crash recovery; heartbeats extend them.
+   * @defaultValue 30_000
+   */
+  leaseMs?: Duration;
+  /** How often running jobs' leases are extended. @defaultValue a third of `leaseMs` */
+  heartbeatMs?: Duration;
+  /**
+   * Fallback poll interval: wake-ups are pushed by the store, polling finds delayed jobs
+   * coming due and covers lost wake-ups.
+   * @defaultValue 1000
+   */
+  pollIntervalMs?: Duration;
+  /**
+   * Run maintenance in this worker: lease recovery, expiry and cron every `sweepIntervalMs`,
+   * retention pruning every `pruneIntervalMs`. Safe to run in every worker (all compare-and-set).
+   * @defaultValue true
+   */
+  maintenance?: boolean;
+  /** @defaultValue 1000 */
+  sweepIntervalMs?: Duration;
+  /** @defaultValue 60_000 */
+  pruneIntervalMs?: Duration;
+  /** Names the holder in `job.workerId`. @defaultValue `host:pid:random` */
+  workerId?: string;
+  /** @defaultValue pino at level "warn" */
+  logger?: Logger;
+}
+
+/** Options for {@link Worker.close}. */
+export interface CloseOptions {
+  /**
+   * How long running jobs may finish. Jobs still running then have their signal aborted and are
+   * released back to pending at once (at-most-once jobs go to `dead`).
+   * @defaultValue 10_000
+   */
+  graceMs?: Duration;
+}
+
+/** Events a {@link Worker} emits about the jobs it runs. */
+export interface WorkerEvents {
+  active: [job: Job];
+  completed: [job: Job, result: unknown];
+  failed: [job: Job, error: unknown];
+  retrying: [job: Job, error: unknown];
+  dead: [job: Job, error: unknown];
+  expired: [job: Job];
+  cancelled: [job: Job];
+  /** A fault the worker survived: a store error during claim, heartbeat or sweep. */
+  error: [error: unknown];
+  /** Nothing running and the last claim came back empty. */
+  idle: [];
+}
+
+const WORKER_KEYS = new Set([
+  "jobs",
+  "queues",
+  "concurrency",
+  "minConcurrency",
+  "leaseMs",
+  "heartbeatMs",
+  "pollIntervalMs",
+  "maintenance",
+  "sweepIntervalMs",
+  "pruneIntervalMs",
+  "workerId",
+  "logger",
+]);
+
+interface Running {
+  job: Job;
+  weight: number;
+  controller: AbortController;
+  /** Set once the attempt's outcome is decided (reported, abandoned), so it is decided once. */
+  settled: boolean;
+  cancelTimeout: (() => void) | null;
+}
+
+/**
+ * Runs jobs: claims in batches up to its free capacity, runs each handler with a signal, a
+ * heartbeat and a checkpoint, reports outcomes (completions batched into one write), and shuts
+ * down gracefully.
+ *
+ * States: `new` → `start()` → `running` → `close()` → `closing` (no new claims; waits up to
+ * `graceMs`) → `closed`.
+ * @example
+ * ```ts
+ * const worker = new Worker(queue, { jobs: [sendEmail], queues: { critical: 6, default: 1 }, concurrency: 50 });
+ * worker.on("failed", (job, error) => console.error(job.id, error));
+ * await worker.start();
+ * process.on("SIGTERM", () => worker.close({ graceMs: 10_000 }));
+ * ```
+ * @since 0.1.0
+ */
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly queue: Queue;
+  readonly workerId: string;
+  readonly #jobs = new Map<string, AnyJobDefinition>();
+  readonly #types: string[];
+  readonly #queues: QueueWeight[];
+  readonly #concurrency: number;
+  readonly #minConcurrency: number;
+  readonly #leaseMs: number;
+  readonly #heartbeatMs: number;
+  readonly #pollMs: number;
+  readonly #maintenance: boolean;
+  readonly #sweepMs: number;
+  readonly #pruneMs: number;
+  readonly #log: Logger;
+  readonly #running = new Map<string, Running>();
+  readonly #completions: CompletionBatcher;
+  #runningWeight = 0;
+  /** Outcome writes under way; the worker is idle only when none are. */
+  #reports = 0;
+  #state: "new" | "running" | "closing" | "closed" = "new";
+  #claiming = false;
+  #claimAgain = false;
+  #backlog = false;
+  #timers: Array<() => void> = [];
+  #unsubscribe: (() => void) | null = null;
+  #drained: Array<() => void> = [];
+  #closePromise: Promise<void> | null = null;
+  readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
+
+  constructor(queue: Queue, options: WorkerOptions) {
+    super();
+    checkWorkerOptions(options);
+    this.queue = queue;
+    for (const def of options.jobs) {
+      if (this.#jobs.has(def.type))
+        throw new ErrandError("INVALID_OPTION", `jobs: type "${def.type}" is listed twice`);
+      this.#jobs.set(def.type, def);
+    }
+    this.#types = [...this.#jobs.keys()];
+    this.#queues = toQueueWeights(options.queues ?? [...new Set(options.jobs.map((d) => d.queue))]);
+    this.#concurrency = checkInt("concurrency", options.concurrency ?? 10, 1);
+    this.#minConcurrency = checkInt(
+      "minConcurrency",
+      options.minConcurrency ?? Math.floor(this.#concurrency / 2),
+      0,
+      this.#concurrency - 1,
+    );
+    this.#leaseMs = toMs("leaseMs", options.leaseMs ?? 30_000);
+    if (this.#leaseMs < 100)
+      throw new ErrandError("INVALID_OPTION", `leaseMs must be ≥ 100, got ${this.#leaseMs}`);
+    this.#heartbeatMs = toMs("heartbeatMs", options.heartbeatMs ?? Math.floor(this.#leaseMs / 3));
+    if (this.#heartbeatMs <= 0 || this.#heartbeatMs >= this.#leaseMs) {
+      throw new ErrandError("INVALID_OPTION", `heartbeatMs must be > 0 and < leaseMs (${this.#leaseMs})`);
+    }
+    this.#pollMs = toMs("pollIntervalMs", options.pollIntervalMs ?? 1000);
+    this.#maintenance = options.maintenance ?? true;
+    this.#sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
+    this.#pruneMs = toMs("pruneIntervalMs", options.pruneIntervalMs ?? 60_000);
+    this.workerId = options.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
+    this.#log = (options.logger ?? pino({ level: "warn" })).child({ workerId: this.workerId });
+    this.#completions = new CompletionBatcher(queue, (error) => this.#error(error));
+    queue.register(...options.jobs);
+    // An unhandled "error" event would crash the process; errors are logged instead.
+    this.on("error", (error) => this.#log.error({ err: error }, "worker error"));
+  }
+
+  /** Jobs running now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** Begins claiming. Resolves once the first claim has been made. */
+  async start(): Promise<void> {
+    if (this.#state !== "new")
+      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
+    this.#state = "running";
+    this.#unsubscribe = this.queue.store.onWake(() => this.#wake());
+    this.queue.on("cancelled", this.#onCancelled);
+    this.#every(this.#pollMs, () => this.#wake());
+    this.#every(this.#heartbeatMs, () => this.#heartbeatAll());
+    if (this.#maintenance) {
+      this.#every(this.#sweepMs, () => this.#sweep());
+      this.#every(this.#pruneMs, () => this.queue.prune().then(undefined, (e) => this.#error(e)));
+      await this.#sweep();
+    }
+    await this.#fill();
+  }
+
+  #every(ms: number, fn: () => unknown): void {
+    let cancel = () => {};
+    const arm = () => {
+      cancel = this.queue.clock.setTimer(ms, () => {
+        if (this.#state !== "running") return;
+        fn();
+        arm();
+      });
+    };
+    arm();
+    this.#timers.push(() => cancel());
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      await this.queue.sweep();
+    } catch (error) {
+      this.#error(error);
+    }
+  }
+
+  #wake(): void {
+    if (this.#state !== "running") return;
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return;
+    }
+    if (this.#runningWeight < this.#concurrency) void this.#fill();
+  }
+
+  async #fill(): Promise<void> {
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return;
+    }
+    this.#claiming = true;
+    try {
+      do {
+        this.#claimAgain = false;
+        const free = this.#concurrency - this.#runningWeight;
+        if (free <= 0 || this.#state !== "running") break;
+        let records: JobRecord[];
+        try {
+          records = await this.queue.store.claim({
+            now: this.queue.clock.now(),
+            workerId: this.workerId,
+            queues: this.#queues,
+            types: this.#types,
+            limit: free,
+            maxWeight: free,
+            weightCap: this.#concurrency,
+            leaseMs: this.#leaseMs,
+            concurrencyLimits: this.queue.claimLimits(this.#types),
+          });
+        } catch (error) {
+          this.#error(error);
+          break;
+        }
+        this.#backlog = records.length > 0;
+        for (const record of records) this.#start(record);
+        if (records.length === 0 && this.#running.size === 0 && this.#reports === 0) this.emit("idle");
+      } while (this.#claimAgain || (this.#backlog && this.#runningWeight <= this.#minConcurrency));
+    } finally {
+      this.#claiming = false;
+    }
+  }
+
+  #start(record: JobRecord): void {
+    const job = toJob(record);
+    if (this.#state !== "running") {
+      // Claimed while closing: give it straight back.
+      void this.queue.release(job).catch((e) => this.#error(e));
+      return;
+    }
+    const weight = Math.min(job.weight, this.#concurrency);
+    const run: Running = {
+      job,
+      weight,
+      controller: new AbortController(),
+      settled: false,
+      cancelTimeout: null,
+    };
+    this.#running.set(job.id, run);
+    this.#runningWeight += weight;
+    this.emit("active", job);
+    this.queue.emit("active", job);
+    void this.#execute(run);
+  }
+
+  async #execute(run: Running): Promise<void> {
+    const { job, controller } = run;
+    const def = this.#jobs.get(job.type);
+    if (!def) {
+      this.#settle(run);
+      await this.#report(() =>
+        this.queue.failAttempt(
+          job,
+          new ErrandError("UNKNOWN_JOB_TYPE", `no handler for job type "${job.type}"`),
+          {
+            retryable: true,
+          },
+        ),
+      );
+      return;
+    }
+    if (job.timeoutMs !== null) {
+      run.cancelTimeout = this.queue.clock.setTimer(job.timeoutMs, () =>
+        this.#abandon(job.id, "timeout", new JobTimeoutError(job.timeoutMs!)),
+      );
+    }
+    let result: unknown;
+    try {
+      result = await def.handler(job.payload as never, this.#context(run));
+    } catch (error) {
+      if (run.settled) return;
+      this.#settle(run);
+      await this.#report(() => this.queue.failAttempt(job, error));
+      return;
+    }
+    if (run.settled || controller.signal.aborted) return;
+    this.#settle(run);
+    let ok: boolean;
+    this.#reports++;
+    try {
+      ok = await this.#completions.complete(job, result);
+    } catch (error) {
+      // A result that cannot be stored (not JSON) fails the attempt instead.
+      await this.#report(() => this.queue.failAttempt(job, error, { retryable: false }));
+      return;
+    } finally {
+      this.#reported();
+    }
+    if (ok) {
+      const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.queue.clock.now()) };
+      this.emit("completed", done, result);
+      this.queue.emit("completed", done, result);
+    }
+  }
+
+  /** Records a failure (or release) and re-emits the outcome as this worker's event. */
+  async #report(fail: () => Promise<unknown>): Promise<void> {
+    this.#reports++;
+    try {
+      const outcome = await fail();
+      if (outcome && typeof outcome === "object" && "job" in outcome) {
+        const { job, error } = outcome as { job: Job; error: unknown };
+        this.emit("failed", job, error);
+        this.emit(job.state === "dead" ? "dead" : "retrying", job, error);
+      }
+    } catch (error) {
+      this.#error(error);
+    } finally {
+      this.#reported();
+    }
+  }
+
+  /** After an outcome is written: an idle worker looks again, since a retry may be ready now. */
+  #reported(): void {
+    this.#reports--;
+    if (this.#reports === 0 && this.#running.size === 0) this.#wake();
+  }
+
+  /** Frees the job's slot and stops its timers; the outcome is decided from here on. */
+  #settle(run: Running): void {
+    if (run.settled) return;
+    run.settled = true;
+    run.cancelTimeout?.();
+    this.#running.delete(run.job.id);
+    this.#runningWeight -= run.weight;
+    if (this.#running.size === 0) {
+      for (const resolve of this.#drained.splice(0)) resolve();
+    }
+    if (
+      this.#state === "running" &&
+      (this.#backlog || this.#claimAgain) &&
+      this.#runningWeight <= this.#minConcurrency
+    ) {
+      void this.#fill();
+    }
+  }
+
+  /**
+   * Gives up on a running attempt: aborts its signal and frees its slot. A timeout fails the
+   * attempt; a cancel or lost lease needs no report (the store already moved on).
+   */
+  #abandon(id: string, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
+    const run = this.#running.get(id);
+    if (!run || run.settled) return;
+    run.controller.abort(reason);
+    this.#settle(run);
+    if (why === "timeout") {
+      void this.#report(() => this.queue.failAttempt(run.job, reason, { kind: "timeout" }));
+    } else if (why === "cancelled") {
+      this.emit("cancelled", run.job);
+    }
+  }
+
+  #context(run: Running): JobContext<never> {
+    const { job, controller } = run;
+    let log: Logger | undefined;
+    const worker = this;
+    return {
+      job: job as Job<never>,
+      attempt: job.attempt,
+      signal: controller.signal,
+      async heartbeat() {
+        if (run.settled) return false;
+        const ok = await worker.queue.heartbeat(job, { leaseMs: worker.#leaseMs });
+        if (!ok)
+          worker.#abandon(job.id, "lost", new Error("lease lost: the job was cancelled or taken over"));
+        return ok;
+      },
+      async checkpoint(data: unknown) {
+        if (run.settled) return false;
+        return worker.queue.checkpoint(job, data);
+      },
+      get log() {
+        log ??= worker.#log.child({ jobId: job.id, type: job.type, attempt: job.attempt });
+        return log;
+      },
+    };
+  }
+
+  async #heartbeatAll(): Promise<void> {
+    const runs = [...this.#running.values()].filter((r) => !r.settled);
+    if (runs.length === 0) return;
+    let results: boolean[];
+    try {
+      results = await this.queue.store.heartbeatMany({
+        now: this.queue.clock.now(),
+        leaseMs: this.#leaseMs,
+        items: runs.map((r) => ({ id: r.job.id, attempt: r.job.attempt })),
+      });
+    } catch (error) {
+      this.#error(error);
+      return;
+    }
+    results.forEach((ok, i) => {
+      if (!ok)
+        this.#abandon(runs[i]!.job.id, "lost", new Error("lease lost: the job was cancelled or taken over"));
+    });
+  }
+
+  #error(error: unknown): void {
+    this.emit("error", error);
+  }
+
+  /**
+   * Stops claiming, lets running jobs finish for up to `graceMs`, then aborts the rest and
+   * releases them back to pending at once (at-most-once jobs, already started, go to `dead`).
+   * Resolves when every outcome is written. Calling it again returns the same promise.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    this.#closePromise ??= this.#close(toMs("graceMs", options.graceMs ?? 10_000));
+    return this.#closePromise;
+  }
+
+  async #close(graceMs: number): Promise<void> {
+    if (this.#state === "new") {
+      this.#state = "closed";
+      return;
+    }
+    this.#state = "closing";
+    for (const cancel of this.#timers) cancel();
+    this.#timers = [];
+    this.#unsubscribe?.();
+    this.queue.off("cancelled", this.#onCancelled);
+    // Jobs keep their leases while they finish.
+    const heartbeat = setInterval(() => void this.#heartbeatAll(), this.#heartbeatMs);
+    heartbeat.unref();
+    try {
+      if (this.#running.size > 0) {
+        let cancelGrace = () => {};
+        await Promise.race([
+          new Promise<void>((resolve) => this.#drained.push(resolve)),
+          new Promise<void>((resolve) => {
+            cancelGrace = this.queue.clock.setTimer(graceMs, resolve);
+          }),
+        ]);
+        cancelGrace();
+      }
+      const left = [...this.#running.values()];
+      for (const run of left) this.#abandon(run.job.id, "shutdown", new Error("worker shut down"));
+      await Promise.all(
+        left.map((run) =>
+          this.#report(async () => {
+            if (run.job.delivery === "at_most_once") {
+              await this.queue.failAttempt(
+                run.job,
+                new Error("worker shut down during an at-most-once job; it will not run again"),
+                { retryable: false, kind: "shutdown" },
+              );
+            } else {
+              await this.queue.release(run.job);
+            }
+          }),
+        ),
+      );
+      await this.#completions.flush();
+    } finally {
+      clearInterval(heartbeat);
+      this.#state = "closed";
+    }
+  }
+}
+
+function checkWorkerOptions(options: WorkerOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ErrandError("INVALID_OPTION", "Worker: options must be an object");
+  }
+  checkKnownKeys("Worker", options, WORKER_KEYS);
+  if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
+    throw new ErrandError("INVALID_OPTION", "Worker: jobs must list at least one job definition");
+  }
+}
