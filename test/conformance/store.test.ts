@@ -1,0 +1,44 @@
+/**
+ * The conformance suite: every semantic of DESIGN.md, run against every selected store
+ * (ERRAND_STORES=sqlite,postgres,redis; default every store that exists). One file per
+ * semantic, each exporting an `exercise…(backend)` that registers its tests.
+ */
+import { describe } from "vitest";
+import { selectedBackends } from "./backend.js";
+import { exerciseBadInput } from "./bad-input.js";
+import { exerciseCancel } from "./cancel.js";
+import { exerciseClaim } from "./claim.js";
+import { exerciseDelivery } from "./delivery.js";
+import { exerciseEvents } from "./events.js";
+import { exerciseExpiry } from "./expiry.js";
+import { exerciseFencing } from "./fencing.js";
+import { exerciseIdempotency } from "./idempotency.js";
+import { exerciseLeases } from "./leases.js";
+import { exerciseLimits } from "./limits.js";
+import { exerciseQueues } from "./queues.js";
+import { exerciseResults } from "./results.js";
+import { exerciseRetention } from "./retention.js";
+import { exerciseRetries } from "./retries.js";
+import { exerciseSchedules } from "./schedules.js";
+import { exerciseShutdown } from "./shutdown.js";
+
+for (const backend of selectedBackends()) {
+  describe(backend.name, () => {
+    exerciseClaim(backend);
+    exerciseFencing(backend);
+    exerciseLeases(backend);
+    exerciseRetries(backend);
+    exerciseIdempotency(backend);
+    exerciseQueues(backend);
+    exerciseLimits(backend);
+    exerciseDelivery(backend);
+    exerciseExpiry(backend);
+    exerciseCancel(backend);
+    exerciseSchedules(backend);
+    exerciseRetention(backend);
+    exerciseResults(backend);
+    exerciseEvents(backend);
+    exerciseShutdown(backend);
+    exerciseBadInput(backend);
+  });
+}
