@@ -156,6 +156,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #unsubscribe: (() => void) | null = null;
   #drained: Array<() => void> = [];
   #closePromise: Promise<void> | null = null;
+  /** Clock timers never hold the process open; a running worker does, like a server. */
+  #keepAlive: NodeJS.Timeout | null = null;
   readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
 
   constructor(queue: Queue, options: WorkerOptions) {
@@ -205,6 +207,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.#state !== "new")
       throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
     this.#state = "running";
+    this.#keepAlive = setInterval(() => {}, 1 << 30);
     this.#unsubscribe = this.queue.store.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
     this.#every(this.#pollMs, () => this.#wake());
@@ -518,6 +521,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.#completions.flush();
     } finally {
       clearInterval(heartbeat);
+      if (this.#keepAlive) clearInterval(this.#keepAlive);
+      this.#keepAlive = null;
       this.#state = "closed";
     }
   }
