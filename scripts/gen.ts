@@ -3,7 +3,7 @@
  * `dist/` needs no copied assets. `npm run gen` writes the generated files; `npm run gen -- --check`
  * (run by CI) fails when they are out of date.
  */
-import { readdirSync, readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const check = process.argv.includes("--check");
@@ -13,7 +13,9 @@ const targets: Array<{ from: string; to: string }> = [
 
 let stale = 0;
 for (const { from, to } of targets) {
-  const files = readdirSync(from).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(from)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   const entries = files.map((file) => {
     const version = Number(file.slice(0, 4));
     const sql = readFileSync(join(from, file), "utf8");
