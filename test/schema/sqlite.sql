@@ -1,0 +1,93 @@
+-- index errand_job_active_type
+CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
+
+-- index errand_job_claim
+CREATE INDEX errand_job_claim ON errand_job (queue, priority DESC, run_at, id) WHERE state = 'pending';
+
+-- index errand_job_done_state
+CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
+
+-- index errand_job_expiry
+CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NOT NULL;
+
+-- index errand_job_lease
+CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';
+
+-- index errand_job_unique_key
+CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE unique_key IS NOT NULL;
+
+-- index errand_schedule_due
+CREATE INDEX errand_schedule_due ON errand_schedule (next_run_at);
+
+-- table errand_job
+CREATE TABLE errand_job (
+  id                TEXT PRIMARY KEY,
+  type              TEXT NOT NULL,
+  queue             TEXT NOT NULL,
+  state             TEXT NOT NULL CHECK (state IN ('pending', 'active')),
+  payload           TEXT NOT NULL,
+  checkpoint        TEXT,
+  priority          INTEGER NOT NULL,
+  weight            INTEGER NOT NULL,
+  run_at            INTEGER NOT NULL,
+  expires_at        INTEGER,
+  attempt           INTEGER NOT NULL DEFAULT 0,
+  max_attempts      INTEGER NOT NULL,
+  backoff           TEXT NOT NULL,
+  retry_queue       TEXT,
+  delivery          TEXT NOT NULL,
+  timeout_ms        INTEGER,
+  unique_key        TEXT,
+  lease_expires_at  INTEGER,
+  worker_id         TEXT,
+  errors            TEXT NOT NULL DEFAULT '[]',
+  lease_expirations INTEGER NOT NULL DEFAULT 0,
+  created_at        INTEGER NOT NULL,
+  started_at        INTEGER
+);
+
+-- table errand_job_done
+CREATE TABLE errand_job_done (
+  id                TEXT PRIMARY KEY,
+  type              TEXT NOT NULL,
+  queue             TEXT NOT NULL,
+  state             TEXT NOT NULL CHECK (state IN ('completed', 'dead', 'cancelled', 'expired')),
+  payload           TEXT NOT NULL,
+  checkpoint        TEXT,
+  result            TEXT,
+  priority          INTEGER NOT NULL,
+  weight            INTEGER NOT NULL,
+  run_at            INTEGER NOT NULL,
+  expires_at        INTEGER,
+  attempt           INTEGER NOT NULL,
+  max_attempts      INTEGER NOT NULL,
+  backoff           TEXT NOT NULL,
+  retry_queue       TEXT,
+  delivery          TEXT NOT NULL,
+  timeout_ms        INTEGER,
+  unique_key        TEXT,
+  errors            TEXT NOT NULL,
+  lease_expirations INTEGER NOT NULL,
+  created_at        INTEGER NOT NULL,
+  started_at        INTEGER,
+  finished_at       INTEGER NOT NULL
+);
+
+-- table errand_migration
+CREATE TABLE errand_migration (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+
+-- table errand_schedule
+CREATE TABLE errand_schedule (
+  name        TEXT PRIMARY KEY,
+  cron        TEXT NOT NULL,
+  timezone    TEXT NOT NULL,
+  type        TEXT NOT NULL,
+  payload     TEXT NOT NULL,
+  options     TEXT NOT NULL,
+  next_run_at INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+
+-- migrations: [{"version":1,"name":"0001_init.sql"}]
