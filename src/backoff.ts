@@ -70,10 +70,18 @@ export function backoffDelay(
   random: () => number = Math.random,
 ): number | false {
   if (policy.type === "custom" && fn) {
-    const delay = fn(error, attempt);
+    let delay: number | false | undefined;
+    try {
+      delay = fn(error, attempt);
+    } catch {
+      // A bug in the policy must not leave the job stuck active (or stop a sweep): use the fallback.
+      delay = undefined;
+    }
     if (delay === false) return false;
-    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0) return DEFAULT_BACKOFF.baseMs;
-    return Math.round(delay);
+    if (delay !== undefined) {
+      if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0) return DEFAULT_BACKOFF.baseMs;
+      return Math.round(delay);
+    }
   }
   const p = policy.type === "custom" ? policy.fallback : policy;
   if (p.type === "fixed") return p.delayMs;

@@ -334,6 +334,13 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   #resolve(type: string, def: AnyDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
     checkKnownKeys("enqueue", o, ENQUEUE_KEYS);
+    if (typeof o.backoff === "function") {
+      // It would be stored as "custom" and never called: retries would silently use the default.
+      throw new ErrandError(
+        "INVALID_OPTION",
+        "enqueue: a function backoff cannot be stored with a job; set it on the job type (defineJob)",
+      );
+    }
     const d = def ?? {
       queue: "default",
       priority: 0,
@@ -912,7 +919,9 @@ export function defaultWorkerId(): string {
 function errorEntry(error: unknown, attempt: number, at: number, kind?: string): JobErrorEntry {
   const e = error instanceof Error ? error : undefined;
   const entry: JobErrorEntry = { attempt, message: e ? e.message : String(error), at };
-  const name = (error as { code?: unknown })?.code ?? e?.name;
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  // A numeric code (database drivers use them) is no name: keep the error's own name then.
+  const name = typeof code === "string" ? code : e?.name;
   if (typeof name === "string") entry.name = name;
   if (e?.stack) entry.stack = e.stack.length > MAX_STACK ? e.stack.slice(0, MAX_STACK) : e.stack;
   if (kind) entry.kind = kind;

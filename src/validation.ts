@@ -97,7 +97,11 @@ export function toJsonText(field: string, value: unknown, maxBytes?: number): st
   if (text === undefined) {
     throw new ErrandError("INVALID_PAYLOAD", `${field} is not JSON-serialisable: ${typeof value}`);
   }
-  if (maxBytes !== undefined && text.length > maxBytes && Buffer.byteLength(text) > maxBytes) {
+  // A UTF-16 code unit is 1 to 3 bytes of UTF-8: count bytes only when the length cannot decide.
+  if (
+    maxBytes !== undefined &&
+    (text.length > maxBytes || (text.length * 3 > maxBytes && Buffer.byteLength(text) > maxBytes))
+  ) {
     throw new ErrandError(
       "INVALID_PAYLOAD",
       `${field} is ${Buffer.byteLength(text)} bytes; the limit is ${maxBytes}`,

@@ -156,6 +156,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #unsubscribe: (() => void) | null = null;
   #drained: Array<() => void> = [];
   #closePromise: Promise<void> | null = null;
+  /** Settles when the claim loop under way, if any, has ended; close() waits for it. */
+  #filling: Promise<void> | null = null;
+  /** Releases of jobs a claim returned while closing; close() waits for them. */
+  readonly #releasing: Promise<void>[] = [];
   /** Clock timers never hold the process open; a running worker does, like a server. */
   #keepAlive: NodeJS.Timeout | null = null;
   readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
@@ -256,6 +260,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     this.#claiming = true;
+    let filled = () => {};
+    this.#filling = new Promise<void>((resolve) => {
+      filled = resolve;
+    });
     try {
       do {
         this.#claimAgain = false;
@@ -284,6 +292,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       } while (this.#claimAgain || (this.#backlog && this.#runningWeight <= this.#minConcurrency));
     } finally {
       this.#claiming = false;
+      this.#filling = null;
+      filled();
     }
   }
 
@@ -291,7 +301,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const job = toJob(record);
     if (this.#state !== "running") {
       // Claimed while closing: give it straight back.
-      void this.queue.release(job).catch((e) => this.#error(e));
+      this.#releasing.push(
+        this.queue.release(job).then(
+          () => {},
+          (e) => this.#error(e),
+        ),
+      );
       return;
     }
     const weight = Math.min(job.weight, this.#concurrency);
@@ -302,6 +317,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
       settled: false,
       cancelTimeout: null,
     };
+    // An earlier attempt of this job still running here has lost its lease (the job was recovered
+    // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
+    const earlier = this.#running.get(job.id);
+    if (earlier) {
+      this.#abandonRun(earlier, "lost", new Error("lease lost: the job was taken over by a newer attempt"));
+    }
     this.#running.set(job.id, run);
     this.#runningWeight += weight;
     this.emit("active", job);
@@ -387,7 +408,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (run.settled) return;
     run.settled = true;
     run.cancelTimeout?.();
-    this.#running.delete(run.job.id);
+    if (this.#running.get(run.job.id) === run) this.#running.delete(run.job.id);
     this.#runningWeight -= run.weight;
     if (this.#running.size === 0) {
       for (const resolve of this.#drained.splice(0)) resolve();
@@ -407,7 +428,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   #abandon(id: string, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
     const run = this.#running.get(id);
-    if (!run || run.settled) return;
+    if (run) this.#abandonRun(run, why, reason);
+  }
+
+  #abandonRun(run: Running, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
+    if (run.settled) return;
     run.controller.abort(reason);
     this.#settle(run);
     if (why === "timeout") {
@@ -429,7 +454,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (run.settled) return false;
         const ok = await worker.queue.heartbeat(job, { leaseMs: worker.#leaseMs });
         if (!ok)
-          worker.#abandon(job.id, "lost", new Error("lease lost: the job was cancelled or taken over"));
+          worker.#abandonRun(run, "lost", new Error("lease lost: the job was cancelled or taken over"));
         return ok;
       },
       async checkpoint(data: unknown) {
@@ -459,7 +484,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     results.forEach((ok, i) => {
       if (!ok)
-        this.#abandon(runs[i]!.job.id, "lost", new Error("lease lost: the job was cancelled or taken over"));
+        this.#abandonRun(runs[i]!, "lost", new Error("lease lost: the job was cancelled or taken over"));
     });
   }
 
@@ -487,9 +512,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#timers = [];
     this.#unsubscribe?.();
     this.queue.off("cancelled", this.#onCancelled);
-    // Jobs keep their leases while they finish.
-    const heartbeat = setInterval(() => void this.#heartbeatAll(), this.#heartbeatMs);
-    heartbeat.unref();
+    // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
+    let stopHeartbeat = () => {};
+    const beat = () => {
+      stopHeartbeat = this.queue.clock.setTimer(this.#heartbeatMs, () => {
+        void this.#heartbeatAll();
+        beat();
+      });
+    };
+    beat();
     try {
       if (this.#running.size > 0) {
         let cancelGrace = () => {};
@@ -501,6 +532,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         ]);
         cancelGrace();
       }
+      // A claim under way when close began gives its jobs straight back (see #start): let those
+      // releases land before resolving, or a store closed next would leave the jobs active.
+      await this.#filling;
+      await Promise.all(this.#releasing);
       const left = [...this.#running.values()];
       for (const run of left) this.#abandon(run.job.id, "shutdown", new Error("worker shut down"));
       await Promise.all(
@@ -520,7 +555,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       );
       await this.#completions.flush();
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
       if (this.#keepAlive) clearInterval(this.#keepAlive);
       this.#keepAlive = null;
       this.#state = "closed";

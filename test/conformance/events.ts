@@ -1,0 +1,170 @@
+/**
+ * Events (DESIGN.md, worker runtime): workers report each attempt's outcome in order, the queue
+ * reports what changes through it, and sweeps report what they recover and expire.
+ */
+import { once } from "node:events";
+import { describe, expect, it, onTestFinished } from "vitest";
+import type { ManualClock } from "../../src/clock.js";
+import { defineJob } from "../../src/define-job.js";
+import type { Job } from "../../src/job.js";
+import type { Queue } from "../../src/queue.js";
+import { Worker } from "../../src/worker/worker.js";
+import type { Backend } from "./backend.js";
+
+type Seen = [event: string, attempt: number, state: string, extra?: unknown];
+
+const OUTCOMES = ["active", "completed", "failed", "retrying", "dead"] as const;
+
+/** Records the job events of a worker or queue as [event, attempt, state, result or error message]. */
+function record(emitter: Worker | Queue): Seen[] {
+  const seen: Seen[] = [];
+  for (const event of OUTCOMES) {
+    (emitter as Worker).on(event, (job: Job, extra?: unknown) => {
+      const detail =
+        event === "completed"
+          ? extra
+          : event === "active"
+            ? undefined
+            : (extra as Error | undefined)?.message;
+      seen.push(
+        detail === undefined ? [event, job.attempt, job.state] : [event, job.attempt, job.state, detail],
+      );
+    });
+  }
+  return seen;
+}
+
+function closeAfterTest(worker: Worker, clock: ManualClock): void {
+  onTestFinished(async () => {
+    const closed = worker.close({ graceMs: 0 });
+    await clock.advance(0);
+    await closed;
+  });
+}
+
+export function exerciseEvents(backend: Backend): void {
+  describe("events", () => {
+    it("emits active, failed, retrying, active, completed (with the result) for a job that fails then succeeds", async () => {
+      const { queue, clock } = await backend.setup();
+      const flaky = defineJob({
+        type: "flaky",
+        backoff: { type: "fixed", delayMs: 1000 },
+        handler: async (_p: unknown, ctx) => {
+          if (ctx.attempt === 1) throw new Error("first try fails");
+          return { ok: true, attempt: ctx.attempt };
+        },
+      });
+      const worker = new Worker(queue, { jobs: [flaky], pollIntervalMs: 1000 });
+      closeAfterTest(worker, clock);
+      const fromWorker = record(worker);
+      const fromQueue = record(queue);
+      const retrying = once(worker, "retrying");
+      const completed = once(worker, "completed");
+      const job = await queue.enqueue(flaky, {});
+      await worker.start();
+      await retrying;
+      expect((await queue.get(job.id))?.state).toBe("pending");
+      await clock.advance(1000);
+      const [done, result] = (await completed) as [Job, unknown];
+      expect(done).toMatchObject({ id: job.id, state: "completed", result: { ok: true, attempt: 2 } });
+      expect(result).toEqual({ ok: true, attempt: 2 });
+
+      const expected: Seen[] = [
+        ["active", 1, "active"],
+        ["failed", 1, "pending", "first try fails"],
+        ["retrying", 1, "pending", "first try fails"],
+        ["active", 2, "active"],
+        ["completed", 2, "completed", { ok: true, attempt: 2 }],
+      ];
+      expect(fromWorker).toEqual(expected);
+      expect(fromQueue).toEqual(expected);
+    });
+
+    it("emits active, failed, retrying, active, failed, dead for a job that dies", async () => {
+      const { queue, clock } = await backend.setup();
+      const doomed = defineJob({
+        type: "doomed",
+        maxAttempts: 2,
+        backoff: { type: "fixed", delayMs: 1000 },
+        handler: async (_p: unknown, ctx): Promise<never> => {
+          throw new Error(`attempt ${ctx.attempt} fails`);
+        },
+      });
+      const worker = new Worker(queue, { jobs: [doomed], pollIntervalMs: 1000 });
+      closeAfterTest(worker, clock);
+      const fromWorker = record(worker);
+      const retrying = once(worker, "retrying");
+      const dead = once(worker, "dead");
+      const job = await queue.enqueue(doomed, {});
+      await worker.start();
+      await retrying;
+      await clock.advance(1000);
+      const [deadJob, error] = (await dead) as [Job, Error];
+      expect(deadJob).toMatchObject({ id: job.id, state: "dead", attempt: 2 });
+      expect(error.message).toBe("attempt 2 fails");
+      expect(fromWorker).toEqual([
+        ["active", 1, "active"],
+        ["failed", 1, "pending", "attempt 1 fails"],
+        ["retrying", 1, "pending", "attempt 1 fails"],
+        ["active", 2, "active"],
+        ["failed", 2, "dead", "attempt 2 fails"],
+        ["dead", 2, "dead", "attempt 2 fails"],
+      ]);
+      expect((await queue.get(job.id))?.state).toBe("dead");
+    });
+
+    it("emits enqueued for each new job (not for a duplicate) and cancelled once", async () => {
+      const { queue } = await backend.setup();
+      const enqueued: Job[] = [];
+      const cancelled: Job[] = [];
+      queue.on("enqueued", (j) => enqueued.push(j));
+      queue.on("cancelled", (j) => cancelled.push(j));
+
+      const job = await queue.enqueue("email", { to: "a@b.c" }, { id: "email-1" });
+      expect(enqueued.map((j) => [j.id, j.state, j.payload])).toEqual([
+        ["email-1", "pending", { to: "a@b.c" }],
+      ]);
+      const duplicate = await queue.enqueue("email", { to: "other" }, { id: "email-1" });
+      expect(duplicate.duplicate).toBe(true);
+      const many = await queue.enqueueMany("email", [{ n: 1 }, { n: 2 }]);
+      expect(enqueued.map((j) => j.id)).toEqual([job.id, ...many.map((j) => j.id)]);
+
+      await queue.cancel(job.id);
+      await queue.cancel(job.id);
+      expect(cancelled.map((j) => [j.id, j.state])).toEqual([[job.id, "cancelled"]]);
+    });
+
+    it("emits expired and, for a lost lease, failed and retrying from a sweep", async () => {
+      const { queue, clock } = await backend.setup();
+      const lost = await queue.enqueue("crashy", {}, { backoff: { type: "fixed", delayMs: 0 } });
+      const [leased] = await queue.lease({ leaseMs: 1000 });
+      expect(leased?.id).toBe(lost.id);
+      const stale = await queue.enqueue("stale", {}, { expiresInMs: 1000, delayMs: 5000 });
+
+      const seen = record(queue);
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await clock.advance(1000);
+      const swept = await queue.sweep();
+      expect(swept).toMatchObject({ recovered: 1, expired: 1 });
+      expect(expired.map((j) => [j.id, j.state])).toEqual([[stale.id, "expired"]]);
+      expect(seen.map(([event, attempt, state]) => [event, attempt, state])).toEqual([
+        ["failed", 1, "pending"],
+        ["retrying", 1, "pending"],
+      ]);
+      expect(String(seen[1]?.[3])).toMatch(/lease expired/);
+      expect((await queue.get(lost.id))?.errors.map((e) => e.kind)).toEqual(["lease_expired"]);
+    });
+
+    it("emits dead from a sweep when a lost lease used the last attempt", async () => {
+      const { queue, clock } = await backend.setup();
+      const job = await queue.enqueue("crashy", {}, { maxAttempts: 1 });
+      await queue.lease({ leaseMs: 1000 });
+      const dead = once(queue, "dead");
+      await clock.advance(1000);
+      await queue.sweep();
+      const [deadJob] = (await dead) as [Job];
+      expect(deadJob).toMatchObject({ id: job.id, state: "dead" });
+    });
+  });
+}

@@ -1,0 +1,214 @@
+/**
+ * Semantic 6, idempotent enqueue: the same id gives the existing job, whatever its state; the same
+ * uniqueKey gives the existing job while it is pending or active; bulk enqueue is all or nothing,
+ * in one round trip.
+ */
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../../src/define-job.js";
+import type { Backend } from "./backend.js";
+
+const task = defineJob({ type: "task", handler: async () => null });
+
+export function exerciseIdempotency(backend: Backend): void {
+  describe("idempotency", () => {
+    it("stores one job for an id enqueued twice; the second call says duplicate and returns the first job", async () => {
+      const { queue, clock } = await backend.setup();
+      const first = await queue.enqueue(task, { v: 1 }, { id: "order-42", priority: 3 });
+      expect(first).toMatchObject({ id: "order-42", duplicate: false, payload: { v: 1 }, priority: 3 });
+
+      await clock.advance(5000);
+      const second = await queue.enqueue(task, { v: 2 }, { id: "order-42", priority: 9, delayMs: 60_000 });
+      expect(second).toMatchObject({
+        id: "order-42",
+        duplicate: true,
+        state: "pending",
+        payload: { v: 1 },
+        priority: 3,
+      });
+      expect(second.createdAt.getTime()).toBe(first.createdAt.getTime());
+      expect(second.runAt.getTime()).toBe(first.runAt.getTime());
+      expect((await queue.stats()).states.pending).toBe(1);
+      expect(await queue.get("order-42")).toMatchObject({ payload: { v: 1 }, priority: 3 });
+    });
+
+    it("returns the existing job for a known id even after it completed, and does not run it again", async () => {
+      const { queue } = await backend.setup();
+      await queue.enqueue(task, { v: 1 }, { id: "once" });
+      const [leased] = await queue.lease();
+      await queue.complete(leased!, { done: 1 });
+
+      const again = await queue.enqueue(task, { v: 2 }, { id: "once" });
+      expect(again).toMatchObject({
+        id: "once",
+        duplicate: true,
+        state: "completed",
+        payload: { v: 1 },
+        result: { done: 1 },
+        attempt: 1,
+      });
+      expect(await queue.lease()).toEqual([]);
+      expect((await queue.stats()).states).toMatchObject({ pending: 0, completed: 1 });
+    });
+
+    it("returns the existing job for a known id when it is dead or cancelled", async () => {
+      const { queue } = await backend.setup();
+      await queue.enqueue(task, {}, { id: "doomed", maxAttempts: 1 });
+      const [leased] = await queue.lease();
+      await queue.fail(leased!, new Error("boom"));
+      await queue.enqueue(task, {}, { id: "dropped", delayMs: 60_000 });
+      await queue.cancel("dropped");
+
+      expect(await queue.enqueue(task, {}, { id: "doomed" })).toMatchObject({
+        duplicate: true,
+        state: "dead",
+      });
+      expect(await queue.enqueue(task, {}, { id: "dropped" })).toMatchObject({
+        duplicate: true,
+        state: "cancelled",
+      });
+      expect((await queue.stats()).states.pending).toBe(0);
+    });
+
+    it("stores one job when many connections enqueue the same id at once", async () => {
+      const { queue, connect } = await backend.setup();
+      const queues = [queue, ...(await Promise.all([connect(), connect(), connect()]))];
+      const results = await Promise.all(
+        queues.flatMap((q, i) => [
+          q.enqueue(task, { by: i, call: 0 }, { id: "contended" }),
+          q.enqueue(task, { by: i, call: 1 }, { id: "contended" }),
+        ]),
+      );
+      const inserted = results.filter((r) => !r.duplicate);
+      expect(inserted).toHaveLength(1);
+      // Every caller sees the one stored job's payload.
+      const stored = await queue.get("contended");
+      for (const r of results) expect(r.payload).toEqual(stored!.payload);
+      expect((await queue.stats()).states.pending).toBe(1);
+    });
+
+    it("returns the pending job holding a uniqueKey instead of enqueueing another", async () => {
+      const { queue } = await backend.setup();
+      const first = await queue.enqueue(task, { v: 1 }, { uniqueKey: "sync:user-1" });
+      const second = await queue.enqueue(task, { v: 2 }, { uniqueKey: "sync:user-1" });
+      expect(first.duplicate).toBe(false);
+      expect(second).toMatchObject({ id: first.id, duplicate: true, state: "pending", payload: { v: 1 } });
+      // A different key is a different job.
+      const other = await queue.enqueue(task, { v: 3 }, { uniqueKey: "sync:user-2" });
+      expect(other.duplicate).toBe(false);
+      expect((await queue.stats()).states.pending).toBe(2);
+    });
+
+    it("returns the active job holding a uniqueKey instead of enqueueing another", async () => {
+      const { queue } = await backend.setup();
+      const first = await queue.enqueue(task, { v: 1 }, { uniqueKey: "report" });
+      await queue.lease();
+      const second = await queue.enqueue(task, { v: 2 }, { uniqueKey: "report" });
+      expect(second).toMatchObject({ id: first.id, duplicate: true, state: "active", attempt: 1 });
+      expect((await queue.stats()).states).toMatchObject({ pending: 0, active: 1 });
+    });
+
+    it("holds a uniqueKey while a job waits for its retry", async () => {
+      const { queue } = await backend.setup();
+      const first = await queue.enqueue(
+        task,
+        {},
+        { uniqueKey: "k", backoff: { type: "fixed", delayMs: 60_000 } },
+      );
+      const [leased] = await queue.lease();
+      await queue.fail(leased!, new Error("boom"));
+      const second = await queue.enqueue(task, {}, { uniqueKey: "k" });
+      expect(second).toMatchObject({ id: first.id, duplicate: true, state: "pending", attempt: 1 });
+    });
+
+    it("frees a uniqueKey when its job completes, so the key enqueues a new job", async () => {
+      const { queue } = await backend.setup();
+      const first = await queue.enqueue(task, { v: 1 }, { uniqueKey: "nightly" });
+      const [leased] = await queue.lease();
+      await queue.complete(leased!, null);
+
+      const next = await queue.enqueue(task, { v: 2 }, { uniqueKey: "nightly" });
+      expect(next.duplicate).toBe(false);
+      expect(next.id).not.toBe(first.id);
+      expect(next).toMatchObject({ state: "pending", payload: { v: 2 }, uniqueKey: "nightly" });
+      expect(await queue.get(first.id)).toMatchObject({ state: "completed" });
+      // And the new one holds the key in turn.
+      expect(await queue.enqueue(task, { v: 3 }, { uniqueKey: "nightly" })).toMatchObject({
+        id: next.id,
+        duplicate: true,
+      });
+    });
+
+    it("stores one job when many connections enqueue the same uniqueKey at once", async () => {
+      const { queue, connect } = await backend.setup();
+      const queues = [queue, ...(await Promise.all([connect(), connect(), connect()]))];
+      const results = await Promise.all(
+        queues.flatMap((q, i) => [
+          q.enqueue(task, { by: i }, { uniqueKey: "singleton" }),
+          q.enqueue(task, { by: i }, { uniqueKey: "singleton" }),
+        ]),
+      );
+      expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+      expect(new Set(results.map((r) => r.id)).size).toBe(1);
+      expect((await queue.stats()).states.pending).toBe(1);
+    });
+
+    it("stores 1000 jobs from one enqueueMany, in one store call, with distinct ids", async () => {
+      const { queue, store } = await backend.setup();
+      const spy = vi.spyOn(store, "enqueueMany");
+      const payloads = Array.from({ length: 1000 }, (_, i) => ({ i }));
+      const jobs = await queue.enqueueMany(task, payloads);
+      expect(spy).toHaveBeenCalledTimes(1);
+      spy.mockRestore();
+
+      expect(jobs).toHaveLength(1000);
+      expect(new Set(jobs.map((j) => j.id)).size).toBe(1000);
+      expect(jobs.every((j) => !j.duplicate && j.state === "pending")).toBe(true);
+      expect(jobs.map((j) => (j.payload as { i: number }).i)).toEqual(payloads.map((p) => p.i));
+      const stats = await queue.stats();
+      expect(stats.states.pending).toBe(1000);
+      expect(stats.types.task).toEqual({ pending: 1000 });
+      // Every returned job is stored under its id.
+      for (const j of [jobs[0]!, jobs[499]!, jobs[999]!]) {
+        expect(await queue.get(j.id)).toMatchObject({ id: j.id, payload: j.payload });
+      }
+    });
+
+    it("stores nothing from an enqueueMany with one invalid payload in the middle", async () => {
+      const { queue } = await backend.setup();
+      const typed = defineJob({
+        type: "typed",
+        schema: z.object({ email: z.string().email(), n: z.number().int() }),
+        handler: async () => null,
+      });
+      const payloads = [
+        { email: "a@example.com", n: 1 },
+        { email: "b@example.com", n: 2 },
+        { email: "not-an-email", n: 3 },
+        { email: "d@example.com", n: 4 },
+      ];
+      await expect(queue.enqueueMany(typed, payloads)).rejects.toMatchObject({
+        name: "ErrandError",
+        code: "INVALID_PAYLOAD",
+      });
+      const stats = await queue.stats();
+      expect(stats.states.pending).toBe(0);
+      expect(stats.types).toEqual({});
+      expect((await queue.list()).jobs).toEqual([]);
+
+      // The same batch without the bad one goes in whole.
+      const good = await queue.enqueueMany(typed, [payloads[0]!, payloads[1]!, payloads[3]!]);
+      expect(good).toHaveLength(3);
+      expect((await queue.stats()).states.pending).toBe(3);
+    });
+
+    it("stores one job when one enqueueMany gives every payload the same uniqueKey", async () => {
+      const { queue } = await backend.setup();
+      const jobs = await queue.enqueueMany(task, [{ n: 1 }, { n: 2 }, { n: 3 }], { uniqueKey: "batch" });
+      expect(jobs.map((j) => j.duplicate)).toEqual([false, true, true]);
+      expect(new Set(jobs.map((j) => j.id)).size).toBe(1);
+      expect(jobs.map((j) => j.payload)).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }]);
+      expect((await queue.stats()).states.pending).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * Semantic 12, retention: finished jobs are kept for their state's retention, then pruned; pending
+ * and active jobs never are; the hot set stays small whatever the history.
+ */
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { defineJob } from "../../src/define-job.js";
+import type { Backend } from "./backend.js";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+const noop = defineJob({ type: "noop", handler: async () => null });
+
+export function exerciseRetention(backend: Backend): void {
+  describe("retention", () => {
+    it("prunes finished jobs older than their state's retention and keeps younger ones", async () => {
+      const { queue, clock } = await backend.setup({ retention: { completed: "1h", dead: "1d" } });
+      const done = await queue.enqueue(noop, { n: "completed" });
+      const dead = await queue.enqueue(noop, { n: "dead" }, { maxAttempts: 1 });
+      const [a, b] = await queue.lease({ limit: 2 });
+      const byId = new Map([a!, b!].map((j) => [j.id, j]));
+      expect(await queue.complete(byId.get(done.id)!, "ok")).toBe(true);
+      expect(await queue.fail(byId.get(dead.id)!, new Error("boom"))).toBe(true);
+      expect((await queue.get(dead.id))?.state).toBe("dead");
+
+      // A second completed job, finished half an hour later.
+      await clock.advance(30 * 60_000);
+      const younger = await queue.enqueue(noop, { n: "younger" });
+      const [y] = await queue.lease();
+      await queue.complete(y!, "ok");
+
+      // Exactly at the retention nothing goes; a millisecond past it the older completed job does.
+      await clock.advance(30 * 60_000);
+      expect(await queue.prune()).toBe(0);
+      await clock.advance(1);
+      expect(await queue.prune()).toBe(1);
+      expect(await queue.get(done.id)).toBeNull();
+      expect((await queue.get(younger.id))?.state).toBe("completed");
+      expect((await queue.get(dead.id))?.state).toBe("dead");
+
+      // Dead jobs are kept for a day.
+      await clock.advance(30 * 60_000);
+      expect(await queue.prune()).toBe(1);
+      expect(await queue.get(younger.id)).toBeNull();
+      expect((await queue.get(dead.id))?.state).toBe("dead");
+      await clock.advance(DAY - HOUR);
+      expect(await queue.prune()).toBe(1);
+      expect(await queue.get(dead.id)).toBeNull();
+      expect((await queue.stats()).states).toMatchObject({ completed: 0, dead: 0 });
+      expect(await queue.prune()).toBe(0);
+    });
+
+    it("uses per-call retention and the defaults for cancelled and expired jobs", async () => {
+      const { queue, clock } = await backend.setup();
+      const cancelled = await queue.enqueue(noop, {});
+      await queue.cancel(cancelled.id);
+      const expired = await queue.enqueue(noop, {}, { expiresInMs: 1 });
+      await clock.advance(1);
+      expect((await queue.sweep()).expired).toBe(1);
+
+      await clock.advance(DAY - 1);
+      // The defaults keep cancelled and expired jobs a day.
+      expect(await queue.prune()).toBe(0);
+      expect(await queue.prune({ retention: { cancelled: "1h" } })).toBe(1);
+      expect(await queue.get(cancelled.id)).toBeNull();
+      expect((await queue.get(expired.id))?.state).toBe("expired");
+      await clock.advance(2);
+      expect(await queue.prune()).toBe(1);
+      expect(await queue.get(expired.id)).toBeNull();
+    });
+
+    it("never prunes pending or active jobs, however old", async () => {
+      const { queue, clock } = await backend.setup({
+        retention: { completed: 0, dead: 0, cancelled: 0, expired: 0 },
+      });
+      const pending = await queue.enqueue(noop, { n: "pending" }, { delayMs: 365 * DAY });
+      const active = await queue.enqueue(noop, { n: "active" });
+      const [leased] = await queue.lease({ leaseMs: 400 * DAY });
+      expect(leased?.id).toBe(active.id);
+
+      await clock.advance(300 * DAY);
+      expect(await queue.prune()).toBe(0);
+      expect((await queue.get(pending.id))?.state).toBe("pending");
+      expect((await queue.get(active.id))?.state).toBe("active");
+      expect(await queue.complete(leased!, null)).toBe(true);
+      await clock.advance(1);
+      expect(await queue.prune()).toBe(1);
+      expect((await queue.get(pending.id))?.state).toBe("pending");
+    });
+
+    it("keeps the hot set to pending and active jobs after 5,000 completions", async () => {
+      const { queue, url } = await backend.setup();
+      const total = 5_000;
+      const jobs = await queue.enqueueMany(
+        noop,
+        Array.from({ length: total }, (_, i) => ({ i })),
+      );
+      for (let done = 0; done < total; ) {
+        const batch = await queue.lease({ limit: 1000 });
+        expect(batch.length).toBeGreaterThan(0);
+        const results = await Promise.all(batch.map((j) => queue.complete(j, j.payload)));
+        expect(results.every(Boolean)).toBe(true);
+        done += batch.length;
+      }
+      const waiting = await queue.enqueue(noop, { waiting: true }, { priority: 1 });
+      const other = await queue.enqueue(noop, { waiting: 2 });
+
+      const stats = await queue.stats();
+      expect(stats.states).toEqual({
+        pending: 2,
+        active: 0,
+        completed: total,
+        dead: 0,
+        cancelled: 0,
+        expired: 0,
+      });
+      expect(stats.queues.default).toEqual({ pending: 2, completed: total });
+
+      if (backend.name === "sqlite") {
+        // The claim index covers the hot table only; history lives elsewhere.
+        const db = new Database(url.replace(/^sqlite:/, ""), { readonly: true });
+        try {
+          const hot = db.prepare("SELECT state, count(*) AS n FROM errand_job GROUP BY state").all();
+          expect(hot).toEqual([{ state: "pending", n: 2 }]);
+        } finally {
+          db.close();
+        }
+      }
+
+      // Leasing still finds the right jobs, in order, among 5,000 finished ones.
+      const [first] = await queue.lease();
+      expect(first?.id).toBe(waiting.id);
+      expect((await queue.lease()).map((j) => j.id)).toEqual([other.id]);
+      expect(await queue.lease()).toEqual([]);
+      expect(await queue.get(jobs[0]!.id)).toMatchObject({ state: "completed", result: { i: 0 } });
+    });
+  });
+}

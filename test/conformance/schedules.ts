@@ -1,0 +1,176 @@
+/**
+ * Semantic 11, recurring: a cron schedule (with timezone) enqueues exactly one job per tick, however
+ * many schedulers run; missed ticks are not caught up.
+ */
+import { describe, expect, it } from "vitest";
+import { defineJob } from "../../src/define-job.js";
+import type { Job } from "../../src/job.js";
+import type { Queue } from "../../src/queue.js";
+import type { Backend } from "./backend.js";
+
+const MINUTE = 60_000;
+
+const report = defineJob({ type: "report", handler: async () => null });
+
+/** Every job of `type`, whatever its state, oldest id first. */
+async function jobsOf(queue: Queue, type: string): Promise<Job[]> {
+  const out: Job[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await queue.list({ type, limit: 1000, cursor });
+    out.push(...page.jobs);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export function exerciseSchedules(backend: Backend): void {
+  describe("schedules", () => {
+    it("enqueues exactly one job per tick with two schedulers on two connections sweeping every tick", async () => {
+      const { queue, clock, connect } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const other = await connect();
+      const start = clock.now();
+      const created = await queue.schedule("digest", {
+        cron: "*/5 * * * *",
+        timezone: "UTC",
+        job: report,
+        payload: { kind: "digest" },
+      });
+      expect(created.nextRunAt.getTime()).toBe(start + 5 * MINUTE);
+
+      const ticks: number[] = [];
+      for (let i = 1; i <= 12; i++) {
+        await clock.advance(5 * MINUTE);
+        ticks.push(start + i * 5 * MINUTE);
+        const [a, b] = await Promise.all([queue.sweep(), other.sweep()]);
+        expect(a.fired + b.fired).toBe(1);
+        // A second pass on either connection finds nothing more to fire.
+        expect((await other.sweep()).fired + (await queue.sweep()).fired).toBe(0);
+      }
+      const jobs = await jobsOf(queue, "report");
+      expect(jobs).toHaveLength(12);
+      expect(jobs.map((j) => j.id).sort()).toEqual(ticks.map((t) => `schedule:digest:${t}`).sort());
+      for (const job of jobs) expect(job).toMatchObject({ payload: { kind: "digest" }, state: "pending" });
+      const [stored] = await other.schedules();
+      expect(stored?.nextRunAt.getTime()).toBe(start + 13 * 5 * MINUTE);
+    });
+
+    it("fires a timezone schedule at 03:00 Berlin time, through the DST change", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.parse("2026-03-27T12:00:00Z") });
+      const s = await queue.schedule("nightly", {
+        cron: "0 3 * * *",
+        timezone: "Europe/Berlin",
+        job: report,
+        payload: {},
+      });
+      expect(s.timezone).toBe("Europe/Berlin");
+      // 03:00 CET (UTC+1) is 02:00 UTC.
+      expect(s.nextRunAt.toISOString()).toBe("2026-03-28T02:00:00.000Z");
+
+      await clock.set(Date.parse("2026-03-28T01:59:59.999Z"));
+      expect((await queue.sweep()).fired).toBe(0);
+      await clock.advance(1);
+      expect((await queue.sweep()).fired).toBe(1);
+      // Clocks go forward on 29 March: 03:00 CEST (UTC+2) is 01:00 UTC.
+      expect((await queue.schedules())[0]?.nextRunAt.toISOString()).toBe("2026-03-29T01:00:00.000Z");
+      await clock.set(Date.parse("2026-03-29T01:00:00Z"));
+      expect((await queue.sweep()).fired).toBe(1);
+      expect((await queue.schedules())[0]?.nextRunAt.toISOString()).toBe("2026-03-30T01:00:00.000Z");
+
+      const ids = (await jobsOf(queue, "report")).map((j) => j.id).sort();
+      expect(ids).toEqual([
+        `schedule:nightly:${Date.parse("2026-03-28T02:00:00Z")}`,
+        `schedule:nightly:${Date.parse("2026-03-29T01:00:00Z")}`,
+      ]);
+    });
+
+    it("fires once, not once per missed tick, after downtime spanning many ticks", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const start = clock.now();
+      await queue.schedule("digest", { cron: "*/5 * * * *", job: report, payload: {} });
+
+      // Nobody sweeps for an hour and two minutes: twelve ticks go by.
+      await clock.advance(62 * MINUTE);
+      const first = await queue.sweep();
+      expect(first.fired).toBe(1);
+      expect((await queue.sweep()).fired).toBe(0);
+      expect(await jobsOf(queue, "report")).toHaveLength(1);
+      // The schedule moves on to the next tick in the future.
+      expect((await queue.schedules())[0]?.nextRunAt.getTime()).toBe(start + 65 * MINUTE);
+
+      await clock.advance(3 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+      const ids = (await jobsOf(queue, "report")).map((j) => j.id);
+      expect(ids).toHaveLength(2);
+      expect(ids).toContain(`schedule:digest:${start + 65 * MINUTE}`);
+    });
+
+    it("stops firing once unscheduled; jobs it already enqueued stay", async () => {
+      const { queue, clock, connect } = await backend.setup();
+      const other = await connect();
+      await queue.schedule("digest", { cron: "*/5 * * * *", job: report, payload: {} });
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+
+      expect(await other.unschedule("digest")).toBe(true);
+      expect(await queue.schedules()).toEqual([]);
+      for (let i = 0; i < 3; i++) {
+        await clock.advance(5 * MINUTE);
+        expect((await queue.sweep()).fired).toBe(0);
+        expect((await other.sweep()).fired).toBe(0);
+      }
+      expect(await jobsOf(queue, "report")).toHaveLength(1);
+      expect(await queue.unschedule("digest")).toBe(false);
+    });
+
+    it("lists schedules by name with their cron, zone, type, payload, options and next run", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      expect(await queue.schedules()).toEqual([]);
+      await queue.schedule("weekly", {
+        cron: "0 9 * * 1",
+        timezone: "America/New_York",
+        job: "send-summary",
+        payload: { to: "team" },
+        options: { priority: 5, queue: "reports" },
+      });
+      await queue.schedule("digest", { cron: "*/5 * * * *", job: report, payload: { n: 1 } });
+      const list = await queue.schedules();
+      expect(list.map((s) => s.name)).toEqual(["digest", "weekly"]);
+      expect(list[0]).toMatchObject({
+        cron: "*/5 * * * *",
+        timezone: "UTC",
+        type: "report",
+        payload: { n: 1 },
+        options: {},
+      });
+      expect(list[0]?.nextRunAt.getTime()).toBe(clock.now() + 5 * MINUTE);
+      expect(list[1]).toMatchObject({
+        cron: "0 9 * * 1",
+        timezone: "America/New_York",
+        type: "send-summary",
+        payload: { to: "team" },
+        options: { priority: 5, queue: "reports" },
+      });
+      // Monday 5 January 2026, 09:00 EST (UTC-5).
+      expect(list[1]?.nextRunAt.toISOString()).toBe("2026-01-05T14:00:00.000Z");
+
+      // Scheduling a name again replaces it.
+      await queue.schedule("digest", { cron: "0 * * * *", job: report, payload: { n: 2 } });
+      const again = await queue.schedules();
+      expect(again).toHaveLength(2);
+      expect(again[0]).toMatchObject({ name: "digest", cron: "0 * * * *", payload: { n: 2 } });
+      expect(again[0]?.nextRunAt.getTime()).toBe(clock.now() + 60 * MINUTE);
+
+      // A fired job carries the schedule's options.
+      await clock.set(Date.parse("2026-01-05T14:00:00Z"));
+      await queue.sweep();
+      const [summary] = await jobsOf(queue, "send-summary");
+      expect(summary).toMatchObject({
+        id: `schedule:weekly:${Date.parse("2026-01-05T14:00:00Z")}`,
+        queue: "reports",
+        priority: 5,
+        payload: { to: "team" },
+      });
+    });
+  });
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { checkTimezone, nextCronTick } from "../../src/cron.js";
+
+const utc = (iso: string) => Date.parse(iso);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The first `n` ticks strictly after `from`. */
+function ticks(cron: string, timezone: string, from: number, n: number): string[] {
+  const out: string[] = [];
+  let t = from;
+  for (let i = 0; i < n; i++) {
+    t = nextCronTick(cron, timezone, t);
+    out.push(iso(t));
+  }
+  return out;
+}
+
+describe("nextCronTick", () => {
+  it("returns the first tick strictly after the given time", () => {
+    expect(iso(nextCronTick("*/15 * * * *", "UTC", utc("2026-01-01T10:07:00Z")))).toBe(
+      "2026-01-01T10:15:00.000Z",
+    );
+    // Exactly on a tick: the next one, never the same.
+    expect(iso(nextCronTick("*/15 * * * *", "UTC", utc("2026-01-01T10:15:00Z")))).toBe(
+      "2026-01-01T10:30:00.000Z",
+    );
+    expect(iso(nextCronTick("*/15 * * * *", "UTC", utc("2026-01-01T10:14:59.999Z")))).toBe(
+      "2026-01-01T10:15:00.000Z",
+    );
+  });
+
+  it("reads six fields as seconds precision", () => {
+    expect(ticks("*/20 * * * * *", "UTC", utc("2026-01-01T00:00:00Z"), 3)).toEqual([
+      "2026-01-01T00:00:20.000Z",
+      "2026-01-01T00:00:40.000Z",
+      "2026-01-01T00:01:00.000Z",
+    ]);
+  });
+
+  it("reads the cron in the given timezone", () => {
+    // 09:00 in Berlin in winter is 08:00 UTC; in New York it is 14:00 UTC.
+    const from = utc("2026-01-10T00:00:00Z");
+    expect(iso(nextCronTick("0 9 * * *", "Europe/Berlin", from))).toBe("2026-01-10T08:00:00.000Z");
+    expect(iso(nextCronTick("0 9 * * *", "America/New_York", from))).toBe("2026-01-10T14:00:00.000Z");
+  });
+
+  it("keeps a daily job at 09:00 local time across the spring DST change in Europe/Berlin", () => {
+    // Clocks go forward on 2026-03-29 at 02:00 CET → 03:00 CEST: 09:00 moves from 08:00Z to 07:00Z.
+    expect(ticks("0 9 * * *", "Europe/Berlin", utc("2026-03-27T12:00:00Z"), 3)).toEqual([
+      "2026-03-28T08:00:00.000Z",
+      "2026-03-29T07:00:00.000Z",
+      "2026-03-30T07:00:00.000Z",
+    ]);
+  });
+
+  it("keeps a daily job at 09:00 local time across the autumn DST change in Europe/Berlin", () => {
+    // Clocks go back on 2026-10-25 at 03:00 CEST → 02:00 CET: 09:00 moves from 07:00Z to 08:00Z.
+    expect(ticks("0 9 * * *", "Europe/Berlin", utc("2026-10-23T12:00:00Z"), 3)).toEqual([
+      "2026-10-24T07:00:00.000Z",
+      "2026-10-25T08:00:00.000Z",
+      "2026-10-26T08:00:00.000Z",
+    ]);
+  });
+
+  it("still fires once on the spring-forward day for a time that does not exist (02:30 Berlin)", () => {
+    const fired = ticks("30 2 * * *", "Europe/Berlin", utc("2026-03-27T12:00:00Z"), 3);
+    expect(fired[0]).toBe("2026-03-28T01:30:00.000Z"); // 02:30 CET
+    expect(fired[2]).toBe("2026-03-30T00:30:00.000Z"); // 02:30 CEST
+    // On 2026-03-29 local 02:30 is skipped by the clocks; the job runs that day all the same, once.
+    const onTheDay = fired.filter((t) => t >= "2026-03-28T23:00:00.000Z" && t < "2026-03-29T22:00:00.000Z");
+    expect(onTheDay).toHaveLength(1);
+  });
+
+  it("fires once, not twice, on the fall-back day for a time that happens twice (02:30 Berlin)", () => {
+    const fired = ticks("30 2 * * *", "Europe/Berlin", utc("2026-10-23T12:00:00Z"), 3);
+    const onTheDay = fired.filter((t) => t >= "2026-10-24T22:00:00.000Z" && t < "2026-10-25T23:00:00.000Z");
+    expect(onTheDay).toHaveLength(1);
+    expect(fired[0]).toBe("2026-10-24T00:30:00.000Z"); // 02:30 CEST
+    expect(fired[2]).toBe("2026-10-26T01:30:00.000Z"); // 02:30 CET
+  });
+
+  it("runs an hourly job every real hour through the spring gap, never twice at one instant", () => {
+    const fired = ticks("0 * * * *", "Europe/Berlin", utc("2026-03-28T22:30:00Z"), 6);
+    expect(fired).toEqual([
+      "2026-03-28T23:00:00.000Z", // 00:00 CET
+      "2026-03-29T00:00:00.000Z", // 01:00 CET
+      "2026-03-29T01:00:00.000Z", // 03:00 CEST (02:00 does not exist)
+      "2026-03-29T02:00:00.000Z",
+      "2026-03-29T03:00:00.000Z",
+      "2026-03-29T04:00:00.000Z",
+    ]);
+  });
+
+  it("only ever moves forward through a DST change", () => {
+    for (const [cron, from] of [
+      ["*/10 * * * *", "2026-10-24T22:00:00Z"],
+      ["0 * * * *", "2026-10-24T20:00:00Z"],
+      ["*/10 * * * *", "2026-03-28T23:00:00Z"],
+    ] as const) {
+      let t = utc(from);
+      for (let i = 0; i < 40; i++) {
+        const next = nextCronTick(cron, "Europe/Berlin", t);
+        expect(next).toBeGreaterThan(t);
+        t = next;
+      }
+    }
+  });
+
+  it.each(["", "   ", "bogus", "61 * * * *", "* * * *", "* * * * * * * *", "0 25 * * *"])(
+    "refuses the cron %j with INVALID_CRON",
+    (cron) => {
+      expect(() => nextCronTick(cron, "UTC", 0)).toThrow(
+        expect.objectContaining({ name: "ErrandError", code: "INVALID_CRON" }),
+      );
+    },
+  );
+
+  it("refuses a cron that never fires with INVALID_CRON", () => {
+    expect(() => nextCronTick("0 0 30 2 *", "UTC", utc("2026-01-01T00:00:00Z"))).toThrow(
+      expect.objectContaining({ code: "INVALID_CRON", message: expect.stringMatching(/never fires/) }),
+    );
+  });
+
+  it.each(["Mars/Olympus_Mons", "Europe/Berln", "", "+25:00"])(
+    "refuses the timezone %j with INVALID_TIMEZONE",
+    (tz) => {
+      expect(() => nextCronTick("* * * * *", tz, 0)).toThrow(
+        expect.objectContaining({ name: "ErrandError", code: "INVALID_TIMEZONE" }),
+      );
+      expect(() => checkTimezone(tz)).toThrow(expect.objectContaining({ code: "INVALID_TIMEZONE" }));
+    },
+  );
+
+  it("refuses a non-string timezone with INVALID_TIMEZONE", () => {
+    expect(() => checkTimezone(undefined)).toThrow(expect.objectContaining({ code: "INVALID_TIMEZONE" }));
+    expect(() => checkTimezone(3)).toThrow(expect.objectContaining({ code: "INVALID_TIMEZONE" }));
+  });
+
+  it("checks the timezone before the cron", () => {
+    expect(() => nextCronTick("bogus", "Nowhere/Land", 0)).toThrow(
+      expect.objectContaining({ code: "INVALID_TIMEZONE" }),
+    );
+  });
+
+  it("accepts valid timezones and returns them", () => {
+    expect(checkTimezone("Europe/Berlin")).toBe("Europe/Berlin");
+    expect(checkTimezone("UTC")).toBe("UTC");
+  });
+});
