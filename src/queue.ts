@@ -709,6 +709,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       now: this.clock.now(),
       items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt), result: text }],
     });
+    if (ok && "type" in job) this.#roomFreed(job.type);
     if (ok && this.listenerCount("completed") > 0) {
       const full = "state" in job ? job : await this.get(job.id);
       if (full)
@@ -730,7 +731,14 @@ export class Queue extends EventEmitter<QueueEvents> {
     checkAttempt(job.attempt);
     const full = "state" in job ? job : await this.get(job.id);
     if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
-    return (await this.#fail(full, error, { retryable: options.retryable })) !== null;
+    const failed = await this.#fail(full, error, { retryable: options.retryable });
+    if (failed) this.#roomFreed(full.type);
+    return failed !== null;
+  }
+
+  /** A job under a cluster-wide cap ended: claimers held back by the cap may look again. */
+  #roomFreed(type: string): void {
+    if (this.#definitions.get(type)?.concurrency != null) this.store.wake();
   }
 
   /**
@@ -826,6 +834,11 @@ export class Queue extends EventEmitter<QueueEvents> {
     if (this.#ownsStore) await this.store.close();
   }
 
+  /** Largest payload, result or checkpoint accepted, in bytes of JSON. */
+  get maxPayloadBytes(): number {
+    return this.#maxPayloadBytes;
+  }
+
   get closed(): boolean {
     return this.#closed;
   }
@@ -918,7 +931,14 @@ export function defaultWorkerId(): string {
 
 function errorEntry(error: unknown, attempt: number, at: number, kind?: string): JobErrorEntry {
   const e = error instanceof Error ? error : undefined;
-  const entry: JobErrorEntry = { attempt, message: e ? e.message : String(error), at };
+  const message = e
+    ? e.message
+    : typeof (error as { message?: unknown } | null)?.message === "string"
+      ? (error as { message: string }).message
+      : typeof error === "string"
+        ? error
+        : safeJson(error);
+  const entry: JobErrorEntry = { attempt, message, at };
   const code = (error as { code?: unknown } | null | undefined)?.code;
   // A numeric code (database drivers use them) is no name: keep the error's own name then.
   const name = typeof code === "string" ? code : e?.name;
@@ -926,6 +946,14 @@ function errorEntry(error: unknown, attempt: number, at: number, kind?: string):
   if (e?.stack) entry.stack = e.stack.length > MAX_STACK ? e.stack.slice(0, MAX_STACK) : e.stack;
   if (kind) entry.kind = kind;
   return entry;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {

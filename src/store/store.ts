@@ -258,5 +258,10 @@ export interface Store {
    * or, where the store can tell, another. Returns an unsubscribe function.
    */
   onWake(listener: () => void): () => void;
+  /**
+   * Tells claimers in every process sharing the store to look again, as when a job under a
+   * cluster-wide cap finishes and frees room that no enqueue will announce.
+   */
+  wake(): void;
   close(): Promise<void>;
 }

@@ -29,7 +29,7 @@ export class CompletionBatcher {
    * @throws ErrandError `INVALID_PAYLOAD` at once when the result is not JSON-serialisable.
    */
   complete(job: Job, result: unknown): Promise<boolean> {
-    const text = toJsonText("result", result === undefined ? null : result);
+    const text = toJsonText("result", result === undefined ? null : result, this.queue.maxPayloadBytes);
     return new Promise<boolean>((resolve, reject) => {
       this.#pending.push({ id: job.id, attempt: job.attempt, result: text, resolve, reject });
       if (!this.#scheduled) {

@@ -80,7 +80,6 @@ export interface WorkerEvents {
   failed: [job: Job, error: unknown];
   retrying: [job: Job, error: unknown];
   dead: [job: Job, error: unknown];
-  expired: [job: Job];
   cancelled: [job: Job];
   /** A fault the worker survived: a store error during claim, heartbeat or sweep. */
   error: [error: unknown];
@@ -358,6 +357,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (run.settled) return;
       this.#settle(run);
       await this.#report(() => this.queue.failAttempt(job, error));
+      this.#roomFreed(def);
       return;
     }
     if (run.settled || controller.signal.aborted) return;
@@ -373,11 +373,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } finally {
       this.#reported();
     }
+    this.#roomFreed(def);
     if (ok) {
       const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.queue.clock.now()) };
       this.emit("completed", done, result);
       this.queue.emit("completed", done, result);
     }
+  }
+
+  /** A capped type's job ended: claimers elsewhere may have been held back by the cap. */
+  #roomFreed(def: AnyJobDefinition): void {
+    if (def.concurrency !== null) this.queue.store.wake();
   }
 
   /** Records a failure (or release) and re-emits the outcome as this worker's event. */

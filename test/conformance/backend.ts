@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { Queue, type OpenQueueOptions } from "../../src/queue.js";
+import { type OpenQueueOptions, Queue } from "../../src/queue.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store, StoreCapabilities } from "../../src/store/store.js";
 
@@ -64,7 +64,9 @@ const BACKENDS: Record<string, Backend> = { sqlite };
 
 /** The backends named by ERRAND_STORES (comma-separated), or every one that exists. */
 export function selectedBackends(): Backend[] {
-  const wanted = process.env.ERRAND_STORES?.split(",").map((s) => s.trim()).filter(Boolean);
+  const wanted = process.env.ERRAND_STORES?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!wanted || wanted.length === 0) return Object.values(BACKENDS);
   return wanted.filter((name) => name in BACKENDS).map((name) => BACKENDS[name]!);
 }

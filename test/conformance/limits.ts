@@ -203,6 +203,26 @@ export function exerciseLimits(backend: Backend): void {
       expect(stats.types.capped).toEqual({ completed: 20 });
     });
 
+    it("wakes a worker held back by a cap, on another connection, when a capped job finishes", async () => {
+      const { queue, clock, connect } = await backend.setup();
+      const gates = new Gates();
+      const capped = defineJob({ type: "capped-wake", concurrency: 1, handler: gates.handler });
+      queue.register(capped);
+      await queue.enqueueMany(capped, [{ n: 1 }, { n: 2 }]);
+      const [held] = await queue.lease({ types: ["capped-wake"] });
+      const other = await connect();
+      // No polling and no sweeps: only a wake-up can start the second job.
+      const worker = new Worker(other, { jobs: [capped], pollIntervalMs: 3_600_000, maintenance: false });
+      closeAfterTest(worker, clock);
+      await worker.start();
+      expect(gates.running.size).toBe(0);
+      const started = gates.nextStart();
+      expect(await queue.complete(held!, "done")).toBe(true);
+      const second = await started;
+      expect(second.job.id).not.toBe(held!.id);
+      second.release();
+    });
+
     it("caps a type across concurrent leases on separate connections", async () => {
       const { queue, connect } = await backend.setup();
       const capped = defineJob({ type: "capped", concurrency: 2, handler: async () => null });

@@ -169,6 +169,10 @@ export class SqliteStore implements Store {
     for (const listener of this.#listeners) listener();
   }
 
+  wake(): void {
+    this.#ring();
+  }
+
   onWake(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
