@@ -66,6 +66,42 @@ const HOT_COLUMNS = `id, type, queue, state, payload, checkpoint, NULL AS result
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
   NULL AS finishedAt`;
 
+/**
+ * A row of {@link HOT_COLUMNS} read as an array (`raw` mode) made into a record. The claim reads
+ * its rows this way: better-sqlite3 builds row objects property by property, which cost about twice
+ * as much as the whole SELECT otherwise. The order must match HOT_COLUMNS (checked once per statement).
+ */
+function hotRecord(r: unknown[]): JobRecord {
+  return {
+    id: r[0] as string,
+    type: r[1] as string,
+    queue: r[2] as string,
+    state: r[3] as JobState,
+    payload: r[4] as string,
+    checkpoint: r[5] as string | null,
+    result: null,
+    priority: r[7] as number,
+    weight: r[8] as number,
+    runAt: r[9] as number,
+    expiresAt: r[10] as number | null,
+    attempt: r[11] as number,
+    maxAttempts: r[12] as number,
+    backoff: r[13] as string,
+    retryQueue: r[14] as string | null,
+    delivery: r[15] as JobRecord["delivery"],
+    timeoutMs: r[16] as number | null,
+    uniqueKey: r[17] as string | null,
+    leaseExpiresAt: r[18] as number | null,
+    workerId: r[19] as string | null,
+    errors: r[20] as string,
+    leaseExpirations: r[21] as number,
+    createdAt: r[22] as number,
+    startedAt: r[23] as number | null,
+    finishedAt: null,
+  };
+}
+const HOT_RECORD_KEYS = Object.keys(hotRecord([])).join();
+
 const DONE_COLUMNS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
   run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
@@ -102,6 +138,7 @@ export class SqliteStore implements Store {
   #ringAfterCommit = false;
   #closed = false;
   readonly #stmts = new Map<string, Stmt>();
+  readonly #rawStmts = new WeakSet<Stmt>();
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
@@ -199,35 +236,39 @@ export class SqliteStore implements Store {
   }
 
   #insertJobs(jobs: NewJob[], now: number): EnqueueResult[] {
+    // Ids are unique across both tables, so a finished job's id is taken. A separate lookup (same
+    // transaction) costs far less than a NOT EXISTS inside INSERT … SELECT: ~20% on bulk enqueue.
+    const finished = this.#stmt("SELECT 1 FROM errand_job_done WHERE id = ?").pluck();
     const insert = this.#stmt(
       `INSERT INTO errand_job (id, type, queue, state, payload, priority, weight, run_at, expires_at,
          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at)
-       SELECT ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-       WHERE NOT EXISTS (SELECT 1 FROM errand_job_done WHERE id = ?)
+       VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     );
     const results: EnqueueResult[] = new Array(jobs.length);
     let ready = false;
     for (let i = 0; i < jobs.length; i++) {
       const j = jobs[i]!;
-      const info = insert.run(
-        j.id,
-        j.type,
-        j.queue,
-        j.payload,
-        j.priority,
-        j.weight,
-        j.runAt,
-        j.expiresAt,
-        j.maxAttempts,
-        j.backoff,
-        j.retryQueue,
-        j.delivery,
-        j.timeoutMs,
-        j.uniqueKey,
-        now,
-        j.id,
-      );
+      const taken = finished.get(j.id) !== undefined;
+      const info = taken
+        ? { changes: 0 }
+        : insert.run(
+            j.id,
+            j.type,
+            j.queue,
+            j.payload,
+            j.priority,
+            j.weight,
+            j.runAt,
+            j.expiresAt,
+            j.maxAttempts,
+            j.backoff,
+            j.retryQueue,
+            j.delivery,
+            j.timeoutMs,
+            j.uniqueKey,
+            now,
+          );
       if (info.changes === 1) {
         results[i] = { inserted: true };
         if (j.runAt <= now) ready = true;
@@ -284,13 +325,15 @@ export class SqliteStore implements Store {
       const out: JobRecord[] = [];
       for (;;) {
         const excluded = exhausted();
-        const rows = this.#candidates(types !== null, excluded.length > 0).all({
-          queue,
-          now: p.now,
-          types,
-          excluded: JSON.stringify(excluded),
-          limit: count - out.length,
-        }) as JobRecord[];
+        const rows = (
+          this.#candidates(types !== null, excluded.length > 0).all({
+            queue,
+            now: p.now,
+            types,
+            excluded: JSON.stringify(excluded),
+            limit: count - out.length,
+          }) as unknown[][]
+        ).map(hotRecord);
         let skipped = false;
         for (const row of rows) {
           const left = room.get(row.type);
@@ -319,8 +362,9 @@ export class SqliteStore implements Store {
     return taken;
   }
 
+  /** The claim's SELECT, in raw mode: rows come as arrays for {@link hotRecord}. */
   #candidates(filterTypes: boolean, exclude: boolean): Stmt {
-    return this.#stmt(
+    const stmt = this.#stmt(
       `SELECT ${HOT_COLUMNS} FROM errand_job
        WHERE queue = $queue AND state = 'pending' AND run_at <= $now
          AND (expires_at IS NULL OR expires_at > $now)
@@ -329,6 +373,13 @@ export class SqliteStore implements Store {
        ORDER BY priority DESC, run_at, id
        LIMIT $limit`,
     );
+    if (!this.#rawStmts.has(stmt)) {
+      const names = stmt.columns().map((c) => c.name);
+      if (names.join() !== HOT_RECORD_KEYS) throw new Error(`hotRecord does not match HOT_COLUMNS: ${names}`);
+      stmt.raw(true);
+      this.#rawStmts.add(stmt);
+    }
+    return stmt;
   }
 
   // ---- outcomes ------------------------------------------------------------------------------

@@ -1,0 +1,550 @@
+/**
+ * `npm run bench [-- options]`: throughput, latency and memory of errand on one store.
+ *
+ *   --store sqlite        the store to measure (only sqlite today; postgres://… and redis://… URLs later)
+ *   --scenario <name>     run one scenario: enqueue-bulk, drain, latency, drain-backlog
+ *   --jobs N              jobs per throughput scenario (default 20000)
+ *   --backlog N           backlog size for drain-backlog (default 1000000)
+ *   --latency-jobs N      jobs in the latency scenario (default 300)
+ *   --quick               skip drain-backlog
+ *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of
+ *                         under tsx; tsx alone adds ~30 MB to a process's RSS
+ *   --json                print one JSON object to stdout instead of a table
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, freemem, platform, release, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { defineJob, openQueue, type Queue } from "../src/index.js";
+import { Child } from "./child.js";
+
+// ---- options ----------------------------------------------------------------------------------
+
+interface Options {
+  store: string;
+  scenario: string | null;
+  jobs: number;
+  backlog: number;
+  latencyJobs: number;
+  quick: boolean;
+  json: boolean;
+  compiled: boolean;
+}
+
+const SCENARIOS = ["enqueue-bulk", "drain", "latency", "drain-backlog"] as const;
+type ScenarioName = (typeof SCENARIOS)[number];
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    store: "sqlite",
+    scenario: null,
+    jobs: 20_000,
+    backlog: 1_000_000,
+    latencyJobs: 300,
+    quick: false,
+    json: false,
+    compiled: false,
+  };
+  const int = (flag: string, v: string | undefined) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) usage(`${flag} needs a positive integer`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes("=") ? (a.split("=", 2) as [string, string]) : [a, undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case "--store":
+        o.store = value() ?? usage("--store needs a value");
+        break;
+      case "--scenario":
+        o.scenario = value() ?? usage("--scenario needs a value");
+        if (!(SCENARIOS as readonly string[]).includes(o.scenario))
+          usage(`unknown scenario ${o.scenario}; one of ${SCENARIOS.join(", ")}`);
+        break;
+      case "--jobs":
+        o.jobs = int(flag, value());
+        break;
+      case "--backlog":
+        o.backlog = int(flag, value());
+        break;
+      case "--latency-jobs":
+        o.latencyJobs = int(flag, value());
+        break;
+      case "--quick":
+        o.quick = true;
+        break;
+      case "--json":
+        o.json = true;
+        break;
+      case "--compiled":
+        o.compiled = true;
+        break;
+      case "--help":
+      case "-h":
+        usage();
+        break;
+      default:
+        usage(`unknown option ${a}`);
+    }
+  }
+  return o;
+}
+
+function usage(error?: string): never {
+  const text = `usage: npm run bench -- [--store sqlite] [--scenario ${SCENARIOS.join("|")}] [--jobs N]
+       [--backlog N] [--latency-jobs N] [--quick] [--compiled] [--json]`;
+  if (error) {
+    console.error(`bench: ${error}\n${text}`);
+    process.exit(2);
+  }
+  console.log(text);
+  process.exit(0);
+}
+
+// ---- stores -----------------------------------------------------------------------------------
+
+/** A fresh, empty database for one scenario, and how to throw it away. */
+interface Database {
+  url: string;
+  dispose(): void;
+}
+
+/** How the bench gets databases from a store. Postgres (a fresh schema) and Redis (a fresh key prefix) plug in here. */
+interface BenchStore {
+  name: string;
+  fresh(label: string): Database;
+}
+
+function benchStore(spec: string): BenchStore {
+  if (spec === "sqlite" || spec.startsWith("sqlite:")) {
+    return {
+      name: "sqlite",
+      fresh(label) {
+        const dir = mkdtempSync(join(tmpdir(), `errand-bench-${label}-`));
+        return {
+          url: `sqlite:${join(dir, "bench.db")}`,
+          dispose: () => rmSync(dir, { recursive: true, force: true }),
+        };
+      },
+    };
+  }
+  return usage(`store ${spec} is not supported yet (only sqlite)`);
+}
+
+// ---- worker runtime -----------------------------------------------------------------------------
+
+/** How worker processes load errand: its TypeScript source under tsx, or a compiled build. */
+interface Runtime {
+  entry: string;
+  tsx: boolean;
+  name: string;
+}
+
+function runtime(o: Options, log: Log): Runtime {
+  if (!o.compiled) {
+    return {
+      entry: new URL("../src/index.ts", import.meta.url).href,
+      tsx: true,
+      name: "tsx (TypeScript source)",
+    };
+  }
+  // Inside node_modules, so the build resolves errand's dependencies like dist/ would.
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const out = join(root, "node_modules", ".cache", "errand-bench");
+  log("compiling src/ for the worker processes (tsc)…");
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(
+    process.execPath,
+    [
+      join(root, "node_modules", "typescript", "bin", "tsc"),
+      ...["-p", join(root, "tsconfig.build.json"), "--outDir", out, "--declaration", "false"],
+      ...["--sourceMap", "false"],
+    ],
+    { stdio: "inherit" },
+  );
+  return { entry: pathToFileURL(join(out, "index.js")).href, tsx: false, name: "node (compiled with tsc)" };
+}
+
+// ---- scenarios --------------------------------------------------------------------------------
+
+const noop = defineJob({ type: "noop", handler: async () => {} });
+const CHILD_DEADLINE_MS = 300_000;
+const now = () => performance.timeOrigin + performance.now();
+const payloads = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ i: from + i }));
+
+interface Results {
+  "enqueue-bulk"?: { jobs: number; runs: number[]; jobsPerSec: number; bestJobsPerSec: number };
+  drain?: {
+    jobs: number;
+    concurrency: number;
+    elapsedMs: number;
+    jobsPerSec: number;
+    exactlyOnce: boolean;
+    handlerCalls: number;
+    completedInStore: number;
+    workerRssMB: number;
+    workerRssBeforeMB: number;
+    workerHeapUsedMB: number;
+    workerHeapTotalMB: number;
+  };
+  latency?: {
+    jobs: number;
+    intervalMs: number;
+    p50: number;
+    p95: number;
+    p99: number;
+    max: number;
+    mean: number;
+    clockOffsetMs: number;
+    clockRttMs: number;
+  };
+  "drain-backlog"?: {
+    backlog: number;
+    measured: number;
+    setupMs: number;
+    elapsedMs: number;
+    jobsPerSec: number;
+    baselineJobsPerSec: number;
+    ratio: number;
+  };
+}
+
+async function withQueue<T>(db: Database, fn: (q: Queue) => Promise<T>): Promise<T> {
+  const q = await openQueue(db.url);
+  try {
+    return await fn(q);
+  } finally {
+    await q.close();
+  }
+}
+
+/** Bulk enqueue: one `enqueueMany` of N jobs; the median of 3, each on a fresh file, after one warm-up. */
+async function enqueueBulk(
+  store: BenchStore,
+  o: Options,
+  _rt: Runtime,
+  log: Log,
+): Promise<Results["enqueue-bulk"]> {
+  const runs: number[] = [];
+  for (let r = 0; r < 4; r++) {
+    const db = store.fresh("enqueue");
+    try {
+      await withQueue(db, async (q) => {
+        const items = payloads(o.jobs);
+        const t0 = now();
+        await q.enqueueMany(noop, items);
+        const ms = now() - t0;
+        if (r > 0) runs.push(o.jobs / (ms / 1000));
+      });
+    } finally {
+      db.dispose();
+    }
+  }
+  log(`enqueue-bulk: ${runs.map((r) => fmtInt(r)).join(", ")} jobs/s`);
+  const sorted = [...runs].sort((a, b) => a - b);
+  return {
+    jobs: o.jobs,
+    runs: runs.map(Math.round),
+    jobsPerSec: Math.round(sorted[1]!),
+    bestJobsPerSec: Math.round(sorted[2]!),
+  };
+}
+
+interface DrainDone {
+  type: "done";
+  rssBeforeBytes: number;
+  elapsedMs: number;
+  completed: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  calls: number;
+  distinct: number;
+  repeated: number;
+}
+
+/** Drains `measure` jobs from a database already holding `waiting` jobs, in a worker child. */
+async function drainIn(db: Database, measure: number, concurrency: number, rt: Runtime): Promise<DrainDone> {
+  const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "drain worker", rt.tsx);
+  try {
+    child.send({ type: "init", entry: rt.entry, url: db.url, mode: "drain", concurrency, expect: measure });
+    const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
+    child.send({ type: "go" });
+    return { ...(await child.next<DrainDone>("done")), rssBeforeBytes: ready.rssBytes };
+  } finally {
+    await child.stop();
+  }
+}
+
+async function drain(store: BenchStore, o: Options, rt: Runtime, log: Log): Promise<Results["drain"]> {
+  const db = store.fresh("drain");
+  try {
+    await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
+    const done = await drainIn(db, o.jobs, 50, rt);
+    const stats = await withQueue(db, (q) => q.stats());
+    const left = stats.states.pending + stats.states.active;
+    const exactlyOnce =
+      done.calls === o.jobs &&
+      done.distinct === o.jobs &&
+      done.repeated === 0 &&
+      stats.states.completed === o.jobs &&
+      left === 0;
+    const r = {
+      jobs: o.jobs,
+      concurrency: 50,
+      elapsedMs: round(done.elapsedMs, 1),
+      jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
+      exactlyOnce,
+      handlerCalls: done.calls,
+      completedInStore: stats.states.completed,
+      workerRssMB: round(done.rssBytes / 2 ** 20, 1),
+      workerRssBeforeMB: round(done.rssBeforeBytes / 2 ** 20, 1),
+      workerHeapUsedMB: round(done.heapUsedBytes / 2 ** 20, 1),
+      workerHeapTotalMB: round(done.heapTotalBytes / 2 ** 20, 1),
+    };
+    log(`drain: ${fmtInt(r.jobsPerSec)} jobs/s, exactly once: ${exactlyOnce}, RSS ${r.workerRssMB} MB`);
+    return r;
+  } finally {
+    db.dispose();
+  }
+}
+
+/** Producer here, idle worker in a child: enqueue() call → handler start, across processes. */
+async function latency(store: BenchStore, o: Options, rt: Runtime, log: Log): Promise<Results["latency"]> {
+  const WARMUP = 10;
+  const INTERVAL_MS = 10;
+  const total = WARMUP + o.latencyJobs;
+  const db = store.fresh("latency");
+  const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "latency worker", rt.tsx);
+  try {
+    return await withQueue(db, async (q) => {
+      child.send({
+        type: "init",
+        entry: rt.entry,
+        url: db.url,
+        mode: "latency",
+        concurrency: 50,
+        expect: total,
+      });
+      await child.next("ready");
+      const clock = await clockOffset(child);
+      const sent: number[] = new Array(total);
+      for (let i = 0; i < total; i++) {
+        await sleepUntil(now() + INTERVAL_MS);
+        sent[i] = now();
+        await q.enqueue(noop, { i });
+      }
+      const done = await child.next<{ type: "done"; starts: number[] }>("done");
+      const lat = done.starts.slice(WARMUP).map((t, k) => t - sent[WARMUP + k]!);
+      lat.sort((a, b) => a - b);
+      const r = {
+        jobs: o.latencyJobs,
+        intervalMs: INTERVAL_MS,
+        p50: round(pct(lat, 50), 2),
+        p95: round(pct(lat, 95), 2),
+        p99: round(pct(lat, 99), 2),
+        max: round(lat[lat.length - 1]!, 2),
+        mean: round(lat.reduce((a, b) => a + b, 0) / lat.length, 2),
+        clockOffsetMs: round(clock.offset, 3),
+        clockRttMs: round(clock.rtt, 3),
+      };
+      log(`latency: p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms`);
+      return r;
+    });
+  } finally {
+    await child.stop();
+    db.dispose();
+  }
+}
+
+/**
+ * How far the child's `timeOrigin + now()` is from ours (NTP-style, the sample with the least
+ * round trip). Reported, not subtracted: both clocks come from the same kernel clock.
+ */
+async function clockOffset(child: Child): Promise<{ offset: number; rtt: number }> {
+  let best = { offset: 0, rtt: Number.POSITIVE_INFINITY };
+  for (let i = 0; i < 30; i++) {
+    const t0 = now();
+    child.send({ type: "ping" });
+    const { t } = await child.next<{ type: "pong"; t: number }>("pong");
+    const t1 = now();
+    if (t1 - t0 < best.rtt) best = { offset: t - (t0 + t1) / 2, rtt: t1 - t0 };
+  }
+  return best;
+}
+
+/** Drain rate with a large backlog waiting vs the 20k drain. */
+async function drainBacklog(
+  store: BenchStore,
+  o: Options,
+  rt: Runtime,
+  log: Log,
+  baseline: number,
+): Promise<Results["drain-backlog"]> {
+  const db = store.fresh("backlog");
+  try {
+    const t0 = now();
+    await withQueue(db, async (q) => {
+      const CHUNK = 20_000;
+      for (let from = 0; from < o.backlog; from += CHUNK) {
+        await q.enqueueMany(noop, payloads(Math.min(CHUNK, o.backlog - from), from));
+      }
+    });
+    const setupMs = now() - t0;
+    log(`drain-backlog: ${fmtInt(o.backlog)} jobs enqueued in ${(setupMs / 1000).toFixed(1)} s`);
+    const measured = Math.min(o.jobs, o.backlog);
+    const done = await drainIn(db, measured, 50, rt);
+    const jobsPerSec = Math.round(measured / (done.elapsedMs / 1000));
+    const r = {
+      backlog: o.backlog,
+      measured,
+      setupMs: Math.round(setupMs),
+      elapsedMs: round(done.elapsedMs, 1),
+      jobsPerSec,
+      baselineJobsPerSec: baseline,
+      ratio: round(jobsPerSec / baseline, 3),
+    };
+    log(`drain-backlog: ${fmtInt(jobsPerSec)} jobs/s vs ${fmtInt(baseline)} (ratio ${r.ratio})`);
+    return r;
+  } finally {
+    db.dispose();
+  }
+}
+
+// ---- output -----------------------------------------------------------------------------------
+
+type Log = (line: string) => void;
+
+const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+const sleepUntil = async (t: number) => {
+  // setTimeout for the bulk of the wait, then spin the last ms so jobs go out on time.
+  const ms = t - now() - 1;
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+  while (now() < t) {}
+};
+
+interface Row {
+  metric: string;
+  value: string;
+  target: string;
+  ok: boolean | null;
+}
+
+function rows(r: Results): Row[] {
+  const out: Row[] = [];
+  const add = (metric: string, value: string, target: string, ok: boolean | null) =>
+    out.push({ metric, value, target, ok });
+  const e = r["enqueue-bulk"];
+  if (e)
+    add(
+      `bulk enqueue (${fmtInt(e.jobs)}, one call, median of 3)`,
+      `${fmtInt(e.jobsPerSec)} jobs/s`,
+      "≥ 200,000",
+      e.jobsPerSec >= 200_000,
+    );
+  const d = r.drain;
+  if (d) {
+    add(
+      `drain (${fmtInt(d.jobs)}, concurrency ${d.concurrency})`,
+      `${fmtInt(d.jobsPerSec)} jobs/s`,
+      "≥ 25,000",
+      d.jobsPerSec >= 25_000,
+    );
+    add("  each ran exactly once", String(d.exactlyOnce), "true", d.exactlyOnce);
+    add("worker RSS after drain", `${d.workerRssMB} MB`, "≤ 80 MB", d.workerRssMB <= 80);
+    add("  (before the drain)", `${d.workerRssBeforeMB} MB`, "", null);
+  }
+  const l = r.latency;
+  if (l) {
+    add(`latency p50 (${l.jobs} jobs, ${l.intervalMs} ms apart)`, `${l.p50} ms`, "≤ 1 ms", l.p50 <= 1);
+    add("latency p95", `${l.p95} ms`, "", null);
+    add("latency p99", `${l.p99} ms`, "≤ 5 ms", l.p99 <= 5);
+  }
+  const b = r["drain-backlog"];
+  if (b) {
+    add(`drain with ${fmtInt(b.backlog)} waiting`, `${fmtInt(b.jobsPerSec)} jobs/s`, "", null);
+    add("  vs drain with 20,000 waiting", `${(b.ratio * 100).toFixed(0)} %`, "≥ 80 %", b.ratio >= 0.8);
+  }
+  return out;
+}
+
+function table(rs: Row[]): string {
+  const head = { metric: "metric", value: "value", target: "target", ok: "" };
+  const w = [
+    Math.max(head.metric.length, ...rs.map((r) => r.metric.length)),
+    Math.max(head.value.length, ...rs.map((r) => r.value.length)),
+    Math.max(head.target.length, ...rs.map((r) => r.target.length)),
+  ];
+  const line = (a: string, b: string, c: string, d: string) =>
+    `${a.padEnd(w[0]!)}  ${b.padStart(w[1]!)}  ${c.padEnd(w[2]!)}  ${d}`;
+  return [
+    line(head.metric, head.value, head.target, ""),
+    line("-".repeat(w[0]!), "-".repeat(w[1]!), "-".repeat(w[2]!), "----"),
+    ...rs.map((r) => line(r.metric, r.value, r.target, r.ok === null ? "" : r.ok ? "ok" : "MISS")),
+  ].join("\n");
+}
+
+// ---- main -------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const store = benchStore(o.store);
+  const log: Log = (line) => console.error(`[bench] ${line}`);
+  const wanted = (s: ScenarioName) =>
+    o.scenario === null ? !(s === "drain-backlog" && o.quick) : o.scenario === s;
+  const results: Results = {};
+  const rt = runtime(o, log);
+  if (wanted("enqueue-bulk")) results["enqueue-bulk"] = await enqueueBulk(store, o, rt, log);
+  if (wanted("drain")) results.drain = await drain(store, o, rt, log);
+  if (wanted("latency")) results.latency = await latency(store, o, rt, log);
+  if (wanted("drain-backlog")) {
+    // The 20k drain it is compared with, measured in this run.
+    results.drain ??= await drain(store, o, rt, log);
+    results["drain-backlog"] = await drainBacklog(store, o, rt, log, results.drain!.jobsPerSec);
+  }
+  const cpu = cpus();
+  const report = {
+    store: store.name,
+    workerRuntime: rt.name,
+    date: new Date().toISOString(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    machine: {
+      cpus: cpu.length,
+      cpuModel: cpu[0]?.model ?? "unknown",
+      memoryGB: round(totalmem() / 2 ** 30, 1),
+      freeMemoryGB: round(freemem() / 2 ** 30, 1),
+      os: `${platform()} ${release()}`,
+      node: process.version,
+    },
+    results,
+    targets: rows(results).map((r) => ({ ...r })),
+  };
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    console.log(
+      `errand bench: ${store.name}, workers on ${rt.name}, ${report.machine.cpus} × ${report.machine.cpuModel}, node ${report.machine.node}\n`,
+    );
+    console.log(table(rows(results)));
+    const l = results.latency;
+    if (l)
+      console.log(
+        `\nlatency max ${l.max} ms, mean ${l.mean} ms; clock offset between processes ${l.clockOffsetMs} ms`,
+      );
+    console.log("");
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

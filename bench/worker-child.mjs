@@ -1,0 +1,79 @@
+/**
+ * The benchmark's worker process: opens the store, runs one Worker, and reports over IPC.
+ * Plain JavaScript, so it runs both under tsx (importing errand's TypeScript source) and under
+ * plain node (importing a compiled build): `entry` in the init message says which.
+ *
+ * parent → child: `init` { entry, url, mode: "drain" | "latency", concurrency, expect }, `go`, `ping`, `exit`
+ * child → parent: `ready` (worker built; for latency: started and idle), `done` {...}, `pong`, `error`
+ */
+
+const now = () => performance.timeOrigin + performance.now();
+const send = (m) => process.send(m);
+
+process.on("message", (m) => {
+  if (m.type === "init") void init(m).catch(fail);
+  else if (m.type === "ping") send({ type: "pong", t: now() });
+  else if (m.type === "exit") process.exit(0);
+});
+process.on("disconnect", () => process.exit(0));
+
+function fail(error) {
+  send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+}
+
+async function init(o) {
+  const { defineJob, openQueue, Worker } = await import(o.entry);
+  const queue = await openQueue(o.url);
+  const calls = new Map();
+  const starts = [];
+  const noop = defineJob({
+    type: "noop",
+    handler: async (payload, ctx) => {
+      if (o.mode === "latency") starts[payload.i] = now();
+      calls.set(ctx.job.id, (calls.get(ctx.job.id) ?? 0) + 1);
+    },
+  });
+  const worker = new Worker(queue, { jobs: [noop], concurrency: o.concurrency });
+  worker.on("error", fail);
+
+  let completed = 0;
+  const finished = new Promise((resolve) => {
+    worker.on("completed", () => {
+      if (++completed === o.expect) resolve(now());
+    });
+  });
+
+  if (o.mode === "latency") {
+    await worker.start();
+    send({ type: "ready" });
+    await finished;
+    send({ type: "done", starts, ...countCalls(calls) });
+    return;
+  }
+
+  send({ type: "ready", rssBytes: process.memoryUsage().rss });
+  await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
+  const t0 = now();
+  await worker.start();
+  const t1 = await finished;
+  const { rss, heapUsed, heapTotal } = process.memoryUsage();
+  send({
+    type: "done",
+    elapsedMs: t1 - t0,
+    completed,
+    rssBytes: rss,
+    heapUsedBytes: heapUsed,
+    heapTotalBytes: heapTotal,
+    ...countCalls(calls),
+  });
+}
+
+function countCalls(calls) {
+  let total = 0;
+  let repeated = 0;
+  for (const n of calls.values()) {
+    total += n;
+    if (n > 1) repeated++;
+  }
+  return { calls: total, distinct: calls.size, repeated };
+}
