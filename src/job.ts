@@ -160,6 +160,18 @@ export interface JobRecord {
 const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 
+const backoffs = new Map<string, StoredBackoff>();
+
+/** Jobs share a handful of policies: parse each once and share it, frozen. */
+function parseBackoff(text: string): StoredBackoff {
+  let policy = backoffs.get(text);
+  if (!policy) {
+    policy = Object.freeze(JSON.parse(text) as StoredBackoff);
+    if (backoffs.size < 256) backoffs.set(text, policy);
+  }
+  return policy;
+}
+
 /** Converts a store record to the public {@link Job}. */
 export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
   return {
@@ -176,7 +188,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     expiresAt: date(r.expiresAt),
     attempt: r.attempt,
     maxAttempts: r.maxAttempts,
-    backoff: JSON.parse(r.backoff) as StoredBackoff,
+    backoff: parseBackoff(r.backoff),
     retryQueue: r.retryQueue,
     delivery: r.delivery,
     timeoutMs: r.timeoutMs,

@@ -321,7 +321,7 @@ export class Queue extends EventEmitter<QueueEvents> {
         payload: toJsonText("payload", value, this.#maxPayloadBytes),
       };
     }
-    const results = await this.store.enqueueMany({ jobs: news, now });
+    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated: options.id === undefined });
     const backoff = JSON.parse(base.backoff) as StoredBackoff;
     const emit = this.listenerCount("enqueued") > 0;
     return results.map((r, i) => {

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
-import pino, { type Logger } from "pino";
-import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../define-job.js";
+import { createRequire } from "node:module";
+import type { Logger } from "pino";
+import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import { type Job, type JobRecord, toJob } from "../job.js";
@@ -8,6 +9,7 @@ import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import type { QueueWeight } from "../store/store.js";
 import { checkInt } from "../validation.js";
 import { CompletionBatcher } from "./completion-batcher.js";
+import { JobRun, type RunHooks } from "./job-run.js";
 
 /**
  * Options for a {@link Worker}.
@@ -102,15 +104,6 @@ const WORKER_KEYS = new Set([
   "logger",
 ]);
 
-interface Running {
-  job: Job;
-  weight: number;
-  controller: AbortController;
-  /** Set once the attempt's outcome is decided (reported, abandoned), so it is decided once. */
-  settled: boolean;
-  cancelTimeout: (() => void) | null;
-}
-
 /**
  * Runs jobs: claims in batches up to its free capacity, runs each handler with a signal, a
  * heartbeat and a checkpoint, reports outcomes (completions batched into one write), and shuts
@@ -141,8 +134,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #maintenance: boolean;
   readonly #sweepMs: number;
   readonly #pruneMs: number;
-  readonly #log: Logger;
-  readonly #running = new Map<string, Running>();
+  readonly #logger: Logger | undefined;
+  #childLogger: Logger | undefined;
+  readonly #running = new Map<string, JobRun>();
   readonly #completions: CompletionBatcher;
   #runningWeight = 0;
   /** Outcome writes under way; the worker is idle only when none are. */
@@ -193,11 +187,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
     this.#pruneMs = toMs("pruneIntervalMs", options.pruneIntervalMs ?? 60_000);
     this.workerId = options.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
-    this.#log = (options.logger ?? pino({ level: "warn" })).child({ workerId: this.workerId });
+    this.#logger = options.logger;
     this.#completions = new CompletionBatcher(queue, (error) => this.#error(error));
     queue.register(...options.jobs);
     // An unhandled "error" event would crash the process; errors are logged instead.
     this.on("error", (error) => this.#log.error({ err: error }, "worker error"));
+  }
+
+  /** The worker's logger, made on first use: most workers never log, and pino costs ~9 MB to load. */
+  get #log(): Logger {
+    this.#childLogger ??= (this.#logger ?? defaultLogger()).child({ workerId: this.workerId });
+    return this.#childLogger;
   }
 
   /** Jobs running now. */
@@ -309,13 +309,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     const weight = Math.min(job.weight, this.#concurrency);
-    const run: Running = {
-      job,
-      weight,
-      controller: new AbortController(),
-      settled: false,
-      cancelTimeout: null,
-    };
+    const run = new JobRun(job, weight, this.#hooks);
     // An earlier attempt of this job still running here has lost its lease (the job was recovered
     // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
     const earlier = this.#running.get(job.id);
@@ -329,8 +323,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void this.#execute(run);
   }
 
-  async #execute(run: Running): Promise<void> {
-    const { job, controller } = run;
+  async #execute(run: JobRun): Promise<void> {
+    const { job } = run;
     const def = this.#jobs.get(job.type);
     if (!def) {
       this.#settle(run);
@@ -352,7 +346,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     let result: unknown;
     try {
-      result = await def.handler(job.payload as never, this.#context(run));
+      result = await def.handler(job.payload as never, run.context);
     } catch (error) {
       if (run.settled) return;
       this.#settle(run);
@@ -360,7 +354,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#roomFreed(def);
       return;
     }
-    if (run.settled || controller.signal.aborted) return;
+    if (run.settled || run.aborted) return;
     this.#settle(run);
     let ok: boolean;
     this.#reports++;
@@ -410,7 +404,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** Frees the job's slot and stops its timers; the outcome is decided from here on. */
-  #settle(run: Running): void {
+  #settle(run: JobRun): void {
     if (run.settled) return;
     run.settled = true;
     run.cancelTimeout?.();
@@ -437,9 +431,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (run) this.#abandonRun(run, why, reason);
   }
 
-  #abandonRun(run: Running, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
+  #abandonRun(run: JobRun, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
     if (run.settled) return;
-    run.controller.abort(reason);
+    run.abort(reason);
     this.#settle(run);
     if (why === "timeout") {
       void this.#report(() => this.queue.failAttempt(run.job, reason, { kind: "timeout" }));
@@ -448,31 +442,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  #context(run: Running): JobContext<never> {
-    const { job, controller } = run;
-    let log: Logger | undefined;
-    const worker = this;
-    return {
-      job: job as Job<never>,
-      attempt: job.attempt,
-      signal: controller.signal,
-      async heartbeat() {
-        if (run.settled) return false;
-        const ok = await worker.queue.heartbeat(job, { leaseMs: worker.#leaseMs });
-        if (!ok)
-          worker.#abandonRun(run, "lost", new Error("lease lost: the job was cancelled or taken over"));
-        return ok;
-      },
-      async checkpoint(data: unknown) {
-        if (run.settled) return false;
-        return worker.queue.checkpoint(job, data);
-      },
-      get log() {
-        log ??= worker.#log.child({ jobId: job.id, type: job.type, attempt: job.attempt });
-        return log;
-      },
-    };
-  }
+  /** What every running job's context calls back into; one object, shared. */
+  readonly #hooks: RunHooks = {
+    heartbeat: async (run) => {
+      if (run.settled) return false;
+      const ok = await this.queue.heartbeat(run.job, { leaseMs: this.#leaseMs });
+      if (!ok) this.#abandonRun(run, "lost", new Error("lease lost: the job was cancelled or taken over"));
+      return ok;
+    },
+    checkpoint: async (run, data) => (run.settled ? false : this.queue.checkpoint(run.job, data)),
+    logger: () => this.#log,
+  };
 
   async #heartbeatAll(): Promise<void> {
     const runs = [...this.#running.values()].filter((r) => !r.settled);
@@ -577,4 +557,13 @@ function checkWorkerOptions(options: WorkerOptions): void {
   if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
     throw new ErrandError("INVALID_OPTION", "Worker: jobs must list at least one job definition");
   }
+}
+
+const requireCjs = createRequire(import.meta.url);
+let fallbackLogger: Logger | undefined;
+
+/** pino at level "warn", loaded on first use. */
+function defaultLogger(): Logger {
+  fallbackLogger ??= (requireCjs("pino") as (options: object) => Logger)({ level: "warn" });
+  return fallbackLogger;
 }

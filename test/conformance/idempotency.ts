@@ -210,5 +210,47 @@ export function exerciseIdempotency(backend: Backend): void {
       expect(jobs.map((j) => j.payload)).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }]);
       expect((await queue.stats()).states.pending).toBe(1);
     });
+
+    it("stores one job when a large enqueueMany (past any bulk chunk) shares one uniqueKey", async () => {
+      const { queue } = await backend.setup();
+      const payloads = Array.from({ length: 300 }, (_, n) => ({ n }));
+      const jobs = await queue.enqueueMany(task, payloads, { uniqueKey: "big-batch" });
+      expect(jobs.filter((j) => !j.duplicate)).toHaveLength(1);
+      expect(new Set(jobs.map((j) => j.id)).size).toBe(1);
+      expect((await queue.stats()).states.pending).toBe(1);
+    });
+
+    it("reports a live id as existing even when the caller says its ids are freshly generated", async () => {
+      // The bulk fast path trusts idsGenerated only to skip the finished-id lookup; a conflict
+      // with a live job must still be found, in any chunk position.
+      const { queue, store, clock } = await backend.setup();
+      const [existing] = await queue.enqueueMany(task, [{ original: true }]);
+      const base = {
+        type: "task",
+        queue: "default",
+        payload: "{}",
+        priority: 0,
+        weight: 1,
+        runAt: clock.now(),
+        expiresAt: null,
+        maxAttempts: 5,
+        backoff: JSON.stringify(existing!.backoff),
+        retryQueue: null,
+        delivery: "at_least_once" as const,
+        timeoutMs: null,
+        uniqueKey: null,
+      };
+      const fresh = Array.from({ length: 200 }, (_, i) => ({
+        ...base,
+        id: `fresh-${String(i).padStart(3, "0")}`,
+      }));
+      fresh[70] = { ...base, id: existing!.id };
+      const results = await store.enqueueMany({ jobs: fresh, now: clock.now(), idsGenerated: true });
+      expect(results.filter((r) => r.inserted)).toHaveLength(199);
+      const dup = results[70]!;
+      expect(dup.inserted).toBe(false);
+      if (!dup.inserted) expect(JSON.parse(dup.existing.payload)).toEqual({ original: true });
+      expect((await queue.stats()).states.pending).toBe(200);
+    });
   });
 }

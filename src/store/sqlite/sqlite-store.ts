@@ -119,6 +119,10 @@ const SCHEDULE_COLUMNS = `name, cron, timezone, type, payload, options, next_run
 
 type Stmt = Database.Statement;
 
+/** Rows per multi-row INSERT on the bulk path: 64 × 15 parameters stays far below SQLite's limit. */
+const INSERT_CHUNK = 64;
+const INSERTED: EnqueueResult = Object.freeze({ inserted: true });
+
 /**
  * The embedded store: one SQLite file, WAL, any number of processes.
  *
@@ -232,10 +236,10 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
-    return this.#write(() => this.#insertJobs(params.jobs, params.now));
+    return this.#write(() => this.#insertJobs(params.jobs, params.now, params.idsGenerated === true));
   }
 
-  #insertJobs(jobs: NewJob[], now: number): EnqueueResult[] {
+  #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
     // Ids are unique across both tables, so a finished job's id is taken. A separate lookup (same
     // transaction) costs far less than a NOT EXISTS inside INSERT … SELECT: ~20% on bulk enqueue.
     const finished = this.#stmt("SELECT 1 FROM errand_job_done WHERE id = ?").pluck();
@@ -247,9 +251,56 @@ export class SqliteStore implements Store {
     );
     const results: EnqueueResult[] = new Array(jobs.length);
     let ready = false;
-    for (let i = 0; i < jobs.length; i++) {
+    let i = 0;
+    if (idsGenerated) {
+      // Fresh ids and no unique keys: insert many rows per statement, which spares SQLite a
+      // statement step per row. A chunk that meets any conflict is redone row by row below.
+      const chunk = this.#stmt(
+        `INSERT INTO errand_job (id, type, queue, state, payload, priority, weight, run_at, expires_at,
+           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at)
+         VALUES ${Array(INSERT_CHUNK).fill("(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+         ON CONFLICT DO NOTHING`,
+      );
+      const args: unknown[] = new Array(INSERT_CHUNK * 15);
+      for (; i + INSERT_CHUNK <= jobs.length; i += INSERT_CHUNK) {
+        let k = 0;
+        let unique = false;
+        for (let r = i; r < i + INSERT_CHUNK; r++) {
+          const j = jobs[r]!;
+          if (j.uniqueKey !== null) unique = true;
+          args[k++] = j.id;
+          args[k++] = j.type;
+          args[k++] = j.queue;
+          args[k++] = j.payload;
+          args[k++] = j.priority;
+          args[k++] = j.weight;
+          args[k++] = j.runAt;
+          args[k++] = j.expiresAt;
+          args[k++] = j.maxAttempts;
+          args[k++] = j.backoff;
+          args[k++] = j.retryQueue;
+          args[k++] = j.delivery;
+          args[k++] = j.timeoutMs;
+          args[k++] = j.uniqueKey;
+          args[k++] = now;
+        }
+        if (unique) break;
+        this.#stmt("SAVEPOINT errand_chunk").run();
+        if (chunk.run(...args).changes !== INSERT_CHUNK) {
+          this.#stmt("ROLLBACK TO errand_chunk").run();
+          this.#stmt("RELEASE errand_chunk").run();
+          break;
+        }
+        this.#stmt("RELEASE errand_chunk").run();
+        for (let r = i; r < i + INSERT_CHUNK; r++) {
+          results[r] = INSERTED;
+          if (jobs[r]!.runAt <= now) ready = true;
+        }
+      }
+    }
+    for (; i < jobs.length; i++) {
       const j = jobs[i]!;
-      const taken = finished.get(j.id) !== undefined;
+      const taken = !idsGenerated && finished.get(j.id) !== undefined;
       const info = taken
         ? { changes: 0 }
         : insert.run(
@@ -270,7 +321,7 @@ export class SqliteStore implements Store {
             now,
           );
       if (info.changes === 1) {
-        results[i] = { inserted: true };
+        results[i] = INSERTED;
         if (j.runAt <= now) ready = true;
       } else {
         const existing =
