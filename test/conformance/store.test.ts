@@ -21,6 +21,7 @@ import { exerciseRetention } from "./retention.js";
 import { exerciseRetries } from "./retries.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exerciseShutdown } from "./shutdown.js";
+import { exerciseTimeouts } from "./timeouts.js";
 
 for (const backend of selectedBackends()) {
   describe(backend.name, () => {
@@ -39,6 +40,7 @@ for (const backend of selectedBackends()) {
     exerciseResults(backend);
     exerciseEvents(backend);
     exerciseShutdown(backend);
+    exerciseTimeouts(backend);
     exerciseBadInput(backend);
   });
 }
