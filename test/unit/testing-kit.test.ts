@@ -47,7 +47,9 @@ describe("drain and expectEnqueued", () => {
       await queue.enqueue(greet, { name: "later", at: "y" }, { delayMs: "1h" });
       const found = await expectEnqueued(queue, { type: greet, payload: { name: "later", at: "y" } });
       expect(found.runAt.getTime()).toBe(clock.now() + 3_600_000);
-      await expect(expectEnqueued(queue, { type: "greet", payload: { name: "nobody", at: "" } })).rejects.toMatchObject({
+      await expect(
+        expectEnqueued(queue, { type: "greet", payload: { name: "nobody", at: "" } }),
+      ).rejects.toMatchObject({
         code: "JOB_NOT_FOUND",
       });
 
