@@ -68,8 +68,9 @@ test("4 processes, 10,000 jobs: every job handled exactly once", { timeout: 45_0
   expect(starts.size).toBe(JOBS);
   expect([...starts.values()].filter((n) => n !== 1)).toEqual([]);
   expect([...completedBy.values()].filter((by) => by.length !== 1)).toEqual([]);
-  // Every process took part.
-  for (const { started } of closed) expect(started.length).toBeGreaterThan(0);
+  // They really ran side by side. (Not "every process": SQLite's write lock is not fair, and on a
+  // loaded machine three processes can drain no-op jobs before the fourth wins it once.)
+  expect(closed.filter(({ started }) => started.length > 0).length).toBeGreaterThanOrEqual(2);
 
   // The store agrees: 10,000 completed jobs, each on its first attempt, by the process that ran it.
   const stats = await queue.stats();
