@@ -3,8 +3,12 @@
  * Plain JavaScript, so it runs both under tsx (importing errand's TypeScript source) and under
  * plain node (importing a compiled build): `entry` in the init message says which.
  *
- * parent → child: `init` { entry, url, mode: "drain" | "latency", concurrency, expect }, `go`, `ping`, `exit`
+ * parent → child: `init` { entry, url, mode: "drain" | "latency" | "scale", concurrency, expect }, `go`, `ping`, `exit`
  * child → parent: `ready` (worker built; for latency: started and idle), `done` {...}, `pong`, `error`
+ *
+ * `scale`: one of several workers draining the same jobs; it cannot know its share, so it reports
+ * `done` {t0, tLast, completed, …} when its worker first runs dry (a claim finds nothing and
+ * nothing runs): the others hold the rest.
  */
 
 const now = () => performance.timeOrigin + performance.now();
@@ -48,6 +52,21 @@ async function init(o) {
     send({ type: "ready" });
     await finished;
     send({ type: "done", starts, ...countCalls(calls) });
+    return;
+  }
+
+  if (o.mode === "scale") {
+    let tLast = 0;
+    worker.on("completed", () => {
+      tLast = now();
+    });
+    send({ type: "ready" });
+    await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
+    const dry = new Promise((resolve) => worker.once("idle", resolve));
+    const t0 = now();
+    await worker.start();
+    await dry;
+    send({ type: "done", t0, tLast, completed, ...countCalls(calls) });
     return;
   }
 

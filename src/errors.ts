@@ -42,7 +42,25 @@ export type ErrandErrorCode =
   /** A handler asked not to be retried. */
   | "NON_RETRYABLE"
   /** The underlying datastore failed; `cause` holds the original error. */
-  | "STORE_ERROR";
+  | "STORE_ERROR"
+  /** A report (complete, fail, heartbeat, checkpoint) named an attempt that is not current; nothing changed. */
+  | "STALE_ATTEMPT"
+  /** An HTTP request was malformed: bad JSON, wrong types, unknown fields, too deeply nested. */
+  | "INVALID_REQUEST"
+  /** An HTTP request body was larger than the server's limit. */
+  | "PAYLOAD_TOO_LARGE"
+  /** An HTTP request had no valid credentials. */
+  | "UNAUTHORIZED"
+  /** The credentials are valid but their role may not do this. */
+  | "FORBIDDEN"
+  /** Too many failed authentication attempts; try again later. */
+  | "RATE_LIMITED"
+  /** A job type, schedule or route that does not exist. */
+  | "NOT_FOUND"
+  /** The server or its store cannot be reached. */
+  | "UNAVAILABLE"
+  /** A fault errand did not expect (a bug); the server logs it and answers 500. */
+  | "INTERNAL";
 
 /**
  * The one error class errand throws deliberately.

@@ -57,6 +57,22 @@ export interface EnqueueOptions extends JobDefaults {
   expiresAt?: Date | string | number;
   /** Never start later than this long from now. Not with `expiresAt`. */
   expiresInMs?: Duration;
+  /**
+   * Transactional enqueue: your own database connection, inside your own transaction. The job is
+   * inserted through it, so it exists only if your transaction commits, and workers hear of it
+   * when it does. PostgreSQL only: a `pg` `Client` or `PoolClient` after `BEGIN`. Other stores
+   * refuse it (`INVALID_OPTION`).
+   * @remarks The `enqueued` event fires when the insert returns, before your commit; a rollback
+   * leaves no job behind it.
+   * @example
+   * ```ts
+   * await client.query("BEGIN");
+   * await client.query("INSERT INTO orders …");
+   * await queue.enqueue(sendReceipt, { orderId }, { db: client });
+   * await client.query("COMMIT");
+   * ```
+   */
+  db?: unknown;
 }
 
 const ENQUEUE_KEYS = new Set([
@@ -74,6 +90,7 @@ const ENQUEUE_KEYS = new Set([
   "retryQueue",
   "timeoutMs",
   "delivery",
+  "db",
 ]);
 
 /** A job just enqueued; `duplicate` tells whether its id or unique key matched an existing job. */
@@ -134,7 +151,7 @@ export interface ScheduleOptions<P = unknown> {
   job: JobDefinition<P, unknown> | string;
   payload: P;
   /** Enqueue options for each job (no `id`: each tick's id is derived from the schedule). */
-  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt">;
+  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db">;
 }
 
 /** A stored schedule. */
@@ -321,12 +338,58 @@ export class Queue extends EventEmitter<QueueEvents> {
         payload: toJsonText("payload", value, this.#maxPayloadBytes),
       };
     }
-    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated: options.id === undefined });
+    const results = await this.store.enqueueMany({
+      jobs: news,
+      now,
+      idsGenerated: options.id === undefined,
+      connection: options.db,
+    });
     const backoff = JSON.parse(base.backoff) as StoredBackoff;
     const emit = this.listenerCount("enqueued") > 0;
     return results.map((r, i) => {
       if (!r.inserted) return { ...toJob<P>(r.existing), duplicate: true };
       const j = jobFromNew<P>(news[i]!, values[i] as P, backoff, now);
+      if (emit) this.emit("enqueued", j);
+      return j;
+    });
+  }
+
+  /**
+   * Adds jobs of any types, each with its own options, in one transaction and one round trip
+   * (the server's bulk enqueue). Either every job is valid and all are stored, or none is.
+   * @since 0.1.0
+   */
+  async enqueueBatch(
+    items: ReadonlyArray<{ job: JobTarget<unknown>; payload: unknown; options?: EnqueueOptions }>,
+  ): Promise<EnqueuedJob[]> {
+    this.#checkOpen();
+    if (!Array.isArray(items))
+      throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
+    if (items.length === 0) return [];
+    const now = this.clock.now();
+    const news: NewJob[] = new Array(items.length);
+    const values: unknown[] = new Array(items.length);
+    let idsGenerated = true;
+    for (let i = 0; i < items.length; i++) {
+      const { job, payload, options = {} } = items[i]!;
+      const def = typeof job === "string" ? this.#definitions.get(checkTypeName(job)) : job;
+      const type = typeof job === "string" ? job : job.type;
+      const base = this.#resolve(type, def, options, now);
+      const value = def?.schema ? await validatePayload(def, payload) : payload;
+      if (options.id !== undefined) idsGenerated = false;
+      values[i] = value;
+      news[i] = {
+        ...base,
+        id: options.id === undefined ? uuidv7(now) : base.id,
+        payload: toJsonText(`jobs[${i}].payload`, value, this.#maxPayloadBytes),
+      };
+    }
+    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated });
+    const emit = this.listenerCount("enqueued") > 0;
+    return results.map((r, i) => {
+      if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
+      const n = news[i]!;
+      const j = jobFromNew(n, values[i], JSON.parse(n.backoff) as StoredBackoff, now);
       if (emit) this.emit("enqueued", j);
       return j;
     });
@@ -534,8 +597,8 @@ export class Queue extends EventEmitter<QueueEvents> {
       typeof options.job === "string" ? this.#definitions.get(checkTypeName(options.job)) : options.job;
     const type = typeof options.job === "string" ? options.job : options.job.type;
     const jobOptions = { ...(options.options ?? {}) } as EnqueueOptions;
-    if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions) {
-      throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs or runAt");
+    if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
+      throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
     }
     if (typeof jobOptions.backoff === "function") {
       throw new ErrandError(
@@ -874,6 +937,12 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
  * Opens a store from its URL.
  * - `sqlite:./path.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`, `sqlite::memory:`;
  *   `?synchronous=full` for power-loss durability.
+ * - `redis://[[user]:password@]host[:port][/db]`, `rediss://…` (TLS); `?prefix=name` for the key
+ *   prefix (default `errand`). Needs `ioredis`; options beyond the URL: `RedisStore` in `errand/redis`.
+ * - `postgres://user:password@host:5432/db`, `postgresql://…`; `?schema=name` for the schema
+ *   errand's tables live in (default `errand`), migrated on open; any other parameter goes to
+ *   `pg` (`sslmode`, `application_name`, …). Needs `pg`; options beyond the URL: `PostgresStore`
+ *   in `errand/postgres`.
  * @throws ErrandError `INVALID_STORE_URL`
  * @since 0.1.0
  */
@@ -896,13 +965,48 @@ export async function openStore(url: string): Promise<Store> {
     const { SqliteStore } = await import("./store/sqlite/sqlite-store.js");
     return SqliteStore.open({ filename, synchronous });
   }
-  if (scheme === "postgres" || scheme === "postgresql" || scheme === "redis" || scheme === "rediss") {
-    throw new ErrandError("INVALID_STORE_URL", `the ${scheme} store is not part of this errand release yet`);
+  if (scheme === "redis" || scheme === "rediss") {
+    // Loaded on demand: `import "errand"` stays free of ioredis.
+    const { RedisStore } = await import("./store/redis/redis-store.js");
+    return RedisStore.open({ url });
+  }
+  if (scheme === "postgres" || scheme === "postgresql") {
+    return openPostgres(url);
   }
   throw new ErrandError(
     "INVALID_STORE_URL",
     `unknown store URL ${JSON.stringify(url)}; expected sqlite:./file.db (or sqlite::memory:)`,
   );
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (cause) {
+    throw new ErrandError("INVALID_STORE_URL", `store URL ${JSON.stringify(url)} is not a valid URL`, {
+      cause,
+    });
+  }
+  const schema = parsed.searchParams.get("schema") ?? undefined;
+  parsed.searchParams.delete("schema");
+  // Loaded on demand: `import "errand"` stays free of pg.
+  let module: typeof import("./store/postgres/postgres-store.js");
+  try {
+    module = await import("./store/postgres/postgres-store.js");
+  } catch (cause) {
+    throw new ErrandError("INVALID_STORE_URL", "the PostgreSQL store needs the pg package: npm install pg", {
+      cause,
+    });
+  }
+  try {
+    return await module.PostgresStore.open({ connectionString: parsed.toString(), schema });
+  } catch (error) {
+    if (error instanceof ErrandError && error.code === "INVALID_OPTION") {
+      throw new ErrandError("INVALID_STORE_URL", `store URL: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
 }
 
 function checkUniqueKey(key: unknown): string {

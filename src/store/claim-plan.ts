@@ -46,6 +46,39 @@ export function planClaim<R>(
   return out;
 }
 
+/**
+ * {@link planClaim} for stores whose `take` is asynchronous (a round trip per queue share, as in
+ * PostgreSQL). The same shares, in the same order, from the same random draws.
+ */
+export async function planClaimAsync<R>(
+  queues: readonly QueueWeight[],
+  limit: number,
+  random: () => number,
+  take: (queue: string, count: number) => Promise<QueueTake<R>>,
+): Promise<R[]> {
+  const out: R[] = [];
+  let open = queues.filter((q) => q.weight > 0);
+  let want = limit;
+  while (want > 0 && open.length > 0) {
+    const shares = allocate(open, want, random);
+    const stillOpen: QueueWeight[] = [];
+    for (const q of open) {
+      const share = shares.get(q.name) ?? 0;
+      if (share === 0) {
+        stillOpen.push(q);
+        continue;
+      }
+      const { taken, full } = await take(q.name, share);
+      for (const r of taken) out.push(r);
+      want -= taken.length;
+      if (full) return out;
+      if (taken.length === share) stillOpen.push(q);
+    }
+    open = stillOpen;
+  }
+  return out;
+}
+
 function allocate(queues: readonly QueueWeight[], slots: number, random: () => number): Map<string, number> {
   const shares = new Map<string, number>();
   if (queues.length === 1) {

@@ -39,6 +39,12 @@ export interface EnqueueManyParams {
    * are still checked.
    */
   idsGenerated?: boolean;
+  /**
+   * The caller's own database connection, inside the caller's transaction (`enqueue(…, { db })`):
+   * the store inserts through it, so the jobs exist only if that transaction commits. Opaque here;
+   * a store that cannot enlist in a caller's transaction refuses it with `INVALID_OPTION`.
+   */
+  connection?: unknown;
 }
 
 /**

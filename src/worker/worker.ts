@@ -287,7 +287,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
         }
         this.#backlog = records.length > 0;
         for (const record of records) this.#start(record);
-        if (records.length === 0 && this.#running.size === 0 && this.#reports === 0) this.emit("idle");
+        // Not idle if a wake-up came during the claim (an outcome just written may have made a
+        // retry ready): with a networked store the claim can answer before that write committed.
+        if (records.length === 0 && !this.#claimAgain && this.#running.size === 0 && this.#reports === 0) {
+          this.emit("idle");
+        }
       } while (this.#claimAgain || (this.#backlog && this.#runningWeight <= this.#minConcurrency));
     } finally {
       this.#claiming = false;
@@ -361,8 +365,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       ok = await this.#completions.complete(job, result);
     } catch (error) {
-      // A result that cannot be stored (not JSON) fails the attempt instead.
-      await this.#report(() => this.queue.failAttempt(job, error, { retryable: false }));
+      if (error instanceof ErrandError && error.code === "INVALID_PAYLOAD") {
+        // A result that cannot be stored (not JSON, too large) fails the attempt instead.
+        await this.#report(() => this.queue.failAttempt(job, error, { retryable: false }));
+      }
+      // Otherwise the store failed (the batcher reported it), and the completion may or may not
+      // have been written: the attempt is left as it is. If it was not written, the lease runs
+      // out and the job runs again, as after a crash; it must not go to dead for a lost reply.
       return;
     } finally {
       this.#reported();

@@ -6,11 +6,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { onTestFinished } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { type OpenQueueOptions, Queue } from "../../src/queue.js";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { RedisStore } from "../../src/store/redis/redis-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store, StoreCapabilities } from "../../src/store/store.js";
+import { dropSchema, freshSchema, PG_URL, pgUrl, silentLogger } from "../helpers/postgres.js";
+import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisUrl, withRedis } from "../helpers/redis.js";
 
 /** A store under test, made fresh for each test. */
 export interface Backend {
@@ -18,6 +24,11 @@ export interface Backend {
   capabilities: StoreCapabilities;
   /** A fresh, empty store (and a second connection to it, as another process would have). */
   setup(options?: SetupOptions): Promise<Bundle>;
+  /**
+   * Looks inside the store, beyond the Store interface, where the store has such a thing: the
+   * hot set's rows by state (the table the claim index covers), sorted by state.
+   */
+  inspect?: { hotSet(bundle: Bundle): Promise<Array<{ state: string; n: number }>> };
 }
 
 export interface SetupOptions extends Omit<OpenQueueOptions, "store" | "clock"> {
@@ -58,9 +69,108 @@ const sqlite: Backend = {
     });
     return { store: queue.store, clock, queue, connect: (o = {}) => open(o), url: `sqlite:${filename}` };
   },
+  inspect: {
+    async hotSet({ url }) {
+      const db = new Database(url.replace(/^sqlite:/, ""), { readonly: true });
+      try {
+        return db
+          .prepare("SELECT state, count(*) AS n FROM errand_job GROUP BY state ORDER BY state")
+          .all() as Array<{
+          state: string;
+          n: number;
+        }>;
+      } finally {
+        db.close();
+      }
+    },
+  },
 };
 
-const BACKENDS: Record<string, Backend> = { sqlite };
+/** Each test gets its own schema in the test database (ERRAND_TEST_PG_URL), dropped afterwards. */
+const postgres: Backend = {
+  name: "postgres",
+  capabilities: { listen: true, multiProcess: true },
+  async setup(options = {}) {
+    const schema = freshSchema();
+    const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
+    const { start: _start, ...queueOptions } = options;
+    const stores: Store[] = [];
+    onTestFinished(async () => {
+      for (const s of stores) await s.close().catch(() => {});
+      await dropSchema(schema);
+    });
+    const open = async (o: Omit<OpenQueueOptions, "store" | "clock">) => {
+      const store = await PostgresStore.open({
+        connectionString: PG_URL,
+        schema,
+        poolSize: 3,
+        logger: silentLogger,
+      });
+      stores.push(store);
+      return new Queue(store, { random: seeded(42), ...o, clock });
+    };
+    const queue = await open(queueOptions);
+    return { store: queue.store, clock, queue, connect: (o = {}) => open(o), url: pgUrl(schema) };
+  },
+  inspect: {
+    async hotSet({ url }) {
+      const schema = new URL(url).searchParams.get("schema")!;
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          `SELECT state, count(*)::integer AS n FROM "${schema}".errand_job GROUP BY state ORDER BY state`,
+        );
+        return rows as Array<{ state: string; n: number }>;
+      } finally {
+        await client.end();
+      }
+    },
+  },
+};
+
+/** Each test gets its own key prefix in the test Redis (ERRAND_TEST_REDIS_URL); its keys are deleted afterwards. */
+const redis: Backend = {
+  name: "redis",
+  capabilities: { listen: true, multiProcess: true },
+  async setup(options = {}) {
+    const prefix = freshPrefix();
+    const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
+    const { start: _start, ...queueOptions } = options;
+    const stores: Store[] = [];
+    onTestFinished(async () => {
+      for (const s of stores) await s.close().catch(() => {});
+      await deleteKeys(prefix);
+    });
+    const open = async (o: Omit<OpenQueueOptions, "store" | "clock">) => {
+      const store = await RedisStore.open({ url: REDIS_URL, prefix });
+      stores.push(store);
+      return new Queue(store, { random: seeded(42), ...o, clock });
+    };
+    const queue = await open(queueOptions);
+    return { store: queue.store, clock, queue, connect: (o = {}) => open(o), url: redisUrl(prefix) };
+  },
+  inspect: {
+    // The hot set is what the claim and lease indexes hold: ready lanes and {p}:sched (pending),
+    // {p}:lease (active).
+    async hotSet({ url }) {
+      const prefix = new URL(url).searchParams.get("prefix")!;
+      return withRedis(async (client) => {
+        let pending = await client.zcard(`{${prefix}}:sched`);
+        for (const key of await keysOf(client, prefix)) {
+          if (key.startsWith(`{${prefix}}:r|`)) pending += await client.zcard(key);
+        }
+        const active = await client.zcard(`{${prefix}}:lease`);
+        return [
+          { state: "active", n: active },
+          { state: "pending", n: pending },
+        ].filter((r) => r.n > 0);
+      });
+    },
+  },
+};
+
+const BACKENDS: Record<string, Backend> = { sqlite, postgres, redis };
 
 /** The backends named by ERRAND_STORES (comma-separated), or every one that exists. */
 export function selectedBackends(): Backend[] {

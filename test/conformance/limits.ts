@@ -2,7 +2,7 @@
  * Semantic 8, limits: a job's weight counts against its worker's concurrency, and a job type's
  * cluster-wide cap is never exceeded, whatever the number of workers.
  */
-import { EventEmitter } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { ManualClock } from "../../src/clock.js";
 import { defineJob } from "../../src/define-job.js";
@@ -187,8 +187,15 @@ export function exerciseLimits(backend: Backend): void {
         expect(++rounds).toBeLessThan(500);
         const held = [...gates.running.values()];
         if (held.length === 0) {
-          // Freed room under the cap reaches other workers by polling at the latest.
+          // Freed room under the cap reaches other workers by polling at the latest. Time moves on
+          // only once the poll is answered (a start, or both workers idle): a networked store's
+          // claim takes real milliseconds, and a clock spinning ahead of it would expire leases.
+          const answered = Promise.race([
+            gates.nextStart(),
+            Promise.all(workers.map((w) => once(w, "idle"))),
+          ]);
           await clock.advance(1000);
+          await answered;
           continue;
         }
         const done = Promise.all(held.map((h) => completion(workers, h.job.id)));

@@ -4,7 +4,7 @@
  * attempt (at-most-once jobs go to `dead`).
  */
 import { once } from "node:events";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
 import { drain } from "../../src/testing/index.js";
@@ -210,9 +210,23 @@ export function exerciseShutdown(backend: Backend): void {
       });
       const worker = new Worker(queue, { jobs: [job] });
       await worker.start();
-      // The enqueue wakes the idle worker, whose claim is under way when close begins.
+      // The enqueue wakes the idle worker, whose claim is under way when close begins. The claim
+      // is held until then: a wake-up that travels over the network (pub/sub, NOTIFY) could
+      // otherwise let it finish, and the job run, before the test gets to close.
+      const claimStarted = deferred();
+      const closeBegun = deferred();
+      const claim = queue.store.claim.bind(queue.store);
+      const held = vi.spyOn(queue.store, "claim").mockImplementation(async (params) => {
+        claimStarted.resolve();
+        await closeBegun.promise;
+        return claim(params);
+      });
       const j = await queue.enqueue(job, {});
-      await worker.close({ graceMs: 10_000 });
+      await claimStarted.promise;
+      const closed = worker.close({ graceMs: 10_000 });
+      closeBegun.resolve();
+      await closed;
+      held.mockRestore();
       await queue.store.close();
 
       const other = await connect();

@@ -33,8 +33,9 @@ export class WorkerProcess {
   #handlers = new Map<string, Array<(m: Message) => void>>();
   #dead = false;
 
-  constructor(init: WorkerInit) {
-    this.proc = fork(SCRIPT, [], {
+  /** @param script - another child script speaking the same protocol (default worker-process.ts). */
+  constructor(init: WorkerInit | Record<string, unknown>, script: string = SCRIPT) {
+    this.proc = fork(script, [], {
       execPath: process.execPath,
       execArgv: ["--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],

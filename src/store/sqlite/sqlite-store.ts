@@ -236,6 +236,14 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    if (params.connection !== undefined) {
+      return Promise.reject(
+        new ErrandError(
+          "INVALID_OPTION",
+          "enqueue: the db option (enqueue inside your own transaction) needs the PostgreSQL store",
+        ),
+      );
+    }
     return this.#write(() => this.#insertJobs(params.jobs, params.now, params.idsGenerated === true));
   }
 

@@ -1,0 +1,1448 @@
+import { EventEmitter } from "node:events";
+import pg from "pg";
+import pino, { type Logger } from "pino";
+import { checkKnownKeys } from "../../define-job.js";
+import { ErrandError } from "../../errors.js";
+import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
+import { planClaimAsync } from "../claim-plan.js";
+import type {
+  CancelParams,
+  CheckpointParams,
+  ClaimParams,
+  CompleteManyParams,
+  EnqueueManyParams,
+  EnqueueResult,
+  FailParams,
+  FailResult,
+  FireScheduleParams,
+  HeartbeatManyParams,
+  JobMutation,
+  ListParams,
+  ListResult,
+  NewJob,
+  PruneParams,
+  ReleaseParams,
+  ReplayParams,
+  RescheduleParams,
+  RetryParams,
+  ScheduleRecord,
+  Store,
+  StoreCapabilities,
+  StoreStats,
+  SweepParams,
+} from "../store.js";
+import {
+  checkSchemaName,
+  LATEST_VERSION,
+  type MigrateResult,
+  migrateSchema,
+  type Queryable,
+  schemaVersion,
+} from "./migrate.js";
+
+/**
+ * Options for {@link PostgresStore.open}. Give `connectionString` or `pool`, not both.
+ * @since 0.1.0
+ */
+export interface PostgresStoreOptions {
+  /** `postgres://user:pass@host:5432/db`; the store makes (and on close ends) its own pool. */
+  connectionString?: string;
+  /**
+   * Your own `pg.Pool`. The store never ends it, and keeps one of its connections for LISTEN
+   * while open: size it for that.
+   */
+  pool?: pg.Pool;
+  /**
+   * The schema errand's tables live in, created on first migrate. Several independent errand
+   * installations can share a database under different schemas.
+   * @defaultValue "errand"
+   */
+  schema?: string;
+  /**
+   * Apply pending migrations when opening. Off: opening fails unless the schema is already at
+   * this errand's version (run {@link migrate} from a deploy step instead).
+   * @defaultValue true
+   */
+  migrate?: boolean;
+  /**
+   * Connections in the store's own pool (with `connectionString`), besides the one kept for LISTEN.
+   * @defaultValue 10
+   */
+  poolSize?: number;
+  /**
+   * How long an operation retries after a connection fault (a restart, a terminated backend, a
+   * refused connection) before it fails with `STORE_ERROR`. Every operation is compare-and-set,
+   * so running it again is safe; see the README for the rare case where a commit's reply was lost.
+   * @defaultValue 10_000
+   */
+  retryMs?: number;
+  /**
+   * Backoff between attempts to re-establish the LISTEN connection after it drops, doubling
+   * from `min` to `max`. Workers poll (their `pollIntervalMs`) until it is back.
+   * @defaultValue { min: 100, max: 5_000 }
+   */
+  reconnectDelayMs?: { min?: number; max?: number };
+  /** Where connection faults are logged. @defaultValue pino at level "warn" */
+  logger?: Logger;
+}
+
+const OPTION_KEYS = new Set([
+  "connectionString",
+  "pool",
+  "schema",
+  "migrate",
+  "poolSize",
+  "retryMs",
+  "reconnectDelayMs",
+  "logger",
+]);
+
+/** Events a {@link PostgresStore} emits about its LISTEN connection. */
+export interface PostgresStoreEvents {
+  /** LISTEN is (again) in place on the connection with this backend pid. */
+  listen: [pid: number];
+  /** The LISTEN connection was lost; the store reconnects with backoff and workers poll meanwhile. */
+  unlisten: [error: unknown];
+}
+
+/** bigint columns (epoch ms, priorities, counts) come back as numbers, not strings. */
+const INT8_OID = 20;
+const TYPES = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID && format !== "binary"
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * First key of the two-key advisory lock that serialises claims of one capped type ("errc"); the
+ * second is a hash of the schema and the type, so installations in other schemas do not contend.
+ */
+const CAP_LOCK = 0x65727263;
+
+/** A fault that a fresh connection (and a moment) may cure; anything else is thrown at once. */
+function isTransient(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  if (code.startsWith("08")) return true; // connection exceptions
+  if (["57P01", "57P02", "57P03", "40001", "40P01", "53300"].includes(code)) return true;
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(code))
+    return true;
+  const message = typeof e?.message === "string" ? e.message : "";
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(
+    message,
+  );
+}
+
+/** A fault that leaves the session unusable: its connection is thrown away, not reused. */
+function isConnectionFault(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return isTransient(error) && code !== "40001" && code !== "40P01" && code !== "53300";
+}
+
+/** 32-bit FNV-1a, for short stable prepared-statement names. */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
+}
+
+const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL::text AS result, priority, weight,
+  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
+  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
+  lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
+  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
+  NULL::bigint AS "finishedAt"`;
+
+const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
+  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
+  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
+  NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
+  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
+  finished_at AS "finishedAt"`;
+
+/** {@link HOT_FIELDS} with every column qualified by a table alias (UPDATE … FROM needs it). */
+function hotFields(alias: string): string {
+  return HOT_FIELDS.replace(
+    /(^|[\s,(])(id|type|queue|state|payload|checkpoint|priority|weight|run_at|expires_at|attempt|max_attempts|backoff|retry_queue|delivery|timeout_ms|unique_key|lease_expires_at|worker_id|errors|lease_expirations|created_at|started_at)\b(?!")/g,
+    `$1${alias}.$2`,
+  );
+}
+const HOT_FIELD_COUNT = 25;
+
+/**
+ * A row of {@link HOT_FIELDS} read as an array (`rowMode: "array"`) made into a record: the claim
+ * reads its rows this way, a fixed-shape object per row instead of one built key by key.
+ */
+function hotRecord(r: unknown[]): JobRecord {
+  return {
+    id: r[0] as string,
+    type: r[1] as string,
+    queue: r[2] as string,
+    state: r[3] as JobState,
+    payload: r[4] as string,
+    checkpoint: r[5] as string | null,
+    result: null,
+    priority: r[7] as number,
+    weight: r[8] as number,
+    runAt: r[9] as number,
+    expiresAt: r[10] as number | null,
+    attempt: r[11] as number,
+    maxAttempts: r[12] as number,
+    backoff: r[13] as string,
+    retryQueue: r[14] as string | null,
+    delivery: r[15] as JobRecord["delivery"],
+    timeoutMs: r[16] as number | null,
+    uniqueKey: r[17] as string | null,
+    leaseExpiresAt: r[18] as number | null,
+    workerId: r[19] as string | null,
+    errors: r[20] as string,
+    leaseExpirations: r[21] as number,
+    createdAt: r[22] as number,
+    startedAt: r[23] as number | null,
+    finishedAt: null,
+  };
+}
+
+// hotRecord reads columns by position: fail at load, loudly, if HOT_FIELDS and it ever disagree.
+{
+  const names = HOT_FIELDS.split(",").map((f) => /"?(\w+)"?\s*$/.exec(f.trim())![1]);
+  const keys = Object.keys(hotRecord([]));
+  if (names.length !== HOT_FIELD_COUNT || names.join() !== keys.join()) {
+    throw new Error(`hotRecord does not match HOT_FIELDS: ${names} vs ${keys}`);
+  }
+}
+
+/** Columns shared by both job tables, for moving a row from the hot table to history. */
+const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
+  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
+  created_at, started_at`;
+
+const SCHEDULE_FIELDS = `name, cron, timezone, type, payload, options, next_run_at AS "nextRunAt",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** Appends one JSON entry ($n, text) to a JSON array held as text, keeping the stored text as is. */
+const appendError = (column: string, param: string) =>
+  `CASE WHEN ${column} = '[]' THEN '[' || ${param} || ']' ELSE left(${column}, -1) || ',' || ${param} || ']' END`;
+
+/**
+ * The PostgreSQL store: any number of worker processes on any number of machines share one
+ * database, and a job still has one holder at a time.
+ *
+ * - Claims take ready rows with `FOR UPDATE SKIP LOCKED`, one statement per queue share (see
+ *   {@link planClaimAsync}), so concurrent claimers never wait on each other's rows.
+ * - A type's cluster-wide cap is held by a transaction-scoped advisory lock per capped type,
+ *   taken before counting its active jobs, so no two claimers can both see the same free room.
+ * - Pending and active jobs live in `errand_job`, finished ones in `errand_job_done`: the claim's
+ *   partial index covers the hot set only.
+ * - Enqueue, completion batches and heartbeats are one statement each, whatever the batch size
+ *   (enqueue with caller-chosen ids adds a second, in the same transaction, see `#insertJobs`).
+ * - Wake-ups travel by LISTEN/NOTIFY on a channel per schema; the NOTIFY is part of the statement
+ *   that made jobs ready, so it is delivered exactly when they become visible.
+ * - Connection faults are retried for {@link PostgresStoreOptions.retryMs}; a lost LISTEN
+ *   connection is re-established with backoff while workers poll.
+ *
+ * Times are epoch-ms `bigint`s, always the `now` passed in; the database's clock is never used.
+ * @since 0.1.0
+ */
+export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements Store {
+  readonly capabilities: StoreCapabilities = { listen: true, multiProcess: true };
+  /** The schema this store's tables live in. */
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #ownsPool: boolean;
+  readonly #log: Logger;
+  readonly #retryMs: number;
+  readonly #reconnectMin: number;
+  readonly #reconnectMax: number;
+  /** The NOTIFY channel: one per schema, so installations sharing a database do not wake each other. */
+  readonly #channel: string;
+  /** Tags this store's own notifications, which it has already delivered to its listeners. */
+  readonly #origin = Math.random().toString(36).slice(2, 12);
+  readonly #listeners = new Set<() => void>();
+  readonly #names = new Map<string, string>();
+  readonly #sql: ReturnType<typeof buildSql>;
+  #listenClient: pg.PoolClient | null = null;
+  /** Gives the LISTEN connection back (destroyed); safe to call more than once. */
+  #dropListener: (() => void) | null = null;
+  #listenPid: number | null = null;
+  #reconnectTimer: NodeJS.Timeout | null = null;
+  #reconnectAttempt = 0;
+  #inFlight = 0;
+  #heartbeats: Promise<unknown> = Promise.resolve();
+  #idle: Array<() => void> = [];
+  #closed = false;
+
+  private constructor(pool: pg.Pool, ownsPool: boolean, schema: string, options: PostgresStoreOptions) {
+    super();
+    this.#pool = pool;
+    this.#ownsPool = ownsPool;
+    this.schema = schema;
+    this.#channel = `${schema}_wake`;
+    this.#log = options.logger ?? pino({ level: "warn" });
+    this.#retryMs = options.retryMs ?? 10_000;
+    this.#reconnectMin = options.reconnectDelayMs?.min ?? 100;
+    this.#reconnectMax = options.reconnectDelayMs?.max ?? 5_000;
+    this.#sql = buildSql(`"${schema}"`, `'${this.#channel}'`);
+  }
+
+  /**
+   * Connects, migrates (unless `migrate: false`) and starts listening for wake-ups.
+   * @throws ErrandError `INVALID_OPTION` for bad options, `STORE_ERROR` when the database cannot
+   * be reached or its schema is not at this errand's version.
+   */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const o = checkOptions(options);
+    const pool =
+      o.pool ??
+      new pg.Pool({
+        connectionString: o.connectionString,
+        // One more than asked: the LISTEN connection is taken from the pool and kept.
+        max: (o.poolSize ?? 10) + 1,
+        keepAlive: true,
+        connectionTimeoutMillis: 10_000,
+        application_name: new URL(o.connectionString!).searchParams.get("application_name") ?? "errand",
+      });
+    const store = new PostgresStore(pool, !o.pool, o.schema, o);
+    // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
+    pool.on("error", store.#onPoolError);
+    try {
+      if (o.migrate !== false) await withClient(pool, (c) => migrateSchema(c, o.schema));
+      else {
+        const version = await schemaVersion(pool, o.schema);
+        if (version !== LATEST_VERSION) {
+          throw new ErrandError(
+            "STORE_ERROR",
+            `schema "${o.schema}" is at version ${version}, this errand needs ${LATEST_VERSION}: run migrate() or open with migrate: true`,
+          );
+        }
+      }
+      await store.#listen();
+    } catch (error) {
+      await store.close().catch(() => {});
+      throw storeError(error, `cannot open the PostgreSQL store (schema "${o.schema}")`);
+    }
+    return store;
+  }
+
+  readonly #onPoolError = (error: Error): void => {
+    this.#log.warn({ err: error }, "errand: an idle PostgreSQL connection failed; the pool replaces it");
+  };
+
+  /** Whether the LISTEN connection is up (wake-ups arrive at once); polling covers the gaps. */
+  get listening(): boolean {
+    return this.#listenClient !== null;
+  }
+
+  /** The backend pid of the LISTEN connection, when it is up (for diagnostics and tests). */
+  get listenerPid(): number | null {
+    return this.#listenPid;
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------------
+
+  #name(text: string): string {
+    let name = this.#names.get(text);
+    if (!name) {
+      name = `errand_${fnv1a(text)}`;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+
+  /** Runs one statement (prepared once per connection) and returns its rows (as arrays with `raw`). */
+  async #q<R = Record<string, unknown>>(
+    db: Queryable,
+    text: string,
+    values: unknown[],
+    raw = false,
+  ): Promise<R[]> {
+    // Prepared statements only on errand's own connections: a caller's client is left as it was.
+    const config: pg.QueryConfig =
+      db === this.#pool || (db as { errandOwned?: boolean }).errandOwned
+        ? { name: this.#name(text), text, values, types: TYPES }
+        : { text, values, types: TYPES };
+    if (raw) (config as { rowMode?: string }).rowMode = "array";
+    const result = await db.query(config);
+    return result.rows as R[];
+  }
+
+  /**
+   * Runs `fn` on the pool (`"pool"`: each statement on any connection) or in a transaction on one
+   * connection (`"tx"`), retrying the whole of it after a connection fault, a deadlock or a
+   * serialisation failure until `retryMs` has passed. Every operation is compare-and-set, so a
+   * retry cannot apply a change twice.
+   */
+  async #op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
+    this.#inFlight++;
+    try {
+      const deadline = Date.now() + this.#retryMs;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return mode === "pool" ? await fn(this.#pool) : await this.#transaction(fn);
+        } catch (error) {
+          if (error instanceof ErrandError) throw error;
+          if (!isTransient(error) || this.#closed || Date.now() >= deadline) {
+            throw storeError(error, "PostgreSQL operation failed");
+          }
+          const delay = Math.min(1_000, 25 * 2 ** attempt, Math.max(0, deadline - Date.now()));
+          this.#log.warn({ err: error, retryInMs: delay }, "errand: PostgreSQL connection fault; retrying");
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
+    } finally {
+      if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    }
+  }
+
+  async #transaction<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    (client as { errandOwned?: boolean }).errandOwned = true;
+    let broken: Error | undefined;
+    // A checked-out client whose connection dies emits "error" besides failing its query;
+    // unheard, that would crash the process.
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      if (isConnectionFault(error)) broken = error as Error;
+      else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
+      throw error;
+    } finally {
+      client.removeListener("error", onError);
+      // A broken connection is destroyed, not handed to the next caller.
+      client.release(broken);
+    }
+  }
+
+  // ---- wake-ups ------------------------------------------------------------------------------
+
+  #emitWake(): void {
+    for (const listener of this.#listeners) listener();
+  }
+
+  onWake(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  wake(): void {
+    this.#emitWake();
+    if (this.#closed) return;
+    this.#pool.query({ text: this.#sql.notify, values: [this.#origin] }).catch((error: unknown) => {
+      // Best effort: other processes still poll.
+      this.#log.warn({ err: error }, "errand: NOTIFY failed");
+    });
+  }
+
+  /** Takes a connection for LISTEN and keeps it; on loss, {@link #scheduleReconnect}. */
+  async #listen(): Promise<void> {
+    const client = await this.#pool.connect();
+    let lost = false;
+    let released = false;
+    const drop = (error?: Error) => {
+      if (released) return;
+      released = true;
+      client.removeListener("notification", onNotification);
+      client.release(error ?? true);
+    };
+    const onLost = (error: unknown) => {
+      if (lost) return;
+      lost = true;
+      drop(error instanceof Error ? error : undefined);
+      if (this.#listenClient !== client) return;
+      this.#listenClient = null;
+      this.#listenPid = null;
+      if (this.#closed) return;
+      this.#log.warn({ err: error }, "errand: LISTEN connection lost; reconnecting (workers poll meanwhile)");
+      this.emit("unlisten", error);
+      this.#scheduleReconnect();
+    };
+    const onNotification = (msg: pg.Notification) => {
+      if (msg.channel === this.#channel && msg.payload !== this.#origin) this.#emitWake();
+    };
+    client.on("notification", onNotification);
+    client.on("error", onLost);
+    client.on("end", () => onLost(new Error("the LISTEN connection ended")));
+    try {
+      await client.query(`LISTEN "${this.#channel}"`);
+    } catch (error) {
+      onLost(error);
+      throw error;
+    }
+    if (lost) throw new Error("the LISTEN connection was lost while starting");
+    this.#listenClient = client;
+    this.#dropListener = () => {
+      lost = true;
+      drop();
+    };
+    this.#listenPid = (client as unknown as { processID: number }).processID;
+    this.#reconnectAttempt = 0;
+    this.emit("listen", this.#listenPid);
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#closed || this.#reconnectTimer) return;
+    const base = Math.min(this.#reconnectMax, this.#reconnectMin * 2 ** this.#reconnectAttempt++);
+    const delay = base / 2 + (Math.random() * base) / 2;
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = null;
+      if (this.#closed) return;
+      this.#listen().then(
+        () => {
+          this.#log.info({ pid: this.#listenPid }, "errand: LISTEN connection re-established");
+          // Notifications sent while it was down are gone: have every claimer look now.
+          this.#emitWake();
+        },
+        (error: unknown) => {
+          this.#log.warn({ err: error }, "errand: LISTEN reconnect failed; trying again");
+          this.#scheduleReconnect();
+        },
+      );
+    }, delay);
+    this.#reconnectTimer.unref();
+  }
+
+  // ---- enqueue -------------------------------------------------------------------------------
+
+  async enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    const checkDone = params.idsGenerated !== true;
+    if (params.connection !== undefined) {
+      const db = params.connection as Queryable | null;
+      if (typeof db?.query !== "function") {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          "enqueue: db must be a pg Client or PoolClient (inside your transaction)",
+        );
+      }
+      if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
+      try {
+        // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
+        return (await this.#insertJobs(db, params.jobs, params.now, checkDone, "")).results;
+      } catch (error) {
+        throw error instanceof ErrandError
+          ? error
+          : storeError(error, "enqueue on the given connection failed");
+      }
+    }
+    // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs).
+    const { results, ready } = await this.#op(checkDone ? "tx" : "pool", (db) =>
+      this.#insertJobs(db, params.jobs, params.now, checkDone, this.#origin),
+    );
+    if (ready) this.#emitWake();
+    return results;
+  }
+
+  /**
+   * Inserts in one statement (unnest of one array per column), skipping jobs whose id or unique
+   * key is taken, then looks up what the skipped ones matched.
+   *
+   * With caller-chosen ids (`checkDone`), ids are unique across both tables: the insert skips ids
+   * found in `errand_job_done`, and — inside the same transaction, in a later statement with a
+   * fresh snapshot — deletes again any it inserted whose id a concurrent completion has just moved
+   * to history (the insert waited on that completion's row lock, then found the hot row gone).
+   */
+  async #insertJobs(
+    db: Queryable,
+    jobs: NewJob[],
+    now: number,
+    checkDone: boolean,
+    notifyTag: string,
+  ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+    const results: EnqueueResult[] = new Array(jobs.length);
+    let ready = false;
+    let pending = jobs.map((_, i) => i);
+    for (let round = 0; pending.length > 0; round++) {
+      // A unique key's holder can finish between our insert and our lookup: insert those again.
+      if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
+      const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
+      const { cols, uniform } = columns(batch);
+      const sql = uniform
+        ? checkDone
+          ? this.#sql.insertUniformChecked
+          : this.#sql.insertUniform
+        : checkDone
+          ? this.#sql.insertChecked
+          : this.#sql.insert;
+      const [row] = await this.#q<{ n: number; ids: string[] | null }>(db, sql, [
+        ...cols,
+        now,
+        notifyTag,
+        batch.length,
+      ]);
+      let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
+      if (checkDone && row!.n > 0) {
+        const ids = inserted ? [...inserted] : cols[0];
+        const raced = await this.#q<{ id: string }>(db, this.#sql.dropRaced, [ids]);
+        if (raced.length > 0) {
+          inserted ??= new Set(cols[0]);
+          for (const r of raced) inserted.delete(r.id);
+        }
+      }
+      const lookups: number[] = [];
+      const claimed = new Set<string>();
+      for (const i of pending) {
+        const j = jobs[i]!;
+        if ((inserted === null || inserted.has(j.id)) && !claimed.has(j.id)) {
+          claimed.add(j.id);
+          results[i] = { inserted: true };
+          if (j.runAt <= now) ready = true;
+        } else {
+          lookups.push(i);
+        }
+      }
+      if (lookups.length === 0) break;
+      const ids = lookups.map((i) => jobs[i]!.id);
+      const keys = lookups.map((i) => jobs[i]!.uniqueKey).filter((k): k is string => k !== null);
+      const found = await this.#q<JobRecord & { byKey: boolean }>(db, this.#sql.existing, [ids, keys]);
+      const byId = new Map<string, JobRecord>();
+      const byKey = new Map<string, JobRecord>();
+      for (const { byKey: k, ...r } of found) {
+        if (k) byKey.set(r.uniqueKey!, r);
+        else byId.set(r.id, r);
+      }
+      pending = [];
+      for (const i of lookups) {
+        const j = jobs[i]!;
+        const existing = byId.get(j.id) ?? (j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey));
+        if (existing) results[i] = { inserted: false, existing };
+        else pending.push(i);
+      }
+    }
+    return { results, ready };
+  }
+
+  // ---- claim ---------------------------------------------------------------------------------
+
+  async claim(p: ClaimParams): Promise<JobRecord[]> {
+    const filterTypes = p.types && p.types.length > 0 ? p.types : null;
+    const capped = p.concurrencyLimits
+      ? Object.keys(p.concurrencyLimits)
+          .filter((t) => !filterTypes || filterTypes.includes(t))
+          .sort()
+      : [];
+    // One queue and no caps: a single statement, atomic by itself. Otherwise one transaction, so
+    // the cap locks hold throughout and a fault leaves no share claimed and unreported.
+    const mode = capped.length === 0 && p.queues.length === 1 ? "pool" : "tx";
+    return this.#op(mode, async (db) => {
+      const room = new Map<string, number>();
+      if (capped.length > 0) {
+        await this.#q(db, this.#sql.lockCaps, [CAP_LOCK, capped]);
+        for (const t of capped) room.set(t, p.concurrencyLimits![t]!);
+        const counts = await this.#q<{ type: string; n: number }>(db, this.#sql.countActive, [capped]);
+        for (const { type, n } of counts) room.set(type, room.get(type)! - n);
+      }
+      const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
+      let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
+      const leaseExpiresAt = p.now + p.leaseMs;
+      const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
+        const out: JobRecord[] = [];
+        for (;;) {
+          const excluded: string[] = [];
+          const capTypes: string[] = [];
+          const capRoom: number[] = [];
+          for (const [t, n] of room) {
+            if (n <= 0) excluded.push(t);
+            else {
+              capTypes.push(t);
+              capRoom.push(n);
+            }
+          }
+          const values: unknown[] = [
+            queue,
+            p.now,
+            count - out.length,
+            Number.isFinite(weightCap) ? weightCap : null,
+            Number.isFinite(budget) ? budget : null,
+            p.workerId,
+            leaseExpiresAt,
+            filterTypes,
+            excluded.length > 0 ? excluded : null,
+          ];
+          if (capTypes.length > 0) values.push(capTypes, capRoom);
+          const rows = await this.#q<unknown[]>(
+            db,
+            capTypes.length > 0 ? this.#sql.claimCapped : this.#sql.claim,
+            values,
+            true,
+          );
+          let overflow = false;
+          let skipped = false;
+          for (const row of rows) {
+            if (row[0] === null) {
+              overflow = row[HOT_FIELD_COUNT] === true;
+              skipped = row[HOT_FIELD_COUNT + 1] === true;
+              continue;
+            }
+            const record = hotRecord(row);
+            budget -= Math.min(record.weight, weightCap);
+            const left = room.get(record.type);
+            if (left !== undefined) room.set(record.type, left - 1);
+            out.push(record);
+          }
+          if (overflow) return { taken: out, full: true };
+          // Rows of a type that just hit its cap were passed over: look again without that type.
+          if (out.length === count || !skipped) return { taken: out, full: budget <= 0 };
+        }
+      });
+      taken.sort(claimOrder);
+      return taken;
+    });
+  }
+
+  // ---- outcomes ------------------------------------------------------------------------------
+
+  async completeMany(params: CompleteManyParams): Promise<boolean[]> {
+    const { items } = params;
+    if (items.length === 0) return [];
+    const done = await this.#op("pool", (db) =>
+      this.#q<{ id: string; attempt: number }>(db, this.#sql.completeMany, [
+        items.map((i) => i.id),
+        items.map((i) => i.attempt),
+        items.map((i) => i.result),
+        params.now,
+      ]),
+    );
+    const won = new Set(done.map((r) => `${r.attempt}:${r.id}`));
+    // Exactly one report per attempt wins, even when a batch names an attempt twice.
+    return items.map((i) => won.delete(`${i.attempt}:${i.id}`));
+  }
+
+  async fail(p: FailParams): Promise<FailResult> {
+    const error = JSON.stringify(p.error);
+    const expired = p.leaseExpired ? 1 : 0;
+    if (p.retryAt !== null) {
+      const retryAt = p.retryAt;
+      const [row] = await this.#op("pool", (db) =>
+        this.#q<{ changed: number }>(db, this.#sql.failRetry, [
+          p.id,
+          p.attempt,
+          expired,
+          p.now,
+          retryAt,
+          p.retryQueue ?? null,
+          error,
+          this.#origin,
+        ]),
+      );
+      if (!row || row.changed === 0) return null;
+      if (retryAt <= p.now) this.#emitWake();
+      return "pending";
+    }
+    const [row] = await this.#op("pool", (db) =>
+      this.#q<{ changed: number }>(db, this.#sql.failDead, [p.id, p.attempt, expired, p.now, error]),
+    );
+    return row && row.changed > 0 ? "dead" : null;
+  }
+
+  /**
+   * Heartbeats run one after another, in call order: on a pool they could otherwise overtake each
+   * other (one waiting for a fresh connection), and a late older one would shorten the lease.
+   */
+  heartbeatMany(p: HeartbeatManyParams): Promise<boolean[]> {
+    const run = this.#heartbeats.then(() => this.#heartbeatMany(p));
+    this.#heartbeats = run.catch(() => {});
+    return run;
+  }
+
+  async #heartbeatMany(p: HeartbeatManyParams): Promise<boolean[]> {
+    if (p.items.length === 0) return [];
+    const rows = await this.#op("pool", (db) =>
+      this.#q<{ id: string; attempt: number }>(db, this.#sql.heartbeatMany, [
+        p.now + p.leaseMs,
+        p.items.map((i) => i.id),
+        p.items.map((i) => i.attempt),
+      ]),
+    );
+    const alive = new Set(rows.map((r) => `${r.attempt}:${r.id}`));
+    return p.items.map((i) => alive.has(`${i.attempt}:${i.id}`));
+  }
+
+  async checkpoint(p: CheckpointParams): Promise<boolean> {
+    const rows = await this.#op("pool", (db) =>
+      this.#q(db, this.#sql.checkpoint, [p.id, p.attempt, p.checkpoint]),
+    );
+    return rows.length === 1;
+  }
+
+  async release(p: ReleaseParams): Promise<boolean> {
+    const [row] = await this.#op("pool", (db) =>
+      this.#q<{ changed: number }>(db, this.#sql.release, [p.id, p.attempt, p.now, this.#origin]),
+    );
+    const changed = (row?.changed ?? 0) > 0;
+    if (changed) this.#emitWake();
+    return changed;
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  async get(id: string): Promise<JobRecord | null> {
+    const [row] = await this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.get, [id]));
+    return row ?? null;
+  }
+
+  async list(p: ListParams): Promise<ListResult> {
+    const source =
+      p.state === undefined
+        ? this.#sql.listAll
+        : p.state === "pending" || p.state === "active"
+          ? this.#sql.listHot
+          : this.#sql.listDone;
+    const rows = await this.#op("pool", (db) =>
+      this.#q<JobRecord>(db, source, [
+        p.state ?? null,
+        p.queue ?? null,
+        p.type ?? null,
+        p.cursor ?? null,
+        p.limit + 1,
+      ]),
+    );
+    const more = rows.length > p.limit;
+    if (more) rows.pop();
+    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
+  }
+
+  async stats(p: { now: number }): Promise<StoreStats> {
+    const rows = await this.#op("pool", (db) =>
+      this.#q<{
+        state: JobState;
+        queue: string;
+        type: string;
+        n: number;
+        scheduled: number;
+        retrying: number;
+        oldest: number | null;
+      }>(db, this.#sql.stats, [p.now]),
+    );
+    const states = Object.fromEntries(["pending", "active", ...FINISHED_STATES].map((s) => [s, 0])) as Record<
+      JobState,
+      number
+    >;
+    const queues: StoreStats["queues"] = {};
+    const types: StoreStats["types"] = {};
+    let scheduled = 0;
+    let retrying = 0;
+    let oldestReadyAt: number | null = null;
+    for (const r of rows) {
+      states[r.state] += r.n;
+      const q = (queues[r.queue] ??= {});
+      q[r.state] = (q[r.state] ?? 0) + r.n;
+      const t = (types[r.type] ??= {});
+      t[r.state] = (t[r.state] ?? 0) + r.n;
+      scheduled += r.scheduled;
+      retrying += r.retrying;
+      if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
+    }
+    return { states, scheduled, retrying, queues, types, oldestReadyAt };
+  }
+
+  // ---- changes by id -------------------------------------------------------------------------
+
+  async cancel(p: CancelParams): Promise<JobMutation> {
+    return this.#op("pool", async (db): Promise<JobMutation> => {
+      const [moved] = await this.#q<JobRecord>(db, this.#sql.cancel, [p.id, p.now]);
+      if (moved) return { record: moved, changed: true };
+      const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
+      return record ? { record, changed: false } : null;
+    });
+  }
+
+  async reschedule(p: RescheduleParams): Promise<JobMutation> {
+    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
+      const [updated] = await this.#q<JobRecord>(db, this.#sql.reschedule, [
+        p.id,
+        p.runAt ?? null,
+        p.priority ?? null,
+        p.queue ?? null,
+        p.now,
+        this.#origin,
+      ]);
+      if (updated) return { record: updated, changed: true };
+      const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
+      return record ? { record, changed: false } : null;
+    });
+    if (m?.changed && m.record.runAt <= p.now) this.#emitWake();
+    return m;
+  }
+
+  async retry(p: RetryParams): Promise<JobMutation> {
+    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
+      const [moved] = await uniqueConflict(
+        this.#q<JobRecord>(db, this.#sql.retry, [p.id, p.now, this.#origin]),
+      );
+      if (moved) return { record: moved, changed: true };
+      const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
+      return record ? { record, changed: false } : null;
+    });
+    if (m?.changed) this.#emitWake();
+    return m;
+  }
+
+  async replay(p: ReplayParams): Promise<JobMutation> {
+    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
+      const [copy] = await uniqueConflict(
+        this.#q<JobRecord>(db, this.#sql.replay, [p.id, p.newId, p.now, this.#origin]),
+      );
+      if (copy) return { record: copy, changed: true };
+      // No finished job to copy: it is pending or active (unchanged), or there is none.
+      const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
+      return record ? { record, changed: false } : null;
+    });
+    if (m?.changed) this.#emitWake();
+    return m;
+  }
+
+  // ---- sweeps --------------------------------------------------------------------------------
+
+  expiredLeases(p: SweepParams): Promise<JobRecord[]> {
+    return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expiredLeases, [p.now, p.limit]));
+  }
+
+  expirePending(p: SweepParams): Promise<JobRecord[]> {
+    return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expirePending, [p.now, p.limit]));
+  }
+
+  prune(p: PruneParams): Promise<number> {
+    return this.#op("pool", async (db) => {
+      let deleted = 0;
+      for (const state of FINISHED_STATES) {
+        if (deleted >= p.limit) break;
+        const [row] = await this.#q<{ n: number }>(db, this.#sql.prune, [
+          state,
+          p.now - p.retainMs[state],
+          p.limit - deleted,
+        ]);
+        deleted += row!.n;
+      }
+      return deleted;
+    });
+  }
+
+  // ---- schedules -----------------------------------------------------------------------------
+
+  async upsertSchedule(r: ScheduleRecord): Promise<void> {
+    await this.#op("pool", (db) =>
+      this.#q(db, this.#sql.upsertSchedule, [
+        r.name,
+        r.cron,
+        r.timezone,
+        r.type,
+        r.payload,
+        r.options,
+        r.nextRunAt,
+        r.createdAt,
+        r.updatedAt,
+      ]),
+    );
+  }
+
+  async deleteSchedule(name: string): Promise<boolean> {
+    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteSchedule, [name]));
+    return rows.length === 1;
+  }
+
+  async getSchedule(name: string): Promise<ScheduleRecord | null> {
+    const [row] = await this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.getSchedule, [name]));
+    return row ?? null;
+  }
+
+  listSchedules(): Promise<ScheduleRecord[]> {
+    return this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.listSchedules, []));
+  }
+
+  dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {
+    return this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.dueSchedules, [p.now, p.limit]));
+  }
+
+  async fireSchedule(p: FireScheduleParams): Promise<boolean> {
+    // The compare-and-set on next_run_at makes a second scheduler wait for the first's commit,
+    // then find the tick taken: one job per tick, however many schedulers run.
+    const { advanced, ready } = await this.#op("tx", async (db) => {
+      const rows = await this.#q(db, this.#sql.advanceSchedule, [
+        p.name,
+        p.expectedRunAt,
+        p.nextRunAt,
+        p.now,
+      ]);
+      if (rows.length === 0) return { advanced: false, ready: false };
+      const { ready } = await this.#insertJobs(db, [p.job], p.now, true, this.#origin);
+      return { advanced: true, ready };
+    });
+    if (ready) this.#emitWake();
+    return advanced;
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------
+
+  /**
+   * Brings this store's schema up to date (what `open` does unless `migrate: false`).
+   * @see {@link migrate}
+   */
+  migrate(): Promise<MigrateResult> {
+    return withClient(this.#pool, (c) => migrateSchema(c, this.schema));
+  }
+
+  /** Waits for operations under way, stops listening and, if the store made its pool, ends it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    // New operations are refused from here; those under way finish (a retrying one gives up).
+    this.#closed = true;
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = null;
+    this.#listenClient = null;
+    this.#listenPid = null;
+    this.#dropListener?.();
+    this.#dropListener = null;
+    this.#listeners.clear();
+    this.#pool.removeListener("error", this.#onPoolError);
+    if (this.#ownsPool) await this.#pool.end();
+  }
+}
+
+/**
+ * Brings errand's schema in a PostgreSQL database up to this errand's version, without opening a
+ * store: for a deploy step, before workers start with `migrate: false`.
+ * @example `await migrate({ connectionString: process.env.DATABASE_URL, schema: "errand" })`
+ * @since 0.1.0
+ */
+export async function migrate(
+  options: Pick<PostgresStoreOptions, "connectionString" | "pool" | "schema">,
+): Promise<MigrateResult> {
+  const o = checkOptions(options);
+  const pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 1 });
+  try {
+    return await withClient(pool, (c) => migrateSchema(c, o.schema));
+  } catch (error) {
+    throw storeError(error, `cannot migrate schema "${o.schema}"`);
+  } finally {
+    if (!o.pool) await pool.end();
+  }
+}
+
+function checkOptions(options: PostgresStoreOptions): PostgresStoreOptions & { schema: string } {
+  checkKnownKeys("PostgresStore", options, OPTION_KEYS);
+  if ((options.connectionString === undefined) === (options.pool === undefined)) {
+    throw new ErrandError("INVALID_OPTION", "PostgresStore: give connectionString or pool (exactly one)");
+  }
+  if (options.connectionString !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(options.connectionString);
+    } catch {}
+    if (!url || !/^postgres(ql)?:$/.test(url.protocol)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        "PostgresStore: connectionString must be a postgres:// or postgresql:// URL",
+      );
+    }
+  }
+  const poolMax = (options.pool as { options?: { max?: number } } | undefined)?.options?.max;
+  if (poolMax !== undefined && poolMax < 2) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `PostgresStore: pool.max must be ≥ 2 (one connection is kept for LISTEN), got ${poolMax}`,
+    );
+  }
+  for (const [field, value, min] of [
+    ["poolSize", options.poolSize, 1],
+    ["retryMs", options.retryMs, 0],
+    ["reconnectDelayMs.min", options.reconnectDelayMs?.min, 1],
+    ["reconnectDelayMs.max", options.reconnectDelayMs?.max, 1],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
+      throw new ErrandError("INVALID_OPTION", `PostgresStore: ${field} must be an integer ≥ ${min}`);
+    }
+  }
+  return { ...options, schema: checkSchemaName(options.schema ?? "errand") };
+}
+
+async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on("error", onError);
+  try {
+    return await fn(client);
+  } catch (error) {
+    if (isConnectionFault(error)) broken = error as Error;
+    throw error;
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken);
+  }
+}
+
+function storeError(error: unknown, what: string): ErrandError {
+  if (error instanceof ErrandError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ErrandError("STORE_ERROR", `${what}: ${message}`, { cause: error });
+}
+
+/** A unique-key (or id) clash on moving a job back into the hot set is the caller's problem, not a fault. */
+async function uniqueConflict<T>(query: Promise<T>): Promise<T> {
+  try {
+    return await query;
+  } catch (cause) {
+    if ((cause as { code?: string }).code === "23505") {
+      throw new ErrandError(
+        "INVALID_STATE",
+        "another pending or active job holds this job's unique key, or the id is taken",
+        { cause },
+      );
+    }
+    throw cause;
+  }
+}
+
+function claimOrder(a: JobRecord, b: JobRecord): number {
+  return b.priority - a.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** The fields of a NewJob in the order of {@link buildSql}'s insert parameters $1..$14. */
+const JOB_FIELDS = [
+  "id",
+  "type",
+  "queue",
+  "payload",
+  "priority",
+  "weight",
+  "runAt",
+  "expiresAt",
+  "maxAttempts",
+  "backoff",
+  "retryQueue",
+  "delivery",
+  "timeoutMs",
+  "uniqueKey",
+] as const satisfies ReadonlyArray<keyof NewJob>;
+
+/**
+ * The insert's parameters $1..$14: ids and payloads as arrays; the other fields as one value each
+ * when every job shares it (`uniform`), else every field as an array.
+ */
+function columns(jobs: NewJob[]): { cols: [string[], ...unknown[]]; uniform: boolean } {
+  const first = jobs[0]!;
+  let uniform = true;
+  for (let i = 1; i < jobs.length && uniform; i++) {
+    const j = jobs[i]!;
+    uniform =
+      j.type === first.type &&
+      j.queue === first.queue &&
+      j.priority === first.priority &&
+      j.weight === first.weight &&
+      j.runAt === first.runAt &&
+      j.expiresAt === first.expiresAt &&
+      j.maxAttempts === first.maxAttempts &&
+      j.backoff === first.backoff &&
+      j.retryQueue === first.retryQueue &&
+      j.delivery === first.delivery &&
+      j.timeoutMs === first.timeoutMs &&
+      j.uniqueKey === first.uniqueKey;
+  }
+  const ids = jobs.map((j) => j.id);
+  const payloads = jobs.map((j) => j.payload);
+  const cols = JOB_FIELDS.map((f) =>
+    f === "id" ? ids : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),
+  ) as [string[], ...unknown[]];
+  return { cols, uniform };
+}
+
+/**
+ * Every statement the store runs, with the schema (a quoted identifier) and the NOTIFY channel
+ * (a quoted literal) filled in; both were validated against {@link SCHEMA_PATTERN}.
+ */
+function buildSql(s: string, channel: string) {
+  const job = `${s}.errand_job`;
+  const done = `${s}.errand_job_done`;
+  const schedule = `${s}.errand_schedule`;
+  const notify = (from: string, param: string) =>
+    `n AS (SELECT pg_notify(${channel}, ${param}) FROM (SELECT 1 FROM ${from} LIMIT 1) AS r)`;
+
+  // $1 ids, $2 type, $3 queue, $4 payloads, $5 priority, $6 weight, $7 run_at, $8 expires_at,
+  // $9 max_attempts, $10 backoff, $11 retry_queue, $12 delivery, $13 timeout_ms, $14 unique_key:
+  // an array each, or (`uniform`, when every job of the batch shares them, as with enqueueMany)
+  // one value each for all but ids and payloads, so 20,000 jobs do not send and parse 20,000
+  // copies of the same twelve values. $15 now, $16 notify tag, $17 batch size.
+  const insert = (checked: boolean, uniform: boolean) => {
+    const cols: Array<[string, string]> = [
+      ["id", "text"],
+      ["type", "text"],
+      ["queue", "text"],
+      ["payload", "text"],
+      ["priority", "bigint"],
+      ["weight", "bigint"],
+      ["run_at", "bigint"],
+      ["expires_at", "bigint"],
+      ["max_attempts", "bigint"],
+      ["backoff", "text"],
+      ["retry_queue", "text"],
+      ["delivery", "text"],
+      ["timeout_ms", "bigint"],
+      ["unique_key", "text"],
+    ];
+    const isArray = (name: string) => !uniform || name === "id" || name === "payload";
+    const arrays = cols
+      .map(([name, type], i) => [name, type, i + 1] as const)
+      .filter(([name]) => isArray(name));
+    const value = (name: string, type: string, i: number) =>
+      isArray(name) ? `u.${name}` : `$${i + 1}::${type}`;
+    return `
+    WITH ins AS (
+      INSERT INTO ${job} (id, type, queue, state, payload, priority, weight, run_at, expires_at,
+        max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at)
+      SELECT ${cols
+        .map(([name, type], i) => value(name, type, i))
+        .join(", ")
+        .replace("u.payload", "'pending', u.payload")}, $15
+      FROM unnest(${arrays.map(([, type, n]) => `$${n}::${type}[]`).join(", ")})
+        WITH ORDINALITY AS u(${arrays.map(([name]) => name).join(", ")}, ord)
+      ${checked ? `WHERE NOT EXISTS (SELECT 1 FROM ${done} d WHERE d.id = u.id)` : ""}
+      ORDER BY u.ord
+      ON CONFLICT DO NOTHING
+      RETURNING id, run_at
+    ), ready AS (SELECT 1 FROM ins WHERE run_at <= $15),
+    ${notify("ready", "$16")}
+    SELECT count(*)::integer AS n,
+      CASE WHEN count(*) < $17::integer THEN array_agg(id) END AS ids,
+      (SELECT count(*) FROM n) AS notified
+    FROM ins`;
+  };
+
+  // The claim, one statement per queue share. `cand` locks up to $3 ready rows in claim order,
+  // skipping rows other claimers hold; `fits` keeps the prefix whose weights (each capped at $4)
+  // fit the budget $5 (a job that does not fit ends the claim, as in every store); `upd` leases
+  // them. A last row, all NULL but for two flags, says whether a job did not fit (`overflow`)
+  // and whether jobs of a type at its cap were passed over (`skipped`: look again without it).
+  // $1 queue, $2 now, $3 limit, $4 weight cap, $5 budget, $6 worker, $7 lease expiry,
+  // $8 types (NULL: all), $9 types at their cap (NULL: none) [, $10 capped types, $11 room each].
+  const claim = (capped: boolean) => `
+    WITH cand AS (
+      SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
+      FROM ${job}
+      WHERE queue = $1 AND state = 'pending' AND run_at <= $2
+        AND (expires_at IS NULL OR expires_at > $2)
+        AND ($8::text[] IS NULL OR type = ANY($8::text[]))
+        AND ($9::text[] IS NULL OR type <> ALL($9::text[]))
+      ORDER BY priority DESC, run_at, id
+      LIMIT $3
+      FOR UPDATE SKIP LOCKED
+    ), ${
+      capped
+        ? `ranked AS (
+      SELECT c.*, coalesce(
+          row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false
+        ) AS skipped
+      FROM cand c LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type
+    ), fits AS (
+      SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
+        OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
+      FROM ranked
+    )`
+        : `fits AS (
+      SELECT id, false AS skipped, sum(w) OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
+      FROM cand
+    )`
+    }, upd AS (
+      UPDATE ${job} j
+      SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
+      FROM fits f
+      WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
+      RETURNING ${hotFields("j")}
+    )
+    SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
+    UNION ALL
+    SELECT ${Array(HOT_FIELD_COUNT).fill("NULL").join(", ")},
+      coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
+      coalesce(bool_or(skipped), false)
+    FROM fits`;
+
+  const listFilters = `($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
+    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)`;
+  const listHot = `SELECT ${HOT_FIELDS} FROM ${job} WHERE ${listFilters}`;
+  const listDone = `SELECT ${DONE_FIELDS} FROM ${done} WHERE ${listFilters}`;
+  const page = (source: string) => `SELECT * FROM (${source}) AS j ORDER BY id DESC LIMIT $5`;
+
+  return {
+    notify: `SELECT pg_notify(${channel}, $1)`,
+    insert: insert(false, false),
+    insertChecked: insert(true, false),
+    insertUniform: insert(false, true),
+    insertUniformChecked: insert(true, true),
+    dropRaced: `DELETE FROM ${job} j WHERE j.id = ANY($1::text[])
+      AND EXISTS (SELECT 1 FROM ${done} d WHERE d.id = j.id) RETURNING j.id`,
+    existing: `
+      SELECT ${HOT_FIELDS}, false AS "byKey" FROM ${job} WHERE id = ANY($1::text[])
+      UNION ALL SELECT ${DONE_FIELDS}, false FROM ${done} WHERE id = ANY($1::text[])
+      UNION ALL SELECT ${HOT_FIELDS}, true FROM ${job} WHERE unique_key = ANY($2::text[])`,
+
+    lockCaps: `SELECT pg_advisory_xact_lock($1::integer, hashtext(${channel} || t))
+      FROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted`,
+    countActive: `SELECT type, count(*) AS n FROM ${job}
+      WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type`,
+    claim: claim(false),
+    claimCapped: claim(true),
+
+    completeMany: `
+      WITH input AS (SELECT * FROM unnest($1::text[], $2::integer[], $3::text[]) AS i(id, attempt, result)),
+      moved AS (
+        DELETE FROM ${job} j USING input i
+        WHERE j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
+        RETURNING j.*, i.result AS new_result
+      ), ins AS (
+        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
+        SELECT ${SHARED}, 'completed', new_result, $4 FROM moved
+        RETURNING id, attempt
+      )
+      SELECT id, attempt FROM ins`,
+    // $1 id, $2 attempt, $3 lease expired (0/1), $4 now, $5 retryAt, $6 retry queue, $7 error, $8 tag
+    failRetry: `
+      WITH upd AS (
+        UPDATE ${job} SET state = 'pending', run_at = $5, queue = coalesce($6, queue),
+          errors = ${appendError("errors", "$7::text")}, lease_expires_at = NULL, worker_id = NULL,
+          lease_expirations = lease_expirations + $3
+        WHERE id = $1 AND state = 'active' AND attempt = $2 AND ($3 = 0 OR lease_expires_at <= $4)
+        RETURNING run_at
+      ), ready AS (SELECT 1 FROM upd WHERE run_at <= $4),
+      ${notify("ready", "$8")}
+      SELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd`,
+    failDead: `
+      WITH moved AS (
+        DELETE FROM ${job}
+        WHERE id = $1 AND state = 'active' AND attempt = $2 AND ($3 = 0 OR lease_expires_at <= $4)
+        RETURNING *
+      ), ins AS (
+        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
+        SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
+          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
+          ${appendError("errors", "$5::text")}, lease_expirations + $3, created_at, started_at,
+          'dead', NULL, $4
+        FROM moved
+        RETURNING 1
+      )
+      SELECT count(*)::integer AS changed FROM ins`,
+    heartbeatMany: `
+      UPDATE ${job} j SET lease_expires_at = $1
+      FROM unnest($2::text[], $3::integer[]) AS i(id, attempt)
+      WHERE j.id = i.id AND j.attempt = i.attempt AND j.state = 'active'
+      RETURNING j.id, j.attempt`,
+    checkpoint: `UPDATE ${job} SET checkpoint = $3 WHERE id = $1 AND attempt = $2 AND state = 'active' RETURNING 1`,
+    // A release gives the attempt back: one more allowed, so shutting down never uses one up.
+    release: `
+      WITH upd AS (
+        UPDATE ${job} SET state = 'pending', run_at = $3, lease_expires_at = NULL, worker_id = NULL,
+          max_attempts = max_attempts + 1
+        WHERE id = $1 AND attempt = $2 AND state = 'active'
+        RETURNING 1
+      ), ${notify("upd", "$4")}
+      SELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd`,
+
+    // One statement, one snapshot: a job moving between the tables is seen in exactly one.
+    get: `SELECT ${HOT_FIELDS} FROM ${job} WHERE id = $1
+      UNION ALL SELECT ${DONE_FIELDS} FROM ${done} WHERE id = $1 LIMIT 1`,
+    listAll: page(`${listHot} UNION ALL ${listDone}`),
+    listHot: page(listHot),
+    listDone: page(listDone),
+    stats: `
+      SELECT state, queue, type, count(*) AS n,
+        count(*) FILTER (WHERE state = 'pending' AND run_at > $1) AS scheduled,
+        count(*) FILTER (WHERE state = 'pending' AND attempt > 0) AS retrying,
+        min(run_at) FILTER (WHERE state = 'pending' AND run_at <= $1) AS oldest
+      FROM ${job} GROUP BY state, queue, type
+      UNION ALL
+      SELECT state, queue, type, count(*), 0, 0, NULL FROM ${done} GROUP BY state, queue, type`,
+
+    cancel: `
+      WITH moved AS (DELETE FROM ${job} WHERE id = $1 RETURNING *),
+      ins AS (
+        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
+        SELECT ${SHARED}, 'cancelled', NULL, $2 FROM moved
+        RETURNING ${DONE_FIELDS}
+      )
+      SELECT * FROM ins`,
+    reschedule: `
+      WITH upd AS (
+        UPDATE ${job} SET run_at = coalesce($2, run_at), priority = coalesce($3, priority),
+          queue = coalesce($4, queue)
+        WHERE id = $1 AND state = 'pending'
+        RETURNING ${HOT_FIELDS}
+      ), ready AS (SELECT 1 FROM upd WHERE "runAt" <= $5),
+      ${notify("ready", "$6")}
+      SELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0`,
+    retry: `
+      WITH moved AS (
+        DELETE FROM ${done} WHERE id = $1 AND state IN ('dead', 'cancelled', 'expired') RETURNING *
+      ), ins AS (
+        INSERT INTO ${job} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
+          attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
+          lease_expirations, created_at, started_at)
+        SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, $2, NULL, attempt,
+          greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
+          created_at, started_at
+        FROM moved
+        RETURNING ${HOT_FIELDS}
+      ), ${notify("ins", "$3")}
+      SELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0`,
+    replay: `
+      WITH ins AS (
+        INSERT INTO ${job} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
+          attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
+          lease_expirations, created_at, started_at)
+        SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, NULL, 0,
+          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL
+        FROM ${done} WHERE id = $1
+        RETURNING ${HOT_FIELDS}
+      ), ${notify("ins", "$4")}
+      SELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0`,
+
+    expiredLeases: `SELECT ${HOT_FIELDS} FROM ${job} WHERE state = 'active' AND lease_expires_at <= $1
+      ORDER BY lease_expires_at LIMIT $2`,
+    expirePending: `
+      WITH moved AS (
+        DELETE FROM ${job} WHERE id IN (
+          SELECT id FROM ${job}
+          WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1
+          LIMIT $2 FOR UPDATE SKIP LOCKED
+        ) AND state = 'pending'
+        RETURNING *
+      ), ins AS (
+        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
+        SELECT ${SHARED}, 'expired', NULL, $1 FROM moved
+        RETURNING ${DONE_FIELDS}
+      )
+      SELECT * FROM ins`,
+    prune: `
+      WITH gone AS (
+        DELETE FROM ${done} WHERE id IN (
+          SELECT id FROM ${done} WHERE state = $1 AND finished_at < $2 LIMIT $3
+        )
+        RETURNING 1
+      )
+      SELECT count(*)::integer AS n FROM gone`,
+
+    upsertSchedule: `
+      INSERT INTO ${schedule} (name, cron, timezone, type, payload, options, next_run_at, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, type = excluded.type,
+        payload = excluded.payload, options = excluded.options, next_run_at = excluded.next_run_at,
+        updated_at = excluded.updated_at`,
+    deleteSchedule: `DELETE FROM ${schedule} WHERE name = $1 RETURNING 1`,
+    getSchedule: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} WHERE name = $1`,
+    listSchedules: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} ORDER BY name`,
+    dueSchedules: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} WHERE next_run_at <= $1 ORDER BY next_run_at LIMIT $2`,
+    advanceSchedule: `UPDATE ${schedule} SET next_run_at = $3, updated_at = $4
+      WHERE name = $1 AND next_run_at = $2 RETURNING 1`,
+  };
+}

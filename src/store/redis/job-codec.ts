@@ -1,0 +1,245 @@
+/**
+ * How a job is laid out in its Redis hash, on the client side: decoding script replies into
+ * {@link JobRecord}s and packing the backoff policy. The field table is in
+ * `lua/includes/job.lua`; the two must agree.
+ * @module
+ */
+import { DEFAULT_BACKOFF } from "../../backoff.js";
+import type { JobRecord, JobState } from "../../job.js";
+import type { NewJob } from "../store.js";
+
+/** Left out of the hash when a job has it (see lua/includes/job.lua). */
+const DEFAULT_MAX_ATTEMPTS = 5;
+const DEFAULT_BACKOFF_TEXT = JSON.stringify(DEFAULT_BACKOFF);
+
+const STATES: Record<string, JobState> = {
+  p: "pending",
+  a: "active",
+  c: "completed",
+  d: "dead",
+  x: "cancelled",
+  e: "expired",
+};
+
+/** Long text fields, which may be stored in pieces (`p`, `p:1`, `p:2`, …). */
+type LongField = "payload" | "checkpoint" | "result" | "uniqueKey" | "errors" | "workerId";
+const LONG_FIELDS: Record<string, LongField> = {
+  p: "payload",
+  k: "checkpoint",
+  x: "result",
+  u: "uniqueKey",
+  e: "errors",
+  h: "workerId",
+};
+
+/**
+ * A job reply from a script (`[id, field, value, field, value, …]`, the job hash's HGETALL after
+ * its id) as a record. Fields left out of the hash take their defaults.
+ */
+export function decodeJob(reply: readonly string[]): JobRecord {
+  const r: JobRecord = {
+    id: reply[0]!,
+    type: "",
+    queue: "",
+    state: "pending",
+    payload: "",
+    checkpoint: null,
+    result: null,
+    priority: 0,
+    weight: 1,
+    runAt: 0,
+    expiresAt: null,
+    attempt: 0,
+    maxAttempts: DEFAULT_MAX_ATTEMPTS,
+    backoff: DEFAULT_BACKOFF_TEXT,
+    retryQueue: null,
+    delivery: "at_least_once",
+    timeoutMs: null,
+    uniqueKey: null,
+    leaseExpiresAt: null,
+    workerId: null,
+    errors: "[]",
+    leaseExpirations: 0,
+    createdAt: 0,
+    startedAt: null,
+    finishedAt: null,
+  };
+  let pieces: Map<LongField, string[]> | undefined;
+  for (let i = 1; i < reply.length; i += 2) {
+    const v = reply[i + 1]!;
+    switch (reply[i]) {
+      case "t":
+        r.type = v;
+        break;
+      case "q":
+        r.queue = v;
+        break;
+      case "s":
+        r.state = STATES[v] ?? "pending";
+        break;
+      case "p":
+        r.payload = v;
+        break;
+      case "k":
+        r.checkpoint = v;
+        break;
+      case "x":
+        r.result = v;
+        break;
+      case "y":
+        r.priority = Number(v);
+        break;
+      case "w":
+        r.weight = Number(v);
+        break;
+      case "r":
+        r.runAt = Number(v);
+        break;
+      case "v":
+        r.expiresAt = Number(v);
+        break;
+      case "a":
+        r.attempt = Number(v);
+        break;
+      case "m":
+        r.maxAttempts = Number(v);
+        break;
+      case "b":
+        r.backoff = unpackBackoff(v);
+        break;
+      case "rq":
+        r.retryQueue = v;
+        break;
+      case "d":
+        r.delivery = v === "1" ? "at_most_once" : "at_least_once";
+        break;
+      case "o":
+        r.timeoutMs = Number(v);
+        break;
+      case "u":
+        r.uniqueKey = v;
+        break;
+      case "l":
+        r.leaseExpiresAt = Number(v);
+        break;
+      case "h":
+        r.workerId = v;
+        break;
+      case "e":
+        r.errors = v;
+        break;
+      case "z":
+        r.leaseExpirations = Number(v);
+        break;
+      case "c":
+        r.createdAt = Number(v);
+        break;
+      case "g":
+        r.startedAt = Number(v);
+        break;
+      case "f":
+        r.finishedAt = Number(v);
+        break;
+      default: {
+        // A later piece of a long value: "<field>:<n>".
+        const field = reply[i]!;
+        const colon = field.indexOf(":");
+        const long = colon > 0 ? LONG_FIELDS[field.slice(0, colon)] : undefined;
+        if (!long) break;
+        pieces ??= new Map();
+        let list = pieces.get(long);
+        if (!list) pieces.set(long, (list = []));
+        list[Number(field.slice(colon + 1))] = v;
+      }
+    }
+  }
+  if (pieces) {
+    for (const [field, list] of pieces) {
+      list[0] = r[field] ?? "";
+      r[field] = list.join("");
+    }
+  }
+  return r;
+}
+
+/** The 14 values a new job takes in a script's arguments (see `lua/includes/insert-job.lua`). */
+export function pushNewJob(args: Array<string | number>, j: NewJob): void {
+  args.push(
+    j.id,
+    j.type,
+    j.queue,
+    j.payload,
+    String(j.priority),
+    String(j.weight),
+    j.runAt,
+    j.expiresAt ?? "",
+    j.maxAttempts,
+    packBackoff(j.backoff),
+    j.retryQueue ?? "",
+    j.delivery === "at_most_once" ? "1" : "",
+    j.timeoutMs ?? "",
+    j.uniqueKey ?? "",
+  );
+}
+
+// ---- backoff ------------------------------------------------------------------------------------
+//
+// The default policy's JSON is 75 bytes, longer than a compact hash value may be (64), and every
+// job stores one. The default policy is left out of the hash (""); other common shapes are stored
+// as short text ("f5000", "e1000,60000,3,1") and turned back into the very same JSON text; anything
+// else is stored as it came (JSON starts with "{", a packed policy never does).
+
+const packed = new Map<string, string>();
+const unpacked = new Map<string, string>();
+const CACHE_MAX = 256;
+
+/** A backoff policy's JSON text in its stored form ("" for the default policy). */
+export function packBackoff(text: string): string {
+  if (text === DEFAULT_BACKOFF_TEXT) return "";
+  const hit = packed.get(text);
+  if (hit !== undefined) return hit;
+  let out = text;
+  try {
+    const b = JSON.parse(text) as Record<string, unknown>;
+    const exp = (e: Record<string, unknown>) => `${e.baseMs},${e.maxMs},${e.factor},${e.jitter ? 1 : 0}`;
+    const candidate =
+      b.type === "fixed"
+        ? `f${b.delayMs}`
+        : b.type === "exponential"
+          ? `e${exp(b)}`
+          : b.type === "custom" && b.fallback && typeof b.fallback === "object"
+            ? `c${exp(b.fallback as Record<string, unknown>)}`
+            : undefined;
+    // Only when it comes back byte for byte (same keys, same order, same numbers).
+    if (candidate !== undefined && unpackBackoff(candidate) === text) out = candidate;
+  } catch {
+    // Not JSON: stored as is.
+  }
+  if (packed.size < CACHE_MAX) packed.set(text, out);
+  return out;
+}
+
+/** The JSON text of a stored backoff policy. */
+export function unpackBackoff(stored: string): string {
+  if (stored.startsWith("{")) return stored;
+  const hit = unpacked.get(stored);
+  if (hit !== undefined) return hit;
+  const [a, b, c, d] = stored.slice(1).split(",");
+  const exponential = () => ({
+    type: "exponential",
+    baseMs: Number(a),
+    maxMs: Number(b),
+    factor: Number(c),
+    jitter: d === "1",
+  });
+  const text =
+    stored[0] === "f"
+      ? JSON.stringify({ type: "fixed", delayMs: Number(a) })
+      : stored[0] === "e"
+        ? JSON.stringify(exponential())
+        : stored[0] === "c"
+          ? JSON.stringify({ type: "custom", fallback: exponential() })
+          : stored;
+  if (unpacked.size < CACHE_MAX) unpacked.set(stored, text);
+  return text;
+}

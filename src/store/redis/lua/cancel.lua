@@ -1,0 +1,47 @@
+--[[
+  cancel: Store.cancel(). A pending or active job becomes cancelled.
+
+  Guarantees: atomic with respect to claims and reports: a pending job leaves its lane (or
+  {p}:sched) and can never be claimed; an active job's lease and cap slot are freed, and every
+  later report of its attempt is stale (the state is no longer active). Finished jobs are returned
+  unchanged.
+
+  KEYS[1] {p}:meta
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
+  Returns nil (no such job) or {changed (1 or 0), job reply}.
+]]
+--@include "includes/prelude.lua"
+--@include "includes/epoch.lua"
+--@include "includes/job.lua"
+
+local err = check_epoch()
+if err then
+  return err
+end
+
+local id = ARGV[4]
+local key = job_key(id)
+local f = read_fields(key, "s", "a", "q", "t", "y", "v")
+if not f.s then
+  return nil
+end
+if f.s == "p" then
+  remove_pending(id, f.q, f.y or "0", f.t)
+  if f.v then
+    redis.call("ZREM", EXP, id)
+  end
+  count("pending", f.q, f.t, -1)
+  if f.a and f.a ~= "0" then
+    bump("retrying", -1)
+  end
+elseif f.s == "a" then
+  redis.call("ZREM", LEASE, id)
+  count_active_type(f.t, -1)
+  count("active", f.q, f.t, -1)
+else
+  return { 0, job_reply(id) }
+end
+finish(id, key, "x", ARGV[3])
+count("cancelled", f.q, f.t, 1)
+flush_counts()
+return { 1, job_reply(id) }

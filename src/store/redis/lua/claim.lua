@@ -1,0 +1,241 @@
+--[[
+  claim: Store.claim(). Leases up to `limit` ready jobs to one worker, atomically.
+
+  Guarantees:
+    - One holder: a job leaves its ready lane and becomes active (attempt + 1, lease, holder) in the
+      same script, so no two claims can take it.
+    - Order: priority desc, then runAt, then id, within each queue; weighted queues as planClaim.
+    - Jobs past their expiresAt are passed over (left pending for expire-pending to expire).
+    - Cluster-wide caps: never more active jobs of a capped type than its cap ({p}:act).
+    - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
+      does not fit ends the whole claim.
+    - Delayed and retrying jobs that came due ({p}:sched, score <= now) are promoted to their lanes
+      first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims.
+  Cost: O(log n) per job taken, plus the lanes and expired jobs passed over; never a scan of the
+  whole queue.
+
+  KEYS[1] {p}:meta
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
+  ARGV[6] limit  ARGV[7] maxWeight ("" = none)  ARGV[8] weightCap ("" = none)
+  then: nTypes, type...; nCaps, (type, cap)...; nQueues, (queue, weight)...; nRandoms, random...
+  Returns the claimed jobs as they were just before the claim ({id, field, value, ...} each); the
+  client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows.
+]]
+--@include "includes/prelude.lua"
+--@include "includes/epoch.lua"
+--@include "includes/job.lua"
+--@include "includes/claim-plan.lua"
+
+local err = check_epoch()
+if err then
+  return err
+end
+
+local PROMOTE_MAX = 1000
+local BUFFER = 32
+
+local now = tonumber(ARGV[3])
+local worker_id = ARGV[4]
+local lease_until = ARGV[5]
+local limit = tonumber(ARGV[6])
+local budget = ARGV[7] == "" and math.huge or tonumber(ARGV[7])
+local weight_cap = ARGV[8] == "" and math.huge or tonumber(ARGV[8])
+
+local at = 9
+local wanted = nil
+local n_types = tonumber(ARGV[at])
+at = at + 1
+if n_types > 0 then
+  wanted = {}
+  for i = 0, n_types - 1 do
+    wanted[ARGV[at + i]] = true
+  end
+end
+at = at + n_types
+local n_caps = tonumber(ARGV[at])
+at = at + 1
+local room = {}
+for i = 0, n_caps - 1 do
+  local jtype, cap = ARGV[at + 2 * i], tonumber(ARGV[at + 2 * i + 1])
+  if not wanted or wanted[jtype] then
+    room[jtype] = cap - tonumber(redis.call("HGET", ACT, jtype) or "0")
+  end
+end
+at = at + 2 * n_caps
+local n_queues = tonumber(ARGV[at])
+at = at + 1
+local queues = {}
+for i = 0, n_queues - 1 do
+  queues[#queues + 1] = { name = ARGV[at + 2 * i], weight = tonumber(ARGV[at + 2 * i + 1]) }
+end
+at = at + 2 * n_queues
+local n_randoms = tonumber(ARGV[at])
+at = at + 1
+local randoms = {}
+for i = 0, n_randoms - 1 do
+  randoms[#randoms + 1] = tonumber(ARGV[at + i])
+end
+
+-- Promote due delayed and retrying jobs to their lanes.
+local due = redis.call("ZRANGEBYSCORE", SCHED, "-inf", now, "WITHSCORES", "LIMIT", 0, PROMOTE_MAX)
+if #due > 0 then
+  local ids = {}
+  for i = 1, #due, 2 do
+    local id = due[i]
+    local f = redis.call("HMGET", job_key(id), "q", "y", "t")
+    if f[1] then
+      add_ready(id, f[1], f[2] or "0", f[3], due[i + 1])
+    end
+    ids[#ids + 1] = id
+  end
+  call_sliced("ZREM", SCHED, ids, 1000)
+end
+
+local leased = {}
+
+-- Claims one job whose hash is `flat` (HGETALL); false when it is passed over.
+local function claim_one(id, flat, jtype, queue)
+  local weight, expires, attempt = 1, nil, 0
+  for i = 1, #flat, 2 do
+    local f = flat[i]
+    if f == "w" then
+      weight = tonumber(flat[i + 1])
+    elseif f == "v" then
+      expires = tonumber(flat[i + 1])
+    elseif f == "a" then
+      attempt = tonumber(flat[i + 1])
+    end
+  end
+  if expires and expires <= now then
+    return "skip"
+  end
+  local w = math.min(weight, weight_cap)
+  if w > budget then
+    return "full"
+  end
+  budget = budget - w
+  if room[jtype] then
+    room[jtype] = room[jtype] - 1
+  end
+  local key = job_key(id)
+  local args = { "s", "a", "a", attempt + 1, "l", lease_until, "g", ARGV[3] }
+  push_long(args, "h", worker_id)
+  redis.call("HSET", key, unpack(args))
+  if expires then
+    redis.call("ZREM", EXP, id)
+  end
+  leased[#leased + 1] = lease_until
+  leased[#leased + 1] = id
+  count("pending", queue, jtype, -1)
+  count("active", queue, jtype, 1)
+  count_active_type(jtype, 1)
+  if attempt > 0 then
+    bump("retrying", -1)
+  end
+  return "taken"
+end
+
+-- Takes up to `want` jobs from one queue: its lanes by priority, and lanes of equal priority merged
+-- by (runAt, id). Returns the jobs and whether the weight budget is spent.
+local function take(queue, want)
+  local out = {}
+  local full = false
+  local index = redis.call("ZRANGE", lanes_key(queue), 0, -1, "WITHSCORES")
+  local lanes = {}
+  for i = 1, #index, 2 do
+    local member = index[i]
+    local bar = string.find(member, "|", 1, true)
+    local prio, jtype = string.sub(member, 1, bar - 1), string.sub(member, bar + 1)
+    if not wanted or wanted[jtype] then
+      lanes[#lanes + 1] = {
+        key = lane_key(queue, prio, jtype),
+        member = member,
+        jtype = jtype,
+        score = index[i + 1],
+        buf = {},
+        pos = 1,
+        offset = 0,
+        drained = false,
+        remove = {},
+      }
+    end
+  end
+
+  local function head(lane)
+    if lane.pos > #lane.buf then
+      if lane.drained then
+        return nil
+      end
+      lane.buf = redis.call("ZRANGE", lane.key, lane.offset, lane.offset + BUFFER - 1, "WITHSCORES")
+      lane.pos = 1
+      if #lane.buf < 2 * BUFFER then
+        lane.drained = true
+      end
+      if #lane.buf == 0 then
+        -- An index entry for a lane that is gone (keys lost): drop it below.
+        lane.empty = lane.offset == 0
+        return nil
+      end
+      lane.offset = lane.offset + BUFFER
+    end
+    return lane.buf[lane.pos], tonumber(lane.buf[lane.pos + 1])
+  end
+
+  local g = 1
+  while g <= #lanes and #out < want and not full do
+    -- One priority group: lanes with the same score in the index.
+    local group = {}
+    local score = lanes[g].score
+    while g <= #lanes and lanes[g].score == score do
+      group[#group + 1] = lanes[g]
+      g = g + 1
+    end
+    while #out < want do
+      local best, best_id, best_run = nil, nil, nil
+      for _, lane in ipairs(group) do
+        if room[lane.jtype] == nil or room[lane.jtype] > 0 then
+          local id, run_at = head(lane)
+          if id and (not best or run_at < best_run or (run_at == best_run and id_less(id, best_id))) then
+            best, best_id, best_run = lane, id, run_at
+          end
+        end
+      end
+      if not best then
+        break
+      end
+      best.pos = best.pos + 2
+      local flat = redis.call("HGETALL", job_key(best_id))
+      if #flat == 0 then
+        -- A lane entry without its job (keys lost): drop it.
+        best.remove[#best.remove + 1] = best_id
+      else
+        local outcome = claim_one(best_id, flat, best.jtype, queue)
+        if outcome == "full" then
+          full = true
+          break
+        elseif outcome == "taken" then
+          best.remove[#best.remove + 1] = best_id
+          table.insert(flat, 1, best_id)
+          out[#out + 1] = flat
+        end
+      end
+    end
+  end
+
+  for _, lane in ipairs(lanes) do
+    if #lane.remove > 0 then
+      call_sliced("ZREM", lane.key, lane.remove, 1000)
+    end
+    if (#lane.remove > 0 or lane.empty) and redis.call("EXISTS", lane.key) == 0 then
+      redis.call("ZREM", lanes_key(queue), lane.member)
+    end
+  end
+  return out, full or budget <= 0
+end
+
+local claimed = plan_claim(queues, limit, randoms, take)
+if #leased > 0 then
+  call_sliced("ZADD", LEASE, leased, 1000)
+end
+flush_counts()
+return claimed

@@ -1,0 +1,39 @@
+--[[
+  expire-pending: Store.expirePending(). Pending jobs whose expiresAt has passed become expired.
+
+  Guarantees: reads {p}:exp (pending jobs with an expiresAt, by expiresAt), so the cost is the
+  number expired, never the queue length; each job is expired once, atomically, and can no longer
+  be claimed. Jobs already claimed keep running (only pending jobs are in {p}:exp).
+
+  KEYS[1] {p}:meta
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] limit
+  Returns the expired jobs (job replies).
+]]
+--@include "includes/prelude.lua"
+--@include "includes/epoch.lua"
+--@include "includes/job.lua"
+
+local err = check_epoch()
+if err then
+  return err
+end
+
+local ids = redis.call("ZRANGEBYSCORE", EXP, "-inf", ARGV[3], "LIMIT", 0, tonumber(ARGV[4]))
+local out = {}
+for _, id in ipairs(ids) do
+  local key = job_key(id)
+  local f = read_fields(key, "s", "a", "q", "t", "y")
+  redis.call("ZREM", EXP, id)
+  if f.s == "p" then
+    remove_pending(id, f.q, f.y or "0", f.t)
+    finish(id, key, "e", ARGV[3])
+    count("pending", f.q, f.t, -1)
+    count("expired", f.q, f.t, 1)
+    if f.a and f.a ~= "0" then
+      bump("retrying", -1)
+    end
+    out[#out + 1] = job_reply(id)
+  end
+end
+flush_counts()
+return out

@@ -1,0 +1,36 @@
+--[[
+  fire-schedule: Store.fireSchedule(). Enqueues one tick's job and moves the schedule to its next
+  tick, only if no one else fired this tick.
+
+  Guarantees: compare-and-set on the stored next tick (= expectedRunAt): of any number of
+  schedulers racing on a tick, exactly one fires. The tick's job id is derived from the schedule
+  and tick, so even a replayed call cannot enqueue it twice.
+
+  KEYS[1] {p}:meta
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] name  ARGV[5] expectedRunAt
+  ARGV[6] nextRunAt  then the job's 14 values (see includes/insert-job.lua)
+  Returns 1 when it fired, else 0.
+]]
+--@include "includes/prelude.lua"
+--@include "includes/epoch.lua"
+--@include "includes/job.lua"
+--@include "includes/insert-job.lua"
+
+local err = check_epoch()
+if err then
+  return err
+end
+
+local score = redis.call("ZSCORE", SCHEDULES, ARGV[4])
+if not score or tonumber(score) ~= tonumber(ARGV[5]) then
+  return 0
+end
+redis.call("ZADD", SCHEDULES, ARGV[6], ARGV[4])
+redis.call("HSET", schedule_key(ARGV[4]), "ua", ARGV[3])
+insert_job(7, tonumber(ARGV[3]), ARGV[3])
+flush_ready()
+flush_counts()
+if any_ready then
+  redis.call("PUBLISH", WAKE, "")
+end
+return 1

@@ -1,0 +1,206 @@
+--[[
+  job: the job hash and the indexes a job moves between.
+
+  A job is one hash, {p}:j:<id>, in every state. Fields are one letter, and a field at its
+  default is left out, so a waiting job stays a small listpack-encoded hash (Redis keeps a hash
+  compact while it has at most hash-max-listpack-entries fields and no value longer than
+  hash-max-listpack-value, 64 bytes by default):
+
+    t type        q queue        s state: p(ending) a(ctive) c(ompleted) d(ead) x (cancelled) e(xpired)
+    p payload*    k checkpoint*  x result*              y priority (0)      w weight (1)
+    r runAt       v expiresAt    a attempt (0)          m maxAttempts (5)   b backoff (packed by the client;
+                                                                            absent: errand's default policy)
+    rq retryQueue d delivery: "1" = at_most_once (at_least_once)           o timeoutMs
+    u uniqueKey*  l leaseExpiresAt  h workerId*        e errors* ("[]")     z leaseExpirations (0)
+    c createdAt   g startedAt    f finishedAt
+
+  * Long text. A value over CHUNK bytes (and up to CHUNKED_MAX) is stored in pieces: the first in
+  the field itself, the rest in "<field>:1", "<field>:2", ..., cut between UTF-8 characters, so a
+  100-byte payload does not turn the whole hash into a hashtable (about 2.3x the memory). Larger
+  values are stored whole: the hash is big anyway, and many pieces would cost more than they save.
+]]
+local CHUNK = 64
+local CHUNKED_MAX = 1024
+-- errand's default maxAttempts, left out of the hash like other defaults (src/queue.ts, define-job.ts).
+local DEFAULT_MAX_ATTEMPTS = "5"
+
+local STATE_NAME = { p = "pending", a = "active", c = "completed", d = "dead", x = "cancelled", e = "expired" }
+
+-- Appends field/value pairs for a long text value to `args` (an HSET argument list).
+local function push_long(args, field, value)
+  local n = #value
+  if n <= CHUNK or n > CHUNKED_MAX then
+    args[#args + 1] = field
+    args[#args + 1] = value
+    return 1
+  end
+  local i, part = 1, 0
+  while i <= n do
+    local j = i + CHUNK - 1
+    if j < n then
+      -- Back up to a character boundary: bytes 0x80-0xBF continue a UTF-8 sequence.
+      while j > i do
+        local b = string.byte(value, j + 1)
+        if b < 128 or b >= 192 then
+          break
+        end
+        j = j - 1
+      end
+    end
+    args[#args + 1] = part == 0 and field or (field .. ":" .. part)
+    args[#args + 1] = string.sub(value, i, j)
+    part = part + 1
+    i = j + 1
+  end
+  return part
+end
+
+-- Deletes the pieces of a long value from piece `from` on.
+local function drop_pieces(key, field, from)
+  local i = from
+  while redis.call("HDEL", key, field .. ":" .. i) == 1 do
+    i = i + 1
+  end
+end
+
+local function set_long(key, field, value)
+  local args = {}
+  local parts = push_long(args, field, value)
+  redis.call("HSET", key, unpack(args))
+  drop_pieces(key, field, parts)
+end
+
+local function del_long(key, field)
+  if redis.call("HDEL", key, field) == 1 then
+    drop_pieces(key, field, 1)
+  end
+end
+
+local function get_long(key, field)
+  local value = redis.call("HGET", key, field)
+  if not value then
+    return nil
+  end
+  local i = 1
+  local parts = { value }
+  while true do
+    local more = redis.call("HGET", key, field .. ":" .. i)
+    if not more then
+      break
+    end
+    parts[#parts + 1] = more
+    i = i + 1
+  end
+  return table.concat(parts)
+end
+
+-- Sets `field` to `value`, or deletes it when `value` is the default (nil or equal to `default`).
+local function set_or_del(key, field, value, default)
+  if value == nil or value == default then
+    redis.call("HDEL", key, field)
+  else
+    redis.call("HSET", key, field, value)
+  end
+end
+
+-- A job hash as a Lua table (first pieces of long values only).
+local function read_fields(key, ...)
+  local values = redis.call("HMGET", key, ...)
+  local out = {}
+  for i, name in ipairs({ ... }) do
+    out[name] = values[i]
+  end
+  return out
+end
+
+-- The reply for one job: its id, then the hash's field/value pairs. The client decodes it.
+local function job_reply(id)
+  local flat = redis.call("HGETALL", job_key(id))
+  table.insert(flat, 1, id)
+  return flat
+end
+
+---------------------------------------------------------------------------------------------------
+-- Counters: {p}:n holds, per state, the total and the count per queue and per type; a counter that
+-- reaches zero is deleted, so stats() reads exactly the non-zero ones. Changes are gathered in a
+-- table and written once per script (a bulk enqueue touches each counter once, not per job).
+
+local deltas = {}
+
+local function bump(field, d)
+  deltas[field] = (deltas[field] or 0) + d
+end
+
+local function count(state, queue, jtype, d)
+  bump(state, d)
+  bump("q|" .. queue .. "|" .. state, d)
+  bump("t|" .. jtype .. "|" .. state, d)
+end
+
+local active_deltas = {}
+
+local function count_active_type(jtype, d)
+  active_deltas[jtype] = (active_deltas[jtype] or 0) + d
+end
+
+local function flush_counts()
+  for field, d in pairs(deltas) do
+    if d ~= 0 and redis.call("HINCRBY", COUNTS, field, d) == 0 then
+      redis.call("HDEL", COUNTS, field)
+    end
+  end
+  deltas = {}
+  for jtype, d in pairs(active_deltas) do
+    if d ~= 0 and redis.call("HINCRBY", ACT, jtype, d) <= 0 then
+      redis.call("HDEL", ACT, jtype)
+    end
+  end
+  active_deltas = {}
+end
+
+---------------------------------------------------------------------------------------------------
+-- Where a pending job waits: in its ready lane when runAt <= now, else in {p}:sched (claims promote
+-- it when due). Lanes are per queue, priority and type, so a claim for some types, or one held back
+-- by a type's cap, passes over whole lanes instead of scanning their jobs.
+
+local function add_ready(id, queue, prio, jtype, run_at)
+  redis.call("ZADD", lane_key(queue, prio, jtype), run_at, id)
+  redis.call("ZADD", lanes_key(queue), -tonumber(prio), prio .. "|" .. jtype)
+end
+
+local function add_pending(id, queue, prio, jtype, run_at, now)
+  if run_at <= now then
+    add_ready(id, queue, prio, jtype, run_at)
+    return true
+  end
+  redis.call("ZADD", SCHED, run_at, id)
+  return false
+end
+
+-- Takes a pending job out of its lane or {p}:sched (not out of {p}:exp).
+local function remove_pending(id, queue, prio, jtype)
+  if redis.call("ZREM", SCHED, id) == 1 then
+    return
+  end
+  local lane = lane_key(queue, prio, jtype)
+  if redis.call("ZREM", lane, id) == 1 and redis.call("EXISTS", lane) == 0 then
+    redis.call("ZREM", lanes_key(queue), prio .. "|" .. jtype)
+  end
+end
+
+-- Frees the job's unique key, if it still holds it.
+local function release_unique(id, key)
+  local unique = get_long(key, "u")
+  if unique and redis.call("HGET", UNIQ, unique) == id then
+    redis.call("HDEL", UNIQ, unique)
+  end
+end
+
+-- Records a finished job: state, finishedAt, the state's retention index; lease fields go.
+local function finish(id, key, code, now)
+  redis.call("HSET", key, "s", code, "f", now)
+  redis.call("HDEL", key, "l")
+  del_long(key, "h")
+  redis.call("ZADD", finished_key(STATE_NAME[code]), now, id)
+  release_unique(id, key)
+end

@@ -1,0 +1,90 @@
+--[[
+  prelude: the key layout every errand script shares. Included first by every script.
+
+  KEYS[1] is always "{prefix}:meta". Every other key is built from the same "{prefix}:" string, so
+  all of them carry the hash tag {prefix} and live in one Redis Cluster slot: a script may touch keys
+  it could not declare in advance (the jobs a claim picks) and still run on a cluster.
+
+  Keys ("{p}:" stands for the prefix, "|" separates names, which may themselves contain ":"):
+    {p}:meta                   hash: epoch (see includes/epoch.lua)
+    {p}:schema_version         string: the layout's version (SCHEMA_VERSION), checked at open
+    {p}:j:<id>                 hash: one job (field table in includes/job.lua), in every state
+    {p}:r|<queue>|<prio>|<type> zset: ready lane: pending jobs due to run, score runAt, member id
+    {p}:rl|<queue>             zset: the queue's lanes, member "<prio>|<type>", score -prio
+    {p}:sched                  zset: pending jobs not yet due (delayed, retrying), score runAt
+    {p}:lease                  zset: active jobs, score leaseExpiresAt
+    {p}:exp                    zset: pending jobs with an expiresAt, score expiresAt
+    {p}:f:<state>              zset: finished jobs (completed, dead, cancelled, expired), score finishedAt
+    {p}:uniq                   hash: uniqueKey -> id, while that job is pending or active
+    {p}:act                    hash: type -> active jobs (cluster-wide concurrency caps)
+    {p}:n                      hash: counters: "<state>", "q|<queue>|<state>", "t|<type>|<state>", "retrying"
+    {p}:s|<name>               hash: one recurring schedule
+    {p}:schd                   zset: schedules, score nextRunAt
+  Channel {p}:wake carries wake-ups (PUBLISH) after a script made jobs ready.
+
+  Lua numbers are doubles: every time and count errand stores is an integer below 2^53, exact.
+  Numbers go to redis.call as numbers (Redis formats them exactly); they are never concatenated
+  into strings (Lua's tostring keeps 14 digits), so priorities travel as the strings they came as.
+]]
+local META = KEYS[1]
+local P = string.sub(META, 1, -5)
+local SCHEMA_VERSION = 1
+local SCHEMA_VERSION_KEY = P .. "schema_version"
+
+local SCHED = P .. "sched"
+local LEASE = P .. "lease"
+local EXP = P .. "exp"
+local UNIQ = P .. "uniq"
+local ACT = P .. "act"
+local COUNTS = P .. "n"
+local SCHEDULES = P .. "schd"
+local WAKE = P .. "wake"
+
+local function job_key(id)
+  return P .. "j:" .. id
+end
+
+local function lane_key(queue, prio, jtype)
+  return P .. "r|" .. queue .. "|" .. prio .. "|" .. jtype
+end
+
+local function lanes_key(queue)
+  return P .. "rl|" .. queue
+end
+
+local function finished_key(state)
+  return P .. "f:" .. state
+end
+
+local function schedule_key(name)
+  return P .. "s|" .. name
+end
+
+-- Ids order by their bytes, as in sorted sets and SQLite's BINARY collation. Lua's < on strings
+-- follows the server's LC_COLLATE, which Redis takes from its environment.
+local function id_less(a, b)
+  if a == b then
+    return false
+  end
+  local n = math.min(#a, #b)
+  local i = 1
+  while i <= n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+    i = i + 1
+  end
+  return #a < #b
+end
+
+-- Applies a command to many arguments in slices: Lua's unpack() is limited by the C stack.
+local function call_sliced(cmd, key, args, per)
+  local n = #args
+  local i = 1
+  while i <= n do
+    local j = math.min(i + per - 1, n)
+    redis.call(cmd, key, unpack(args, i, j))
+    i = j + 1
+  end
+end

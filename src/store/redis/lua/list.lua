@@ -1,0 +1,147 @@
+--[[
+  list: Store.list(). A page of jobs, latest first, with optional state, queue and type filters.
+
+  There is no index of every job by id (it would cost a waiting job about 140 bytes more); each
+  state is listed from the index it already has, in that index's time order:
+    pending  the ready lanes and {p}:sched, by runAt
+    active   {p}:lease, by leaseExpiresAt
+    finished {p}:f:<state>, by finishedAt
+  and several states are merged by (time, id), latest first. The cursor is "<time>:<id>" of the
+  last job returned (or, for ids too long for that, the id alone: its time is looked up).
+  Guarantees: a page costs O(limit × sources × log n) when no filter has to be checked job by job;
+  a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease)
+  reads each candidate's queue and type. At most `budget` candidates are examined per call: a page
+  may then hold fewer than `limit` jobs and still have a cursor, so Redis is never held long.
+
+  KEYS[1] {p}:meta
+  ARGV[1] state ("" = all)  ARGV[2] queue ("")  ARGV[3] type ("")  ARGV[4] limit  ARGV[5] cursor ("")
+  ARGV[6] budget
+  Returns {job replies, next time or false, next id or false}.
+]]
+--@include "includes/prelude.lua"
+--@include "includes/job.lua"
+
+local want_state, want_queue, want_type = ARGV[1], ARGV[2], ARGV[3]
+local limit = tonumber(ARGV[4])
+local cursor = ARGV[5]
+local budget = tonumber(ARGV[6])
+local BUFFER = 64
+
+-- The cursor: "<time>:<id>", or a bare id for ids too long to fit.
+local max_score, max_id = nil, nil
+if cursor ~= "" then
+  if #cursor >= 200 and redis.call("EXISTS", job_key(cursor)) == 1 then
+    local f = redis.call("HMGET", job_key(cursor), "s", "r", "l", "f")
+    max_id = cursor
+    max_score = tonumber(f[1] == "p" and f[2] or f[1] == "a" and f[3] or f[4])
+  else
+    local score, id = string.match(cursor, "^(%-?%d+):(.+)$")
+    if not score then
+      return redis.error_reply("ERRAND_INVALID_CURSOR not a cursor this store gave")
+    end
+    max_score, max_id = tonumber(score), id
+  end
+end
+
+local sources = {}
+local function add_source(key, check)
+  sources[#sources + 1] = { key = key, check = check, buf = {}, pos = 1, offset = 0, drained = false }
+end
+local filtered = want_queue ~= "" or want_type ~= ""
+
+if want_state == "" or want_state == "pending" then
+  local queues = {}
+  if want_queue ~= "" then
+    queues[1] = want_queue
+  else
+    local counters = redis.call("HGETALL", COUNTS)
+    for i = 1, #counters, 2 do
+      local queue = string.match(counters[i], "^q|(.*)|pending$")
+      if queue then
+        queues[#queues + 1] = queue
+      end
+    end
+  end
+  for _, queue in ipairs(queues) do
+    for _, member in ipairs(redis.call("ZRANGE", lanes_key(queue), 0, -1)) do
+      local bar = string.find(member, "|", 1, true)
+      local jtype = string.sub(member, bar + 1)
+      if want_type == "" or want_type == jtype then
+        add_source(lane_key(queue, string.sub(member, 1, bar - 1), jtype), false)
+      end
+    end
+  end
+  add_source(SCHED, filtered)
+end
+if want_state == "" or want_state == "active" then
+  add_source(LEASE, filtered)
+end
+for _, state in ipairs({ "completed", "dead", "cancelled", "expired" }) do
+  if want_state == "" or want_state == state then
+    add_source(finished_key(state), filtered)
+  end
+end
+
+local max_arg = max_score and string.format("%.0f", max_score) or "+inf"
+local function head(src)
+  while true do
+    if src.pos > #src.buf then
+      if src.drained then
+        return nil
+      end
+      src.buf = redis.call("ZREVRANGEBYSCORE", src.key, max_arg, "-inf", "WITHSCORES", "LIMIT", src.offset, BUFFER)
+      src.offset = src.offset + BUFFER
+      src.pos = 1
+      src.drained = #src.buf < 2 * BUFFER
+      if #src.buf == 0 then
+        return nil
+      end
+    end
+    local id, score = src.buf[src.pos], tonumber(src.buf[src.pos + 1])
+    -- At the cursor's time, skip what the previous page already gave (ids at or after the cursor's).
+    if max_id and score == max_score and not id_less(id, max_id) then
+      src.pos = src.pos + 2
+    else
+      return id, score, src.buf[src.pos + 1]
+    end
+  end
+end
+
+local out = {}
+local last_score, last_id = false, false
+local examined = 0
+while #out <= limit do
+  if examined >= budget then
+    break
+  end
+  local best, best_id, best_score, best_text = nil, nil, nil, nil
+  for _, src in ipairs(sources) do
+    local id, score, text = head(src)
+    if id and (not best or score > best_score or (score == best_score and id_less(best_id, id))) then
+      best, best_id, best_score, best_text = src, id, score, text
+    end
+  end
+  if not best then
+    last_score, last_id = false, false
+    break
+  end
+  best.pos = best.pos + 2
+  examined = examined + 1
+  local keep = true
+  if best.check then
+    local f = redis.call("HMGET", job_key(best_id), "q", "t")
+    keep = (want_queue == "" or f[1] == want_queue) and (want_type == "" or f[2] == want_type)
+  end
+  if keep then
+    local reply = job_reply(best_id)
+    if #reply > 1 then
+      if #out == limit then
+        -- One more than the page: there is a next page, starting after the last job returned.
+        break
+      end
+      out[#out + 1] = reply
+    end
+  end
+  last_score, last_id = best_text, best_id
+end
+return { out, last_score, last_id }

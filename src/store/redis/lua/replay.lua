@@ -1,0 +1,63 @@
+--[[
+  replay: Store.replay(). Copies a finished job under a new id as a fresh pending job (attempt 0,
+  no errors, checkpoint or result), ready now; the original stays as it was.
+
+  Guarantees: atomic; a pending or active source is returned unchanged. If the new id is taken, or
+  another pending or active job holds the unique key, nothing changes and the script fails with
+  ERRAND_INVALID_STATE.
+
+  KEYS[1] {p}:meta
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] new id
+  Returns nil (no such source) or {changed (1 or 0), job reply (the new job when changed)}.
+]]
+--@include "includes/prelude.lua"
+--@include "includes/epoch.lua"
+--@include "includes/job.lua"
+
+local err = check_epoch()
+if err then
+  return err
+end
+
+local now = tonumber(ARGV[3])
+local id, new_id = ARGV[4], ARGV[5]
+local flat = redis.call("HGETALL", job_key(id))
+if #flat == 0 then
+  return nil
+end
+local f = {}
+for i = 1, #flat, 2 do
+  f[flat[i]] = flat[i + 1]
+end
+if f.s == "p" or f.s == "a" then
+  return { 0, job_reply(id) }
+end
+local new_key = job_key(new_id)
+if redis.call("EXISTS", new_key) == 1 then
+  return redis.error_reply("ERRAND_INVALID_STATE the new id is taken")
+end
+local unique = get_long(job_key(id), "u")
+if unique then
+  if redis.call("HGET", UNIQ, unique) then
+    return redis.error_reply("ERRAND_INVALID_STATE another pending or active job holds this job's unique key")
+  end
+  redis.call("HSET", UNIQ, unique, new_id)
+end
+-- Kept: type, queue, payload, priority, weight, maxAttempts, backoff, retryQueue, delivery,
+-- timeoutMs, uniqueKey (with the pieces of long values). Everything else starts afresh.
+local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true }
+local args = { "s", "p", "r", ARGV[3], "c", ARGV[3] }
+for i = 1, #flat, 2 do
+  local field = flat[i]
+  local base = string.match(field, "^([^:]+)") or field
+  if KEEP[base] then
+    args[#args + 1] = field
+    args[#args + 1] = flat[i + 1]
+  end
+end
+redis.call("HSET", new_key, unpack(args))
+add_ready(new_id, f.q, f.y or "0", f.t, now)
+count("pending", f.q, f.t, 1)
+flush_counts()
+redis.call("PUBLISH", WAKE, "")
+return { 1, job_reply(new_id) }

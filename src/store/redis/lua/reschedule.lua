@@ -1,0 +1,46 @@
+--[[
+  reschedule: Store.reschedule(). Moves a pending job in time, priority or queue.
+
+  Guarantees: only a pending job changes (atomically: out of its lane or {p}:sched, fields updated,
+  back where its new runAt puts it); other states are returned unchanged. A job made due at once
+  wakes claimers.
+
+  KEYS[1] {p}:meta
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
+  ARGV[5] runAt  ARGV[6] priority  ARGV[7] queue  ("" = unchanged)
+  Returns nil (no such job) or {changed (1 or 0), job reply}.
+]]
+--@include "includes/prelude.lua"
+--@include "includes/epoch.lua"
+--@include "includes/job.lua"
+
+local err = check_epoch()
+if err then
+  return err
+end
+
+local now = tonumber(ARGV[3])
+local id = ARGV[4]
+local key = job_key(id)
+local f = read_fields(key, "s", "q", "t", "y", "r")
+if not f.s then
+  return nil
+end
+if f.s ~= "p" then
+  return { 0, job_reply(id) }
+end
+remove_pending(id, f.q, f.y or "0", f.t)
+local run_at = ARGV[5] ~= "" and ARGV[5] or f.r
+local prio = ARGV[6] ~= "" and ARGV[6] or (f.y or "0")
+local queue = ARGV[7] ~= "" and ARGV[7] or f.q
+redis.call("HSET", key, "r", run_at, "q", queue)
+set_or_del(key, "y", prio, "0")
+if queue ~= f.q then
+  count("pending", f.q, f.t, -1)
+  count("pending", queue, f.t, 1)
+  flush_counts()
+end
+if add_pending(id, queue, prio, f.t, tonumber(run_at), now) then
+  redis.call("PUBLISH", WAKE, "")
+end
+return { 1, job_reply(id) }

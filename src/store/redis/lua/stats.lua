@@ -1,0 +1,37 @@
+--[[
+  stats: Store.stats(). Counts for humans and autoscalers, in O(queues × types), independent of the
+  number of jobs: the counters in {p}:n are kept by every script that moves a job.
+
+  KEYS[1] {p}:meta
+  ARGV[1] now
+  Returns {counters (field, value, ...), scheduled (pending not yet due), oldest ready runAt or nil}.
+]]
+--@include "includes/prelude.lua"
+
+local now = tonumber(ARGV[1])
+local counters = redis.call("HGETALL", COUNTS)
+local scheduled = redis.call("ZCOUNT", SCHED, "(" .. ARGV[1], "+inf")
+local oldest = nil
+local due = redis.call("ZRANGEBYSCORE", SCHED, "-inf", ARGV[1], "WITHSCORES", "LIMIT", 0, 1)
+if #due > 0 then
+  oldest = tonumber(due[2])
+end
+for i = 1, #counters, 2 do
+  local queue = string.match(counters[i], "^q|(.*)|pending$")
+  if queue then
+    for _, member in ipairs(redis.call("ZRANGE", lanes_key(queue), 0, -1)) do
+      local bar = string.find(member, "|", 1, true)
+      local head = redis.call(
+        "ZRANGE",
+        lane_key(queue, string.sub(member, 1, bar - 1), string.sub(member, bar + 1)),
+        0,
+        0,
+        "WITHSCORES"
+      )
+      if #head > 0 and (oldest == nil or tonumber(head[2]) < oldest) then
+        oldest = tonumber(head[2])
+      end
+    end
+  end
+end
+return { counters, scheduled, oldest and string.format("%.0f", oldest) or false }

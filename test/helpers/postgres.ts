@@ -1,0 +1,55 @@
+/**
+ * The PostgreSQL side of the tests: where the database is (ERRAND_TEST_PG_URL, default the local
+ * one), a fresh schema per test, and dropping it afterwards.
+ */
+import pg from "pg";
+import pino from "pino";
+
+/** The test database. */
+export const PG_URL = process.env.ERRAND_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A logger that says nothing: tests provoke connection faults on purpose. */
+export const silentLogger = pino({ level: "silent" });
+
+/** A schema name no other test uses: `<prefix>_<random>`. */
+export function freshSchema(prefix = "errand_t"): string {
+  return `${prefix}_${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** A store URL for `schema` (`postgres://…?schema=…`), with extra query parameters. */
+export function pgUrl(schema: string, params: Record<string, string> = {}): string {
+  const url = new URL(PG_URL);
+  url.searchParams.set("schema", schema);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/** Runs `fn` on a connection of its own, closed afterwards. */
+export async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops a test schema and everything in it. */
+export async function dropSchema(schema: string): Promise<void> {
+  await withPg((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+}
+
+/**
+ * Terminates every backend whose application_name is `name` (how a test pulls the rug from under
+ * one store without touching the others running in parallel). Returns how many it hit.
+ */
+export async function terminateBackends(name: string): Promise<number> {
+  return withPg(async (c) => {
+    const { rows } = await c.query(
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()",
+      [name],
+    );
+    return rows.filter((r) => r.ok).length;
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Issue 4: the Lua scripts are loaded once and called by SHA; when Redis forgets them (SCRIPT
+ * FLUSH, a restart) the store sends them again on NOSCRIPT and nothing else changes. On a Redis
+ * of the test's own, so no other test reloads the scripts in between.
+ */
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { ManualClock } from "../../../src/clock.js";
+import { Queue } from "../../../src/queue.js";
+import { scripts } from "../../../src/store/generated/redis-scripts.js";
+import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import { privateRedis, redisSelected } from "../../helpers/redis.js";
+
+const sha = (source: string) => createHash("sha1").update(source).digest("hex");
+
+describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
+  let server: Awaited<ReturnType<typeof privateRedis>>;
+  beforeAll(async () => {
+    server = await privateRedis();
+  });
+  afterAll(() => server?.stop());
+
+  it("loads every script once at open and calls them by SHA", async () => {
+    const store = await RedisStore.open({ url: server.url, prefix: "loaded" });
+    onTestFinished(() => store.close());
+    const shas = Object.values(scripts).map(sha);
+    expect(await store.client.script("EXISTS", ...shas)).toEqual(shas.map(() => 1));
+
+    const call = vi.spyOn(store.client, "call");
+    const queue = new Queue(store, { clock: new ManualClock() });
+    await queue.enqueue("task", {});
+    expect(await queue.lease()).toHaveLength(1);
+    expect(call.mock.calls.map(([command]) => command)).toEqual(["EVALSHA", "EVALSHA"]);
+  });
+
+  it("refuses a prefix whose keys a newer errand wrote (a higher schema version)", async () => {
+    const first = await RedisStore.open({ url: server.url, prefix: "versioned" });
+    await first.client.set("{versioned}:schema_version", "99");
+    await first.close();
+    await expect(RedisStore.open({ url: server.url, prefix: "versioned" })).rejects.toMatchObject({
+      code: "STORE_ERROR",
+      message: expect.stringMatching(/schema version 99, newer than this errand/),
+    });
+  });
+
+  it("reloads a script Redis forgot (SCRIPT FLUSH) on NOSCRIPT, and runs it exactly once", async () => {
+    const clock = new ManualClock();
+    const store = await RedisStore.open({ url: server.url, prefix: "flushed" });
+    onTestFinished(() => store.close());
+    const queue = new Queue(store, { clock });
+    const job = await queue.enqueue("task", { n: 1 });
+
+    await store.client.script("FLUSH");
+    const claim = sha(scripts.claim);
+    expect(await store.client.script("EXISTS", claim)).toEqual([0]);
+
+    const call = vi.spyOn(store.client, "call");
+    const [leased] = await queue.lease({ workerId: "w1" });
+    // EVALSHA met NOSCRIPT; EVAL sent the source, which Redis ran once and cached again.
+    expect(call.mock.calls.map(([command]) => command)).toEqual(["EVALSHA", "EVAL"]);
+    expect(leased).toMatchObject({ id: job.id, attempt: 1, workerId: "w1" });
+    expect(await queue.get(job.id)).toMatchObject({ state: "active", attempt: 1 });
+    expect(await store.client.script("EXISTS", claim)).toEqual([1]);
+
+    // The next call goes by SHA again; other scripts reload the same way as they are used.
+    call.mockClear();
+    expect(await queue.complete(leased!, "done")).toBe(true);
+    expect(call.mock.calls.map(([command]) => command)).toEqual(["EVALSHA", "EVAL"]);
+    call.mockClear();
+    expect(await queue.lease()).toEqual([]);
+    expect(call.mock.calls.map(([command]) => command)).toEqual(["EVALSHA"]);
+    expect(await queue.get(job.id)).toMatchObject({ state: "completed", result: "done", attempt: 1 });
+  });
+});

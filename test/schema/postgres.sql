@@ -1,0 +1,123 @@
+-- table errand_job
+CREATE TABLE <schema>.errand_job (
+  id text COLLATE "C" NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  queue text COLLATE "C" NOT NULL,
+  state text COLLATE "C" NOT NULL,
+  payload text NOT NULL,
+  checkpoint text,
+  priority bigint NOT NULL,
+  weight bigint NOT NULL,
+  run_at bigint NOT NULL,
+  expires_at bigint,
+  attempt integer NOT NULL DEFAULT 0,
+  max_attempts bigint NOT NULL,
+  backoff text NOT NULL,
+  retry_queue text COLLATE "C",
+  delivery text COLLATE "C" NOT NULL,
+  timeout_ms bigint,
+  unique_key text COLLATE "C",
+  lease_expires_at bigint,
+  worker_id text,
+  errors text NOT NULL DEFAULT '[]'::text,
+  lease_expirations integer NOT NULL DEFAULT 0,
+  created_at bigint NOT NULL,
+  started_at bigint
+) WITH (autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_insert_scale_factor=0.01, autovacuum_analyze_scale_factor=0.02);
+
+-- table errand_job_done
+CREATE TABLE <schema>.errand_job_done (
+  id text COLLATE "C" NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  queue text COLLATE "C" NOT NULL,
+  state text COLLATE "C" NOT NULL,
+  payload text NOT NULL,
+  checkpoint text,
+  result text,
+  priority bigint NOT NULL,
+  weight bigint NOT NULL,
+  run_at bigint NOT NULL,
+  expires_at bigint,
+  attempt integer NOT NULL,
+  max_attempts bigint NOT NULL,
+  backoff text NOT NULL,
+  retry_queue text COLLATE "C",
+  delivery text COLLATE "C" NOT NULL,
+  timeout_ms bigint,
+  unique_key text COLLATE "C",
+  errors text NOT NULL,
+  lease_expirations integer NOT NULL,
+  created_at bigint NOT NULL,
+  started_at bigint,
+  finished_at bigint NOT NULL
+);
+
+-- table errand_migration
+CREATE TABLE <schema>.errand_migration (
+  version integer NOT NULL,
+  name text NOT NULL,
+  applied_at bigint NOT NULL
+);
+
+-- table errand_schedule
+CREATE TABLE <schema>.errand_schedule (
+  name text COLLATE "C" NOT NULL,
+  cron text NOT NULL,
+  timezone text NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  payload text NOT NULL,
+  options text NOT NULL,
+  next_run_at bigint NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
+-- constraint errand_job_pkey
+ALTER TABLE <schema>.errand_job ADD CONSTRAINT errand_job_pkey PRIMARY KEY (id);
+
+-- constraint errand_job_state_check
+ALTER TABLE <schema>.errand_job ADD CONSTRAINT errand_job_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text])));
+
+-- constraint errand_job_done_pkey
+ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_pkey PRIMARY KEY (id);
+
+-- constraint errand_job_done_state_check
+ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_state_check CHECK ((state = ANY (ARRAY['completed'::text, 'dead'::text, 'cancelled'::text, 'expired'::text])));
+
+-- constraint errand_migration_pkey
+ALTER TABLE <schema>.errand_migration ADD CONSTRAINT errand_migration_pkey PRIMARY KEY (version);
+
+-- constraint errand_schedule_pkey
+ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY KEY (name);
+
+-- index errand_job_claim
+CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, priority DESC, run_at, id) WHERE (state = 'pending'::text);
+
+-- index errand_job_done_pkey
+CREATE UNIQUE INDEX errand_job_done_pkey ON <schema>.errand_job_done USING btree (id);
+
+-- index errand_job_done_state
+CREATE INDEX errand_job_done_state ON <schema>.errand_job_done USING btree (state, finished_at);
+
+-- index errand_job_expiry
+CREATE INDEX errand_job_expiry ON <schema>.errand_job USING btree (expires_at) WHERE ((state = 'pending'::text) AND (expires_at IS NOT NULL));
+
+-- index errand_job_lease
+CREATE INDEX errand_job_lease ON <schema>.errand_job USING btree (lease_expires_at) WHERE (state = 'active'::text);
+
+-- index errand_job_pkey
+CREATE UNIQUE INDEX errand_job_pkey ON <schema>.errand_job USING btree (id);
+
+-- index errand_job_unique_key
+CREATE UNIQUE INDEX errand_job_unique_key ON <schema>.errand_job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+
+-- index errand_migration_pkey
+CREATE UNIQUE INDEX errand_migration_pkey ON <schema>.errand_migration USING btree (version);
+
+-- index errand_schedule_due
+CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_run_at);
+
+-- index errand_schedule_pkey
+CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
+
+-- migrations: [{"version":1,"name":"0001_init.sql"}]
