@@ -1,0 +1,439 @@
+import type { JobDefinition } from "../define-job.js";
+import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
+import type { Job } from "../job.js";
+import type {
+  EnqueuedJob,
+  EnqueueOptions,
+  FailOptions,
+  JobPage,
+  LeaseOptions,
+  ListOptions,
+  QueueStats,
+  Schedule,
+  ScheduleOptions,
+} from "../queue.js";
+import type { AttemptRef } from "../store/store.js";
+
+/**
+ * Options for an {@link ErrandClient}.
+ * @since 0.1.0
+ */
+export interface ClientOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** A bearer token; its role decides what the client may do. */
+  token?: string;
+  /** How long a request may take (a lease's `waitMs` is added to it). @defaultValue 30_000 */
+  timeoutMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** A job type's settings on a server (see `errand/server`'s JobTypeConfig). */
+export interface RemoteJobType {
+  type: string;
+  queue?: string;
+  priority?: number;
+  weight?: number;
+  maxAttempts?: number;
+  backoff?: EnqueueOptions["backoff"];
+  retryQueue?: string;
+  timeoutMs?: number | string;
+  delivery?: "at_least_once" | "at_most_once";
+  concurrency?: number;
+  push?: { url: string; secret?: string; timeoutMs?: number };
+}
+
+/** Options for {@link ErrandClient.lease}: the Queue's, plus how long to wait for a job. */
+export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs"> {
+  leaseMs?: number;
+  /** Long-poll: wait up to this long for a job when none is ready. @defaultValue 0 */
+  waitMs?: number;
+  /** Aborts the request (a worker closing). */
+  signal?: AbortSignal;
+}
+
+/** One outcome for {@link ErrandClient.report}. */
+export type ReportItem = AttemptRef &
+  ({ outcome: "complete"; result?: unknown } | { outcome: "fail"; error: unknown; retryable?: boolean });
+
+const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
+
+/** Turns a job from JSON (ISO strings) into a {@link Job} (Dates). */
+export function reviveJob<J extends Job>(wire: Record<string, unknown>): J {
+  const job: Record<string, unknown> = { ...wire };
+  for (const f of DATE_FIELDS) {
+    const v = job[f];
+    job[f] = v === null || v === undefined ? null : new Date(v as string);
+  }
+  return job as J;
+}
+
+/** An error as the server's fail endpoint takes it. */
+export function wireError(error: unknown): { message: string; name?: string; stack?: string } {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return {
+      message: error.message.slice(0, 65_536),
+      name: (typeof code === "string" ? code : error.name).slice(0, 256),
+      ...(error.stack ? { stack: error.stack.slice(0, 65_536) } : {}),
+    };
+  }
+  return {
+    message: (typeof error === "string" ? error : (JSON.stringify(error) ?? String(error))).slice(0, 65_536),
+  };
+}
+
+/**
+ * errand over HTTP, with the same methods as {@link Queue}: enqueue, inspect, change, schedule,
+ * and the lease API for remote runners. Errors are {@link ErrandError}s with the server's code;
+ * a report for a stale attempt resolves `false`, as on a local queue.
+ * @example
+ * ```ts
+ * const client = new ErrandClient({ url: "http://127.0.0.1:8080", token: process.env.ERRAND_TOKEN });
+ * await client.enqueue("send-email", { to: "a@b.c" }, { delayMs: "2h" });
+ * ```
+ * @since 0.1.0
+ */
+export class ErrandClient {
+  readonly url: string;
+  readonly #token: string | undefined;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ClientOptions | string) {
+    const o = typeof options === "string" ? { url: options } : options;
+    this.url = o.url.replace(/\/+$/, "");
+    this.#token = o.token;
+    this.#timeoutMs = o.timeoutMs ?? 30_000;
+    this.#fetch = o.fetch ?? globalThis.fetch;
+  }
+
+  /**
+   * One request. Resolves the parsed body of a 2xx answer (undefined for 204).
+   * @throws ErrandError with the server's code, or `UNAVAILABLE` when it cannot be reached.
+   */
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (cause) {
+      if (options.signal?.aborted) throw cause;
+      throw new ErrandError(
+        "UNAVAILABLE",
+        `${method} ${this.url}${path} failed: ${(cause as Error).message}`,
+        {
+          cause,
+        },
+      );
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = text;
+    }
+    if (!response.ok) {
+      const e = (parsed ?? {}) as { code?: ErrandErrorCode; message?: string; details?: unknown };
+      throw new ErrandError(e.code ?? "INTERNAL", e.message ?? `HTTP ${response.status}`, {
+        details: {
+          status: response.status,
+          ...(e.details === null || e.details === undefined ? {} : { details: e.details }),
+        },
+      });
+    }
+    return { status: response.status, body: parsed as T };
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.request<T>(method, path, body)).body;
+  }
+
+  // ---- enqueue -------------------------------------------------------------------------------
+
+  /** Adds one job (by type name or a definition). With `options.id`, enqueue is an idempotent PUT. */
+  async enqueue<P>(
+    job: JobDefinition<P, unknown> | string,
+    payload: P,
+    options: EnqueueOptions = {},
+  ): Promise<EnqueuedJob<P>> {
+    const type = typeof job === "string" ? job : job.type;
+    const { id, ...rest } = checkOptions(options);
+    const wire =
+      id === undefined
+        ? await this.#call<Record<string, unknown>>("POST", "/v1/jobs", { type, payload, ...rest })
+        : await this.#call<Record<string, unknown>>("PUT", `/v1/jobs/${encodeURIComponent(id)}`, {
+            type,
+            payload,
+            ...rest,
+          });
+    return reviveJob<EnqueuedJob<P>>(wire);
+  }
+
+  /** Adds many jobs of one type, in one request and one transaction. */
+  async enqueueMany<P>(
+    job: JobDefinition<P, unknown> | string,
+    payloads: readonly P[],
+    options: EnqueueOptions = {},
+  ): Promise<EnqueuedJob<P>[]> {
+    return this.enqueueBatch(payloads.map((payload) => ({ job, payload, options })));
+  }
+
+  /** Adds jobs of any types, each with its own options, in one request and one transaction. */
+  async enqueueBatch<P>(
+    items: ReadonlyArray<{ job: JobDefinition<P, unknown> | string; payload: P; options?: EnqueueOptions }>,
+  ): Promise<EnqueuedJob<P>[]> {
+    if (items.length === 0) return [];
+    const jobs = items.map(({ job, payload, options }) => ({
+      type: typeof job === "string" ? job : job.type,
+      payload,
+      ...checkOptions(options ?? {}),
+    }));
+    const out = await this.#call<{ jobs: Record<string, unknown>[] }>("POST", "/v1/jobs", { jobs });
+    return out.jobs.map((j) => reviveJob<EnqueuedJob<P>>(j));
+  }
+
+  // ---- reads and changes ---------------------------------------------------------------------
+
+  /** The job, whatever its state; null when there is none. */
+  async get<P = unknown, R = unknown>(id: string): Promise<Job<P, R> | null> {
+    try {
+      return reviveJob<Job<P, R>>(await this.#call("GET", `/v1/jobs/${encodeURIComponent(id)}`));
+    } catch (error) {
+      if (error instanceof ErrandError && error.code === "JOB_NOT_FOUND") return null;
+      throw error;
+    }
+  }
+
+  /** A page of jobs, newest first. */
+  async list(options: ListOptions = {}): Promise<JobPage> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(options)) if (v !== undefined) q.set(k, String(v));
+    const qs = q.toString();
+    const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
+      "GET",
+      `/v1/jobs${qs ? `?${qs}` : ""}`,
+    );
+    return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
+  }
+
+  async cancel(id: string): Promise<Job> {
+    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/cancel`));
+  }
+
+  async retry(id: string): Promise<Job> {
+    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/retry`));
+  }
+
+  async replay(id: string): Promise<Job> {
+    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/replay`));
+  }
+
+  async reschedule(
+    id: string,
+    options: { runAt?: Date | string | number; delayMs?: number | string; priority?: number; queue?: string },
+  ): Promise<Job> {
+    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/reschedule`, options));
+  }
+
+  async stats(): Promise<QueueStats> {
+    return this.#call("GET", "/v1/stats");
+  }
+
+  /** Every queue with its counts by state. */
+  async queues(): Promise<Array<{ name: string; counts: Record<string, number> }>> {
+    return (
+      await this.#call<{ queues: Array<{ name: string; counts: Record<string, number> }> }>(
+        "GET",
+        "/v1/queues",
+      )
+    ).queues;
+  }
+
+  /** Deletes finished jobs past retention now; returns how many. */
+  async prune(): Promise<number> {
+    return (await this.#call<{ deleted: number }>("POST", "/v1/prune")).deleted;
+  }
+
+  // ---- schedules and types -------------------------------------------------------------------
+
+  async schedule<P>(name: string, options: ScheduleOptions<P>): Promise<Schedule> {
+    const { job, ...rest } = options;
+    const s = await this.#call<Schedule & { nextRunAt: string }>(
+      "PUT",
+      `/v1/schedules/${encodeURIComponent(name)}`,
+      { ...rest, type: typeof job === "string" ? job : job.type },
+    );
+    return { ...s, nextRunAt: new Date(s.nextRunAt) };
+  }
+
+  async unschedule(name: string): Promise<boolean> {
+    try {
+      await this.#call("DELETE", `/v1/schedules/${encodeURIComponent(name)}`);
+      return true;
+    } catch (error) {
+      if (error instanceof ErrandError && error.code === "NOT_FOUND") return false;
+      throw error;
+    }
+  }
+
+  async schedules(): Promise<Schedule[]> {
+    const { schedules } = await this.#call<{ schedules: Array<Schedule & { nextRunAt: string }> }>(
+      "GET",
+      "/v1/schedules",
+    );
+    return schedules.map((s) => ({ ...s, nextRunAt: new Date(s.nextRunAt) }));
+  }
+
+  /** Creates or replaces a job type's settings on the server. */
+  async setType(config: RemoteJobType): Promise<RemoteJobType> {
+    const { type, ...rest } = config;
+    return this.#call("PUT", `/v1/types/${encodeURIComponent(type)}`, rest);
+  }
+
+  async getType(type: string): Promise<RemoteJobType | null> {
+    try {
+      return await this.#call("GET", `/v1/types/${encodeURIComponent(type)}`);
+    } catch (error) {
+      if (error instanceof ErrandError && error.code === "NOT_FOUND") return null;
+      throw error;
+    }
+  }
+
+  async types(): Promise<RemoteJobType[]> {
+    return (await this.#call<{ types: RemoteJobType[] }>("GET", "/v1/types")).types;
+  }
+
+  // ---- the lease API -------------------------------------------------------------------------
+
+  /** Leases up to `limit` ready jobs; with `waitMs`, waits that long for one when none is ready. */
+  async lease(options: RemoteLeaseOptions = {}): Promise<Job[]> {
+    const { signal, ...body } = options;
+    const out = await this.request<{ jobs: Record<string, unknown>[] }>("POST", "/v1/lease", body, {
+      ...(signal ? { signal } : {}),
+      timeoutMs: this.#timeoutMs + (options.waitMs ?? 0),
+    });
+    return out.body.jobs.map((j) => reviveJob(j));
+  }
+
+  /** `true` when the attempt was current (or this same completion was already recorded). */
+  async complete(job: AttemptRef, result?: unknown): Promise<boolean> {
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/complete`, {
+      attempt: job.attempt,
+      ...(result === undefined ? {} : { result }),
+    });
+  }
+
+  /** Fails an attempt (retried with backoff, or dead); `false` when the attempt is stale. */
+  async fail(job: AttemptRef, error: unknown, options: FailOptions = {}): Promise<boolean> {
+    const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/fail`, {
+      attempt: job.attempt,
+      error: wireError(error),
+      ...(retryable === undefined ? {} : { retryable }),
+    });
+  }
+
+  /**
+   * Like {@link fail}, but resolves the job's new state (`pending` to retry, or `dead`), or null
+   * when the attempt was stale.
+   */
+  async failWithState(
+    job: AttemptRef,
+    error: unknown,
+    options: FailOptions = {},
+  ): Promise<"pending" | "dead" | null> {
+    try {
+      const out = await this.#call<{ state: "pending" | "dead" }>(
+        "POST",
+        `/v1/jobs/${encodeURIComponent(job.id)}/fail`,
+        {
+          attempt: job.attempt,
+          error: wireError(error),
+          ...(options.retryable === undefined ? {} : { retryable: options.retryable }),
+        },
+      );
+      return out.state;
+    } catch (e) {
+      if (e instanceof ErrandError && e.code === "STALE_ATTEMPT") return null;
+      throw e;
+    }
+  }
+
+  /** Extends the lease; `false` when the attempt is no longer current (cancelled, lost). */
+  async heartbeat(job: AttemptRef, options: { leaseMs?: number } = {}): Promise<boolean> {
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/heartbeat`, {
+      attempt: job.attempt,
+      ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    });
+  }
+
+  async checkpoint(job: AttemptRef, data: unknown): Promise<boolean> {
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/checkpoint`, { attempt: job.attempt, data });
+  }
+
+  /** Gives an attempt back without using it up. */
+  async release(job: AttemptRef): Promise<boolean> {
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/release`, { attempt: job.attempt });
+  }
+
+  /** Many outcomes in one request; one result per item, in order. */
+  async report(
+    items: ReportItem[],
+  ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
+    const reports = items.map((r) =>
+      r.outcome === "complete"
+        ? { id: r.id, attempt: r.attempt, outcome: r.outcome, result: r.result ?? null }
+        : {
+            id: r.id,
+            attempt: r.attempt,
+            outcome: r.outcome,
+            error: wireError(r.error),
+            ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
+          },
+    );
+    return (
+      await this.#call<{ results: Array<{ id: string; ok: boolean; code?: string; state?: string }> }>(
+        "POST",
+        "/v1/report",
+        { reports },
+      )
+    ).results;
+  }
+
+  async #report(path: string, body: unknown): Promise<boolean> {
+    try {
+      await this.#call("POST", path, body);
+      return true;
+    } catch (error) {
+      if (error instanceof ErrandError && error.code === "STALE_ATTEMPT") return false;
+      throw error;
+    }
+  }
+}
+
+function checkOptions(options: EnqueueOptions): EnqueueOptions {
+  if (typeof options.backoff === "function") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "enqueue: a function backoff cannot be sent to a server; set the type's backoff there",
+    );
+  }
+  return options;
+}

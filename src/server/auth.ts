@@ -1,0 +1,193 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { FastifyRequest } from "fastify";
+import type { Clock } from "../clock.js";
+import { ErrandError } from "../errors.js";
+
+/**
+ * Who may do what:
+ * - `admin`: everything;
+ * - `producer`: enqueue, and read jobs and stats;
+ * - `worker`: lease and report (complete, fail, heartbeat, checkpoint, release);
+ * - `viewer`: read only (jobs, stats, queues, types, schedules, metrics).
+ * @since 0.1.0
+ */
+export type Role = "admin" | "producer" | "worker" | "viewer";
+
+/** Every role, in order of power. */
+export const ROLES: readonly Role[] = ["admin", "producer", "worker", "viewer"];
+
+/** What a route needs; each role holds some of these. */
+export type Permission = "enqueue" | "read" | "work" | "manage";
+
+/** The permissions of each role. */
+export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
+  admin: ["enqueue", "read", "work", "manage"],
+  producer: ["enqueue", "read"],
+  worker: ["work"],
+  viewer: ["read"],
+};
+
+/** A bearer token and the role it grants. */
+export interface TokenEntry {
+  token: string;
+  role: Role;
+  /** Shown in logs instead of the token. */
+  name?: string;
+}
+
+/** Who made a request. */
+export interface Principal {
+  role: Role;
+  name?: string;
+}
+
+/**
+ * Authentication for {@link createServer}. Without it, every route is open, and the server refuses
+ * to listen on anything but a loopback address.
+ * @since 0.1.0
+ */
+export interface AuthOptions {
+  /** Bearer tokens, compared in constant time. */
+  tokens?: TokenEntry[];
+  /**
+   * Your own check, run when no token matched (or instead of tokens): return the principal, or
+   * null for 401. The server still checks the principal's role against the route (403).
+   */
+  authorize?: (request: FastifyRequest) => Principal | null | Promise<Principal | null>;
+  /**
+   * Failed attempts one client address may make per `rateLimitWindowMs` before getting 429.
+   * @defaultValue 10
+   */
+  maxFailures?: number;
+  /** @defaultValue 60_000 */
+  rateLimitWindowMs?: number;
+}
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+/** Checks requests against the configured tokens and hook, rate-limiting failures per address. */
+export class Authenticator {
+  readonly #tokens: Array<{ hash: Buffer; principal: Principal }>;
+  readonly #authorize: AuthOptions["authorize"];
+  readonly #maxFailures: number;
+  readonly #windowMs: number;
+  readonly #clock: Clock;
+  readonly #failures = new Map<string, { count: number; since: number }>();
+
+  constructor(options: AuthOptions, clock: Clock) {
+    this.#tokens = (options.tokens ?? []).map((t) => {
+      if (typeof t.token !== "string" || t.token.length < 8) {
+        throw new ErrandError("INVALID_OPTION", "auth.tokens: each token must be a string of ≥ 8 characters");
+      }
+      if (!ROLES.includes(t.role)) {
+        throw new ErrandError("INVALID_OPTION", `auth.tokens: role must be one of ${ROLES.join(", ")}`);
+      }
+      return { hash: digest(t.token), principal: { role: t.role, name: t.name } };
+    });
+    this.#authorize = options.authorize;
+    this.#maxFailures = options.maxFailures ?? 10;
+    this.#windowMs = options.rateLimitWindowMs ?? 60_000;
+    this.#clock = clock;
+  }
+
+  /** True when any credential is configured. */
+  get enabled(): boolean {
+    return this.#tokens.length > 0 || this.#authorize !== undefined;
+  }
+
+  /**
+   * The request's principal.
+   * @throws ErrandError `UNAUTHORIZED`, `RATE_LIMITED`
+   */
+  async authenticate(request: FastifyRequest): Promise<Principal> {
+    const address = request.ip;
+    const now = this.#clock.now();
+    const seen = this.#failures.get(address);
+    if (seen && now - seen.since >= this.#windowMs) this.#failures.delete(address);
+    const failures = this.#failures.get(address);
+    if (failures && failures.count >= this.#maxFailures) {
+      throw new ErrandError("RATE_LIMITED", "too many failed authentication attempts; try again later", {
+        details: { retryAfterMs: Math.max(0, failures.since + this.#windowMs - now) },
+      });
+    }
+    const principal = await this.#identify(request);
+    if (principal) return principal;
+    const entry = this.#failures.get(address) ?? { count: 0, since: now };
+    entry.count++;
+    this.#failures.set(address, entry);
+    if (this.#failures.size > 10_000) this.#failures.delete(this.#failures.keys().next().value!);
+    throw new ErrandError("UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer <token>)");
+  }
+
+  async #identify(request: FastifyRequest): Promise<Principal | null> {
+    const header = request.headers.authorization;
+    const match = typeof header === "string" ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (match) {
+      const given = digest(match[1]!);
+      let found: Principal | null = null;
+      // Compare against every token, so the time taken says nothing about which one is close.
+      for (const t of this.#tokens) if (timingSafeEqual(given, t.hash)) found = t.principal;
+      if (found) return found;
+    }
+    if (this.#authorize) {
+      const p = await this.#authorize(request);
+      if (p && !ROLES.includes(p.role)) {
+        throw new ErrandError("INVALID_OPTION", `authorize() returned an unknown role ${String(p.role)}`);
+      }
+      return p;
+    }
+    return null;
+  }
+}
+
+/** @throws ErrandError `FORBIDDEN` unless `principal`'s role holds `permission`. */
+export function checkPermission(principal: Principal, permission: Permission): void {
+  if (!ROLE_PERMISSIONS[principal.role].includes(permission)) {
+    throw new ErrandError("FORBIDDEN", `role "${principal.role}" may not ${permission}`, {
+      details: { role: principal.role, needs: permission },
+    });
+  }
+}
+
+/**
+ * Reads tokens from text: a JSON array of `{ token, role, name? }`, or `role:token` entries
+ * separated by commas or newlines (`#` starts a comment line). This is the format of
+ * `ERRAND_TOKENS` and of `--tokens-file`.
+ * @throws ErrandError `INVALID_OPTION`
+ */
+export function parseTokens(text: string): TokenEntry[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("[")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch (cause) {
+      throw new ErrandError("INVALID_OPTION", "tokens: not valid JSON", { cause });
+    }
+    return (parsed as TokenEntry[]).map((t) => ({ token: t.token, role: t.role, name: t.name }));
+  }
+  const entries: TokenEntry[] = [];
+  for (const raw of trimmed.split(/[\n,]/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) continue;
+    const colon = line.indexOf(":");
+    const role = line.slice(0, colon) as Role;
+    if (colon < 1 || !ROLES.includes(role)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `tokens: expected "role:token" with a role of ${ROLES.join(", ")}`,
+      );
+    }
+    entries.push({ token: line.slice(colon + 1), role, name: `${role}#${entries.length + 1}` });
+  }
+  return entries;
+}
+
+/** Tokens from `ERRAND_TOKENS` and/or a tokens file. */
+export function loadTokens(options: { env?: string; file?: string }): TokenEntry[] {
+  const tokens: TokenEntry[] = [];
+  if (options.env) tokens.push(...parseTokens(options.env));
+  if (options.file) tokens.push(...parseTokens(readFileSync(options.file, "utf8")));
+  return tokens;
+}

@@ -1,0 +1,24 @@
+/**
+ * `errand/server`: errand's HTTP job server. JSON under `/v1`, an OpenAPI 3.1 document at
+ * `/openapi.json`, Prometheus metrics at `/metrics`, bearer-token auth with roles, long-poll
+ * leases for remote workers in any language, and push delivery to plain HTTP services.
+ * @packageDocumentation
+ */
+export {
+  Authenticator,
+  type AuthOptions,
+  loadTokens,
+  type Permission,
+  type Principal,
+  parseTokens,
+  ROLE_PERMISSIONS,
+  ROLES,
+  type Role,
+  type TokenEntry,
+} from "./auth.js";
+export { type ErrorBody, HTTP_STATUS, toErrorResponse } from "./http-errors.js";
+export { type JobTypeConfig, JobTypeRegistry, type PushTarget } from "./job-types.js";
+export { ServerMetrics } from "./metrics.js";
+export { PushDelivery, type PushOptions, signPush } from "./push.js";
+export { MAX_BULK, routeSchemas, sharedSchemas } from "./schemas.js";
+export { createServer, type ErrandServerState, type ServerOptions } from "./server.js";

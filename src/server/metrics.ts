@@ -1,0 +1,112 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Job } from "../job.js";
+import type { Queue } from "../queue.js";
+
+/**
+ * The server's Prometheus metrics, on a registry of its own (so two servers in one process do not
+ * collide). Job counts are read from the store at scrape time; counters follow the queue's events.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly enqueued: Counter<"type">;
+  readonly completed: Counter<"type">;
+  readonly failed: Counter<"type">;
+  readonly retried: Counter<"type">;
+  readonly dead: Counter<"type">;
+  readonly claimSeconds: Histogram<"outcome">;
+  readonly jobSeconds: Histogram<"type">;
+  readonly leaseWaitSeconds: Histogram;
+  readonly #detach: () => void;
+
+  constructor(queue: Queue) {
+    const registers = [this.registry];
+    const counter = (name: string, help: string) =>
+      new Counter({ name, help, labelNames: ["type"] as const, registers });
+    this.enqueued = counter("errand_jobs_enqueued_total", "Jobs enqueued");
+    this.completed = counter("errand_jobs_completed_total", "Attempts completed");
+    this.failed = counter("errand_jobs_failed_total", "Attempts failed (retried or dead)");
+    this.retried = counter("errand_jobs_retried_total", "Failed attempts scheduled to retry");
+    this.dead = counter("errand_jobs_dead_total", "Jobs that went to dead");
+    this.claimSeconds = new Histogram({
+      name: "errand_claim_duration_seconds",
+      help: "Time one lease (claim) takes in the store",
+      labelNames: ["outcome"] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.jobSeconds = new Histogram({
+      name: "errand_job_duration_seconds",
+      help: "From an attempt's start to its completion",
+      labelNames: ["type"] as const,
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
+      registers,
+    });
+    this.leaseWaitSeconds = new Histogram({
+      name: "errand_lease_wait_seconds",
+      help: "How long a long-polling lease request waited before it answered",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
+      registers,
+    });
+    new Gauge({
+      name: "errand_jobs",
+      help: "Jobs by queue and state",
+      labelNames: ["queue", "state"] as const,
+      registers,
+      async collect() {
+        this.reset();
+        const stats = await queue.stats();
+        for (const [q, states] of Object.entries(stats.queues)) {
+          for (const [state, n] of Object.entries(states)) this.set({ queue: q, state }, n ?? 0);
+        }
+      },
+    });
+    new Gauge({
+      name: "errand_jobs_by_type",
+      help: "Jobs by type and state",
+      labelNames: ["type", "state"] as const,
+      registers,
+      async collect() {
+        this.reset();
+        const stats = await queue.stats();
+        for (const [t, states] of Object.entries(stats.types)) {
+          for (const [state, n] of Object.entries(states)) this.set({ type: t, state }, n ?? 0);
+        }
+      },
+    });
+    new Gauge({
+      name: "errand_oldest_pending_age_seconds",
+      help: "How long the oldest ready job has waited",
+      registers,
+      async collect() {
+        this.set((await queue.stats()).oldestPendingAgeMs / 1000);
+      },
+    });
+    const onEnqueued = (job: Job) => this.enqueued.inc({ type: job.type });
+    const onFailed = (job: Job) => this.failed.inc({ type: job.type });
+    const onRetrying = (job: Job) => this.retried.inc({ type: job.type });
+    const onDead = (job: Job) => this.dead.inc({ type: job.type });
+    queue.on("enqueued", onEnqueued);
+    queue.on("failed", onFailed);
+    queue.on("retrying", onRetrying);
+    queue.on("dead", onDead);
+    this.#detach = () => {
+      queue.off("enqueued", onEnqueued);
+      queue.off("failed", onFailed);
+      queue.off("retrying", onRetrying);
+      queue.off("dead", onDead);
+    };
+  }
+
+  /**
+   * Counts a completion and its duration. The server reports completions straight to the store
+   * (batched), so it counts them here rather than through the queue's event.
+   */
+  recordCompleted(type: string, startedAt: number | null, now: number): void {
+    this.completed.inc({ type });
+    if (startedAt !== null) this.jobSeconds.observe({ type }, Math.max(0, now - startedAt) / 1000);
+  }
+
+  close(): void {
+    this.#detach();
+  }
+}

@@ -1,0 +1,213 @@
+import { createHmac } from "node:crypto";
+import type { Job } from "../job.js";
+import type { Queue } from "../queue.js";
+import type { JobTypeConfig, JobTypeRegistry } from "./job-types.js";
+import type { ServerMetrics } from "./metrics.js";
+
+/** Tuning for push delivery. */
+export interface PushOptions {
+  /**
+   * Deliveries in flight per type when the type sets no `concurrency`.
+   * @defaultValue 10
+   */
+  concurrency?: number;
+  /** Also look for due jobs this often (enqueues wake delivery at once). @defaultValue 1000 */
+  pollIntervalMs?: number;
+  /** The `fetch` to deliver with; injectable for tests. @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Signs a push body: `x-errand-signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, with
+ * the timestamp (epoch ms) in `x-errand-timestamp`. A receiver recomputes it with the shared
+ * secret, compares in constant time, and refuses old timestamps.
+ * @since 0.1.0
+ */
+export function signPush(secret: string, timestamp: number, body: string): string {
+  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+}
+
+/**
+ * Push delivery: for each type with a push target, leases its jobs (within the type's
+ * concurrency) and POSTs `{ id, type, payload, attempt, checkpoint }` to the target.
+ *
+ * - 2xx (but 202): done; the response's JSON is the job's result.
+ * - 202: accepted; the receiver reports later with `POST /v1/jobs/{id}/complete|fail` and the
+ *   attempt (and heartbeats if it needs longer than the lease).
+ * - 4xx whose JSON body says `retryable: false`: a permanent failure, the job goes to `dead`.
+ * - anything else (other 4xx, 5xx, refused connection, timeout): the attempt fails and the job
+ *   retries with its type's backoff.
+ *
+ * A server that dies mid-delivery loses nothing: its leases run out and the job is delivered again.
+ */
+export class PushDelivery {
+  readonly #queue: Queue;
+  readonly #types: JobTypeRegistry;
+  readonly #metrics: ServerMetrics;
+  readonly #concurrency: number;
+  readonly #pollMs: number;
+  readonly #fetch: typeof fetch;
+  readonly #running = new Map<string, number>();
+  readonly #inflight = new Set<Promise<void>>();
+  #filling = new Set<string>();
+  #again = new Set<string>();
+  #started = false;
+  #unsubscribe: (() => void) | null = null;
+  #cancelTimer: () => void = () => {};
+
+  constructor(queue: Queue, types: JobTypeRegistry, metrics: ServerMetrics, options: PushOptions = {}) {
+    this.#queue = queue;
+    this.#types = types;
+    this.#metrics = metrics;
+    this.#concurrency = options.concurrency ?? 10;
+    this.#pollMs = options.pollIntervalMs ?? 1000;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    types.onChange((config) => {
+      if (config?.push) this.#fill(config);
+    });
+  }
+
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#unsubscribe = this.#queue.store.onWake(() => this.#fillAll());
+    const arm = () => {
+      this.#cancelTimer = this.#queue.clock.setTimer(this.#pollMs, () => {
+        if (!this.#started) return;
+        this.#fillAll();
+        arm();
+      });
+    };
+    arm();
+    this.#fillAll();
+  }
+
+  /** Stops leasing and waits for deliveries in flight. Double stop is harmless. */
+  async stop(): Promise<void> {
+    this.#started = false;
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    this.#cancelTimer();
+    await Promise.all([...this.#inflight]);
+  }
+
+  #fillAll(): void {
+    for (const t of this.#types.list()) if (t.push) this.#fill(t);
+  }
+
+  #fill(config: JobTypeConfig): void {
+    if (!this.#started) return;
+    const type = config.type;
+    if (this.#filling.has(type)) {
+      this.#again.add(type);
+      return;
+    }
+    this.#filling.add(type);
+    void (async () => {
+      try {
+        for (let more = true; more; ) {
+          this.#again.delete(type);
+          const current = this.#types.get(type);
+          if (!current?.push || !this.#started) break;
+          const free = (current.concurrency ?? this.#concurrency) - (this.#running.get(type) ?? 0);
+          if (free <= 0) break;
+          const timeoutMs = current.push.timeoutMs ?? 30_000;
+          const queues = [current.queue ?? "default", ...(current.retryQueue ? [current.retryQueue] : [])];
+          const jobs = await this.#queue.lease({
+            types: [type],
+            queues: [...new Set(queues)],
+            limit: free,
+            leaseMs: timeoutMs + 30_000,
+            workerId: `push:${type}`,
+          });
+          for (const job of jobs) this.#deliver(current, job);
+          more = jobs.length > 0;
+        }
+      } catch (error) {
+        this.#queue.emit("error", error);
+      } finally {
+        this.#filling.delete(type);
+        if (this.#again.has(type)) this.#fill(config);
+      }
+    })();
+  }
+
+  #deliver(config: JobTypeConfig, job: Job): void {
+    this.#running.set(job.type, (this.#running.get(job.type) ?? 0) + 1);
+    const p: Promise<void> = this.#post(config, job)
+      .catch((error) => {
+        this.#queue.emit("error", error);
+      })
+      .finally(() => {
+        this.#inflight.delete(p);
+        this.#running.set(job.type, (this.#running.get(job.type) ?? 1) - 1);
+        this.#fill(this.#types.get(job.type) ?? config);
+      });
+    this.#inflight.add(p);
+  }
+
+  async #post(config: JobTypeConfig, job: Job): Promise<void> {
+    const push = config.push!;
+    const body = JSON.stringify({
+      id: job.id,
+      type: job.type,
+      payload: job.payload,
+      attempt: job.attempt,
+      checkpoint: job.checkpoint,
+    });
+    const timestamp = this.#queue.clock.now();
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "x-errand-job-id": job.id,
+      "x-errand-attempt": String(job.attempt),
+      "x-errand-timestamp": String(timestamp),
+    };
+    if (push.secret) headers["x-errand-signature"] = signPush(push.secret, timestamp, body);
+    let response: Response;
+    try {
+      response = await this.#fetch(push.url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(push.timeoutMs ?? 30_000),
+      });
+    } catch (cause) {
+      const why =
+        (cause as Error).name === "TimeoutError" ? "timed out" : `failed: ${(cause as Error).message}`;
+      await this.#queue.failAttempt(job, new Error(`push to ${push.url} ${why}`), { kind: "push" });
+      return;
+    }
+    const text = await response.text().catch(() => "");
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = text;
+    }
+    if (response.status === 202) return; // the receiver reports later, naming the attempt
+    if (response.ok) {
+      const ok = await this.#queue.complete(job, parsed);
+      if (ok)
+        this.#metrics.recordCompleted(
+          job.type,
+          job.startedAt ? +job.startedAt : null,
+          this.#queue.clock.now(),
+        );
+      if (config.concurrency !== undefined) this.#queue.store.wake();
+      return;
+    }
+    const retryable = !(
+      response.status >= 400 &&
+      response.status < 500 &&
+      (parsed as { retryable?: unknown } | null)?.retryable === false
+    );
+    const message =
+      (parsed as { message?: unknown } | null)?.message ??
+      (typeof parsed === "string" && parsed ? parsed : "");
+    const error = new Error(
+      `push to ${push.url} answered ${response.status}${message ? `: ${String(message)}` : ""}`,
+    );
+    await this.#queue.failAttempt(job, error, { retryable, kind: "push" });
+    if (config.concurrency !== undefined) this.#queue.store.wake();
+  }
+}

@@ -1,0 +1,615 @@
+import { isDeepStrictEqual } from "node:util";
+import swagger from "@fastify/swagger";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyListenOptions,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
+import { checkKnownKeys } from "../define-job.js";
+import { ErrandError } from "../errors.js";
+import type { Job } from "../job.js";
+import type { EnqueueOptions, Queue } from "../queue.js";
+import { checkInt, toJsonText } from "../validation.js";
+import { Authenticator, type AuthOptions, checkPermission, type Permission } from "./auth.js";
+import { parseJsonBody } from "./body.js";
+import { toErrorResponse } from "./http-errors.js";
+import { type JobTypeConfig, JobTypeRegistry, publicType } from "./job-types.js";
+import { ServerMetrics } from "./metrics.js";
+import { PushDelivery, type PushOptions } from "./push.js";
+import { type RouteKey, routeSchemas, scheduleSchema, sharedSchemas } from "./schemas.js";
+
+/**
+ * Options for {@link createServer}.
+ * @since 0.1.0
+ */
+export interface ServerOptions {
+  /** The queue the server exposes (its store, clock and retention). */
+  queue: Queue;
+  /**
+   * Tokens and/or an `authorize` hook. Without auth every route is open and `listen()` refuses any
+   * address but loopback.
+   */
+  auth?: AuthOptions;
+  /**
+   * Largest request body in bytes; larger ones get 413 before they are buffered.
+   * @defaultValue 1_048_576
+   */
+  bodyLimit?: number;
+  /** Job types known from the start. */
+  types?: JobTypeConfig[];
+  /**
+   * Run maintenance (lease recovery, expiry, cron, pruning) in this server, on the queue's clock.
+   * Safe with any number of servers and workers (all compare-and-set).
+   * @defaultValue true
+   */
+  maintenance?: boolean;
+  /** @defaultValue 1000 */
+  sweepIntervalMs?: number;
+  /** @defaultValue 60_000 */
+  pruneIntervalMs?: number;
+  /**
+   * While a long-polling lease waits, it also looks again this often, to find delayed jobs that
+   * came due (enqueues wake it at once).
+   * @defaultValue 1000
+   */
+  leasePollMs?: number;
+  /** Push delivery tuning. */
+  push?: PushOptions;
+  /** Fastify's logger option. @defaultValue false */
+  logger?: FastifyServerOptions["logger"];
+}
+
+/** What the server keeps, reachable as `server.errand`. */
+export interface ErrandServerState {
+  queue: Queue;
+  types: JobTypeRegistry;
+  metrics: ServerMetrics;
+  push: PushDelivery;
+  auth: Authenticator;
+  /** Long-poll lease requests waiting for a job right now. */
+  leaseWaiters(): number;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    errand: ErrandServerState;
+  }
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+const SERVER_KEYS = new Set([
+  "queue",
+  "auth",
+  "bodyLimit",
+  "types",
+  "maintenance",
+  "sweepIntervalMs",
+  "pruneIntervalMs",
+  "leasePollMs",
+  "push",
+  "logger",
+]);
+
+/** A job as sent over HTTP (times become ISO strings when serialised). */
+type WireJob = Job & { duplicate?: boolean };
+
+/**
+ * Builds errand's HTTP server: JSON under `/v1`, the OpenAPI 3.1 document at `/openapi.json`,
+ * Prometheus metrics at `/metrics`, `/healthz` and `/readyz`. Call `listen()` on the result; it
+ * binds 127.0.0.1 unless told otherwise, and refuses a non-loopback address without auth.
+ * @example
+ * ```ts
+ * const queue = await openQueue("sqlite:./errand.db");
+ * const server = await createServer({ queue, auth: { tokens: [{ token: process.env.TOKEN!, role: "admin" }] } });
+ * await server.listen({ port: 8080 });
+ * ```
+ * @since 0.1.0
+ */
+export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
+  checkKnownKeys("createServer", options, SERVER_KEYS);
+  const { queue } = options;
+  const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
+  const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1);
+  const auth = new Authenticator(options.auth ?? {}, queue.clock);
+  const types = new JobTypeRegistry(queue);
+  const metrics = new ServerMetrics(queue);
+  const push = new PushDelivery(queue, types, metrics, options.push);
+  for (const t of options.types ?? []) types.set(t);
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
+    forceCloseConnections: true,
+  });
+  /** Long-polls waiting now; closing the server ends them. */
+  const waiting = new Set<() => void>();
+  app.decorate("errand", { queue, types, metrics, push, auth, leaseWaiters: () => waiting.size });
+
+  // Responses are built here in their final shape; plain JSON.stringify keeps them exact (the
+  // response schemas document them).
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body } = toErrorResponse(error);
+    if (status >= 500) request.log.error({ err: error }, "request failed");
+    if (body.code === "RATE_LIMITED") {
+      const after = (body.details as { retryAfterMs?: number } | null)?.retryAfterMs ?? 60_000;
+      void reply.header("retry-after", Math.ceil(after / 1000));
+    }
+    return reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({
+      code: "NOT_FOUND",
+      message: `no route ${request.method} ${request.url.split("?")[0]}`,
+      details: null,
+    }),
+  );
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "errand",
+        version: "0.1.0",
+        description: "errand's HTTP API: enqueue, inspect and change jobs, and run remote workers.",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  for (const s of [...sharedSchemas, scheduleSchema]) app.addSchema(s);
+
+  /** Registers a route with its schema from schemas.ts and the permission it needs. */
+  const route = (
+    key: RouteKey,
+    permission: Permission,
+    handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+  ) => {
+    const [method, url] = key.split(" ") as [string, string];
+    app.route({
+      method: method as "GET",
+      url,
+      schema: { ...routeSchemas[key], security: auth.enabled ? [{ bearer: [] }] : [] },
+      onRequest: guard(permission),
+      handler,
+    });
+  };
+  const guard = (permission: Permission) => async (request: FastifyRequest) => {
+    if (!auth.enabled) return;
+    checkPermission(await auth.authenticate(request), permission);
+  };
+  const params = (r: FastifyRequest) => r.params as Record<string, string>;
+  const body = <T>(r: FastifyRequest) => (r.body ?? {}) as T;
+
+  // ---- enqueue and read ------------------------------------------------------------------
+
+  route("POST /v1/jobs", "enqueue", async (request, reply) => {
+    const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
+    if ("jobs" in b) {
+      const jobs = await queue.enqueueBatch(b.jobs.map(toEnqueueItem));
+      return reply.status(jobs.every((j) => j.duplicate) ? 200 : 201).send({ jobs });
+    }
+    const { job, payload, options } = toEnqueueItem(b);
+    const enqueued = await queue.enqueue(job, payload, options);
+    return reply.status(enqueued.duplicate ? 200 : 201).send(enqueued);
+  });
+
+  route("PUT /v1/jobs/:id", "enqueue", async (request, reply) => {
+    const { job, payload, options } = toEnqueueItem(body<EnqueueBody>(request));
+    const enqueued = await queue.enqueue(job, payload, { ...options, id: params(request).id });
+    return reply.status(enqueued.duplicate ? 200 : 201).send(enqueued);
+  });
+
+  route("GET /v1/jobs/:id", "read", async (request) => {
+    const job = await queue.get(params(request).id!);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params(request).id)}`);
+    return job;
+  });
+
+  route("GET /v1/jobs", "read", async (request) => {
+    const q = request.query as Record<string, string | undefined>;
+    return queue.list({
+      ...(q.state ? { state: q.state as Job["state"] } : {}),
+      ...(q.queue ? { queue: q.queue } : {}),
+      ...(q.type ? { type: q.type } : {}),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+      limit: q.limit === undefined ? 50 : Number(q.limit),
+    });
+  });
+
+  route("POST /v1/jobs/:id/cancel", "manage", async (request) => queue.cancel(params(request).id!));
+  route("POST /v1/jobs/:id/retry", "manage", async (request) => queue.retry(params(request).id!));
+  route("POST /v1/jobs/:id/replay", "manage", async (request, reply) =>
+    reply.status(201).send(await queue.replay(params(request).id!)),
+  );
+  route("POST /v1/jobs/:id/reschedule", "manage", async (request) =>
+    queue.reschedule(params(request).id!, body(request)),
+  );
+
+  // ---- the remote-worker protocol ---------------------------------------------------------
+
+  /** Leased attempts this server handed out, for job metrics: id → type and start. */
+  const leased = new Map<string, { type: string; startedAt: number }>();
+  let closing = false;
+
+  route("POST /v1/lease", "work", async (request, reply) => {
+    const b = body<LeaseBody>(request);
+    const waitMs = b.waitMs ?? 0;
+    const leaseOptions = {
+      ...(b.types ? { types: b.types } : {}),
+      ...(b.queues ? { queues: b.queues } : {}),
+      limit: b.limit ?? 1,
+      leaseMs: b.leaseMs ?? 30_000,
+      workerId: b.workerId ?? `remote:${request.ip}`,
+      ...(b.maxWeight ? { maxWeight: b.maxWeight } : {}),
+      ...(b.weightCap ? { weightCap: b.weightCap } : {}),
+    };
+    if (!b.queues && !b.types) leaseOptions.queues = allQueues(types.list());
+    const started = queue.clock.now();
+    const lease = async () => {
+      const t0 = performance.now();
+      const jobs = await queue.lease(leaseOptions);
+      metrics.claimSeconds.observe(
+        { outcome: jobs.length ? "jobs" : "empty" },
+        (performance.now() - t0) / 1000,
+      );
+      return jobs;
+    };
+    let woken = false;
+    let wake = () => {};
+    const unsubscribe = queue.store.onWake(() => {
+      woken = true;
+      wake();
+    });
+    const gone = () => wake();
+    reply.raw.once("close", gone);
+    try {
+      let jobs = await lease();
+      while (jobs.length === 0 && !closing && !reply.raw.destroyed) {
+        const left = started + waitMs - queue.clock.now();
+        if (left <= 0) break;
+        if (!woken) {
+          await new Promise<void>((resolve) => {
+            const cancel = queue.clock.setTimer(Math.min(left, leasePollMs), () => wake());
+            wake = () => {
+              cancel();
+              waiting.delete(wake);
+              wake = () => {};
+              resolve();
+            };
+            waiting.add(wake);
+          });
+        }
+        woken = false;
+        if (closing || reply.raw.destroyed) break;
+        jobs = await lease();
+      }
+      if (waitMs > 0) metrics.leaseWaitSeconds.observe((queue.clock.now() - started) / 1000);
+      if (leased.size > 100_000) leased.clear();
+      for (const j of jobs) leased.set(j.id, { type: j.type, startedAt: +j.startedAt! });
+      return { jobs };
+    } finally {
+      unsubscribe();
+      reply.raw.off("close", gone);
+    }
+  });
+
+  /** Writes a completion; on a stale attempt, tells a repeat of the same completion from a conflict. */
+  const complete = async (id: string, attempt: number, result: unknown, now: number) => {
+    const text = toJsonText("result", result === undefined ? null : result, queue.maxPayloadBytes);
+    const [ok] = await queue.store.completeMany({ now, items: [{ id, attempt, result: text }] });
+    if (ok) return completed(id, now, false);
+    return repeatOrStale(id, attempt, text);
+  };
+  const completed = (id: string, now: number, duplicate: boolean) => {
+    const l = leased.get(id);
+    leased.delete(id);
+    if (l) metrics.recordCompleted(l.type, l.startedAt, now);
+    if (types.hasCaps) queue.store.wake();
+    return { ok: true, duplicate };
+  };
+  const repeatOrStale = async (id: string, attempt: number, resultText: string) => {
+    const job = await queue.get(id);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+    if (
+      job.state === "completed" &&
+      job.attempt === attempt &&
+      isDeepStrictEqual(job.result, JSON.parse(resultText))
+    ) {
+      return { ok: true, duplicate: true };
+    }
+    throw stale(job, attempt);
+  };
+
+  route("POST /v1/jobs/:id/complete", "work", async (request) => {
+    const b = body<{ attempt: number; result?: unknown }>(request);
+    return complete(params(request).id!, b.attempt, b.result, queue.clock.now());
+  });
+
+  const fail = async (id: string, attempt: number, error: FailError, retryable: boolean | undefined) => {
+    const job = await queue.get(id);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+    if (job.state !== "active" || job.attempt !== attempt) throw stale(job, attempt);
+    const out = await queue.failAttempt(job, toError(error), retryable === undefined ? {} : { retryable });
+    if (!out) throw stale((await queue.get(id)) ?? job, attempt);
+    leased.delete(id);
+    if (types.hasCaps) queue.store.wake();
+    return { ok: true, state: out.job.state, runAt: out.job.runAt };
+  };
+
+  route("POST /v1/jobs/:id/fail", "work", async (request) => {
+    const b = body<{ attempt: number; error: FailError; retryable?: boolean }>(request);
+    return fail(params(request).id!, b.attempt, b.error, b.retryable);
+  });
+
+  /** For a report that changed nothing: 404 for a missing job, else 409 with its state. */
+  const refused = async (id: string, attempt: number): Promise<never> => {
+    const job = await queue.get(id);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+    throw stale(job, attempt);
+  };
+
+  route("POST /v1/jobs/:id/heartbeat", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number; leaseMs?: number }>(request);
+    const ok = await queue.heartbeat({ id: id!, attempt: b.attempt }, { leaseMs: b.leaseMs ?? 30_000 });
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
+  route("POST /v1/jobs/:id/checkpoint", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number; data: unknown }>(request);
+    const ok = await queue.checkpoint({ id: id!, attempt: b.attempt }, b.data);
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
+  route("POST /v1/jobs/:id/release", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number }>(request);
+    const ok = await queue.release({ id: id!, attempt: b.attempt });
+    if (ok) leased.delete(id!);
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
+  route("POST /v1/report", "work", async (request) => {
+    const { reports } = body<{ reports: ReportItem[] }>(request);
+    const now = queue.clock.now();
+    const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = reports.map((r) => ({
+      id: r.id,
+      ok: false,
+    }));
+    // Completions go to the store in one write; failures one by one (each needs its retry rule).
+    const completes: Array<{ i: number; id: string; attempt: number; result: string }> = [];
+    for (const [i, r] of reports.entries()) {
+      if (r.outcome !== "complete") continue;
+      try {
+        completes.push({ i, id: r.id, attempt: r.attempt, result: toJsonText("result", r.result ?? null) });
+      } catch (error) {
+        results[i]!.code = (error as ErrandError).code;
+      }
+    }
+    const oks = completes.length
+      ? await queue.store.completeMany({
+          now,
+          items: completes.map(({ id, attempt, result }) => ({ id, attempt, result })),
+        })
+      : [];
+    for (const [k, c] of completes.entries()) {
+      try {
+        const out = oks[k] ? completed(c.id, now, false) : await repeatOrStale(c.id, c.attempt, c.result);
+        results[c.i] = { id: c.id, ok: true, ...(out.duplicate ? { state: "completed" } : {}) };
+      } catch (error) {
+        results[c.i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
+      }
+    }
+    for (const [i, r] of reports.entries()) {
+      if (r.outcome !== "fail") continue;
+      try {
+        const out = await fail(r.id, r.attempt, r.error ?? "failed", r.retryable);
+        results[i] = { id: r.id, ok: true, state: out.state };
+      } catch (error) {
+        results[i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
+      }
+    }
+    return { results };
+  });
+
+  // ---- job types and schedules -----------------------------------------------------------
+
+  route("PUT /v1/types/:type", "manage", async (request, reply) => {
+    const config = { ...body<JobTypeConfig>(request), type: params(request).type! };
+    const created = types.set(config);
+    return reply.status(created ? 201 : 200).send(publicType(types.get(config.type)!));
+  });
+  route("GET /v1/types/:type", "read", async (request) => {
+    const config = types.get(params(request).type!);
+    if (!config) throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
+    return publicType(config);
+  });
+  route("DELETE /v1/types/:type", "manage", async (request, reply) => {
+    if (!types.delete(params(request).type!)) {
+      throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
+    }
+    return reply.status(204).send();
+  });
+  route("GET /v1/types", "read", async () => ({ types: types.list().map(publicType) }));
+
+  route("PUT /v1/schedules/:name", "manage", async (request) => {
+    const b = body<{ cron: string; timezone?: string; type: string; payload?: unknown; options?: object }>(
+      request,
+    );
+    return queue.schedule(params(request).name!, {
+      cron: b.cron,
+      ...(b.timezone ? { timezone: b.timezone } : {}),
+      job: b.type,
+      payload: b.payload ?? null,
+      ...(b.options ? { options: b.options as EnqueueOptions } : {}),
+    });
+  });
+  route("GET /v1/schedules/:name", "read", async (request) => {
+    const { name } = params(request);
+    const found = (await queue.schedules()).find((s) => s.name === name);
+    if (!found) throw new ErrandError("NOT_FOUND", `no schedule ${JSON.stringify(name)}`);
+    return found;
+  });
+  route("DELETE /v1/schedules/:name", "manage", async (request, reply) => {
+    const { name } = params(request);
+    if (!(await queue.unschedule(name!))) {
+      throw new ErrandError("NOT_FOUND", `no schedule ${JSON.stringify(name)}`);
+    }
+    return reply.status(204).send();
+  });
+  route("GET /v1/schedules", "read", async () => ({ schedules: await queue.schedules() }));
+
+  // ---- inspection ------------------------------------------------------------------------
+
+  route("GET /v1/stats", "read", async () => queue.stats());
+  route("GET /v1/queues", "read", async () => {
+    const stats = await queue.stats();
+    return {
+      queues: Object.entries(stats.queues)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, counts]) => ({ name, counts })),
+    };
+  });
+  route("POST /v1/prune", "manage", async () => ({ deleted: await queue.prune() }));
+
+  app.get("/healthz", { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get("/readyz", { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await queue.store.stats({ now: queue.clock.now() });
+      return { ok: true };
+    } catch (error) {
+      return reply.status(503).send({
+        code: "UNAVAILABLE",
+        message: `store unreachable: ${(error as Error).message}`,
+        details: null,
+      });
+    }
+  });
+  app.get("/metrics", { schema: { hide: true }, onRequest: guard("read") }, async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply
+      .type(metrics.registry.contentType)
+      .serializer((d: string) => d)
+      .send(text);
+  });
+  app.get("/openapi.json", { schema: { hide: true }, onRequest: guard("read") }, async () => app.swagger());
+
+  // ---- lifecycle -------------------------------------------------------------------------
+
+  const stops: Array<() => void> = [];
+  const every = (ms: number, fn: () => Promise<unknown>) => {
+    let cancel = () => {};
+    let stopped = false;
+    const arm = () => {
+      cancel = queue.clock.setTimer(ms, () => {
+        if (stopped) return;
+        fn().then(arm, (error) => {
+          app.log.error({ err: error }, "maintenance failed");
+          arm();
+        });
+      });
+    };
+    arm();
+    stops.push(() => {
+      stopped = true;
+      cancel();
+    });
+  };
+  app.addHook("onReady", async () => {
+    if (options.maintenance ?? true) {
+      every(checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1), () => queue.sweep());
+      every(checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1), () => queue.prune());
+    }
+    push.start();
+  });
+  app.addHook("preClose", async () => {
+    closing = true;
+    for (const stop of stops.splice(0)) stop();
+    for (const wake of [...waiting]) wake();
+    await push.stop();
+  });
+  app.addHook("onClose", async () => metrics.close());
+
+  // Bind to loopback unless told otherwise; refuse anything else without auth.
+  const listen = app.listen.bind(app) as (o: FastifyListenOptions) => Promise<string>;
+  (app as { listen: unknown }).listen = (o: FastifyListenOptions = {}) => {
+    const host = o.host ?? "127.0.0.1";
+    if (!LOOPBACK.has(host) && !auth.enabled) {
+      return Promise.reject(
+        new ErrandError(
+          "INVALID_OPTION",
+          `refusing to listen on ${host} without auth: configure tokens (ERRAND_TOKENS) or bind 127.0.0.1`,
+        ),
+      );
+    }
+    return listen({ ...o, host });
+  };
+  return app;
+}
+
+interface EnqueueBody extends EnqueueOptions {
+  type: string;
+  payload?: unknown;
+}
+
+interface LeaseBody {
+  types?: string[];
+  queues?: string[] | Record<string, number>;
+  limit?: number;
+  leaseMs?: number;
+  waitMs?: number;
+  workerId?: string;
+  maxWeight?: number;
+  weightCap?: number;
+}
+
+type FailError = string | { message: string; name?: string; stack?: string };
+
+interface ReportItem {
+  id: string;
+  attempt: number;
+  outcome: "complete" | "fail";
+  result?: unknown;
+  error?: FailError;
+  retryable?: boolean;
+}
+
+function toEnqueueItem(b: EnqueueBody): { job: string; payload: unknown; options: EnqueueOptions } {
+  const { type, payload, ...options } = b;
+  return { job: type, payload: payload === undefined ? null : payload, options };
+}
+
+/** A remote worker's error as an Error, keeping its own name and stack (not the server's). */
+function toError(e: FailError): Error {
+  const error = new Error(typeof e === "string" ? e : e.message);
+  error.name = typeof e === "string" ? "Error" : (e.name ?? "Error");
+  error.stack = typeof e === "string" ? undefined : e.stack;
+  return error;
+}
+
+function stale(job: WireJob, attempt: number): ErrandError {
+  return new ErrandError(
+    "STALE_ATTEMPT",
+    `attempt ${attempt} of job ${job.id} is not current (the job is ${job.state}, attempt ${job.attempt}); nothing changed`,
+    { details: { state: job.state, attempt: job.attempt } },
+  );
+}
+
+/** Without a filter, a lease takes from every queue the registered types name, and "default". */
+function allQueues(types: JobTypeConfig[]): string[] {
+  return [...new Set(["default", ...types.map((t) => t.queue ?? "default")])];
+}

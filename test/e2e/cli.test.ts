@@ -1,0 +1,163 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { openQueue } from "../../src/index.js";
+import { selectedBackends } from "../conformance/backend.js";
+import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
+
+const CLI = fileURLToPath(new URL("../../src/cli/index.ts", import.meta.url));
+
+/** Runs `errand …` as a child process. */
+function errand(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", CLI, ...args],
+      {
+        env: { ...process.env, ...env, ERRAND_STORE: "", ERRAND_SERVER: "", ERRAND_TOKEN: "" },
+        maxBuffer: 1 << 26,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "errand-cli-"));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe("the errand CLI", () => {
+  it("manages jobs directly on a store, with JSON output and meaningful exit codes", async () => {
+    const dir = tempDir();
+    const store = `sqlite:${join(dir, "e.db")}`;
+    const s = ["--store", store];
+    expect((await errand(["migrate", ...s])).code).toBe(0);
+    const one = await errand([
+      "enqueue",
+      "send",
+      "--payload",
+      '{"to":"a"}',
+      "--id",
+      "j1",
+      "--priority",
+      "3",
+      "--json",
+      ...s,
+    ]);
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({ id: "j1", priority: 3, payload: { to: "a" } });
+    writeFileSync(join(dir, "p.json"), '{"from":"file"}');
+    const delayed = await errand([
+      "enqueue",
+      "send",
+      "--payload",
+      `@${join(dir, "p.json")}`,
+      "--delay",
+      "1h",
+      "--queue",
+      "later",
+      ...s,
+    ]);
+    expect(delayed.stdout).toMatch(/^enqueued .* send {2}later {2}pending/);
+
+    const list = JSON.parse((await errand(["jobs", "list", "--json", ...s])).stdout);
+    expect(list.jobs).toHaveLength(2);
+    expect((await errand(["jobs", "get", "j1", ...s])).stdout).toMatch(/payload\s+\{"to":"a"\}/);
+    expect((await errand(["jobs", "cancel", "j1", ...s])).stdout).toMatch(/cancel: j1 .* cancelled/);
+    expect((await errand(["jobs", "retry", "j1", ...s])).stdout).toMatch(/pending/);
+    const stats = JSON.parse((await errand(["stats", "--json", ...s])).stdout);
+    expect(stats.states.pending).toBe(2);
+    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+1/);
+
+    expect(
+      (await errand(["schedules", "set", "nightly", "--cron", "0 3 * * *", "--type", "report", ...s])).code,
+    ).toBe(0);
+    expect((await errand(["schedules", "list", ...s])).stdout).toMatch(/nightly {2}0 3 \* \* \* \(UTC\)/);
+    expect((await errand(["schedules", "rm", "nightly", ...s])).code).toBe(0);
+    expect((await errand(["schedules", "rm", "nightly", ...s])).code).toBe(3);
+    expect(JSON.parse((await errand(["prune", "--json", ...s])).stdout)).toEqual({ deleted: 0 });
+
+    const missing = await errand(["jobs", "get", "nope", ...s]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/JOB_NOT_FOUND/);
+    expect((await errand(["jobs", "replay", "j1", ...s])).code).toBe(4);
+    expect((await errand(["enqueue", "'; DROP TABLE", ...s])).code).toBe(2);
+    expect((await errand(["enqueue", "x", "--payload", "{nope", ...s])).code).toBe(2);
+    expect((await errand(["enqueue", "x", "--priority", "high", ...s])).code).toBe(2);
+    expect((await errand(["jobs", "lsit"])).code).toBe(2);
+    for (const cmd of [
+      [],
+      ["serve"],
+      ["worker"],
+      ["enqueue"],
+      ["jobs", "list"],
+      ["schedules", "set"],
+      ["types", "set"],
+    ]) {
+      const help = await errand([...cmd, "--help"]);
+      expect(help.code, cmd.join(" ")).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: errand/);
+    }
+  });
+
+  it("works through a server with a token, and streams a 100,000-line ndjson file in batches", async () => {
+    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const dir = tempDir();
+    const file = join(dir, "jobs.ndjson");
+    writeFileSync(file, Array.from({ length: 100_000 }, (_, i) => JSON.stringify({ n: i })).join("\n"));
+    const via = ["--server", h.base, "--token", TOKENS.admin];
+    const bulk = await errand(["enqueue", "bulk", "--file", file, "--json", ...via]);
+    expect(bulk.stderr).toBe("");
+    expect(JSON.parse(bulk.stdout)).toEqual({ enqueued: 100_000 });
+    expect((await h.queue.stats()).states.pending).toBe(100_000);
+
+    const one = await errand(["enqueue", "single", "--id", "s1", "--json", ...via]);
+    expect(JSON.parse(one.stdout)).toMatchObject({ id: "s1", type: "single" });
+    expect(JSON.parse((await errand(["jobs", "get", "s1", "--json", ...via])).stdout).id).toBe("s1");
+    const typeSet = await errand(["types", "set", "single", "--config", '{"maxAttempts": 2}', ...via]);
+    expect(typeSet.code).toBe(0);
+    expect((await errand(["types", "list", ...via])).stdout).toMatch(/single/);
+    const denied = await errand(["enqueue", "x", "--server", h.base, "--token", TOKENS.viewer]);
+    expect(denied.code).toBe(6);
+    expect(denied.stderr).toMatch(/FORBIDDEN/);
+    const down = await errand(["stats", "--server", "http://127.0.0.1:1"]);
+    expect(down.code).toBe(5);
+  });
+
+  it("runs a worker process over a store from a module of job definitions", async () => {
+    const dir = tempDir();
+    const store = `sqlite:${join(dir, "w.db")}`;
+    const jobs = fileURLToPath(new URL("../../examples/server/jobs.ts", import.meta.url));
+    const queue = await openQueue(store);
+    onTestFinished(() => queue.close());
+    await queue.enqueue("send-email", { to: "x@y.z" }, { id: "e1", queue: "emails" });
+    const { spawn } = await import("node:child_process");
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", CLI, "worker", "--jobs", jobs, "--store", store, "--json"],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+    });
+    let text = "";
+    await new Promise<void>((resolve) => {
+      child.stdout.on("data", (c) => {
+        text += c;
+        if (text.includes('"event":"completed"')) resolve();
+      });
+    });
+    expect((await queue.get("e1"))?.result).toEqual({ sent: true, to: "x@y.z" });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});

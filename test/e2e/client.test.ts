@@ -1,0 +1,163 @@
+import { once } from "node:events";
+import { describe, expect, it, vi } from "vitest";
+import { ErrandClient, RemoteWorker } from "../../src/client/index.js";
+import { defineJob, ErrandError, type Job, NonRetryableError } from "../../src/index.js";
+import { selectedBackends } from "../conformance/backend.js";
+import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
+
+for (const backend of selectedBackends()) {
+  describe(`client on ${backend.name}`, () => {
+    it("has the Queue's methods over HTTP", async () => {
+      const h = await startServer(backend, { auth: { tokens: ALL_TOKENS } });
+      const client = new ErrandClient({ url: h.base, token: TOKENS.admin });
+      const job = await client.enqueue("send", { to: "a" }, { delayMs: "1m", priority: 2 });
+      expect(job.runAt).toBeInstanceOf(Date);
+      expect(+job.runAt).toBe(h.clock.now() + 60_000);
+      const same = await client.enqueue("send", { to: "b" }, { id: "fixed" });
+      expect((await client.enqueue("send", { to: "c" }, { id: "fixed" })).duplicate).toBe(true);
+      expect(same.duplicate).toBe(false);
+      const many = await client.enqueueMany("bulk", [1, 2, 3]);
+      expect(many).toHaveLength(3);
+      expect((await client.get("fixed"))?.payload).toEqual({ to: "b" });
+      expect(await client.get("missing")).toBeNull();
+      expect((await client.list({ type: "bulk" })).jobs).toHaveLength(3);
+      expect((await client.stats()).states.pending).toBe(5);
+      expect((await client.queues()).map((q) => q.name)).toEqual(["default"]);
+      await expect(client.retry("fixed")).rejects.toMatchObject({ code: "INVALID_STATE" });
+      expect((await client.cancel("fixed")).state).toBe("cancelled");
+      expect((await client.retry("fixed")).state).toBe("pending");
+      expect((await client.reschedule("fixed", { priority: 7 })).priority).toBe(7);
+      await client.cancel("fixed");
+      expect((await client.replay("fixed")).id).not.toBe("fixed");
+
+      await client.setType({ type: "send", maxAttempts: 2 });
+      expect((await client.getType("send"))?.maxAttempts).toBe(2);
+      expect(await client.types()).toHaveLength(1);
+      const s = await client.schedule("every-minute", { cron: "* * * * *", job: "send", payload: {} });
+      expect(s.nextRunAt).toBeInstanceOf(Date);
+      expect(await client.schedules()).toHaveLength(1);
+      expect(await client.unschedule("every-minute")).toBe(true);
+      expect(await client.unschedule("every-minute")).toBe(false);
+      expect(await client.prune()).toBe(0);
+
+      const [leased] = await client.lease({ types: ["bulk"] });
+      expect(await client.heartbeat(leased!)).toBe(true);
+      expect(await client.checkpoint(leased!, { at: 1 })).toBe(true);
+      expect(await client.complete(leased!, "ok")).toBe(true);
+      expect(await client.complete(leased!, "ok")).toBe(true); // the same completion again
+      expect(await client.complete({ id: leased!.id, attempt: 5 }, "ok")).toBe(false);
+      const [other] = await client.lease({ types: ["bulk"] });
+      expect(await client.fail(other!, new NonRetryableError("no"))).toBe(true);
+      expect((await client.get(other!.id))?.state).toBe("dead");
+      const [third] = await client.lease({ types: ["bulk"] });
+      expect(await client.report([{ ...third!, outcome: "complete", result: 3 }])).toEqual([
+        { id: third!.id, ok: true },
+      ]);
+
+      const viewer = new ErrandClient({ url: h.base, token: TOKENS.viewer });
+      const refused = await viewer.enqueue("send", {}).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ErrandError);
+      expect(refused).toMatchObject({ code: "FORBIDDEN" });
+      const down = new ErrandClient({ url: "http://127.0.0.1:1" });
+      await expect(down.stats()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    });
+
+    it("runs a RemoteWorker with the Worker's API and events", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      const seen: string[] = [];
+      const add = defineJob({
+        type: "add",
+        handler: async (p: { a: number; b: number }, ctx) => {
+          await ctx.checkpoint({ started: true });
+          await ctx.heartbeat();
+          return p.a + p.b;
+        },
+      });
+      const flaky = defineJob({
+        type: "flaky",
+        maxAttempts: 2,
+        handler: async (_p: null, ctx) => {
+          if (ctx.attempt === 1) throw new Error("first try fails");
+          return "second";
+        },
+      });
+      const doomed = defineJob({
+        type: "doomed",
+        handler: async () => {
+          throw new NonRetryableError("never");
+        },
+      });
+      const worker = new RemoteWorker(client, {
+        jobs: [add, flaky, doomed],
+        concurrency: 4,
+        waitMs: 60_000,
+        clock: h.clock,
+      });
+      worker.on("completed", (job, result) => seen.push(`completed ${job.type} ${JSON.stringify(result)}`));
+      worker.on("retrying", (job) => seen.push(`retrying ${job.type}`));
+      worker.on("dead", (job) => seen.push(`dead ${job.type}`));
+      await worker.start();
+
+      const done = new Promise<void>((resolve) => {
+        worker.on("completed", () => {
+          if (seen.filter((s) => s.startsWith("completed")).length === 2) resolve();
+        });
+      });
+      await client.enqueue(add, { a: 2, b: 3 });
+      await client.enqueue(doomed, null);
+      const f = await client.enqueue(flaky, null, { backoff: { type: "fixed", delayMs: 0 } });
+      await vi.waitFor(() => expect(seen).toContain("retrying flaky"), { interval: 5 });
+      h.queue.store.wake(); // the retry is due at once (no backoff): make sure a waiting lease looks
+      expect(f.id).toBeTruthy();
+      await done;
+      await vi.waitFor(() => expect(seen).toContain("dead doomed"), { interval: 5 });
+      expect(seen).toEqual(
+        expect.arrayContaining(["completed add 5", "retrying flaky", 'completed flaky "second"']),
+      );
+      await worker.close();
+      const stats = await h.queue.stats();
+      expect(stats.states).toMatchObject({ completed: 2, dead: 1, active: 0 });
+    });
+
+    it("aborts a cancelled job at its next heartbeat, and releases running jobs on close", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      const started: Job[] = [];
+      const signals: AbortSignal[] = [];
+      const slow = defineJob({
+        type: "slow",
+        handler: (_p: null, ctx) =>
+          new Promise((_resolve, reject) => {
+            started.push(ctx.job);
+            signals.push(ctx.signal);
+            ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason));
+          }),
+      });
+      const worker = new RemoteWorker(client, {
+        jobs: [slow],
+        concurrency: 2,
+        leaseMs: 30_000,
+        heartbeatMs: 1000,
+        waitMs: 60_000,
+        clock: h.clock,
+      });
+      await worker.start();
+      const cancelled = once(worker, "cancelled");
+      await client.enqueue(slow, null, { id: "s1" });
+      await client.enqueue(slow, null, { id: "s2" });
+      await vi.waitFor(() => expect(started).toHaveLength(2), { interval: 5 });
+      await client.cancel("s1");
+      await h.clock.advance(1000); // the heartbeat finds out
+      const [job] = await cancelled;
+      expect((job as Job).id).toBe("s1");
+      expect(signals[0]!.aborted).toBe(true);
+
+      const closing = worker.close({ graceMs: 5000 });
+      await h.clock.advance(5000);
+      await closing;
+      expect(signals[1]!.aborted).toBe(true);
+      expect(await h.queue.get("s2")).toMatchObject({ state: "pending", attempt: 1 });
+    });
+  });
+}

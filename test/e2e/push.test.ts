@@ -1,0 +1,115 @@
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { signPush } from "../../src/server/index.js";
+import { selectedBackends } from "../conformance/backend.js";
+import { startServer } from "./harness.js";
+
+const SECRET = "push-secret-0123456789";
+
+/** A downstream HTTP worker: answers each delivery by what its payload asks for. */
+async function receiver() {
+  // biome-ignore lint/suspicious/noExplicitAny: the delivered JSON, as the receiver sees it.
+  const seen: Array<{ body: any; signatureOk: boolean }> = [];
+  const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+    let text = "";
+    req.on("data", (c) => (text += c));
+    req.on("end", () => {
+      const body = JSON.parse(text);
+      const ts = Number(req.headers["x-errand-timestamp"]);
+      const signatureOk = req.headers["x-errand-signature"] === signPush(SECRET, ts, text);
+      seen.push({ body, signatureOk });
+      const answer = body.payload.answer as number;
+      res.writeHead(answer, { "content-type": "application/json" });
+      res.end(
+        answer === 200
+          ? JSON.stringify({ echoed: body.payload.n })
+          : answer === 422
+            ? JSON.stringify({ retryable: false, message: "bad payload" })
+            : "",
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, seen };
+}
+
+for (const backend of selectedBackends()) {
+  describe(`push delivery on ${backend.name}`, () => {
+    it("POSTs signed jobs and completes, waits for callbacks, retries or kills by the answer", async () => {
+      const r = await receiver();
+      const h = await startServer(backend, {
+        types: [
+          {
+            type: "hook",
+            maxAttempts: 3,
+            backoff: { type: "fixed", delayMs: 1000 },
+            push: { url: r.url, secret: SECRET, timeoutMs: 5000 },
+          },
+        ],
+      });
+      await h.queue.enqueue("hook", { answer: 200, n: 7 }, { id: "ok" });
+      await h.queue.enqueue("hook", { answer: 202 }, { id: "later" });
+      await h.queue.enqueue("hook", { answer: 422 }, { id: "bad" });
+      await h.queue.enqueue("hook", { answer: 503 }, { id: "down" });
+      await vi.waitFor(
+        async () => {
+          expect((await h.queue.get("ok"))?.state).toBe("completed");
+          expect((await h.queue.get("bad"))?.state).toBe("dead");
+          expect((await h.queue.get("down"))?.state).toBe("pending");
+          expect(r.seen.map((s) => s.body.id)).toContain("later");
+        },
+        { interval: 10, timeout: 10_000 },
+      );
+      expect(r.seen.every((s) => s.signatureOk)).toBe(true);
+      expect(r.seen.find((s) => s.body.id === "ok")!.body).toMatchObject({
+        type: "hook",
+        attempt: 1,
+        payload: { answer: 200, n: 7 },
+      });
+      expect((await h.queue.get("ok"))?.result).toEqual({ echoed: 7 });
+      expect((await h.queue.get("bad"))?.errors[0]?.message).toMatch(/422: bad payload/);
+      const down = (await h.queue.get("down"))!;
+      expect(down.errors[0]?.message).toMatch(/503/);
+      expect(+down.runAt).toBe(h.clock.now() + 1000);
+
+      // 202: the receiver calls back later with the attempt.
+      expect((await h.queue.get("later"))?.state).toBe("active");
+      const cb = await h.http("POST", "/v1/jobs/later/complete", { body: { attempt: 1, result: "async" } });
+      expect(cb.status).toBe(200);
+      expect((await h.queue.get("later"))?.result).toBe("async");
+
+      // The retry is delivered again once its backoff passes.
+      await h.clock.advance(1000);
+      await vi.waitFor(
+        async () =>
+          expect(r.seen.filter((s) => s.body.id === "down").map((s) => s.body.attempt)).toEqual([1, 2]),
+        { interval: 10, timeout: 10_000 },
+      );
+    });
+
+    it("retries when the receiver is down, and delivers once it is up", async () => {
+      const h = await startServer(backend, {
+        types: [
+          { type: "hook", backoff: { type: "fixed", delayMs: 1000 }, push: { url: "http://127.0.0.1:1/x" } },
+        ],
+      });
+      await h.queue.enqueue("hook", { answer: 200, n: 1 }, { id: "j" });
+      await vi.waitFor(async () => expect((await h.queue.get("j"))?.errors).toHaveLength(1), {
+        interval: 10,
+        timeout: 10_000,
+      });
+      expect((await h.queue.get("j"))?.errors[0]?.message).toMatch(/push to .* failed/);
+      const r = await receiver();
+      await h.http("PUT", "/v1/types/hook", {
+        body: { backoff: { type: "fixed", delayMs: 1000 }, push: { url: r.url } },
+      });
+      await h.clock.advance(1000);
+      await vi.waitFor(async () => expect((await h.queue.get("j"))?.state).toBe("completed"), {
+        interval: 10,
+        timeout: 10_000,
+      });
+    });
+  });
+}

@@ -1,0 +1,390 @@
+import { describe, expect, it, vi } from "vitest";
+import { createServer } from "../../src/server/index.js";
+import { selectedBackends } from "../conformance/backend.js";
+import { snapshot, startServer } from "./harness.js";
+
+for (const backend of selectedBackends()) {
+  describe(`server on ${backend.name}`, () => {
+    it("enqueues one job and many in one request, and reads them back", async () => {
+      const h = await startServer(backend);
+      const one = await h.http("POST", "/v1/jobs", {
+        body: { type: "send-email", payload: { to: "a@b.c" }, queue: "emails", priority: 3, delayMs: "2h" },
+      });
+      expect(one.status).toBe(201);
+      expect(one.body).toMatchObject({ type: "send-email", queue: "emails", priority: 3, state: "pending" });
+      expect(Date.parse(one.body.runAt)).toBe(h.clock.now() + 7_200_000);
+
+      const many = await h.http("POST", "/v1/jobs", {
+        body: { jobs: [{ type: "a", payload: 1 }, { type: "b", payload: 2, queue: "other" }, { type: "a" }] },
+      });
+      expect(many.status).toBe(201);
+      expect(many.body.jobs.map((j: { type: string }) => j.type)).toEqual(["a", "b", "a"]);
+
+      const got = await h.http("GET", `/v1/jobs/${one.body.id}`);
+      expect(got.status).toBe(200);
+      expect(got.body.payload).toEqual({ to: "a@b.c" });
+
+      const page1 = await h.http("GET", "/v1/jobs?limit=2");
+      expect(page1.body.jobs).toHaveLength(2);
+      const page2 = await h.http("GET", `/v1/jobs?limit=2&cursor=${page1.body.nextCursor}`);
+      expect(page2.body.jobs).toHaveLength(2);
+      expect(page2.body.nextCursor).toBeNull();
+      const filtered = await h.http("GET", "/v1/jobs?type=a&state=pending");
+      expect(filtered.body.jobs).toHaveLength(2);
+
+      const missing = await h.http("GET", "/v1/jobs/nope");
+      expect(missing.status).toBe(404);
+      expect(missing.body.code).toBe("JOB_NOT_FOUND");
+    });
+
+    it("bulk enqueue stores all jobs or none", async () => {
+      const h = await startServer(backend);
+      const r = await h.http("POST", "/v1/jobs", {
+        body: { jobs: [{ type: "a" }, { type: "a", delayMs: "soon" }] },
+      });
+      expect(r.status).toBe(400);
+      expect(r.body.code).toBe("INVALID_DURATION");
+      expect((await h.queue.stats()).states.pending).toBe(0);
+    });
+
+    it("PUT with a client id is idempotent: 201 the first time, 200 with the existing job after", async () => {
+      const h = await startServer(backend);
+      const first = await h.http("PUT", "/v1/jobs/order-42", { body: { type: "charge", payload: { n: 1 } } });
+      expect(first.status).toBe(201);
+      expect(first.body).toMatchObject({ id: "order-42", duplicate: false, payload: { n: 1 } });
+      const again = await h.http("PUT", "/v1/jobs/order-42", { body: { type: "charge", payload: { n: 2 } } });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: "order-42", duplicate: true, payload: { n: 1 } });
+      expect((await h.queue.stats()).states.pending).toBe(1);
+    });
+
+    it("leases, completes once, answers a repeated identical complete 200, and refuses stale attempts", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", { n: 1 }, { id: "j1" });
+      const lease = await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 5, leaseMs: 10_000 } });
+      expect(lease.status).toBe(200);
+      expect(lease.body.jobs).toHaveLength(1);
+      const job = lease.body.jobs[0];
+      expect(job).toMatchObject({ id: "j1", attempt: 1, state: "active" });
+
+      for (const attempt of [2, 99]) {
+        const before = await snapshot(h);
+        const forged = await h.http("POST", "/v1/jobs/j1/complete", { body: { attempt, result: "x" } });
+        expect(forged.status).toBe(409);
+        expect(forged.body.code).toBe("STALE_ATTEMPT");
+        expect(await snapshot(h)).toEqual(before);
+      }
+
+      const done = await h.http("POST", "/v1/jobs/j1/complete", { body: { attempt: 1, result: { ok: 1 } } });
+      expect(done).toMatchObject({ status: 200, body: { ok: true, duplicate: false } });
+      const repeat = await h.http("POST", "/v1/jobs/j1/complete", {
+        body: { attempt: 1, result: { ok: 1 } },
+      });
+      expect(repeat).toMatchObject({ status: 200, body: { ok: true, duplicate: true } });
+      const different = await h.http("POST", "/v1/jobs/j1/complete", {
+        body: { attempt: 1, result: { ok: 2 } },
+      });
+      expect(different.status).toBe(409);
+      const stored = await h.queue.get("j1");
+      expect(stored).toMatchObject({ state: "completed", result: { ok: 1 } });
+
+      for (const op of ["fail", "heartbeat", "checkpoint", "release"]) {
+        const before = await snapshot(h);
+        const r = await h.http("POST", `/v1/jobs/j1/${op}`, {
+          body:
+            op === "fail"
+              ? { attempt: 1, error: "x" }
+              : op === "checkpoint"
+                ? { attempt: 1, data: 1 }
+                : { attempt: 1 },
+        });
+        expect(r.status, op).toBe(409);
+        expect(r.body.code).toBe("STALE_ATTEMPT");
+        expect(await snapshot(h)).toEqual(before);
+      }
+      const none = await h.http("POST", "/v1/jobs/ghost/heartbeat", { body: { attempt: 1 } });
+      expect(none.status).toBe(404);
+    });
+
+    it("fails with backoff or to dead, heartbeats, checkpoints and releases", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", null, {
+        id: "a",
+        maxAttempts: 3,
+        backoff: { type: "fixed", delayMs: 5000 },
+      });
+      await h.queue.enqueue("t", null, { id: "b" });
+      const { body } = await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 2, leaseMs: 1000 } });
+      expect(body.jobs).toHaveLength(2);
+
+      const hb = await h.http("POST", "/v1/jobs/a/heartbeat", { body: { attempt: 1, leaseMs: 60_000 } });
+      expect(hb.status).toBe(200);
+      expect(+(await h.queue.get("a"))!.leaseExpiresAt!).toBe(h.clock.now() + 60_000);
+      const cp = await h.http("POST", "/v1/jobs/a/checkpoint", { body: { attempt: 1, data: { page: 3 } } });
+      expect(cp.status).toBe(200);
+
+      const failed = await h.http("POST", "/v1/jobs/a/fail", {
+        body: { attempt: 1, error: { message: "boom", name: "SmtpError", stack: "remote stack" } },
+      });
+      expect(failed.status).toBe(200);
+      expect(failed.body).toMatchObject({ ok: true, state: "pending" });
+      const a = (await h.queue.get("a"))!;
+      expect(a.state).toBe("pending");
+      expect(+a.runAt).toBe(h.clock.now() + 5000);
+      expect(a.checkpoint).toEqual({ page: 3 });
+      expect(a.errors[0]).toMatchObject({
+        attempt: 1,
+        message: "boom",
+        name: "SmtpError",
+        stack: "remote stack",
+      });
+
+      const dead = await h.http("POST", "/v1/jobs/b/fail", {
+        body: { attempt: 1, error: "bad input", retryable: false },
+      });
+      expect(dead.body.state).toBe("dead");
+
+      await h.clock.advance(5000);
+      const again = await h.http("POST", "/v1/lease", { body: { types: ["t"] } });
+      expect(again.body.jobs[0]).toMatchObject({ id: "a", attempt: 2, checkpoint: { page: 3 } });
+      const released = await h.http("POST", "/v1/jobs/a/release", { body: { attempt: 2 } });
+      expect(released.status).toBe(200);
+      expect((await h.queue.get("a"))!.state).toBe("pending");
+    });
+
+    it("answers a heartbeat for a cancelled job with 409 and the state", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", null, { id: "c" });
+      await h.http("POST", "/v1/lease", { body: { types: ["t"] } });
+      expect((await h.http("POST", "/v1/jobs/c/cancel")).status).toBe(200);
+      const hb = await h.http("POST", "/v1/jobs/c/heartbeat", { body: { attempt: 1 } });
+      expect(hb.status).toBe(409);
+      expect(hb.body.details.state).toBe("cancelled");
+    });
+
+    it("holds a lease request open until a job is enqueued, and answers empty when waitMs passes", async () => {
+      const h = await startServer(backend);
+      const waiting = h.http("POST", "/v1/lease", { body: { types: ["t"], waitMs: 60_000 } });
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(1), { interval: 2 });
+      await h.queue.enqueue("t", { hello: 1 }, { id: "w" });
+      const r = await waiting;
+      expect(r.body.jobs.map((j: { id: string }) => j.id)).toEqual(["w"]);
+
+      const empty = h.http("POST", "/v1/lease", { body: { types: ["t"], waitMs: 5000 } });
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(1), { interval: 2 });
+      await h.clock.advance(5000);
+      expect((await empty).body.jobs).toEqual([]);
+    });
+
+    it("wakes a waiting lease on a job enqueued over HTTP from another request", async () => {
+      const h = await startServer(backend);
+      const waiting = h.http("POST", "/v1/lease", {
+        body: { queues: { critical: 3, default: 1 }, waitMs: 60_000 },
+      });
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(1), { interval: 2 });
+      await h.http("POST", "/v1/jobs", { body: { type: "x", queue: "critical" } });
+      expect((await waiting).body.jobs).toHaveLength(1);
+    });
+
+    it("reports many outcomes in one request", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueueMany("t", [1, 2, 3]);
+      const { body } = await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 3 } });
+      const [j1, j2, j3] = body.jobs;
+      const r = await h.http("POST", "/v1/report", {
+        body: {
+          reports: [
+            { id: j1.id, attempt: 1, outcome: "complete", result: "one" },
+            { id: j2.id, attempt: 1, outcome: "fail", error: "nope", retryable: false },
+            { id: j3.id, attempt: 7, outcome: "complete" },
+          ],
+        },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.results).toEqual([
+        { id: j1.id, ok: true },
+        { id: j2.id, ok: true, state: "dead" },
+        { id: j3.id, ok: false, code: "STALE_ATTEMPT" },
+      ]);
+      expect((await h.queue.get(j1.id))!.result).toBe("one");
+    });
+
+    it("cancels, retries, replays and reschedules jobs", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", { v: 1 }, { id: "p" });
+      const moved = await h.http("POST", "/v1/jobs/p/reschedule", { body: { priority: 9, delayMs: 1000 } });
+      expect(moved.body).toMatchObject({ priority: 9 });
+      const cancelled = await h.http("POST", "/v1/jobs/p/cancel");
+      expect(cancelled.body.state).toBe("cancelled");
+      const wrong = await h.http("POST", "/v1/jobs/p/reschedule", { body: { priority: 1 } });
+      expect(wrong).toMatchObject({ status: 409, body: { code: "INVALID_STATE" } });
+      const retried = await h.http("POST", "/v1/jobs/p/retry");
+      expect(retried.body.state).toBe("pending");
+      await h.http("POST", "/v1/jobs/p/cancel");
+      const replayed = await h.http("POST", "/v1/jobs/p/replay");
+      expect(replayed.status).toBe(201);
+      expect(replayed.body).toMatchObject({ type: "t", payload: { v: 1 }, state: "pending" });
+      expect(replayed.body.id).not.toBe("p");
+      expect((await h.http("POST", "/v1/jobs/zzz/cancel")).status).toBe(404);
+    });
+
+    it("applies a job type's defaults at enqueue and its concurrency cap at lease", async () => {
+      const h = await startServer(backend);
+      const put = await h.http("PUT", "/v1/types/resize", {
+        body: {
+          queue: "images",
+          priority: 5,
+          maxAttempts: 2,
+          concurrency: 1,
+          delivery: "at_most_once",
+          timeoutMs: "5m",
+        },
+      });
+      expect(put.status).toBe(201);
+      expect((await h.http("PUT", "/v1/types/resize", { body: put.body })).status).toBe(200);
+      const got = await h.http("GET", "/v1/types/resize");
+      expect(got.body).toMatchObject({ type: "resize", queue: "images", concurrency: 1 });
+      expect((await h.http("GET", "/v1/types")).body.types).toHaveLength(1);
+      expect((await h.http("GET", "/v1/types/none")).status).toBe(404);
+
+      const job = await h.http("POST", "/v1/jobs", { body: { type: "resize", payload: 1 } });
+      expect(job.body).toMatchObject({
+        queue: "images",
+        priority: 5,
+        maxAttempts: 2,
+        delivery: "at_most_once",
+        timeoutMs: 300_000,
+      });
+      await h.http("POST", "/v1/jobs", { body: { type: "resize", payload: 2 } });
+      const first = await h.http("POST", "/v1/lease", { body: { types: ["resize"], limit: 5 } });
+      expect(first.body.jobs).toHaveLength(1);
+      const second = await h.http("POST", "/v1/lease", { body: { types: ["resize"], limit: 5 } });
+      expect(second.body.jobs).toHaveLength(0);
+
+      const bad = await h.http("PUT", "/v1/types/x", { body: { maxAttempts: 0 } });
+      expect(bad.status).toBe(400);
+      expect((await h.http("DELETE", "/v1/types/resize")).status).toBe(204);
+      expect((await h.http("DELETE", "/v1/types/resize")).status).toBe(404);
+    });
+
+    it("creates, reads, lists and deletes schedules", async () => {
+      const h = await startServer(backend);
+      const put = await h.http("PUT", "/v1/schedules/nightly", {
+        body: { cron: "0 3 * * *", timezone: "Europe/Berlin", type: "report", payload: { full: true } },
+      });
+      expect(put.status).toBe(200);
+      expect(put.body).toMatchObject({ name: "nightly", type: "report", timezone: "Europe/Berlin" });
+      expect((await h.http("GET", "/v1/schedules/nightly")).body.cron).toBe("0 3 * * *");
+      expect((await h.http("GET", "/v1/schedules")).body.schedules).toHaveLength(1);
+      const badCron = await h.http("PUT", "/v1/schedules/x", { body: { cron: "nope", type: "r" } });
+      expect(badCron).toMatchObject({ status: 400, body: { code: "INVALID_CRON" } });
+      expect((await h.http("DELETE", "/v1/schedules/nightly")).status).toBe(204);
+      expect((await h.http("GET", "/v1/schedules/nightly")).status).toBe(404);
+      expect((await h.http("DELETE", "/v1/schedules/nightly")).status).toBe(404);
+    });
+
+    it("serves stats, queues, metrics, health and readiness", async () => {
+      const h = await startServer(backend);
+      await h.http("POST", "/v1/jobs", { body: { jobs: [{ type: "a" }, { type: "a", queue: "q2" }] } });
+      const { body: lease } = await h.http("POST", "/v1/lease", { body: { types: ["a"] } });
+      await h.http("POST", `/v1/jobs/${lease.jobs[0].id}/complete`, { body: { attempt: 1 } });
+      const stats = await h.http("GET", "/v1/stats");
+      expect(stats.body.states).toMatchObject({ pending: 1, completed: 1 });
+      const queues = await h.http("GET", "/v1/queues");
+      expect(queues.body.queues.map((q: { name: string }) => q.name)).toEqual(["default", "q2"]);
+      const metrics = await h.http("GET", "/metrics");
+      expect(metrics.headers.get("content-type")).toMatch(/text\/plain/);
+      expect(metrics.body).toContain('errand_jobs_enqueued_total{type="a"} 2');
+      expect(metrics.body).toContain('errand_jobs_completed_total{type="a"} 1');
+      expect(metrics.body).toMatch(/errand_jobs\{queue="q2",state="pending"\} 1/);
+      expect(metrics.body).toContain("errand_claim_duration_seconds_bucket");
+      expect((await h.http("GET", "/healthz")).body).toEqual({ ok: true });
+      expect((await h.http("GET", "/readyz")).body).toEqual({ ok: true });
+      expect((await h.http("POST", "/v1/prune")).body).toEqual({ deleted: 0 });
+    });
+
+    it("refuses bad input with a 4xx and a code, and changes nothing", async () => {
+      const h = await startServer(backend, { bodyLimit: 64 * 1024 });
+      const names = ["'; DROP TABLE errand_job; --", "../x", "{a}", "x".repeat(300), "", "a b"];
+      const cases: Array<
+        [string, string, { body?: unknown; raw?: string; headers?: Record<string, string> }]
+      > = [
+        ["POST", "/v1/jobs", { raw: '{"type": "a",' }],
+        ["POST", "/v1/jobs", { raw: "[1,2" }],
+        ["POST", "/v1/jobs", { raw: "nonsense" }],
+        ["POST", "/v1/jobs", { body: { type: "a", priority: "5" } }],
+        ["POST", "/v1/jobs", { body: { type: "a", maxAttempts: 1.5 } }],
+        ["POST", "/v1/jobs", { body: { type: "a", unknownOption: 1 } }],
+        ["POST", "/v1/jobs", { body: { type: 7 } }],
+        ["POST", "/v1/jobs", { body: { jobs: [] } }],
+        ["POST", "/v1/jobs", { body: { type: "a", runAt: "tomorrow" } }],
+        [
+          "POST",
+          "/v1/jobs",
+          { body: { type: "a", payload: JSON.parse(`${"[".repeat(500)}${"]".repeat(500)}`) } },
+        ],
+        ["POST", "/v1/jobs", { body: { type: "a", payload: "x".repeat(70 * 1024) } }],
+        [
+          "POST",
+          "/v1/jobs",
+          { raw: "x=1", headers: { "content-type": "application/x-www-form-urlencoded" } },
+        ],
+        ["POST", "/v1/lease", { body: { limit: 0 } }],
+        ["POST", "/v1/lease", { body: { waitMs: -1 } }],
+        ["POST", "/v1/jobs/x/complete", { body: { attempt: 0 } }],
+        ["POST", "/v1/jobs/x/complete", { body: { attempt: "1" } }],
+        ["POST", "/v1/jobs/x/fail", { body: { attempt: 1 } }],
+        ["GET", "/v1/jobs?limit=abc", {}],
+        ["GET", "/v1/jobs?limit=5000", {}],
+        ["GET", "/v1/jobs?state=weird", {}],
+        ["PUT", "/v1/types/a", { body: { push: { url: "ftp://x" } } }],
+        ["PUT", "/v1/schedules/s", { body: { cron: "* * * * *", type: "a", timezone: "Mars/Base" } }],
+      ];
+      for (const n of names) {
+        cases.push(["POST", "/v1/jobs", { body: { type: n } }]);
+        cases.push(["POST", "/v1/jobs", { body: { type: "a", queue: n } }]);
+        cases.push(["POST", "/v1/lease", { body: { types: [n] } }]);
+        cases.push(["POST", "/v1/lease", { body: { queues: { [n]: 1 } } }]);
+        cases.push(["PUT", "/v1/schedules/s", { body: { cron: "* * * * *", type: n } }]);
+        if (n) {
+          const enc = encodeURIComponent(n);
+          cases.push(["PUT", `/v1/schedules/${enc}`, { body: { cron: "* * * * *", type: "a" } }]);
+          cases.push(["PUT", `/v1/types/${enc}`, { body: {} }]);
+          cases.push(["GET", `/v1/jobs?queue=${enc}`, {}]);
+        }
+      }
+      const before = await snapshot(h);
+      for (const [method, path, o] of cases) {
+        const r = await h.http(method, path, o);
+        const what = `${method} ${path} ${o.raw ?? JSON.stringify(o.body)?.slice(0, 80)}`;
+        expect(r.status, what).toBeGreaterThanOrEqual(400);
+        expect(r.status, what).toBeLessThan(500);
+        expect(typeof r.body?.code, what).toBe("string");
+      }
+      expect(await snapshot(h)).toEqual(before);
+      expect((await h.http("GET", "/v1/types")).body.types).toEqual([]);
+      const big = await h.http("POST", "/v1/jobs", { body: { type: "a", payload: "x".repeat(70 * 1024) } });
+      expect(big).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
+      const unknownRoute = await h.http("GET", "/v1/nothing");
+      expect(unknownRoute).toMatchObject({ status: 404, body: { code: "NOT_FOUND" } });
+    });
+  });
+}
+
+describe("server setup", () => {
+  it("refuses to listen beyond loopback without auth", async () => {
+    const [backend] = selectedBackends();
+    const { queue } = await backend!.setup();
+    const app = await createServer({ queue, maintenance: false });
+    await expect(app.listen({ host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    await app.close();
+    const open = await createServer({
+      queue,
+      maintenance: false,
+      auth: { tokens: [{ token: "t".repeat(20), role: "admin" }] },
+    });
+    const address = await open.listen({ host: "0.0.0.0", port: 0 });
+    expect(address).toMatch(/^http:/);
+    await open.close();
+  });
+});
