@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""A remote errand worker in Python, standard library only.
+
+It speaks the HTTP protocol of `errand serve`: long-poll `POST /v1/lease`, then for each job
+`heartbeat` while it works, `checkpoint` progress, and `complete` or `fail` naming the attempt it
+was given. A 409 on any report means the attempt is stale (cancelled, taken over): stop and move
+on. Run it as:
+
+    python3 examples/python-worker/worker.py --server http://127.0.0.1:8080 --types resize,flaky
+
+Environment: ERRAND_TOKEN (a worker-role bearer token, when the server has auth).
+Handlers are plain functions `handler(payload, job, ctx) -> result`; raise to fail the attempt,
+raise NonRetryable to send the job straight to dead.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+
+class NonRetryable(Exception):
+    """Raise from a handler to fail the job without retrying."""
+
+
+class Stale(Exception):
+    """The server answered 409: this attempt is no longer current."""
+
+
+class Client:
+    def __init__(self, server, token=None, timeout=60):
+        self.server = server.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("content-type", "application/json")
+        if self.token:
+            req.add_header("authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as res:
+                text = res.read().decode()
+                return json.loads(text) if text else None
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode()
+            if e.code == 409:
+                raise Stale(detail) from None
+            raise RuntimeError("%s %s -> %d %s" % (method, path, e.code, detail)) from None
+
+
+class Context:
+    """What a handler gets besides its payload: heartbeat and checkpoint for this attempt."""
+
+    def __init__(self, client, job, lease_ms):
+        self.client = client
+        self.job = job
+        self.attempt = job["attempt"]
+        self.lease_ms = lease_ms
+        self.stopped = threading.Event()
+
+    def heartbeat(self):
+        try:
+            self.client.call("POST", "/v1/jobs/%s/heartbeat" % self.job["id"],
+                             {"attempt": self.attempt, "leaseMs": self.lease_ms})
+            return True
+        except Stale:
+            self.stopped.set()
+            return False
+
+    def checkpoint(self, data):
+        try:
+            self.client.call("POST", "/v1/jobs/%s/checkpoint" % self.job["id"],
+                             {"attempt": self.attempt, "data": data})
+            return True
+        except Stale:
+            self.stopped.set()
+            return False
+
+
+def run_job(client, handlers, job, lease_ms, log):
+    ctx = Context(client, job, lease_ms)
+    # Heartbeat about every third of the lease while the handler runs.
+    beat_stop = threading.Event()
+
+    def beat():
+        while not beat_stop.wait(lease_ms / 3000.0):
+            if not ctx.heartbeat():
+                return
+
+    threading.Thread(target=beat, daemon=True).start()
+    path = "/v1/jobs/%s/" % job["id"]
+    try:
+        result = handlers[job["type"]](job["payload"], job, ctx)
+        if ctx.stopped.is_set():
+            log("stale", job)
+            return
+        client.call("POST", path + "complete", {"attempt": ctx.attempt, "result": result})
+        log("completed", job, result)
+    except Stale:
+        log("stale", job)
+    except Exception as e:  # the handler failed: report it, retryable unless it said otherwise
+        retryable = not isinstance(e, NonRetryable)
+        try:
+            client.call("POST", path + "fail", {
+                "attempt": ctx.attempt,
+                "error": {"message": str(e), "name": type(e).__name__},
+                "retryable": retryable,
+            })
+            log("failed", job, str(e))
+        except Stale:
+            log("stale", job)
+    finally:
+        beat_stop.set()
+
+
+def work(client, handlers, types, lease_ms=30000, wait_ms=30000, max_jobs=None, log=None):
+    """Leases and runs jobs until SIGTERM/SIGINT, or until max_jobs reports have been made."""
+    log = log or (lambda *a: None)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    done = 0
+    while not stop.is_set() and (max_jobs is None or done < max_jobs):
+        leased = client.call("POST", "/v1/lease", {
+            "types": types, "limit": 1, "leaseMs": lease_ms, "waitMs": wait_ms,
+        })["jobs"]
+        for job in leased:
+            run_job(client, handlers, job, lease_ms, log)
+            done += 1
+    return done
+
+
+# ---- example handlers (used by errand's CI test) ------------------------------------------------
+
+def resize(payload, job, ctx):
+    """Resumes from its checkpoint: each size done is saved, so a retry skips it."""
+    done = list(job.get("checkpoint") or [])
+    for size in payload["sizes"]:
+        if size in done:
+            continue
+        done.append(size)
+        ctx.checkpoint(done)
+        ctx.heartbeat()
+        if payload.get("failAfterFirst") and job["attempt"] == 1:
+            raise RuntimeError("disk full after %d" % size)
+    return {"file": payload["file"], "sizes": done, "attempt": job["attempt"]}
+
+
+def refuse(payload, job, ctx):
+    raise NonRetryable("cannot process %s" % payload.get("what"))
+
+
+HANDLERS = {"py-resize": resize, "py-refuse": refuse}
+
+
+def main():
+    parser = argparse.ArgumentParser(description="A remote errand worker in Python.")
+    parser.add_argument("--server", default="http://127.0.0.1:8080")
+    parser.add_argument("--types", default=",".join(HANDLERS))
+    parser.add_argument("--lease-ms", type=int, default=30000)
+    parser.add_argument("--wait-ms", type=int, default=30000)
+    parser.add_argument("--max-jobs", type=int, default=None, help="exit after this many jobs")
+    args = parser.parse_args()
+    client = Client(args.server, os.environ.get("ERRAND_TOKEN"))
+
+    def log(event, job, detail=None):
+        line = {"event": event, "id": job["id"], "type": job["type"], "attempt": job["attempt"]}
+        if detail is not None:
+            line["detail"] = detail
+        print(json.dumps(line), flush=True)
+
+    work(client, HANDLERS, args.types.split(","), args.lease_ms, args.wait_ms, args.max_jobs, log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
