@@ -24,24 +24,11 @@ export function planClaim<R>(
   take: (queue: string, count: number) => QueueTake<R>,
 ): R[] {
   const out: R[] = [];
-  let open = queues.filter((q) => q.weight > 0);
-  let want = limit;
-  while (want > 0 && open.length > 0) {
-    const shares = allocate(open, want, random);
-    const stillOpen: QueueWeight[] = [];
-    for (const q of open) {
-      const share = shares.get(q.name) ?? 0;
-      if (share === 0) {
-        stillOpen.push(q);
-        continue;
-      }
-      const { taken, full } = take(q.name, share);
-      for (const r of taken) out.push(r);
-      want -= taken.length;
-      if (full) return out;
-      if (taken.length === share) stillOpen.push(q);
-    }
-    open = stillOpen;
+  const steps = claimSteps(queues, limit, random);
+  for (let step = steps.next(); !step.done; ) {
+    const got = take(step.value.queue, step.value.count);
+    for (const r of got.taken) out.push(r);
+    step = steps.next(got);
   }
   return out;
 }
@@ -57,6 +44,21 @@ export async function planClaimAsync<R>(
   take: (queue: string, count: number) => Promise<QueueTake<R>>,
 ): Promise<R[]> {
   const out: R[] = [];
+  const steps = claimSteps(queues, limit, random);
+  for (let step = steps.next(); !step.done; ) {
+    const got = await take(step.value.queue, step.value.count);
+    for (const r of got.taken) out.push(r);
+    step = steps.next(got);
+  }
+  return out;
+}
+
+/** The plan itself, shared by both drivers: yields each queue's share, is told what it gave. */
+function* claimSteps(
+  queues: readonly QueueWeight[],
+  limit: number,
+  random: () => number,
+): Generator<{ queue: string; count: number }, void, QueueTake<unknown>> {
   let open = queues.filter((q) => q.weight > 0);
   let want = limit;
   while (want > 0 && open.length > 0) {
@@ -68,15 +70,13 @@ export async function planClaimAsync<R>(
         stillOpen.push(q);
         continue;
       }
-      const { taken, full } = await take(q.name, share);
-      for (const r of taken) out.push(r);
+      const { taken, full } = yield { queue: q.name, count: share };
       want -= taken.length;
-      if (full) return out;
+      if (full) return;
       if (taken.length === share) stillOpen.push(q);
     }
     open = stillOpen;
   }
-  return out;
 }
 
 function allocate(queues: readonly QueueWeight[], slots: number, random: () => number): Map<string, number> {
