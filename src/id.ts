@@ -6,6 +6,7 @@ let poolOffset = POOL.length;
 /** The random bits of the last id: fresh for each new millisecond, counted up within one. */
 const last = Buffer.alloc(10);
 let lastMs = -1;
+let prefix = "";
 
 /**
  * A UUIDv7 (RFC 9562): 48 bits of milliseconds, then random bits. Ids sort by creation time,
@@ -24,36 +25,19 @@ export function uuidv7(now: number): string {
     }
     POOL.copy(last, 0, poolOffset, poolOffset + 10);
     poolOffset += 10;
-    // The counter (the low 6 bits of byte 2, then bytes 3 to 9: 62 bits) starts in its lower half.
-    last[2] = last[2]! & 0x1f;
+    // Byte 2 carries the variant (10xxxxxx) and starts the 62-bit counter in its lower half, so
+    // counting up never reaches the variant bits.
+    last[2] = 0x80 | (last[2]! & 0x1f);
     lastMs = ms;
+    const hi = Math.floor(ms / 0x1000000);
+    const lo = ms % 0x1000000;
+    // Within a millisecond only the counter changes: format the rest once.
+    prefix = `${HEX[(hi >>> 16) & 0xff]}${HEX[(hi >>> 8) & 0xff]}${HEX[hi & 0xff]}${HEX[(lo >>> 16) & 0xff]}-${HEX[(lo >>> 8) & 0xff]}${HEX[lo & 0xff]}-${HEX[0x70 | (last[0]! & 0x0f)]}${HEX[last[1]!]}-`;
   } else {
     let i = 9;
     while (i > 2 && last[i] === 0xff) last[i--] = 0;
     last[i] = last[i]! + 1;
   }
-  const hi = Math.floor(ms / 0x1000000);
-  const lo = ms % 0x1000000;
-  return (
-    HEX[(hi >>> 16) & 0xff]! +
-    HEX[(hi >>> 8) & 0xff]! +
-    HEX[hi & 0xff]! +
-    HEX[(lo >>> 16) & 0xff]! +
-    "-" +
-    HEX[(lo >>> 8) & 0xff]! +
-    HEX[lo & 0xff]! +
-    "-" +
-    HEX[0x70 | (last[0]! & 0x0f)]! +
-    HEX[last[1]!]! +
-    "-" +
-    HEX[0x80 | (last[2]! & 0x3f)]! +
-    HEX[last[3]!]! +
-    "-" +
-    HEX[last[4]!]! +
-    HEX[last[5]!]! +
-    HEX[last[6]!]! +
-    HEX[last[7]!]! +
-    HEX[last[8]!]! +
-    HEX[last[9]!]!
-  );
+  const tail = last.toString("hex", 2, 10);
+  return `${prefix}${tail.slice(0, 4)}-${tail.slice(4)}`;
 }

@@ -163,7 +163,7 @@ const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 const backoffs = new Map<string, StoredBackoff>();
 
 /** Jobs share a handful of policies: parse each once and share it, frozen. */
-function parseBackoff(text: string): StoredBackoff {
+export function parseBackoff(text: string): StoredBackoff {
   let policy = backoffs.get(text);
   if (!policy) {
     policy = Object.freeze(JSON.parse(text) as StoredBackoff);

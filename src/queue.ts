@@ -22,6 +22,7 @@ import {
   type JobErrorEntry,
   type JobRecord,
   type JobState,
+  parseBackoff,
   type StoredBackoff,
   toJob,
 } from "./job.js";
@@ -332,26 +333,13 @@ export class Queue extends EventEmitter<QueueEvents> {
     for (let i = 0; i < payloads.length; i++) {
       const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
       values[i] = value;
-      news[i] = {
-        ...base,
-        id: options.id === undefined ? uuidv7(now) : base.id,
-        payload: toJsonText("payload", value, this.#maxPayloadBytes),
-      };
+      news[i] = withPayload(
+        base,
+        options.id === undefined ? uuidv7(now) : base.id,
+        toJsonText("payload", value, this.#maxPayloadBytes),
+      );
     }
-    const results = await this.store.enqueueMany({
-      jobs: news,
-      now,
-      idsGenerated: options.id === undefined,
-      connection: options.db,
-    });
-    const backoff = JSON.parse(base.backoff) as StoredBackoff;
-    const emit = this.listenerCount("enqueued") > 0;
-    return results.map((r, i) => {
-      if (!r.inserted) return { ...toJob<P>(r.existing), duplicate: true };
-      const j = jobFromNew<P>(news[i]!, values[i] as P, backoff, now);
-      if (emit) this.emit("enqueued", j);
-      return j;
-    });
+    return this.#insert(news, values, now, options.id === undefined, options.db) as Promise<EnqueuedJob<P>[]>;
   }
 
   /**
@@ -378,18 +366,29 @@ export class Queue extends EventEmitter<QueueEvents> {
       const value = def?.schema ? await validatePayload(def, payload) : payload;
       if (options.id !== undefined) idsGenerated = false;
       values[i] = value;
-      news[i] = {
-        ...base,
-        id: options.id === undefined ? uuidv7(now) : base.id,
-        payload: toJsonText(`jobs[${i}].payload`, value, this.#maxPayloadBytes),
-      };
+      news[i] = withPayload(
+        base,
+        options.id === undefined ? uuidv7(now) : base.id,
+        toJsonText(`jobs[${i}].payload`, value, this.#maxPayloadBytes),
+      );
     }
-    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated });
+    return this.#insert(news, values, now, idsGenerated, undefined);
+  }
+
+  /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
+  async #insert(
+    news: NewJob[],
+    values: unknown[],
+    now: number,
+    idsGenerated: boolean,
+    connection: unknown,
+  ): Promise<EnqueuedJob[]> {
+    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated, connection });
     const emit = this.listenerCount("enqueued") > 0;
     return results.map((r, i) => {
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
       const n = news[i]!;
-      const j = jobFromNew(n, values[i], JSON.parse(n.backoff) as StoredBackoff, now);
+      const j = jobFromNew(n, values[i], parseBackoff(n.backoff), now);
       if (emit) this.emit("enqueued", j);
       return j;
     });
@@ -1058,6 +1057,26 @@ function safeJson(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/** A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job. */
+function withPayload(base: NewJob, id: string, payload: string): NewJob {
+  return {
+    id,
+    type: base.type,
+    queue: base.queue,
+    payload,
+    priority: base.priority,
+    weight: base.weight,
+    runAt: base.runAt,
+    expiresAt: base.expiresAt,
+    maxAttempts: base.maxAttempts,
+    backoff: base.backoff,
+    retryQueue: base.retryQueue,
+    delivery: base.delivery,
+    timeoutMs: base.timeoutMs,
+    uniqueKey: base.uniqueKey,
+  };
 }
 
 function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {

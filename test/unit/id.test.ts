@@ -14,4 +14,11 @@ describe("uuidv7", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (let i = 10; i < ids.length; i += 10) expect(ids[i - 10]! < ids[i]!).toBe(true);
   });
+
+  it("counts up within one millisecond, so one batch's ids sort in the order they were made", () => {
+    const ids = Array.from({ length: 1000 }, () => uuidv7(1_800_000_000_000));
+    for (let i = 1; i < ids.length; i++) expect(ids[i - 1]! < ids[i]!).toBe(true);
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
 });
