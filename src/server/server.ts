@@ -124,8 +124,33 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
     forceCloseConnections: true,
   });
-  /** Long-polls waiting now; closing the server ends them. */
-  const waiting = new Set<() => void>();
+  /**
+   * Long-polls waiting now, oldest first, grouped by what they ask for (types, queues); closing
+   * the server ends them. A wake-up from the store rouses the oldest waiter of each group; a waiter
+   * that then leases jobs passes the wake-up on to the next of its group (more may be ready), and
+   * one that finds nothing ends its group's chain. Waiters of one group are interchangeable, so an
+   * enqueue costs a claim or a few per group, not one per waiting worker: with hundreds of idle
+   * long-polls that is the difference between a claim and a thundering herd.
+   */
+  const groups = new Map<string, Set<() => void>>();
+  const waiting = {
+    get size() {
+      let n = 0;
+      for (const g of groups.values()) n += g.size;
+      return n;
+    },
+    all: () => [...groups.values()].flatMap((g) => [...g]),
+  };
+  /** Counts store wake-ups, so a lease that raced one looks again instead of waiting. */
+  let wakeups = 0;
+  const handoff = (group: string) => {
+    const [oldest] = groups.get(group) ?? [];
+    oldest?.();
+  };
+  const unsubscribeWake = queue.store.onWake(() => {
+    wakeups++;
+    for (const group of [...groups.keys()]) handoff(group);
+  });
   app.decorate("errand", { queue, types, metrics, push, auth, leaseWaiters: () => waiting.size });
 
   // Responses are built here in their final shape; plain JSON.stringify keeps them exact (the
@@ -267,41 +292,42 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       );
       return jobs;
     };
-    let woken = false;
+    const group = JSON.stringify([leaseOptions.types ?? null, leaseOptions.queues ?? null]);
     let wake = () => {};
-    const unsubscribe = queue.store.onWake(() => {
-      woken = true;
-      wake();
-    });
     const gone = () => wake();
     reply.raw.once("close", gone);
     try {
+      let seen = wakeups;
       let jobs = await lease();
       while (jobs.length === 0 && !closing && !reply.raw.destroyed) {
         const left = started + waitMs - queue.clock.now();
         if (left <= 0) break;
-        if (!woken) {
+        if (seen === wakeups) {
           await new Promise<void>((resolve) => {
             const cancel = queue.clock.setTimer(Math.min(left, leasePollMs), () => wake());
             wake = () => {
               cancel();
-              waiting.delete(wake);
+              const g = groups.get(group)!;
+              g.delete(wake);
+              if (g.size === 0) groups.delete(group);
               wake = () => {};
               resolve();
             };
-            waiting.add(wake);
+            let g = groups.get(group);
+            if (!g) groups.set(group, (g = new Set()));
+            g.add(wake);
           });
         }
-        woken = false;
+        seen = wakeups;
         if (closing || reply.raw.destroyed) break;
         jobs = await lease();
+        if (jobs.length > 0) handoff(group);
       }
       if (waitMs > 0) metrics.leaseWaitSeconds.observe((queue.clock.now() - started) / 1000);
       if (leased.size > 100_000) leased.clear();
       for (const j of jobs) leased.set(j.id, { type: j.type, startedAt: +j.startedAt! });
       return { jobs };
     } finally {
-      unsubscribe();
       reply.raw.off("close", gone);
     }
   });
@@ -539,10 +565,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook("preClose", async () => {
     closing = true;
     for (const stop of stops.splice(0)) stop();
-    for (const wake of [...waiting]) wake();
+    for (const wake of waiting.all()) wake();
     await push.stop();
   });
-  app.addHook("onClose", async () => metrics.close());
+  app.addHook("onClose", async () => {
+    unsubscribeWake();
+    metrics.close();
+  });
 
   // Bind to loopback unless told otherwise; refuse anything else without auth.
   const listen = app.listen.bind(app) as (o: FastifyListenOptions) => Promise<string>;

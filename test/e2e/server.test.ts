@@ -186,6 +186,37 @@ for (const backend of selectedBackends()) {
       expect((await waiting).body.jobs).toHaveLength(1);
     });
 
+    it("wakes one of many identical waiting leases per enqueue, not all of them", async () => {
+      const h = await startServer(backend);
+      const claim = vi.spyOn(h.store, "claim");
+      const polls = Array.from({ length: 20 }, () =>
+        h.http("POST", "/v1/lease", { body: { types: ["herd"], waitMs: 60_000 } }),
+      );
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(20), { interval: 2 });
+      const before = claim.mock.calls.length;
+      await h.queue.enqueue("herd", {}, { id: "one" });
+      const first = await Promise.race(polls);
+      expect(first.body.jobs.map((j: { id: string }) => j.id)).toEqual(["one"]);
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(19), { interval: 2 });
+      // The oldest waiter claimed the job and passed the wake-up on once; that one found nothing.
+      expect(claim.mock.calls.length - before).toBeLessThanOrEqual(3);
+      await h.clock.advance(60_000);
+      const rest = await Promise.all(polls);
+      expect(rest.filter((r) => r.body.jobs.length > 0)).toHaveLength(1);
+    });
+
+    it("wakes a waiting lease for another type even when an older waiter wants something else", async () => {
+      const h = await startServer(backend);
+      const other = h.http("POST", "/v1/lease", { body: { types: ["a-type"], waitMs: 60_000 } });
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(1), { interval: 2 });
+      const mine = h.http("POST", "/v1/lease", { body: { types: ["b-type"], waitMs: 60_000 } });
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(2), { interval: 2 });
+      await h.queue.enqueue("b-type", {}, { id: "for-b" });
+      expect((await mine).body.jobs.map((j: { id: string }) => j.id)).toEqual(["for-b"]);
+      await h.clock.advance(60_000);
+      expect((await other).body.jobs).toEqual([]);
+    });
+
     it("reports many outcomes in one request", async () => {
       const h = await startServer(backend);
       await h.queue.enqueueMany("t", [1, 2, 3]);
