@@ -362,6 +362,12 @@ export class Queue extends EventEmitter<QueueEvents> {
       const { job, payload, options = {} } = items[i]!;
       const def = typeof job === "string" ? this.#definitions.get(checkTypeName(job)) : job;
       const type = typeof job === "string" ? job : job.type;
+      if (options.db !== undefined) {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          `enqueueBatch: jobs[${i}].db is not supported; use enqueueMany`,
+        );
+      }
       const base = this.#resolve(type, def, options, now);
       const value = def?.schema ? await validatePayload(def, payload) : payload;
       if (options.id !== undefined) idsGenerated = false;
@@ -396,6 +402,12 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   #resolve(type: string, def: AnyDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
     checkKnownKeys("enqueue", o, ENQUEUE_KEYS);
+    if (o.db !== undefined && !this.store.capabilities.transactionalEnqueue) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        "enqueue: this store cannot enqueue inside your own transaction (the db option needs the PostgreSQL store)",
+      );
+    }
     if (typeof o.backoff === "function") {
       // It would be stored as "custom" and never called: retries would silently use the default.
       throw new ErrandError(

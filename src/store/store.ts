@@ -10,6 +10,11 @@ export interface StoreCapabilities {
   readonly listen: boolean;
   /** Several processes may open the same store at once. */
   readonly multiProcess: boolean;
+  /**
+   * `enqueue(…, { db })` can insert through the caller's own connection, inside the caller's
+   * transaction. Stores without it refuse the option (the queue checks, before anything is stored).
+   */
+  readonly transactionalEnqueue: boolean;
 }
 
 /** A job ready to insert: every default resolved, JSON fields serialised. */

@@ -50,7 +50,7 @@ export interface Bundle {
 
 const sqlite: Backend = {
   name: "sqlite",
-  capabilities: { listen: true, multiProcess: true },
+  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: false },
   async setup(options = {}) {
     const dir = mkdtempSync(join(tmpdir(), "errand-test-"));
     const filename = join(dir, "errand.db");
@@ -89,7 +89,7 @@ const sqlite: Backend = {
 /** Each test gets its own schema in the test database (ERRAND_TEST_PG_URL), dropped afterwards. */
 const postgres: Backend = {
   name: "postgres",
-  capabilities: { listen: true, multiProcess: true },
+  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: true },
   async setup(options = {}) {
     const schema = freshSchema();
     const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
@@ -132,7 +132,7 @@ const postgres: Backend = {
 /** Each test gets its own key prefix in the test Redis (ERRAND_TEST_REDIS_URL); its keys are deleted afterwards. */
 const redis: Backend = {
   name: "redis",
-  capabilities: { listen: true, multiProcess: true },
+  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: false },
   async setup(options = {}) {
     const prefix = freshPrefix();
     const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));

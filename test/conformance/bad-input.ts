@@ -247,5 +247,22 @@ export function exerciseBadInput(backend: Backend): void {
       }
       expect((await queue.stats()).states).toMatchObject({ pending: 2, active: 0, completed: 1 });
     });
+
+    it.runIf(!backend.capabilities.transactionalEnqueue)(
+      "refuses the db option on a store that cannot join the caller's transaction, storing nothing",
+      async () => {
+        const { queue } = await backend.setup();
+        const before = await queue.stats();
+        const fakeClient = { query: () => Promise.resolve({ rows: [] }) };
+        for (const attempt of [
+          () => queue.enqueue("t", {}, { db: fakeClient }),
+          () => queue.enqueueMany("t", [{}, {}], { db: fakeClient }),
+          () => queue.enqueueBatch([{ job: "t", payload: {}, options: { db: fakeClient } }]),
+        ]) {
+          await expect(attempt()).rejects.toMatchObject({ code: "INVALID_OPTION" });
+        }
+        expect(await queue.stats()).toEqual(before);
+      },
+    );
   });
 }

@@ -249,7 +249,7 @@ const appendError = (column: string, param: string) =>
  * @since 0.1.0
  */
 export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements Store {
-  readonly capabilities: StoreCapabilities = { listen: true, multiProcess: true };
+  readonly capabilities: StoreCapabilities = { listen: true, multiProcess: true, transactionalEnqueue: true };
   /** The schema this store's tables live in. */
   readonly schema: string;
   readonly #pool: pg.Pool;

@@ -92,7 +92,11 @@ function sha(name: ScriptName): string {
  * @since 0.1.0
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { listen: true, multiProcess: true };
+  readonly capabilities: StoreCapabilities = {
+    listen: true,
+    multiProcess: true,
+    transactionalEnqueue: false,
+  };
   /** The key prefix, hash tag included: `{errand}:`. */
   readonly keyPrefix: string;
   readonly #client: Client;

@@ -147,7 +147,7 @@ export class SqliteStore implements Store {
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
     const memory = options.filename === ":memory:" || options.filename === "";
-    this.capabilities = { listen: true, multiProcess: !memory };
+    this.capabilities = { listen: true, multiProcess: !memory, transactionalEnqueue: false };
     this.#doorbellPath = !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null;
     this.#writer = new WriteBatcher(db, () => {
       if (!this.#ringAfterCommit) return;
@@ -236,14 +236,6 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
-    if (params.connection !== undefined) {
-      return Promise.reject(
-        new ErrandError(
-          "INVALID_OPTION",
-          "enqueue: the db option (enqueue inside your own transaction) needs the PostgreSQL store",
-        ),
-      );
-    }
     return this.#write(() => this.#insertJobs(params.jobs, params.now, params.idsGenerated === true));
   }
 

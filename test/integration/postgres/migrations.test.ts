@@ -79,7 +79,7 @@ test("opens from a postgres:// or postgresql:// URL with ?schema=, and checks it
   await queue.close();
   const again = await openQueue(pgUrl(schema).replace(/^postgres:/, "postgresql:"));
   expect((await again.get(job.id))?.payload).toEqual({ to: "world" });
-  expect(again.store.capabilities).toEqual({ listen: true, multiProcess: true });
+  expect(again.store.capabilities).toEqual({ listen: true, multiProcess: true, transactionalEnqueue: true });
   await again.close();
 
   for (const bad of ["Errand", "1errand", "errand-x", "a".repeat(49), "public; DROP"]) {

@@ -180,12 +180,14 @@ describe.runIf(redisSelected())("Redis store: resilience", () => {
 
     // Redis restarts with nothing on disk.
     await admin.flushall();
+    // Listen before the release: on a loaded machine the worker can idle before the error is read.
+    const idle = next(worker, "idle");
     task.release();
     const [lost] = (await firstError) as [ErrandError];
     expect(lost).toMatchObject({ name: "ErrandError", code: "STORE_ERROR" });
     expect(lost.message).toMatch(/lost errand's data/);
     // The worker goes on claiming: it finds nothing, and idles.
-    await next(worker, "idle");
+    await idle;
     expect(completed).toEqual([]);
 
     // Nothing came back to life: no job, no lease, no count; only the new epoch and the schema version.
