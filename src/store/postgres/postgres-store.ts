@@ -5,6 +5,7 @@ import { checkKnownKeys } from "../../define-job.js";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { planClaimAsync } from "../claim-plan.js";
+import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -173,44 +174,10 @@ function hotFields(alias: string): string {
 }
 const HOT_FIELD_COUNT = 25;
 
-/**
- * A row of {@link HOT_FIELDS} read as an array (`rowMode: "array"`) made into a record: the claim
- * reads its rows this way, a fixed-shape object per row instead of one built key by key.
- */
-function hotRecord(r: unknown[]): JobRecord {
-  return {
-    id: r[0] as string,
-    type: r[1] as string,
-    queue: r[2] as string,
-    state: r[3] as JobState,
-    payload: r[4] as string,
-    checkpoint: r[5] as string | null,
-    result: null,
-    priority: r[7] as number,
-    weight: r[8] as number,
-    runAt: r[9] as number,
-    expiresAt: r[10] as number | null,
-    attempt: r[11] as number,
-    maxAttempts: r[12] as number,
-    backoff: r[13] as string,
-    retryQueue: r[14] as string | null,
-    delivery: r[15] as JobRecord["delivery"],
-    timeoutMs: r[16] as number | null,
-    uniqueKey: r[17] as string | null,
-    leaseExpiresAt: r[18] as number | null,
-    workerId: r[19] as string | null,
-    errors: r[20] as string,
-    leaseExpirations: r[21] as number,
-    createdAt: r[22] as number,
-    startedAt: r[23] as number | null,
-    finishedAt: null,
-  };
-}
-
 // hotRecord reads columns by position: fail at load, loudly, if HOT_FIELDS and it ever disagree.
 {
   const names = HOT_FIELDS.split(",").map((f) => /"?(\w+)"?\s*$/.exec(f.trim())![1]);
-  const keys = Object.keys(hotRecord([]));
+  const keys = HOT_RECORD_KEYS;
   if (names.length !== HOT_FIELD_COUNT || names.join() !== keys.join()) {
     throw new Error(`hotRecord does not match HOT_FIELDS: ${names} vs ${keys}`);
   }

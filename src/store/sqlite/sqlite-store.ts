@@ -4,6 +4,7 @@ import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { planClaim } from "../claim-plan.js";
 import { migrations } from "../generated/sqlite-migrations.js";
+import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -65,42 +66,6 @@ const HOT_COLUMNS = `id, type, queue, state, payload, checkpoint, NULL AS result
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
   NULL AS finishedAt`;
-
-/**
- * A row of {@link HOT_COLUMNS} read as an array (`raw` mode) made into a record. The claim reads
- * its rows this way: better-sqlite3 builds row objects property by property, which cost about twice
- * as much as the whole SELECT otherwise. The order must match HOT_COLUMNS (checked once per statement).
- */
-function hotRecord(r: unknown[]): JobRecord {
-  return {
-    id: r[0] as string,
-    type: r[1] as string,
-    queue: r[2] as string,
-    state: r[3] as JobState,
-    payload: r[4] as string,
-    checkpoint: r[5] as string | null,
-    result: null,
-    priority: r[7] as number,
-    weight: r[8] as number,
-    runAt: r[9] as number,
-    expiresAt: r[10] as number | null,
-    attempt: r[11] as number,
-    maxAttempts: r[12] as number,
-    backoff: r[13] as string,
-    retryQueue: r[14] as string | null,
-    delivery: r[15] as JobRecord["delivery"],
-    timeoutMs: r[16] as number | null,
-    uniqueKey: r[17] as string | null,
-    leaseExpiresAt: r[18] as number | null,
-    workerId: r[19] as string | null,
-    errors: r[20] as string,
-    leaseExpirations: r[21] as number,
-    createdAt: r[22] as number,
-    startedAt: r[23] as number | null,
-    finishedAt: null,
-  };
-}
-const HOT_RECORD_KEYS = Object.keys(hotRecord([])).join();
 
 const DONE_COLUMNS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
   run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
@@ -426,7 +391,8 @@ export class SqliteStore implements Store {
     );
     if (!this.#rawStmts.has(stmt)) {
       const names = stmt.columns().map((c) => c.name);
-      if (names.join() !== HOT_RECORD_KEYS) throw new Error(`hotRecord does not match HOT_COLUMNS: ${names}`);
+      if (names.join() !== HOT_RECORD_KEYS.join())
+        throw new Error(`hotRecord does not match HOT_COLUMNS: ${names}`);
       stmt.raw(true);
       this.#rawStmts.add(stmt);
     }
