@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
+import { checkInt } from "../validation.js";
 import type { JobTypeConfig, JobTypeRegistry } from "./job-types.js";
 import type { ServerMetrics } from "./metrics.js";
 
@@ -13,6 +14,12 @@ export interface PushOptions {
   concurrency?: number;
   /** Also look for due jobs this often (enqueues wake delivery at once). @defaultValue 1000 */
   pollIntervalMs?: number;
+  /**
+   * How long a delivery's lease lasts. A server that dies mid-delivery holds its jobs this long
+   * before another delivers them again; keep it above the targets' `timeoutMs`.
+   * @defaultValue the target's `timeoutMs` + 30_000
+   */
+  leaseMs?: number;
   /** The `fetch` to deliver with; injectable for tests. @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -46,6 +53,7 @@ export class PushDelivery {
   readonly #metrics: ServerMetrics;
   readonly #concurrency: number;
   readonly #pollMs: number;
+  readonly #leaseMs: number | undefined;
   readonly #fetch: typeof fetch;
   readonly #running = new Map<string, number>();
   readonly #inflight = new Set<Promise<void>>();
@@ -61,6 +69,7 @@ export class PushDelivery {
     this.#metrics = metrics;
     this.#concurrency = options.concurrency ?? 10;
     this.#pollMs = options.pollIntervalMs ?? 1000;
+    this.#leaseMs = options.leaseMs === undefined ? undefined : checkInt("push.leaseMs", options.leaseMs, 1);
     this.#fetch = options.fetch ?? globalThis.fetch;
     types.onChange((config) => {
       if (config?.push) this.#fill(config);
@@ -117,7 +126,7 @@ export class PushDelivery {
             types: [type],
             queues: [...new Set(queues)],
             limit: free,
-            leaseMs: timeoutMs + 30_000,
+            leaseMs: this.#leaseMs ?? timeoutMs + 30_000,
             workerId: `push:${type}`,
           });
           for (const job of jobs) this.#deliver(current, job);
