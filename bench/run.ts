@@ -10,6 +10,10 @@
  *   --jobs N              jobs per throughput scenario (default 20000)
  *   --backlog N           backlog size for drain-backlog (default 1000000)
  *   --latency-jobs N      jobs in the latency scenario (default 300)
+ *   --scenario http       issue 5's HTTP server figures (SQLite; one server child per scenario;
+ *                         not in the default run): http-enqueue, http-work, http-remote-worker,
+ *                         http-wake, http-idle
+ *   --http-loops N        concurrent lease → report loops in http-work (default 4)
  *   --quick               skip drain-backlog
  *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of
  *                         under tsx; tsx alone adds ~30 MB to a process's RSS
@@ -34,10 +38,15 @@ interface Options {
   quick: boolean;
   json: boolean;
   compiled: boolean;
+  /** Concurrent lease → report loops in http-work. */
+  httpLoops: number;
 }
 
 const SCENARIOS = ["enqueue-bulk", "drain", "latency", "drain-backlog", "memory", "drain-scale"] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
+/** Issue 5's HTTP server scenarios: only when asked for (`--scenario http` runs all four). */
+const HTTP_SCENARIOS = ["http-enqueue", "http-work", "http-remote-worker", "http-wake", "http-idle"] as const;
+type HttpScenarioName = (typeof HTTP_SCENARIOS)[number];
 
 function parseArgs(argv: string[]): Options {
   const o: Options = {
@@ -49,6 +58,7 @@ function parseArgs(argv: string[]): Options {
     quick: false,
     json: false,
     compiled: false,
+    httpLoops: 4,
   };
   const int = (flag: string, v: string | undefined) => {
     const n = Number(v);
@@ -65,8 +75,10 @@ function parseArgs(argv: string[]): Options {
         break;
       case "--scenario":
         o.scenario = value() ?? usage("--scenario needs a value");
-        if (!(SCENARIOS as readonly string[]).includes(o.scenario))
-          usage(`unknown scenario ${o.scenario}; one of ${SCENARIOS.join(", ")}`);
+        if (![...SCENARIOS, ...HTTP_SCENARIOS, "http"].includes(o.scenario))
+          usage(
+            `unknown scenario ${o.scenario}; one of ${[...SCENARIOS, "http", ...HTTP_SCENARIOS].join(", ")}`,
+          );
         break;
       case "--jobs":
         o.jobs = int(flag, value());
@@ -86,6 +98,9 @@ function parseArgs(argv: string[]): Options {
       case "--compiled":
         o.compiled = true;
         break;
+      case "--http-loops":
+        o.httpLoops = int(flag, value());
+        break;
       case "--help":
       case "-h":
         usage();
@@ -98,8 +113,8 @@ function parseArgs(argv: string[]): Options {
 }
 
 function usage(error?: string): never {
-  const text = `usage: npm run bench -- [--store sqlite|redis|redis://…] [--scenario ${SCENARIOS.join("|")}] [--jobs N]
-       [--backlog N] [--latency-jobs N] [--quick] [--compiled] [--json]`;
+  const text = `usage: npm run bench -- [--store sqlite|redis|redis://…] [--scenario ${[...SCENARIOS, "http", ...HTTP_SCENARIOS].join("|")}] [--jobs N]
+       [--backlog N] [--latency-jobs N] [--http-loops N] [--quick] [--compiled] [--json]`;
   if (error) {
     console.error(`bench: ${error}\n${text}`);
     process.exit(2);
@@ -280,6 +295,8 @@ function redisBench(spec: string): BenchStore {
 /** How worker processes load errand: its TypeScript source under tsx, or a compiled build. */
 interface Runtime {
   entry: string;
+  /** errand/server, from the same build. */
+  serverEntry: string;
   tsx: boolean;
   name: string;
 }
@@ -288,6 +305,7 @@ function runtime(o: Options, log: Log): Runtime {
   if (!o.compiled) {
     return {
       entry: new URL("../src/index.ts", import.meta.url).href,
+      serverEntry: new URL("../src/server/index.ts", import.meta.url).href,
       tsx: true,
       name: "tsx (TypeScript source)",
     };
@@ -306,7 +324,12 @@ function runtime(o: Options, log: Log): Runtime {
     ],
     { stdio: "inherit" },
   );
-  return { entry: pathToFileURL(join(out, "index.js")).href, tsx: false, name: "node (compiled with tsc)" };
+  return {
+    entry: pathToFileURL(join(out, "index.js")).href,
+    serverEntry: pathToFileURL(join(out, "server", "index.js")).href,
+    tsx: false,
+    name: "node (compiled with tsc)",
+  };
 }
 
 // ---- scenarios --------------------------------------------------------------------------------
@@ -316,7 +339,7 @@ const CHILD_DEADLINE_MS = 300_000;
 const now = () => performance.timeOrigin + performance.now();
 const payloads = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ i: from + i }));
 
-interface Results {
+interface Results extends HttpResults {
   "drain-scale"?: {
     jobs: number;
     processes: number;
@@ -681,6 +704,380 @@ async function drainScale(
   }
 }
 
+// ---- HTTP server (issue 5) ----------------------------------------------------------------------
+
+/** Issue 5's targets, on SQLite through one server process. */
+const HTTP_TARGETS = { enqueuePerSec: 50_000, workPerSec: 8_000, wakeP50Ms: 5, idleRssMB: 100 };
+/** An HTTP scenario's server child is killed past this. */
+const HTTP_DEADLINE_MS = 120_000;
+
+interface HttpResults {
+  "http-enqueue"?: {
+    requests: number;
+    jobsPerRequest: number;
+    elapsedMs: number;
+    jobsPerSec: number;
+    requestMsP50: number;
+    requestMsMax: number;
+  };
+  "http-work"?: {
+    jobs: number;
+    batch: number;
+    loops: number;
+    elapsedMs: number;
+    jobsPerSec: number;
+    requests: number;
+    leased: number;
+    distinct: number;
+    reportedOk: number;
+    completedInStore: number;
+    exactlyOnce: boolean;
+  };
+  "http-remote-worker"?: {
+    jobs: number;
+    concurrency: number;
+    elapsedMs: number;
+    jobsPerSec: number;
+    exactlyOnce: boolean;
+  };
+  "http-wake"?: { samples: number; p50: number; p95: number; p99: number; max: number; mean: number };
+  "http-idle"?: {
+    connections: number;
+    waiters: number;
+    rssBeforeMB: number;
+    rssMB: number;
+    heapUsedMB: number;
+  };
+}
+
+interface HttpServer {
+  base: string;
+  /** The server's RSS right after `listen()`. */
+  rssBeforeBytes: number;
+  mem(): Promise<{ rssBytes: number; heapUsedBytes: number; waiters: number }>;
+}
+
+/** Runs `fn` against an errand server in a child process (loopback, random port) on `db`. */
+async function withServer<T>(db: Database, rt: Runtime, label: string, fn: (s: HttpServer) => Promise<T>) {
+  const child = new Child("./server-child.mjs", HTTP_DEADLINE_MS, `${label} server`, rt.tsx);
+  try {
+    child.send({ type: "init", entry: rt.entry, serverEntry: rt.serverEntry, url: db.url });
+    const ready = await child.next<{ type: "ready"; port: number; rssBytes: number }>("ready");
+    const mem = async () => {
+      child.send({ type: "mem" });
+      return child.next<{ type: "mem"; rssBytes: number; heapUsedBytes: number; waiters: number }>("mem");
+    };
+    return await fn({ base: `http://127.0.0.1:${ready.port}`, rssBeforeBytes: ready.rssBytes, mem });
+  } finally {
+    await child.stop();
+  }
+}
+
+/** One JSON request; a non-2xx status throws. */
+async function http<T>(base: string, method: string, path: string, body?: unknown, timeoutMs = 30_000) {
+  const res = await fetch(base + path, {
+    method,
+    ...(body === undefined
+      ? {}
+      : {
+          headers: { "content-type": "application/json" },
+          body: typeof body === "string" ? body : JSON.stringify(body),
+        }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text) as T;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+interface WireJob {
+  id: string;
+  attempt: number;
+}
+
+/** Bulk enqueue over HTTP: 20 `POST /v1/jobs` of 1,000 jobs each, one after another, after 3 warm-ups. */
+async function httpEnqueue(store: BenchStore, rt: Runtime, log: Log): Promise<Results["http-enqueue"]> {
+  const REQUESTS = 20;
+  const WARMUP = 3;
+  const PER = 1000;
+  const db = store.fresh("http-enqueue");
+  try {
+    return await withServer(db, rt, "http-enqueue", async (s) => {
+      // Bodies built beforehand: the figure is the server's, not this process's JSON.stringify.
+      const bodies = Array.from({ length: WARMUP + REQUESTS }, (_, r) =>
+        JSON.stringify({
+          jobs: Array.from({ length: PER }, (_, i) => ({ type: "noop", payload: { i: r * PER + i } })),
+        }),
+      );
+      for (let w = REQUESTS; w < REQUESTS + WARMUP; w++) await http(s.base, "POST", "/v1/jobs", bodies[w]);
+      const ms: number[] = [];
+      const t0 = now();
+      for (let r = 0; r < REQUESTS; r++) {
+        const t = now();
+        const out = await http<{ jobs: unknown[] }>(s.base, "POST", "/v1/jobs", bodies[r]);
+        if (out.jobs.length !== PER)
+          throw new Error(`http-enqueue: ${out.jobs.length} jobs back, not ${PER}`);
+        ms.push(now() - t);
+      }
+      const elapsedMs = now() - t0;
+      ms.sort((a, b) => a - b);
+      const r = {
+        requests: REQUESTS,
+        jobsPerRequest: PER,
+        elapsedMs: round(elapsedMs, 1),
+        jobsPerSec: Math.round((REQUESTS * PER) / (elapsedMs / 1000)),
+        requestMsP50: round(pct(ms, 50), 2),
+        requestMsMax: round(ms[ms.length - 1]!, 2),
+      };
+      log(`http-enqueue: ${fmtInt(r.jobsPerSec)} jobs/s (${r.requestMsP50} ms a request, p50)`);
+      return r;
+    });
+  } finally {
+    await db.dispose();
+  }
+}
+
+/**
+ * Remote workers over HTTP: N waiting no-op jobs; in this process, `--http-loops` (4) loops each lease 50
+ * (`POST /v1/lease`, waitMs 0) and report them all completed in one `POST /v1/report`, until a
+ * lease comes back empty.
+ */
+async function httpWork(store: BenchStore, o: Options, rt: Runtime, log: Log): Promise<Results["http-work"]> {
+  const BATCH = 50;
+  const db = store.fresh("http-work");
+  try {
+    await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
+    return await withServer(db, rt, "http-work", async (s) => {
+      await http(s.base, "GET", "/healthz");
+      const seen = new Map<string, number>();
+      let requests = 0;
+      let reportedOk = 0;
+      const loop = async () => {
+        for (;;) {
+          const { jobs } = await http<{ jobs: WireJob[] }>(s.base, "POST", "/v1/lease", {
+            limit: BATCH,
+            leaseMs: 60_000,
+            waitMs: 0,
+          });
+          requests++;
+          if (jobs.length === 0) return;
+          for (const j of jobs) seen.set(j.id, (seen.get(j.id) ?? 0) + 1);
+          const { results } = await http<{ results: Array<{ ok: boolean }> }>(s.base, "POST", "/v1/report", {
+            reports: jobs.map((j) => ({ id: j.id, attempt: j.attempt, outcome: "complete" })),
+          });
+          requests++;
+          for (const x of results) if (x.ok) reportedOk++;
+        }
+      };
+      const t0 = now();
+      await Promise.all(Array.from({ length: o.httpLoops }, loop));
+      const elapsedMs = now() - t0;
+      const stats = await http<{ states: Record<string, number> }>(s.base, "GET", "/v1/stats");
+      let leased = 0;
+      for (const n of seen.values()) leased += n;
+      const completedInStore = stats.states.completed ?? 0;
+      const exactlyOnce =
+        leased === o.jobs &&
+        seen.size === o.jobs &&
+        reportedOk === o.jobs &&
+        completedInStore === o.jobs &&
+        (stats.states.pending ?? 0) + (stats.states.active ?? 0) === 0;
+      const r = {
+        jobs: o.jobs,
+        batch: BATCH,
+        loops: o.httpLoops,
+        elapsedMs: round(elapsedMs, 1),
+        jobsPerSec: Math.round(o.jobs / (elapsedMs / 1000)),
+        requests,
+        leased,
+        distinct: seen.size,
+        reportedOk,
+        completedInStore,
+        exactlyOnce,
+      };
+      log(`http-work: ${fmtInt(r.jobsPerSec)} jobs/s, exactly once: ${exactlyOnce}`);
+      return r;
+    });
+  } finally {
+    await db.dispose();
+  }
+}
+
+/**
+ * For comparison: the same drain by errand's own `RemoteWorker` (concurrency 50) in this process.
+ * It reports each outcome in its own request (`POST /v1/jobs/{id}/complete`), not in a batch.
+ */
+async function httpRemoteWorker(
+  store: BenchStore,
+  o: Options,
+  rt: Runtime,
+  log: Log,
+): Promise<Results["http-remote-worker"]> {
+  const { ErrandClient, RemoteWorker } = await import("../src/client/index.js");
+  const db = store.fresh("http-rw");
+  try {
+    await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
+    return await withServer(db, rt, "http-remote-worker", async (s) => {
+      const calls = new Map<string, number>();
+      const job = defineJob({
+        type: "noop",
+        handler: async (_payload: unknown, ctx) => {
+          calls.set(ctx.job.id, (calls.get(ctx.job.id) ?? 0) + 1);
+        },
+      });
+      const worker = new RemoteWorker(new ErrandClient({ url: s.base }), {
+        jobs: [job],
+        concurrency: 50,
+        waitMs: 1000,
+      });
+      let completed = 0;
+      let failure: unknown = null;
+      worker.on("error", (e) => {
+        failure ??= e;
+      });
+      const finished = new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("http-remote-worker: not done in 120 s")), 120_000);
+        worker.on("completed", () => {
+          if (++completed === o.jobs) {
+            clearTimeout(timer);
+            resolve(now());
+          }
+        });
+      });
+      const t0 = now();
+      try {
+        await worker.start();
+        const elapsedMs = (await finished) - t0;
+        if (failure) throw failure;
+        let repeated = 0;
+        for (const n of calls.values()) if (n > 1) repeated++;
+        const r = {
+          jobs: o.jobs,
+          concurrency: 50,
+          elapsedMs: round(elapsedMs, 1),
+          jobsPerSec: Math.round(o.jobs / (elapsedMs / 1000)),
+          exactlyOnce: calls.size === o.jobs && repeated === 0,
+        };
+        log(`http-remote-worker: ${fmtInt(r.jobsPerSec)} jobs/s (RemoteWorker, one report per job)`);
+        return r;
+      } finally {
+        await worker.close({ graceMs: 2_000 });
+      }
+    });
+  } finally {
+    await db.dispose();
+  }
+}
+
+/**
+ * Long-poll wake-up: a `POST /v1/lease` (waitMs 10 s) is parked in the server (it says so over
+ * IPC), then this process enqueues one job with `POST /v1/jobs` on another connection; the time
+ * from sending the enqueue to the lease's response. 10 warm-up samples, then 200.
+ */
+async function httpWake(store: BenchStore, rt: Runtime, log: Log): Promise<Results["http-wake"]> {
+  const WARMUP = 10;
+  const SAMPLES = 200;
+  const db = store.fresh("http-wake");
+  try {
+    return await withServer(db, rt, "http-wake", async (s) => {
+      const lat: number[] = [];
+      for (let k = 0; k < WARMUP + SAMPLES; k++) {
+        const lease = http<{ jobs: WireJob[] }>(
+          s.base,
+          "POST",
+          "/v1/lease",
+          { limit: 1, leaseMs: 60_000, waitMs: 10_000 },
+          20_000,
+        );
+        const deadline = now() + 5_000;
+        while ((await s.mem()).waiters < 1) {
+          if (now() > deadline) throw new Error("http-wake: the lease never started waiting");
+          await sleep(1);
+        }
+        const t0 = now();
+        const enqueued = http(s.base, "POST", "/v1/jobs", { type: "noop", payload: { k } });
+        const { jobs } = await lease;
+        const t1 = now();
+        await enqueued;
+        if (jobs.length !== 1) throw new Error(`http-wake: the lease returned ${jobs.length} jobs`);
+        if (k >= WARMUP) lat.push(t1 - t0);
+      }
+      lat.sort((a, b) => a - b);
+      const r = {
+        samples: SAMPLES,
+        p50: round(pct(lat, 50), 2),
+        p95: round(pct(lat, 95), 2),
+        p99: round(pct(lat, 99), 2),
+        max: round(lat[lat.length - 1]!, 2),
+        mean: round(lat.reduce((a, b) => a + b, 0) / lat.length, 2),
+      };
+      log(`http-wake: p50 ${r.p50} ms, p99 ${r.p99} ms`);
+      return r;
+    });
+  } finally {
+    await db.dispose();
+  }
+}
+
+/**
+ * Idle long-polls: 300 concurrent `POST /v1/lease` (waitMs 60 s, each on its own connection) on an
+ * empty queue; the server's RSS once all 300 wait (the highest of 5 readings over 2 s).
+ */
+async function httpIdle(store: BenchStore, rt: Runtime, log: Log): Promise<Results["http-idle"]> {
+  const CONNECTIONS = 300;
+  const db = store.fresh("http-idle");
+  try {
+    return await withServer(db, rt, "http-idle", async (s) => {
+      await http(s.base, "POST", "/v1/lease", { limit: 1, waitMs: 0 });
+      const ac = new AbortController();
+      const polls = Array.from({ length: CONNECTIONS }, () =>
+        fetch(`${s.base}/v1/lease`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ limit: 50, leaseMs: 30_000, waitMs: 60_000 }),
+          signal: ac.signal,
+        }).then(
+          (res) => res.text(),
+          () => null,
+        ),
+      );
+      try {
+        const deadline = now() + 20_000;
+        let m = await s.mem();
+        while (m.waiters < CONNECTIONS) {
+          if (now() > deadline)
+            throw new Error(`http-idle: only ${m.waiters} of ${CONNECTIONS} long-polls waiting`);
+          await sleep(50);
+          m = await s.mem();
+        }
+        let peak = m;
+        for (let i = 0; i < 5; i++) {
+          await sleep(400);
+          const x = await s.mem();
+          if (x.rssBytes > peak.rssBytes) peak = x;
+        }
+        const r = {
+          connections: CONNECTIONS,
+          waiters: peak.waiters,
+          rssBeforeMB: round(s.rssBeforeBytes / 2 ** 20, 1),
+          rssMB: round(peak.rssBytes / 2 ** 20, 1),
+          heapUsedMB: round(peak.heapUsedBytes / 2 ** 20, 1),
+        };
+        log(
+          `http-idle: server RSS ${r.rssMB} MB with ${r.waiters} long-polls waiting (${r.rssBeforeMB} MB idle)`,
+        );
+        return r;
+      } finally {
+        ac.abort();
+        await Promise.all(polls);
+      }
+    });
+  } finally {
+    await db.dispose();
+  }
+}
+
 // ---- output -----------------------------------------------------------------------------------
 
 type Log = (line: string) => void;
@@ -764,6 +1161,52 @@ function rows(r: Results, t: Targets): Row[] {
     );
     add("  each ran exactly once", String(sc.exactlyOnce), "true", sc.exactlyOnce);
   }
+  const he = r["http-enqueue"];
+  if (he)
+    add(
+      `HTTP bulk enqueue (${he.requests} × ${fmtInt(he.jobsPerRequest)} jobs, one by one)`,
+      `${fmtInt(he.jobsPerSec)} jobs/s`,
+      `≥ ${fmtInt(HTTP_TARGETS.enqueuePerSec)}`,
+      he.jobsPerSec >= HTTP_TARGETS.enqueuePerSec,
+    );
+  const hw = r["http-work"];
+  if (hw) {
+    add(
+      `HTTP remote workers (${fmtInt(hw.jobs)}, ${hw.loops} loops, lease ${hw.batch} + batch report)`,
+      `${fmtInt(hw.jobsPerSec)} jobs/s`,
+      `≥ ${fmtInt(HTTP_TARGETS.workPerSec)}`,
+      hw.jobsPerSec >= HTTP_TARGETS.workPerSec,
+    );
+    add("  each leased and completed exactly once", String(hw.exactlyOnce), "true", hw.exactlyOnce);
+  }
+  const hr = r["http-remote-worker"];
+  if (hr) {
+    add(
+      `  RemoteWorker, concurrency ${hr.concurrency} (one report a job)`,
+      `${fmtInt(hr.jobsPerSec)} jobs/s`,
+      "",
+      null,
+    );
+    add("  each ran exactly once", String(hr.exactlyOnce), "true", hr.exactlyOnce);
+  }
+  const hk = r["http-wake"];
+  if (hk) {
+    add(
+      `HTTP long-poll wake on enqueue p50 (${hk.samples} samples)`,
+      `${hk.p50} ms`,
+      `≤ ${HTTP_TARGETS.wakeP50Ms} ms`,
+      hk.p50 <= HTTP_TARGETS.wakeP50Ms,
+    );
+    add("HTTP long-poll wake p99", `${hk.p99} ms`, "", null);
+  }
+  const hi = r["http-idle"];
+  if (hi)
+    add(
+      `server RSS, ${hi.waiters} idle long-polls (${hi.rssBeforeMB} MB before)`,
+      `${hi.rssMB} MB`,
+      `≤ ${HTTP_TARGETS.idleRssMB} MB`,
+      hi.rssMB <= HTTP_TARGETS.idleRssMB,
+    );
   const m = r.memory;
   if (m) {
     const bound = t.bytesPerJob;
@@ -826,6 +1269,13 @@ async function main(): Promise<void> {
     results.drain ??= await drain(store, o, rt, log);
     results["drain-backlog"] = await drainBacklog(store, o, rt, log, results.drain!.jobsPerSec);
   }
+  const wantedHttp = (s: HttpScenarioName) => o.scenario === "http" || o.scenario === s;
+  if (wantedHttp("http-enqueue")) results["http-enqueue"] = await httpEnqueue(store, rt, log);
+  if (wantedHttp("http-work")) results["http-work"] = await httpWork(store, o, rt, log);
+  if (wantedHttp("http-remote-worker"))
+    results["http-remote-worker"] = await httpRemoteWorker(store, o, rt, log);
+  if (wantedHttp("http-wake")) results["http-wake"] = await httpWake(store, rt, log);
+  if (wantedHttp("http-idle")) results["http-idle"] = await httpIdle(store, rt, log);
   await store.close?.();
   const cpu = cpus();
   const report = {
