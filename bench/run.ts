@@ -959,7 +959,9 @@ async function httpRemoteWorker(
           jobsPerSec: Math.round(o.jobs / (elapsedMs / 1000)),
           exactlyOnce: calls.size === o.jobs && repeated === 0,
         };
-        log(`http-remote-worker: ${fmtInt(r.jobsPerSec)} jobs/s (RemoteWorker, one report per job)`);
+        log(
+          `http-remote-worker: ${fmtInt(r.jobsPerSec)} jobs/s (RemoteWorker, completions batched per turn)`,
+        );
         return r;
       } finally {
         await worker.close({ graceMs: 2_000 });
@@ -1182,7 +1184,7 @@ function rows(r: Results, t: Targets): Row[] {
   const hr = r["http-remote-worker"];
   if (hr) {
     add(
-      `  RemoteWorker, concurrency ${hr.concurrency} (one report a job)`,
+      `  RemoteWorker, concurrency ${hr.concurrency} (batched reports)`,
       `${fmtInt(hr.jobsPerSec)} jobs/s`,
       "",
       null,

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../clock.js";
 import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../define-job.js";
-import { ErrandError, isNonRetryable, JobTimeoutError } from "../errors.js";
+import { ErrandError, type ErrandErrorCode, isNonRetryable, JobTimeoutError } from "../errors.js";
 import type { Job } from "../job.js";
 import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
@@ -225,7 +225,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     this.#settle(run);
     await this.#track(
       (async () => {
-        const ok = await this.client.complete(job, result);
+        const ok = await this.#completeBatched(job, result);
         if (ok) {
           this.emit(
             "completed",
@@ -235,6 +235,54 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         }
       })(),
     );
+  }
+
+  #completions: Array<{
+    job: Job;
+    result: unknown;
+    resolve: (ok: boolean) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+
+  /**
+   * Completes through the batch report endpoint: the completions of one event-loop turn go in one
+   * request (at concurrency 50, one round trip instead of fifty). Resolves false for a stale attempt.
+   */
+  #completeBatched(job: Job, result: unknown): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      if (this.#completions.push({ job, result, resolve, reject }) > 1) return;
+      setImmediate(() => {
+        const batch = this.#completions;
+        this.#completions = [];
+        this.client
+          .report(
+            batch.map((c) => ({
+              id: c.job.id,
+              attempt: c.job.attempt,
+              outcome: "complete",
+              result: c.result,
+            })),
+          )
+          .then(
+            (results) =>
+              batch.forEach((c, i) => {
+                const r = results[i];
+                if (r?.ok) c.resolve(true);
+                else if (r?.code === "STALE_ATTEMPT") c.resolve(false);
+                else
+                  c.reject(
+                    new ErrandError(
+                      (r?.code ?? "INTERNAL") as ErrandErrorCode,
+                      `complete ${c.job.id} failed`,
+                    ),
+                  );
+              }),
+            (error) => {
+              for (const c of batch) c.reject(error);
+            },
+          );
+      });
+    });
   }
 
   async #fail(job: Job, error: unknown): Promise<void> {
