@@ -1,8 +1,17 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+// ERRAND_STORES=sqlite,postgres,redis picks the stores under test (default: all). The conformance,
+// process and e2e suites read it themselves; the store-specific integration folders are left out
+// here when their store is not picked, so `ERRAND_STORES=sqlite npm test` needs no servers.
+const stores = process.env.ERRAND_STORES?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
+const skipped = stores && stores.length > 0 ? ["postgres", "redis"].filter((s) => !stores.includes(s)) : [];
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, ...skipped.map((s) => `test/integration/${s}/**`)],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 30_000,
