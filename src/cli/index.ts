@@ -107,11 +107,13 @@ function readPayload(arg: string | undefined): unknown {
   }
 }
 
-function int(name: string) {
+function int(name: string, min = Number.MIN_SAFE_INTEGER) {
   return (v: string) => {
     const n = Number(v);
-    if (!Number.isSafeInteger(n))
-      throw new ErrandError("INVALID_OPTION", `${name} must be an integer, got ${v}`);
+    if (!Number.isSafeInteger(n) || n < min) {
+      const bound = min === Number.MIN_SAFE_INTEGER ? "" : ` ≥ ${min}`;
+      throw new ErrandError("INVALID_OPTION", `${name} must be an integer${bound}, got ${v}`);
+    }
     return n;
   };
 }
@@ -158,7 +160,7 @@ export function buildProgram(): Command {
     .command("serve")
     .description("run the HTTP job server")
     .option("--store <url>", `store URL (env ERRAND_STORE; default ${DEFAULT_STORE})`)
-    .option("--port <n>", "port (env PORT)", int("--port"))
+    .option("--port <n>", "port (env PORT)", int("--port", 0))
     .option("--host <host>", "address to bind; anything but loopback needs tokens", "127.0.0.1")
     .option(
       "--tokens-file <file>",
@@ -166,7 +168,12 @@ export function buildProgram(): Command {
     )
     .option("--types <file>", "JSON array of job types to know from the start")
     .option("--jobs <module>", "also run an in-process worker for the job definitions this module exports")
-    .option("--body-limit <bytes>", "largest request body", int("--body-limit"))
+    .option("--body-limit <bytes>", "largest request body", int("--body-limit", 1))
+    .option(
+      "--push-lease <ms>",
+      "lease per push delivery; another server redelivers after it (default: target timeout + 30 s)",
+      int("--push-lease", 1),
+    )
     .option("--log", "log requests (pino, JSON)")
     .action(async (o) => {
       const { createServer, loadTokens } = await import("../server/index.js");
@@ -178,6 +185,7 @@ export function buildProgram(): Command {
         types,
         ...(tokens.length ? { auth: { tokens } } : {}),
         ...(o.bodyLimit ? { bodyLimit: o.bodyLimit } : {}),
+        ...(o.pushLease ? { push: { leaseMs: o.pushLease } } : {}),
         logger: Boolean(o.log),
       });
       const worker = o.jobs ? new Worker(queue, { jobs: await loadJobs(o.jobs), maintenance: false }) : null;

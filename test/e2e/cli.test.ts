@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -128,6 +128,14 @@ describe("the errand CLI", () => {
     expect(denied.stderr).toMatch(/FORBIDDEN/);
     const down = await errand(["stats", "--server", "http://127.0.0.1:1"]);
     expect(down.code).toBe(5);
+  });
+
+  it("refuses a serve option out of range before opening anything (exit 2)", async () => {
+    const dir = tempDir();
+    const r = await errand(["serve", "--store", `sqlite:${join(dir, "s.db")}`, "--push-lease", "-5"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--push-lease/);
+    expect(existsSync(join(dir, "s.db"))).toBe(false);
   });
 
   it("runs a worker process over a store from a module of job definitions", async () => {
