@@ -23,6 +23,23 @@ const instant = {
     { type: "integer", minimum: 0 },
   ],
 } as const;
+/** A failure as a worker reports it: a message, or { message, name, stack }. */
+const reportedError = {
+  anyOf: [
+    { type: "string", maxLength: 65_536 },
+    {
+      type: "object",
+      required: ["message"],
+      additionalProperties: false,
+      properties: {
+        message: { type: "string", maxLength: 65_536 },
+        name: { type: "string", maxLength: 256 },
+        stack: { type: "string", maxLength: 65_536 },
+      },
+    },
+  ],
+} as const;
+
 const attempt = { type: "integer", minimum: 1, maximum: 2_147_483_647 } as const;
 const integer = {
   type: "integer",
@@ -348,21 +365,7 @@ export const routeSchemas = {
       additionalProperties: false,
       properties: {
         attempt,
-        error: {
-          anyOf: [
-            { type: "string", maxLength: 65_536 },
-            {
-              type: "object",
-              required: ["message"],
-              additionalProperties: false,
-              properties: {
-                message: { type: "string", maxLength: 65_536 },
-                name: { type: "string", maxLength: 256 },
-                stack: { type: "string", maxLength: 65_536 },
-              },
-            },
-          ],
-        },
+        error: reportedError,
         retryable: { type: "boolean" },
       },
     },
@@ -430,21 +433,7 @@ export const routeSchemas = {
               attempt,
               outcome: { type: "string", enum: ["complete", "fail"] },
               result: {},
-              error: {
-                anyOf: [
-                  { type: "string", maxLength: 65_536 },
-                  {
-                    type: "object",
-                    required: ["message"],
-                    additionalProperties: false,
-                    properties: {
-                      message: { type: "string", maxLength: 65_536 },
-                      name: { type: "string", maxLength: 256 },
-                      stack: { type: "string", maxLength: 65_536 },
-                    },
-                  },
-                ],
-              },
+              error: reportedError,
               retryable: { type: "boolean" },
             },
           },
