@@ -181,13 +181,23 @@ describe.runIf(redisSelected())("Redis store: resilience", () => {
     // Redis restarts with nothing on disk.
     await admin.flushall();
     // Listen before the release: on a loaded machine the worker can idle before the error is read.
-    const idle = next(worker, "idle");
+    let idled = false;
+    worker.once("idle", () => {
+      idled = true;
+    });
     task.release();
     const [lost] = (await firstError) as [ErrandError];
     expect(lost).toMatchObject({ name: "ErrandError", code: "STORE_ERROR" });
     expect(lost.message).toMatch(/lost errand's data/);
-    // The worker goes on claiming: it finds nothing, and idles.
-    await idle;
+    // The worker goes on claiming: it finds nothing, and idles. (A claim that met the loss ends that
+    // round; the next comes at the worker's poll, so time moves on while waiting.)
+    await vi.waitFor(
+      async () => {
+        if (!idled) await clock.advance(1000);
+        expect(idled).toBe(true);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     expect(completed).toEqual([]);
 
     // Nothing came back to life: no job, no lease, no count; only the new epoch and the schema version.
@@ -205,7 +215,13 @@ describe.runIf(redisSelected())("Redis store: resilience", () => {
     // The producer learns of the loss on its next write (which is not applied), then carries on.
     await expect(producer.enqueue("task", { late: 0 })).rejects.toMatchObject({ code: "STORE_ERROR" });
     const fresh = await producer.enqueueMany("task", [{ late: 1 }, { late: 2 }, { late: 3 }]);
-    while (completed.length < 3) await next(worker, "completed");
+    await vi.waitFor(
+      async () => {
+        if (completed.length < 3) await clock.advance(1000);
+        expect(completed).toHaveLength(3);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     expect(completed.map((j) => j.id).sort()).toEqual(fresh.map((j) => j.id).sort());
     const stats = await producer.stats();
     expect(stats.states).toMatchObject({ pending: 0, active: 0, completed: 3 });
