@@ -153,6 +153,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #filling: Promise<void> | null = null;
   /** Releases of jobs a claim returned while closing; close() waits for them. */
   readonly #releasing: Promise<void>[] = [];
+  /** Sweeps, prunes and heartbeats under way, started by timers; close() waits for them. */
+  readonly #background = new Set<Promise<void>>();
   /** Clock timers never hold the process open; a running worker does, like a server. */
   #keepAlive: NodeJS.Timeout | null = null;
   readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
@@ -228,7 +230,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const arm = () => {
       cancel = this.queue.clock.setTimer(ms, () => {
         if (this.#state !== "running") return;
-        fn();
+        const task = fn();
+        if (task instanceof Promise) {
+          // close() waits for it: a sweep still running when the store closes would fail.
+          const settled = task.then(
+            () => {},
+            () => {},
+          );
+          this.#background.add(settled);
+          void settled.then(() => this.#background.delete(settled));
+        }
         arm();
       });
     };
@@ -509,6 +520,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#state = "closing";
     for (const cancel of this.#timers) cancel();
     this.#timers = [];
+    await Promise.all(this.#background);
     this.#unsubscribe?.();
     this.queue.off("cancelled", this.#onCancelled);
     // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).

@@ -257,5 +257,30 @@ export function exerciseShutdown(backend: Backend): void {
       const j = await queue.enqueue(job, {});
       expect(await queue.get(j.id)).toMatchObject({ state: "pending", attempt: 0 });
     });
+
+    it("waits for a maintenance sweep under way, so the store can be closed right after", async () => {
+      const { queue, clock, store } = await backend.setup();
+      const job = defineJob({ type: "swept", handler: async () => null });
+      const worker = new Worker(queue, { jobs: [job], sweepIntervalMs: 1000 });
+      await worker.start();
+      const gate = deferred();
+      const due = vi.spyOn(store, "dueSchedules").mockImplementation(async () => {
+        await gate.promise;
+        return [];
+      });
+      await clock.advance(1000);
+      await vi.waitFor(() => expect(due).toHaveBeenCalled());
+      let closed = false;
+      const closing = worker.close({ graceMs: 0 }).then(() => {
+        closed = true;
+      });
+      await clock.advance(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(closed).toBe(false);
+      gate.resolve();
+      await closing;
+      expect(closed).toBe(true);
+      due.mockRestore();
+    });
   });
 }
