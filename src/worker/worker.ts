@@ -230,21 +230,23 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const arm = () => {
       cancel = this.queue.clock.setTimer(ms, () => {
         if (this.#state !== "running") return;
-        const task = fn();
-        if (task instanceof Promise) {
-          // close() waits for it: a sweep still running when the store closes would fail.
-          const settled = task.then(
-            () => {},
-            () => {},
-          );
-          this.#background.add(settled);
-          void settled.then(() => this.#background.delete(settled));
-        }
+        this.#track(fn());
         arm();
       });
     };
     arm();
     this.#timers.push(() => cancel());
+  }
+
+  /** Keeps a timer's task until it settles: close() waits for it, since the store may close next. */
+  #track(task: unknown): void {
+    if (!(task instanceof Promise)) return;
+    const settled = task.then(
+      () => {},
+      () => {},
+    );
+    this.#background.add(settled);
+    void settled.then(() => this.#background.delete(settled));
   }
 
   async #sweep(): Promise<void> {
@@ -520,14 +522,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#state = "closing";
     for (const cancel of this.#timers) cancel();
     this.#timers = [];
-    await Promise.all(this.#background);
     this.#unsubscribe?.();
     this.queue.off("cancelled", this.#onCancelled);
     // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
     let stopHeartbeat = () => {};
     const beat = () => {
       stopHeartbeat = this.queue.clock.setTimer(this.#heartbeatMs, () => {
-        void this.#heartbeatAll();
+        this.#track(this.#heartbeatAll());
         beat();
       });
     };
@@ -567,6 +568,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.#completions.flush();
     } finally {
       stopHeartbeat();
+      // Sweeps, prunes and heartbeats its timers started: the caller may close the store next.
+      // (Waited for at the end, so the grace-period heartbeats start at once.)
+      await Promise.all(this.#background);
       if (this.#keepAlive) clearInterval(this.#keepAlive);
       this.#keepAlive = null;
       this.#state = "closed";
