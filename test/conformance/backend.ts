@@ -7,8 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { Cluster } from "ioredis";
 import pg from "pg";
-import { onTestFinished } from "vitest";
+import { inject, onTestFinished } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { type OpenQueueOptions, Queue } from "../../src/queue.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
@@ -17,6 +18,7 @@ import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store, StoreCapabilities } from "../../src/store/store.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, silentLogger } from "../helpers/postgres.js";
 import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisUrl, withRedis } from "../helpers/redis.js";
+import { selectedStoreNames } from "../helpers/stores.js";
 
 /** A store under test, made fresh for each test. */
 export interface Backend {
@@ -29,6 +31,11 @@ export interface Backend {
    * hot set's rows by state (the table the claim index covers), sorted by state.
    */
   inspect?: { hotSet(bundle: Bundle): Promise<Array<{ state: string; n: number }>> };
+  /**
+   * Run by the conformance suite only: its `url` cannot be handed to a child process or a server,
+   * so the process and e2e suites leave it out.
+   */
+  conformanceOnly?: boolean;
 }
 
 export interface SetupOptions extends Omit<OpenQueueOptions, "store" | "clock"> {
@@ -170,15 +177,57 @@ const redis: Backend = {
   },
 };
 
-const BACKENDS: Record<string, Backend> = { sqlite, postgres, redis };
+/**
+ * The Redis store on a real three-master Redis Cluster (started once per run by
+ * test/setup/global.ts): every key of a store shares its `{prefix}` hash tag, so each script runs
+ * on the one node that owns the slot, and wake-ups cross the cluster's pub/sub bus.
+ */
+const redisCluster: Backend = {
+  name: "redis-cluster",
+  conformanceOnly: true,
+  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: false },
+  async setup(options = {}) {
+    const nodes = inject("redisClusterNodes");
+    if (!nodes)
+      throw new Error("the redis-cluster store is selected but test/setup/global.ts started no cluster");
+    const prefix = freshPrefix();
+    const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
+    const { start: _start, ...queueOptions } = options;
+    const stores: Store[] = [];
+    const clients: Cluster[] = [];
+    onTestFinished(async () => {
+      for (const s of stores) await s.close().catch(() => {});
+      // Every key of the prefix lives on the master that owns its hash tag's slot.
+      for (const node of clients[0]!.nodes("master")) {
+        const keys = await keysOf(node, prefix);
+        for (const key of keys) await node.unlink(key);
+      }
+      for (const c of clients) c.disconnect();
+    });
+    const open = async (o: Omit<OpenQueueOptions, "store" | "clock">) => {
+      const client = new Cluster(nodes);
+      clients.push(client);
+      const store = await RedisStore.open({ client, prefix });
+      stores.push(store);
+      return new Queue(store, { random: seeded(42), ...o, clock });
+    };
+    const queue = await open(queueOptions);
+    // Child processes cannot be handed a cluster by URL; the process suites use `redis`.
+    return { store: queue.store, clock, queue, connect: (o = {}) => open(o), url: "redis-cluster:" };
+  },
+};
 
-/** The backends named by ERRAND_STORES (comma-separated), or every one that exists. */
-export function selectedBackends(): Backend[] {
-  const wanted = process.env.ERRAND_STORES?.split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (!wanted || wanted.length === 0) return Object.values(BACKENDS);
-  return wanted.filter((name) => name in BACKENDS).map((name) => BACKENDS[name]!);
+const BACKENDS: Record<string, Backend> = { sqlite, postgres, redis, "redis-cluster": redisCluster };
+
+/**
+ * The backends named by ERRAND_STORES (comma-separated), or every one that exists. Backends marked
+ * `conformanceOnly` are left out unless `conformance` is set (the conformance suite sets it).
+ */
+export function selectedBackends(options: { conformance?: boolean } = {}): Backend[] {
+  const wanted = selectedStoreNames();
+  const all =
+    wanted === null ? Object.values(BACKENDS) : wanted.filter((n) => n in BACKENDS).map((n) => BACKENDS[n]!);
+  return all.filter((b) => options.conformance || !b.conformanceOnly);
 }
 
 /** A small deterministic PRNG (mulberry32), so weighted choices and jitter repeat run to run. */

@@ -1,6 +1,6 @@
 /**
  * The conformance suite: every semantic of DESIGN.md, run against every selected store
- * (ERRAND_STORES=sqlite,postgres,redis; default every store that exists). One file per
+ * (ERRAND_STORES=sqlite,postgres,redis,redis-cluster; default every store that exists). One file per
  * semantic, each exporting an `exercise…(backend)` that registers its tests.
  */
 import { describe } from "vitest";
@@ -23,7 +23,7 @@ import { exerciseSchedules } from "./schedules.js";
 import { exerciseShutdown } from "./shutdown.js";
 import { exerciseTimeouts } from "./timeouts.js";
 
-for (const backend of selectedBackends()) {
+for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
     exerciseClaim(backend);
     exerciseFencing(backend);

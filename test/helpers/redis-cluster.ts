@@ -1,0 +1,112 @@
+/**
+ * A real Redis Cluster for the tests: three `redis-server` masters in cluster mode on free ports
+ * (nothing on disk, files in a temp dir), joined with `redis-cli --cluster create`. Started once
+ * per run by test/setup/global.ts when the `redis-cluster` store is selected, so the conformance
+ * suite runs against it like any other store.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** A cluster started by {@link startRedisCluster}. */
+export interface RedisClusterHandle {
+  /** The masters, as ioredis `Cluster` start nodes. */
+  nodes: Array<{ host: string; port: number }>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const probe = createServer();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function startNode(port: number, dir: string): Promise<ChildProcess> {
+  const proc = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--cluster-enabled",
+      "yes",
+      "--cluster-config-file",
+      join(dir, `nodes-${port}.conf`),
+      "--cluster-node-timeout",
+      "5000",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  return new Promise<ChildProcess>((resolve, reject) => {
+    let log = "";
+    proc.once("error", reject);
+    proc.once("exit", (code) =>
+      reject(new Error(`redis-server (cluster node ${port}) exited (${code}): ${log}`)),
+    );
+    proc.stdout!.on("data", (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes("Ready to accept connections")) resolve(proc);
+    });
+  });
+}
+
+/** Starts three cluster masters, assigns every slot, and waits until each node reports `cluster_state:ok`. */
+export async function startRedisCluster(): Promise<RedisClusterHandle> {
+  const dir = mkdtempSync(join(tmpdir(), "errand-redis-cluster-"));
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const procs: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            p.once("exit", () => resolve());
+            p.kill("SIGKILL");
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) procs.push(await startNode(port, dir));
+    await run("redis-cli", [
+      "--cluster",
+      "create",
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      "--cluster-replicas",
+      "0",
+      "--cluster-yes",
+    ]);
+    // `--cluster create` returns once slots are assigned; the nodes agree a moment later (gossip).
+    for (const port of ports) {
+      for (let i = 0; ; i++) {
+        const { stdout } = await run("redis-cli", ["-p", String(port), "cluster", "info"]);
+        if (stdout.includes("cluster_state:ok")) break;
+        if (i > 200) throw new Error(`cluster node ${port} never reached cluster_state:ok:\n${stdout}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop };
+}
