@@ -19,6 +19,7 @@ import { type JobTypeConfig, JobTypeRegistry, publicType } from "./job-types.js"
 import { ServerMetrics } from "./metrics.js";
 import { PushDelivery, type PushOptions } from "./push.js";
 import { type RouteKey, routeSchemas, scheduleSchema, sharedSchemas } from "./schemas.js";
+import { StatsHistory } from "./stats-history.js";
 
 /**
  * Options for {@link createServer}.
@@ -68,6 +69,8 @@ export interface ErrandServerState {
   metrics: ServerMetrics;
   push: PushDelivery;
   auth: Authenticator;
+  /** Enqueues, completions and failures per second, for `GET /v1/stats/history`. */
+  history: StatsHistory;
   /** Long-poll lease requests waiting for a job right now. */
   leaseWaiters(): number;
 }
@@ -116,6 +119,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const types = new JobTypeRegistry(queue);
   const metrics = new ServerMetrics(queue);
   const push = new PushDelivery(queue, types, metrics, options.push);
+  const history = new StatsHistory(queue.clock).follow(queue);
   for (const t of options.types ?? []) types.set(t);
 
   const app = Fastify({
@@ -151,7 +155,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     wakeups++;
     for (const group of [...groups.keys()]) handoff(group);
   });
-  app.decorate("errand", { queue, types, metrics, push, auth, leaseWaiters: () => waiting.size });
+  app.decorate("errand", { queue, types, metrics, push, auth, history, leaseWaiters: () => waiting.size });
 
   // Responses are built here in their final shape; plain JSON.stringify keeps them exact (the
   // response schemas document them).
@@ -343,6 +347,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const l = leased.get(id);
     leased.delete(id);
     if (l) metrics.recordCompleted(l.type, l.startedAt, now);
+    history.record("completed", 1, now);
     if (types.hasCaps) queue.store.wake();
     return { ok: true, duplicate };
   };
@@ -502,6 +507,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // ---- inspection ------------------------------------------------------------------------
 
   route("GET /v1/stats", "read", async () => queue.stats());
+  route("GET /v1/stats/history", "read", async (request) => {
+    const { seconds } = request.query as { seconds?: string };
+    const n = seconds === undefined ? 300 : Number(seconds);
+    if (n < 1 || n > history.size) {
+      throw new ErrandError("INVALID_REQUEST", `seconds must be between 1 and ${history.size}, got ${n}`);
+    }
+    return history.series(n);
+  });
   route("GET /v1/queues", "read", async () => {
     const stats = await queue.stats();
     return {
@@ -571,6 +584,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook("onClose", async () => {
     unsubscribeWake();
     metrics.close();
+    history.close();
   });
 
   // Bind to loopback unless told otherwise; refuse anything else without auth.
