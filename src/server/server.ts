@@ -14,6 +14,7 @@ import type { EnqueueOptions, Queue } from "../queue.js";
 import { checkInt, toJsonText } from "../validation.js";
 import { Authenticator, type AuthOptions, checkPermission, type Permission } from "./auth.js";
 import { parseJsonBody } from "./body.js";
+import { registerDashboard } from "./dashboard.js";
 import { toErrorResponse } from "./http-errors.js";
 import { type JobTypeConfig, JobTypeRegistry, publicType } from "./job-types.js";
 import { ServerMetrics } from "./metrics.js";
@@ -60,6 +61,12 @@ export interface ServerOptions {
   push?: PushOptions;
   /** Fastify's logger option. @defaultValue false */
   logger?: FastifyServerOptions["logger"];
+  /**
+   * Serve the web dashboard at `/dashboard/` (and redirect `/` there). Its static files need no
+   * token; the data it shows comes from the API, which does.
+   * @defaultValue true
+   */
+  dashboard?: boolean;
 }
 
 /** What the server keeps, reachable as `server.errand`. */
@@ -93,6 +100,7 @@ const SERVER_KEYS = new Set([
   "leasePollMs",
   "push",
   "logger",
+  "dashboard",
 ]);
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
@@ -546,6 +554,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       .send(text);
   });
   app.get("/openapi.json", { schema: { hide: true }, onRequest: guard("read") }, async () => app.swagger());
+  if (options.dashboard ?? true) registerDashboard(app);
 
   // ---- lifecycle -------------------------------------------------------------------------
 
