@@ -175,6 +175,7 @@ export function buildProgram(): Command {
       int("--push-lease", 1),
     )
     .option("--log", "log requests (pino, JSON)")
+    .option("--no-dashboard", "do not serve the web dashboard at /dashboard/")
     .action(async (o) => {
       const { createServer, loadTokens } = await import("../server/index.js");
       const queue = await openQueue(o.store ?? process.env.ERRAND_STORE ?? DEFAULT_STORE);
@@ -187,6 +188,7 @@ export function buildProgram(): Command {
         ...(o.bodyLimit ? { bodyLimit: o.bodyLimit } : {}),
         ...(o.pushLease ? { push: { leaseMs: o.pushLease } } : {}),
         logger: Boolean(o.log),
+        dashboard: o.dashboard !== false,
       });
       const worker = o.jobs ? new Worker(queue, { jobs: await loadJobs(o.jobs), maintenance: false }) : null;
       if (worker) {
@@ -203,6 +205,7 @@ export function buildProgram(): Command {
       out(
         `errand serving ${address} on ${o.store ?? process.env.ERRAND_STORE ?? DEFAULT_STORE}${tokens.length ? ` (${tokens.length} tokens)` : " (no auth: loopback only)"}`,
       );
+      if (o.dashboard !== false) out(`dashboard: ${address}/dashboard/`);
       onSignal(async () => {
         await worker?.close();
         await app.close();

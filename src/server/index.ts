@@ -22,3 +22,4 @@ export { ServerMetrics } from "./metrics.js";
 export { PushDelivery, type PushOptions, signPush } from "./push.js";
 export { MAX_BULK, routeSchemas, sharedSchemas } from "./schemas.js";
 export { createServer, type ErrandServerState, type ServerOptions } from "./server.js";
+export { type HistoryCounter, StatsHistory, type StatsHistoryResult } from "./stats-history.js";

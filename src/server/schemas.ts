@@ -548,6 +548,33 @@ export const routeSchemas = {
       ...errors,
     },
   },
+  "GET /v1/stats/history": {
+    summary:
+      "Enqueues, completions and failed attempts per second, as this server saw them, over the last `seconds`",
+    tags: ["inspect"],
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        seconds: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 3600, default 300" },
+      },
+    },
+    response: {
+      200: {
+        type: "object",
+        description:
+          "Columns, oldest first: `times[i]` (epoch milliseconds) starts the interval that the counts at `i` cover",
+        properties: {
+          intervalMs: { type: "integer" },
+          times: { type: "array", items: { type: "integer" } },
+          enqueued: { type: "array", items: { type: "integer" } },
+          completed: { type: "array", items: { type: "integer" } },
+          failed: { type: "array", items: { type: "integer" } },
+        },
+      },
+      ...errors,
+    },
+  },
   "GET /v1/queues": {
     summary: "Every queue with its counts by state",
     tags: ["inspect"],

@@ -14,11 +14,13 @@ import type { EnqueueOptions, Queue } from "../queue.js";
 import { checkInt, toJsonText } from "../validation.js";
 import { Authenticator, type AuthOptions, checkPermission, type Permission } from "./auth.js";
 import { parseJsonBody } from "./body.js";
+import { registerDashboard } from "./dashboard.js";
 import { toErrorResponse } from "./http-errors.js";
 import { type JobTypeConfig, JobTypeRegistry, publicType } from "./job-types.js";
 import { ServerMetrics } from "./metrics.js";
 import { PushDelivery, type PushOptions } from "./push.js";
 import { type RouteKey, routeSchemas, scheduleSchema, sharedSchemas } from "./schemas.js";
+import { StatsHistory } from "./stats-history.js";
 
 /**
  * Options for {@link createServer}.
@@ -59,6 +61,12 @@ export interface ServerOptions {
   push?: PushOptions;
   /** Fastify's logger option. @defaultValue false */
   logger?: FastifyServerOptions["logger"];
+  /**
+   * Serve the web dashboard at `/dashboard/` (and redirect `/` there). Its static files need no
+   * token; the data it shows comes from the API, which does.
+   * @defaultValue true
+   */
+  dashboard?: boolean;
 }
 
 /** What the server keeps, reachable as `server.errand`. */
@@ -68,6 +76,8 @@ export interface ErrandServerState {
   metrics: ServerMetrics;
   push: PushDelivery;
   auth: Authenticator;
+  /** Enqueues, completions and failures per second, for `GET /v1/stats/history`. */
+  history: StatsHistory;
   /** Long-poll lease requests waiting for a job right now. */
   leaseWaiters(): number;
 }
@@ -90,6 +100,7 @@ const SERVER_KEYS = new Set([
   "leasePollMs",
   "push",
   "logger",
+  "dashboard",
 ]);
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
@@ -116,6 +127,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const types = new JobTypeRegistry(queue);
   const metrics = new ServerMetrics(queue);
   const push = new PushDelivery(queue, types, metrics, options.push);
+  const history = new StatsHistory(queue.clock).follow(queue);
   for (const t of options.types ?? []) types.set(t);
 
   const app = Fastify({
@@ -151,7 +163,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     wakeups++;
     for (const group of [...groups.keys()]) handoff(group);
   });
-  app.decorate("errand", { queue, types, metrics, push, auth, leaseWaiters: () => waiting.size });
+  app.decorate("errand", { queue, types, metrics, push, auth, history, leaseWaiters: () => waiting.size });
 
   // Responses are built here in their final shape; plain JSON.stringify keeps them exact (the
   // response schemas document them).
@@ -343,6 +355,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const l = leased.get(id);
     leased.delete(id);
     if (l) metrics.recordCompleted(l.type, l.startedAt, now);
+    history.record("completed", 1, now);
     if (types.hasCaps) queue.store.wake();
     return { ok: true, duplicate };
   };
@@ -502,6 +515,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // ---- inspection ------------------------------------------------------------------------
 
   route("GET /v1/stats", "read", async () => queue.stats());
+  route("GET /v1/stats/history", "read", async (request) => {
+    const { seconds } = request.query as { seconds?: string };
+    const n = seconds === undefined ? 300 : Number(seconds);
+    if (n < 1 || n > history.size) {
+      throw new ErrandError("INVALID_REQUEST", `seconds must be between 1 and ${history.size}, got ${n}`);
+    }
+    return history.series(n);
+  });
   route("GET /v1/queues", "read", async () => {
     const stats = await queue.stats();
     return {
@@ -533,6 +554,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       .send(text);
   });
   app.get("/openapi.json", { schema: { hide: true }, onRequest: guard("read") }, async () => app.swagger());
+  if (options.dashboard ?? true) registerDashboard(app);
 
   // ---- lifecycle -------------------------------------------------------------------------
 
@@ -571,6 +593,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook("onClose", async () => {
     unsubscribeWake();
     metrics.close();
+    history.close();
   });
 
   // Bind to loopback unless told otherwise; refuse anything else without auth.

@@ -30,6 +30,7 @@ const NEEDS: Record<keyof typeof routeSchemas, "enqueue" | "read" | "work" | "ma
   "DELETE /v1/schedules/:name": "manage",
   "GET /v1/schedules": "read",
   "GET /v1/stats": "read",
+  "GET /v1/stats/history": "read",
   "GET /v1/queues": "read",
   "POST /v1/prune": "manage",
 };

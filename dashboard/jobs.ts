@@ -1,0 +1,121 @@
+import { api, withQuery } from "./api.js";
+import { badge, h, link, table, time } from "./dom.js";
+import { JOB_STATES, type Job, type JobPage, type Stats } from "./types.js";
+import type { View } from "./view.js";
+
+const DEFAULT_LIMIT = 25;
+
+/**
+ * Jobs newest first, filtered by state, queue and type, a page at a time. The filters and the
+ * cursor live in the URL (`#/jobs?state=dead&cursor=…`), so the back button and links work.
+ */
+export const jobs: View = async (ctx) => {
+  const q = ctx.query;
+  const filter = { state: q.get("state") ?? "", queue: q.get("queue") ?? "", type: q.get("type") ?? "" };
+  const limit = Math.min(1000, Math.max(1, Number(q.get("limit")) || DEFAULT_LIMIT));
+  const cursor = q.get("cursor");
+  const [stats, page] = await Promise.all([
+    api<Stats>("GET", "v1/stats"),
+    api<JobPage>("GET", withQuery("v1/jobs", { ...filter, limit, cursor })),
+  ]);
+
+  const go = (changes: Record<string, string | null>) => {
+    const next = new URLSearchParams(q);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v) next.set(k, v);
+      else next.delete(k);
+    }
+    const s = next.toString();
+    location.hash = s ? `#/jobs?${s}` : "#/jobs";
+  };
+  const select = (name: "state" | "queue" | "type", options: string[]) =>
+    h(
+      "label",
+      {},
+      `${name} `,
+      h(
+        "select",
+        {
+          name,
+          "data-testid": `filter-${name}`,
+          onchange: (e: Event) => go({ [name]: (e.target as HTMLSelectElement).value, cursor: null }),
+        },
+        h("option", { value: "" }, "any"),
+        // A filter from a link may name something with no jobs right now; keep it selectable.
+        ...[...new Set([...options, ...(filter[name] ? [filter[name]] : [])])].map((o) =>
+          h("option", { value: o, selected: o === filter[name] }, o),
+        ),
+      ),
+    );
+
+  const rows = page.jobs.map((j) => jobRow(j));
+  const first = cursor ? link(`#/jobs?${withoutCursor(q)}`, "« First page") : null;
+  const next = page.nextCursor
+    ? h(
+        "a",
+        {
+          href: "#",
+          "data-testid": "next-page",
+          onclick: (e: Event) => {
+            e.preventDefault();
+            go({ cursor: page.nextCursor });
+          },
+        },
+        "Next page »",
+      )
+    : null;
+  ctx.root.append(
+    h("h1", {}, "Jobs"),
+    h(
+      "form",
+      { class: "filters", onsubmit: (e: Event) => e.preventDefault() },
+      select("state", [...JOB_STATES]),
+      select("queue", Object.keys(stats.queues).sort()),
+      select("type", Object.keys(stats.types).sort()),
+      filter.state || filter.queue || filter.type ? link("#/jobs", "clear filters") : null,
+    ),
+    h(
+      "div",
+      { "data-testid": "jobs-table" },
+      table(
+        [
+          "id",
+          "type",
+          "queue",
+          "state",
+          ["attempt", "num"],
+          ["priority", "num"],
+          "run at",
+          "created",
+          "finished",
+        ],
+        rows,
+        "No jobs match.",
+      ),
+    ),
+    h("nav", { class: "pager" }, first, h("span", { class: "muted" }, `${page.jobs.length} shown`), next),
+  );
+  return undefined;
+};
+
+function jobRow(j: Job): HTMLTableRowElement {
+  return h(
+    "tr",
+    { "data-id": j.id },
+    h("td", { class: "mono" }, link(`#/jobs/${encodeURIComponent(j.id)}`, j.id)),
+    h("td", {}, j.type),
+    h("td", {}, j.queue),
+    h("td", {}, badge(j.state)),
+    h("td", { class: "num" }, `${j.attempt} / ${j.maxAttempts}`),
+    h("td", { class: "num" }, String(j.priority)),
+    h("td", {}, time(j.runAt)),
+    h("td", {}, time(j.createdAt)),
+    h("td", {}, time(j.finishedAt)),
+  );
+}
+
+function withoutCursor(q: URLSearchParams): string {
+  const c = new URLSearchParams(q);
+  c.delete("cursor");
+  return c.toString();
+}

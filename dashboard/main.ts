@@ -1,0 +1,190 @@
+/**
+ * The dashboard's router: `#/` overview, `#/jobs`, `#/jobs/{id}`, `#/schedules`, `#/types`.
+ * Each navigation builds the view afresh in a new element; errors from the API end up here, where
+ * a 401 turns into the token form and anything else into a message above the view.
+ */
+import { ApiError, getToken, setToken } from "./api.js";
+import { h } from "./dom.js";
+import { job } from "./job.js";
+import { jobs } from "./jobs.js";
+import { schedules, types } from "./lists.js";
+import { overview } from "./overview.js";
+import type { View, ViewContext } from "./view.js";
+
+const main = document.getElementById("main")!;
+const notices = document.getElementById("notices")!;
+const authBox = document.getElementById("auth")!;
+
+let stop: (() => void) | undefined;
+/** Bumped on every render, so work of an earlier view cannot reach the page. */
+let generation = 0;
+/** A message to show once after the next render (e.g. "Replayed as …" across a navigation). */
+let pending: { text: string; kind: "info" | "error" } | null = null;
+
+function route(): { view: View; name: string; path: string[]; query: URLSearchParams } {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [pathPart = "", queryPart = ""] = hash.split("?", 2);
+  const parts = pathPart.split("/").filter(Boolean).map(decodeURIComponent);
+  const query = new URLSearchParams(queryPart);
+  const [name = "", ...rest] = parts;
+  if (name === "jobs" && rest.length) return { view: job, name: "jobs", path: rest, query };
+  if (name === "jobs") return { view: jobs, name, path: rest, query };
+  if (name === "schedules") return { view: schedules, name, path: rest, query };
+  if (name === "types") return { view: types, name, path: rest, query };
+  return { view: overview, name: "overview", path: rest, query };
+}
+
+function showNotice(text: string, kind: "info" | "error" = "info"): void {
+  notices.replaceChildren(
+    h(
+      "div",
+      {
+        class: `notice ${kind}`,
+        role: kind === "error" ? "alert" : "status",
+        "data-testid": `notice-${kind}`,
+      },
+      h("span", {}, text),
+      h(
+        "button",
+        { type: "button", class: "link", "aria-label": "dismiss", onclick: () => notices.replaceChildren() },
+        "×",
+      ),
+    ),
+  );
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof ApiError))
+    return `Something went wrong: ${(error as Error)?.message ?? String(error)}`;
+  if (error.status === 403) {
+    const d = (error.details ?? {}) as { role?: string; needs?: string };
+    const who = d.role ? `Your token's role (${d.role})` : "Your token";
+    return `Forbidden (403 ${error.code}): ${who} may not ${d.needs ?? "do this"}. ${error.message}`;
+  }
+  if (error.status === 429) return `Too many failed attempts (429 ${error.code}): ${error.message}`;
+  if (error.status === 0) return `The server is unreachable: ${error.message}`;
+  return `${error.status} ${error.code}: ${error.message}`;
+}
+
+function fail(error: unknown, gen: number): void {
+  if (gen !== generation) return;
+  if (error instanceof ApiError && error.unauthorized) {
+    askForToken(error);
+    return;
+  }
+  showNotice(describe(error), "error");
+}
+
+/** The token form, in place of the view; the view is rendered again once a token is given. */
+function askForToken(error: ApiError): void {
+  stop?.();
+  stop = undefined;
+  generation++;
+  const had = getToken() !== null;
+  const input = h("input", {
+    type: "password",
+    name: "token",
+    id: "token",
+    autocomplete: "off",
+    required: true,
+    "data-testid": "token-input",
+  });
+  main.replaceChildren(
+    h(
+      "form",
+      {
+        class: "panel token-form",
+        "data-testid": "token-form",
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          setToken(input.value.trim());
+          notices.replaceChildren();
+          void render();
+        },
+      },
+      h("h1", {}, "Sign in"),
+      h(
+        "p",
+        { class: had ? "notice error" : "", "data-testid": "token-message", role: had ? "alert" : null },
+        had
+          ? `The server refused the token (401 ${error.code}): ${error.message}`
+          : "This server requires a token. It is kept in this tab only (sessionStorage) and sent as a bearer header.",
+      ),
+      h("label", { for: "token" }, "Bearer token"),
+      input,
+      h("button", { type: "submit" }, "Sign in"),
+    ),
+  );
+  notices.replaceChildren();
+  renderAuth();
+  input.focus();
+}
+
+function renderAuth(): void {
+  authBox.replaceChildren(
+    getToken()
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "link",
+            "data-testid": "sign-out",
+            onclick: () => {
+              setToken(null);
+              void render();
+            },
+          },
+          "Forget token",
+        )
+      : "",
+  );
+}
+
+async function render(): Promise<void> {
+  stop?.();
+  stop = undefined;
+  const gen = ++generation;
+  const r = route();
+  for (const a of document.querySelectorAll<HTMLAnchorElement>("header nav a")) {
+    a.classList.toggle("active", a.dataset.view === r.name);
+  }
+  renderAuth();
+  if (pending) {
+    showNotice(pending.text, pending.kind);
+    pending = null;
+  } else {
+    notices.replaceChildren();
+  }
+  const root = h("div", { class: "view", "data-view": r.name });
+  main.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+  const ctx: ViewContext = {
+    root,
+    path: r.path,
+    query: r.query,
+    fail: (error) => fail(error, gen),
+    notice: (text, kind = "info") => {
+      if (gen === generation) showNotice(text, kind);
+    },
+    navigate: (hash, notice) => {
+      if (gen !== generation) return;
+      pending = notice ? { text: notice, kind: "info" } : null;
+      location.hash = hash;
+    },
+  };
+  try {
+    const cleanup = await r.view(ctx);
+    if (gen !== generation) {
+      cleanup?.();
+      return;
+    }
+    stop = cleanup;
+    main.replaceChildren(root);
+  } catch (error) {
+    if (gen !== generation) return;
+    main.replaceChildren();
+    fail(error, gen);
+  }
+}
+
+window.addEventListener("hashchange", () => void render());
+void render();

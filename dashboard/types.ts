@@ -1,0 +1,100 @@
+/**
+ * The API's shapes as they arrive over the wire (times as ISO strings). The server's own types
+ * live in src/; the dashboard is compiled on its own for the browser, so it keeps these copies.
+ */
+
+export type JobState = "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
+
+export const JOB_STATES: readonly JobState[] = [
+  "pending",
+  "active",
+  "completed",
+  "dead",
+  "cancelled",
+  "expired",
+];
+
+export interface JobError {
+  attempt: number;
+  message: string;
+  name?: string;
+  stack?: string;
+  /** Epoch milliseconds. */
+  at: number;
+  kind?: string;
+}
+
+export interface Job {
+  id: string;
+  type: string;
+  queue: string;
+  state: JobState;
+  payload: unknown;
+  checkpoint: unknown;
+  result: unknown;
+  priority: number;
+  weight: number;
+  runAt: string;
+  expiresAt: string | null;
+  attempt: number;
+  maxAttempts: number;
+  backoff: Record<string, unknown>;
+  retryQueue: string | null;
+  delivery: string;
+  timeoutMs: number | null;
+  uniqueKey: string | null;
+  leaseExpiresAt: string | null;
+  workerId: string | null;
+  errors: JobError[];
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export type Counts = Partial<Record<JobState, number>>;
+
+export interface Stats {
+  states: Record<JobState, number>;
+  scheduled: number;
+  retrying: number;
+  queues: Record<string, Counts>;
+  types: Record<string, Counts>;
+  oldestPendingAgeMs: number;
+}
+
+export interface History {
+  intervalMs: number;
+  times: number[];
+  enqueued: number[];
+  completed: number[];
+  failed: number[];
+}
+
+export interface JobPage {
+  jobs: Job[];
+  nextCursor: string | null;
+}
+
+export interface Schedule {
+  name: string;
+  cron: string;
+  timezone: string;
+  type: string;
+  payload: unknown;
+  options: Record<string, unknown>;
+  nextRunAt: string;
+}
+
+export interface JobType {
+  type: string;
+  queue?: string;
+  priority?: number;
+  weight?: number;
+  maxAttempts?: number;
+  backoff?: Record<string, unknown>;
+  retryQueue?: string;
+  timeoutMs?: number | string;
+  delivery?: string;
+  concurrency?: number;
+  push?: { url: string; timeoutMs?: number };
+}

@@ -1,0 +1,18 @@
+/** What the router hands each view. */
+export interface ViewContext {
+  /** The view's own element; detached once the user navigates away, so late writes show nowhere. */
+  root: HTMLElement;
+  /** The route's path parts after the view's name (`#/jobs/abc` → `["abc"]`), decoded. */
+  path: string[];
+  /** The route's query (`#/jobs?state=dead`). */
+  query: URLSearchParams;
+  /** Reports an error from work the view started on its own (polling, a button). */
+  fail(error: unknown): void;
+  /** Shows a short message above the view. */
+  notice(text: string, kind?: "info" | "error"): void;
+  /** Goes to another route, with a message to show above it. */
+  navigate(hash: string, notice?: string): void;
+}
+
+/** Renders into `ctx.root`; may return a function that stops what it keeps running. */
+export type View = (ctx: ViewContext) => Promise<(() => void) | undefined>;

@@ -1,0 +1,105 @@
+import type { Clock } from "../clock.js";
+import type { Job } from "../job.js";
+import type { Queue } from "../queue.js";
+
+/** What {@link StatsHistory} counts. */
+export type HistoryCounter = "enqueued" | "completed" | "failed";
+
+const COUNTERS: readonly HistoryCounter[] = ["enqueued", "completed", "failed"];
+
+/** A window of per-interval counts, oldest first, in columns (the shape a chart takes). */
+export interface StatsHistoryResult {
+  /** Length of one interval. */
+  intervalMs: number;
+  /** Epoch milliseconds at which each interval starts. */
+  times: number[];
+  enqueued: number[];
+  completed: number[];
+  failed: number[];
+}
+
+/**
+ * Counts of enqueues, completions and failed attempts per second over the last hour, for the
+ * dashboard's throughput chart. A ring of fixed size: each slot remembers which second it holds,
+ * so a write is O(1), and seconds nobody wrote to read as 0 without a timer clearing them.
+ *
+ * It counts what this server sees: jobs enqueued and attempts reported through it, and the events
+ * of workers that share its queue in this process. Workers elsewhere report to the store directly,
+ * and their completions do not show up here (the store's counts in `/v1/stats` do include them).
+ * @since 0.1.0
+ */
+export class StatsHistory {
+  readonly intervalMs: number;
+  readonly size: number;
+  readonly #clock: Clock;
+  /** Which interval (epoch ms / intervalMs) each slot holds. */
+  readonly #slotOf: Float64Array;
+  readonly #counts: Record<HistoryCounter, Uint32Array>;
+  #detach = () => {};
+
+  constructor(clock: Clock, options: { intervalMs?: number; size?: number } = {}) {
+    this.#clock = clock;
+    this.intervalMs = options.intervalMs ?? 1000;
+    this.size = options.size ?? 3600;
+    this.#slotOf = new Float64Array(this.size).fill(-1);
+    this.#counts = {
+      enqueued: new Uint32Array(this.size),
+      completed: new Uint32Array(this.size),
+      failed: new Uint32Array(this.size),
+    };
+  }
+
+  /** Counts the queue's `enqueued`, `completed` and `failed` events until {@link close}. */
+  follow(queue: Queue): this {
+    const on = {
+      enqueued: () => this.record("enqueued"),
+      completed: () => this.record("completed"),
+      failed: () => this.record("failed"),
+    } as const satisfies Record<HistoryCounter, (job: Job) => void>;
+    for (const c of COUNTERS) queue.on(c, on[c]);
+    this.#detach = () => {
+      for (const c of COUNTERS) queue.off(c, on[c]);
+    };
+    return this;
+  }
+
+  /** Adds `n` to `counter` in the interval holding `at` (default: now). */
+  record(counter: HistoryCounter, n = 1, at = this.#clock.now()): void {
+    const interval = Math.floor(at / this.intervalMs);
+    const slot = interval % this.size;
+    if (this.#slotOf[slot] !== interval) {
+      // A write for an interval older than the one the slot holds now has left the window.
+      if (this.#slotOf[slot]! > interval) return;
+      // The slot held an interval a full ring ago: start it afresh.
+      this.#slotOf[slot] = interval;
+      for (const c of COUNTERS) this.#counts[c][slot] = 0;
+    }
+    this.#counts[counter][slot]! += n;
+  }
+
+  /** The last `intervals` intervals up to and including the current one. */
+  series(intervals = 300, now = this.#clock.now()): StatsHistoryResult {
+    const n = Math.min(Math.max(1, Math.floor(intervals)), this.size);
+    const last = Math.floor(now / this.intervalMs);
+    const out: StatsHistoryResult = {
+      intervalMs: this.intervalMs,
+      times: [],
+      enqueued: [],
+      completed: [],
+      failed: [],
+    };
+    for (let interval = last - n + 1; interval <= last; interval++) {
+      const slot = ((interval % this.size) + this.size) % this.size;
+      const held = this.#slotOf[slot] === interval;
+      out.times.push(interval * this.intervalMs);
+      for (const c of COUNTERS) out[c].push(held ? this.#counts[c][slot]! : 0);
+    }
+    return out;
+  }
+
+  /** Stops following the queue. Safe to call twice. */
+  close(): void {
+    this.#detach();
+    this.#detach = () => {};
+  }
+}

@@ -1,0 +1,383 @@
+/**
+ * The web dashboard in a real browser: Debian's Chromium driven by playwright-core, against a real
+ * server on a random port. The dashboard is built first (scripts/build-dashboard.ts), as
+ * `npm run build` does. Without /usr/bin/chromium this file fails: it never skips.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { buildDashboard } from "../../scripts/build-dashboard.js";
+import { selectedBackends } from "../conformance/backend.js";
+import { ALL_TOKENS, type Harness, startServer, TOKENS } from "./harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+
+/** The little of the DOM the page functions below touch (this project's tsconfig has no DOM lib). */
+interface Canvas {
+  width: number;
+  height: number;
+  getContext(kind: "2d"): {
+    getImageData(
+      x: number,
+      y: number,
+      w: number,
+      h: number,
+    ): { data: Uint8ClampedArray; width: number; height: number };
+  };
+}
+interface Browser {
+  sessionStorage: { getItem(key: string): string | null };
+}
+const backend = selectedBackends()[0]!;
+
+let launched: Promise<BrowserContext> | undefined;
+let profile: string | undefined;
+
+beforeAll(() => {
+  buildDashboard();
+}, 120_000);
+
+afterAll(async () => {
+  await (await launched?.catch(() => undefined))?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+/**
+ * Chromium, started by the first test that needs it, with a fresh profile. Each browser test
+ * fails with this error when Chromium is missing (a hook's failure would only mark them skipped).
+ */
+function browser(): Promise<BrowserContext> {
+  launched ??= (async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y --no-install-recommends chromium), as .ci/run does`,
+      );
+    }
+    profile = mkdtempSync(join(tmpdir(), "errand-chromium-"));
+    return chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      viewport: { width: 1280, height: 900 },
+    });
+  })();
+  return launched;
+}
+
+/**
+ * A fresh tab (its own sessionStorage) on the dashboard. Records every request the page makes and
+ * every script error, and checks at the end that nothing left the server and nothing threw.
+ */
+async function open(h: Harness, hash = "#/"): Promise<Page> {
+  const page = await (await browser()).newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (r) => requests.push(r.url()));
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${h.base}/dashboard/${hash}`);
+  onTestFinished(async () => {
+    await page.close();
+    expect(requests.filter((u) => !u.startsWith(`${h.base}/`) && !u.startsWith("data:"))).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+  return page;
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+const rowIds = (page: Page) =>
+  page
+    .locator("[data-testid=jobs-table] tbody tr[data-id]")
+    .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { id: string } }).dataset.id));
+
+/** Leases a ready job of `type` from `queue` and fails it for good. */
+async function killOne(h: Harness, type: string, queue = "default", message = "boom"): Promise<string> {
+  const [job] = await h.queue.lease({ types: [type], queues: [queue], limit: 1 });
+  await h.queue.fail(job!, new Error(message), { retryable: false });
+  return job!.id;
+}
+
+describe(`dashboard on ${backend.name}`, () => {
+  it("shows counts per state and per queue, and draws the throughput chart", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueueBatch([
+      { job: "send-email", payload: { to: "a@b.c" }, options: { queue: "emails" } },
+      { job: "send-email", payload: { to: "d@e.f" }, options: { queue: "emails" } },
+      { job: "send-email", payload: { to: "g@h.i" }, options: { queue: "emails" } },
+      { job: "resize", payload: { file: "a.png" } },
+      { job: "resize", payload: { file: "b.png" } },
+    ]);
+    const [done] = await h.queue.lease({ types: ["resize"], limit: 1 });
+    await h.queue.complete(done!, { ok: true });
+    await killOne(h, "send-email", "emails");
+
+    const page = await open(h);
+    await page.locator("[data-state=pending] [data-testid=count]").waitFor();
+    const counts = Object.fromEntries(
+      await Promise.all(
+        ["pending", "active", "completed", "dead", "cancelled", "expired"].map(async (s) => [
+          s,
+          await text(page, `.cards [data-state=${s}] [data-testid=count]`),
+        ]),
+      ),
+    );
+    expect(counts).toEqual({
+      pending: "3",
+      active: "0",
+      completed: "1",
+      dead: "1",
+      cancelled: "0",
+      expired: "0",
+    });
+    expect(await text(page, "tr[data-name=emails] td[data-state=pending]")).toBe("2");
+    expect(await text(page, "tr[data-name=emails] td[data-state=dead]")).toBe("1");
+    expect(await text(page, "tr[data-name=default] td[data-state=completed]")).toBe("1");
+    expect(await text(page, "[data-testid=throughput-totals]")).toContain(
+      "5 enqueued · 1 completed · 1 failed attempts",
+    );
+
+    // The completed series (stroke #2f855a, drawn on top) runs along the floor, and its one
+    // completion, in the last second of the window, lifts it a fifth of the way up (the y axis goes
+    // to 5 for the enqueues).
+    const canvas = page.locator("[data-testid=throughput-chart] canvas");
+    await canvas.waitFor();
+    const drawn = await vi.waitFor(async () => {
+      const d = await canvas.evaluate((el) => {
+        const c = el as unknown as Canvas;
+        const { data, width, height } = c.getContext("2d").getImageData(0, 0, c.width, c.height);
+        const rows: number[] = [];
+        for (let y = 0; y < height; y++) {
+          for (let x = 0; x < width; x++) {
+            const i = (y * width + x) * 4;
+            const [r, g, b, a] = [data[i]!, data[i + 1]!, data[i + 2]!, data[i + 3]!];
+            if (a > 200 && Math.abs(r - 47) < 12 && Math.abs(g - 133) < 12 && Math.abs(b - 90) < 12)
+              rows.push(y);
+          }
+        }
+        return { width, height, top: Math.min(...rows), bottom: Math.max(...rows), n: rows.length };
+      });
+      expect(d.n).toBeGreaterThan(50);
+      return d;
+    });
+    expect(drawn.width).toBeGreaterThan(300);
+    expect(drawn.n).toBeGreaterThan(50);
+    expect(drawn.bottom - drawn.top).toBeGreaterThan(drawn.height / 12);
+    expect(drawn.bottom - drawn.top).toBeLessThan(drawn.height / 3);
+  });
+
+  it("filters the jobs table by state, queue and type, and pages with the cursor", async () => {
+    const h = await startServer(backend);
+    const bulk = await h.queue.enqueueBatch(
+      Array.from({ length: 7 }, (_, i) => ({ job: "bulk", payload: { i }, options: { queue: "batch" } })),
+    );
+    await h.queue.enqueueBatch([
+      { job: "other", payload: 1 },
+      { job: "other", payload: 2 },
+    ]);
+    const dead = await killOne(h, "other");
+
+    const page = await open(h, "#/jobs?limit=5");
+    await vi.waitFor(async () => expect(await rowIds(page)).toHaveLength(5));
+
+    await page.selectOption("[data-testid=filter-type]", "bulk");
+    await vi.waitFor(async () => expect(page.url()).toContain("type=bulk"));
+    const first = await vi.waitFor(async () => {
+      const ids = await rowIds(page);
+      expect(ids).toHaveLength(5);
+      return ids;
+    });
+    await page.click("[data-testid=next-page]");
+    const second = await vi.waitFor(async () => {
+      const ids = await rowIds(page);
+      expect(ids).toHaveLength(2);
+      return ids;
+    });
+    expect([...first, ...second].sort()).toEqual(bulk.map((j) => j.id).sort());
+    expect(await page.locator("[data-testid=next-page]").count()).toBe(0);
+
+    await page.selectOption("[data-testid=filter-state]", "dead");
+    await vi.waitFor(async () =>
+      expect(await text(page, "[data-testid=jobs-table] td.empty")).toBe("No jobs match."),
+    );
+    await page.selectOption("[data-testid=filter-type]", "");
+    await vi.waitFor(async () => expect(await rowIds(page)).toEqual([dead]));
+
+    await page.selectOption("[data-testid=filter-state]", "");
+    await page.selectOption("[data-testid=filter-queue]", "default");
+    await vi.waitFor(async () =>
+      expect((await rowIds(page)).sort()).toEqual((await idsOf(h, "other")).sort()),
+    );
+  });
+
+  it("opens a dead job, shows its history, and retries it; replays a completed one", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("charge", { order: 42, amount: 1999 }, { id: "order-42", maxAttempts: 1 });
+    const [job] = await h.queue.lease({ types: ["charge"] });
+    await h.queue.checkpoint(job!, { step: "authorised" });
+    await h.queue.fail(job!, new Error("card declined"));
+    expect((await h.queue.get("order-42"))!.state).toBe("dead");
+
+    const page = await open(h, "#/jobs?state=dead");
+    await page.click("tr[data-id=order-42] a");
+    await page.locator("[data-action=retry]").waitFor();
+    expect(page.url()).toContain("#/jobs/order-42");
+    expect(await text(page, "h1 [data-testid=state]")).toBe("dead");
+    expect(JSON.parse(await text(page, "[data-testid=payload]"))).toEqual({ order: 42, amount: 1999 });
+    expect(JSON.parse(await text(page, "[data-testid=checkpoint]"))).toEqual({ step: "authorised" });
+    expect(await text(page, "[data-testid=errors]")).toContain("card declined");
+    expect(await page.locator("[data-action=cancel]").isDisabled()).toBe(true);
+
+    await page.click("[data-action=retry]");
+    await vi.waitFor(async () => expect((await h.queue.get("order-42"))!.state).toBe("pending"));
+    await vi.waitFor(async () => expect(await text(page, "h1 [data-testid=state]")).toBe("pending"));
+    expect(await text(page, "[data-testid=notice-info]")).toContain("Retried");
+    expect(await page.locator("[data-action=cancel]").isEnabled()).toBe(true);
+
+    const [again] = await h.queue.lease({ types: ["charge"] });
+    await h.queue.complete(again!, { charged: true });
+    await page.reload();
+    await vi.waitFor(async () => expect(await text(page, "h1 [data-testid=state]")).toBe("completed"));
+    expect(JSON.parse(await text(page, "[data-testid=result]"))).toEqual({ charged: true });
+    await page.click("[data-action=replay]");
+    await vi.waitFor(async () => expect(page.url()).not.toContain("#/jobs/order-42"));
+    const replayId = decodeURIComponent(page.url().split("#/jobs/")[1]!);
+    expect(await h.queue.get(replayId)).toMatchObject({
+      type: "charge",
+      state: "pending",
+      payload: { order: 42, amount: 1999 },
+    });
+    await vi.waitFor(async () => expect(await text(page, "[data-testid=notice-info]")).toContain(replayId));
+  });
+
+  it("asks for a token once, keeps it in sessionStorage, and shows 401 and 403 clearly", async () => {
+    const h = await startServer(backend, { auth: { tokens: ALL_TOKENS, maxFailures: 100 } });
+    await h.queue.enqueue("charge", { order: 7 }, { id: "order-7" });
+    await killOne(h, "charge", "default", "insufficient funds");
+
+    // The page itself loads without a token; the API does not answer without one.
+    const page = await open(h);
+    await page.locator("[data-testid=token-form]").waitFor();
+    expect(await text(page, "[data-testid=token-message]")).toContain("requires a token");
+
+    await page.fill("[data-testid=token-input]", "not-a-valid-token");
+    await page.click("[data-testid=token-form] button[type=submit]");
+    await vi.waitFor(async () => expect(await text(page, "[data-testid=token-message]")).toContain("401"));
+
+    await page.fill("[data-testid=token-input]", TOKENS.viewer);
+    await page.click("[data-testid=token-form] button[type=submit]");
+    await vi.waitFor(async () =>
+      expect(await text(page, ".cards [data-state=dead] [data-testid=count]")).toBe("1"),
+    );
+    expect(
+      await page.evaluate(() => (globalThis as unknown as Browser).sessionStorage.getItem("errand.token")),
+    ).toBe(TOKENS.viewer);
+
+    // Navigating does not ask again: the token is sent as a bearer header from sessionStorage.
+    await page.goto(`${h.base}/dashboard/#/jobs/order-7`);
+    await page.locator("[data-action=retry]").waitFor();
+    await page.click("[data-action=retry]");
+    const refusal = await vi.waitFor(async () => {
+      const t = await text(page, "[data-testid=notice-error]");
+      expect(t).toContain("403");
+      return t;
+    });
+    expect(refusal).toContain("viewer");
+    expect(refusal).toContain("manage");
+    expect(await page.locator("[data-testid=token-form]").count()).toBe(0);
+    expect((await h.queue.get("order-7"))!.state).toBe("dead");
+
+    await page.click("[data-testid=sign-out]");
+    await page.locator("[data-testid=token-form]").waitFor();
+    await page.fill("[data-testid=token-input]", TOKENS.admin);
+    await page.click("[data-testid=token-form] button[type=submit]");
+    await page.locator("[data-action=retry]").waitFor();
+    await page.click("[data-action=retry]");
+    await vi.waitFor(async () => expect((await h.queue.get("order-7"))!.state).toBe("pending"));
+  });
+});
+
+describe("dashboard files and history over HTTP", () => {
+  it("serves the built files with their types and cache headers, without a token, and nothing else", async () => {
+    const h = await startServer(backend, { auth: { tokens: ALL_TOKENS, maxFailures: 100 } });
+    const root = await fetch(`${h.base}/`, { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/dashboard/");
+
+    const index = await h.http("GET", "/dashboard/");
+    expect(index.status).toBe(200);
+    expect(index.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(index.headers.get("cache-control")).toBe("no-cache");
+    expect(index.body).toContain('<script type="module" src="main.js">');
+    for (const [file, type] of [
+      ["main.js", "text/javascript; charset=utf-8"],
+      ["style.css", "text/css; charset=utf-8"],
+      ["uplot.min.js", "text/javascript; charset=utf-8"],
+      ["uplot.min.css", "text/css; charset=utf-8"],
+    ]) {
+      const r = await h.http("GET", `/dashboard/${file}`);
+      expect(r.status, file).toBe(200);
+      expect(r.headers.get("content-type"), file).toBe(type);
+      const again = await h.http("GET", `/dashboard/${file}`, {
+        headers: { "if-none-match": r.headers.get("etag")! },
+      });
+      expect(again.status, file).toBe(304);
+    }
+    for (const path of [
+      "/dashboard/..%2F..%2Fpackage.json",
+      "/dashboard/%2e%2e%2fserver%2fserver.js",
+      "/dashboard/globals.d.ts",
+      "/dashboard/tsconfig.json",
+    ]) {
+      expect((await h.http("GET", path)).status, path).toBe(404);
+    }
+    expect((await h.http("GET", "/v1/stats")).status).toBe(401);
+  });
+
+  it("turns off with dashboard: false", async () => {
+    const h = await startServer(backend, { dashboard: false });
+    expect((await h.http("GET", "/dashboard/")).status).toBe(404);
+    expect((await h.http("GET", "/")).status).toBe(404);
+  });
+
+  it("GET /v1/stats/history counts enqueues, completions and failures the server saw, per second", async () => {
+    const h = await startServer(backend);
+    await h.http("POST", "/v1/jobs", { body: { jobs: [{ type: "t" }, { type: "t" }, { type: "t" }] } });
+    const { body: leased } = await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 2 } });
+    const [a, b] = leased.jobs;
+    await h.http("POST", "/v1/report", {
+      body: {
+        reports: [
+          { id: a.id, attempt: 1, outcome: "complete", result: 1 },
+          { id: b.id, attempt: 1, outcome: "fail", error: "boom" },
+        ],
+      },
+    });
+    await h.clock.advance(1000);
+    const r = await h.http("GET", "/v1/stats/history?seconds=2");
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      intervalMs: 1000,
+      times: [h.clock.now() - 1000, h.clock.now()],
+      enqueued: [3, 0],
+      completed: [1, 0],
+      failed: [1, 0],
+    });
+    expect((await h.http("GET", "/v1/stats/history?seconds=0")).status).toBe(400);
+    expect((await h.http("GET", "/v1/stats/history?seconds=3601")).status).toBe(400);
+    expect((await h.http("GET", "/v1/stats/history")).body.times).toHaveLength(300);
+  });
+});
+
+async function idsOf(h: Harness, type: string): Promise<string[]> {
+  return (await h.queue.list({ type, limit: 100 })).jobs.map((j) => j.id);
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock.js";
+import { Queue } from "../../src/queue.js";
+import { StatsHistory } from "../../src/server/stats-history.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+
+const T0 = Date.UTC(2026, 0, 1);
+
+describe("StatsHistory", () => {
+  it("counts per second into the right interval, oldest first, with empty seconds as 0", async () => {
+    const clock = new ManualClock(T0);
+    const h = new StatsHistory(clock, { size: 10 });
+    h.record("completed");
+    h.record("completed", 2, T0 + 999);
+    await clock.advance(2_500);
+    h.record("failed");
+    h.record("enqueued", 5);
+    expect(h.series(4)).toEqual({
+      intervalMs: 1000,
+      times: [T0 - 1000, T0, T0 + 1000, T0 + 2000],
+      enqueued: [0, 0, 0, 5],
+      completed: [0, 3, 0, 0],
+      failed: [0, 0, 0, 1],
+    });
+  });
+
+  it("forgets a second once the ring has come round to its slot, and ignores writes older than the window", async () => {
+    const clock = new ManualClock(T0);
+    const h = new StatsHistory(clock, { size: 5 });
+    h.record("completed", 7);
+    await clock.advance(5_000); // the same slot, one ring later
+    expect(h.series(5).completed).toEqual([0, 0, 0, 0, 0]);
+    h.record("completed", 1);
+    h.record("completed", 9, T0); // from a second that has left the window: no slot any more
+    expect(h.series(5).completed).toEqual([0, 0, 0, 0, 1]);
+    expect(h.series(50).times).toHaveLength(5);
+  });
+
+  it("follows a queue's enqueued, completed and failed events until closed", async () => {
+    const clock = new ManualClock(T0);
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const queue = new Queue(store, { clock });
+    const h = new StatsHistory(clock).follow(queue);
+    try {
+      await queue.enqueue("t", null);
+      await queue.enqueue("t", null);
+      const [a, b] = await queue.lease({ types: ["t"], limit: 2 });
+      await queue.complete(a!, "ok");
+      await queue.fail(b!, new Error("boom"));
+      const s = h.series(1);
+      expect([s.enqueued[0], s.completed[0], s.failed[0]]).toEqual([2, 1, 1]);
+      h.close();
+      h.close();
+      await queue.enqueue("t", null);
+      expect(h.series(1).enqueued[0]).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+});
