@@ -37,8 +37,17 @@ export interface ServerOptions {
    * @defaultValue 1_048_576
    */
   bodyLimit?: number;
-  /** Job types known from the start. */
+  /**
+   * Job types to know from the start: written to the store (unless it holds them already), where
+   * types PUT through any server on the store are kept too.
+   */
   types?: JobTypeConfig[];
+  /**
+   * How often the server reads the store's job types, to pick up ones created, changed or deleted
+   * through another server on the same store (one small read each time).
+   * @defaultValue 1000
+   */
+  typesRefreshMs?: number;
   /**
    * Run maintenance (lease recovery, expiry, cron, pruning) in this server, on the queue's clock.
    * Safe with any number of servers and workers (all compare-and-set).
@@ -84,6 +93,7 @@ const SERVER_KEYS = new Set([
   "auth",
   "bodyLimit",
   "types",
+  "typesRefreshMs",
   "maintenance",
   "sweepIntervalMs",
   "pruneIntervalMs",
@@ -112,11 +122,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const { queue } = options;
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1);
+  const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
   const types = new JobTypeRegistry(queue);
+  // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
+  await types.refresh();
+  await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
   const push = new PushDelivery(queue, types, metrics, options.push);
-  for (const t of options.types ?? []) types.set(t);
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -456,21 +469,25 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   route("PUT /v1/types/:type", "manage", async (request, reply) => {
     const config = { ...body<JobTypeConfig>(request), type: params(request).type! };
-    const created = types.set(config);
+    const created = await types.set(config);
     return reply.status(created ? 201 : 200).send(publicType(types.get(config.type)!));
   });
   route("GET /v1/types/:type", "read", async (request) => {
+    await types.refresh();
     const config = types.get(params(request).type!);
     if (!config) throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
     return publicType(config);
   });
   route("DELETE /v1/types/:type", "manage", async (request, reply) => {
-    if (!types.delete(params(request).type!)) {
+    if (!(await types.delete(params(request).type!))) {
       throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
     }
     return reply.status(204).send();
   });
-  route("GET /v1/types", "read", async () => ({ types: types.list().map(publicType) }));
+  route("GET /v1/types", "read", async () => {
+    await types.refresh();
+    return { types: types.list().map(publicType) };
+  });
 
   route("PUT /v1/schedules/:name", "manage", async (request) => {
     const b = body<{ cron: string; timezone?: string; type: string; payload?: unknown; options?: object }>(
@@ -537,14 +554,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // ---- lifecycle -------------------------------------------------------------------------
 
   const stops: Array<() => void> = [];
-  const every = (ms: number, fn: () => Promise<unknown>) => {
+  const every = (ms: number, fn: () => Promise<unknown>, what = "maintenance") => {
     let cancel = () => {};
     let stopped = false;
     const arm = () => {
       cancel = queue.clock.setTimer(ms, () => {
         if (stopped) return;
         fn().then(arm, (error) => {
-          app.log.error({ err: error }, "maintenance failed");
+          app.log.error({ err: error }, `${what} failed`);
           arm();
         });
       });
@@ -560,6 +577,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       every(checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1), () => queue.sweep());
       every(checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1), () => queue.prune());
     }
+    every(typesRefreshMs, () => types.refresh(), "reading job types");
     push.start();
   });
   app.addHook("preClose", async () => {

@@ -210,6 +210,19 @@ export interface ScheduleRecord {
   updatedAt: number;
 }
 
+/**
+ * A job type's settings as stored: the HTTP server's defaults, cap and push target for one type
+ * (see errand/server's `JobTypeRegistry`), shared by every server on the store.
+ */
+export interface JobTypeRecord {
+  /** The type's name. */
+  name: string;
+  /** JSON text of the settings; the store keeps it exactly as given and never parses it. */
+  config: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface FireScheduleParams {
   name: string;
   now: number;
@@ -269,6 +282,17 @@ export interface Store {
   dueSchedules(params: SweepParams): Promise<ScheduleRecord[]>;
   /** Inserts the tick's job and advances the schedule, only if no one else fired this tick. */
   fireSchedule(params: FireScheduleParams): Promise<boolean>;
+
+  /**
+   * Creates or replaces a job type's settings; `true` when the type was new. A replace keeps the
+   * stored `createdAt` and takes the rest from `record`.
+   */
+  putJobType(record: JobTypeRecord): Promise<boolean>;
+  getJobType(name: string): Promise<JobTypeRecord | null>;
+  /** Every stored job type, by name (byte order). */
+  listJobTypes(): Promise<JobTypeRecord[]>;
+  /** `false` when there was no such type. */
+  deleteJobType(name: string): Promise<boolean>;
 
   /**
    * Calls `listener` when jobs may have become ready (enqueue, retry, release), in this process

@@ -13,6 +13,7 @@ import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
 import { exerciseFencing } from "./fencing.js";
 import { exerciseIdempotency } from "./idempotency.js";
+import { exerciseJobTypes } from "./job-types.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
 import { exerciseQueues } from "./queues.js";
@@ -42,5 +43,6 @@ for (const backend of selectedBackends()) {
     exerciseShutdown(backend);
     exerciseTimeouts(backend);
     exerciseBadInput(backend);
+    exerciseJobTypes(backend);
   });
 }

@@ -52,6 +52,14 @@ CREATE TABLE <schema>.errand_job_done (
   finished_at bigint NOT NULL
 );
 
+-- table errand_job_type
+CREATE TABLE <schema>.errand_job_type (
+  name text COLLATE "C" NOT NULL,
+  config text NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
 -- table errand_migration
 CREATE TABLE <schema>.errand_migration (
   version integer NOT NULL,
@@ -84,6 +92,9 @@ ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_pkey PRIMARY
 -- constraint errand_job_done_state_check
 ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_state_check CHECK ((state = ANY (ARRAY['completed'::text, 'dead'::text, 'cancelled'::text, 'expired'::text])));
 
+-- constraint errand_job_type_pkey
+ALTER TABLE <schema>.errand_job_type ADD CONSTRAINT errand_job_type_pkey PRIMARY KEY (name);
+
 -- constraint errand_migration_pkey
 ALTER TABLE <schema>.errand_migration ADD CONSTRAINT errand_migration_pkey PRIMARY KEY (version);
 
@@ -108,6 +119,9 @@ CREATE INDEX errand_job_lease ON <schema>.errand_job USING btree (lease_expires_
 -- index errand_job_pkey
 CREATE UNIQUE INDEX errand_job_pkey ON <schema>.errand_job USING btree (id);
 
+-- index errand_job_type_pkey
+CREATE UNIQUE INDEX errand_job_type_pkey ON <schema>.errand_job_type USING btree (name);
+
 -- index errand_job_unique_key
 CREATE UNIQUE INDEX errand_job_unique_key ON <schema>.errand_job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
 
@@ -120,4 +134,4 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"}]

@@ -73,6 +73,14 @@ CREATE TABLE errand_job_done (
   finished_at       INTEGER NOT NULL
 );
 
+-- table errand_job_type
+CREATE TABLE errand_job_type (
+  name        TEXT PRIMARY KEY,
+  config      TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+
 -- table errand_migration
 CREATE TABLE errand_migration (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
@@ -90,4 +98,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"}]

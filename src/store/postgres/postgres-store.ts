@@ -18,6 +18,7 @@ import type {
   FireScheduleParams,
   HeartbeatManyParams,
   JobMutation,
+  JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
@@ -187,6 +188,8 @@ const HOT_FIELD_COUNT = 25;
 const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
   created_at, started_at`;
+
+const JOB_TYPE_FIELDS = `name, config, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const SCHEDULE_FIELDS = `name, cron, timezone, type, payload, options, next_run_at AS "nextRunAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -949,6 +952,29 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return advanced;
   }
 
+  // ---- job types -----------------------------------------------------------------------------
+
+  async putJobType(r: JobTypeRecord): Promise<boolean> {
+    const [row] = await this.#op("pool", (db) =>
+      this.#q<{ inserted: boolean }>(db, this.#sql.putJobType, [r.name, r.config, r.createdAt, r.updatedAt]),
+    );
+    return row!.inserted;
+  }
+
+  async getJobType(name: string): Promise<JobTypeRecord | null> {
+    const [row] = await this.#op("pool", (db) => this.#q<JobTypeRecord>(db, this.#sql.getJobType, [name]));
+    return row ?? null;
+  }
+
+  listJobTypes(): Promise<JobTypeRecord[]> {
+    return this.#op("pool", (db) => this.#q<JobTypeRecord>(db, this.#sql.listJobTypes, []));
+  }
+
+  async deleteJobType(name: string): Promise<boolean> {
+    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteJobType, [name]));
+    return rows.length === 1;
+  }
+
   // ---- lifecycle -----------------------------------------------------------------------------
 
   /**
@@ -1135,6 +1161,7 @@ function buildSql(s: string, channel: string) {
   const job = `${s}.errand_job`;
   const done = `${s}.errand_job_done`;
   const schedule = `${s}.errand_schedule`;
+  const jobType = `${s}.errand_job_type`;
   const notify = (from: string, param: string) =>
     `n AS (SELECT pg_notify(${channel}, ${param}) FROM (SELECT 1 FROM ${from} LIMIT 1) AS r)`;
 
@@ -1411,5 +1438,14 @@ function buildSql(s: string, channel: string) {
     dueSchedules: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} WHERE next_run_at <= $1 ORDER BY next_run_at LIMIT $2`,
     advanceSchedule: `UPDATE ${schedule} SET next_run_at = $3, updated_at = $4
       WHERE name = $1 AND next_run_at = $2 RETURNING 1`,
+
+    // xmax is 0 only on a row this statement inserted (an update leaves its own transaction id).
+    putJobType: `
+      INSERT INTO ${jobType} (name, config, created_at, updated_at) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at
+      RETURNING (xmax = 0) AS inserted`,
+    getJobType: `SELECT ${JOB_TYPE_FIELDS} FROM ${jobType} WHERE name = $1`,
+    listJobTypes: `SELECT ${JOB_TYPE_FIELDS} FROM ${jobType} ORDER BY name`,
+    deleteJobType: `DELETE FROM ${jobType} WHERE name = $1 RETURNING 1`,
   };
 }

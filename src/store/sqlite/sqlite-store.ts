@@ -17,6 +17,7 @@ import type {
   FireScheduleParams,
   HeartbeatManyParams,
   JobMutation,
+  JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
@@ -78,6 +79,8 @@ const DONE_COLUMNS = `id, type, queue, state, payload, checkpoint, result, prior
 const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
   created_at, started_at`;
+
+const JOB_TYPE_COLUMNS = "name, config, created_at AS createdAt, updated_at AS updatedAt";
 
 const SCHEDULE_COLUMNS = `name, cron, timezone, type, payload, options, next_run_at AS nextRunAt,
   created_at AS createdAt, updated_at AS updatedAt`;
@@ -737,6 +740,39 @@ export class SqliteStore implements Store {
       if (advanced) this.#insertJobs([p.job], p.now);
       return advanced;
     });
+  }
+
+  // ---- job types -----------------------------------------------------------------------------
+
+  putJobType(r: JobTypeRecord): Promise<boolean> {
+    return this.#write(() => {
+      const existed = this.#stmt("SELECT 1 FROM errand_job_type WHERE name = ?").get(r.name) !== undefined;
+      this.#stmt(
+        `INSERT INTO errand_job_type (name, config, created_at, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`,
+      ).run(r.name, r.config, r.createdAt, r.updatedAt);
+      return !existed;
+    });
+  }
+
+  async getJobType(name: string): Promise<JobTypeRecord | null> {
+    return (
+      (this.#stmt(`SELECT ${JOB_TYPE_COLUMNS} FROM errand_job_type WHERE name = ?`).get(name) as
+        | JobTypeRecord
+        | undefined) ?? null
+    );
+  }
+
+  async listJobTypes(): Promise<JobTypeRecord[]> {
+    return this.#stmt(
+      `SELECT ${JOB_TYPE_COLUMNS} FROM errand_job_type ORDER BY name`,
+    ).all() as JobTypeRecord[];
+  }
+
+  deleteJobType(name: string): Promise<boolean> {
+    return this.#write(
+      () => this.#stmt("DELETE FROM errand_job_type WHERE name = ?").run(name).changes === 1,
+    );
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
