@@ -33,6 +33,8 @@ export interface NewJob {
   delivery: Delivery;
   timeoutMs: number | null;
   uniqueKey: string | null;
+  /** Who enqueued the job (a name), or null. */
+  owner: string | null;
 }
 
 export interface EnqueueManyParams {
@@ -157,6 +159,8 @@ export interface ListParams {
   state?: JobState;
   queue?: string;
   type?: string;
+  /** Only jobs with this owner. */
+  owner?: string;
   /** Newest first. */
   limit: number;
   /** The `nextCursor` of the previous page. */

@@ -16,6 +16,7 @@ import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
+import { exerciseOwners } from "./owners.js";
 import { exerciseQueues } from "./queues.js";
 import { exerciseResults } from "./results.js";
 import { exerciseRetention } from "./retention.js";
@@ -44,5 +45,6 @@ for (const backend of selectedBackends()) {
     exerciseTimeouts(backend);
     exerciseBadInput(backend);
     exerciseJobTypes(backend);
+    exerciseOwners(backend);
   });
 }

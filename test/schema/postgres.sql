@@ -22,7 +22,8 @@ CREATE TABLE <schema>.errand_job (
   errors text NOT NULL DEFAULT '[]'::text,
   lease_expirations integer NOT NULL DEFAULT 0,
   created_at bigint NOT NULL,
-  started_at bigint
+  started_at bigint,
+  owner text COLLATE "C"
 ) WITH (autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_insert_scale_factor=0.01, autovacuum_analyze_scale_factor=0.02);
 
 -- table errand_job_done
@@ -49,7 +50,8 @@ CREATE TABLE <schema>.errand_job_done (
   lease_expirations integer NOT NULL,
   created_at bigint NOT NULL,
   started_at bigint,
-  finished_at bigint NOT NULL
+  finished_at bigint NOT NULL,
+  owner text COLLATE "C"
 );
 
 -- table errand_job_type
@@ -104,6 +106,9 @@ ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, priority DESC, run_at, id) WHERE (state = 'pending'::text);
 
+-- index errand_job_done_owner
+CREATE INDEX errand_job_done_owner ON <schema>.errand_job_done USING btree (owner, id) WHERE (owner IS NOT NULL);
+
 -- index errand_job_done_pkey
 CREATE UNIQUE INDEX errand_job_done_pkey ON <schema>.errand_job_done USING btree (id);
 
@@ -115,6 +120,9 @@ CREATE INDEX errand_job_expiry ON <schema>.errand_job USING btree (expires_at) W
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON <schema>.errand_job USING btree (lease_expires_at) WHERE (state = 'active'::text);
+
+-- index errand_job_owner
+CREATE INDEX errand_job_owner ON <schema>.errand_job USING btree (owner, id) WHERE (owner IS NOT NULL);
 
 -- index errand_job_pkey
 CREATE UNIQUE INDEX errand_job_pkey ON <schema>.errand_job USING btree (id);

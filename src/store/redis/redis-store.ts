@@ -434,6 +434,7 @@ export class RedisStore implements Store {
       p.limit,
       p.cursor ?? "",
       LIST_BUDGET,
+      p.owner ?? "",
     ])) as [Reply[], string | null, string | null];
     let nextCursor: string | null = null;
     if (id !== null && time !== null) {
