@@ -116,6 +116,11 @@ export interface Job<P = unknown, R = unknown> {
   /** When the latest attempt started. */
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /**
+   * Who enqueued the job, when known: the `owner` enqueue option, or on the server the name of the
+   * token that enqueued it. A server's `producer` tokens read only the jobs they own.
+   */
+  readonly owner: string | null;
 }
 
 /**
@@ -155,6 +160,7 @@ export interface JobRecord {
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  owner: string | null;
 }
 
 const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
@@ -199,6 +205,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     createdAt: new Date(r.createdAt),
     startedAt: date(r.startedAt),
     finishedAt: date(r.finishedAt),
+    owner: r.owner,
   };
 }
 

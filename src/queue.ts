@@ -31,6 +31,7 @@ import {
   checkAttempt,
   checkInt,
   checkJobId,
+  checkOwnerName,
   checkQueueName,
   checkScheduleName,
   checkTypeName,
@@ -50,6 +51,14 @@ export interface EnqueueOptions extends JobDefaults {
   id?: string;
   /** While a job with this key is pending or active, enqueueing the key again returns that job. */
   uniqueKey?: string;
+  /**
+   * Who the job belongs to: a name (like a queue name: letters, digits, `_ . : -`, up to 128),
+   * kept with the job, shown as `job.owner` and filterable in {@link Queue.list}. errand's server
+   * sets it to the name of the token that enqueued the job, and its `producer` tokens read only
+   * their own jobs.
+   * @defaultValue null (no owner)
+   */
+  owner?: string;
   /** Run no sooner than this long from now. Not with `runAt`. */
   delayMs?: Duration;
   /** Run no sooner than this time. Not with `delayMs`. */
@@ -79,6 +88,7 @@ export interface EnqueueOptions extends JobDefaults {
 const ENQUEUE_KEYS = new Set([
   "id",
   "uniqueKey",
+  "owner",
   "delayMs",
   "runAt",
   "expiresAt",
@@ -102,6 +112,8 @@ export interface ListOptions {
   state?: JobState;
   queue?: string;
   type?: string;
+  /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
+  owner?: string;
   /** Page size, 1 to 1000. @defaultValue 50 */
   limit?: number;
   /** `nextCursor` from the previous page. */
@@ -469,6 +481,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       delivery: own.delivery,
       timeoutMs: own.timeoutMs,
       uniqueKey: o.uniqueKey === undefined ? null : checkUniqueKey(o.uniqueKey),
+      owner: o.owner === undefined ? null : checkOwnerName(o.owner),
     };
   }
 
@@ -482,7 +495,7 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** A page of jobs, newest first. */
   async list(options: ListOptions = {}): Promise<JobPage> {
-    checkKnownKeys("list", options, new Set(["state", "queue", "type", "limit", "cursor"]));
+    checkKnownKeys("list", options, new Set(["state", "queue", "type", "owner", "limit", "cursor"]));
     if (options.state !== undefined && !JOB_STATES.includes(options.state)) {
       throw new ErrandError("INVALID_OPTION", `list: state must be one of ${JOB_STATES.join(", ")}`);
     }
@@ -490,6 +503,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       state: options.state,
       queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
       type: options.type === undefined ? undefined : checkTypeName(options.type),
+      owner: options.owner === undefined ? undefined : checkOwnerName(options.owner),
       limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIST),
       cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
     });
@@ -1088,6 +1102,7 @@ function withPayload(base: NewJob, id: string, payload: string): NewJob {
     delivery: base.delivery,
     timeoutMs: base.timeoutMs,
     uniqueKey: base.uniqueKey,
+    owner: base.owner,
   };
 }
 
@@ -1117,6 +1132,7 @@ function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: numbe
     createdAt: new Date(now),
     startedAt: null,
     finishedAt: null,
+    owner: n.owner,
     duplicate: false,
   };
 }

@@ -37,6 +37,11 @@ export function checkScheduleName(value: unknown): string {
   return checkName("schedule", "INVALID_SCHEDULE_NAME", value);
 }
 
+/** A job's owner is a name too. @throws ErrandError `INVALID_OPTION` */
+export function checkOwnerName(value: unknown): string {
+  return checkName("owner", "INVALID_OPTION", value);
+}
+
 /** @throws ErrandError `INVALID_JOB_ID` */
 export function checkJobId(value: unknown): string {
   if (typeof value !== "string" || !JOB_ID_PATTERN.test(value)) {

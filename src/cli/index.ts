@@ -166,7 +166,7 @@ export function buildProgram(): Command {
       "--tokens-file <file>",
       "tokens: JSON [{token, role}] or role:token lines (also env ERRAND_TOKENS)",
     )
-    .option("--types <file>", "JSON array of job types to know from the start")
+    .option("--types <file>", "JSON array of job types to write to the store at start (kept there)")
     .option("--jobs <module>", "also run an in-process worker for the job definitions this module exports")
     .option("--body-limit <bytes>", "largest request body", int("--body-limit", 1))
     .option(

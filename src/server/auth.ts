@@ -3,13 +3,19 @@ import { readFileSync } from "node:fs";
 import type { FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { ErrandError } from "../errors.js";
+import { NAME_PATTERN } from "../validation.js";
 
 /**
  * Who may do what:
  * - `admin`: everything;
- * - `producer`: enqueue, and read jobs and stats;
+ * - `producer`: enqueue, and read its own jobs (those it enqueued: `GET /v1/jobs/{id}` of another
+ *   owner's job is 404, `GET /v1/jobs` lists its own only), stats, queues, types, schedules and
+ *   metrics;
  * - `worker`: lease and report (complete, fail, heartbeat, checkpoint, release);
- * - `viewer`: read only (jobs, stats, queues, types, schedules, metrics).
+ * - `viewer`: read only (every job, stats, queues, types, schedules, metrics).
+ *
+ * Every job enqueued through the server records the enqueuing principal's name as its `owner`
+ * (see {@link TokenEntry.name}); an admin may name another owner, a producer only itself.
  * @since 0.1.0
  */
 export type Role = "admin" | "producer" | "worker" | "viewer";
@@ -28,17 +34,27 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: ["read"],
 };
 
+/** Roles whose `read` covers only the jobs they own (see {@link Role}). */
+export const OWN_JOBS_ONLY: readonly Role[] = ["producer"];
+
 /** A bearer token and the role it grants. */
 export interface TokenEntry {
   token: string;
   role: Role;
-  /** Shown in logs instead of the token. */
+  /**
+   * Who the token stands for: the `owner` of the jobs it enqueues (a producer reads only those),
+   * and what logs show instead of the token. A name like a queue name (letters, digits,
+   * `_ . : -`, up to 128). Give producer tokens a name: without one the owner is derived from
+   * the token itself (`token:` and 16 hex digits of its SHA-256), stable across restarts and
+   * reorderings of the token list, but a rotated token then owns none of its predecessor's jobs.
+   */
   name?: string;
 }
 
 /** Who made a request. */
 export interface Principal {
   role: Role;
+  /** The principal's name: the owner of the jobs it enqueues. Required for a `producer`. */
   name?: string;
 }
 
@@ -83,7 +99,10 @@ export class Authenticator {
       if (!ROLES.includes(t.role)) {
         throw new ErrandError("INVALID_OPTION", `auth.tokens: role must be one of ${ROLES.join(", ")}`);
       }
-      return { hash: digest(t.token), principal: { role: t.role, name: t.name } };
+      const hash = digest(t.token);
+      const name =
+        t.name === undefined ? `token:${hash.toString("hex").slice(0, 16)}` : checkPrincipalName(t.name);
+      return { hash, principal: { role: t.role, name } };
     });
     this.#authorize = options.authorize;
     this.#maxFailures = options.maxFailures ?? 10;
@@ -135,10 +154,33 @@ export class Authenticator {
       if (p && !ROLES.includes(p.role)) {
         throw new ErrandError("INVALID_OPTION", `authorize() returned an unknown role ${String(p.role)}`);
       }
+      if (p?.name !== undefined) checkPrincipalName(p.name);
+      else if (p && OWN_JOBS_ONLY.includes(p.role)) {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          `authorize() returned a ${p.role} without a name: it reads only the jobs it owns, so it needs one`,
+        );
+      }
       return p;
     }
     return null;
   }
+}
+
+/** A principal's name becomes its jobs' owner: it must be a name. */
+function checkPrincipalName(name: unknown): string {
+  if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `auth: principal name ${JSON.stringify(name)} must match ${NAME_PATTERN} (it is the owner of the jobs it enqueues)`,
+    );
+  }
+  return name;
+}
+
+/** True when `principal` may read only the jobs it owns. */
+export function readsOwnJobsOnly(principal: Principal | null): boolean {
+  return principal !== null && OWN_JOBS_ONLY.includes(principal.role);
 }
 
 /** @throws ErrandError `FORBIDDEN` unless `principal`'s role holds `permission`. */
@@ -153,7 +195,8 @@ export function checkPermission(principal: Principal, permission: Permission): v
 /**
  * Reads tokens from text: a JSON array of `{ token, role, name? }`, or `role:token` entries
  * separated by commas or newlines (`#` starts a comment line). This is the format of
- * `ERRAND_TOKENS` and of `--tokens-file`.
+ * `ERRAND_TOKENS` and of `--tokens-file`. `role:token` entries have no name (see
+ * {@link TokenEntry.name} for the owner they get); name producer tokens in the JSON form.
  * @throws ErrandError `INVALID_OPTION`
  */
 export function parseTokens(text: string): TokenEntry[] {
@@ -179,7 +222,8 @@ export function parseTokens(text: string): TokenEntry[] {
         `tokens: expected "role:token" with a role of ${ROLES.join(", ")}`,
       );
     }
-    entries.push({ token: line.slice(colon + 1), role, name: `${role}#${entries.length + 1}` });
+    // Unnamed: the owner is derived from the token (see TokenEntry.name); use JSON to name tokens.
+    entries.push({ token: line.slice(colon + 1), role });
   }
   return entries;
 }

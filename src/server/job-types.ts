@@ -1,5 +1,5 @@
 import type { BackoffOptions } from "../backoff.js";
-import { defineJob } from "../define-job.js";
+import { type AnyJobDefinition, defineJob } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Delivery } from "../job.js";
@@ -36,69 +36,188 @@ export interface JobTypeConfig {
 }
 
 /**
- * The job types a server knows. Kept in memory: give them to {@link createServer} (or
- * `errand serve --types file.json`) at start, or PUT them after. Each is registered with the
- * queue as a definition without a handler, which is how its defaults and cap take effect.
+ * The job types a server knows, kept in the store (`Store.putJobType`), so every server on that
+ * store shares them and a restarted server still has them. Give them to {@link createServer} (or
+ * `errand serve --types file.json`, which writes them to the store at start) or PUT them after.
+ *
+ * Each type is registered with the queue as a definition without a handler, which is how its
+ * defaults and cap take effect. Reads (`get`, `list`, `hasCaps`) answer from this server's copy;
+ * {@link JobTypeRegistry.refresh} brings it in line with the store, which the server does at
+ * start and every `typesRefreshMs` (and before answering `GET /v1/types`), so a change made
+ * through another server takes effect here within that interval.
  */
 export class JobTypeRegistry {
   readonly #queue: Queue;
-  readonly #types = new Map<string, JobTypeConfig>();
+  /** Each type's settings and their stored JSON text (compared on refresh to spot changes). */
+  readonly #types = new Map<string, { config: JobTypeConfig; text: string }>();
   #onChange: (config: JobTypeConfig | null, type: string) => void = () => {};
+  /**
+   * Bumped before and after each write made here, so a refresh whose read overlapped a write (and
+   * may hold the state from before it) is dropped instead of undoing it.
+   */
+  #generation = 0;
+  #refreshing: Promise<void> | null = null;
+  #queued: Promise<void> | null = null;
+  /** Stored settings already reported unreadable, by type: each is reported once. */
+  readonly #unreadable = new Map<string, string>();
 
   constructor(queue: Queue) {
     this.#queue = queue;
   }
 
-  /** Called after each change (push delivery follows it). */
+  /** Called after each change, made here or picked up from the store (push delivery follows it). */
   onChange(fn: (config: JobTypeConfig | null, type: string) => void): void {
     this.#onChange = fn;
   }
 
   /**
-   * Creates or replaces a type. Returns whether it was new.
-   * @throws ErrandError with the offending field named.
+   * Creates or replaces a type, in the store and here. Returns whether it was new.
+   * @throws ErrandError with the offending field named; nothing is stored then.
    */
-  set(config: JobTypeConfig): boolean {
-    const type = checkTypeName(config.type);
-    const { push, type: _type, ...defaults } = config;
-    if (push !== undefined) checkPush(push);
-    // defineJob validates every field and names the one that is wrong.
-    const def = defineJob({
-      ...defaults,
-      type,
-      handler: () => {
-        throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
-      },
+  async set(config: JobTypeConfig): Promise<boolean> {
+    const { stored, def } = check(config);
+    const text = JSON.stringify(stored);
+    const now = this.#queue.clock.now();
+    this.#generation++;
+    const created = await this.#queue.store.putJobType({
+      name: stored.type,
+      config: text,
+      createdAt: now,
+      updatedAt: now,
     });
-    const existed = this.#types.has(type);
-    const stored = { ...config, type };
-    this.#types.set(type, stored);
-    this.#queue.register(def);
-    this.#onChange(stored, type);
-    return !existed;
+    this.#generation++;
+    this.#apply(stored, def, text);
+    return created;
+  }
+
+  /**
+   * Writes each type unless the store already holds exactly its settings, so a server restarted
+   * with the same `--types` file changes nothing. Every type is checked before any is written.
+   * @throws ErrandError naming the type and field that is wrong; nothing is stored then.
+   */
+  async ensure(configs: readonly JobTypeConfig[]): Promise<void> {
+    for (const [i, config] of configs.entries()) {
+      try {
+        check(config);
+      } catch (error) {
+        if (error instanceof ErrandError) error.message = `types[${i}]: ${error.message}`;
+        throw error;
+      }
+    }
+    for (const config of configs) {
+      const { stored } = check(config);
+      const current = await this.#queue.store.getJobType(stored.type);
+      if (current?.config !== JSON.stringify(stored)) await this.set(config);
+    }
   }
 
   get(type: string): JobTypeConfig | undefined {
-    return this.#types.get(type);
+    return this.#types.get(type)?.config;
   }
 
-  /** Forgets a type's settings; its jobs get the built-in defaults from now on. */
-  delete(type: string): boolean {
-    if (!this.#types.delete(type)) return false;
-    this.#queue.register(defineJob({ type, handler: () => null }));
-    this.#onChange(null, type);
-    return true;
+  /** Forgets a type's settings, in the store and here; its jobs get the built-in defaults from now on. */
+  async delete(type: string): Promise<boolean> {
+    this.#generation++;
+    const deleted = await this.#queue.store.deleteJobType(checkTypeName(type));
+    this.#generation++;
+    // Gone from the store either way: another server may have deleted it first.
+    if (this.#types.has(type)) this.#forget(type);
+    return deleted;
   }
 
   list(): JobTypeConfig[] {
-    return [...this.#types.values()].sort((a, b) => a.type.localeCompare(b.type));
+    return [...this.#types.values()].map((t) => t.config).sort((a, b) => a.type.localeCompare(b.type));
   }
 
   /** True when some type caps its concurrency: a finished job may let a held-back lease go on. */
   get hasCaps(): boolean {
-    for (const t of this.#types.values()) if (t.concurrency !== undefined) return true;
+    for (const t of this.#types.values()) if (t.config.concurrency !== undefined) return true;
     return false;
   }
+
+  /**
+   * Reads the stored types and applies what changed since (types created, replaced or deleted
+   * through another server). A stored type this errand cannot read (written by a newer one, or
+   * by hand) is reported as an `error` event on the queue and left as it was here. The returned
+   * promise settles after a read that started after this call.
+   */
+  refresh(): Promise<void> {
+    if (this.#refreshing) {
+      // The read under way may have started before the caller's change: read once more after it.
+      this.#queued ??= this.#refreshing
+        .catch(() => {})
+        .then(() => {
+          this.#queued = null;
+          return this.refresh();
+        });
+      return this.#queued;
+    }
+    this.#refreshing = this.#refresh().finally(() => {
+      this.#refreshing = null;
+    });
+    return this.#refreshing;
+  }
+
+  async #refresh(): Promise<void> {
+    const generation = this.#generation;
+    const records = await this.#queue.store.listJobTypes();
+    // A change made here meanwhile may be missing from what was read: the next refresh applies it.
+    if (generation !== this.#generation) return;
+    const names = new Set<string>();
+    for (const r of records) {
+      names.add(r.name);
+      if (this.#types.get(r.name)?.text === r.config || this.#unreadable.get(r.name) === r.config) continue;
+      try {
+        const { stored, def } = check(JSON.parse(r.config) as JobTypeConfig);
+        if (stored.type !== r.name)
+          throw new ErrandError("INVALID_OPTION", `its settings name type "${stored.type}"`);
+        this.#apply(stored, def, r.config);
+        this.#unreadable.delete(r.name);
+      } catch (cause) {
+        this.#unreadable.set(r.name, r.config);
+        this.#queue.emit(
+          "error",
+          new ErrandError("STORE_ERROR", `stored job type "${r.name}" cannot be read: ${String(cause)}`, {
+            cause,
+          }),
+        );
+      }
+    }
+    for (const type of [...this.#types.keys()]) if (!names.has(type)) this.#forget(type);
+  }
+
+  #apply(config: JobTypeConfig, def: AnyJobDefinition, text: string): void {
+    this.#types.set(config.type, { config, text });
+    this.#queue.register(def);
+    this.#onChange(config, config.type);
+  }
+
+  #forget(type: string): void {
+    this.#types.delete(type);
+    this.#queue.register(defineJob({ type, handler: () => null }));
+    this.#onChange(null, type);
+  }
+}
+
+/**
+ * Checks a type's settings: the name, the push target, and every default (defineJob names the
+ * field that is wrong). Returns them as stored and as the handler-less definition to register.
+ */
+function check(config: JobTypeConfig): { stored: JobTypeConfig; def: AnyJobDefinition } {
+  if (typeof config !== "object" || config === null) {
+    throw new ErrandError("INVALID_OPTION", "a job type's settings must be an object");
+  }
+  const type = checkTypeName(config.type);
+  const { push, type: _type, ...defaults } = config;
+  if (push !== undefined) checkPush(push);
+  const def = defineJob({
+    ...defaults,
+    type,
+    handler: () => {
+      throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
+    },
+  });
+  return { stored: { ...config, type }, def };
 }
 
 function checkPush(push: PushTarget): void {

@@ -123,9 +123,14 @@ export const sharedSchemas = [
       createdAt: { type: "string", format: "date-time" },
       startedAt: nullableDate,
       finishedAt: nullableDate,
+      owner: {
+        type: ["string", "null"],
+        description: "Who enqueued the job: the enqueuing token's name, or the `owner` given at enqueue.",
+      },
       duplicate: {
         type: "boolean",
-        description: "On enqueue: the id or unique key matched an existing job.",
+        description:
+          "On enqueue: the id or unique key matched an existing job. When that job is one the caller may not read (a producer's view of another owner's job), the reply is only `{ id, duplicate }`.",
       },
     },
   },
@@ -165,6 +170,11 @@ export const sharedSchemas = [
 const enqueueOptionProperties = {
   id: jobId,
   uniqueKey: { type: "string", minLength: 1, maxLength: 255 },
+  owner: {
+    ...name,
+    description:
+      "Who the job belongs to. With auth, the enqueuing token's name by default; only an admin may name another owner.",
+  },
   delayMs: duration,
   runAt: instant,
   expiresAt: instant,
@@ -251,13 +261,13 @@ export const routeSchemas = {
     response: { 200: jobReply, 201: jobReply, ...errors },
   },
   "GET /v1/jobs/:id": {
-    summary: "A job, whatever its state",
+    summary: "A job, whatever its state (for a producer: only its own jobs; others are 404)",
     tags: ["jobs"],
     params: idParams,
     response: { 200: jobReply, ...errors },
   },
   "GET /v1/jobs": {
-    summary: "A page of jobs, newest first",
+    summary: "A page of jobs, newest first (for a producer: only its own jobs)",
     tags: ["jobs"],
     querystring: {
       type: "object",
@@ -266,6 +276,7 @@ export const routeSchemas = {
         state: { type: "string", enum: [...JOB_STATES] },
         queue: name,
         type: name,
+        owner: { ...name, description: "Only this owner's jobs (a producer sees only its own anyway)" },
         limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
         cursor: jobId,
       },

@@ -12,7 +12,15 @@ import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
 import type { EnqueueOptions, Queue } from "../queue.js";
 import { checkInt, toJsonText } from "../validation.js";
-import { Authenticator, type AuthOptions, checkPermission, type Permission } from "./auth.js";
+import {
+  Authenticator,
+  type AuthOptions,
+  checkPermission,
+  type Permission,
+  type Principal,
+  ROLE_PERMISSIONS,
+  readsOwnJobsOnly,
+} from "./auth.js";
 import { parseJsonBody } from "./body.js";
 import { registerDashboard } from "./dashboard.js";
 import { toErrorResponse } from "./http-errors.js";
@@ -39,8 +47,17 @@ export interface ServerOptions {
    * @defaultValue 1_048_576
    */
   bodyLimit?: number;
-  /** Job types known from the start. */
+  /**
+   * Job types to know from the start: written to the store (unless it holds them already), where
+   * types PUT through any server on the store are kept too.
+   */
   types?: JobTypeConfig[];
+  /**
+   * How often the server reads the store's job types, to pick up ones created, changed or deleted
+   * through another server on the same store (one small read each time).
+   * @defaultValue 1000
+   */
+  typesRefreshMs?: number;
   /**
    * Run maintenance (lease recovery, expiry, cron, pruning) in this server, on the queue's clock.
    * Safe with any number of servers and workers (all compare-and-set).
@@ -94,6 +111,7 @@ const SERVER_KEYS = new Set([
   "auth",
   "bodyLimit",
   "types",
+  "typesRefreshMs",
   "maintenance",
   "sweepIntervalMs",
   "pruneIntervalMs",
@@ -123,12 +141,15 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const { queue } = options;
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1);
+  const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
   const types = new JobTypeRegistry(queue);
+  // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
+  await types.refresh();
+  await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
   const push = new PushDelivery(queue, types, metrics, options.push);
   const history = new StatsHistory(queue.clock).follow(queue);
-  for (const t of options.types ?? []) types.set(t);
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -223,44 +244,96 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       handler,
     });
   };
+  /** Who made each request, once its guard passed (none without auth). */
+  const principals = new WeakMap<FastifyRequest, Principal>();
   const guard = (permission: Permission) => async (request: FastifyRequest) => {
     if (!auth.enabled) return;
-    checkPermission(await auth.authenticate(request), permission);
+    const principal = await auth.authenticate(request);
+    checkPermission(principal, permission);
+    principals.set(request, principal);
   };
+  const principal = (r: FastifyRequest) => principals.get(r) ?? null;
   const params = (r: FastifyRequest) => r.params as Record<string, string>;
   const body = <T>(r: FastifyRequest) => (r.body ?? {}) as T;
+
+  /**
+   * The owner an enqueue records: the principal's name, or (admins only) the owner it names.
+   * Without auth there is no principal, and the request's own `owner`, if any, is kept.
+   */
+  const ownerFor = (p: Principal | null, given: string | undefined): string | undefined => {
+    if (!p) return given;
+    if (given !== undefined && given !== p.name && !ROLE_PERMISSIONS[p.role].includes("manage")) {
+      throw new ErrandError(
+        "FORBIDDEN",
+        `role "${p.role}" enqueues as itself (${JSON.stringify(p.name ?? null)}); only an admin may name another owner`,
+        { details: { role: p.role, needs: "manage" } },
+      );
+    }
+    return given ?? p.name;
+  };
+  const withOwner = (p: Principal | null, item: ReturnType<typeof toEnqueueItem>) => {
+    const owner = ownerFor(p, item.options.owner);
+    return { ...item, options: { ...item.options, ...(owner === undefined ? {} : { owner }) } };
+  };
+  /** False for a job the principal may not read: another owner's, for a producer. */
+  const readable = (p: Principal | null, job: { owner: string | null }) =>
+    !readsOwnJobsOnly(p) || job.owner === p!.name;
+  /**
+   * A just-enqueued job as the caller may see it: a duplicate of a job it may not read is only
+   * `{ id, duplicate }` (it learns that the id or unique key is taken, nothing of the job).
+   */
+  const enqueued = (p: Principal | null, job: WireJob) =>
+    job.duplicate && !readable(p, job) ? { id: job.id, duplicate: true } : job;
 
   // ---- enqueue and read ------------------------------------------------------------------
 
   route("POST /v1/jobs", "enqueue", async (request, reply) => {
     const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
+    const p = principal(request);
     if ("jobs" in b) {
-      const jobs = await queue.enqueueBatch(b.jobs.map(toEnqueueItem));
-      return reply.status(jobs.every((j) => j.duplicate) ? 200 : 201).send({ jobs });
+      const jobs = await queue.enqueueBatch(b.jobs.map((j) => withOwner(p, toEnqueueItem(j))));
+      return reply
+        .status(jobs.every((j) => j.duplicate) ? 200 : 201)
+        .send({ jobs: jobs.map((j) => enqueued(p, j)) });
     }
-    const { job, payload, options } = toEnqueueItem(b);
-    const enqueued = await queue.enqueue(job, payload, options);
-    return reply.status(enqueued.duplicate ? 200 : 201).send(enqueued);
+    const { job, payload, options } = withOwner(p, toEnqueueItem(b));
+    const one = await queue.enqueue(job, payload, options);
+    return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
   });
 
   route("PUT /v1/jobs/:id", "enqueue", async (request, reply) => {
-    const { job, payload, options } = toEnqueueItem(body<EnqueueBody>(request));
-    const enqueued = await queue.enqueue(job, payload, { ...options, id: params(request).id });
-    return reply.status(enqueued.duplicate ? 200 : 201).send(enqueued);
+    const p = principal(request);
+    const { job, payload, options } = withOwner(p, toEnqueueItem(body<EnqueueBody>(request)));
+    const one = await queue.enqueue(job, payload, { ...options, id: params(request).id });
+    return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
   });
 
   route("GET /v1/jobs/:id", "read", async (request) => {
     const job = await queue.get(params(request).id!);
-    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params(request).id)}`);
+    // Another owner's job is not found, for a producer: it learns nothing of it, not even that it exists.
+    if (!job || !readable(principal(request), job)) {
+      throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params(request).id)}`);
+    }
     return job;
   });
 
   route("GET /v1/jobs", "read", async (request) => {
     const q = request.query as Record<string, string | undefined>;
+    const p = principal(request);
+    let owner = q.owner;
+    if (readsOwnJobsOnly(p)) {
+      if (owner !== undefined && owner !== p!.name) {
+        throw new ErrandError("FORBIDDEN", `role "${p!.role}" lists only its own jobs (owner ${p!.name})`, {
+          details: { role: p!.role, owner: p!.name },
+        });
+      }
+      owner = p!.name;
+    }
     return queue.list({
       ...(q.state ? { state: q.state as Job["state"] } : {}),
       ...(q.queue ? { queue: q.queue } : {}),
       ...(q.type ? { type: q.type } : {}),
+      ...(owner ? { owner } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
       limit: q.limit === undefined ? 50 : Number(q.limit),
     });
@@ -469,21 +542,25 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   route("PUT /v1/types/:type", "manage", async (request, reply) => {
     const config = { ...body<JobTypeConfig>(request), type: params(request).type! };
-    const created = types.set(config);
+    const created = await types.set(config);
     return reply.status(created ? 201 : 200).send(publicType(types.get(config.type)!));
   });
   route("GET /v1/types/:type", "read", async (request) => {
+    await types.refresh();
     const config = types.get(params(request).type!);
     if (!config) throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
     return publicType(config);
   });
   route("DELETE /v1/types/:type", "manage", async (request, reply) => {
-    if (!types.delete(params(request).type!)) {
+    if (!(await types.delete(params(request).type!))) {
       throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
     }
     return reply.status(204).send();
   });
-  route("GET /v1/types", "read", async () => ({ types: types.list().map(publicType) }));
+  route("GET /v1/types", "read", async () => {
+    await types.refresh();
+    return { types: types.list().map(publicType) };
+  });
 
   route("PUT /v1/schedules/:name", "manage", async (request) => {
     const b = body<{ cron: string; timezone?: string; type: string; payload?: unknown; options?: object }>(
@@ -559,14 +636,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // ---- lifecycle -------------------------------------------------------------------------
 
   const stops: Array<() => void> = [];
-  const every = (ms: number, fn: () => Promise<unknown>) => {
+  const every = (ms: number, fn: () => Promise<unknown>, what = "maintenance") => {
     let cancel = () => {};
     let stopped = false;
     const arm = () => {
       cancel = queue.clock.setTimer(ms, () => {
         if (stopped) return;
         fn().then(arm, (error) => {
-          app.log.error({ err: error }, "maintenance failed");
+          app.log.error({ err: error }, `${what} failed`);
           arm();
         });
       });
@@ -582,6 +659,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       every(checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1), () => queue.sweep());
       every(checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1), () => queue.prune());
     }
+    every(typesRefreshMs, () => types.refresh(), "reading job types");
     push.start();
   });
   app.addHook("preClose", async () => {

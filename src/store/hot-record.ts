@@ -5,7 +5,8 @@ import type { JobRecord, JobState } from "../job.js";
  * record. Claims read rows this way: drivers build row objects property by property, which costs
  * about as much as the rest of the read, while this makes one fixed-shape object. The columns must
  * come in the order of the record's keys (`id, type, queue, state, payload, checkpoint, result,
- * priority, …`); each store checks its column list against {@link HOT_RECORD_KEYS} once.
+ * priority, …, finishedAt, owner`); each store checks its column list against
+ * {@link HOT_RECORD_KEYS} once.
  */
 export function hotRecord(r: unknown[]): JobRecord {
   return {
@@ -34,6 +35,7 @@ export function hotRecord(r: unknown[]): JobRecord {
     createdAt: r[22] as number,
     startedAt: r[23] as number | null,
     finishedAt: null,
+    owner: r[25] as string | null,
   };
 }
 

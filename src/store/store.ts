@@ -33,6 +33,8 @@ export interface NewJob {
   delivery: Delivery;
   timeoutMs: number | null;
   uniqueKey: string | null;
+  /** Who enqueued the job (a name), or null. */
+  owner: string | null;
 }
 
 export interface EnqueueManyParams {
@@ -157,6 +159,8 @@ export interface ListParams {
   state?: JobState;
   queue?: string;
   type?: string;
+  /** Only jobs with this owner. */
+  owner?: string;
   /** Newest first. */
   limit: number;
   /** The `nextCursor` of the previous page. */
@@ -206,6 +210,19 @@ export interface ScheduleRecord {
   options: string;
   /** The tick the schedule fires next. */
   nextRunAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * A job type's settings as stored: the HTTP server's defaults, cap and push target for one type
+ * (see errand/server's `JobTypeRegistry`), shared by every server on the store.
+ */
+export interface JobTypeRecord {
+  /** The type's name. */
+  name: string;
+  /** JSON text of the settings; the store keeps it exactly as given and never parses it. */
+  config: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -269,6 +286,17 @@ export interface Store {
   dueSchedules(params: SweepParams): Promise<ScheduleRecord[]>;
   /** Inserts the tick's job and advances the schedule, only if no one else fired this tick. */
   fireSchedule(params: FireScheduleParams): Promise<boolean>;
+
+  /**
+   * Creates or replaces a job type's settings; `true` when the type was new. A replace keeps the
+   * stored `createdAt` and takes the rest from `record`.
+   */
+  putJobType(record: JobTypeRecord): Promise<boolean>;
+  getJobType(name: string): Promise<JobTypeRecord | null>;
+  /** Every stored job type, by name (byte order). */
+  listJobTypes(): Promise<JobTypeRecord[]>;
+  /** `false` when there was no such type. */
+  deleteJobType(name: string): Promise<boolean>;
 
   /**
    * Calls `listener` when jobs may have become ready (enqueue, retry, release), in this process

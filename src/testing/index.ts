@@ -112,6 +112,7 @@ export async function runJob<P, R>(
     createdAt: now,
     startedAt: now,
     finishedAt: null,
+    owner: null,
   };
   const ctx: JobContext<P> = {
     job,

@@ -239,6 +239,7 @@ export function exerciseIdempotency(backend: Backend): void {
         delivery: "at_least_once" as const,
         timeoutMs: null,
         uniqueKey: null,
+        owner: null,
       };
       const fresh = Array.from({ length: 200 }, (_, i) => ({
         ...base,

@@ -13,8 +13,10 @@ import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
 import { exerciseFencing } from "./fencing.js";
 import { exerciseIdempotency } from "./idempotency.js";
+import { exerciseJobTypes } from "./job-types.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
+import { exerciseOwners } from "./owners.js";
 import { exerciseQueues } from "./queues.js";
 import { exerciseResults } from "./results.js";
 import { exerciseRetention } from "./retention.js";
@@ -42,5 +44,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseShutdown(backend);
     exerciseTimeouts(backend);
     exerciseBadInput(backend);
+    exerciseJobTypes(backend);
+    exerciseOwners(backend);
   });
 }

@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { parseTokens, ROLE_PERMISSIONS, type Role } from "../../src/server/index.js";
+import { createServer, parseTokens, ROLE_PERMISSIONS, type Role } from "../../src/server/index.js";
 import type { routeSchemas } from "../../src/server/schemas.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
+import { ALL_TOKENS, snapshot, startServer, TOKENS } from "./harness.js";
 
 /** What each route needs, as the server declares it: kept here on purpose, as the contract. */
 const NEEDS: Record<keyof typeof routeSchemas, "enqueue" | "read" | "work" | "manage"> = {
@@ -85,6 +86,136 @@ for (const backend of selectedBackends()) {
       );
     });
 
+    it("shows each role the jobs it may read: a producer its own, admin and viewer all", async () => {
+      const h = await startServer(backend, { auth: { tokens: ALL_TOKENS } });
+      const mine = await h.http("POST", "/v1/jobs", { body: { type: "t" }, token: TOKENS.producer });
+      const theirs = await h.http("POST", "/v1/jobs", { body: { type: "t" }, token: TOKENS.admin });
+      expect(mine.status).toBe(201);
+      expect(theirs.status).toBe(201);
+      // What each role gets for: its own job, another's job, the list.
+      const expected: Record<Role, [number, number, string[] | number]> = {
+        admin: [200, 200, [mine.body.id, theirs.body.id]],
+        producer: [200, 404, [mine.body.id]],
+        worker: [403, 403, 403],
+        viewer: [200, 200, [mine.body.id, theirs.body.id]],
+      };
+      for (const { role, token } of ALL_TOKENS) {
+        const [own, other, list] = expected[role];
+        expect((await h.http("GET", `/v1/jobs/${mine.body.id}`, { token })).status, role).toBe(own);
+        const got = await h.http("GET", `/v1/jobs/${theirs.body.id}`, { token });
+        expect(got.status, role).toBe(other);
+        if (other === 404) expect(got.body.code).toBe("JOB_NOT_FOUND");
+        const page = await h.http("GET", "/v1/jobs", { token });
+        if (typeof list === "number") expect(page.status, role).toBe(list);
+        else expect(page.body.jobs.map((j: { id: string }) => j.id).sort(), role).toEqual([...list].sort());
+      }
+    });
+
+    it("records the enqueuing token's name as the owner; only an admin names another", async () => {
+      const tokens = [
+        { token: "root-token-0123456789", role: "admin" as const, name: "root" },
+        { token: "api-token-0123456789", role: "producer" as const, name: "api" },
+        // Unnamed: its owner is derived from the token.
+        ...parseTokens("producer:anon-token-0123456789"),
+        { token: "view-token-0123456789", role: "viewer" as const },
+      ];
+      const [root, api, anon] = tokens.map((t) => t.token) as [string, string, string];
+      const anonOwner = `token:${createHash("sha256").update(anon).digest("hex").slice(0, 16)}`;
+      const h = await startServer(backend, { auth: { tokens } });
+
+      const one = await h.http("POST", "/v1/jobs", { body: { type: "t" }, token: api });
+      expect(one.body.owner).toBe("api");
+      const put = await h.http("PUT", "/v1/jobs/k", { body: { type: "t", uniqueKey: "u1" }, token: api });
+      expect(put).toMatchObject({ status: 201, body: { id: "k", owner: "api" } });
+      const bulk = await h.http("POST", "/v1/jobs", {
+        body: { jobs: [{ type: "t" }, { type: "t", owner: "api" }] },
+        token: api,
+      });
+      expect(bulk.body.jobs.map((j: { owner: string }) => j.owner)).toEqual(["api", "api"]);
+      const anonJob = await h.http("POST", "/v1/jobs", { body: { type: "t" }, token: anon });
+      expect(anonJob.body.owner).toBe(anonOwner);
+      expect((await h.http("POST", "/v1/jobs", { body: { type: "t" }, token: root })).body.owner).toBe(
+        "root",
+      );
+      // An admin may enqueue on behalf of another owner; a producer may not.
+      const onBehalf = await h.http("POST", "/v1/jobs", { body: { type: "t", owner: "api" }, token: root });
+      expect(onBehalf.body.owner).toBe("api");
+      const before = await snapshot(h);
+      for (const request of [
+        { body: { type: "t", owner: "root" } },
+        { body: { jobs: [{ type: "t" }, { type: "t", owner: anonOwner }] } },
+      ]) {
+        const refused = await h.http("POST", "/v1/jobs", { ...request, token: api });
+        expect(refused).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
+      }
+      expect(await snapshot(h)).toEqual(before);
+
+      // The producer lists its own (the admin's on its behalf too); another owner's filter is 403.
+      const listed = await h.http("GET", "/v1/jobs", { token: api });
+      expect(listed.body.jobs).toHaveLength(5);
+      expect(listed.body.jobs.every((j: { owner: string }) => j.owner === "api")).toBe(true);
+      expect((await h.http("GET", "/v1/jobs?owner=api&limit=2", { token: api })).body.jobs).toHaveLength(2);
+      expect((await h.http("GET", "/v1/jobs?owner=root", { token: api })).status).toBe(403);
+      expect(
+        (await h.http("GET", "/v1/jobs", { token: anon })).body.jobs.map((j: { id: string }) => j.id),
+      ).toEqual([anonJob.body.id]);
+      // Admin and viewer filter by owner as they like.
+      expect((await h.http("GET", "/v1/jobs?owner=root", { token: root })).body.jobs).toHaveLength(1);
+      expect(
+        (await h.http("GET", `/v1/jobs?owner=${anonOwner}`, { token: tokens[3]!.token })).body.jobs,
+      ).toHaveLength(1);
+
+      // A duplicate of a job the producer may not read tells it only that the id or key is taken.
+      const same = await h.http("PUT", "/v1/jobs/k", { body: { type: "t", payload: 2 }, token: anon });
+      expect(same).toMatchObject({ status: 200, body: { id: "k", duplicate: true } });
+      expect(Object.keys(same.body).sort()).toEqual(["duplicate", "id"]);
+      const byKey = await h.http("POST", "/v1/jobs", {
+        body: { jobs: [{ type: "t", uniqueKey: "u1" }, { type: "t" }] },
+        token: anon,
+      });
+      expect(byKey.body.jobs[0]).toEqual({ id: "k", duplicate: true });
+      expect(byKey.body.jobs[1]).toMatchObject({ owner: anonOwner, duplicate: false });
+      // Its owner, and the admin, see the whole job.
+      expect((await h.http("PUT", "/v1/jobs/k", { body: { type: "t" }, token: api })).body).toMatchObject({
+        id: "k",
+        owner: "api",
+        duplicate: true,
+        type: "t",
+      });
+      expect((await h.http("PUT", "/v1/jobs/k", { body: { type: "t" }, token: root })).body.owner).toBe(
+        "api",
+      );
+    });
+
+    it("refuses token and principal names that cannot be owners, and a nameless producer from a hook", async () => {
+      const b = await backend.setup();
+      await expect(
+        createServer({
+          queue: b.queue,
+          auth: { tokens: [{ token: "abcdefgh1", role: "producer", name: "a b" }] },
+        }),
+      ).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      const h = await startServer(backend, {
+        auth: {
+          authorize: (request) => {
+            const who = request.headers["x-who"];
+            if (who === "nameless") return { role: "producer" };
+            if (who === "bad") return { role: "producer", name: "no/slashes" };
+            return typeof who === "string" ? { role: "producer", name: who } : null;
+          },
+        },
+      });
+      for (const who of ["nameless", "bad"]) {
+        const r = await h.http("POST", "/v1/jobs", { body: { type: "t" }, headers: { "x-who": who } });
+        expect(r, who).toMatchObject({ status: 400, body: { code: "INVALID_OPTION" } });
+      }
+      expect((await h.queue.list()).jobs).toEqual([]);
+      const made = await h.http("POST", "/v1/jobs", { body: { type: "t" }, headers: { "x-who": "hooked" } });
+      expect(made.body.owner).toBe("hooked");
+      const other = await h.http("GET", `/v1/jobs/${made.body.id}`, { headers: { "x-who": "someone" } });
+      expect(other.status).toBe(404);
+    });
+
     it("rate-limits failed attempts with 429 until the window passes", async () => {
       const h = await startServer(backend, {
         auth: { tokens: ALL_TOKENS, maxFailures: 3, rateLimitWindowMs: 60_000 },
@@ -119,7 +250,8 @@ for (const backend of selectedBackends()) {
 
 describe("token configuration", () => {
   it("reads role:token lists and JSON", () => {
-    expect(parseTokens("admin:abcdefgh1, worker:ijklmnop2\n# comment\nviewer:qrstuvwx3")).toMatchObject([
+    // Unnamed: a name here would change with the list's order, and it names the jobs' owner.
+    expect(parseTokens("admin:abcdefgh1, worker:ijklmnop2\n# comment\nviewer:qrstuvwx3")).toEqual([
       { role: "admin", token: "abcdefgh1" },
       { role: "worker", token: "ijklmnop2" },
       { role: "viewer", token: "qrstuvwx3" },

@@ -5,6 +5,7 @@
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { onTestFinished } from "vitest";
+import type { Queue } from "../../src/queue.js";
 import { createServer, type ServerOptions } from "../../src/server/index.js";
 import type { Backend, Bundle } from "../conformance/backend.js";
 
@@ -37,7 +38,15 @@ export async function startServer(
   options: Omit<ServerOptions, "queue"> = {},
 ): Promise<Harness> {
   const bundle = await backend.setup();
-  const app = await createServer({ queue: bundle.queue, maintenance: false, ...options });
+  return { ...bundle, ...(await serve(bundle.queue, options)) };
+}
+
+/** Another server on `queue` (a second server on the same store, or one started again). */
+export async function serve(
+  queue: Queue,
+  options: Omit<ServerOptions, "queue"> = {},
+): Promise<Pick<Harness, "app" | "base" | "http">> {
+  const app = await createServer({ queue, maintenance: false, ...options });
   await app.listen({ port: 0 });
   onTestFinished(() => app.close());
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -56,7 +65,7 @@ export async function startServer(
     } catch {}
     return { status: r.status, body: parsed, headers: r.headers };
   };
-  return { ...bundle, app, base, http };
+  return { app, base, http };
 }
 
 /** Every job in the store, for "nothing changed" checks. */

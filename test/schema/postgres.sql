@@ -22,7 +22,8 @@ CREATE TABLE <schema>.errand_job (
   errors text NOT NULL DEFAULT '[]'::text,
   lease_expirations integer NOT NULL DEFAULT 0,
   created_at bigint NOT NULL,
-  started_at bigint
+  started_at bigint,
+  owner text COLLATE "C"
 ) WITH (autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_insert_scale_factor=0.01, autovacuum_analyze_scale_factor=0.02);
 
 -- table errand_job_done
@@ -49,7 +50,16 @@ CREATE TABLE <schema>.errand_job_done (
   lease_expirations integer NOT NULL,
   created_at bigint NOT NULL,
   started_at bigint,
-  finished_at bigint NOT NULL
+  finished_at bigint NOT NULL,
+  owner text COLLATE "C"
+);
+
+-- table errand_job_type
+CREATE TABLE <schema>.errand_job_type (
+  name text COLLATE "C" NOT NULL,
+  config text NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
 );
 
 -- table errand_migration
@@ -84,6 +94,9 @@ ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_pkey PRIMARY
 -- constraint errand_job_done_state_check
 ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_state_check CHECK ((state = ANY (ARRAY['completed'::text, 'dead'::text, 'cancelled'::text, 'expired'::text])));
 
+-- constraint errand_job_type_pkey
+ALTER TABLE <schema>.errand_job_type ADD CONSTRAINT errand_job_type_pkey PRIMARY KEY (name);
+
 -- constraint errand_migration_pkey
 ALTER TABLE <schema>.errand_migration ADD CONSTRAINT errand_migration_pkey PRIMARY KEY (version);
 
@@ -92,6 +105,9 @@ ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY
 
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, priority DESC, run_at, id) WHERE (state = 'pending'::text);
+
+-- index errand_job_done_owner
+CREATE INDEX errand_job_done_owner ON <schema>.errand_job_done USING btree (owner, id) WHERE (owner IS NOT NULL);
 
 -- index errand_job_done_pkey
 CREATE UNIQUE INDEX errand_job_done_pkey ON <schema>.errand_job_done USING btree (id);
@@ -105,8 +121,14 @@ CREATE INDEX errand_job_expiry ON <schema>.errand_job USING btree (expires_at) W
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON <schema>.errand_job USING btree (lease_expires_at) WHERE (state = 'active'::text);
 
+-- index errand_job_owner
+CREATE INDEX errand_job_owner ON <schema>.errand_job USING btree (owner, id) WHERE (owner IS NOT NULL);
+
 -- index errand_job_pkey
 CREATE UNIQUE INDEX errand_job_pkey ON <schema>.errand_job USING btree (id);
+
+-- index errand_job_type_pkey
+CREATE UNIQUE INDEX errand_job_type_pkey ON <schema>.errand_job_type USING btree (name);
 
 -- index errand_job_unique_key
 CREATE UNIQUE INDEX errand_job_unique_key ON <schema>.errand_job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
@@ -120,4 +142,4 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"}]

@@ -4,6 +4,9 @@ CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON errand_job (queue, priority DESC, run_at, id) WHERE state = 'pending';
 
+-- index errand_job_done_owner
+CREATE INDEX errand_job_done_owner ON errand_job_done (owner, id) WHERE owner IS NOT NULL;
+
 -- index errand_job_done_state
 CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
 
@@ -12,6 +15,9 @@ CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NO
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';
+
+-- index errand_job_owner
+CREATE INDEX errand_job_owner ON errand_job (owner, id) WHERE owner IS NOT NULL;
 
 -- index errand_job_unique_key
 CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE unique_key IS NOT NULL;
@@ -44,7 +50,7 @@ CREATE TABLE errand_job (
   lease_expirations INTEGER NOT NULL DEFAULT 0,
   created_at        INTEGER NOT NULL,
   started_at        INTEGER
-);
+, owner TEXT);
 
 -- table errand_job_done
 CREATE TABLE errand_job_done (
@@ -71,6 +77,14 @@ CREATE TABLE errand_job_done (
   created_at        INTEGER NOT NULL,
   started_at        INTEGER,
   finished_at       INTEGER NOT NULL
+, owner TEXT);
+
+-- table errand_job_type
+CREATE TABLE errand_job_type (
+  name        TEXT PRIMARY KEY,
+  config      TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
 );
 
 -- table errand_migration
@@ -90,4 +104,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"}]

@@ -18,6 +18,7 @@ import type {
   FireScheduleParams,
   HeartbeatManyParams,
   JobMutation,
+  JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
@@ -156,23 +157,23 @@ const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL::text AS r
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  NULL::bigint AS "finishedAt"`;
+  NULL::bigint AS "finishedAt", owner`;
 
 const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
   run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt"`;
+  finished_at AS "finishedAt", owner`;
 
 /** {@link HOT_FIELDS} with every column qualified by a table alias (UPDATE … FROM needs it). */
 function hotFields(alias: string): string {
   return HOT_FIELDS.replace(
-    /(^|[\s,(])(id|type|queue|state|payload|checkpoint|priority|weight|run_at|expires_at|attempt|max_attempts|backoff|retry_queue|delivery|timeout_ms|unique_key|lease_expires_at|worker_id|errors|lease_expirations|created_at|started_at)\b(?!")/g,
+    /(^|[\s,(])(id|type|queue|state|payload|checkpoint|priority|weight|run_at|expires_at|attempt|max_attempts|backoff|retry_queue|delivery|timeout_ms|unique_key|lease_expires_at|worker_id|errors|lease_expirations|created_at|started_at|owner)\b(?!")/g,
     `$1${alias}.$2`,
   );
 }
-const HOT_FIELD_COUNT = 25;
+const HOT_FIELD_COUNT = 26;
 
 // hotRecord reads columns by position: fail at load, loudly, if HOT_FIELDS and it ever disagree.
 {
@@ -186,7 +187,9 @@ const HOT_FIELD_COUNT = 25;
 /** Columns shared by both job tables, for moving a row from the hot table to history. */
 const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at`;
+  created_at, started_at, owner`;
+
+const JOB_TYPE_FIELDS = `name, config, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const SCHEDULE_FIELDS = `name, cron, timezone, type, payload, options, next_run_at AS "nextRunAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -759,12 +762,19 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async list(p: ListParams): Promise<ListResult> {
+    const owned = p.owner !== undefined;
     const source =
       p.state === undefined
-        ? this.#sql.listAll
+        ? owned
+          ? this.#sql.listAllOwner
+          : this.#sql.listAll
         : p.state === "pending" || p.state === "active"
-          ? this.#sql.listHot
-          : this.#sql.listDone;
+          ? owned
+            ? this.#sql.listHotOwner
+            : this.#sql.listHot
+          : owned
+            ? this.#sql.listDoneOwner
+            : this.#sql.listDone;
     const rows = await this.#op("pool", (db) =>
       this.#q<JobRecord>(db, source, [
         p.state ?? null,
@@ -772,6 +782,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         p.type ?? null,
         p.cursor ?? null,
         p.limit + 1,
+        ...(owned ? [p.owner] : []),
       ]),
     );
     const more = rows.length > p.limit;
@@ -949,6 +960,29 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return advanced;
   }
 
+  // ---- job types -----------------------------------------------------------------------------
+
+  async putJobType(r: JobTypeRecord): Promise<boolean> {
+    const [row] = await this.#op("pool", (db) =>
+      this.#q<{ inserted: boolean }>(db, this.#sql.putJobType, [r.name, r.config, r.createdAt, r.updatedAt]),
+    );
+    return row!.inserted;
+  }
+
+  async getJobType(name: string): Promise<JobTypeRecord | null> {
+    const [row] = await this.#op("pool", (db) => this.#q<JobTypeRecord>(db, this.#sql.getJobType, [name]));
+    return row ?? null;
+  }
+
+  listJobTypes(): Promise<JobTypeRecord[]> {
+    return this.#op("pool", (db) => this.#q<JobTypeRecord>(db, this.#sql.listJobTypes, []));
+  }
+
+  async deleteJobType(name: string): Promise<boolean> {
+    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteJobType, [name]));
+    return rows.length === 1;
+  }
+
   // ---- lifecycle -----------------------------------------------------------------------------
 
   /**
@@ -1078,7 +1112,7 @@ function claimOrder(a: JobRecord, b: JobRecord): number {
   return b.priority - a.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The fields of a NewJob in the order of {@link buildSql}'s insert parameters $1..$14. */
+/** The fields of a NewJob in the order of {@link buildSql}'s insert parameters $1..$15. */
 const JOB_FIELDS = [
   "id",
   "type",
@@ -1094,10 +1128,11 @@ const JOB_FIELDS = [
   "delivery",
   "timeoutMs",
   "uniqueKey",
+  "owner",
 ] as const satisfies ReadonlyArray<keyof NewJob>;
 
 /**
- * The insert's parameters $1..$14: ids and payloads as arrays; the other fields as one value each
+ * The insert's parameters $1..$15: ids and payloads as arrays; the other fields as one value each
  * when every job shares it (`uniform`), else every field as an array.
  */
 function columns(jobs: NewJob[]): { cols: [string[], ...unknown[]]; uniform: boolean } {
@@ -1117,7 +1152,8 @@ function columns(jobs: NewJob[]): { cols: [string[], ...unknown[]]; uniform: boo
       j.retryQueue === first.retryQueue &&
       j.delivery === first.delivery &&
       j.timeoutMs === first.timeoutMs &&
-      j.uniqueKey === first.uniqueKey;
+      j.uniqueKey === first.uniqueKey &&
+      j.owner === first.owner;
   }
   const ids = jobs.map((j) => j.id);
   const payloads = jobs.map((j) => j.payload);
@@ -1135,14 +1171,15 @@ function buildSql(s: string, channel: string) {
   const job = `${s}.errand_job`;
   const done = `${s}.errand_job_done`;
   const schedule = `${s}.errand_schedule`;
+  const jobType = `${s}.errand_job_type`;
   const notify = (from: string, param: string) =>
     `n AS (SELECT pg_notify(${channel}, ${param}) FROM (SELECT 1 FROM ${from} LIMIT 1) AS r)`;
 
   // $1 ids, $2 type, $3 queue, $4 payloads, $5 priority, $6 weight, $7 run_at, $8 expires_at,
-  // $9 max_attempts, $10 backoff, $11 retry_queue, $12 delivery, $13 timeout_ms, $14 unique_key:
-  // an array each, or (`uniform`, when every job of the batch shares them, as with enqueueMany)
-  // one value each for all but ids and payloads, so 20,000 jobs do not send and parse 20,000
-  // copies of the same twelve values. $15 now, $16 notify tag, $17 batch size.
+  // $9 max_attempts, $10 backoff, $11 retry_queue, $12 delivery, $13 timeout_ms, $14 unique_key,
+  // $15 owner: an array each, or (`uniform`, when every job of the batch shares them, as with
+  // enqueueMany) one value each for all but ids and payloads, so 20,000 jobs do not send and parse
+  // 20,000 copies of the same thirteen values. $16 now, $17 notify tag, $18 batch size.
   const insert = (checked: boolean, uniform: boolean) => {
     const cols: Array<[string, string]> = [
       ["id", "text"],
@@ -1159,6 +1196,7 @@ function buildSql(s: string, channel: string) {
       ["delivery", "text"],
       ["timeout_ms", "bigint"],
       ["unique_key", "text"],
+      ["owner", "text"],
     ];
     const isArray = (name: string) => !uniform || name === "id" || name === "payload";
     const arrays = cols
@@ -1169,21 +1207,21 @@ function buildSql(s: string, channel: string) {
     return `
     WITH ins AS (
       INSERT INTO ${job} (id, type, queue, state, payload, priority, weight, run_at, expires_at,
-        max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at)
+        max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)
       SELECT ${cols
         .map(([name, type], i) => value(name, type, i))
         .join(", ")
-        .replace("u.payload", "'pending', u.payload")}, $15
+        .replace("u.payload", "'pending', u.payload")}, $16
       FROM unnest(${arrays.map(([, type, n]) => `$${n}::${type}[]`).join(", ")})
         WITH ORDINALITY AS u(${arrays.map(([name]) => name).join(", ")}, ord)
       ${checked ? `WHERE NOT EXISTS (SELECT 1 FROM ${done} d WHERE d.id = u.id)` : ""}
       ORDER BY u.ord
       ON CONFLICT DO NOTHING
       RETURNING id, run_at
-    ), ready AS (SELECT 1 FROM ins WHERE run_at <= $15),
-    ${notify("ready", "$16")}
+    ), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
+    ${notify("ready", "$17")}
     SELECT count(*)::integer AS n,
-      CASE WHEN count(*) < $17::integer THEN array_agg(id) END AS ids,
+      CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
       (SELECT count(*) FROM n) AS notified
     FROM ins`;
   };
@@ -1236,10 +1274,14 @@ function buildSql(s: string, channel: string) {
       coalesce(bool_or(skipped), false)
     FROM fits`;
 
-  const listFilters = `($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
-    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)`;
-  const listHot = `SELECT ${HOT_FIELDS} FROM ${job} WHERE ${listFilters}`;
-  const listDone = `SELECT ${DONE_FIELDS} FROM ${done} WHERE ${listFilters}`;
+  // $1 state, $2 queue, $3 type, $4 cursor, $5 limit [, $6 owner]. The owner filter has statements
+  // of its own (not "$6 IS NULL OR …"), so even a generic plan can use the owner indexes.
+  const listFilters = (
+    owner: boolean,
+  ) => `($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
+    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)${owner ? " AND owner = $6" : ""}`;
+  const listHot = (owner: boolean) => `SELECT ${HOT_FIELDS} FROM ${job} WHERE ${listFilters(owner)}`;
+  const listDone = (owner: boolean) => `SELECT ${DONE_FIELDS} FROM ${done} WHERE ${listFilters(owner)}`;
   const page = (source: string) => `SELECT * FROM (${source}) AS j ORDER BY id DESC LIMIT $5`;
 
   return {
@@ -1294,7 +1336,7 @@ function buildSql(s: string, channel: string) {
         INSERT INTO ${done} (${SHARED}, state, result, finished_at)
         SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-          ${appendError("errors", "$5::text")}, lease_expirations + $3, created_at, started_at,
+          ${appendError("errors", "$5::text")}, lease_expirations + $3, created_at, started_at, owner,
           'dead', NULL, $4
         FROM moved
         RETURNING 1
@@ -1319,9 +1361,12 @@ function buildSql(s: string, channel: string) {
     // One statement, one snapshot: a job moving between the tables is seen in exactly one.
     get: `SELECT ${HOT_FIELDS} FROM ${job} WHERE id = $1
       UNION ALL SELECT ${DONE_FIELDS} FROM ${done} WHERE id = $1 LIMIT 1`,
-    listAll: page(`${listHot} UNION ALL ${listDone}`),
-    listHot: page(listHot),
-    listDone: page(listDone),
+    listAll: page(`${listHot(false)} UNION ALL ${listDone(false)}`),
+    listHot: page(listHot(false)),
+    listDone: page(listDone(false)),
+    listAllOwner: page(`${listHot(true)} UNION ALL ${listDone(true)}`),
+    listHotOwner: page(listHot(true)),
+    listDoneOwner: page(listDone(true)),
     stats: `
       SELECT state, queue, type, count(*) AS n,
         count(*) FILTER (WHERE state = 'pending' AND run_at > $1) AS scheduled,
@@ -1354,10 +1399,10 @@ function buildSql(s: string, channel: string) {
       ), ins AS (
         INSERT INTO ${job} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
           attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-          lease_expirations, created_at, started_at)
+          lease_expirations, created_at, started_at, owner)
         SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, $2, NULL, attempt,
           greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-          created_at, started_at
+          created_at, started_at, owner
         FROM moved
         RETURNING ${HOT_FIELDS}
       ), ${notify("ins", "$3")}
@@ -1366,9 +1411,9 @@ function buildSql(s: string, channel: string) {
       WITH ins AS (
         INSERT INTO ${job} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
           attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-          lease_expirations, created_at, started_at)
+          lease_expirations, created_at, started_at, owner)
         SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, NULL, 0,
-          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL
+          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner
         FROM ${done} WHERE id = $1
         RETURNING ${HOT_FIELDS}
       ), ${notify("ins", "$4")}
@@ -1411,5 +1456,14 @@ function buildSql(s: string, channel: string) {
     dueSchedules: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} WHERE next_run_at <= $1 ORDER BY next_run_at LIMIT $2`,
     advanceSchedule: `UPDATE ${schedule} SET next_run_at = $3, updated_at = $4
       WHERE name = $1 AND next_run_at = $2 RETURNING 1`,
+
+    // xmax is 0 only on a row this statement inserted (an update leaves its own transaction id).
+    putJobType: `
+      INSERT INTO ${jobType} (name, config, created_at, updated_at) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at
+      RETURNING (xmax = 0) AS inserted`,
+    getJobType: `SELECT ${JOB_TYPE_FIELDS} FROM ${jobType} WHERE name = $1`,
+    listJobTypes: `SELECT ${JOB_TYPE_FIELDS} FROM ${jobType} ORDER BY name`,
+    deleteJobType: `DELETE FROM ${jobType} WHERE name = $1 RETURNING 1`,
   };
 }

@@ -63,6 +63,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
     createdAt: 0,
     startedAt: null,
     finishedAt: null,
+    owner: null,
   };
   let pieces: Map<LongField, string[]> | undefined;
   for (let i = 1; i < reply.length; i += 2) {
@@ -140,6 +141,9 @@ export function decodeJob(reply: readonly string[]): JobRecord {
       case "f":
         r.finishedAt = Number(v);
         break;
+      case "ow":
+        r.owner = v;
+        break;
       default: {
         // A later piece of a long value: "<field>:<n>".
         const field = reply[i]!;
@@ -162,7 +166,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
   return r;
 }
 
-/** The 14 values a new job takes in a script's arguments (see `lua/includes/insert-job.lua`). */
+/** The 15 values a new job takes in a script's arguments (see `lua/includes/insert-job.lua`). */
 export function pushNewJob(args: Array<string | number>, j: NewJob): void {
   args.push(
     j.id,
@@ -179,6 +183,7 @@ export function pushNewJob(args: Array<string | number>, j: NewJob): void {
     j.delivery === "at_most_once" ? "1" : "",
     j.timeoutMs ?? "",
     j.uniqueKey ?? "",
+    j.owner ?? "",
   );
 }
 

@@ -15,6 +15,7 @@ import type {
   FireScheduleParams,
   HeartbeatManyParams,
   JobMutation,
+  JobTypeRecord,
   ListParams,
   ListResult,
   PruneParams,
@@ -433,6 +434,7 @@ export class RedisStore implements Store {
       p.limit,
       p.cursor ?? "",
       LIST_BUDGET,
+      p.owner ?? "",
     ])) as [Reply[], string | null, string | null];
     let nextCursor: string | null = null;
     if (id !== null && time !== null) {
@@ -551,6 +553,38 @@ export class RedisStore implements Store {
     return (await this.#write("fire-schedule", args)) === 1;
   }
 
+  // ---- job types -----------------------------------------------------------------------------
+
+  async putJobType(r: JobTypeRecord): Promise<boolean> {
+    return (await this.#write("put-job-type", [r.name, r.createdAt, r.updatedAt, r.config])) === 1;
+  }
+
+  async getJobType(name: string): Promise<JobTypeRecord | null> {
+    const value = (await this.#command("HGET", [`${this.keyPrefix}types`, name])) as string | null;
+    return value === null ? null : jobType(name, value);
+  }
+
+  async listJobTypes(): Promise<JobTypeRecord[]> {
+    const flat = (await this.#command("HGETALL", [`${this.keyPrefix}types`])) as Reply;
+    const out: JobTypeRecord[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push(jobType(flat[i]!, flat[i + 1]!));
+    return out.sort((a, b) => byteOrder(a.name, b.name));
+  }
+
+  async deleteJobType(name: string): Promise<boolean> {
+    return (await this.#command("HDEL", [`${this.keyPrefix}types`, name])) === 1;
+  }
+
+  /** One plain command (atomic by itself), with faults reported as every store operation's are. */
+  async #command(command: string, args: Arg[]): Promise<unknown> {
+    if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
+    try {
+      return await this.#send(command, args);
+    } catch (error) {
+      throw this.#fault(error);
+    }
+  }
+
   // ---- wake-ups ------------------------------------------------------------------------------
 
   onWake(listener: () => void): () => void {
@@ -639,6 +673,23 @@ function schedules(reply: unknown[]): ScheduleRecord[] {
     });
   }
   return out;
+}
+
+/** A job type from its {p}:types value, "<createdAt>:<updatedAt>:<config>" (see put-job-type.lua). */
+function jobType(name: string, value: string): JobTypeRecord {
+  const a = value.indexOf(":");
+  const b = value.indexOf(":", a + 1);
+  return {
+    name,
+    config: value.slice(b + 1),
+    createdAt: Number(value.slice(0, a)),
+    updatedAt: Number(value.slice(a + 1, b)),
+  };
+}
+
+/** Compares by UTF-8 bytes, as SQLite's BINARY and PostgreSQL's "C" collations do. */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 function claimOrder(a: JobRecord, b: JobRecord): number {

@@ -17,6 +17,7 @@ import type {
   FireScheduleParams,
   HeartbeatManyParams,
   JobMutation,
+  JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
@@ -65,26 +66,28 @@ const HOT_COLUMNS = `id, type, queue, state, payload, checkpoint, NULL AS result
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt`;
+  NULL AS finishedAt, owner`;
 
 const DONE_COLUMNS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
   run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   NULL AS leaseExpiresAt, NULL AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt`;
+  finished_at AS finishedAt, owner`;
 
 /** Columns shared by both job tables, for moving a row from the hot table to history. */
 const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at`;
+  created_at, started_at, owner`;
+
+const JOB_TYPE_COLUMNS = "name, config, created_at AS createdAt, updated_at AS updatedAt";
 
 const SCHEDULE_COLUMNS = `name, cron, timezone, type, payload, options, next_run_at AS nextRunAt,
   created_at AS createdAt, updated_at AS updatedAt`;
 
 type Stmt = Database.Statement;
 
-/** Rows per multi-row INSERT on the bulk path: 64 × 15 parameters stays far below SQLite's limit. */
+/** Rows per multi-row INSERT on the bulk path: 64 × 16 parameters stays far below SQLite's limit. */
 const INSERT_CHUNK = 64;
 const INSERTED: EnqueueResult = Object.freeze({ inserted: true });
 
@@ -210,8 +213,8 @@ export class SqliteStore implements Store {
     const finished = this.#stmt("SELECT 1 FROM errand_job_done WHERE id = ?").pluck();
     const insert = this.#stmt(
       `INSERT INTO errand_job (id, type, queue, state, payload, priority, weight, run_at, expires_at,
-         max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at)
-       VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at, owner)
+       VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     );
     const results: EnqueueResult[] = new Array(jobs.length);
@@ -222,11 +225,11 @@ export class SqliteStore implements Store {
       // statement step per row. A chunk that meets any conflict is redone row by row below.
       const chunk = this.#stmt(
         `INSERT INTO errand_job (id, type, queue, state, payload, priority, weight, run_at, expires_at,
-           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at)
-         VALUES ${Array(INSERT_CHUNK).fill("(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at, owner)
+         VALUES ${Array(INSERT_CHUNK).fill("(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
          ON CONFLICT DO NOTHING`,
       );
-      const args: unknown[] = new Array(INSERT_CHUNK * 15);
+      const args: unknown[] = new Array(INSERT_CHUNK * 16);
       for (; i + INSERT_CHUNK <= jobs.length; i += INSERT_CHUNK) {
         let k = 0;
         let unique = false;
@@ -248,6 +251,7 @@ export class SqliteStore implements Store {
           args[k++] = j.timeoutMs;
           args[k++] = j.uniqueKey;
           args[k++] = now;
+          args[k++] = j.owner;
         }
         if (unique) break;
         this.#stmt("SAVEPOINT errand_chunk").run();
@@ -284,6 +288,7 @@ export class SqliteStore implements Store {
             j.timeoutMs,
             j.uniqueKey,
             now,
+            j.owner,
           );
       if (info.changes === 1) {
         results[i] = INSERTED;
@@ -435,7 +440,7 @@ export class SqliteStore implements Store {
         `INSERT INTO errand_job_done (${SHARED}, state, result, finished_at)
          SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
            max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-           json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at,
+           json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,
            'dead', NULL, ?
          FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?)`,
       ).run(error, expired, p.now, p.id, p.attempt, expired, p.now);
@@ -494,8 +499,10 @@ export class SqliteStore implements Store {
   }
 
   async list(p: ListParams): Promise<ListResult> {
+    // An owner filter is spelled out (not "$owner IS NULL OR …") so the owner indexes serve it.
     const filters = `($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-      AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)`;
+      AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+      AND ${p.owner === undefined ? "$owner IS NULL" : "owner = $owner"}`;
     const hot = `SELECT ${HOT_COLUMNS} FROM errand_job WHERE ${filters}`;
     const done = `SELECT ${DONE_COLUMNS} FROM errand_job_done WHERE ${filters}`;
     const source =
@@ -508,6 +515,7 @@ export class SqliteStore implements Store {
       state: p.state ?? null,
       queue: p.queue ?? null,
       type: p.type ?? null,
+      owner: p.owner ?? null,
       cursor: p.cursor ?? null,
       limit: p.limit + 1,
     }) as JobRecord[];
@@ -605,7 +613,7 @@ export class SqliteStore implements Store {
       this.#reinsert(
         `SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,
            max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-           created_at, started_at
+           created_at, started_at, owner
          FROM errand_job_done WHERE id = ?`,
         [p.now, p.id],
         record.uniqueKey,
@@ -623,7 +631,7 @@ export class SqliteStore implements Store {
       if (record.state === "pending" || record.state === "active") return { record, changed: false };
       this.#reinsert(
         `SELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, NULL, 0,
-           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL
+           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner
          FROM errand_job_done WHERE id = ?`,
         [p.newId, p.now, p.now, p.id],
         record.uniqueKey,
@@ -638,7 +646,7 @@ export class SqliteStore implements Store {
       this.#stmt(
         `INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
            attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-           lease_expirations, created_at, started_at) ${select}`,
+           lease_expirations, created_at, started_at, owner) ${select}`,
       ).run(...args);
     } catch (cause) {
       if ((cause as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT")) {
@@ -737,6 +745,39 @@ export class SqliteStore implements Store {
       if (advanced) this.#insertJobs([p.job], p.now);
       return advanced;
     });
+  }
+
+  // ---- job types -----------------------------------------------------------------------------
+
+  putJobType(r: JobTypeRecord): Promise<boolean> {
+    return this.#write(() => {
+      const existed = this.#stmt("SELECT 1 FROM errand_job_type WHERE name = ?").get(r.name) !== undefined;
+      this.#stmt(
+        `INSERT INTO errand_job_type (name, config, created_at, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`,
+      ).run(r.name, r.config, r.createdAt, r.updatedAt);
+      return !existed;
+    });
+  }
+
+  async getJobType(name: string): Promise<JobTypeRecord | null> {
+    return (
+      (this.#stmt(`SELECT ${JOB_TYPE_COLUMNS} FROM errand_job_type WHERE name = ?`).get(name) as
+        | JobTypeRecord
+        | undefined) ?? null
+    );
+  }
+
+  async listJobTypes(): Promise<JobTypeRecord[]> {
+    return this.#stmt(
+      `SELECT ${JOB_TYPE_COLUMNS} FROM errand_job_type ORDER BY name`,
+    ).all() as JobTypeRecord[];
+  }
+
+  deleteJobType(name: string): Promise<boolean> {
+    return this.#write(
+      () => this.#stmt("DELETE FROM errand_job_type WHERE name = ?").run(name).changes === 1,
+    );
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@
   inserted job is ready.
 
   KEYS[1] {p}:meta
-  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n  then n jobs of 14 values each
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n  then n jobs of 15 values each
   (see includes/insert-job.lua)
   Returns the duplicates only: index (0-based), job reply, index, job reply, ...
 ]]

@@ -1,5 +1,6 @@
 --[[
-  list: Store.list(). A page of jobs, latest first, with optional state, queue and type filters.
+  list: Store.list(). A page of jobs, latest first, with optional state, queue, type and owner
+  filters.
 
   There is no index of every job by id (it would cost a waiting job about 140 bytes more); each
   state is listed from the index it already has, in that index's time order:
@@ -10,12 +11,12 @@
   last job returned (or, for ids too long for that, the id alone: its time is looked up).
   Guarantees: a page costs O(limit × sources × log n) when no filter has to be checked job by job;
   a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease)
-  reads each candidate's queue and type. At most `budget` candidates are examined per call: a page
+  reads each candidate's queue and type; an owner filter (no index) reads each candidate's owner. At most `budget` candidates are examined per call: a page
   may then hold fewer than `limit` jobs and still have a cursor, so Redis is never held long.
 
   KEYS[1] {p}:meta
   ARGV[1] state ("" = all)  ARGV[2] queue ("")  ARGV[3] type ("")  ARGV[4] limit  ARGV[5] cursor ("")
-  ARGV[6] budget
+  ARGV[6] budget  ARGV[7] owner ("")
   Returns {job replies, next time or false, next id or false}.
 ]]
 --@include "includes/prelude.lua"
@@ -25,6 +26,7 @@ local want_state, want_queue, want_type = ARGV[1], ARGV[2], ARGV[3]
 local limit = tonumber(ARGV[4])
 local cursor = ARGV[5]
 local budget = tonumber(ARGV[6])
+local want_owner = ARGV[7] or ""
 local BUFFER = 64
 
 -- The cursor: "<time>:<id>", or a bare id for ids too long to fit.
@@ -47,7 +49,7 @@ local sources = {}
 local function add_source(key, check)
   sources[#sources + 1] = { key = key, check = check, buf = {}, pos = 1, offset = 0, drained = false }
 end
-local filtered = want_queue ~= "" or want_type ~= ""
+local filtered = want_queue ~= "" or want_type ~= "" or want_owner ~= ""
 
 if want_state == "" or want_state == "pending" then
   local queues = {}
@@ -67,7 +69,7 @@ if want_state == "" or want_state == "pending" then
       local bar = string.find(member, "|", 1, true)
       local jtype = string.sub(member, bar + 1)
       if want_type == "" or want_type == jtype then
-        add_source(lane_key(queue, string.sub(member, 1, bar - 1), jtype), false)
+        add_source(lane_key(queue, string.sub(member, 1, bar - 1), jtype), want_owner ~= "")
       end
     end
   end
@@ -129,8 +131,10 @@ while #out <= limit do
   examined = examined + 1
   local keep = true
   if best.check then
-    local f = redis.call("HMGET", job_key(best_id), "q", "t")
-    keep = (want_queue == "" or f[1] == want_queue) and (want_type == "" or f[2] == want_type)
+    local f = redis.call("HMGET", job_key(best_id), "q", "t", "ow")
+    keep = (want_queue == "" or f[1] == want_queue)
+      and (want_type == "" or f[2] == want_type)
+      and (want_owner == "" or f[3] == want_owner)
   end
   if keep then
     local reply = job_reply(best_id)

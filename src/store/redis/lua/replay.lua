@@ -44,8 +44,8 @@ if unique then
   redis.call("HSET", UNIQ, unique, new_id)
 end
 -- Kept: type, queue, payload, priority, weight, maxAttempts, backoff, retryQueue, delivery,
--- timeoutMs, uniqueKey (with the pieces of long values). Everything else starts afresh.
-local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true }
+-- timeoutMs, uniqueKey (with the pieces of long values), owner. Everything else starts afresh.
+local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true }
 local args = { "s", "p", "r", ARGV[3], "c", ARGV[3] }
 for i = 1, #flat, 2 do
   local field = flat[i]

@@ -1,12 +1,12 @@
 --[[
   insert-job: inserting new jobs (enqueue-many, fire-schedule).
 
-  A new job is ARGV[i .. i+13]: id, type, queue, payload, priority, weight, runAt, expiresAt,
-  maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, with "" for null (and for
+  A new job is ARGV[i .. i+14]: id, type, queue, payload, priority, weight, runAt, expiresAt,
+  maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, with "" for null (and for
   at_least_once delivery, and for the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
   job's run), unique keys while the holder is pending or active ({p}:uniq).
 ]]
-local JOB_FIELDS = 14
+local JOB_FIELDS = 15
 local ready_batch = {}
 local any_ready = false
 
@@ -44,6 +44,7 @@ local function insert_job(i, now, now_text)
   put("rq", ARGV[i + 10], "")
   put("d", ARGV[i + 11], "")
   put("o", ARGV[i + 12], "")
+  put("ow", ARGV[i + 14], "")
   if unique ~= "" then
     push_long(args, "u", unique)
   end

@@ -12,7 +12,7 @@
                                                                             absent: errand's default policy)
     rq retryQueue d delivery: "1" = at_most_once (at_least_once)           o timeoutMs
     u uniqueKey*  l leaseExpiresAt  h workerId*        e errors* ("[]")     z leaseExpirations (0)
-    c createdAt   g startedAt    f finishedAt
+    c createdAt   g startedAt    f finishedAt        ow owner
 
   * Long text. A value over CHUNK bytes (and up to CHUNKED_MAX) is stored in pieces: the first in
   the field itself, the rest in "<field>:1", "<field>:2", ..., cut between UTF-8 characters, so a

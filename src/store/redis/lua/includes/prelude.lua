@@ -20,6 +20,7 @@
     {p}:n                      hash: counters: "<state>", "q|<queue>|<state>", "t|<type>|<state>", "retrying"
     {p}:s|<name>               hash: one recurring schedule
     {p}:schd                   zset: schedules, score nextRunAt
+    {p}:types                  hash: job type name -> "<createdAt>:<updatedAt>:<config JSON>"
   Channel {p}:wake carries wake-ups (PUBLISH) after a script made jobs ready.
 
   Lua numbers are doubles: every time and count errand stores is an integer below 2^53, exact.

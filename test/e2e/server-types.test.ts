@@ -1,0 +1,127 @@
+/**
+ * Job types live in the store: a server started again without `types` still has them, and every
+ * server on the store follows a type created, changed or deleted through another one (its
+ * defaults at enqueue, its cap at lease, its push target).
+ */
+import { describe, expect, it, vi } from "vitest";
+import { selectedBackends } from "../conformance/backend.js";
+import { type Harness, serve, startServer } from "./harness.js";
+
+/** The servers' `typesRefreshMs` default. */
+const REFRESH_MS = 1000;
+
+const resize = { type: "resize", queue: "images", priority: 5, maxAttempts: 2, concurrency: 1 };
+
+for (const backend of selectedBackends()) {
+  describe(`job types in the store on ${backend.name}`, () => {
+    it("a server started again without types still has the ones it was given and the ones PUT", async () => {
+      const first = await startServer(backend, { types: [resize] });
+      const put = await first.http("PUT", "/v1/types/email", { body: { maxAttempts: 9 } });
+      expect(put.status).toBe(201);
+      await first.app.close();
+
+      const again = await serve(await first.connect());
+      const listed = await again.http("GET", "/v1/types");
+      expect(listed.body.types).toEqual([{ type: "email", maxAttempts: 9 }, resize]);
+      expect((await again.http("GET", "/v1/types/resize")).body).toEqual(resize);
+      // Its defaults and cap are in force from the start, with no request for the type first.
+      expect(again.app.errand.types.get("resize")).toEqual(resize);
+      for (const n of [1, 2]) {
+        const job = await again.http("POST", "/v1/jobs", { body: { type: "resize", payload: n } });
+        expect(job.body).toMatchObject({ queue: "images", priority: 5, maxAttempts: 2 });
+      }
+      expect((await again.http("POST", "/v1/jobs", { body: { type: "email" } })).body.maxAttempts).toBe(9);
+      const leased = await again.http("POST", "/v1/lease", { body: { types: ["resize"], limit: 5 } });
+      expect(leased.body.jobs).toHaveLength(1);
+    });
+
+    it("starting with the types the store already holds writes nothing", async () => {
+      const first = await startServer(backend, { types: [resize] });
+      const stored = await first.store.getJobType("resize");
+      await first.clock.advance(60_000);
+      await serve(await first.connect(), { types: [resize] });
+      expect(await first.store.getJobType("resize")).toEqual(stored);
+      // Changed settings are written, keeping the type's createdAt.
+      await serve(await first.connect(), { types: [{ ...resize, concurrency: 3 }] });
+      expect(await first.store.getJobType("resize")).toMatchObject({
+        createdAt: stored!.createdAt,
+        updatedAt: stored!.createdAt + 60_000,
+      });
+      // One bad type among several: nothing is written, and the server does not start.
+      await expect(
+        serve(await first.connect(), { types: [{ type: "ok" }, { type: "bad", maxAttempts: 0 }] }),
+      ).rejects.toMatchObject({ code: "INVALID_OPTION", message: expect.stringMatching(/^types\[1\]/) });
+      expect(await first.store.getJobType("ok")).toBeNull();
+    });
+
+    it("a type PUT, changed or deleted on one server takes effect on another on the same store", async () => {
+      const a = await startServer(backend);
+      const b = await serve(await a.connect());
+      /** Moves the shared clock until `b` has picked up what `check` expects. */
+      const untilB = (check: (h: Pick<Harness, "app">) => void) =>
+        vi.waitFor(
+          async () => {
+            await a.clock.advance(REFRESH_MS);
+            check(b);
+          },
+          { interval: 20, timeout: 5000 },
+        );
+
+      expect((await a.http("PUT", "/v1/types/resize", { body: resize })).status).toBe(201);
+      // A read through B answers from the store at once.
+      expect((await b.http("GET", "/v1/types/resize")).body).toEqual(resize);
+      await untilB((h) => expect(h.app.errand.types.get("resize")).toEqual(resize));
+
+      // B applies the defaults and, with A, keeps to the cap across both servers.
+      for (const n of [1, 2, 3]) {
+        const job = await b.http("POST", "/v1/jobs", { body: { type: "resize", payload: n } });
+        expect(job.body).toMatchObject({ queue: "images", priority: 5, maxAttempts: 2 });
+      }
+      const lease = { body: { types: ["resize"], limit: 5 } };
+      expect((await b.http("POST", "/v1/lease", lease)).body.jobs).toHaveLength(1);
+      expect((await a.http("POST", "/v1/lease", lease)).body.jobs).toHaveLength(0);
+      expect((await b.http("POST", "/v1/lease", lease)).body.jobs).toHaveLength(0);
+
+      // A raises the cap: B follows.
+      await a.http("PUT", "/v1/types/resize", { body: { ...resize, concurrency: 2 } });
+      await untilB((h) => expect(h.app.errand.types.get("resize")?.concurrency).toBe(2));
+      expect((await b.http("POST", "/v1/lease", lease)).body.jobs).toHaveLength(1);
+      expect((await b.http("POST", "/v1/lease", lease)).body.jobs).toHaveLength(0);
+
+      // A deletes it: B forgets it, and its jobs get the built-in defaults again.
+      expect((await a.http("DELETE", "/v1/types/resize")).status).toBe(204);
+      await untilB((h) => expect(h.app.errand.types.get("resize")).toBeUndefined());
+      expect((await b.http("GET", "/v1/types")).body.types).toEqual([]);
+      const plain = await b.http("POST", "/v1/jobs", { body: { type: "resize" } });
+      expect(plain.body).toMatchObject({ queue: "default", priority: 0, maxAttempts: 5 });
+      // Deleting it again, through either server, is a 404.
+      expect((await b.http("DELETE", "/v1/types/resize")).status).toBe(404);
+    });
+
+    it("push delivery follows a type with a push target found in the store", async () => {
+      const delivered: string[] = [];
+      const fetch = (async (_url: string, init: { body: string }) => {
+        delivered.push(JSON.parse(init.body).id);
+        return new Response(JSON.stringify({ ok: true }), { status: 200 });
+      }) as unknown as typeof globalThis.fetch;
+      const a = await startServer(backend);
+      const b = await serve(await a.connect(), { push: { fetch } });
+      // PUT through another server (closed before any job exists): B learns of it from the store.
+      await a.http("PUT", "/v1/types/hook", { body: { push: { url: "http://127.0.0.1:9/hook" } } });
+      await a.app.close();
+      await vi.waitFor(
+        async () => {
+          await a.clock.advance(REFRESH_MS);
+          expect(b.app.errand.types.get("hook")?.push).toBeDefined();
+        },
+        { interval: 20, timeout: 5000 },
+      );
+      await b.http("PUT", "/v1/jobs/h1", { body: { type: "hook", payload: 1 } });
+      await vi.waitFor(async () => expect((await a.queue.get("h1"))?.state).toBe("completed"), {
+        interval: 20,
+        timeout: 5000,
+      });
+      expect(delivered).toEqual(["h1"]);
+    });
+  });
+}
