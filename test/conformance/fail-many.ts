@@ -3,10 +3,12 @@
  * (fencing, retry or dead, the sweeper's lease check) and answers per item, in order. An attempt
  * named twice in one batch is failed once: the first item wins, the second is stale.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { defineJob } from "../../src/define-job.js";
-import type { JobErrorEntry } from "../../src/job.js";
+import { NonRetryableError } from "../../src/errors.js";
+import type { Job, JobErrorEntry } from "../../src/job.js";
 import type { FailItem } from "../../src/store/store.js";
+import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
 
 const task = defineJob({ type: "task", handler: async () => null });
@@ -204,6 +206,52 @@ export function exerciseFailMany(backend: Backend): void {
       const stats = await queue.stats();
       expect(stats.states.active).toBe(0);
       expect(stats.states.pending + stats.states.dead).toBe(40);
+    });
+
+    it("lets a Worker record the failures of one turn in one failMany, with each job's events", async () => {
+      const { queue, store, clock } = await backend.setup();
+      const flaky = defineJob({
+        type: "flaky",
+        backoff: { type: "fixed", delayMs: 1000 },
+        handler: async (payload: { i: number }): Promise<never> => {
+          throw payload.i % 2 === 0
+            ? new Error(`retry ${payload.i}`)
+            : new NonRetryableError(`give up ${payload.i}`);
+        },
+      });
+      const jobs = await queue.enqueueMany(
+        flaky,
+        Array.from({ length: 8 }, (_, i) => ({ i })),
+      );
+      const failMany = vi.spyOn(store, "failMany");
+      const worker = new Worker(queue, { jobs: [flaky], concurrency: 8, maintenance: false });
+      const fromWorker: string[] = [];
+      const fromQueue: string[] = [];
+      for (const event of ["failed", "retrying", "dead"] as const) {
+        worker.on(event, (job: Job, error: unknown) =>
+          fromWorker.push(`${event} ${job.state} ${(error as Error).message}`),
+        );
+        queue.on(event, (job: Job, error: unknown) =>
+          fromQueue.push(`${event} ${job.state} ${(error as Error).message}`),
+        );
+      }
+      await worker.start();
+      await vi.waitFor(() => expect(fromWorker).toHaveLength(16), { interval: 2 });
+      // All eight handlers threw in the same turn: one write.
+      expect(failMany).toHaveBeenCalledTimes(1);
+      expect(failMany.mock.calls[0]![0].items.map((i) => i.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+      const expected = jobs.flatMap((_, i) =>
+        i % 2 === 0
+          ? [`failed pending retry ${i}`, `retrying pending retry ${i}`]
+          : [`failed dead give up ${i}`, `dead dead give up ${i}`],
+      );
+      expect([...fromWorker].sort()).toEqual([...expected].sort());
+      expect([...fromQueue].sort()).toEqual([...expected].sort());
+      const stats = await queue.stats();
+      expect(stats.states).toMatchObject({ pending: 4, dead: 4, active: 0 });
+      const closed = worker.close({ graceMs: 0 });
+      await clock.advance(0);
+      await closed;
     });
   });
 }
