@@ -7,6 +7,8 @@
  *                         (memory: the server's memory per waiting 100-byte job; Redis only)
  *                         drain-scale: the 20k drain by 4 worker processes at once vs one (run by
  *                         default where the store has a scale-out target: postgres)
+ *                         drain-fail: the 20k drain with every job throwing a NonRetryableError
+ *                         (the failure path: each job goes to dead); only when asked for
  *   --jobs N              jobs per throughput scenario (default 20000)
  *   --backlog N           backlog size for drain-backlog (default 1000000)
  *   --latency-jobs N      jobs in the latency scenario (default 300)
@@ -42,7 +44,15 @@ interface Options {
   httpLoops: number;
 }
 
-const SCENARIOS = ["enqueue-bulk", "drain", "latency", "drain-backlog", "memory", "drain-scale"] as const;
+const SCENARIOS = [
+  "enqueue-bulk",
+  "drain",
+  "latency",
+  "drain-backlog",
+  "memory",
+  "drain-scale",
+  "drain-fail",
+] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Issue 5's HTTP server scenarios: only when asked for (`--scenario http` runs all four). */
 const HTTP_SCENARIOS = ["http-enqueue", "http-work", "http-remote-worker", "http-wake", "http-idle"] as const;
@@ -353,6 +363,15 @@ interface Results extends HttpResults {
     ratio: number;
   };
   "enqueue-bulk"?: { jobs: number; runs: number[]; jobsPerSec: number; bestJobsPerSec: number };
+  "drain-fail"?: {
+    jobs: number;
+    concurrency: number;
+    elapsedMs: number;
+    jobsPerSec: number;
+    /** Each handler ran once and each job is dead, none left pending or active. */
+    exactlyOnce: boolean;
+    deadInStore: number;
+  };
   drain?: {
     jobs: number;
     concurrency: number;
@@ -449,11 +468,20 @@ interface DrainDone {
   repeated: number;
 }
 
-/** Drains `measure` jobs from a database already holding `waiting` jobs, in a worker child. */
-async function drainIn(db: Database, measure: number, concurrency: number, rt: Runtime): Promise<DrainDone> {
+/**
+ * Drains `measure` jobs from a database already holding `waiting` jobs, in a worker child
+ * (`drain-fail`: every job fails for good, and `measure` jobs dead end it).
+ */
+async function drainIn(
+  db: Database,
+  measure: number,
+  concurrency: number,
+  rt: Runtime,
+  mode: "drain" | "drain-fail" = "drain",
+): Promise<DrainDone> {
   const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "drain worker", rt.tsx);
   try {
-    child.send({ type: "init", entry: rt.entry, url: db.url, mode: "drain", concurrency, expect: measure });
+    child.send({ type: "init", entry: rt.entry, url: db.url, mode, concurrency, expect: measure });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
     child.send({ type: "go" });
     return { ...(await child.next<DrainDone>("done")), rssBeforeBytes: ready.rssBytes };
@@ -489,6 +517,39 @@ async function drain(store: BenchStore, o: Options, rt: Runtime, log: Log): Prom
       workerHeapTotalMB: round(done.heapTotalBytes / 2 ** 20, 1),
     };
     log(`drain: ${fmtInt(r.jobsPerSec)} jobs/s, exactly once: ${exactlyOnce}, RSS ${r.workerRssMB} MB`);
+    return r;
+  } finally {
+    await db.dispose();
+  }
+}
+
+/** The 20k drain with every job failing for good: the failure path's write (one per job to dead). */
+async function drainFail(
+  store: BenchStore,
+  o: Options,
+  rt: Runtime,
+  log: Log,
+): Promise<Results["drain-fail"]> {
+  const db = store.fresh("drainfail");
+  try {
+    await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
+    const done = await drainIn(db, o.jobs, 50, rt, "drain-fail");
+    const stats = await withQueue(db, (q) => q.stats());
+    const exactlyOnce =
+      done.calls === o.jobs &&
+      done.distinct === o.jobs &&
+      done.repeated === 0 &&
+      stats.states.dead === o.jobs &&
+      stats.states.pending + stats.states.active === 0;
+    const r = {
+      jobs: o.jobs,
+      concurrency: 50,
+      elapsedMs: round(done.elapsedMs, 1),
+      jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
+      exactlyOnce,
+      deadInStore: stats.states.dead,
+    };
+    log(`drain-fail: ${fmtInt(r.jobsPerSec)} jobs/s, each failed exactly once: ${exactlyOnce}`);
     return r;
   } finally {
     await db.dispose();
@@ -1126,6 +1187,16 @@ function rows(r: Results, t: Targets): Row[] {
     add("worker RSS after drain", `${d.workerRssMB} MB`, `≤ ${t.rssMB} MB`, d.workerRssMB <= t.rssMB);
     add("  (before the drain)", `${d.workerRssBeforeMB} MB`, "", null);
   }
+  const df = r["drain-fail"];
+  if (df) {
+    add(
+      `drain, every job failing (${fmtInt(df.jobs)}, concurrency ${df.concurrency})`,
+      `${fmtInt(df.jobsPerSec)} jobs/s`,
+      "",
+      null,
+    );
+    add("  each ran once and is dead", String(df.exactlyOnce), "true", df.exactlyOnce);
+  }
   const l = r.latency;
   if (l) {
     add(
@@ -1244,14 +1315,12 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const store = benchStore(o.store);
   const log: Log = (line) => console.error(`[bench] ${line}`);
-  const wanted = (s: ScenarioName) =>
-    s === "memory" && !store.usedMemory
-      ? false
-      : o.scenario === null && s === "drain-scale"
-        ? store.targets.scaleRatio !== undefined
-        : o.scenario === null
-          ? !(s === "drain-backlog" && o.quick)
-          : o.scenario === s;
+  const wanted = (s: ScenarioName) => {
+    if (s === "memory" && !store.usedMemory) return false;
+    if (o.scenario !== null) return o.scenario === s;
+    if (s === "drain-scale") return store.targets.scaleRatio !== undefined;
+    return s !== "drain-fail" && !(s === "drain-backlog" && o.quick);
+  };
   const results: Results = {};
   const rt = runtime(o, log);
   // First: after the backlog scenario, the server's key table keeps its size for a while, and the
@@ -1259,6 +1328,7 @@ async function main(): Promise<void> {
   if (wanted("memory")) results.memory = await memory(store, log);
   if (wanted("enqueue-bulk")) results["enqueue-bulk"] = await enqueueBulk(store, o, rt, log);
   if (wanted("drain")) results.drain = await drain(store, o, rt, log);
+  if (wanted("drain-fail")) results["drain-fail"] = await drainFail(store, o, rt, log);
   if (wanted("latency")) results.latency = await latency(store, o, rt, log);
   // Before the backlog: a million-row table just dropped keeps the server busy for a while.
   if (wanted("drain-scale")) {

@@ -3,12 +3,16 @@
  * Plain JavaScript, so it runs both under tsx (importing errand's TypeScript source) and under
  * plain node (importing a compiled build): `entry` in the init message says which.
  *
- * parent → child: `init` { entry, url, mode: "drain" | "latency" | "scale", concurrency, expect }, `go`, `ping`, `exit`
+ * parent → child: `init` { entry, url, mode: "drain" | "drain-fail" | "latency" | "scale", concurrency, expect },
+ *   `go`, `ping`, `exit`
  * child → parent: `ready` (worker built; for latency: started and idle), `done` {...}, `pong`, `error`
  *
  * `scale`: one of several workers draining the same jobs; it cannot know its share, so it reports
  * `done` {t0, tLast, completed, …} when its worker first runs dry (a claim finds nothing and
  * nothing runs): the others hold the rest.
+ *
+ * `drain-fail`: as `drain`, but every job throws a NonRetryableError, and `done` comes when
+ * `expect` jobs are dead.
  */
 
 const now = () => performance.timeOrigin + performance.now();
@@ -26,7 +30,7 @@ function fail(error) {
 }
 
 async function init(o) {
-  const { defineJob, openQueue, Worker } = await import(o.entry);
+  const { defineJob, NonRetryableError, openQueue, Worker } = await import(o.entry);
   const queue = await openQueue(o.url);
   const calls = new Map();
   const starts = [];
@@ -35,6 +39,7 @@ async function init(o) {
     handler: async (payload, ctx) => {
       if (o.mode === "latency") starts[payload.i] = now();
       calls.set(ctx.job.id, (calls.get(ctx.job.id) ?? 0) + 1);
+      if (o.mode === "drain-fail") throw new NonRetryableError("bench: every job fails");
     },
   });
   const worker = new Worker(queue, { jobs: [noop], concurrency: o.concurrency });
@@ -42,7 +47,7 @@ async function init(o) {
 
   let completed = 0;
   const finished = new Promise((resolve) => {
-    worker.on("completed", () => {
+    worker.on(o.mode === "drain-fail" ? "dead" : "completed", () => {
       if (++completed === o.expect) resolve(now());
     });
   });

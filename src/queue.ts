@@ -26,7 +26,7 @@ import {
   type StoredBackoff,
   toJob,
 } from "./job.js";
-import type { AttemptRef, NewJob, QueueWeight, ScheduleRecord, Store } from "./store/store.js";
+import type { AttemptRef, FailItem, NewJob, QueueWeight, ScheduleRecord, Store } from "./store/store.js";
 import {
   checkAttempt,
   checkInt,
@@ -200,6 +200,20 @@ export interface LeaseOptions {
 export interface FailOptions {
   /** `false` sends the job straight to `dead`. Errors with `retryable: false` do the same. */
   retryable?: boolean;
+}
+
+/**
+ * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
+ * and the options of {@link Queue.failAttempt}.
+ * @internal
+ */
+export interface AttemptFailure {
+  job: Job;
+  error: unknown;
+  /** `false` sends the job straight to `dead`. */
+  retryable?: boolean;
+  /** Why the attempt failed when no handler threw (`"timeout"`, `"shutdown"`, …). */
+  kind?: string;
 }
 
 /** What one {@link Queue.sweep} did. */
@@ -672,16 +686,15 @@ export class Queue extends EventEmitter<QueueEvents> {
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
-    let recovered = 0;
-    for (const record of await this.store.expiredLeases({ now, limit: SWEEP_BATCH })) {
-      const job = toJob(record);
+    const lapsed = (await this.store.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
       const poison = record.leaseExpirations + 1 >= POISON_PILL_LEASES;
       const message = poison
         ? `lease expired ${POISON_PILL_LEASES} times without an outcome; the job may be killing its worker`
         : "lease expired without an outcome (worker crashed, hung or lost its connection)";
       const error = Object.assign(new Error(message), { retryable: !poison });
-      if ((await this.#fail(job, error, { kind: "lease_expired", leaseExpired: true })) !== null) recovered++;
-    }
+      return { job: toJob(record), error, kind: "lease_expired", leaseExpired: true };
+    });
+    const recovered = (await this.#failMany(lapsed)).filter((job) => job !== null).length;
     const expired = await this.store.expirePending({ now, limit: SWEEP_BATCH });
     for (const r of expired) this.emit("expired", toJob(r));
     let fired = 0;
@@ -819,9 +832,9 @@ export class Queue extends EventEmitter<QueueEvents> {
     checkAttempt(job.attempt);
     const full = "state" in job ? job : await this.get(job.id);
     if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
-    const failed = await this.#fail(full, error, { retryable: options.retryable });
+    const [failed] = await this.#failMany([{ job: full, error, retryable: options.retryable }]);
     if (failed) this.#roomFreed(full.type);
-    return failed !== null;
+    return failed != null;
   }
 
   /** A job under a cluster-wide cap ended: claimers held back by the cap may look again. */
@@ -839,38 +852,54 @@ export class Queue extends EventEmitter<QueueEvents> {
     error: unknown,
     options: { retryable?: boolean; kind?: string } = {},
   ): Promise<{ job: Job; error: unknown } | null> {
-    const failed = await this.#fail(job, error, options);
-    return failed && { job: failed, error };
+    const [out] = await this.failAttempts([{ job, error, ...options }]);
+    return out ?? null;
   }
 
-  async #fail(
-    job: Job,
-    error: unknown,
-    o: { retryable?: boolean; kind?: string; leaseExpired?: boolean },
-  ): Promise<Job | null> {
+  /**
+   * {@link failAttempt} for many attempts at once, recorded in one store write
+   * (`Store.failMany`). One result per item, in order; events go out as for each alone.
+   * @internal Used by the worker (a turn's failures) and the server (a batch report).
+   */
+  async failAttempts(items: readonly AttemptFailure[]): Promise<Array<{ job: Job; error: unknown } | null>> {
+    const failed = await this.#failMany(items);
+    return failed.map((job, i) => job && { job, error: items[i]!.error });
+  }
+
+  async #failMany(
+    items: ReadonlyArray<AttemptFailure & { leaseExpired?: boolean }>,
+  ): Promise<Array<Job | null>> {
+    if (items.length === 0) return [];
     const now = this.clock.now();
-    const def = this.#definitions.get(job.type);
-    let retryAt: number | null = null;
-    const retryable = o.retryable !== false && !isNonRetryable(error);
-    if (retryable && job.delivery === "at_least_once" && job.attempt < job.maxAttempts) {
-      const delay = backoffDelay(job.backoff, def?.backoffFn, error, job.attempt, this.#random);
-      if (delay !== false) retryAt = now + delay;
-    }
-    const entry = errorEntry(error, job.attempt, now, o.kind);
-    const state = await this.store.fail({
-      id: job.id,
-      attempt: job.attempt,
-      now,
-      error: entry,
-      retryAt,
-      retryQueue: retryAt === null ? null : job.retryQueue,
-      leaseExpired: o.leaseExpired,
+    const writes = items.map(({ job, error, retryable, kind, leaseExpired }): FailItem => {
+      const def = this.#definitions.get(job.type);
+      let retryAt: number | null = null;
+      if (
+        retryable !== false &&
+        !isNonRetryable(error) &&
+        job.delivery === "at_least_once" &&
+        job.attempt < job.maxAttempts
+      ) {
+        const delay = backoffDelay(job.backoff, def?.backoffFn, error, job.attempt, this.#random);
+        if (delay !== false) retryAt = now + delay;
+      }
+      return {
+        id: job.id,
+        attempt: job.attempt,
+        error: errorEntry(error, job.attempt, now, kind),
+        retryAt,
+        retryQueue: retryAt === null ? null : job.retryQueue,
+        leaseExpired,
+      };
     });
-    if (state === null) return null;
-    {
+    const states = await this.store.failMany({ now, items: writes });
+    return items.map(({ job, error }, i) => {
+      const state = states[i];
+      if (!state) return null;
+      const { retryAt, error: entry } = writes[i]!;
       const failed: Job = {
         ...job,
-        state: state,
+        state,
         errors: [...job.errors, entry],
         runAt: retryAt === null ? job.runAt : new Date(retryAt),
         queue: retryAt !== null && job.retryQueue ? job.retryQueue : job.queue,
@@ -881,7 +910,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       this.emit("failed", failed, error);
       this.emit(state === "dead" ? "dead" : "retrying", failed, error);
       return failed;
-    }
+    });
   }
 
   /** Extends a lease. `false` when the attempt is no longer current. */

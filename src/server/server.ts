@@ -450,15 +450,46 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     return complete(params(request).id!, b.attempt, b.result, queue.clock.now());
   });
 
+  /**
+   * Fails the current attempts among `items` in one store write. Per item: the outcome, or the
+   * error to answer with (a missing job, an attempt that is not current).
+   */
+  const failMany = async (items: FailReport[]): Promise<Array<FailOutcome | ErrandError>> => {
+    const jobs = await Promise.all(items.map((f) => queue.get(f.id)));
+    const out: Array<FailOutcome | ErrandError> = new Array(items.length);
+    const current: number[] = [];
+    for (const [k, f] of items.entries()) {
+      const job = jobs[k];
+      if (!job) out[k] = new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(f.id)}`);
+      else if (job.state !== "active" || job.attempt !== f.attempt) out[k] = stale(job, f.attempt);
+      else current.push(k);
+    }
+    const failed = await queue.failAttempts(
+      current.map((k) => ({
+        job: jobs[k]!,
+        error: toError(items[k]!.error),
+        retryable: items[k]!.retryable,
+      })),
+    );
+    let freed = false;
+    for (const [n, k] of current.entries()) {
+      const f = items[k]!;
+      const done = failed[n];
+      if (!done) {
+        out[k] = stale((await queue.get(f.id)) ?? jobs[k]!, f.attempt);
+        continue;
+      }
+      leased.delete(f.id);
+      freed = true;
+      out[k] = { ok: true, state: done.job.state, runAt: done.job.runAt };
+    }
+    if (freed && types.hasCaps) queue.store.wake();
+    return out;
+  };
   const fail = async (id: string, attempt: number, error: FailError, retryable: boolean | undefined) => {
-    const job = await queue.get(id);
-    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
-    if (job.state !== "active" || job.attempt !== attempt) throw stale(job, attempt);
-    const out = await queue.failAttempt(job, toError(error), retryable === undefined ? {} : { retryable });
-    if (!out) throw stale((await queue.get(id)) ?? job, attempt);
-    leased.delete(id);
-    if (types.hasCaps) queue.store.wake();
-    return { ok: true, state: out.job.state, runAt: out.job.runAt };
+    const [out] = await failMany([{ id, attempt, error, retryable }]);
+    if (out instanceof ErrandError) throw out;
+    return out!;
   };
 
   route("POST /v1/jobs/:id/fail", "work", async (request) => {
@@ -502,7 +533,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       id: r.id,
       ok: false,
     }));
-    // Completions go to the store in one write; failures one by one (each needs its retry rule).
+    // Completions go to the store in one write, then failures in another.
     const completes: Array<{ i: number; id: string; attempt: number; result: string }> = [];
     for (const [i, r] of reports.entries()) {
       if (r.outcome !== "complete") continue;
@@ -526,14 +557,19 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         results[c.i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
       }
     }
-    for (const [i, r] of reports.entries()) {
-      if (r.outcome !== "fail") continue;
-      try {
-        const out = await fail(r.id, r.attempt, r.error ?? "failed", r.retryable);
-        results[i] = { id: r.id, ok: true, state: out.state };
-      } catch (error) {
-        results[i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
-      }
+    const fails = [...reports.entries()].filter(([, r]) => r.outcome === "fail");
+    const failed = await failMany(
+      fails.map(([, r]) => ({
+        id: r.id,
+        attempt: r.attempt,
+        error: r.error ?? "failed",
+        retryable: r.retryable,
+      })),
+    );
+    for (const [n, [i, r]] of fails.entries()) {
+      const out = failed[n]!;
+      if (out instanceof ErrandError) results[i]!.code = out.code;
+      else results[i] = { id: r.id, ok: true, state: out.state };
     }
     return { results };
   });
@@ -708,6 +744,20 @@ interface LeaseBody {
 }
 
 type FailError = string | { message: string; name?: string; stack?: string };
+
+/** A failure to record, as the fail and report endpoints take it. */
+interface FailReport {
+  id: string;
+  attempt: number;
+  error: FailError;
+  retryable: boolean | undefined;
+}
+
+interface FailOutcome {
+  ok: true;
+  state: Job["state"];
+  runAt: Date;
+}
 
 interface ReportItem {
   id: string;

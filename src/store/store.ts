@@ -98,8 +98,8 @@ export interface CompleteManyParams {
   items: Array<AttemptRef & { result: string }>;
 }
 
-export interface FailParams extends AttemptRef {
-  now: number;
+/** One failed attempt given to {@link Store.failMany}. */
+export interface FailItem extends AttemptRef {
   error: JobErrorEntry;
   /** When to run again; `null` sends the job to `dead`. */
   retryAt: number | null;
@@ -107,6 +107,11 @@ export interface FailParams extends AttemptRef {
   retryQueue?: string | null;
   /** Only when the lease has run out by `now` (the sweeper's compare-and-set). Also counts a lease expiration. */
   leaseExpired?: boolean;
+}
+
+export interface FailManyParams {
+  now: number;
+  items: FailItem[];
 }
 
 /** What a fail did: the job's new state, or null when the attempt was stale and nothing changed. */
@@ -253,7 +258,12 @@ export interface Store {
   claim(params: ClaimParams): Promise<JobRecord[]>;
   /** `true` for each item whose attempt was current and is now `completed`. */
   completeMany(params: CompleteManyParams): Promise<boolean[]>;
-  fail(params: FailParams): Promise<FailResult>;
+  /**
+   * Records failed attempts: each current one goes back to pending at its `retryAt` or, with
+   * `retryAt` null, to dead. One result per item, in order; null for a stale attempt (nothing
+   * changed). When two items name the same attempt, the first is applied and the second is stale.
+   */
+  failMany(params: FailManyParams): Promise<FailResult[]>;
   /** Extends leases; `false` for an attempt that is no longer current (lost, cancelled, finished). */
   heartbeatMany(params: HeartbeatManyParams): Promise<boolean[]>;
   checkpoint(params: CheckpointParams): Promise<boolean>;

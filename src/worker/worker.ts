@@ -8,8 +8,8 @@ import { type Job, type JobRecord, toJob } from "../job.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import type { QueueWeight } from "../store/store.js";
 import { checkInt } from "../validation.js";
-import { CompletionBatcher } from "./completion-batcher.js";
 import { JobRun, type RunHooks } from "./job-run.js";
+import { OutcomeBatcher } from "./outcome-batcher.js";
 
 /**
  * Options for a {@link Worker}.
@@ -137,7 +137,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #logger: Logger | undefined;
   #childLogger: Logger | undefined;
   readonly #running = new Map<string, JobRun>();
-  readonly #completions: CompletionBatcher;
+  readonly #outcomes: OutcomeBatcher;
   #runningWeight = 0;
   /** Outcome writes under way; the worker is idle only when none are. */
   #reports = 0;
@@ -190,7 +190,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#pruneMs = toMs("pruneIntervalMs", options.pruneIntervalMs ?? 60_000);
     this.workerId = options.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
     this.#logger = options.logger;
-    this.#completions = new CompletionBatcher(queue, (error) => this.#error(error));
+    this.#outcomes = new OutcomeBatcher(queue, (error) => this.#error(error));
     queue.register(...options.jobs);
     // An unhandled "error" event would crash the process; errors are logged instead.
     this.on("error", (error) => this.#log.error({ err: error }, "worker error"));
@@ -349,15 +349,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const def = this.#jobs.get(job.type);
     if (!def) {
       this.#settle(run);
-      await this.#report(() =>
-        this.queue.failAttempt(
-          job,
-          new ErrandError("UNKNOWN_JOB_TYPE", `no handler for job type "${job.type}"`),
-          {
-            retryable: true,
-          },
-        ),
-      );
+      await this.#fail(job, new ErrandError("UNKNOWN_JOB_TYPE", `no handler for job type "${job.type}"`), {
+        retryable: true,
+      });
       return;
     }
     if (job.timeoutMs !== null) {
@@ -371,7 +365,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (error) {
       if (run.settled) return;
       this.#settle(run);
-      await this.#report(() => this.queue.failAttempt(job, error));
+      await this.#fail(job, error);
       this.#roomFreed(def);
       return;
     }
@@ -380,11 +374,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     let ok: boolean;
     this.#reports++;
     try {
-      ok = await this.#completions.complete(job, result);
+      ok = await this.#outcomes.complete(job, result);
     } catch (error) {
       if (error instanceof ErrandError && error.code === "INVALID_PAYLOAD") {
         // A result that cannot be stored (not JSON, too large) fails the attempt instead.
-        await this.#report(() => this.queue.failAttempt(job, error, { retryable: false }));
+        await this.#fail(job, error, { retryable: false });
       }
       // Otherwise the store failed (the batcher reported it), and the completion may or may not
       // have been written: the attempt is left as it is. If it was not written, the lease runs
@@ -406,16 +400,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (def.concurrency !== null) this.queue.store.wake();
   }
 
-  /** Records a failure (or release) and re-emits the outcome as this worker's event. */
-  async #report(fail: () => Promise<unknown>): Promise<void> {
+  /**
+   * Records a failed attempt, in one write with the other failures of this turn, and re-emits the
+   * outcome as this worker's event.
+   */
+  async #fail(job: Job, error: unknown, options: { retryable?: boolean; kind?: string } = {}): Promise<void> {
     this.#reports++;
     try {
-      const outcome = await fail();
-      if (outcome && typeof outcome === "object" && "job" in outcome) {
-        const { job, error } = outcome as { job: Job; error: unknown };
-        this.emit("failed", job, error);
-        this.emit(job.state === "dead" ? "dead" : "retrying", job, error);
+      const out = await this.#outcomes.fail(job, error, options);
+      if (out) {
+        this.emit("failed", out.job, out.error);
+        this.emit(out.job.state === "dead" ? "dead" : "retrying", out.job, out.error);
       }
+    } catch {
+      // The store failed (the batcher reported it, once for its write): the attempt is left as it
+      // is, and its lease runs out and the sweeper recovers it, as after a crash.
+    } finally {
+      this.#reported();
+    }
+  }
+
+  /** Runs a shutdown report (a release, or an at-most-once job's failure), counted as under way. */
+  async #report(report: () => Promise<unknown>): Promise<void> {
+    this.#reports++;
+    try {
+      await report();
     } catch (error) {
       this.#error(error);
     } finally {
@@ -462,7 +471,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     run.abort(reason);
     this.#settle(run);
     if (why === "timeout") {
-      void this.#report(() => this.queue.failAttempt(run.job, reason, { kind: "timeout" }));
+      void this.#fail(run.job, reason, { kind: "timeout" });
     } else if (why === "cancelled") {
       this.emit("cancelled", run.job);
     }
@@ -565,7 +574,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           }),
         ),
       );
-      await this.#completions.flush();
+      await this.#outcomes.flush();
     } finally {
       stopHeartbeat();
       // Sweeps, prunes and heartbeats its timers started: the caller may close the store next.

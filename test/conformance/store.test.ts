@@ -11,6 +11,7 @@ import { exerciseClaim } from "./claim.js";
 import { exerciseDelivery } from "./delivery.js";
 import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
+import { exerciseFailMany } from "./fail-many.js";
 import { exerciseFencing } from "./fencing.js";
 import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
@@ -29,6 +30,7 @@ for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
     exerciseClaim(backend);
     exerciseFencing(backend);
+    exerciseFailMany(backend);
     exerciseLeases(backend);
     exerciseRetries(backend);
     exerciseIdempotency(backend);

@@ -240,6 +240,46 @@ for (const backend of selectedBackends()) {
       expect((await h.queue.get(j1.id))!.result).toBe("one");
     });
 
+    it("records a report's failures in one store write, each answered on its own terms", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueueMany("t", [1, 2, 3]);
+      const { body } = await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 3 } });
+      const [j1, j2, j3] = body.jobs;
+      const failMany = vi.spyOn(h.queue.store, "failMany");
+      const r = await h.http("POST", "/v1/report", {
+        body: {
+          reports: [
+            { id: j1.id, attempt: 1, outcome: "fail", error: "try again" },
+            {
+              id: j2.id,
+              attempt: 1,
+              outcome: "fail",
+              error: { message: "fatal", name: "TypeError" },
+              retryable: false,
+            },
+            { id: j1.id, attempt: 1, outcome: "fail", error: "the same attempt again" },
+            { id: j3.id, attempt: 2, outcome: "fail", error: "never handed out" },
+            { id: "no-such-job", attempt: 1, outcome: "fail", error: "ghost" },
+          ],
+        },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.results).toEqual([
+        { id: j1.id, ok: true, state: "pending" },
+        { id: j2.id, ok: true, state: "dead" },
+        { id: j1.id, ok: false, code: "STALE_ATTEMPT" },
+        { id: j3.id, ok: false, code: "STALE_ATTEMPT" },
+        { id: "no-such-job", ok: false, code: "JOB_NOT_FOUND" },
+      ]);
+      expect(failMany).toHaveBeenCalledTimes(1);
+      expect(failMany.mock.calls[0]![0].items.map((i) => i.id)).toEqual([j1.id, j2.id, j1.id]);
+      expect((await h.queue.get(j1.id))!.errors.map((e) => e.message)).toEqual(["try again"]);
+      expect((await h.queue.get(j2.id))!.errors.map((e) => [e.name, e.message])).toEqual([
+        ["TypeError", "fatal"],
+      ]);
+      expect(await h.queue.get(j3.id)).toMatchObject({ state: "active", attempt: 1, errors: [] });
+    });
+
     it("cancels, retries, replays and reschedules jobs", async () => {
       const h = await startServer(backend);
       await h.queue.enqueue("t", { v: 1 }, { id: "p" });

@@ -13,7 +13,7 @@ import type {
   CompleteManyParams,
   EnqueueManyParams,
   EnqueueResult,
-  FailParams,
+  FailManyParams,
   FailResult,
   FireScheduleParams,
   HeartbeatManyParams,
@@ -688,31 +688,34 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return items.map((i) => won.delete(`${i.attempt}:${i.id}`));
   }
 
-  async fail(p: FailParams): Promise<FailResult> {
-    const error = JSON.stringify(p.error);
-    const expired = p.leaseExpired ? 1 : 0;
-    if (p.retryAt !== null) {
-      const retryAt = p.retryAt;
-      const [row] = await this.#op("pool", (db) =>
-        this.#q<{ changed: number }>(db, this.#sql.failRetry, [
-          p.id,
-          p.attempt,
-          expired,
-          p.now,
-          retryAt,
-          p.retryQueue ?? null,
-          error,
-          this.#origin,
-        ]),
-      );
-      if (!row || row.changed === 0) return null;
-      if (retryAt <= p.now) this.#emitWake();
-      return "pending";
-    }
-    const [row] = await this.#op("pool", (db) =>
-      this.#q<{ changed: number }>(db, this.#sql.failDead, [p.id, p.attempt, expired, p.now, error]),
+  async failMany(params: FailManyParams): Promise<FailResult[]> {
+    const { items, now } = params;
+    if (items.length === 0) return [];
+    const rows = await this.#op("pool", (db) =>
+      this.#q<{ id: string; attempt: number; state: "pending" | "dead" }>(db, this.#sql.failMany, [
+        items.map((i) => i.id),
+        items.map((i) => i.attempt),
+        items.map((i) => (i.leaseExpired ? 1 : 0)),
+        items.map((i) => i.retryAt),
+        items.map((i) => (i.retryAt === null ? null : (i.retryQueue ?? null))),
+        items.map((i) => JSON.stringify(i.error)),
+        now,
+        this.#origin,
+      ]),
     );
-    return row && row.changed > 0 ? "dead" : null;
+    const outcome = new Map(rows.map((r) => [`${r.attempt}:${r.id}`, r.state]));
+    let ready = false;
+    // The statement applied the first item naming each attempt; a repeat of it is stale.
+    const results = items.map((i): FailResult => {
+      const key = `${i.attempt}:${i.id}`;
+      const state = outcome.get(key);
+      if (state === undefined) return null;
+      outcome.delete(key);
+      if (state === "pending" && i.retryAt !== null && i.retryAt <= now) ready = true;
+      return state;
+    });
+    if (ready) this.#emitWake();
+    return results;
   }
 
   /**
@@ -1316,32 +1319,44 @@ function buildSql(s: string, channel: string) {
         RETURNING id, attempt
       )
       SELECT id, attempt FROM ins`,
-    // $1 id, $2 attempt, $3 lease expired (0/1), $4 now, $5 retryAt, $6 retry queue, $7 error, $8 tag
-    failRetry: `
-      WITH upd AS (
-        UPDATE ${job} SET state = 'pending', run_at = $5, queue = coalesce($6, queue),
-          errors = ${appendError("errors", "$7::text")}, lease_expires_at = NULL, worker_id = NULL,
-          lease_expirations = lease_expirations + $3
-        WHERE id = $1 AND state = 'active' AND attempt = $2 AND ($3 = 0 OR lease_expires_at <= $4)
-        RETURNING run_at
-      ), ready AS (SELECT 1 FROM upd WHERE run_at <= $4),
-      ${notify("ready", "$8")}
-      SELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd`,
-    failDead: `
-      WITH moved AS (
-        DELETE FROM ${job}
-        WHERE id = $1 AND state = 'active' AND attempt = $2 AND ($3 = 0 OR lease_expires_at <= $4)
-        RETURNING *
-      ), ins AS (
+    // One statement for the whole batch. $1 ids, $2 attempts, $3 lease expired (0/1), $4 retryAt
+    // (NULL: dead), $5 retry queues, $6 errors (JSON), $7 now, $8 notify tag. `input` keeps the
+    // first item naming each attempt (a repeat is stale); `retried` puts the current attempts with
+    // a retryAt back to pending in the hot table, `moved` and `killed` take the others to history.
+    // The two touch different rows: a row has one attempt, and only items naming it match. The
+    // result is one row per attempt failed, with its new state.
+    failMany: `
+      WITH input AS (
+        SELECT DISTINCT ON (id, attempt) *
+        FROM unnest($1::text[], $2::integer[], $3::integer[], $4::bigint[], $5::text[], $6::text[])
+          WITH ORDINALITY AS i(id, attempt, expired, retry_at, retry_queue, error, ord)
+        ORDER BY id, attempt, ord
+      ), retried AS (
+        UPDATE ${job} j SET state = 'pending', run_at = i.retry_at, queue = coalesce(i.retry_queue, j.queue),
+          errors = ${appendError("j.errors", "i.error")}, lease_expires_at = NULL, worker_id = NULL,
+          lease_expirations = j.lease_expirations + i.expired
+        FROM input i
+        WHERE i.retry_at IS NOT NULL AND j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
+          AND (i.expired = 0 OR j.lease_expires_at <= $7)
+        RETURNING j.id, j.attempt, j.run_at
+      ), moved AS (
+        DELETE FROM ${job} j USING input i
+        WHERE i.retry_at IS NULL AND j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
+          AND (i.expired = 0 OR j.lease_expires_at <= $7)
+        RETURNING j.*, i.error AS new_error, i.expired AS new_expired
+      ), killed AS (
         INSERT INTO ${done} (${SHARED}, state, result, finished_at)
         SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-          ${appendError("errors", "$5::text")}, lease_expirations + $3, created_at, started_at, owner,
-          'dead', NULL, $4
+          ${appendError("errors", "new_error")}, lease_expirations + new_expired, created_at, started_at, owner,
+          'dead', NULL, $7
         FROM moved
-        RETURNING 1
-      )
-      SELECT count(*)::integer AS changed FROM ins`,
+        RETURNING id, attempt
+      ), ready AS (SELECT 1 FROM retried WHERE run_at <= $7),
+      ${notify("ready", "$8")}
+      SELECT id, attempt, 'pending' AS state FROM retried WHERE (SELECT count(*) FROM n) >= 0
+      UNION ALL
+      SELECT id, attempt, 'dead' FROM killed`,
     heartbeatMany: `
       UPDATE ${job} j SET lease_expires_at = $1
       FROM unnest($2::text[], $3::integer[]) AS i(id, attempt)

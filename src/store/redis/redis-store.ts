@@ -10,7 +10,7 @@ import type {
   CompleteManyParams,
   EnqueueManyParams,
   EnqueueResult,
-  FailParams,
+  FailManyParams,
   FailResult,
   FireScheduleParams,
   HeartbeatManyParams,
@@ -287,6 +287,65 @@ export class RedisStore implements Store {
     return this.#run(name, ([this.#epoch, this.#fresh] as Arg[]).concat(args));
   }
 
+  /**
+   * Runs a writing script once per argument list, in order, in one pipeline (one round trip); each
+   * run is atomic on its own. Runs Redis did not know the script for are sent again with EVAL.
+   * A fault in any run rejects the whole call, like a fault of a single script.
+   */
+  async #writeEach(name: ScriptName, argLists: Arg[][]): Promise<unknown[]> {
+    if (argLists.length === 0) return [];
+    if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
+    const head = [1, this.#meta, this.#epoch, this.#fresh];
+    const send = async (
+      command: "EVALSHA" | "EVAL",
+      lists: Arg[][],
+    ): Promise<Array<[Error | null, unknown]>> => {
+      const pipeline = this.#client.pipeline();
+      const script = command === "EVALSHA" ? sha(name) : scripts[name];
+      for (const args of lists) pipeline.call(command, ([script] as Arg[]).concat(head, args));
+      return (await this.#exec(pipeline)) ?? [];
+    };
+    try {
+      const replies = await send("EVALSHA", argLists);
+      const missing = replies.flatMap(([error], i) =>
+        error && message(error).startsWith("NOSCRIPT") ? [i] : [],
+      );
+      if (missing.length > 0) {
+        const again = await send(
+          "EVAL",
+          missing.map((i) => argLists[i]!),
+        );
+        missing.forEach((i, k) => {
+          replies[i] = again[k]!;
+        });
+      }
+      return replies.map(([error, reply]) => {
+        if (error) throw error;
+        return reply;
+      });
+    } catch (error) {
+      throw this.#fault(error);
+    }
+  }
+
+  /** Sends a pipeline; rejected if the connection it went out on closes before the replies. */
+  #exec(pipeline: ReturnType<Client["pipeline"]>): Promise<Array<[Error | null, unknown]> | null> {
+    if (this.#client.status !== "ready") return pipeline.exec();
+    return new Promise((resolve, reject) => {
+      this.#unanswered.add(reject);
+      pipeline.exec().then(
+        (replies) => {
+          this.#unanswered.delete(reject);
+          resolve(replies);
+        },
+        (error: unknown) => {
+          this.#unanswered.delete(reject);
+          reject(error);
+        },
+      );
+    });
+  }
+
   #fault(error: unknown): ErrandError {
     const text = message(error);
     if (text.startsWith("ERRAND_DATA_LOST ")) {
@@ -378,17 +437,21 @@ export class RedisStore implements Store {
     return out.map((n) => n === 1);
   }
 
-  async fail(p: FailParams): Promise<FailResult> {
-    const out = await this.#write("fail", [
-      p.now,
-      p.id,
-      p.attempt,
-      JSON.stringify(p.error),
-      p.retryAt ?? "",
-      p.retryAt === null ? "" : (p.retryQueue ?? ""),
-      p.leaseExpired ? "1" : "",
-    ]);
-    return (out as FailResult) ?? null;
+  /** fail.lua once per item, all in one pipeline: one round trip, each item atomic on its own. */
+  async failMany(p: FailManyParams): Promise<FailResult[]> {
+    const out = await this.#writeEach(
+      "fail",
+      p.items.map((i) => [
+        p.now,
+        i.id,
+        i.attempt,
+        JSON.stringify(i.error),
+        i.retryAt ?? "",
+        i.retryAt === null ? "" : (i.retryQueue ?? ""),
+        i.leaseExpired ? "1" : "",
+      ]),
+    );
+    return out.map((r) => (r as FailResult) ?? null);
   }
 
   async heartbeatMany(p: HeartbeatManyParams): Promise<boolean[]> {

@@ -12,7 +12,7 @@ import type {
   CompleteManyParams,
   EnqueueManyParams,
   EnqueueResult,
-  FailParams,
+  FailManyParams,
   FailResult,
   FireScheduleParams,
   HeartbeatManyParams,
@@ -421,32 +421,39 @@ export class SqliteStore implements Store {
     });
   }
 
-  fail(p: FailParams): Promise<FailResult> {
-    return this.#write((): FailResult => {
-      const error = JSON.stringify(p.error);
-      const expired = p.leaseExpired ? 1 : 0;
-      if (p.retryAt !== null) {
-        const info = this.#stmt(
-          `UPDATE errand_job SET state = 'pending', run_at = ?, queue = COALESCE(?, queue),
-             errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,
-             lease_expirations = lease_expirations + ?
-           WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?)`,
-        ).run(p.retryAt, p.retryQueue ?? null, error, expired, p.id, p.attempt, expired, p.now);
-        if (info.changes === 0) return null;
-        if (p.retryAt <= p.now) this.#ringAfterCommit = true;
-        return "pending";
-      }
-      const info = this.#stmt(
+  /** Every item in one write transaction; each is its own compare-and-set, as a lone fail would be. */
+  failMany(p: FailManyParams): Promise<FailResult[]> {
+    return this.#write((): FailResult[] => {
+      const retry = this.#stmt(
+        `UPDATE errand_job SET state = 'pending', run_at = ?, queue = COALESCE(?, queue),
+           errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,
+           lease_expirations = lease_expirations + ?
+         WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?)`,
+      );
+      const kill = this.#stmt(
         `INSERT INTO errand_job_done (${SHARED}, state, result, finished_at)
          SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
            max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
            json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,
            'dead', NULL, ?
          FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?)`,
-      ).run(error, expired, p.now, p.id, p.attempt, expired, p.now);
-      if (info.changes === 0) return null;
-      this.#stmt("DELETE FROM errand_job WHERE id = ?").run(p.id);
-      return "dead";
+      );
+      const del = this.#stmt("DELETE FROM errand_job WHERE id = ?");
+      return p.items.map((item): FailResult => {
+        const error = JSON.stringify(item.error);
+        const expired = item.leaseExpired ? 1 : 0;
+        const { id, attempt } = item;
+        if (item.retryAt !== null) {
+          const queue = item.retryQueue ?? null;
+          if (retry.run(item.retryAt, queue, error, expired, id, attempt, expired, p.now).changes === 0)
+            return null;
+          if (item.retryAt <= p.now) this.#ringAfterCommit = true;
+          return "pending";
+        }
+        if (kill.run(error, expired, p.now, id, attempt, expired, p.now).changes === 0) return null;
+        del.run(id);
+        return "dead";
+      });
     });
   }
 

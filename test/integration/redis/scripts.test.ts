@@ -71,4 +71,37 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     expect(call.mock.calls.map(([command]) => command)).toEqual(["EVALSHA"]);
     expect(await queue.get(job.id)).toMatchObject({ state: "completed", result: "done", attempt: 1 });
   });
+
+  it("fails a batch in one pipeline, and after SCRIPT FLUSH sends the source in one more", async () => {
+    const clock = new ManualClock();
+    const store = await RedisStore.open({ url: server.url, prefix: "failmany" });
+    onTestFinished(() => store.close());
+    const queue = new Queue(store, { clock });
+    await queue.enqueueMany("task", [1, 2, 3, 4]);
+    const leased = await queue.lease({ limit: 4 });
+    const now = clock.now();
+    const item = (i: number, retryAt: number | null) => ({
+      id: leased[i]!.id,
+      attempt: 1,
+      error: { attempt: 1, message: `failure ${i}`, at: now },
+      retryAt,
+    });
+    const pipeline = vi.spyOn(store.client, "pipeline");
+    const call = vi.spyOn(store.client, "call");
+    expect(await store.failMany({ now, items: [item(0, now + 1000), item(1, null), item(0, null)] })).toEqual(
+      ["pending", "dead", null],
+    );
+    expect(pipeline).toHaveBeenCalledTimes(1);
+    expect(call).not.toHaveBeenCalled();
+
+    await store.client.script("FLUSH");
+    pipeline.mockClear();
+    expect(await store.failMany({ now, items: [item(2, null), item(3, now)] })).toEqual(["dead", "pending"]);
+    // The EVALSHAs met NOSCRIPT and changed nothing; the EVALs ran each item once.
+    expect(pipeline).toHaveBeenCalledTimes(2);
+    expect(await store.client.script("EXISTS", sha(scripts.fail))).toEqual([1]);
+    expect((await queue.get(leased[2]!.id))!.errors.map((e) => e.message)).toEqual(["failure 2"]);
+    expect((await queue.get(leased[3]!.id))!.errors.map((e) => e.message)).toEqual(["failure 3"]);
+    expect((await queue.stats()).states).toMatchObject({ pending: 2, dead: 2, active: 0 });
+  });
 });
