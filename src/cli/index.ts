@@ -16,6 +16,7 @@ import { Command } from "commander";
 import { ErrandClient } from "../client/client.js";
 import { RemoteWorker } from "../client/remote-worker.js";
 import type { AnyJobDefinition } from "../define-job.js";
+import { toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode } from "../errors.js";
 import type { Job } from "../job.js";
 import type { EnqueueOptions } from "../queue.js";
@@ -116,6 +117,27 @@ function int(name: string, min = Number.MIN_SAFE_INTEGER) {
     }
     return n;
   };
+}
+
+/** Shortest `stats` refresh: a tighter loop only loads the store. */
+const MIN_REFRESH_MS = 100;
+
+/** `--watch [seconds]`'s value, in ms. */
+function watchSeconds(v: string): number {
+  const seconds = Number(v);
+  if (!Number.isFinite(seconds) || seconds * 1000 < MIN_REFRESH_MS) {
+    throw new ErrandError("INVALID_OPTION", `--watch takes seconds ≥ ${MIN_REFRESH_MS / 1000}, got ${v}`);
+  }
+  return Math.round(seconds * 1000);
+}
+
+/** `--interval <duration>`: "500ms", "2s", or ms. */
+function refreshInterval(v: string): number {
+  const ms = toMs("--interval", /^\d+$/.test(v) ? Number(v) : v);
+  if (ms < MIN_REFRESH_MS) {
+    throw new ErrandError("INVALID_OPTION", `--interval must be at least ${MIN_REFRESH_MS}ms, got ${v}`);
+  }
+  return ms;
 }
 
 /** Job definitions a module exports: a default array, or every export that is a definition. */
@@ -385,7 +407,21 @@ export function buildProgram(): Command {
 
   withTarget(program.command("stats"))
     .description("jobs per queue and state")
-    .option("--watch [seconds]", "refresh every few seconds")
+    .option("--watch [seconds]", "refresh every few seconds (default 2)", watchSeconds)
+    .option(
+      "--interval <duration>",
+      'refresh this often ("500ms", "5s", or ms); implies --watch',
+      refreshInterval,
+    )
+    .hook("preAction", (cmd) => {
+      const { watch, interval } = cmd.opts() as { watch?: number | true; interval?: number };
+      if (typeof watch === "number" && interval !== undefined) {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          "give the refresh period once: --watch <seconds> or --interval",
+        );
+      }
+    })
     .action(
       act(async ({ target }, o) => {
         const show = async () => {
@@ -410,23 +446,33 @@ export function buildProgram(): Command {
             ].join("\n");
           });
         };
-        const watch = (o as { watch?: string | boolean }).watch;
+        const { watch, interval } = o as { watch?: number | true; interval?: number };
         await show();
-        if (!watch) return;
-        const seconds = typeof watch === "string" ? Number(watch) : 2;
-        await new Promise<void>((done) => {
-          const timer = setInterval(() => {
-            if (!o.json) process.stdout.write("\x1b[2J\x1b[H");
-            show().catch((e) => {
-              clearInterval(timer);
-              console.error(e instanceof Error ? e.message : e);
-              done();
-            });
-          }, seconds * 1000);
-          process.once("SIGINT", () => {
-            clearInterval(timer);
-            done();
-          });
+        if (watch === undefined && interval === undefined) return;
+        const everyMs = interval ?? (typeof watch === "number" ? watch : 2000);
+        // The next refresh is timed from the end of the last, so a slow store never stacks them up.
+        // SIGINT or SIGTERM ends the watch and closes the target: exit 0. A failed refresh exits
+        // with its error's code.
+        await new Promise<void>((done, fail) => {
+          let timer: NodeJS.Timeout | undefined;
+          const stop = (error?: unknown) => {
+            clearTimeout(timer);
+            timer = undefined;
+            process.off("SIGINT", onStopSignal).off("SIGTERM", onStopSignal);
+            if (error === undefined) done();
+            else fail(error);
+          };
+          const onStopSignal = () => stop();
+          const next = () => {
+            timer = setTimeout(() => {
+              if (!o.json) process.stdout.write("\x1b[2J\x1b[H");
+              show().then(() => {
+                if (timer !== undefined) next();
+              }, stop);
+            }, everyMs);
+          };
+          process.once("SIGINT", onStopSignal).once("SIGTERM", onStopSignal);
+          next();
         });
       }),
     );

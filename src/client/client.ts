@@ -1,3 +1,4 @@
+import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job } from "../job.js";
@@ -36,7 +37,8 @@ export interface RemoteJobType {
   priority?: number;
   weight?: number;
   maxAttempts?: number;
-  backoff?: EnqueueOptions["backoff"];
+  /** A function policy cannot travel over HTTP: give the type's handler-side definition one instead. */
+  backoff?: Exclude<BackoffOptions, BackoffFunction>;
   retryQueue?: string;
   timeoutMs?: number | string;
   delivery?: "at_least_once" | "at_most_once";
@@ -275,6 +277,7 @@ export class ErrandClient {
 
   async schedule<P>(name: string, options: ScheduleOptions<P>): Promise<Schedule> {
     const { job, ...rest } = options;
+    if (rest.options) checkOptions(rest.options);
     const s = await this.#call<Schedule & { nextRunAt: string }>(
       "PUT",
       `/v1/schedules/${encodeURIComponent(name)}`,
@@ -433,6 +436,14 @@ function checkOptions(options: EnqueueOptions): EnqueueOptions {
     throw new ErrandError(
       "INVALID_OPTION",
       "enqueue: a function backoff cannot be sent to a server; set the type's backoff there",
+    );
+  }
+  // A database connection cannot travel over HTTP (JSON.stringify would throw on it, or the server
+  // would refuse the field): say so plainly instead.
+  if (options.db !== undefined) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "enqueue: db (a transactional enqueue) needs a local queue on PostgreSQL, not a client",
     );
   }
   return options;

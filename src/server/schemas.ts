@@ -47,6 +47,30 @@ const integer = {
   maximum: Number.MAX_SAFE_INTEGER,
 } as const;
 const nullableDate = { type: ["string", "null"], format: "date-time" } as const;
+/** An exponential policy as stored with a job: every field resolved. */
+const storedExponential = {
+  type: "object",
+  required: ["type", "baseMs", "maxMs", "factor", "jitter"],
+  properties: {
+    type: { const: "exponential" },
+    baseMs: { type: "integer" },
+    maxMs: { type: "integer" },
+    factor: { type: "number" },
+    jitter: { type: "boolean" },
+  },
+} as const;
+/** Counts by state; a state without jobs may be left out. */
+const countsByState = {
+  type: "object",
+  properties: {
+    pending: { type: "integer" },
+    active: { type: "integer" },
+    completed: { type: "integer" },
+    dead: { type: "integer" },
+    cancelled: { type: "integer" },
+    expired: { type: "integer" },
+  },
+} as const;
 
 /** Shared schemas, registered with `addSchema` and listed as OpenAPI components. */
 export const sharedSchemas = [
@@ -85,6 +109,32 @@ export const sharedSchemas = [
     $id: "Job",
     type: "object",
     description: "A job in any state. Times are ISO-8601 strings.",
+    required: [
+      "id",
+      "type",
+      "queue",
+      "state",
+      "payload",
+      "checkpoint",
+      "result",
+      "priority",
+      "weight",
+      "runAt",
+      "expiresAt",
+      "attempt",
+      "maxAttempts",
+      "backoff",
+      "retryQueue",
+      "delivery",
+      "timeoutMs",
+      "uniqueKey",
+      "leaseExpiresAt",
+      "workerId",
+      "errors",
+      "createdAt",
+      "startedAt",
+      "finishedAt",
+    ],
     properties: {
       id: { type: "string" },
       type: { type: "string" },
@@ -99,7 +149,22 @@ export const sharedSchemas = [
       expiresAt: nullableDate,
       attempt: { type: "integer" },
       maxAttempts: { type: "integer" },
-      backoff: { type: "object", additionalProperties: true },
+      backoff: {
+        description: "The stored retry policy; `custom` stands for a function policy, with its fallback.",
+        oneOf: [
+          {
+            type: "object",
+            required: ["type", "delayMs"],
+            properties: { type: { const: "fixed" }, delayMs: { type: "integer" } },
+          },
+          storedExponential,
+          {
+            type: "object",
+            required: ["type", "fallback"],
+            properties: { type: { const: "custom" }, fallback: storedExponential },
+          },
+        ],
+      },
       retryQueue: { type: ["string", "null"] },
       delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
       timeoutMs: { type: ["integer", "null"] },
@@ -110,6 +175,7 @@ export const sharedSchemas = [
         type: "array",
         items: {
           type: "object",
+          required: ["attempt", "message", "at"],
           properties: {
             attempt: { type: "integer" },
             message: { type: "string" },
@@ -207,6 +273,11 @@ export const enqueueJob = {
 export const MAX_BULK = 10_000;
 
 const jobReply = { $ref: "Job#" } as const;
+const jobsReply = {
+  type: "object",
+  required: ["jobs"],
+  properties: { jobs: { type: "array", items: jobReply } },
+} as const;
 const errors = {
   400: { $ref: "Error#" },
   401: { $ref: "Error#" },
@@ -221,7 +292,7 @@ const idParams = {
 } as const;
 const nameParams = { type: "object", required: ["name"], properties: { name } } as const;
 const typeParams = { type: "object", required: ["type"], properties: { type: name } } as const;
-const ok = { type: "object", properties: { ok: { type: "boolean" } } } as const;
+const ok = { type: "object", required: ["ok"], properties: { ok: { type: "boolean" } } } as const;
 
 /** Every route's schema, keyed by `"METHOD /path"`. */
 export const routeSchemas = {
@@ -240,9 +311,13 @@ export const routeSchemas = {
       ],
     },
     response: {
+      200: {
+        description: "Every job already existed (`duplicate`): the job (one) or `{ jobs }` (many)",
+        anyOf: [jobReply, jobsReply],
+      },
       201: {
         description: "The job (one) or `{ jobs }` (many); `duplicate` marks jobs that already existed",
-        anyOf: [jobReply, { type: "object", properties: { jobs: { type: "array", items: jobReply } } }],
+        anyOf: [jobReply, jobsReply],
       },
       ...errors,
     },
@@ -284,6 +359,7 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
+        required: ["jobs", "nextCursor"],
         properties: { jobs: { type: "array", items: jobReply }, nextCursor: { type: ["string", "null"] } },
       },
       ...errors,
@@ -346,10 +422,7 @@ export const routeSchemas = {
         weightCap: { type: "integer", minimum: 1, maximum: 1_000_000 },
       },
     },
-    response: {
-      200: { type: "object", properties: { jobs: { type: "array", items: jobReply } } },
-      ...errors,
-    },
+    response: { 200: jobsReply, ...errors },
   },
   "POST /v1/jobs/:id/complete": {
     summary: "Complete an attempt; a stale attempt gets 409, a repeated identical complete 200",
@@ -362,7 +435,11 @@ export const routeSchemas = {
       properties: { attempt, result: {} },
     },
     response: {
-      200: { type: "object", properties: { ok: { type: "boolean" }, duplicate: { type: "boolean" } } },
+      200: {
+        type: "object",
+        required: ["ok", "duplicate"],
+        properties: { ok: { type: "boolean" }, duplicate: { type: "boolean" } },
+      },
       ...errors,
     },
   },
@@ -383,6 +460,7 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
+        required: ["ok", "state", "runAt"],
         properties: {
           ok: { type: "boolean" },
           state: { type: "string", enum: ["pending", "dead"] },
@@ -454,11 +532,13 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
+        required: ["results"],
         properties: {
           results: {
             type: "array",
             items: {
               type: "object",
+              required: ["id", "ok"],
               properties: {
                 id: { type: "string" },
                 ok: { type: "boolean" },
@@ -495,7 +575,11 @@ export const routeSchemas = {
     summary: "Every job type's settings",
     tags: ["types"],
     response: {
-      200: { type: "object", properties: { types: { type: "array", items: { $ref: "JobType#" } } } },
+      200: {
+        type: "object",
+        required: ["types"],
+        properties: { types: { type: "array", items: { $ref: "JobType#" } } },
+      },
       ...errors,
     },
   },
@@ -537,7 +621,11 @@ export const routeSchemas = {
     summary: "Every schedule",
     tags: ["schedules"],
     response: {
-      200: { type: "object", properties: { schedules: { type: "array", items: { $ref: "Schedule#" } } } },
+      200: {
+        type: "object",
+        required: ["schedules"],
+        properties: { schedules: { type: "array", items: { $ref: "Schedule#" } } },
+      },
       ...errors,
     },
   },
@@ -547,12 +635,16 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
+        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs"],
         properties: {
-          states: { type: "object", additionalProperties: { type: "integer" } },
+          states: {
+            ...countsByState,
+            required: ["pending", "active", "completed", "dead", "cancelled", "expired"],
+          },
           scheduled: { type: "integer" },
           retrying: { type: "integer" },
-          queues: { type: "object", additionalProperties: { type: "object", additionalProperties: true } },
-          types: { type: "object", additionalProperties: { type: "object", additionalProperties: true } },
+          queues: { type: "object", additionalProperties: countsByState },
+          types: { type: "object", additionalProperties: countsByState },
           oldestPendingAgeMs: { type: "integer" },
         },
       },
@@ -592,11 +684,13 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
+        required: ["queues"],
         properties: {
           queues: {
             type: "array",
             items: {
               type: "object",
+              required: ["name", "counts"],
               properties: {
                 name: { type: "string" },
                 counts: { type: "object", additionalProperties: { type: "integer" } },
@@ -611,7 +705,10 @@ export const routeSchemas = {
   "POST /v1/prune": {
     summary: "Delete finished jobs past their retention now",
     tags: ["inspect"],
-    response: { 200: { type: "object", properties: { deleted: { type: "integer" } } }, ...errors },
+    response: {
+      200: { type: "object", required: ["deleted"], properties: { deleted: { type: "integer" } } },
+      ...errors,
+    },
   },
 } as const;
 
@@ -619,6 +716,7 @@ export const routeSchemas = {
 export const scheduleSchema = {
   $id: "Schedule",
   type: "object",
+  required: ["name", "cron", "timezone", "type", "payload", "options", "nextRunAt"],
   properties: {
     name: { type: "string" },
     cron: { type: "string" },

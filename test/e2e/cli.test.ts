@@ -168,4 +168,91 @@ describe("the errand CLI", () => {
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
   });
+
+  it("stats --watch refreshes until SIGINT, then exits 0", async () => {
+    const dir = tempDir();
+    const store = `sqlite:${join(dir, "stats.db")}`;
+    const queue = await openQueue(store);
+    onTestFinished(() => queue.close());
+    await queue.enqueue("send", {}, { queue: "mail" });
+    const { spawn } = await import("node:child_process");
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", CLI, "stats", "--watch", "--interval", "100ms", "--json", "--store", store],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("exit", (code, signal) => resolve({ code, signal })),
+    );
+    let stderr = "";
+    child.stderr.on("data", (c) => (stderr += c));
+    // Each refresh prints one JSON line; resolves with the first line after `from` that matches.
+    const lines: QueueStatsLine[] = [];
+    let partial = "";
+    const waiters = new Set<() => void>();
+    child.stdout.on("data", (c) => {
+      const parts = (partial + c).split("\n");
+      partial = parts.pop()!;
+      for (const p of parts) lines.push(JSON.parse(p));
+      for (const w of waiters) w();
+    });
+    const refresh = (from: number, match: (s: QueueStatsLine) => boolean) =>
+      new Promise<number>((resolve, reject) => {
+        const check = () => {
+          const i = lines.findIndex((s, k) => k >= from && match(s));
+          if (i < 0) return;
+          waiters.delete(check);
+          resolve(i);
+        };
+        waiters.add(check);
+        void exited.then(({ code }) => reject(new Error(`stats exited (${code}) early: ${stderr}`)));
+        check();
+      });
+
+    const first = await refresh(0, (s) => s.states.pending === 1);
+    expect(lines[first]!.queues).toEqual({ mail: { pending: 1 } });
+    await queue.enqueueBatch([
+      { job: "send", payload: {}, options: { queue: "mail" } },
+      { job: "report", payload: {}, options: { queue: "batch" } },
+      { job: "report", payload: {}, options: { queue: "batch", delayMs: "1h" } },
+    ]);
+    const later = await refresh(first + 1, (s) => s.states.pending === 4);
+    expect(lines[later]).toMatchObject({
+      scheduled: 1,
+      queues: { mail: { pending: 2 }, batch: { pending: 2 } },
+      types: { send: { pending: 2 }, report: { pending: 2 } },
+    });
+
+    child.kill("SIGINT");
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(stderr).toBe("");
+  });
+
+  it("refuses a bad stats refresh period before opening the store (exit 2)", async () => {
+    const dir = tempDir();
+    const s = ["--store", `sqlite:${join(dir, "none.db")}`];
+    const cases = [
+      [["--interval", "10ms"], /--interval must be at least 100ms/],
+      [["--interval", "soon"], /--interval/],
+      [["--watch", "0"], /--watch takes seconds/],
+      [["--watch", "often"], /--watch takes seconds/],
+      [["--watch", "5", "--interval", "1s"], /once/],
+    ] as const;
+    const results = await Promise.all(cases.map(([args]) => errand(["stats", ...args, ...s])));
+    for (const [i, [args, message]] of cases.entries()) {
+      expect(results[i]!.code, args.join(" ")).toBe(2);
+      expect(results[i]!.stderr, args.join(" ")).toMatch(message);
+    }
+    expect(existsSync(join(dir, "none.db"))).toBe(false);
+  });
 });
+
+interface QueueStatsLine {
+  states: Record<string, number>;
+  scheduled: number;
+  queues: Record<string, Record<string, number>>;
+  types: Record<string, Record<string, number>>;
+}

@@ -161,3 +161,26 @@ for (const backend of selectedBackends()) {
     });
   });
 }
+
+describe("client options that cannot travel over HTTP", () => {
+  it("are refused with INVALID_OPTION before any request is sent", async () => {
+    const sent: string[] = [];
+    const client = new ErrandClient({
+      url: "http://127.0.0.1:1",
+      fetch: async (input) => {
+        sent.push(String(input));
+        return new Response("{}", { status: 201 });
+      },
+    });
+    const backoff = () => 1000;
+    await expect(client.enqueue("send", {}, { backoff })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    await expect(client.enqueue("send", {}, { db: {} })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    await expect(client.enqueueMany("send", [1], { db: {} })).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+    });
+    await expect(
+      client.schedule("nightly", { cron: "0 3 * * *", job: "send", payload: {}, options: { backoff } }),
+    ).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    expect(sent).toEqual([]);
+  });
+});

@@ -97,6 +97,79 @@ for (const backend of selectedBackends()) {
       );
     });
 
+    it("fails an attempt the receiver never answers within timeoutMs, and retries with the backoff", async () => {
+      // Holds the first attempt of job "slow" open without a word; answers everything else.
+      const held: Array<{ closed: Promise<void> }> = [];
+      const answered: string[] = [];
+      const silent = createHttpServer((req, res) => {
+        const id = String(req.headers["x-errand-job-id"]);
+        const attempt = Number(req.headers["x-errand-attempt"]);
+        if (id === "slow" && attempt === 1) {
+          held.push({ closed: new Promise((resolve) => res.once("close", () => resolve())) });
+          return;
+        }
+        req.resume();
+        req.on("end", () => {
+          answered.push(`${id}#${attempt}`);
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ attempt }));
+        });
+      });
+      await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+      onTestFinished(() => {
+        silent.closeAllConnections();
+        return new Promise<void>((resolve) => silent.close(() => resolve()));
+      });
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+      const h = await startServer(backend, {
+        types: [
+          {
+            type: "hook",
+            maxAttempts: 3,
+            backoff: { type: "fixed", delayMs: 5000 },
+            push: { url, timeoutMs: 200 },
+          },
+        ],
+      });
+      // One answered delivery first: the held one then goes out on a connection the receiver has
+      // already accepted, not racing its short timeout against a first connect.
+      await h.queue.enqueue("hook", { n: 0 }, { id: "warm" });
+      await vi.waitFor(async () => expect((await h.queue.get("warm"))?.state).toBe("completed"), {
+        interval: 10,
+        timeout: 10_000,
+      });
+      await h.queue.enqueue("hook", { n: 1 }, { id: "slow" });
+
+      // The clock stands still here: the attempt fails by the push timeout alone.
+      await vi.waitFor(async () => expect((await h.queue.get("slow"))?.errors).toHaveLength(1), {
+        interval: 10,
+        timeout: 10_000,
+      });
+      const failed = (await h.queue.get("slow"))!;
+      expect(failed.state).toBe("pending");
+      expect(failed.errors[0]).toMatchObject({ attempt: 1, kind: "push" });
+      expect(failed.errors[0]!.message).toMatch(/push to .* timed out/);
+      expect(+failed.runAt).toBe(h.clock.now() + 5000);
+      // The server gave up on the request: the receiver sees its connection closed.
+      expect(held).toHaveLength(1);
+      await held[0]!.closed;
+      expect(answered).toEqual(["warm#1"]);
+
+      await h.clock.advance(5000);
+      // Keep time moving while waiting: the pusher's next poll may be armed after that step.
+      await vi.waitFor(
+        async () => {
+          await h.clock.advance(100);
+          expect((await h.queue.get("slow"))?.state).toBe("completed");
+        },
+        { interval: 10, timeout: 10_000 },
+      );
+      const done = (await h.queue.get("slow"))!;
+      expect(done).toMatchObject({ attempt: 2, result: { attempt: 2 } });
+      expect(done.errors).toHaveLength(1);
+      expect(answered).toEqual(["warm#1", "slow#2"]);
+      expect(held).toHaveLength(1);
+    });
+
     it("retries when the receiver is down, and delivers once it is up", async () => {
       const h = await startServer(backend, {
         types: [
