@@ -134,6 +134,7 @@ export const sharedSchemas = [
       "createdAt",
       "startedAt",
       "finishedAt",
+      "owner",
     ],
     properties: {
       id: { type: "string" },
