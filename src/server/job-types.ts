@@ -238,3 +238,28 @@ export function publicType(config: JobTypeConfig): JobTypeConfig {
   const { secret: _secret, ...push } = config.push;
   return { ...config, push };
 }
+
+/**
+ * A handler's definition with a server job type's settings laid over it, for a worker running
+ * beside the server (`errand serve --jobs`): what the type sets wins, the rest keeps the code's
+ * values, and the handler and payload schema come from the code. Without this the two would
+ * replace each other in the queue, and jobs enqueued over HTTP would get the code's defaults.
+ */
+export function withTypeSettings(def: AnyJobDefinition, config: JobTypeConfig): AnyJobDefinition {
+  const { push: _push, type: _type, ...settings } = config;
+  return defineJob({
+    queue: def.queue,
+    priority: def.priority,
+    weight: def.weight,
+    maxAttempts: def.maxAttempts,
+    backoff: def.backoffFn ?? (def.backoff as BackoffOptions),
+    ...(def.retryQueue !== null ? { retryQueue: def.retryQueue } : {}),
+    ...(def.timeoutMs !== null ? { timeoutMs: def.timeoutMs } : {}),
+    delivery: def.delivery,
+    ...(def.concurrency !== null ? { concurrency: def.concurrency } : {}),
+    ...(def.schema ? { schema: def.schema } : {}),
+    ...settings,
+    type: def.type,
+    handler: def.handler,
+  });
+}

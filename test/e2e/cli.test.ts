@@ -32,6 +32,8 @@ function tempDir(): string {
   return dir;
 }
 
+// The first two tests start ~30 CLI processes one after another (each loads tsx: ~1 s, ~2 s on a
+// loaded machine), so they get a larger budget than the default 30 s; every wait is on output.
 describe("the errand CLI", () => {
   it("manages jobs directly on a store, with JSON output and meaningful exit codes", async () => {
     const dir = tempDir();
@@ -104,7 +106,7 @@ describe("the errand CLI", () => {
       expect(help.code, cmd.join(" ")).toBe(0);
       expect(help.stdout).toMatch(/^Usage: errand/);
     }
-  });
+  }, 120_000);
 
   it("works through a server with a token, and streams a 100,000-line ndjson file in batches", async () => {
     const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
@@ -128,7 +130,7 @@ describe("the errand CLI", () => {
     expect(denied.stderr).toMatch(/FORBIDDEN/);
     const down = await errand(["stats", "--server", "http://127.0.0.1:1"]);
     expect(down.code).toBe(5);
-  });
+  }, 120_000);
 
   it("refuses a serve option out of range before opening anything (exit 2)", async () => {
     const dir = tempDir();
@@ -166,6 +168,69 @@ describe("the errand CLI", () => {
     expect((await queue.get("e1"))?.result).toEqual({ sent: true, to: "x@y.z" });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("serve --types --jobs: the server's job types win over the in-process handlers' defaults", async () => {
+    const dir = tempDir();
+    const examples = fileURLToPath(new URL("../../examples/server/", import.meta.url));
+    const { spawn } = await import("node:child_process");
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        CLI,
+        "serve",
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--store",
+        `sqlite:${join(dir, "serve.db")}`,
+        "--types",
+        join(examples, "types.json"),
+        "--jobs",
+        join(examples, "jobs.ts"),
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    let text = "";
+    const seen = (pattern: RegExp) =>
+      new Promise<RegExpMatchArray>((resolve) => {
+        const check = () => {
+          const m = text.match(pattern);
+          if (m) {
+            child.stdout.off("data", onData);
+            resolve(m);
+          }
+        };
+        const onData = (c: Buffer) => {
+          text += c;
+          check();
+        };
+        child.stdout.on("data", onData);
+        check();
+      });
+    const [, base] = await seen(/errand serving (http:\/\/\S+)/);
+    const res = await fetch(`${base}/v1/jobs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ type: "send-email", payload: { to: "a@b.c" } }),
+    });
+    const job = (await res.json()) as { id: string; maxAttempts: number; queue: string; backoff: unknown };
+    // examples/server/types.json: send-email has 4 attempts and a 500 ms base backoff; the handler
+    // in jobs.ts sets neither, so its defaults (5, 1 s) must not win.
+    expect(job).toMatchObject({
+      queue: "emails",
+      maxAttempts: 4,
+      backoff: { type: "exponential", baseMs: 500 },
+    });
+    await seen(new RegExp(`completed send-email ${job.id}`));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.kill("SIGINT");
     expect(await exited).toBe(0);
   });
 
