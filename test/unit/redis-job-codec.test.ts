@@ -71,4 +71,11 @@ describe("Redis job codec", () => {
       createdAt: 1767225500000,
     });
   });
+
+  it("takes a job's runAt from createdAt when the hash leaves it out, wherever c comes", () => {
+    const due = decodeJob(["job-2", "t", "email", "q", "default", "s", "p", "c", "1767225600000"]);
+    expect(due).toMatchObject({ runAt: 1767225600000, createdAt: 1767225600000, state: "pending" });
+    const later = decodeJob(["job-3", "r", "1767225700000", "t", "email", "s", "p", "c", "1767225600000"]);
+    expect(later).toMatchObject({ runAt: 1767225700000, createdAt: 1767225600000 });
+  });
 });

@@ -34,7 +34,7 @@ const LONG_FIELDS: Record<string, LongField> = {
 
 /**
  * A job reply from a script (`[id, field, value, field, value, …]`, the job hash's HGETALL after
- * its id) as a record. Fields left out of the hash take their defaults.
+ * its id) as a record. Fields left out of the hash take their defaults; runAt's is createdAt.
  */
 export function decodeJob(reply: readonly string[]): JobRecord {
   const r: JobRecord = {
@@ -66,6 +66,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
     owner: null,
   };
   let pieces: Map<LongField, string[]> | undefined;
+  let runAt: string | undefined;
   for (let i = 1; i < reply.length; i += 2) {
     const v = reply[i + 1]!;
     switch (reply[i]) {
@@ -94,7 +95,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
         r.weight = Number(v);
         break;
       case "r":
-        r.runAt = Number(v);
+        runAt = v;
         break;
       case "v":
         r.expiresAt = Number(v);
@@ -157,6 +158,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
       }
     }
   }
+  r.runAt = runAt === undefined ? r.createdAt : Number(runAt);
   if (pieces) {
     for (const [field, list] of pieces) {
       list[0] = r[field] ?? "";

@@ -18,6 +18,7 @@ import type {
   JobTypeRecord,
   ListParams,
   ListResult,
+  NewJob,
   PruneParams,
   ReleaseParams,
   ReplayParams,
@@ -142,7 +143,7 @@ export class RedisStore implements Store {
    * prefix (or checks its schema version).
    * @throws ErrandError `INVALID_STORE_URL` for a bad URL or prefix, or when ioredis is not
    *   installed; `STORE_ERROR` when Redis cannot be reached, its `maxmemory-policy` could evict
-   *   keys, or the prefix holds data of a newer errand.
+   *   keys, or the prefix holds data of a newer errand or jobs in an older layout.
    */
   static async open(options: RedisStoreOptions): Promise<RedisStore> {
     let prefix = options.prefix;
@@ -234,6 +235,14 @@ export class RedisStore implements Store {
       throw new ErrandError(
         "STORE_ERROR",
         `the keys under ${this.keyPrefix} are at schema version ${version}, newer than this errand (${ours}); upgrade errand`,
+      );
+    }
+    if (version < ours) {
+      // Only when they hold jobs or schedules: open.lua takes an empty prefix over.
+      throw new ErrandError(
+        "STORE_ERROR",
+        `the keys under ${this.keyPrefix} hold jobs in the layout of schema version ${version}, which this errand (${ours}) cannot read; ` +
+          "finish them with the errand that wrote them, or delete those keys, or use another prefix",
       );
     }
     this.#epoch = epoch;
@@ -378,7 +387,7 @@ export class RedisStore implements Store {
         "the Redis store cannot enqueue inside a caller's database transaction (connection)",
       );
     }
-    const args: Arg[] = [p.now, p.jobs.length];
+    const args: Arg[] = [p.now, p.jobs.length, inClaimOrder(p.jobs) ? "1" : ""];
     for (const job of p.jobs) pushNewJob(args, job);
     const duplicates = (await this.#write("enqueue-many", args)) as Array<number | Reply>;
     const results: EnqueueResult[] = new Array(p.jobs.length).fill(INSERTED);
@@ -753,6 +762,20 @@ function jobType(name: string, value: string): JobTypeRecord {
 /** Compares by UTF-8 bytes, as SQLite's BINARY and PostgreSQL's "C" collations do. */
 function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * Whether the jobs come in (runAt, id) order, as a ready lane keeps them: then enqueue-many.lua
+ * pages them as they come instead of sorting them first. Ids are ASCII (JOB_ID_PATTERN, UUIDs), so
+ * `<` compares their bytes, as Redis does.
+ */
+function inClaimOrder(jobs: readonly NewJob[]): boolean {
+  for (let i = 1; i < jobs.length; i++) {
+    const a = jobs[i - 1]!;
+    const b = jobs[i]!;
+    if (a.runAt > b.runAt || (a.runAt === b.runAt && a.id >= b.id)) return false;
+  }
+  return true;
 }
 
 function claimOrder(a: JobRecord, b: JobRecord): number {

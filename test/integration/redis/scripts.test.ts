@@ -43,6 +43,25 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     });
   });
 
+  it("refuses a prefix holding jobs in an older layout, and takes over one holding nothing", async () => {
+    const first = await RedisStore.open({ url: server.url, prefix: "older" });
+    await new Queue(first, { clock: new ManualClock() }).enqueue("task", {});
+    await first.client.set("{older}:schema_version", "1");
+    await expect(RedisStore.open({ url: server.url, prefix: "older" })).rejects.toMatchObject({
+      code: "STORE_ERROR",
+      message: expect.stringMatching(/layout of schema version 1, which this errand \(\d+\) cannot read/),
+    });
+
+    await first.client.set("{empty-older}:schema_version", "1");
+    await first.close();
+    const taken = await RedisStore.open({ url: server.url, prefix: "empty-older" });
+    onTestFinished(() => taken.close());
+    expect(Number(await taken.client.get("{empty-older}:schema_version"))).toBeGreaterThan(1);
+    const queue = new Queue(taken, { clock: new ManualClock() });
+    const job = await queue.enqueue("task", { n: 1 });
+    expect((await queue.lease()).map((j) => j.id)).toEqual([job.id]);
+  });
+
   it("reloads a script Redis forgot (SCRIPT FLUSH) on NOSCRIPT, and runs it exactly once", async () => {
     const clock = new ManualClock();
     const store = await RedisStore.open({ url: server.url, prefix: "flushed" });

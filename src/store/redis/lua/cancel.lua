@@ -21,12 +21,12 @@ end
 
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "q", "t", "y", "v")
+local f = read_fields(key, "s", "a", "q", "t", "y", "v", "r", "c")
 if not f.s then
   return nil
 end
 if f.s == "p" then
-  remove_pending(id, f.q, f.y or "0", f.t)
+  remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
   if f.v then
     redis.call("ZREM", EXP, id)
   end

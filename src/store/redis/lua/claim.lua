@@ -12,7 +12,8 @@
     - Delayed and retrying jobs that came due ({p}:sched, score <= now) are promoted to their lanes
       first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims.
   Cost: O(log n) per job taken, plus the lanes and expired jobs passed over; never a scan of the
-  whole queue.
+  whole queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to
+  find each page, and removals touch only the pages jobs were taken from.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
@@ -84,11 +85,13 @@ if #due > 0 then
     local id = due[i]
     local f = redis.call("HMGET", job_key(id), "q", "y", "t")
     if f[1] then
-      add_ready(id, f[1], f[2] or "0", f[3], due[i + 1])
+      add_ready_later(id, f[1], f[2] or "0", f[3], due[i + 1])
     end
     ids[#ids + 1] = id
   end
   call_sliced("ZREM", SCHED, ids, 1000)
+  -- In (runAt, id) order: {p}:sched's.
+  flush_ready(true)
 end
 
 local leased = {}
@@ -147,38 +150,14 @@ local function take(queue, want)
     local bar = string.find(member, "|", 1, true)
     local prio, jtype = string.sub(member, 1, bar - 1), string.sub(member, bar + 1)
     if not wanted or wanted[jtype] then
-      lanes[#lanes + 1] = {
-        key = lane_key(queue, prio, jtype),
-        member = member,
-        jtype = jtype,
-        score = index[i + 1],
-        buf = {},
-        pos = 1,
-        offset = 0,
-        drained = false,
-        remove = {},
-      }
+      local lane_index, lane_pages = lane_keys(queue, prio, jtype)
+      local reader = paged_reader(lane_index, lane_pages, BUFFER)
+      reader.member = member
+      reader.jtype = jtype
+      reader.score = index[i + 1]
+      reader.used = false
+      lanes[#lanes + 1] = reader
     end
-  end
-
-  local function head(lane)
-    if lane.pos > #lane.buf then
-      if lane.drained then
-        return nil
-      end
-      lane.buf = redis.call("ZRANGE", lane.key, lane.offset, lane.offset + BUFFER - 1, "WITHSCORES")
-      lane.pos = 1
-      if #lane.buf < 2 * BUFFER then
-        lane.drained = true
-      end
-      if #lane.buf == 0 then
-        -- An index entry for a lane that is gone (keys lost): drop it below.
-        lane.empty = lane.offset == 0
-        return nil
-      end
-      lane.offset = lane.offset + BUFFER
-    end
-    return lane.buf[lane.pos], tonumber(lane.buf[lane.pos + 1])
   end
 
   local g = 1
@@ -194,7 +173,8 @@ local function take(queue, want)
       local best, best_id, best_run = nil, nil, nil
       for _, lane in ipairs(group) do
         if room[lane.jtype] == nil or room[lane.jtype] > 0 then
-          local id, run_at = head(lane)
+          lane.used = true
+          local id, run_at = paged_head(lane)
           if id and (not best or run_at < best_run or (run_at == best_run and id_less(id, best_id))) then
             best, best_id, best_run = lane, id, run_at
           end
@@ -203,30 +183,34 @@ local function take(queue, want)
       if not best then
         break
       end
-      best.pos = best.pos + 2
       local flat = redis.call("HGETALL", job_key(best_id))
-      if #flat == 0 then
-        -- A lane entry without its job (keys lost): drop it.
-        best.remove[#best.remove + 1] = best_id
+      local pending = false
+      for i = 1, #flat, 2 do
+        if flat[i] == "s" then
+          pending = flat[i + 1] == "p"
+          break
+        end
+      end
+      if not pending then
+        -- A lane entry without its pending job (keys lost): drop it.
+        paged_take(best)
       else
         local outcome = claim_one(best_id, flat, best.jtype, queue)
         if outcome == "full" then
           full = true
           break
         elseif outcome == "taken" then
-          best.remove[#best.remove + 1] = best_id
+          paged_take(best)
           table.insert(flat, 1, best_id)
           out[#out + 1] = flat
         end
       end
+      best.pos = best.pos + 2
     end
   end
 
   for _, lane in ipairs(lanes) do
-    if #lane.remove > 0 then
-      call_sliced("ZREM", lane.key, lane.remove, 1000)
-    end
-    if (#lane.remove > 0 or lane.empty) and redis.call("EXISTS", lane.key) == 0 then
+    if lane.used and paged_done(lane) then
       redis.call("ZREM", lanes_key(queue), lane.member)
     end
   end

@@ -9,8 +9,10 @@
   inserted job is ready.
 
   KEYS[1] {p}:meta
-  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n  then n jobs of 15 values each
-  (see includes/insert-job.lua)
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n
+  ARGV[5] "1" when the jobs come in (runAt, id) order, else "" (the client checks; the ready lanes
+  rely on it, and sort a batch themselves without it)
+  then n jobs of 15 values each (see includes/insert-job.lua)
   Returns the duplicates only: index (0-based), job reply, index, job reply, ...
 ]]
 --@include "includes/prelude.lua"
@@ -27,13 +29,13 @@ local now = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
 local duplicates = {}
 for j = 0, n - 1 do
-  local existing = insert_job(5 + j * JOB_FIELDS, now, ARGV[3])
+  local existing = insert_job(6 + j * JOB_FIELDS, now, ARGV[3])
   if existing then
     duplicates[#duplicates + 1] = j
     duplicates[#duplicates + 1] = job_reply(existing)
   end
 end
-flush_ready()
+flush_ready(ARGV[5] == "1")
 flush_counts()
 if any_ready then
   redis.call("PUBLISH", WAKE, "")

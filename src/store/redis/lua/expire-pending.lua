@@ -22,10 +22,10 @@ local ids = redis.call("ZRANGEBYSCORE", EXP, "-inf", ARGV[3], "LIMIT", 0, tonumb
 local out = {}
 for _, id in ipairs(ids) do
   local key = job_key(id)
-  local f = read_fields(key, "s", "a", "q", "t", "y")
+  local f = read_fields(key, "s", "a", "q", "t", "y", "r", "c")
   redis.call("ZREM", EXP, id)
   if f.s == "p" then
-    remove_pending(id, f.q, f.y or "0", f.t)
+    remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
     finish(id, key, "e", ARGV[3])
     count("pending", f.q, f.t, -1)
     count("expired", f.q, f.t, 1)

@@ -4,7 +4,7 @@
 
   There is no index of every job by id (it would cost a waiting job about 140 bytes more); each
   state is listed from the index it already has, in that index's time order:
-    pending  the ready lanes and {p}:sched, by runAt
+    pending  the ready lanes (page by page, see includes/pages.lua) and {p}:sched, by runAt
     active   {p}:lease, by leaseExpiresAt
     finished {p}:f:<state>, by finishedAt
   and several states are merged by (time, id), latest first. The cursor is "<time>:<id>" of the
@@ -33,9 +33,9 @@ local BUFFER = 64
 local max_score, max_id = nil, nil
 if cursor ~= "" then
   if #cursor >= 200 and redis.call("EXISTS", job_key(cursor)) == 1 then
-    local f = redis.call("HMGET", job_key(cursor), "s", "r", "l", "f")
+    local f = redis.call("HMGET", job_key(cursor), "s", "r", "l", "f", "c")
     max_id = cursor
-    max_score = tonumber(f[1] == "p" and f[2] or f[1] == "a" and f[3] or f[4])
+    max_score = tonumber(f[1] == "p" and (f[2] or f[5]) or f[1] == "a" and f[3] or f[4])
   else
     local score, id = string.match(cursor, "^(%-?%d+):(.+)$")
     if not score then
@@ -47,7 +47,23 @@ end
 
 local sources = {}
 local function add_source(key, check)
-  sources[#sources + 1] = { key = key, check = check, buf = {}, pos = 1, offset = 0, drained = false }
+  local src = { key = key, check = check, buf = {}, pos = 1, offset = 0, drained = false }
+  sources[#sources + 1] = src
+  return src
+end
+-- A ready lane is read page by page, latest first, from the page that holds the cursor's job.
+local function add_lane(index, pages, check)
+  local rank
+  if max_score then
+    local fence = page_for(index, max_score, max_id)
+    rank = fence and redis.call("ZRANK", index, fence)
+  else
+    rank = redis.call("ZCARD", index) - 1
+  end
+  if rank and rank >= 0 then
+    local src = add_source(pages .. redis.call("ZRANGE", index, rank, rank)[1], check)
+    src.index, src.pages, src.rank = index, pages, rank
+  end
 end
 local filtered = want_queue ~= "" or want_type ~= "" or want_owner ~= ""
 
@@ -69,7 +85,8 @@ if want_state == "" or want_state == "pending" then
       local bar = string.find(member, "|", 1, true)
       local jtype = string.sub(member, bar + 1)
       if want_type == "" or want_type == jtype then
-        add_source(lane_key(queue, string.sub(member, 1, bar - 1), jtype), want_owner ~= "")
+        local index, pages = lane_keys(queue, string.sub(member, 1, bar - 1), jtype)
+        add_lane(index, pages, want_owner ~= "")
       end
     end
   end
@@ -89,22 +106,30 @@ local function head(src)
   while true do
     if src.pos > #src.buf then
       if src.drained then
-        return nil
+        if not src.index or src.rank == 0 then
+          return nil
+        end
+        -- A lane's page read to its end: the page before it.
+        src.rank = src.rank - 1
+        src.key = src.pages .. redis.call("ZRANGE", src.index, src.rank, src.rank)[1]
+        src.offset = 0
+        src.drained = false
       end
       src.buf = redis.call("ZREVRANGEBYSCORE", src.key, max_arg, "-inf", "WITHSCORES", "LIMIT", src.offset, BUFFER)
       src.offset = src.offset + BUFFER
       src.pos = 1
       src.drained = #src.buf < 2 * BUFFER
-      if #src.buf == 0 then
+      if #src.buf == 0 and not (src.index and src.rank > 0) then
         return nil
       end
-    end
-    local id, score = src.buf[src.pos], tonumber(src.buf[src.pos + 1])
-    -- At the cursor's time, skip what the previous page already gave (ids at or after the cursor's).
-    if max_id and score == max_score and not id_less(id, max_id) then
-      src.pos = src.pos + 2
     else
-      return id, score, src.buf[src.pos + 1]
+      local id, score = src.buf[src.pos], tonumber(src.buf[src.pos + 1])
+      -- At the cursor's time, skip what the previous page already gave (ids at or after the cursor's).
+      if max_id and score == max_score and not id_less(id, max_id) then
+        src.pos = src.pos + 2
+      else
+        return id, score, src.buf[src.pos + 1]
+      end
     end
   end
 end

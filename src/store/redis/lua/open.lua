@@ -2,8 +2,9 @@
   open: RedisStore.open(). Claims a fresh prefix for errand, or checks the one found.
 
   Guarantees: the first open of a prefix writes {p}:schema_version and the epoch in {p}:meta (see
-  includes/epoch.lua) exactly once, however many processes open at the same time. The client
-  refuses a prefix written by a newer errand (a higher schema version).
+  includes/epoch.lua) exactly once, however many processes open at the same time. A prefix at an
+  older schema version that holds no job and no schedule is taken over at this version; the client
+  refuses one that does (its layout cannot be read), and one written by a newer errand.
 
   KEYS[1] {p}:meta
   ARGV[1] a fresh epoch
@@ -13,4 +14,10 @@
 
 redis.call("SETNX", SCHEMA_VERSION_KEY, SCHEMA_VERSION)
 redis.call("HSETNX", META, "epoch", ARGV[1])
-return { tonumber(redis.call("GET", SCHEMA_VERSION_KEY)), redis.call("HGET", META, "epoch"), SCHEMA_VERSION }
+local stored = tonumber(redis.call("GET", SCHEMA_VERSION_KEY))
+-- Every job, in any state, is in the counters ({p}:n), which are deleted when all reach zero.
+if stored < SCHEMA_VERSION and redis.call("EXISTS", COUNTS, SCHEDULES) == 0 then
+  redis.call("SET", SCHEMA_VERSION_KEY, SCHEMA_VERSION)
+  stored = SCHEMA_VERSION
+end
+return { stored, redis.call("HGET", META, "epoch"), SCHEMA_VERSION }

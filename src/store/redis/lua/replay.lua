@@ -46,7 +46,7 @@ end
 -- Kept: type, queue, payload, priority, weight, maxAttempts, backoff, retryQueue, delivery,
 -- timeoutMs, uniqueKey (with the pieces of long values), owner. Everything else starts afresh.
 local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true }
-local args = { "s", "p", "r", ARGV[3], "c", ARGV[3] }
+local args = { "s", "p", "c", ARGV[3] } -- runAt = createdAt: r left out
 for i = 1, #flat, 2 do
   local field = flat[i]
   local base = string.match(field, "^([^:]+)") or field

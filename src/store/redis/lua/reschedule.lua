@@ -22,15 +22,15 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "q", "t", "y", "r")
+local f = read_fields(key, "s", "q", "t", "y", "r", "c")
 if not f.s then
   return nil
 end
 if f.s ~= "p" then
   return { 0, job_reply(id) }
 end
-remove_pending(id, f.q, f.y or "0", f.t)
-local run_at = ARGV[5] ~= "" and ARGV[5] or f.r
+remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+local run_at = ARGV[5] ~= "" and ARGV[5] or run_at_of(f)
 local prio = ARGV[6] ~= "" and ARGV[6] or (f.y or "0")
 local queue = ARGV[7] ~= "" and ARGV[7] or f.q
 redis.call("HSET", key, "r", run_at, "q", queue)

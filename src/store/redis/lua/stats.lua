@@ -7,6 +7,7 @@
   Returns {counters (field, value, ...), scheduled (pending not yet due), oldest ready runAt or nil}.
 ]]
 --@include "includes/prelude.lua"
+--@include "includes/pages.lua"
 
 local now = tonumber(ARGV[1])
 local counters = redis.call("HGETALL", COUNTS)
@@ -21,15 +22,9 @@ for i = 1, #counters, 2 do
   if queue then
     for _, member in ipairs(redis.call("ZRANGE", lanes_key(queue), 0, -1)) do
       local bar = string.find(member, "|", 1, true)
-      local head = redis.call(
-        "ZRANGE",
-        lane_key(queue, string.sub(member, 1, bar - 1), string.sub(member, bar + 1)),
-        0,
-        0,
-        "WITHSCORES"
-      )
-      if #head > 0 and (oldest == nil or tonumber(head[2]) < oldest) then
-        oldest = tonumber(head[2])
+      local head = paged_min_score(lane_keys(queue, string.sub(member, 1, bar - 1), string.sub(member, bar + 1)))
+      if head and (oldest == nil or head < oldest) then
+        oldest = head
       end
     end
   end

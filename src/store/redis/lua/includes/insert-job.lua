@@ -4,10 +4,10 @@
   A new job is ARGV[i .. i+14]: id, type, queue, payload, priority, weight, runAt, expiresAt,
   maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, with "" for null (and for
   at_least_once delivery, and for the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
-  job's run), unique keys while the holder is pending or active ({p}:uniq).
+  job's run), unique keys while the holder is pending or active ({p}:uniq). Jobs due now go to
+  their ready lanes when the caller runs flush_ready(), in one batch per lane.
 ]]
 local JOB_FIELDS = 15
-local ready_batch = {}
 local any_ready = false
 
 -- Inserts the job at ARGV[i], created at `now` (the caller's ARGV text `now_text` is stored as is);
@@ -37,7 +37,8 @@ local function insert_job(i, now, now_text)
   end
   put("y", prio, "0")
   put("w", ARGV[i + 5], "1")
-  put("r", ARGV[i + 6], nil)
+  -- Left out when equal to createdAt (see includes/job.lua).
+  put("r", ARGV[i + 6], now_text)
   put("v", ARGV[i + 7], "")
   put("m", ARGV[i + 8], DEFAULT_MAX_ATTEMPTS)
   put("b", ARGV[i + 9], "")
@@ -57,27 +58,11 @@ local function insert_job(i, now, now_text)
     redis.call("ZADD", EXP, ARGV[i + 7], id)
   end
   if run_at <= now then
-    -- Lane entries are written in bulk by flush_ready(); the lane's index entry at once.
-    local lane = lane_key(queue, prio, jtype)
-    local batch = ready_batch[lane]
-    if not batch then
-      batch = {}
-      ready_batch[lane] = batch
-      redis.call("ZADD", lanes_key(queue), -tonumber(prio), prio .. "|" .. jtype)
-    end
-    batch[#batch + 1] = run_at
-    batch[#batch + 1] = id
+    add_ready_later(id, queue, prio, jtype, run_at)
     any_ready = true
   else
     redis.call("ZADD", SCHED, run_at, id)
   end
   count("pending", queue, jtype, 1)
   return nil
-end
-
-local function flush_ready()
-  for lane, batch in pairs(ready_batch) do
-    call_sliced("ZADD", lane, batch, 1000)
-  end
-  ready_batch = {}
 end

@@ -8,7 +8,7 @@
 
     t type        q queue        s state: p(ending) a(ctive) c(ompleted) d(ead) x (cancelled) e(xpired)
     p payload*    k checkpoint*  x result*              y priority (0)      w weight (1)
-    r runAt       v expiresAt    a attempt (0)          m maxAttempts (5)   b backoff (packed by the client;
+    r runAt (c)   v expiresAt    a attempt (0)          m maxAttempts (5)   b backoff (packed by the client;
                                                                             absent: errand's default policy)
     rq retryQueue d delivery: "1" = at_most_once (at_least_once)           o timeoutMs
     u uniqueKey*  l leaseExpiresAt  h workerId*        e errors* ("[]")     z leaseExpirations (0)
@@ -18,7 +18,13 @@
   the field itself, the rest in "<field>:1", "<field>:2", ..., cut between UTF-8 characters, so a
   100-byte payload does not turn the whole hash into a hashtable (about 2.3x the memory). Larger
   values are stored whole: the hash is big anyway, and many pieces would cost more than they save.
+
+  A new job due at once has runAt = createdAt, so insert-job leaves r out (the 13 bytes bring a
+  100-byte job under the next allocation class); read it with run_at_of(). Later writes of r (a
+  retry, a reschedule, a release) always set it.
 ]]
+--@include "includes/pages.lua"
+
 local CHUNK = 64
 local CHUNKED_MAX = 1024
 -- errand's default maxAttempts, left out of the hash like other defaults (src/queue.ts, define-job.ts).
@@ -94,6 +100,11 @@ local function get_long(key, field)
   return table.concat(parts)
 end
 
+-- The job's runAt from fields read with read_fields(…, "r", "c", …).
+local function run_at_of(f)
+  return f.r or f.c
+end
+
 -- Sets `field` to `value`, or deletes it when `value` is the default (nil or equal to `default`).
 local function set_or_del(key, field, value, default)
   if value == nil or value == default then
@@ -164,8 +175,33 @@ end
 -- by a type's cap, passes over whole lanes instead of scanning their jobs.
 
 local function add_ready(id, queue, prio, jtype, run_at)
-  redis.call("ZADD", lane_key(queue, prio, jtype), run_at, id)
+  local index, pages = lane_keys(queue, prio, jtype)
+  paged_add(index, pages, run_at, id)
   redis.call("ZADD", lanes_key(queue), -tonumber(prio), prio .. "|" .. jtype)
+end
+
+-- add_ready() for many jobs: gathered per lane, written by flush_ready() in one batch each.
+local ready_batch = {}
+
+local function add_ready_later(id, queue, prio, jtype, run_at)
+  local lane = queue .. "|" .. prio .. "|" .. jtype
+  local batch = ready_batch[lane]
+  if not batch then
+    batch = { queue = queue, prio = prio, jtype = jtype }
+    ready_batch[lane] = batch
+  end
+  batch[#batch + 1] = run_at
+  batch[#batch + 1] = id
+end
+
+-- `ordered`: the jobs were added in (runAt, id) order.
+local function flush_ready(ordered)
+  for _, batch in pairs(ready_batch) do
+    local index, pages = lane_keys(batch.queue, batch.prio, batch.jtype)
+    paged_add_many(index, pages, batch, ordered)
+    redis.call("ZADD", lanes_key(batch.queue), -tonumber(batch.prio), batch.prio .. "|" .. batch.jtype)
+  end
+  ready_batch = {}
 end
 
 local function add_pending(id, queue, prio, jtype, run_at, now)
@@ -177,13 +213,13 @@ local function add_pending(id, queue, prio, jtype, run_at, now)
   return false
 end
 
--- Takes a pending job out of its lane or {p}:sched (not out of {p}:exp).
-local function remove_pending(id, queue, prio, jtype)
+-- Takes a pending job out of its lane (found by its runAt) or {p}:sched (not out of {p}:exp).
+local function remove_pending(id, queue, prio, jtype, run_at)
   if redis.call("ZREM", SCHED, id) == 1 then
     return
   end
-  local lane = lane_key(queue, prio, jtype)
-  if redis.call("ZREM", lane, id) == 1 and redis.call("EXISTS", lane) == 0 then
+  local index, pages = lane_keys(queue, prio, jtype)
+  if paged_remove(index, pages, run_at, id) and redis.call("EXISTS", index) == 0 then
     redis.call("ZREM", lanes_key(queue), prio .. "|" .. jtype)
   end
 end

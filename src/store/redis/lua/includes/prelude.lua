@@ -9,8 +9,12 @@
     {p}:meta                   hash: epoch (see includes/epoch.lua)
     {p}:schema_version         string: the layout's version (SCHEMA_VERSION), checked at open
     {p}:j:<id>                 hash: one job (field table in includes/job.lua), in every state
-    {p}:r|<queue>|<prio>|<type> zset: ready lane: pending jobs due to run, score runAt, member id
+    {p}:rf|<queue>|<prio>|<type>
+                               zset: a ready lane's page index, one fence per page (includes/pages.lua)
+    {p}:r|<queue>|<prio>|<type>|<fence>
+                               zset: a page of that lane: pending jobs due to run, score runAt, member id
     {p}:rl|<queue>             zset: the queue's lanes, member "<prio>|<type>", score -prio
+    {p}:scratch                zset: sorts a batch inside one script, deleted before it ends
     {p}:sched                  zset: pending jobs not yet due (delayed, retrying), score runAt
     {p}:lease                  zset: active jobs, score leaseExpiresAt
     {p}:exp                    zset: pending jobs with an expiresAt, score expiresAt
@@ -29,7 +33,8 @@
 ]]
 local META = KEYS[1]
 local P = string.sub(META, 1, -5)
-local SCHEMA_VERSION = 1
+-- 2: ready lanes kept in pages (includes/pages.lua); runAt left out of a job equal to createdAt.
+local SCHEMA_VERSION = 2
 local SCHEMA_VERSION_KEY = P .. "schema_version"
 
 local SCHED = P .. "sched"
@@ -40,13 +45,16 @@ local ACT = P .. "act"
 local COUNTS = P .. "n"
 local SCHEDULES = P .. "schd"
 local WAKE = P .. "wake"
+local SCRATCH = P .. "scratch"
 
 local function job_key(id)
   return P .. "j:" .. id
 end
 
-local function lane_key(queue, prio, jtype)
-  return P .. "r|" .. queue .. "|" .. prio .. "|" .. jtype
+-- A ready lane is a paged sorted set (includes/pages.lua): its index key and its pages' prefix.
+local function lane_keys(queue, prio, jtype)
+  local name = queue .. "|" .. prio .. "|" .. jtype
+  return P .. "rf|" .. name, P .. "r|" .. name .. "|"
 end
 
 local function lanes_key(queue)
