@@ -5,7 +5,9 @@ import { checkKnownKeys } from "../../define-job.js";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { planClaimAsync } from "../claim-plan.js";
+import { type StatementName, statements } from "../generated/postgres-queries.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
+import { renderStatements } from "../sql-template.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -189,14 +191,24 @@ const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, 
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
   created_at, started_at, owner`;
 
-const JOB_TYPE_FIELDS = `name, config, created_at AS "createdAt", updated_at AS "updatedAt"`;
-
-const SCHEDULE_FIELDS = `name, cron, timezone, type, payload, options, next_run_at AS "nextRunAt",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
-
-/** Appends one JSON entry ($n, text) to a JSON array held as text, keeping the stored text as is. */
-const appendError = (column: string, param: string) =>
-  `CASE WHEN ${column} = '[]' THEN '[' || ${param} || ']' ELSE left(${column}, -1) || ',' || ${param} || ']' END`;
+/**
+ * The `{{fragment}}`s of queries/*.sql: table names qualified by the schema (a quoted identifier),
+ * the NOTIFY channel (a quoted literal), both checked by {@link checkSchemaName}, and the
+ * column lists many statements share.
+ */
+function sqlFragments(schema: string, channel: string): Record<string, string> {
+  return {
+    errandJob: `"${schema}".errand_job`,
+    errandJobDone: `"${schema}".errand_job_done`,
+    errandSchedule: `"${schema}".errand_schedule`,
+    errandJobType: `"${schema}".errand_job_type`,
+    channel: `'${channel}'`,
+    hotFields: HOT_FIELDS,
+    hotFieldsJ: hotFields("j"),
+    doneFields: DONE_FIELDS,
+    sharedColumns: SHARED,
+  };
+}
 
 /**
  * The PostgreSQL store: any number of worker processes on any number of machines share one
@@ -234,7 +246,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   readonly #origin = Math.random().toString(36).slice(2, 12);
   readonly #listeners = new Set<() => void>();
   readonly #names = new Map<string, string>();
-  readonly #sql: ReturnType<typeof buildSql>;
+  /** queries/*.sql, by statement name, with this store's schema and channel filled in. */
+  readonly #sql: Record<StatementName, string>;
   #listenClient: pg.PoolClient | null = null;
   /** Gives the LISTEN connection back (destroyed); safe to call more than once. */
   #dropListener: (() => void) | null = null;
@@ -256,7 +269,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     this.#retryMs = options.retryMs ?? 10_000;
     this.#reconnectMin = options.reconnectDelayMs?.min ?? 100;
     this.#reconnectMax = options.reconnectDelayMs?.max ?? 5_000;
-    this.#sql = buildSql(`"${schema}"`, `'${this.#channel}'`);
+    this.#sql = renderStatements(statements, sqlFragments(schema, this.#channel));
   }
 
   /**
@@ -1115,7 +1128,7 @@ function claimOrder(a: JobRecord, b: JobRecord): number {
   return b.priority - a.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The fields of a NewJob in the order of {@link buildSql}'s insert parameters $1..$15. */
+/** The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql). */
 const JOB_FIELDS = [
   "id",
   "type",
@@ -1164,321 +1177,4 @@ function columns(jobs: NewJob[]): { cols: [string[], ...unknown[]]; uniform: boo
     f === "id" ? ids : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),
   ) as [string[], ...unknown[]];
   return { cols, uniform };
-}
-
-/**
- * Every statement the store runs, with the schema (a quoted identifier) and the NOTIFY channel
- * (a quoted literal) filled in; both were validated against {@link SCHEMA_PATTERN}.
- */
-function buildSql(s: string, channel: string) {
-  const job = `${s}.errand_job`;
-  const done = `${s}.errand_job_done`;
-  const schedule = `${s}.errand_schedule`;
-  const jobType = `${s}.errand_job_type`;
-  const notify = (from: string, param: string) =>
-    `n AS (SELECT pg_notify(${channel}, ${param}) FROM (SELECT 1 FROM ${from} LIMIT 1) AS r)`;
-
-  // $1 ids, $2 type, $3 queue, $4 payloads, $5 priority, $6 weight, $7 run_at, $8 expires_at,
-  // $9 max_attempts, $10 backoff, $11 retry_queue, $12 delivery, $13 timeout_ms, $14 unique_key,
-  // $15 owner: an array each, or (`uniform`, when every job of the batch shares them, as with
-  // enqueueMany) one value each for all but ids and payloads, so 20,000 jobs do not send and parse
-  // 20,000 copies of the same thirteen values. $16 now, $17 notify tag, $18 batch size.
-  const insert = (checked: boolean, uniform: boolean) => {
-    const cols: Array<[string, string]> = [
-      ["id", "text"],
-      ["type", "text"],
-      ["queue", "text"],
-      ["payload", "text"],
-      ["priority", "bigint"],
-      ["weight", "bigint"],
-      ["run_at", "bigint"],
-      ["expires_at", "bigint"],
-      ["max_attempts", "bigint"],
-      ["backoff", "text"],
-      ["retry_queue", "text"],
-      ["delivery", "text"],
-      ["timeout_ms", "bigint"],
-      ["unique_key", "text"],
-      ["owner", "text"],
-    ];
-    const isArray = (name: string) => !uniform || name === "id" || name === "payload";
-    const arrays = cols
-      .map(([name, type], i) => [name, type, i + 1] as const)
-      .filter(([name]) => isArray(name));
-    const value = (name: string, type: string, i: number) =>
-      isArray(name) ? `u.${name}` : `$${i + 1}::${type}`;
-    return `
-    WITH ins AS (
-      INSERT INTO ${job} (id, type, queue, state, payload, priority, weight, run_at, expires_at,
-        max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)
-      SELECT ${cols
-        .map(([name, type], i) => value(name, type, i))
-        .join(", ")
-        .replace("u.payload", "'pending', u.payload")}, $16
-      FROM unnest(${arrays.map(([, type, n]) => `$${n}::${type}[]`).join(", ")})
-        WITH ORDINALITY AS u(${arrays.map(([name]) => name).join(", ")}, ord)
-      ${checked ? `WHERE NOT EXISTS (SELECT 1 FROM ${done} d WHERE d.id = u.id)` : ""}
-      ORDER BY u.ord
-      ON CONFLICT DO NOTHING
-      RETURNING id, run_at
-    ), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-    ${notify("ready", "$17")}
-    SELECT count(*)::integer AS n,
-      CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
-      (SELECT count(*) FROM n) AS notified
-    FROM ins`;
-  };
-
-  // The claim, one statement per queue share. `cand` locks up to $3 ready rows in claim order,
-  // skipping rows other claimers hold; `fits` keeps the prefix whose weights (each capped at $4)
-  // fit the budget $5 (a job that does not fit ends the claim, as in every store); `upd` leases
-  // them. A last row, all NULL but for two flags, says whether a job did not fit (`overflow`)
-  // and whether jobs of a type at its cap were passed over (`skipped`: look again without it).
-  // $1 queue, $2 now, $3 limit, $4 weight cap, $5 budget, $6 worker, $7 lease expiry,
-  // $8 types (NULL: all), $9 types at their cap (NULL: none) [, $10 capped types, $11 room each].
-  const claim = (capped: boolean) => `
-    WITH cand AS (
-      SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
-      FROM ${job}
-      WHERE queue = $1 AND state = 'pending' AND run_at <= $2
-        AND (expires_at IS NULL OR expires_at > $2)
-        AND ($8::text[] IS NULL OR type = ANY($8::text[]))
-        AND ($9::text[] IS NULL OR type <> ALL($9::text[]))
-      ORDER BY priority DESC, run_at, id
-      LIMIT $3
-      FOR UPDATE SKIP LOCKED
-    ), ${
-      capped
-        ? `ranked AS (
-      SELECT c.*, coalesce(
-          row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false
-        ) AS skipped
-      FROM cand c LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type
-    ), fits AS (
-      SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
-        OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
-      FROM ranked
-    )`
-        : `fits AS (
-      SELECT id, false AS skipped, sum(w) OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
-      FROM cand
-    )`
-    }, upd AS (
-      UPDATE ${job} j
-      SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
-      FROM fits f
-      WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-      RETURNING ${hotFields("j")}
-    )
-    SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
-    UNION ALL
-    SELECT ${Array(HOT_FIELD_COUNT).fill("NULL").join(", ")},
-      coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
-      coalesce(bool_or(skipped), false)
-    FROM fits`;
-
-  // $1 state, $2 queue, $3 type, $4 cursor, $5 limit [, $6 owner]. The owner filter has statements
-  // of its own (not "$6 IS NULL OR …"), so even a generic plan can use the owner indexes.
-  const listFilters = (
-    owner: boolean,
-  ) => `($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
-    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)${owner ? " AND owner = $6" : ""}`;
-  const listHot = (owner: boolean) => `SELECT ${HOT_FIELDS} FROM ${job} WHERE ${listFilters(owner)}`;
-  const listDone = (owner: boolean) => `SELECT ${DONE_FIELDS} FROM ${done} WHERE ${listFilters(owner)}`;
-  const page = (source: string) => `SELECT * FROM (${source}) AS j ORDER BY id DESC LIMIT $5`;
-
-  return {
-    notify: `SELECT pg_notify(${channel}, $1)`,
-    insert: insert(false, false),
-    insertChecked: insert(true, false),
-    insertUniform: insert(false, true),
-    insertUniformChecked: insert(true, true),
-    dropRaced: `DELETE FROM ${job} j WHERE j.id = ANY($1::text[])
-      AND EXISTS (SELECT 1 FROM ${done} d WHERE d.id = j.id) RETURNING j.id`,
-    existing: `
-      SELECT ${HOT_FIELDS}, false AS "byKey" FROM ${job} WHERE id = ANY($1::text[])
-      UNION ALL SELECT ${DONE_FIELDS}, false FROM ${done} WHERE id = ANY($1::text[])
-      UNION ALL SELECT ${HOT_FIELDS}, true FROM ${job} WHERE unique_key = ANY($2::text[])`,
-
-    lockCaps: `SELECT pg_advisory_xact_lock($1::integer, hashtext(${channel} || t))
-      FROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted`,
-    countActive: `SELECT type, count(*) AS n FROM ${job}
-      WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type`,
-    claim: claim(false),
-    claimCapped: claim(true),
-
-    completeMany: `
-      WITH input AS (SELECT * FROM unnest($1::text[], $2::integer[], $3::text[]) AS i(id, attempt, result)),
-      moved AS (
-        DELETE FROM ${job} j USING input i
-        WHERE j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
-        RETURNING j.*, i.result AS new_result
-      ), ins AS (
-        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
-        SELECT ${SHARED}, 'completed', new_result, $4 FROM moved
-        RETURNING id, attempt
-      )
-      SELECT id, attempt FROM ins`,
-    // One statement for the whole batch. $1 ids, $2 attempts, $3 lease expired (0/1), $4 retryAt
-    // (NULL: dead), $5 retry queues, $6 errors (JSON), $7 now, $8 notify tag. `input` keeps the
-    // first item naming each attempt (a repeat is stale); `retried` puts the current attempts with
-    // a retryAt back to pending in the hot table, `moved` and `killed` take the others to history.
-    // The two touch different rows: a row has one attempt, and only items naming it match. The
-    // result is one row per attempt failed, with its new state.
-    failMany: `
-      WITH input AS (
-        SELECT DISTINCT ON (id, attempt) *
-        FROM unnest($1::text[], $2::integer[], $3::integer[], $4::bigint[], $5::text[], $6::text[])
-          WITH ORDINALITY AS i(id, attempt, expired, retry_at, retry_queue, error, ord)
-        ORDER BY id, attempt, ord
-      ), retried AS (
-        UPDATE ${job} j SET state = 'pending', run_at = i.retry_at, queue = coalesce(i.retry_queue, j.queue),
-          errors = ${appendError("j.errors", "i.error")}, lease_expires_at = NULL, worker_id = NULL,
-          lease_expirations = j.lease_expirations + i.expired
-        FROM input i
-        WHERE i.retry_at IS NOT NULL AND j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
-          AND (i.expired = 0 OR j.lease_expires_at <= $7)
-        RETURNING j.id, j.attempt, j.run_at
-      ), moved AS (
-        DELETE FROM ${job} j USING input i
-        WHERE i.retry_at IS NULL AND j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
-          AND (i.expired = 0 OR j.lease_expires_at <= $7)
-        RETURNING j.*, i.error AS new_error, i.expired AS new_expired
-      ), killed AS (
-        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
-        SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-          ${appendError("errors", "new_error")}, lease_expirations + new_expired, created_at, started_at, owner,
-          'dead', NULL, $7
-        FROM moved
-        RETURNING id, attempt
-      ), ready AS (SELECT 1 FROM retried WHERE run_at <= $7),
-      ${notify("ready", "$8")}
-      SELECT id, attempt, 'pending' AS state FROM retried WHERE (SELECT count(*) FROM n) >= 0
-      UNION ALL
-      SELECT id, attempt, 'dead' FROM killed`,
-    heartbeatMany: `
-      UPDATE ${job} j SET lease_expires_at = $1
-      FROM unnest($2::text[], $3::integer[]) AS i(id, attempt)
-      WHERE j.id = i.id AND j.attempt = i.attempt AND j.state = 'active'
-      RETURNING j.id, j.attempt`,
-    checkpoint: `UPDATE ${job} SET checkpoint = $3 WHERE id = $1 AND attempt = $2 AND state = 'active' RETURNING 1`,
-    // A release gives the attempt back: one more allowed, so shutting down never uses one up.
-    release: `
-      WITH upd AS (
-        UPDATE ${job} SET state = 'pending', run_at = $3, lease_expires_at = NULL, worker_id = NULL,
-          max_attempts = max_attempts + 1
-        WHERE id = $1 AND attempt = $2 AND state = 'active'
-        RETURNING 1
-      ), ${notify("upd", "$4")}
-      SELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd`,
-
-    // One statement, one snapshot: a job moving between the tables is seen in exactly one.
-    get: `SELECT ${HOT_FIELDS} FROM ${job} WHERE id = $1
-      UNION ALL SELECT ${DONE_FIELDS} FROM ${done} WHERE id = $1 LIMIT 1`,
-    listAll: page(`${listHot(false)} UNION ALL ${listDone(false)}`),
-    listHot: page(listHot(false)),
-    listDone: page(listDone(false)),
-    listAllOwner: page(`${listHot(true)} UNION ALL ${listDone(true)}`),
-    listHotOwner: page(listHot(true)),
-    listDoneOwner: page(listDone(true)),
-    stats: `
-      SELECT state, queue, type, count(*) AS n,
-        count(*) FILTER (WHERE state = 'pending' AND run_at > $1) AS scheduled,
-        count(*) FILTER (WHERE state = 'pending' AND attempt > 0) AS retrying,
-        min(run_at) FILTER (WHERE state = 'pending' AND run_at <= $1) AS oldest
-      FROM ${job} GROUP BY state, queue, type
-      UNION ALL
-      SELECT state, queue, type, count(*), 0, 0, NULL FROM ${done} GROUP BY state, queue, type`,
-
-    cancel: `
-      WITH moved AS (DELETE FROM ${job} WHERE id = $1 RETURNING *),
-      ins AS (
-        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
-        SELECT ${SHARED}, 'cancelled', NULL, $2 FROM moved
-        RETURNING ${DONE_FIELDS}
-      )
-      SELECT * FROM ins`,
-    reschedule: `
-      WITH upd AS (
-        UPDATE ${job} SET run_at = coalesce($2, run_at), priority = coalesce($3, priority),
-          queue = coalesce($4, queue)
-        WHERE id = $1 AND state = 'pending'
-        RETURNING ${HOT_FIELDS}
-      ), ready AS (SELECT 1 FROM upd WHERE "runAt" <= $5),
-      ${notify("ready", "$6")}
-      SELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0`,
-    retry: `
-      WITH moved AS (
-        DELETE FROM ${done} WHERE id = $1 AND state IN ('dead', 'cancelled', 'expired') RETURNING *
-      ), ins AS (
-        INSERT INTO ${job} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
-          attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-          lease_expirations, created_at, started_at, owner)
-        SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, $2, NULL, attempt,
-          greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-          created_at, started_at, owner
-        FROM moved
-        RETURNING ${HOT_FIELDS}
-      ), ${notify("ins", "$3")}
-      SELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0`,
-    replay: `
-      WITH ins AS (
-        INSERT INTO ${job} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
-          attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-          lease_expirations, created_at, started_at, owner)
-        SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, NULL, 0,
-          max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner
-        FROM ${done} WHERE id = $1
-        RETURNING ${HOT_FIELDS}
-      ), ${notify("ins", "$4")}
-      SELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0`,
-
-    expiredLeases: `SELECT ${HOT_FIELDS} FROM ${job} WHERE state = 'active' AND lease_expires_at <= $1
-      ORDER BY lease_expires_at LIMIT $2`,
-    expirePending: `
-      WITH moved AS (
-        DELETE FROM ${job} WHERE id IN (
-          SELECT id FROM ${job}
-          WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1
-          LIMIT $2 FOR UPDATE SKIP LOCKED
-        ) AND state = 'pending'
-        RETURNING *
-      ), ins AS (
-        INSERT INTO ${done} (${SHARED}, state, result, finished_at)
-        SELECT ${SHARED}, 'expired', NULL, $1 FROM moved
-        RETURNING ${DONE_FIELDS}
-      )
-      SELECT * FROM ins`,
-    prune: `
-      WITH gone AS (
-        DELETE FROM ${done} WHERE id IN (
-          SELECT id FROM ${done} WHERE state = $1 AND finished_at < $2 LIMIT $3
-        )
-        RETURNING 1
-      )
-      SELECT count(*)::integer AS n FROM gone`,
-
-    upsertSchedule: `
-      INSERT INTO ${schedule} (name, cron, timezone, type, payload, options, next_run_at, created_at, updated_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-      ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, type = excluded.type,
-        payload = excluded.payload, options = excluded.options, next_run_at = excluded.next_run_at,
-        updated_at = excluded.updated_at`,
-    deleteSchedule: `DELETE FROM ${schedule} WHERE name = $1 RETURNING 1`,
-    getSchedule: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} WHERE name = $1`,
-    listSchedules: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} ORDER BY name`,
-    dueSchedules: `SELECT ${SCHEDULE_FIELDS} FROM ${schedule} WHERE next_run_at <= $1 ORDER BY next_run_at LIMIT $2`,
-    advanceSchedule: `UPDATE ${schedule} SET next_run_at = $3, updated_at = $4
-      WHERE name = $1 AND next_run_at = $2 RETURNING 1`,
-
-    // xmax is 0 only on a row this statement inserted (an update leaves its own transaction id).
-    putJobType: `
-      INSERT INTO ${jobType} (name, config, created_at, updated_at) VALUES ($1, $2, $3, $4)
-      ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at
-      RETURNING (xmax = 0) AS inserted`,
-    getJobType: `SELECT ${JOB_TYPE_FIELDS} FROM ${jobType} WHERE name = $1`,
-    listJobTypes: `SELECT ${JOB_TYPE_FIELDS} FROM ${jobType} ORDER BY name`,
-    deleteJobType: `DELETE FROM ${jobType} WHERE name = $1 RETURNING 1`,
-  };
 }

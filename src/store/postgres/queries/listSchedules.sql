@@ -1,0 +1,7 @@
+-- listSchedules: Store.listSchedules(). Every schedule, by name.
+--
+-- No params. Returns ScheduleRecords.
+
+-- name: listSchedules
+SELECT name, cron, timezone, type, payload, options, next_run_at AS "nextRunAt",
+  created_at AS "createdAt", updated_at AS "updatedAt" FROM {{errandSchedule}} ORDER BY name

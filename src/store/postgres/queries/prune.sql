@@ -1,0 +1,20 @@
+-- prune: Store.prune(). Deletes finished jobs of one state that finished before a cutoff.
+--
+-- Guarantees: deletes at most $3 rows of errand_job_done per call; pending and active jobs are
+-- never touched. The store runs it once per finished state, each with that state's retention,
+-- until its limit is used up.
+--
+-- Why: the LIMIT in a subquery bounds each delete, so a large backlog is pruned in short
+-- statements rather than one long one.
+--
+-- $1 state, $2 cutoff (finished_at before it is deleted), $3 limit.
+-- Returns one row: n (rows deleted).
+
+-- name: prune
+WITH gone AS (
+  DELETE FROM {{errandJobDone}} WHERE id IN (
+    SELECT id FROM {{errandJobDone}} WHERE state = $1 AND finished_at < $2 LIMIT $3
+  )
+  RETURNING 1
+)
+SELECT count(*)::integer AS n FROM gone

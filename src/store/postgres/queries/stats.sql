@@ -1,0 +1,20 @@
+-- stats: Store.stats(). Job counts by state, queue and type, plus the backlog's shape.
+--
+-- Guarantees: one statement, so one snapshot across both tables: a job moving between them is
+-- counted once.
+--
+-- Why: grouped by (state, queue, type) so one scan serves every breakdown; the store sums the
+-- groups. Only pending jobs are scheduled (run_at in the future), retrying (attempt > 0) or ready
+-- (the oldest ready run_at), so the finished groups report 0 and NULL for those.
+--
+-- $1 now.
+-- Returns (state, queue, type, n, scheduled, retrying, oldest) per group.
+
+-- name: stats
+SELECT state, queue, type, count(*) AS n,
+  count(*) FILTER (WHERE state = 'pending' AND run_at > $1) AS scheduled,
+  count(*) FILTER (WHERE state = 'pending' AND attempt > 0) AS retrying,
+  min(run_at) FILTER (WHERE state = 'pending' AND run_at <= $1) AS oldest
+FROM {{errandJob}} GROUP BY state, queue, type
+UNION ALL
+SELECT state, queue, type, count(*), 0, 0, NULL FROM {{errandJobDone}} GROUP BY state, queue, type
