@@ -42,7 +42,7 @@ const luaTargets: Array<{ from: string; to: string }> = [
 ];
 for (const { from, to } of luaTargets) {
   const files = readdirSync(from)
-    .filter((f) => /^[a-z0-9-]+\.lua$/.test(f))
+    .filter((f) => /^[a-z][a-zA-Z0-9]*\.lua$/.test(f))
     .sort();
   const entries = files.map(
     (file) => `  ${JSON.stringify(file.slice(0, -4))}: ${JSON.stringify(inlineLua(from, file, new Set()))},`,

@@ -389,7 +389,7 @@ export class RedisStore implements Store {
     }
     const args: Arg[] = [p.now, p.jobs.length, inClaimOrder(p.jobs) ? "1" : ""];
     for (const job of p.jobs) pushNewJob(args, job);
-    const duplicates = (await this.#write("enqueue-many", args)) as Array<number | Reply>;
+    const duplicates = (await this.#write("enqueueMany", args)) as Array<number | Reply>;
     const results: EnqueueResult[] = new Array(p.jobs.length).fill(INSERTED);
     for (let i = 0; i < duplicates.length; i += 2) {
       results[duplicates[i] as number] = { inserted: false, existing: decodeJob(duplicates[i + 1] as Reply) };
@@ -442,14 +442,14 @@ export class RedisStore implements Store {
   async completeMany(p: CompleteManyParams): Promise<boolean[]> {
     const args: Arg[] = [p.now, p.items.length];
     for (const item of p.items) args.push(item.id, item.attempt, item.result);
-    const out = (await this.#write("complete-many", args)) as number[];
+    const out = (await this.#write("completeMany", args)) as number[];
     return out.map((n) => n === 1);
   }
 
-  /** fail.lua once per item, all in one pipeline: one round trip, each item atomic on its own. */
+  /** failMany.lua once per item, all in one pipeline: one round trip, each item atomic on its own. */
   async failMany(p: FailManyParams): Promise<FailResult[]> {
     const out = await this.#writeEach(
-      "fail",
+      "failMany",
       p.items.map((i) => [
         p.now,
         i.id,
@@ -466,7 +466,7 @@ export class RedisStore implements Store {
   async heartbeatMany(p: HeartbeatManyParams): Promise<boolean[]> {
     const args: Arg[] = [p.now, p.now + p.leaseMs, p.items.length];
     for (const item of p.items) args.push(item.id, item.attempt);
-    const out = (await this.#write("heartbeat-many", args)) as number[];
+    const out = (await this.#write("heartbeatMany", args)) as number[];
     return out.map((n) => n === 1);
   }
 
@@ -574,11 +574,11 @@ export class RedisStore implements Store {
   // ---- sweeps --------------------------------------------------------------------------------
 
   async expiredLeases(p: SweepParams): Promise<JobRecord[]> {
-    return ((await this.#run("expired-leases", [p.now, p.limit])) as Reply[]).map(decodeJob);
+    return ((await this.#run("expiredLeases", [p.now, p.limit])) as Reply[]).map(decodeJob);
   }
 
   async expirePending(p: SweepParams): Promise<JobRecord[]> {
-    return ((await this.#write("expire-pending", [p.now, p.limit])) as Reply[]).map(decodeJob);
+    return ((await this.#write("expirePending", [p.now, p.limit])) as Reply[]).map(decodeJob);
   }
 
   async prune(p: PruneParams): Promise<number> {
@@ -589,7 +589,7 @@ export class RedisStore implements Store {
   // ---- schedules -----------------------------------------------------------------------------
 
   async upsertSchedule(r: ScheduleRecord): Promise<void> {
-    await this.#write("upsert-schedule", [
+    await this.#write("upsertSchedule", [
       r.name,
       r.cron,
       r.timezone,
@@ -603,32 +603,32 @@ export class RedisStore implements Store {
   }
 
   async deleteSchedule(name: string): Promise<boolean> {
-    return (await this.#write("delete-schedule", [name])) === 1;
+    return (await this.#write("deleteSchedule", [name])) === 1;
   }
 
   async getSchedule(name: string): Promise<ScheduleRecord | null> {
-    return schedules((await this.#run("get-schedule", [name])) as unknown[])[0] ?? null;
+    return schedules((await this.#run("getSchedule", [name])) as unknown[])[0] ?? null;
   }
 
   async listSchedules(): Promise<ScheduleRecord[]> {
-    const all = schedules((await this.#run("list-schedules", [])) as unknown[]);
+    const all = schedules((await this.#run("listSchedules", [])) as unknown[]);
     return all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   async dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {
-    return schedules((await this.#run("due-schedules", [p.now, p.limit])) as unknown[]);
+    return schedules((await this.#run("dueSchedules", [p.now, p.limit])) as unknown[]);
   }
 
   async fireSchedule(p: FireScheduleParams): Promise<boolean> {
     const args: Arg[] = [p.now, p.name, p.expectedRunAt, p.nextRunAt];
     pushNewJob(args, p.job);
-    return (await this.#write("fire-schedule", args)) === 1;
+    return (await this.#write("fireSchedule", args)) === 1;
   }
 
   // ---- job types -----------------------------------------------------------------------------
 
   async putJobType(r: JobTypeRecord): Promise<boolean> {
-    return (await this.#write("put-job-type", [r.name, r.createdAt, r.updatedAt, r.config])) === 1;
+    return (await this.#write("putJobType", [r.name, r.createdAt, r.updatedAt, r.config])) === 1;
   }
 
   async getJobType(name: string): Promise<JobTypeRecord | null> {
@@ -747,7 +747,7 @@ function schedules(reply: unknown[]): ScheduleRecord[] {
   return out;
 }
 
-/** A job type from its {p}:types value, "<createdAt>:<updatedAt>:<config>" (see put-job-type.lua). */
+/** A job type from its {p}:types value, "<createdAt>:<updatedAt>:<config>" (see putJobType.lua). */
 function jobType(name: string, value: string): JobTypeRecord {
   const a = value.indexOf(":");
   const b = value.indexOf(":", a + 1);
@@ -765,7 +765,7 @@ function byteOrder(a: string, b: string): number {
 }
 
 /**
- * Whether the jobs come in (runAt, id) order, as a ready lane keeps them: then enqueue-many.lua
+ * Whether the jobs come in (runAt, id) order, as a ready lane keeps them: then enqueueMany.lua
  * pages them as they come instead of sorting them first. Ids are ASCII (JOB_ID_PATTERN, UUIDs), so
  * `<` compares their bytes, as Redis does.
  */

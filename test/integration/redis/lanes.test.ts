@@ -127,7 +127,7 @@ describe.runIf(redisSelected())("Redis store: ready lanes in pages", () => {
       taken.add(id);
       await enqueue([job(id, now)]);
     }
-    // 5. Jobs that expire before the claims: expire-pending takes them out of their pages.
+    // 5. Jobs that expire before the claims: expirePending takes them out of their pages.
     const expiring = Array.from({ length: 30 }, () => job(freshId(), now - pick([3, 9]), 0, now + 10));
     await enqueue(expiring);
 

@@ -118,7 +118,7 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     expect(await store.failMany({ now, items: [item(2, null), item(3, now)] })).toEqual(["dead", "pending"]);
     // The EVALSHAs met NOSCRIPT and changed nothing; the EVALs ran each item once.
     expect(pipeline).toHaveBeenCalledTimes(2);
-    expect(await store.client.script("EXISTS", sha(scripts.fail))).toEqual([1]);
+    expect(await store.client.script("EXISTS", sha(scripts.failMany))).toEqual([1]);
     expect((await queue.get(leased[2]!.id))!.errors.map((e) => e.message)).toEqual(["failure 2"]);
     expect((await queue.get(leased[3]!.id))!.errors.map((e) => e.message)).toEqual(["failure 3"]);
     expect((await queue.stats()).states).toMatchObject({ pending: 2, dead: 2, active: 0 });

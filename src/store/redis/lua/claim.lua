@@ -5,7 +5,7 @@
     - One holder: a job leaves its ready lane and becomes active (attempt + 1, lease, holder) in the
       same script, so no two claims can take it.
     - Order: priority desc, then runAt, then id, within each queue; weighted queues as planClaim.
-    - Jobs past their expiresAt are passed over (left pending for expire-pending to expire).
+    - Jobs past their expiresAt are passed over (left pending for expirePending to expire).
     - Cluster-wide caps: never more active jobs of a capped type than its cap ({p}:act).
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.

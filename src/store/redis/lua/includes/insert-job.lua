@@ -1,5 +1,5 @@
 --[[
-  insert-job: inserting new jobs (enqueue-many, fire-schedule).
+  insert-job: inserting new jobs (enqueueMany, fireSchedule).
 
   A new job is ARGV[i .. i+14]: id, type, queue, payload, priority, weight, runAt, expiresAt,
   maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, with "" for null (and for

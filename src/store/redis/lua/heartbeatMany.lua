@@ -1,5 +1,5 @@
 --[[
-  heartbeat-many: Store.heartbeatMany(). Extends the leases of running attempts.
+  heartbeatMany: Store.heartbeatMany(). Extends the leases of running attempts.
 
   Guarantees, per item: compare-and-set on (id, state active, attempt): the lease moves to
   now + leaseMs, in the job and in {p}:lease, and the item returns 1. An attempt that is no longer

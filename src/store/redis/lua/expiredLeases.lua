@@ -1,6 +1,6 @@
 --[[
-  expired-leases: Store.expiredLeases(). Active jobs whose lease ran out by now, oldest lease
-  first. Read only: the caller fails each with leaseExpired (fail.lua re-checks the lease, so any
+  expiredLeases: Store.expiredLeases(). Active jobs whose lease ran out by now, oldest lease
+  first. Read only: the caller fails each with leaseExpired (failMany.lua re-checks the lease, so any
   number of sweepers may race).
 
   KEYS[1] {p}:meta

@@ -1,5 +1,5 @@
 --[[
-  delete-schedule: Store.deleteSchedule(). Removes a schedule; jobs it enqueued stay.
+  deleteSchedule: Store.deleteSchedule(). Removes a schedule; jobs it enqueued stay.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] name

@@ -1,5 +1,5 @@
 --[[
-  expire-pending: Store.expirePending(). Pending jobs whose expiresAt has passed become expired.
+  expirePending: Store.expirePending(). Pending jobs whose expiresAt has passed become expired.
 
   Guarantees: reads {p}:exp (pending jobs with an expiresAt, by expiresAt), so the cost is the
   number expired, never the queue length; each job is expired once, atomically, and can no longer

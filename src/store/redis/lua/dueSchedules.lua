@@ -1,6 +1,6 @@
 --[[
-  due-schedules: Store.dueSchedules(). Schedules whose next tick is due by now, earliest first.
-  Read only: fire-schedule.lua's compare-and-set decides who fires.
+  dueSchedules: Store.dueSchedules(). Schedules whose next tick is due by now, earliest first.
+  Read only: fireSchedule.lua's compare-and-set decides who fires.
 
   KEYS[1] {p}:meta
   ARGV[1] now  ARGV[2] limit

@@ -1,5 +1,5 @@
 --[[
-  list-schedules: Store.listSchedules(). Every schedule with its next tick, read together.
+  listSchedules: Store.listSchedules(). Every schedule with its next tick, read together.
 
   KEYS[1] {p}:meta
   Returns name, nextRunAt, {field, value, ...}, name, ... (by next tick; the client sorts by name).

@@ -1,5 +1,5 @@
 --[[
-  complete-many: Store.completeMany(). Completes many attempts in one script (the worker's batched
+  completeMany: Store.completeMany(). Completes many attempts in one script (the worker's batched
   completions).
 
   Guarantees, per item: compare-and-set on (id, state active, attempt). Exactly one complete per

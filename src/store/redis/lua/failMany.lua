@@ -1,6 +1,7 @@
 --[[
-  fail: Store.fail(). Records a failed attempt: back to pending at retryAt (in the same or the retry
-  queue), or to dead.
+  failMany: Store.failMany(), one item per call: the store sends one call per failed attempt of a
+  batch, all in one pipeline (one round trip; each item atomic on its own). Records a failed
+  attempt: back to pending at retryAt (in the same or the retry queue), or to dead.
 
   Guarantees: compare-and-set on (id, state active, attempt); with leaseExpired, also on the lease
   having run out by now (the sweeper's check, so a heartbeat that won the race keeps the job). A

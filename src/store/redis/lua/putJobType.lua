@@ -1,5 +1,5 @@
 --[[
-  put-job-type: Store.putJobType(). Creates or replaces a job type's settings.
+  putJobType: Store.putJobType(). Creates or replaces a job type's settings.
 
   Every job type is one field of the hash {p}:types: the type's name, and the value
   "<createdAt>:<updatedAt>:<config JSON>". Reads (getJobType, listJobTypes) and deletes are single

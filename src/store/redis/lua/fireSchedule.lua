@@ -1,5 +1,5 @@
 --[[
-  fire-schedule: Store.fireSchedule(). Enqueues one tick's job and moves the schedule to its next
+  fireSchedule: Store.fireSchedule(). Enqueues one tick's job and moves the schedule to its next
   tick, only if no one else fired this tick.
 
   Guarantees: compare-and-set on the stored next tick (= expectedRunAt): of any number of

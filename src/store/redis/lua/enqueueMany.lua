@@ -1,5 +1,5 @@
 --[[
-  enqueue-many: Store.enqueueMany(). Inserts a batch of jobs in one script: all of it or, on a
+  enqueueMany: Store.enqueueMany(). Inserts a batch of jobs in one script: all of it or, on a
   fault, none (a script's writes are applied together).
 
   Guarantees: an id that exists (in any state, finished jobs too) is not inserted again, and a

@@ -1,5 +1,5 @@
 --[[
-  get-schedule: Store.getSchedule(). One schedule with its next tick, read together.
+  getSchedule: Store.getSchedule(). One schedule with its next tick, read together.
 
   KEYS[1] {p}:meta
   ARGV[1] name
