@@ -668,6 +668,7 @@ export const routeSchemas = {
         type: "object",
         description:
           "Columns, oldest first: `times[i]` (epoch milliseconds) starts the interval that the counts at `i` cover",
+        required: ["intervalMs", "times", "enqueued", "completed", "failed"],
         properties: {
           intervalMs: { type: "integer" },
           times: { type: "array", items: { type: "integer" } },

@@ -29,6 +29,7 @@ import type {
 } from "../../src/queue.js";
 import type { JobTypeConfig } from "../../src/server/job-types.js";
 import type { routeSchemas, scheduleSchema, sharedSchemas } from "../../src/server/schemas.js";
+import type { StatsHistoryResult } from "../../src/server/stats-history.js";
 import type { AttemptRef } from "../../src/store/store.js";
 
 // ---- from schema to type ------------------------------------------------------------------------
@@ -184,3 +185,27 @@ expectTypeOf<Reply<"GET /v1/queues", 200>>().toEqualTypeOf<{
 expectTypeOf<Reply<"POST /v1/prune", 200>>().toEqualTypeOf<{
   deleted: Awaited2<ErrandClient["prune"]>;
 }>();
+
+// ---- the dashboard's own copies (dashboard/types.ts, compiled apart for the browser) -------------
+// What the server sends must fit what the dashboard reads, and every field the dashboard reads
+// must be one the server sends.
+
+type DashJob = import("../../dashboard/types.js").Job;
+type DashStats = import("../../dashboard/types.js").Stats;
+type DashHistory = import("../../dashboard/types.js").History;
+type DashPage = import("../../dashboard/types.js").JobPage;
+type DashSchedule = import("../../dashboard/types.js").Schedule;
+type DashType = import("../../dashboard/types.js").JobType;
+
+expectTypeOf<WireJob>().toExtend<DashJob>();
+expectTypeOf<keyof DashJob>().toExtend<keyof WireJob>();
+expectTypeOf<Reply<"GET /v1/jobs", 200>>().toExtend<DashPage>();
+expectTypeOf<Reply<"GET /v1/stats", 200>>().toExtend<DashStats>();
+expectTypeOf<keyof DashStats>().toExtend<keyof Reply<"GET /v1/stats", 200>>();
+expectTypeOf<Reply<"GET /v1/stats/history", 200>>().toEqualTypeOf<Json<StatsHistoryResult>>();
+expectTypeOf<Reply<"GET /v1/stats/history", 200>>().toExtend<DashHistory>();
+expectTypeOf<keyof DashHistory>().toExtend<keyof Reply<"GET /v1/stats/history", 200>>();
+expectTypeOf<Json<Schedule>>().toExtend<DashSchedule>();
+expectTypeOf<keyof DashSchedule>().toExtend<keyof Json<Schedule>>();
+expectTypeOf<Shared<"JobType">>().toExtend<Omit<DashType, "type"> & { type?: string }>();
+expectTypeOf<keyof DashType>().toExtend<keyof Shared<"JobType">>();
