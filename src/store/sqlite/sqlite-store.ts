@@ -4,6 +4,7 @@ import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { planClaim } from "../claim-plan.js";
 import { migrations } from "../generated/sqlite-migrations.js";
+import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
 import type {
   CancelParams,
@@ -61,34 +62,31 @@ export interface SqliteStoreOptions {
   crossProcessWake?: boolean;
 }
 
-const HOT_COLUMNS = `id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner`;
-
-const DONE_COLUMNS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner`;
-
-/** Columns shared by both job tables, for moving a row from the hot table to history. */
-const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner`;
-
-const JOB_TYPE_COLUMNS = "name, config, created_at AS createdAt, updated_at AS updatedAt";
-
-const SCHEDULE_COLUMNS = `name, cron, timezone, type, payload, options, next_run_at AS nextRunAt,
-  created_at AS createdAt, updated_at AS updatedAt`;
-
 type Stmt = Database.Statement;
+type Statements = Record<StatementName, Stmt>;
 
-/** Rows per multi-row INSERT on the bulk path: 64 × 16 parameters stays far below SQLite's limit. */
-const INSERT_CHUNK = 64;
+/** Statements that read job records: their columns must be JobRecord's keys, in order. */
+const RECORD_STATEMENTS: readonly StatementName[] = [
+  "claimCandidates",
+  "getHot",
+  "getDone",
+  "enqueueByUniqueKey",
+  "expiredLeases",
+  "listAll",
+  "listAllByOwner",
+  "listHot",
+  "listHotByOwner",
+  "listDone",
+  "listDoneByOwner",
+];
+
+/** Parameters per job row of enqueueOne, in the order `#insertJobs` binds them. */
+const ROW_PARAMS = 16;
+/** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
+const INSERT_CHUNK = countParams(statements.enqueueChunk) / ROW_PARAMS;
+if (countParams(statements.enqueueOne) !== ROW_PARAMS || !Number.isInteger(INSERT_CHUNK)) {
+  throw new Error("enqueueOne and enqueueChunk in queries/enqueueMany.sql do not bind 16 parameters per row");
+}
 const INSERTED: EnqueueResult = Object.freeze({ inserted: true });
 
 /**
@@ -109,11 +107,12 @@ export class SqliteStore implements Store {
   #watcher: FSWatcher | null = null;
   #ringAfterCommit = false;
   #closed = false;
-  readonly #stmts = new Map<string, Stmt>();
-  readonly #rawStmts = new WeakSet<Stmt>();
+  /** Every statement of queries/*.sql, prepared once at open. */
+  readonly #q: Statements;
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
+    this.#q = prepareStatements(db);
     const memory = options.filename === ":memory:" || options.filename === "";
     this.capabilities = { listen: true, multiProcess: !memory, transactionalEnqueue: false };
     this.#doorbellPath = !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null;
@@ -187,15 +186,6 @@ export class SqliteStore implements Store {
     return () => this.#listeners.delete(listener);
   }
 
-  #stmt(sql: string): Stmt {
-    let stmt = this.#stmts.get(sql);
-    if (!stmt) {
-      stmt = this.#db.prepare(sql);
-      this.#stmts.set(sql, stmt);
-    }
-    return stmt;
-  }
-
   #write<T>(fn: () => T): Promise<T> {
     if (this.#closed) return Promise.reject(new ErrandError("CLOSED", "the SQLite store is closed"));
     return this.#writer.write(fn);
@@ -210,26 +200,17 @@ export class SqliteStore implements Store {
   #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
     // Ids are unique across both tables, so a finished job's id is taken. A separate lookup (same
     // transaction) costs far less than a NOT EXISTS inside INSERT … SELECT: ~20% on bulk enqueue.
-    const finished = this.#stmt("SELECT 1 FROM errand_job_done WHERE id = ?").pluck();
-    const insert = this.#stmt(
-      `INSERT INTO errand_job (id, type, queue, state, payload, priority, weight, run_at, expires_at,
-         max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at, owner)
-       VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING`,
-    );
+    const q = this.#q;
+    const finished = q.enqueueFinishedId;
+    const insert = q.enqueueOne;
     const results: EnqueueResult[] = new Array(jobs.length);
     let ready = false;
     let i = 0;
     if (idsGenerated) {
       // Fresh ids and no unique keys: insert many rows per statement, which spares SQLite a
       // statement step per row. A chunk that meets any conflict is redone row by row below.
-      const chunk = this.#stmt(
-        `INSERT INTO errand_job (id, type, queue, state, payload, priority, weight, run_at, expires_at,
-           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, created_at, owner)
-         VALUES ${Array(INSERT_CHUNK).fill("(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
-         ON CONFLICT DO NOTHING`,
-      );
-      const args: unknown[] = new Array(INSERT_CHUNK * 16);
+      const chunk = q.enqueueChunk;
+      const args: unknown[] = new Array(INSERT_CHUNK * ROW_PARAMS);
       for (; i + INSERT_CHUNK <= jobs.length; i += INSERT_CHUNK) {
         let k = 0;
         let unique = false;
@@ -254,13 +235,13 @@ export class SqliteStore implements Store {
           args[k++] = j.owner;
         }
         if (unique) break;
-        this.#stmt("SAVEPOINT errand_chunk").run();
+        q.enqueueChunkSavepoint.run();
         if (chunk.run(...args).changes !== INSERT_CHUNK) {
-          this.#stmt("ROLLBACK TO errand_chunk").run();
-          this.#stmt("RELEASE errand_chunk").run();
+          q.enqueueChunkRollback.run();
+          q.enqueueChunkRelease.run();
           break;
         }
-        this.#stmt("RELEASE errand_chunk").run();
+        q.enqueueChunkRelease.run();
         for (let r = i; r < i + INSERT_CHUNK; r++) {
           results[r] = INSERTED;
           if (jobs[r]!.runAt <= now) ready = true;
@@ -305,9 +286,7 @@ export class SqliteStore implements Store {
   }
 
   #byUniqueKey(key: string): JobRecord | null {
-    return (
-      (this.#stmt(`SELECT ${HOT_COLUMNS} FROM errand_job WHERE unique_key = ?`).get(key) as JobRecord) ?? null
-    );
+    return (this.#q.enqueueByUniqueKey.get(key) as JobRecord | undefined) ?? null;
   }
 
   // ---- claim ---------------------------------------------------------------------------------
@@ -327,31 +306,29 @@ export class SqliteStore implements Store {
     if (p.concurrencyLimits) {
       const capped = Object.keys(p.concurrencyLimits).filter((t) => !p.types || p.types.includes(t));
       if (capped.length > 0) {
-        const counts = this.#stmt(
-          `SELECT type, count(*) AS n FROM errand_job
-           WHERE state = 'active' AND type IN (SELECT value FROM json_each(?)) GROUP BY type`,
-        ).all(JSON.stringify(capped)) as Array<{ type: string; n: number }>;
+        const counts = this.#q.claimActiveCounts.all(JSON.stringify(capped)) as Array<{
+          type: string;
+          n: number;
+        }>;
         for (const t of capped) room.set(t, p.concurrencyLimits[t]!);
         for (const { type, n } of counts) room.set(type, room.get(type)! - n);
       }
     }
     const exhausted = () => [...room].filter(([, n]) => n <= 0).map(([t]) => t);
 
-    const activate = this.#stmt(
-      `UPDATE errand_job SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
-       WHERE id = ?`,
-    );
+    const activate = this.#q.claimActivate;
+    const candidates = this.#q.claimCandidates;
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];
       for (;;) {
         const excluded = exhausted();
         const rows = (
-          this.#candidates(types !== null, excluded.length > 0).all({
+          candidates.all({
             queue,
             now: p.now,
             types,
-            excluded: JSON.stringify(excluded),
+            excluded: excluded.length > 0 ? JSON.stringify(excluded) : null,
             limit: count - out.length,
           }) as unknown[][]
         ).map(hotRecord);
@@ -383,36 +360,12 @@ export class SqliteStore implements Store {
     return taken;
   }
 
-  /** The claim's SELECT, in raw mode: rows come as arrays for {@link hotRecord}. */
-  #candidates(filterTypes: boolean, exclude: boolean): Stmt {
-    const stmt = this.#stmt(
-      `SELECT ${HOT_COLUMNS} FROM errand_job
-       WHERE queue = $queue AND state = 'pending' AND run_at <= $now
-         AND (expires_at IS NULL OR expires_at > $now)
-         ${filterTypes ? "AND type IN (SELECT value FROM json_each($types))" : "AND $types IS NULL"}
-         ${exclude ? "AND type NOT IN (SELECT value FROM json_each($excluded))" : "AND $excluded IS NOT NULL"}
-       ORDER BY priority DESC, run_at, id
-       LIMIT $limit`,
-    );
-    if (!this.#rawStmts.has(stmt)) {
-      const names = stmt.columns().map((c) => c.name);
-      if (names.join() !== HOT_RECORD_KEYS.join())
-        throw new Error(`hotRecord does not match HOT_COLUMNS: ${names}`);
-      stmt.raw(true);
-      this.#rawStmts.add(stmt);
-    }
-    return stmt;
-  }
-
   // ---- outcomes ------------------------------------------------------------------------------
 
   completeMany(params: CompleteManyParams): Promise<boolean[]> {
     return this.#write(() => {
-      const move = this.#stmt(
-        `INSERT INTO errand_job_done (${SHARED}, state, result, finished_at)
-         SELECT ${SHARED}, 'completed', ?, ? FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ?`,
-      );
-      const del = this.#stmt("DELETE FROM errand_job WHERE id = ?");
+      const move = this.#q.completeMove;
+      const del = this.#q.deleteJob;
       return params.items.map((item) => {
         if (move.run(item.result, params.now, item.id, item.attempt).changes === 0) return false;
         del.run(item.id);
@@ -424,21 +377,9 @@ export class SqliteStore implements Store {
   /** Every item in one write transaction; each is its own compare-and-set, as a lone fail would be. */
   failMany(p: FailManyParams): Promise<FailResult[]> {
     return this.#write((): FailResult[] => {
-      const retry = this.#stmt(
-        `UPDATE errand_job SET state = 'pending', run_at = ?, queue = COALESCE(?, queue),
-           errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,
-           lease_expirations = lease_expirations + ?
-         WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?)`,
-      );
-      const kill = this.#stmt(
-        `INSERT INTO errand_job_done (${SHARED}, state, result, finished_at)
-         SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-           json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,
-           'dead', NULL, ?
-         FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?)`,
-      );
-      const del = this.#stmt("DELETE FROM errand_job WHERE id = ?");
+      const retry = this.#q.failRetry;
+      const kill = this.#q.failKill;
+      const del = this.#q.deleteJob;
       return p.items.map((item): FailResult => {
         const error = JSON.stringify(item.error);
         const expired = item.leaseExpired ? 1 : 0;
@@ -459,31 +400,19 @@ export class SqliteStore implements Store {
 
   heartbeatMany(p: HeartbeatManyParams): Promise<boolean[]> {
     return this.#write(() => {
-      const stmt = this.#stmt(
-        "UPDATE errand_job SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'active'",
-      );
+      const stmt = this.#q.heartbeat;
       const until = p.now + p.leaseMs;
       return p.items.map((i) => stmt.run(until, i.id, i.attempt).changes === 1);
     });
   }
 
   checkpoint(p: CheckpointParams): Promise<boolean> {
-    return this.#write(
-      () =>
-        this.#stmt(
-          "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active'",
-        ).run(p.checkpoint, p.id, p.attempt).changes === 1,
-    );
+    return this.#write(() => this.#q.checkpoint.run(p.checkpoint, p.id, p.attempt).changes === 1);
   }
 
   release(p: ReleaseParams): Promise<boolean> {
     return this.#write(() => {
-      const changed =
-        this.#stmt(
-          `UPDATE errand_job SET state = 'pending', run_at = ?, lease_expires_at = NULL, worker_id = NULL,
-             max_attempts = max_attempts + 1
-           WHERE id = ? AND attempt = ? AND state = 'active'`,
-        ).run(p.now, p.id, p.attempt).changes === 1;
+      const changed = this.#q.release.run(p.now, p.id, p.attempt).changes === 1;
       if (changed) this.#ringAfterCommit = true;
       return changed;
     });
@@ -497,28 +426,21 @@ export class SqliteStore implements Store {
 
   #getRecord(id: string): JobRecord | null {
     return (
-      (this.#stmt(`SELECT ${HOT_COLUMNS} FROM errand_job WHERE id = ?`).get(id) as JobRecord | undefined) ??
-      (this.#stmt(`SELECT ${DONE_COLUMNS} FROM errand_job_done WHERE id = ?`).get(id) as
-        | JobRecord
-        | undefined) ??
+      (this.#q.getHot.get(id) as JobRecord | undefined) ??
+      (this.#q.getDone.get(id) as JobRecord | undefined) ??
       null
     );
   }
 
   async list(p: ListParams): Promise<ListResult> {
-    // An owner filter is spelled out (not "$owner IS NULL OR …") so the owner indexes serve it.
-    const filters = `($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-      AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
-      AND ${p.owner === undefined ? "$owner IS NULL" : "owner = $owner"}`;
-    const hot = `SELECT ${HOT_COLUMNS} FROM errand_job WHERE ${filters}`;
-    const done = `SELECT ${DONE_COLUMNS} FROM errand_job_done WHERE ${filters}`;
-    const source =
-      p.state === undefined
-        ? `${hot} UNION ALL ${done}`
-        : p.state === "pending" || p.state === "active"
-          ? hot
-          : done;
-    const rows = this.#stmt(`SELECT * FROM (${source}) ORDER BY id DESC LIMIT $limit`).all({
+    // The state picks the table, and an owner filter its own statement (queries/list.sql says why).
+    const q = this.#q;
+    const owned = p.owner !== undefined;
+    let stmt: Stmt;
+    if (p.state === undefined) stmt = owned ? q.listAllByOwner : q.listAll;
+    else if (p.state === "pending" || p.state === "active") stmt = owned ? q.listHotByOwner : q.listHot;
+    else stmt = owned ? q.listDoneByOwner : q.listDone;
+    const rows = stmt.all({
       state: p.state ?? null,
       queue: p.queue ?? null,
       type: p.type ?? null,
@@ -545,13 +467,7 @@ export class SqliteStore implements Store {
       const t = (types[type] ??= {});
       t[state] = (t[state] ?? 0) + n;
     };
-    const hot = this.#stmt(
-      `SELECT state, queue, type, count(*) AS n,
-         sum(state = 'pending' AND run_at > $now) AS scheduled,
-         sum(state = 'pending' AND attempt > 0) AS retrying,
-         min(CASE WHEN state = 'pending' AND run_at <= $now THEN run_at END) AS oldest
-       FROM errand_job GROUP BY state, queue, type`,
-    ).all({ now: p.now }) as Array<{
+    const hot = this.#q.statsHot.all({ now: p.now }) as Array<{
       state: JobState;
       queue: string;
       type: string;
@@ -569,9 +485,12 @@ export class SqliteStore implements Store {
       retrying += r.retrying;
       if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
     }
-    const done = this.#stmt(
-      "SELECT state, queue, type, count(*) AS n FROM errand_job_done GROUP BY state, queue, type",
-    ).all() as Array<{ state: JobState; queue: string; type: string; n: number }>;
+    const done = this.#q.statsDone.all() as Array<{
+      state: JobState;
+      queue: string;
+      type: string;
+      n: number;
+    }>;
     for (const r of done) add(r.state, r.queue, r.type, r.n);
     return { states, scheduled, retrying, queues, types, oldestReadyAt };
   }
@@ -589,20 +508,14 @@ export class SqliteStore implements Store {
   }
 
   #moveToDone(id: string, state: "cancelled" | "expired", now: number): void {
-    this.#stmt(
-      `INSERT INTO errand_job_done (${SHARED}, state, result, finished_at)
-       SELECT ${SHARED}, ?, NULL, ? FROM errand_job WHERE id = ?`,
-    ).run(state, now, id);
-    this.#stmt("DELETE FROM errand_job WHERE id = ?").run(id);
+    this.#q.moveToDone.run(state, now, id);
+    this.#q.deleteJob.run(id);
   }
 
   reschedule(p: RescheduleParams): Promise<JobMutation> {
     return this.#write((): JobMutation => {
       const changed =
-        this.#stmt(
-          `UPDATE errand_job SET run_at = COALESCE(?, run_at), priority = COALESCE(?, priority), queue = COALESCE(?, queue)
-           WHERE id = ? AND state = 'pending'`,
-        ).run(p.runAt ?? null, p.priority ?? null, p.queue ?? null, p.id).changes === 1;
+        this.#q.reschedule.run(p.runAt ?? null, p.priority ?? null, p.queue ?? null, p.id).changes === 1;
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (changed && record.runAt <= p.now) this.#ringAfterCommit = true;
@@ -617,15 +530,8 @@ export class SqliteStore implements Store {
       if (record.state !== "dead" && record.state !== "cancelled" && record.state !== "expired") {
         return { record, changed: false };
       }
-      this.#reinsert(
-        `SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,
-           max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-           created_at, started_at, owner
-         FROM errand_job_done WHERE id = ?`,
-        [p.now, p.id],
-        record.uniqueKey,
-      );
-      this.#stmt("DELETE FROM errand_job_done WHERE id = ?").run(p.id);
+      this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
+      this.#q.retryDeleteDone.run(p.id);
       this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.id)!, changed: true };
     });
@@ -636,25 +542,15 @@ export class SqliteStore implements Store {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (record.state === "pending" || record.state === "active") return { record, changed: false };
-      this.#reinsert(
-        `SELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, NULL, 0,
-           max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner
-         FROM errand_job_done WHERE id = ?`,
-        [p.newId, p.now, p.now, p.id],
-        record.uniqueKey,
-      );
+      this.#reinsert(this.#q.replay, [p.newId, p.now, p.now, p.id], record.uniqueKey);
       this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.newId)!, changed: true };
     });
   }
 
-  #reinsert(select: string, args: unknown[], uniqueKey: string | null): void {
+  #reinsert(insert: Stmt, args: unknown[], uniqueKey: string | null): void {
     try {
-      this.#stmt(
-        `INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
-           attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-           lease_expirations, created_at, started_at, owner) ${select}`,
-      ).run(...args);
+      insert.run(...args);
     } catch (cause) {
       if ((cause as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT")) {
         throw new ErrandError(
@@ -670,17 +566,12 @@ export class SqliteStore implements Store {
   // ---- sweeps --------------------------------------------------------------------------------
 
   async expiredLeases(p: SweepParams): Promise<JobRecord[]> {
-    return this.#stmt(
-      `SELECT ${HOT_COLUMNS} FROM errand_job WHERE state = 'active' AND lease_expires_at <= ?
-       ORDER BY lease_expires_at LIMIT ?`,
-    ).all(p.now, p.limit) as JobRecord[];
+    return this.#q.expiredLeases.all(p.now, p.limit) as JobRecord[];
   }
 
   expirePending(p: SweepParams): Promise<JobRecord[]> {
     return this.#write(() => {
-      const rows = this.#stmt(
-        `SELECT id FROM errand_job WHERE expires_at IS NOT NULL AND expires_at <= ? AND state = 'pending' LIMIT ?`,
-      ).all(p.now, p.limit) as Array<{ id: string }>;
+      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string }>;
       return rows.map(({ id }) => {
         this.#moveToDone(id, "expired", p.now);
         return this.#getRecord(id)!;
@@ -691,10 +582,7 @@ export class SqliteStore implements Store {
   prune(p: PruneParams): Promise<number> {
     return this.#write(() => {
       let deleted = 0;
-      const stmt = this.#stmt(
-        `DELETE FROM errand_job_done WHERE rowid IN
-           (SELECT rowid FROM errand_job_done WHERE state = ? AND finished_at < ? LIMIT ?)`,
-      );
+      const stmt = this.#q.prune;
       for (const state of FINISHED_STATES) {
         if (deleted >= p.limit) break;
         deleted += stmt.run(state, p.now - p.retainMs[state], p.limit - deleted).changes;
@@ -707,48 +595,40 @@ export class SqliteStore implements Store {
 
   upsertSchedule(r: ScheduleRecord): Promise<void> {
     return this.#write(() => {
-      this.#stmt(
-        `INSERT INTO errand_schedule (name, cron, timezone, type, payload, options, next_run_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, type = excluded.type,
-           payload = excluded.payload, options = excluded.options, next_run_at = excluded.next_run_at,
-           updated_at = excluded.updated_at`,
-      ).run(r.name, r.cron, r.timezone, r.type, r.payload, r.options, r.nextRunAt, r.createdAt, r.updatedAt);
+      this.#q.upsertSchedule.run(
+        r.name,
+        r.cron,
+        r.timezone,
+        r.type,
+        r.payload,
+        r.options,
+        r.nextRunAt,
+        r.createdAt,
+        r.updatedAt,
+      );
     });
   }
 
   deleteSchedule(name: string): Promise<boolean> {
-    return this.#write(
-      () => this.#stmt("DELETE FROM errand_schedule WHERE name = ?").run(name).changes === 1,
-    );
+    return this.#write(() => this.#q.deleteSchedule.run(name).changes === 1);
   }
 
   async getSchedule(name: string): Promise<ScheduleRecord | null> {
-    return (
-      (this.#stmt(`SELECT ${SCHEDULE_COLUMNS} FROM errand_schedule WHERE name = ?`).get(
-        name,
-      ) as ScheduleRecord) ?? null
-    );
+    return (this.#q.getSchedule.get(name) as ScheduleRecord | undefined) ?? null;
   }
 
   async listSchedules(): Promise<ScheduleRecord[]> {
-    return this.#stmt(
-      `SELECT ${SCHEDULE_COLUMNS} FROM errand_schedule ORDER BY name`,
-    ).all() as ScheduleRecord[];
+    return this.#q.listSchedules.all() as ScheduleRecord[];
   }
 
   async dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {
-    return this.#stmt(
-      `SELECT ${SCHEDULE_COLUMNS} FROM errand_schedule WHERE next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
-    ).all(p.now, p.limit) as ScheduleRecord[];
+    return this.#q.dueSchedules.all(p.now, p.limit) as ScheduleRecord[];
   }
 
   fireSchedule(p: FireScheduleParams): Promise<boolean> {
     return this.#write(() => {
       const advanced =
-        this.#stmt(
-          "UPDATE errand_schedule SET next_run_at = ?, updated_at = ? WHERE name = ? AND next_run_at = ?",
-        ).run(p.nextRunAt, p.now, p.name, p.expectedRunAt).changes === 1;
+        this.#q.fireScheduleAdvance.run(p.nextRunAt, p.now, p.name, p.expectedRunAt).changes === 1;
       if (advanced) this.#insertJobs([p.job], p.now);
       return advanced;
     });
@@ -758,33 +638,22 @@ export class SqliteStore implements Store {
 
   putJobType(r: JobTypeRecord): Promise<boolean> {
     return this.#write(() => {
-      const existed = this.#stmt("SELECT 1 FROM errand_job_type WHERE name = ?").get(r.name) !== undefined;
-      this.#stmt(
-        `INSERT INTO errand_job_type (name, config, created_at, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`,
-      ).run(r.name, r.config, r.createdAt, r.updatedAt);
+      const existed = this.#q.putJobTypeExists.get(r.name) !== undefined;
+      this.#q.putJobType.run(r.name, r.config, r.createdAt, r.updatedAt);
       return !existed;
     });
   }
 
   async getJobType(name: string): Promise<JobTypeRecord | null> {
-    return (
-      (this.#stmt(`SELECT ${JOB_TYPE_COLUMNS} FROM errand_job_type WHERE name = ?`).get(name) as
-        | JobTypeRecord
-        | undefined) ?? null
-    );
+    return (this.#q.getJobType.get(name) as JobTypeRecord | undefined) ?? null;
   }
 
   async listJobTypes(): Promise<JobTypeRecord[]> {
-    return this.#stmt(
-      `SELECT ${JOB_TYPE_COLUMNS} FROM errand_job_type ORDER BY name`,
-    ).all() as JobTypeRecord[];
+    return this.#q.listJobTypes.all() as JobTypeRecord[];
   }
 
   deleteJobType(name: string): Promise<boolean> {
-    return this.#write(
-      () => this.#stmt("DELETE FROM errand_job_type WHERE name = ?").run(name).changes === 1,
-    );
+    return this.#write(() => this.#q.deleteJobType.run(name).changes === 1);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -801,6 +670,32 @@ export class SqliteStore implements Store {
     this.#listeners.clear();
     this.#db.close();
   }
+}
+
+/**
+ * Prepares every statement of queries/*.sql once, checks that those reading job records yield
+ * JobRecord's keys in order, and sets the modes the store reads them in.
+ */
+function prepareStatements(db: Database.Database): Statements {
+  const q = {} as Statements;
+  for (const name of Object.keys(statements) as StatementName[]) q[name] = db.prepare(statements[name]);
+  for (const name of RECORD_STATEMENTS) {
+    const columns = q[name].columns().map((c) => c.name);
+    if (columns.join() !== HOT_RECORD_KEYS.join()) {
+      throw new Error(
+        `${name} in src/store/sqlite/queries does not yield JobRecord's keys in order: ${columns}`,
+      );
+    }
+  }
+  // Claims read rows as arrays for hotRecord(), which costs less than row objects.
+  q.claimCandidates.raw(true);
+  q.enqueueFinishedId.pluck();
+  return q;
+}
+
+/** The `?` parameters of an enqueue statement (they have no `?` in comments or string literals). */
+function countParams(sql: string): number {
+  return sql.split("?").length - 1;
 }
 
 function claimOrder(a: JobRecord, b: JobRecord): number {

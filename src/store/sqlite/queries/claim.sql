@@ -1,0 +1,51 @@
+-- claim: Store.claim(). Leases up to `limit` ready jobs to one worker, atomically.
+--
+-- Guarantees:
+--   - One holder: the store runs these inside one BEGIN IMMEDIATE write transaction (the write
+--     batcher), so no other connection can claim between claimCandidates and claimActivate.
+--   - Order: priority desc, then run_at, then id, within one queue (errand_job_claim serves it:
+--     a walk of (queue, priority DESC, run_at, id) over pending rows, stopping after $limit).
+--   - Jobs past their expires_at are passed over, left pending for expirePending to expire.
+--   - Cluster-wide caps: claimActiveCounts counts active jobs of the capped types once per claim;
+--     the store keeps the room left per type and passes the exhausted ones to claimCandidates.
+-- Why: the type and cap filters are `$x IS NULL OR …` so one statement serves every claim while
+-- keeping the claim index as the only index walked: a NULL parameter skips its subquery, and a
+-- type filter is a residual check on index rows either way (no index on type for pending rows).
+-- Weighted queues are split across queues by planClaim (src/store/claim-plan.ts), one
+-- claimCandidates per queue share. claimCandidates runs in raw mode (rows as arrays, in the
+-- column order hotRecord() expects; the store checks the columns against it at open).
+--
+-- claimCandidates params (named):
+--   $queue     the queue of this share
+--   $now       epoch ms
+--   $types     JSON array of the job types this worker handles, or NULL for any type
+--   $excluded  JSON array of the capped types with no room left, or NULL for none
+--   $limit     how many rows to read
+-- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
+-- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
+
+-- name: claimCandidates
+SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  NULL AS finishedAt, owner
+FROM errand_job
+WHERE queue = $queue AND state = 'pending' AND run_at <= $now
+  AND (expires_at IS NULL OR expires_at > $now)
+  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))
+  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))
+ORDER BY priority DESC, run_at, id
+LIMIT $limit;
+
+-- name: claimActiveCounts
+SELECT type, count(*) AS n
+FROM errand_job
+WHERE state = 'active' AND type IN (SELECT value FROM json_each(?))
+GROUP BY type;
+
+-- name: claimActivate
+UPDATE errand_job
+SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
+WHERE id = ?;

@@ -1,0 +1,28 @@
+-- completeMany: Store.completeMany(). Records each item's success: its job moves from errand_job
+-- to errand_job_done as `completed`, with its result and finished_at.
+--
+-- Guarantees:
+--   - Fencing: a job moves only while it is active under the item's attempt; a stale item (lease
+--     lost, job re-claimed or already finished) inserts nothing, and the store reports false and
+--     deletes nothing.
+--   - A job lives in exactly one of the two tables: completeMove and deleteJob run in the same
+--     write transaction, deleteJob only after completeMove moved a row.
+-- Why: a move, not an UPDATE, keeps errand_job (and so the claim index) holding only pending and
+-- active jobs, so claims cost the same however much history is kept. The INSERT … SELECT reads
+-- the hot row once, by primary key, and checks the fence in the same statement.
+--
+-- completeMove params: 1 result (JSON text or NULL), 2 now (finished_at), 3 id, 4 attempt.
+-- deleteJob params: 1 id. Also used by failMany, cancel and expirePending after their moves.
+
+-- name: completeMove
+INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
+  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
+  lease_expirations, created_at, started_at, owner, state, result, finished_at)
+SELECT id, type, queue, payload, checkpoint, priority, weight, run_at,
+  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
+  lease_expirations, created_at, started_at, owner, 'completed', ?, ?
+FROM errand_job
+WHERE id = ? AND state = 'active' AND attempt = ?;
+
+-- name: deleteJob
+DELETE FROM errand_job WHERE id = ?;

@@ -1,0 +1,131 @@
+-- list: Store.list(). A page of jobs, newest id first, filtered by state, queue, type and owner,
+-- continuing below a cursor (the last id of the previous page).
+--
+-- Guarantees:
+--   - Rows come in id order, descending; ids are time-ordered, so newest first. A page is at
+--     most $limit rows: the store asks for one more than it returns, to know whether a next page
+--     exists.
+--   - Records carry JobRecord's keys in order (checked at open), as get.sql's.
+-- Why these six statements: the state picks the table (listAll reads both, pending and active
+-- read listHot, finished states listDone), so a page of finished jobs never walks the hot table,
+-- nor the reverse. The owner filter is spelled out in the …ByOwner statements rather than
+-- `$owner IS NULL OR owner = $owner`, because only `owner = $owner` lets SQLite use the partial
+-- indexes errand_job_owner and errand_job_done_owner (owner, id), which read one owner's jobs in
+-- id order. The other filters stay `$x IS NULL OR …` on purpose, also `$state` in listHot and
+-- listDone: no index serves them better than walking the primary key newest first and stopping
+-- after $limit matches, and a usable `state = $state` would invite errand_job_done_state
+-- (state, finished_at) and a sort of every finished job of that state.
+--
+-- Params (named; all but $limit may be NULL for "any"):
+--   $state   a job state
+--   $queue   a queue name
+--   $type    a job type
+--   $cursor  list ids below this one
+--   $owner   the owner (…ByOwner only; required there)
+--   $limit   rows to read
+
+-- name: listAll
+SELECT * FROM (
+  SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+    lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+    NULL AS finishedAt, owner
+  FROM errand_job
+  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  UNION ALL
+  SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
+    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+    NULL AS leaseExpiresAt, NULL AS workerId, errors,
+    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+    finished_at AS finishedAt, owner
+  FROM errand_job_done
+  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+)
+ORDER BY id DESC
+LIMIT $limit;
+
+-- name: listAllByOwner
+SELECT * FROM (
+  SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+    lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+    NULL AS finishedAt, owner
+  FROM errand_job
+  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+    AND owner = $owner
+  UNION ALL
+  SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
+    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+    NULL AS leaseExpiresAt, NULL AS workerId, errors,
+    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+    finished_at AS finishedAt, owner
+  FROM errand_job_done
+  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+    AND owner = $owner
+)
+ORDER BY id DESC
+LIMIT $limit;
+
+-- name: listHot
+SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  NULL AS finishedAt, owner
+FROM errand_job
+WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+ORDER BY id DESC
+LIMIT $limit;
+
+-- name: listHotByOwner
+SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  NULL AS finishedAt, owner
+FROM errand_job
+WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  AND owner = $owner
+ORDER BY id DESC
+LIMIT $limit;
+
+-- name: listDone
+SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  NULL AS leaseExpiresAt, NULL AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  finished_at AS finishedAt, owner
+FROM errand_job_done
+WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+ORDER BY id DESC
+LIMIT $limit;
+
+-- name: listDoneByOwner
+SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  NULL AS leaseExpiresAt, NULL AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  finished_at AS finishedAt, owner
+FROM errand_job_done
+WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
+  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  AND owner = $owner
+ORDER BY id DESC
+LIMIT $limit;

@@ -1,0 +1,16 @@
+-- prune: Store.prune(). Deletes finished jobs older than their state's retention, at most
+-- `limit` in all per call.
+--
+-- Guarantees:
+--   - Only errand_job_done rows of the given state with finished_at before the cutoff go.
+--   - The store runs it once per finished state, each with the limit left, in one write
+--     transaction, so a call deletes at most `limit` rows.
+-- Why: the rows are picked by rowid in a subquery because DELETE … LIMIT exists only in SQLite
+-- builds with SQLITE_ENABLE_UPDATE_DELETE_LIMIT; errand_job_done_state (state, finished_at) finds
+-- them without a scan.
+--
+-- Params: 1 state, 2 cutoff (now - retainMs[state]), 3 limit.
+
+-- name: prune
+DELETE FROM errand_job_done WHERE rowid IN
+  (SELECT rowid FROM errand_job_done WHERE state = ? AND finished_at < ? LIMIT ?);

@@ -1,0 +1,14 @@
+-- reschedule: Store.reschedule(). Changes a pending job's run_at, priority or queue.
+--
+-- Guarantees:
+--   - Only a pending job changes; an active or finished one is left as it is (the store then
+--     reads it, get.sql, and reports changed: false).
+--   - A NULL parameter keeps that field.
+-- Why: one primary-key UPDATE with COALESCE, so any mix of the three fields is one statement.
+--
+-- Params: 1 runAt or NULL, 2 priority or NULL, 3 queue or NULL, 4 id.
+
+-- name: reschedule
+UPDATE errand_job
+SET run_at = COALESCE(?, run_at), priority = COALESCE(?, priority), queue = COALESCE(?, queue)
+WHERE id = ? AND state = 'pending';

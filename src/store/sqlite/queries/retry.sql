@@ -1,0 +1,28 @@
+-- retry: Store.retry(). Puts a dead, cancelled or expired job back to pending, ready now, keeping
+-- its id, attempt count, errors and checkpoint.
+--
+-- Guarantees:
+--   - The store reads the job first (get.sql) and acts only on dead, cancelled or expired jobs;
+--     read, reinsert and delete share one write transaction.
+--   - The job gets at least one more attempt: max_attempts becomes max(max_attempts, attempt + 1).
+--   - Lease expirations start again from 0; expires_at is dropped (it would expire at once).
+--   - A unique key held by another pending or active job makes the reinsert fail with a
+--     constraint error, which the store turns into INVALID_STATE; nothing changes then.
+-- Why: a move back (INSERT … SELECT into errand_job, then retryDeleteDone), the reverse of
+-- completeMany's, so the job is in exactly one table at every commit.
+--
+-- retryReinsert params: 1 now (run_at), 2 id.
+-- retryDeleteDone params: 1 id.
+
+-- name: retryReinsert
+INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,
+  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
+  lease_expirations, created_at, started_at, owner)
+SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,
+  max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
+  created_at, started_at, owner
+FROM errand_job_done
+WHERE id = ?;
+
+-- name: retryDeleteDone
+DELETE FROM errand_job_done WHERE id = ?;
