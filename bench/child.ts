@@ -22,7 +22,10 @@ export class Child {
   constructor(script: string, deadlineMs: number, name = script, tsx = true) {
     this.proc = fork(fileURLToPath(new URL(script, import.meta.url)), [], {
       execPath: process.execPath,
-      execArgv: tsx ? ["--import", "tsx"] : [],
+      execArgv: [
+        ...(tsx ? ["--import", "tsx"] : []),
+        ...(process.env.ERRAND_BENCH_V8 ? process.env.ERRAND_BENCH_V8.split(" ") : []),
+      ],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     this.proc.on("message", (m: ChildMessage) => {

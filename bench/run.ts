@@ -20,6 +20,9 @@
  *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of
  *                         under tsx; tsx alone adds ~30 MB to a process's RSS
  *   --json                print one JSON object to stdout instead of a table
+ *
+ * ERRAND_BENCH_V8="--trace-gc-nvp …" passes V8 flags to the worker and server children only (for
+ * diagnosis: NODE_OPTIONS refuses most V8 flags).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
