@@ -636,7 +636,7 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
-        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs"],
+        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs", "paused"],
         properties: {
           states: {
             ...countsByState,
@@ -647,6 +647,7 @@ export const routeSchemas = {
           queues: { type: "object", additionalProperties: countsByState },
           types: { type: "object", additionalProperties: countsByState },
           oldestPendingAgeMs: { type: "integer" },
+          paused: { type: "array", items: { type: "string" }, description: "The paused queues" },
         },
       },
       ...errors,
