@@ -141,6 +141,8 @@ export interface QueueStats {
   types: Record<string, Partial<Record<JobState, number>>>;
   /** How long the oldest ready job has waited; 0 when none is ready. */
   oldestPendingAgeMs: number;
+  /** The paused queues (see {@link Queue.pauseQueue}), in byte order. */
+  paused: string[];
 }
 
 /** How long finished jobs are kept before {@link Queue.prune} deletes them. */
@@ -527,7 +529,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   /** Counts by state, queue and type, and how long the oldest ready job has waited. */
   async stats(): Promise<QueueStats> {
     const now = this.clock.now();
-    const s = await this.store.stats({ now });
+    const [s, paused] = await Promise.all([this.store.stats({ now }), this.store.pausedQueues()]);
     return {
       states: s.states,
       scheduled: s.scheduled,
@@ -535,7 +537,40 @@ export class Queue extends EventEmitter<QueueEvents> {
       queues: s.queues,
       types: s.types,
       oldestPendingAgeMs: s.oldestReadyAt === null ? 0 : Math.max(0, now - s.oldestReadyAt),
+      paused,
     };
+  }
+
+  // ---- paused queues -------------------------------------------------------------------------
+
+  /**
+   * Pauses a queue for every process sharing the store: no claim hands out its jobs until
+   * {@link Queue.resumeQueue}. Jobs already running finish; enqueue, cancel, reschedule and reads
+   * work as usual. The queue need not exist yet.
+   * @returns `true` when the queue was not paused already.
+   * @throws ErrandError `INVALID_QUEUE_NAME`
+   */
+  async pauseQueue(name: string): Promise<boolean> {
+    this.#checkOpen();
+    return this.store.pauseQueue({ name: checkQueueName(name), now: this.clock.now() });
+  }
+
+  /**
+   * Makes a paused queue's jobs claimable again, and wakes idle workers in every process so they
+   * take them at once.
+   * @returns `true` when the queue was paused.
+   * @throws ErrandError `INVALID_QUEUE_NAME`
+   */
+  async resumeQueue(name: string): Promise<boolean> {
+    this.#checkOpen();
+    const changed = await this.store.resumeQueue({ name: checkQueueName(name) });
+    if (changed) this.store.wake();
+    return changed;
+  }
+
+  /** The paused queues' names, in byte order. */
+  async pausedQueues(): Promise<string[]> {
+    return this.store.pausedQueues();
   }
 
   // ---- changes by id -------------------------------------------------------------------------

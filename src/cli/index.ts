@@ -532,6 +532,53 @@ export function buildProgram(): Command {
       }),
     );
 
+  const queues = program.command("queues").description("queues: list, pause, resume");
+  withTarget(queues.command("list"))
+    .description("list queues with their counts by state, and whether each is paused")
+    .action(
+      act(async ({ target }, o) => {
+        const s = await target.stats();
+        const paused = new Set(s.paused);
+        // A paused queue without jobs is listed too, so it can be found and resumed.
+        const names = [...new Set([...Object.keys(s.queues), ...paused])].sort();
+        const list = names.map((name) => ({ name, counts: s.queues[name] ?? {}, paused: paused.has(name) }));
+        print(
+          o,
+          list,
+          () =>
+            list
+              .map((q) => {
+                const counts = Object.entries(q.counts)
+                  .map(([state, n]) => `${state} ${n}`)
+                  .join(", ");
+                return `${q.name}${q.paused ? "  (paused)" : ""}  ${counts || "no jobs"}`;
+              })
+              .join("\n") || "no queues",
+        );
+      }),
+    );
+  for (const [name, verb] of [
+    ["pause", "pauseQueue"],
+    ["resume", "resumeQueue"],
+  ] as const) {
+    withTarget(queues.command(name))
+      .description(
+        name === "pause"
+          ? "pause a queue: no worker takes its jobs until it is resumed (running jobs finish)"
+          : "resume a paused queue: workers take its jobs again at once",
+      )
+      .argument("<name>")
+      .action(
+        act(async ({ target }, o, queue: string) => {
+          const changed = await target[verb](queue);
+          const state = name === "pause" ? "paused" : "resumed";
+          print(o, { name: queue, paused: name === "pause", changed }, () =>
+            changed ? `${state} ${queue}` : `${queue} was already ${name === "pause" ? "paused" : "running"}`,
+          );
+        }),
+      );
+  }
+
   const types = program.command("types").description("job types on a server (--server only)");
   withTarget(types.command("list"))
     .description("list job types")

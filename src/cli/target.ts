@@ -16,6 +16,8 @@ export type Target = Pick<
   | "unschedule"
   | "schedules"
   | "prune"
+  | "pauseQueue"
+  | "resumeQueue"
 >;
 
 /** Options every command that reaches jobs takes. */

@@ -14,6 +14,7 @@ import type {
   ScheduleOptions,
 } from "../queue.js";
 import type { AttemptRef } from "../store/store.js";
+import { checkQueueName } from "../validation.js";
 
 /**
  * Options for an {@link ErrandClient}.
@@ -259,13 +260,31 @@ export class ErrandClient {
   }
 
   /** Every queue with its counts by state. */
-  async queues(): Promise<Array<{ name: string; counts: Record<string, number> }>> {
+  async queues(): Promise<Array<{ name: string; counts: Record<string, number>; paused: boolean }>> {
     return (
-      await this.#call<{ queues: Array<{ name: string; counts: Record<string, number> }> }>(
+      await this.#call<{ queues: Array<{ name: string; counts: Record<string, number>; paused: boolean }> }>(
         "GET",
         "/v1/queues",
       )
     ).queues;
+  }
+
+  /**
+   * Pauses a queue on the server's store (see `Queue.pauseQueue`); `true` when it was not paused.
+   * @throws ErrandError `INVALID_QUEUE_NAME`, `FORBIDDEN` (admin only)
+   */
+  async pauseQueue(name: string): Promise<boolean> {
+    const path = `/v1/queues/${encodeURIComponent(checkQueueName(name))}/pause`;
+    return (await this.#call<{ changed: boolean }>("POST", path)).changed;
+  }
+
+  /**
+   * Resumes a paused queue (see `Queue.resumeQueue`); `true` when it was paused.
+   * @throws ErrandError `INVALID_QUEUE_NAME`, `FORBIDDEN` (admin only)
+   */
+  async resumeQueue(name: string): Promise<boolean> {
+    const path = `/v1/queues/${encodeURIComponent(checkQueueName(name))}/resume`;
+    return (await this.#call<{ changed: boolean }>("POST", path)).changed;
   }
 
   /** Deletes finished jobs past retention now; returns how many. */

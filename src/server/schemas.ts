@@ -292,6 +292,18 @@ const idParams = {
   properties: { id: jobId },
 } as const;
 const nameParams = { type: "object", required: ["name"], properties: { name } } as const;
+/** Checked by the queue (INVALID_QUEUE_NAME, as everywhere), not here (which would be INVALID_REQUEST). */
+const queueParams = {
+  type: "object",
+  required: ["name"],
+  properties: { name: { type: "string", description: `a queue name, matching ${NAME_PATTERN.source}` } },
+} as const;
+/** A pause or resume: the queue, whether it is paused now, and whether this call changed that. */
+const queuePause = {
+  type: "object",
+  required: ["name", "paused", "changed"],
+  properties: { name: { type: "string" }, paused: { type: "boolean" }, changed: { type: "boolean" } },
+} as const;
 const typeParams = { type: "object", required: ["type"], properties: { type: name } } as const;
 const ok = { type: "object", required: ["ok"], properties: { ok: { type: "boolean" } } } as const;
 
@@ -636,7 +648,7 @@ export const routeSchemas = {
     response: {
       200: {
         type: "object",
-        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs"],
+        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs", "paused"],
         properties: {
           states: {
             ...countsByState,
@@ -647,6 +659,7 @@ export const routeSchemas = {
           queues: { type: "object", additionalProperties: countsByState },
           types: { type: "object", additionalProperties: countsByState },
           oldestPendingAgeMs: { type: "integer" },
+          paused: { type: "array", items: { type: "string" }, description: "The paused queues" },
         },
       },
       ...errors,
@@ -681,7 +694,7 @@ export const routeSchemas = {
     },
   },
   "GET /v1/queues": {
-    summary: "Every queue with its counts by state",
+    summary: "Every queue with its counts by state, and whether it is paused",
     tags: ["inspect"],
     response: {
       200: {
@@ -692,10 +705,11 @@ export const routeSchemas = {
             type: "array",
             items: {
               type: "object",
-              required: ["name", "counts"],
+              required: ["name", "counts", "paused"],
               properties: {
                 name: { type: "string" },
                 counts: { type: "object", additionalProperties: { type: "integer" } },
+                paused: { type: "boolean" },
               },
             },
           },
@@ -703,6 +717,18 @@ export const routeSchemas = {
       },
       ...errors,
     },
+  },
+  "POST /v1/queues/:name/pause": {
+    summary: "Pause a queue: no worker takes its jobs until it is resumed (running jobs finish)",
+    tags: ["queues"],
+    params: queueParams,
+    response: { 200: queuePause, ...errors },
+  },
+  "POST /v1/queues/:name/resume": {
+    summary: "Resume a paused queue: its jobs are taken again at once",
+    tags: ["queues"],
+    params: queueParams,
+    response: { 200: queuePause, ...errors },
   },
   "POST /v1/prune": {
     summary: "Delete finished jobs past their retention now",

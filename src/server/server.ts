@@ -638,11 +638,23 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   route("GET /v1/queues", "read", async () => {
     const stats = await queue.stats();
+    const paused = new Set(stats.paused);
+    // A paused queue with no jobs is listed too, so it can be found and resumed.
+    const counts: Record<string, Partial<Record<string, number>>> = { ...stats.queues };
+    for (const name of paused) counts[name] ??= {};
     return {
-      queues: Object.entries(stats.queues)
+      queues: Object.entries(counts)
         .sort(([a], [b]) => a.localeCompare(b))
-        .map(([name, counts]) => ({ name, counts })),
+        .map(([name, c]) => ({ name, counts: c, paused: paused.has(name) })),
     };
+  });
+  route("POST /v1/queues/:name/pause", "manage", async (request) => {
+    const { name } = params(request);
+    return { name: name!, paused: true, changed: await queue.pauseQueue(name!) };
+  });
+  route("POST /v1/queues/:name/resume", "manage", async (request) => {
+    const { name } = params(request);
+    return { name: name!, paused: false, changed: await queue.resumeQueue(name!) };
   });
   route("POST /v1/prune", "manage", async () => ({ deleted: await queue.prune() }));
 

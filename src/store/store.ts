@@ -309,6 +309,16 @@ export interface Store {
   deleteJobType(name: string): Promise<boolean>;
 
   /**
+   * Pauses a queue: from the moment this returns, no claim in any process sharing the store takes
+   * its jobs (active ones run on). `true` when it was not paused already.
+   */
+  pauseQueue(params: { name: string; now: number }): Promise<boolean>;
+  /** Makes a paused queue's jobs claimable again; `true` when it was paused. Wakes no one (the caller does). */
+  resumeQueue(params: { name: string }): Promise<boolean>;
+  /** The paused queues' names, in byte order. */
+  pausedQueues(): Promise<string[]>;
+
+  /**
    * Calls `listener` when jobs may have become ready (enqueue, retry, release), in this process
    * or, where the store can tell, another. Returns an unsubscribe function.
    */

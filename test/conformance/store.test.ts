@@ -18,6 +18,7 @@ import { exerciseJobTypes } from "./job-types.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
 import { exerciseOwners } from "./owners.js";
+import { exercisePause } from "./pause.js";
 import { exerciseQueues } from "./queues.js";
 import { exerciseResults } from "./results.js";
 import { exerciseRetention } from "./retention.js";
@@ -48,5 +49,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseBadInput(backend);
     exerciseJobTypes(backend);
     exerciseOwners(backend);
+    exercisePause(backend);
   });
 }

@@ -33,6 +33,8 @@ const NEEDS: Record<keyof typeof routeSchemas, "enqueue" | "read" | "work" | "ma
   "GET /v1/stats": "read",
   "GET /v1/stats/history": "read",
   "GET /v1/queues": "read",
+  "POST /v1/queues/:name/pause": "manage",
+  "POST /v1/queues/:name/resume": "manage",
   "POST /v1/prune": "manage",
 };
 

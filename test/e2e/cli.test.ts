@@ -101,6 +101,7 @@ describe("the errand CLI", () => {
       ["jobs", "list"],
       ["schedules", "set"],
       ["types", "set"],
+      ["queues", "pause"],
     ]) {
       const help = await errand([...cmd, "--help"]);
       expect(help.code, cmd.join(" ")).toBe(0);
@@ -130,6 +131,45 @@ describe("the errand CLI", () => {
     expect(denied.stderr).toMatch(/FORBIDDEN/);
     const down = await errand(["stats", "--server", "http://127.0.0.1:1"]);
     expect(down.code).toBe(5);
+  }, 120_000);
+
+  it("pauses, resumes and lists queues on a store and through a server (admin only)", async () => {
+    const dir = tempDir();
+    const store = `sqlite:${join(dir, "q.db")}`;
+    const s = ["--store", store];
+    expect((await errand(["enqueue", "send", "--queue", "mail", ...s])).code).toBe(0);
+    const paused = await errand(["queues", "pause", "mail", "--json", ...s]);
+    expect(paused.code).toBe(0);
+    expect(JSON.parse(paused.stdout)).toEqual({ name: "mail", paused: true, changed: true });
+    expect((await errand(["queues", "pause", "mail", ...s])).stdout).toMatch(/^mail was already paused/);
+    expect((await errand(["queues", "pause", "idle", ...s])).stdout).toMatch(/^paused idle/);
+    const listed = JSON.parse((await errand(["queues", "list", "--json", ...s])).stdout);
+    expect(listed).toEqual([
+      { name: "idle", counts: {}, paused: true },
+      { name: "mail", counts: { pending: 1 }, paused: true },
+    ]);
+    expect((await errand(["queues", "list", ...s])).stdout).toMatch(
+      /^idle {2}\(paused\) {2}no jobs\nmail {2}\(paused\) {2}pending 1/,
+    );
+    const bad = await errand(["queues", "pause", "no spaces", ...s]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/INVALID_QUEUE_NAME/);
+    expect((await errand(["queues", "resume", "mail", ...s])).stdout).toMatch(/^resumed mail/);
+    const q = await openQueue(store);
+    onTestFinished(() => q.close());
+    expect(await q.pausedQueues()).toEqual(["idle"]);
+
+    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const via = ["--server", h.base, "--token", TOKENS.admin];
+    expect((await errand(["queues", "pause", "mail", ...via])).stdout).toMatch(/^paused mail/);
+    expect(await h.queue.pausedQueues()).toEqual(["mail"]);
+    const remote = JSON.parse((await errand(["queues", "list", "--json", ...via])).stdout);
+    expect(remote).toEqual([{ name: "mail", counts: {}, paused: true }]);
+    const denied = await errand(["queues", "resume", "mail", "--server", h.base, "--token", TOKENS.viewer]);
+    expect(denied.code).toBe(6);
+    expect(await h.queue.pausedQueues()).toEqual(["mail"]);
+    expect((await errand(["queues", "resume", "mail", ...via])).stdout).toMatch(/^resumed mail/);
+    expect(await h.queue.pausedQueues()).toEqual([]);
   }, 120_000);
 
   it("refuses a serve option out of range before opening anything (exit 2)", async () => {

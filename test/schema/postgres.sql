@@ -69,6 +69,12 @@ CREATE TABLE <schema>.errand_migration (
   applied_at bigint NOT NULL
 );
 
+-- table errand_queue_pause
+CREATE TABLE <schema>.errand_queue_pause (
+  name text COLLATE "C" NOT NULL,
+  paused_at bigint NOT NULL
+);
+
 -- table errand_schedule
 CREATE TABLE <schema>.errand_schedule (
   name text COLLATE "C" NOT NULL,
@@ -99,6 +105,9 @@ ALTER TABLE <schema>.errand_job_type ADD CONSTRAINT errand_job_type_pkey PRIMARY
 
 -- constraint errand_migration_pkey
 ALTER TABLE <schema>.errand_migration ADD CONSTRAINT errand_migration_pkey PRIMARY KEY (version);
+
+-- constraint errand_queue_pause_pkey
+ALTER TABLE <schema>.errand_queue_pause ADD CONSTRAINT errand_queue_pause_pkey PRIMARY KEY (name);
 
 -- constraint errand_schedule_pkey
 ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY KEY (name);
@@ -136,10 +145,13 @@ CREATE UNIQUE INDEX errand_job_unique_key ON <schema>.errand_job USING btree (un
 -- index errand_migration_pkey
 CREATE UNIQUE INDEX errand_migration_pkey ON <schema>.errand_migration USING btree (version);
 
+-- index errand_queue_pause_pkey
+CREATE UNIQUE INDEX errand_queue_pause_pkey ON <schema>.errand_queue_pause USING btree (name);
+
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_run_at);
 
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"}]

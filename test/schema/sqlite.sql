@@ -91,6 +91,12 @@ CREATE TABLE errand_job_type (
 CREATE TABLE errand_migration (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
 
+-- table errand_queue_pause
+CREATE TABLE errand_queue_pause (
+  name       TEXT PRIMARY KEY,
+  paused_at  INTEGER NOT NULL
+);
+
 -- table errand_schedule
 CREATE TABLE errand_schedule (
   name        TEXT PRIMARY KEY,
@@ -104,4 +110,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"}]

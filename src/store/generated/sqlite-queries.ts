@@ -6,7 +6,7 @@ export const statements = {
   /** checkpoint.sql */
   checkpoint: "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** claim.sql */
-  claimCandidates: "SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,\n  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,\n  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,\n  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,\n  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,\n  NULL AS finishedAt, owner\nFROM errand_job\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\n  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
+  claimCandidates: "SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,\n  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,\n  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,\n  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,\n  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,\n  NULL AS finishedAt, owner\nFROM errand_job\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\n  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
   /** claim.sql */
   claimActiveCounts: "SELECT type, count(*) AS n\nFROM errand_job\nWHERE state = 'active' AND type IN (SELECT value FROM json_each(?))\nGROUP BY type;",
   /** claim.sql */
@@ -71,6 +71,10 @@ export const statements = {
   listJobTypes: "SELECT name, config, created_at AS createdAt, updated_at AS updatedAt\nFROM errand_job_type\nORDER BY name;",
   /** listSchedules.sql */
   listSchedules: "SELECT name, cron, timezone, type, payload, options, next_run_at AS nextRunAt,\n  created_at AS createdAt, updated_at AS updatedAt\nFROM errand_schedule\nORDER BY name;",
+  /** pauseQueue.sql */
+  pauseQueue: "INSERT INTO errand_queue_pause (name, paused_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING;",
+  /** pausedQueues.sql */
+  pausedQueues: "SELECT name FROM errand_queue_pause ORDER BY name;",
   /** prune.sql */
   prune: "DELETE FROM errand_job_done WHERE rowid IN\n  (SELECT rowid FROM errand_job_done WHERE state = ? AND finished_at < ? LIMIT ?);",
   /** putJobType.sql */
@@ -83,6 +87,8 @@ export const statements = {
   replay: "INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner)\nSELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, NULL, 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner\nFROM errand_job_done\nWHERE id = ?;",
   /** reschedule.sql */
   reschedule: "UPDATE errand_job\nSET run_at = COALESCE(?, run_at), priority = COALESCE(?, priority), queue = COALESCE(?, queue)\nWHERE id = ? AND state = 'pending';",
+  /** resumeQueue.sql */
+  resumeQueue: "DELETE FROM errand_queue_pause WHERE name = ?;",
   /** retry.sql */
   retryReinsert: "INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner)\nSELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,\n  max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,\n  created_at, started_at, owner\nFROM errand_job_done\nWHERE id = ?;",
   /** retry.sql */

@@ -202,6 +202,7 @@ function sqlFragments(schema: string, channel: string): Record<string, string> {
     errandJobDone: `"${schema}".errand_job_done`,
     errandSchedule: `"${schema}".errand_schedule`,
     errandJobType: `"${schema}".errand_job_type`,
+    errandQueuePause: `"${schema}".errand_queue_pause`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: hotFields("j"),
@@ -997,6 +998,23 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   async deleteJobType(name: string): Promise<boolean> {
     const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteJobType, [name]));
     return rows.length === 1;
+  }
+
+  // ---- paused queues -------------------------------------------------------------------------
+
+  async pauseQueue(p: { name: string; now: number }): Promise<boolean> {
+    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.pauseQueue, [p.name, p.now]));
+    return rows.length === 1;
+  }
+
+  async resumeQueue(p: { name: string }): Promise<boolean> {
+    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.resumeQueue, [p.name]));
+    return rows.length === 1;
+  }
+
+  async pausedQueues(): Promise<string[]> {
+    const rows = await this.#op("pool", (db) => this.#q<{ name: string }>(db, this.#sql.pausedQueues, []));
+    return rows.map((r) => r.name);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------

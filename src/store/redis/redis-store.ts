@@ -647,6 +647,22 @@ export class RedisStore implements Store {
     return (await this.#command("HDEL", [`${this.keyPrefix}types`, name])) === 1;
   }
 
+  // ---- paused queues -------------------------------------------------------------------------
+  // {p}:paused: queue name -> pausedAt. One command each, atomic by itself; claim.lua checks it.
+
+  async pauseQueue(p: { name: string; now: number }): Promise<boolean> {
+    return (await this.#command("HSETNX", [`${this.keyPrefix}paused`, p.name, p.now])) === 1;
+  }
+
+  async resumeQueue(p: { name: string }): Promise<boolean> {
+    return (await this.#command("HDEL", [`${this.keyPrefix}paused`, p.name])) === 1;
+  }
+
+  async pausedQueues(): Promise<string[]> {
+    const names = (await this.#command("HKEYS", [`${this.keyPrefix}paused`])) as string[];
+    return names.sort(byteOrder);
+  }
+
   /** One plain command (atomic by itself), with faults reported as every store operation's are. */
   async #command(command: string, args: Arg[]): Promise<unknown> {
     if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");

@@ -656,6 +656,20 @@ export class SqliteStore implements Store {
     return this.#write(() => this.#q.deleteJobType.run(name).changes === 1);
   }
 
+  // ---- paused queues -------------------------------------------------------------------------
+
+  pauseQueue(p: { name: string; now: number }): Promise<boolean> {
+    return this.#write(() => this.#q.pauseQueue.run(p.name, p.now).changes === 1);
+  }
+
+  resumeQueue(p: { name: string }): Promise<boolean> {
+    return this.#write(() => this.#q.resumeQueue.run(p.name).changes === 1);
+  }
+
+  async pausedQueues(): Promise<string[]> {
+    return this.#q.pausedQueues.all() as string[];
+  }
+
   // ---- lifecycle -----------------------------------------------------------------------------
 
   async close(): Promise<void> {
@@ -690,6 +704,7 @@ function prepareStatements(db: Database.Database): Statements {
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
   q.claimCandidates.raw(true);
   q.enqueueFinishedId.pluck();
+  q.pausedQueues.pluck();
   return q;
 }
 

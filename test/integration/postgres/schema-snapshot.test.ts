@@ -16,7 +16,10 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
   const schema = freshSchema("errand_snap");
   onTestFinished(() => dropSchema(schema));
   const result = await migrate({ connectionString: PG_URL, schema });
-  expect(result).toMatchObject({ from: 0, applied: ["0001_init.sql", "0002_job_types_and_owner.sql"] });
+  expect(result).toMatchObject({
+    from: 0,
+    applied: ["0001_init.sql", "0002_job_types_and_owner.sql", "0003_queue_pause.sql"],
+  });
 
   const dump = await withPg(async (c) => {
     const q = async (text: string) => (await c.query(text, [schema])).rows;

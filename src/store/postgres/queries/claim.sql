@@ -9,11 +9,15 @@
 --     for expirePending).
 --   - Weight: jobs are leased in order while their weights, each capped at $4, fit the budget $5;
 --     the first that does not fit ends the claim (as in every store).
+--   - Paused queues ({{errandQueuePause}}) give nothing; their jobs stay pending.
 --   - Cluster-wide caps: lockCaps takes a transaction-scoped advisory lock per capped type before
 --     countActive counts its active jobs, so no two claimers see the same free room; claimCapped
 --     then leases at most the room left per type.
 --
 -- Why:
+--   - The pause check names only $1, not a column of the job row, so the planner makes it a
+--     one-time filter (an InitPlan: one primary-key probe of a near-empty table per statement) and
+--     skips the index walk entirely when the queue is paused.
 --   - `cand` locks at most $3 rows in claim order; `fits` keeps the prefix that fits the budget;
 --     `upd` leases them. One statement, so one queue share with no caps needs no transaction.
 --   - A last row, all NULL but for two flags, reports whether a job did not fit (`overflow`: the
@@ -44,6 +48,7 @@ WITH cand AS (
   SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
   FROM {{errandJob}}
   WHERE queue = $1 AND state = 'pending' AND run_at <= $2
+    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
     AND (expires_at IS NULL OR expires_at > $2)
     AND ($8::text[] IS NULL OR type = ANY($8::text[]))
     AND ($9::text[] IS NULL OR type <> ALL($9::text[]))
@@ -73,6 +78,7 @@ WITH cand AS (
   SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
   FROM {{errandJob}}
   WHERE queue = $1 AND state = 'pending' AND run_at <= $2
+    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
     AND (expires_at IS NULL OR expires_at > $2)
     AND ($8::text[] IS NULL OR type = ANY($8::text[]))
     AND ($9::text[] IS NULL OR type <> ALL($9::text[]))

@@ -6,12 +6,14 @@
       same script, so no two claims can take it.
     - Order: priority desc, then runAt, then id, within each queue; weighted queues as planClaim.
     - Jobs past their expiresAt are passed over (left pending for expirePending to expire).
+    - Paused queues ({p}:paused, a hash of queue name -> pausedAt) give nothing; their jobs stay in
+      their lanes, and the other queues of a weighted claim share the slots.
     - Cluster-wide caps: never more active jobs of a capped type than its cap ({p}:act).
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.
     - Delayed and retrying jobs that came due ({p}:sched, score <= now) are promoted to their lanes
       first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims.
-  Cost: O(log n) per job taken, plus the lanes and expired jobs passed over; never a scan of the
+  Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired jobs passed over; never a scan of the
   whole queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to
   find each page, and removals touch only the pages jobs were taken from.
 
@@ -33,6 +35,7 @@ if err then
 end
 
 local PROMOTE_MAX = 1000
+local PAUSED = P .. "paused"
 local BUFFER = 32
 
 local now = tonumber(ARGV[3])
@@ -143,6 +146,9 @@ end
 local function take(queue, want)
   local out = {}
   local full = false
+  if redis.call("HEXISTS", PAUSED, queue) == 1 then
+    return out, false
+  end
   local index = redis.call("ZRANGE", lanes_key(queue), 0, -1, "WITHSCORES")
   local lanes = {}
   for i = 1, #index, 2 do

@@ -6,9 +6,12 @@
 --   - Order: priority desc, then run_at, then id, within one queue (errand_job_claim serves it:
 --     a walk of (queue, priority DESC, run_at, id) over pending rows, stopping after $limit).
 --   - Jobs past their expires_at are passed over, left pending for expirePending to expire.
+--   - Paused queues (errand_queue_pause) give nothing; their jobs stay pending.
 --   - Cluster-wide caps: claimActiveCounts counts active jobs of the capped types once per claim;
 --     the store keeps the room left per type and passes the exhausted ones to claimCandidates.
--- Why: the type and cap filters are `$x IS NULL OR …` so one statement serves every claim while
+-- Why: the pause check names only $queue, not a column, so SQLite runs it once per statement as a
+-- constant (one primary-key probe of a near-empty table) and skips the walk when the queue is paused.
+-- The type and cap filters are `$x IS NULL OR …` so one statement serves every claim while
 -- keeping the claim index as the only index walked: a NULL parameter skips its subquery, and a
 -- type filter is a residual check on index rows either way (no index on type for pending rows).
 -- Weighted queues are split across queues by planClaim (src/store/claim-plan.ts), one
@@ -33,6 +36,7 @@ SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, we
   NULL AS finishedAt, owner
 FROM errand_job
 WHERE queue = $queue AND state = 'pending' AND run_at <= $now
+  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)
   AND (expires_at IS NULL OR expires_at > $now)
   AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))
   AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))

@@ -1,0 +1,9 @@
+-- errand SQLite schema, version 3.
+--
+-- Paused queues (Queue.pauseQueue): one row per paused queue, none for the rest, so a claim
+-- checks its queue with one primary-key lookup on a table that is almost always empty.
+
+CREATE TABLE errand_queue_pause (
+  name       TEXT PRIMARY KEY,
+  paused_at  INTEGER NOT NULL
+);
