@@ -43,7 +43,7 @@ export const overview: View = async (ctx) => {
     age.textContent = stats.oldestPendingAgeMs
       ? `Oldest ready job has waited ${duration(stats.oldestPendingAgeMs)}.`
       : "No job is waiting to start.";
-    queues.replaceChildren(countsTable("queue", stats.queues));
+    queues.replaceChildren(countsTable("queue", stats.queues, stats.paused));
     types.replaceChildren(countsTable("type", stats.types));
     const data: UPlot.AlignedData = [
       history.times.map((t) => t / 1000),
@@ -98,24 +98,45 @@ function stateCards(stats: Stats): HTMLElement[] {
   });
 }
 
-function countsTable(kind: "queue" | "type", byName: Record<string, Counts>): HTMLElement {
-  const rows = Object.keys(byName)
-    .sort()
-    .map((name) =>
+/** A table of counts by state, a row per queue or type; `paused` queues are marked (and listed even when empty). */
+function countsTable(
+  kind: "queue" | "type",
+  byName: Record<string, Counts>,
+  paused: string[] = [],
+): HTMLElement {
+  const rows = [...new Set([...Object.keys(byName), ...paused])].sort().map((name) =>
+    h(
+      "tr",
+      { "data-name": name },
       h(
-        "tr",
-        { "data-name": name },
-        h("td", {}, link(`#/jobs?${kind}=${encodeURIComponent(name)}`, name)),
-        ...JOB_STATES.map((s) => {
-          const n = byName[name]?.[s] ?? 0;
-          return h(
-            "td",
-            { class: n ? "num" : "num zero", "data-state": s },
-            n ? link(`#/jobs?${kind}=${encodeURIComponent(name)}&state=${s}`, String(n)) : "0",
-          );
-        }),
+        "td",
+        {},
+        link(`#/jobs?${kind}=${encodeURIComponent(name)}`, name),
+        ...(paused.includes(name)
+          ? [
+              " ",
+              h(
+                "span",
+                {
+                  class: "badge paused",
+                  "data-testid": "paused",
+                  title: "no worker takes its jobs until it is resumed",
+                },
+                "paused",
+              ),
+            ]
+          : []),
       ),
-    );
+      ...JOB_STATES.map((s) => {
+        const n = byName[name]?.[s] ?? 0;
+        return h(
+          "td",
+          { class: n ? "num" : "num zero", "data-state": s },
+          n ? link(`#/jobs?${kind}=${encodeURIComponent(name)}&state=${s}`, String(n)) : "0",
+        );
+      }),
+    ),
+  );
   return table(
     [kind, ...JOB_STATES.map((s): [string, "num"] => [s, "num"])],
     rows,

@@ -60,6 +60,8 @@ export interface Stats {
   queues: Record<string, Counts>;
   types: Record<string, Counts>;
   oldestPendingAgeMs: number;
+  /** Paused queues: no worker takes their jobs until they are resumed. */
+  paused: string[];
 }
 
 export interface History {

@@ -120,6 +120,8 @@ describe(`dashboard on ${backend.name}`, () => {
     const [done] = await h.queue.lease({ types: ["resize"], limit: 1 });
     await h.queue.complete(done!, { ok: true });
     await killOne(h, "send-email", "emails");
+    await h.queue.pauseQueue("emails");
+    await h.queue.pauseQueue("idle");
 
     const page = await open(h);
     await page.locator("[data-state=pending] [data-testid=count]").waitFor();
@@ -142,6 +144,10 @@ describe(`dashboard on ${backend.name}`, () => {
     expect(await text(page, "tr[data-name=emails] td[data-state=pending]")).toBe("2");
     expect(await text(page, "tr[data-name=emails] td[data-state=dead]")).toBe("1");
     expect(await text(page, "tr[data-name=default] td[data-state=completed]")).toBe("1");
+    // Paused queues are marked, and one with no jobs is listed all the same.
+    expect(await text(page, "tr[data-name=emails] [data-testid=paused]")).toBe("paused");
+    expect(await text(page, "tr[data-name=idle] [data-testid=paused]")).toBe("paused");
+    expect(await page.locator("tr[data-name=default] [data-testid=paused]").count()).toBe(0);
     expect(await text(page, "[data-testid=throughput-totals]")).toContain(
       "5 enqueued · 1 completed · 1 failed attempts",
     );
