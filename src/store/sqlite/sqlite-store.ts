@@ -6,6 +6,7 @@ import { planClaim } from "../claim-plan.js";
 import { migrations } from "../generated/sqlite-migrations.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
+import { renderStatements } from "../sql-template.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -65,6 +66,25 @@ export interface SqliteStoreOptions {
 type Stmt = Database.Statement;
 type Statements = Record<StatementName, Stmt>;
 
+/**
+ * A job record's columns, in JobRecord's key order, from each table: the `{{hotFields}}` and
+ * `{{doneFields}}` of queries/*.sql. The hot table has no result or finished_at, the done table
+ * no lease or holder; those read as NULL.
+ */
+const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  NULL AS finishedAt, owner`;
+const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  NULL AS leaseExpiresAt, NULL AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  finished_at AS finishedAt, owner`;
+const SQL = renderStatements(statements, { hotFields: HOT_FIELDS, doneFields: DONE_FIELDS });
+
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
 const RECORD_STATEMENTS: readonly StatementName[] = [
   "claimCandidates",
@@ -83,8 +103,8 @@ const RECORD_STATEMENTS: readonly StatementName[] = [
 /** Parameters per job row of enqueueOne, in the order `#insertJobs` binds them. */
 const ROW_PARAMS = 16;
 /** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
-const INSERT_CHUNK = countParams(statements.enqueueChunk) / ROW_PARAMS;
-if (countParams(statements.enqueueOne) !== ROW_PARAMS || !Number.isInteger(INSERT_CHUNK)) {
+const INSERT_CHUNK = countParams(SQL.enqueueChunk) / ROW_PARAMS;
+if (countParams(SQL.enqueueOne) !== ROW_PARAMS || !Number.isInteger(INSERT_CHUNK)) {
   throw new Error("enqueueOne and enqueueChunk in queries/enqueueMany.sql do not bind 16 parameters per row");
 }
 const INSERTED: EnqueueResult = Object.freeze({ inserted: true });
@@ -692,7 +712,7 @@ export class SqliteStore implements Store {
  */
 function prepareStatements(db: Database.Database): Statements {
   const q = {} as Statements;
-  for (const name of Object.keys(statements) as StatementName[]) q[name] = db.prepare(statements[name]);
+  for (const name of Object.keys(SQL) as StatementName[]) q[name] = db.prepare(SQL[name]);
   for (const name of RECORD_STATEMENTS) {
     const columns = q[name].columns().map((c) => c.name);
     if (columns.join() !== HOT_RECORD_KEYS.join()) {

@@ -10,12 +10,7 @@
 -- Params: 1 now, 2 limit.
 
 -- name: expiredLeases
-SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner
+SELECT {{hotFields}}
 FROM errand_job
 WHERE state = 'active' AND lease_expires_at <= ?
 ORDER BY lease_expires_at

@@ -11,21 +11,11 @@
 -- Params: 1 id.
 
 -- name: getHot
-SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner
+SELECT {{hotFields}}
 FROM errand_job
 WHERE id = ?;
 
 -- name: getDone
-SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner
+SELECT {{doneFields}}
 FROM errand_job_done
 WHERE id = ?;

@@ -26,22 +26,12 @@
 
 -- name: listAll
 SELECT * FROM (
-  SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-    lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-    NULL AS finishedAt, owner
+  SELECT {{hotFields}}
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
   UNION ALL
-  SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
-    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-    NULL AS leaseExpiresAt, NULL AS workerId, errors,
-    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-    finished_at AS finishedAt, owner
+  SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
@@ -51,23 +41,13 @@ LIMIT $limit;
 
 -- name: listAllByOwner
 SELECT * FROM (
-  SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-    lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-    NULL AS finishedAt, owner
+  SELECT {{hotFields}}
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
     AND owner = $owner
   UNION ALL
-  SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
-    run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-    retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-    NULL AS leaseExpiresAt, NULL AS workerId, errors,
-    lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-    finished_at AS finishedAt, owner
+  SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
@@ -77,12 +57,7 @@ ORDER BY id DESC
 LIMIT $limit;
 
 -- name: listHot
-SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner
+SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
@@ -90,12 +65,7 @@ ORDER BY id DESC
 LIMIT $limit;
 
 -- name: listHotByOwner
-SELECT id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner
+SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
@@ -104,12 +74,7 @@ ORDER BY id DESC
 LIMIT $limit;
 
 -- name: listDone
-SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner
+SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
@@ -117,12 +82,7 @@ ORDER BY id DESC
 LIMIT $limit;
 
 -- name: listDoneByOwner
-SELECT id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner
+SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
