@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../clock.js";
 import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../define-job.js";
+import { toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable, JobTimeoutError } from "../errors.js";
 import type { Job } from "../job.js";
 import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
@@ -360,7 +361,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
    * them to the server (at-most-once jobs go to `dead`). Resolves when every outcome is reported.
    */
   close(options: CloseOptions = {}): Promise<void> {
-    this.#closePromise ??= this.#close(typeof options.graceMs === "number" ? options.graceMs : 10_000);
+    this.#closePromise ??= this.#close(toMs("graceMs", options.graceMs ?? 10_000));
     return this.#closePromise;
   }
 

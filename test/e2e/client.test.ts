@@ -153,7 +153,11 @@ for (const backend of selectedBackends()) {
       expect((job as Job).id).toBe("s1");
       expect(signals[0]!.aborted).toBe(true);
 
-      const closing = worker.close({ graceMs: 5000 });
+      // A duration string, as Worker.close takes; a bad one is refused before anything stops.
+      expect(() => worker.close({ graceMs: "soon" })).toThrow(
+        expect.objectContaining({ code: "INVALID_DURATION" }),
+      );
+      const closing = worker.close({ graceMs: "5s" });
       await h.clock.advance(5000);
       await closing;
       expect(signals[1]!.aborted).toBe(true);
