@@ -1,13 +1,15 @@
 import { EventEmitter } from "node:events";
 import { hostname } from "node:os";
-import { backoffDelay } from "./backoff.js";
+import { type BackoffOptions, backoffDelay } from "./backoff.js";
 import { type Clock, systemClock } from "./clock.js";
 import { checkTimezone, nextCronTick } from "./cron.js";
 import {
   type AnyJobDefinition,
   checkKnownKeys,
+  defineJob,
   type JobDefaults,
   type JobDefinition,
+  type JobDefinitionOptions,
   resolveDefaults,
   validatePayload,
 } from "./define-job.js";
@@ -266,6 +268,37 @@ const POISON_PILL_LEASES = 3;
 const MAX_STACK = 4000;
 
 type AnyDefinition = AnyJobDefinition;
+
+/** A type's settings from outside its code: {@link defineJob}'s options but the type and handler. */
+export type TypeSettings = Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler" | "schema">;
+
+/** `settings` over `code` (or over the defaults, with a handler that refuses to run in this process). */
+function overlay(code: AnyDefinition | undefined, type: string, settings: TypeSettings): AnyDefinition {
+  const base: TypeSettings = code
+    ? {
+        queue: code.queue,
+        priority: code.priority,
+        weight: code.weight,
+        maxAttempts: code.maxAttempts,
+        backoff: code.backoffFn ?? (code.backoff as BackoffOptions),
+        ...(code.retryQueue !== null ? { retryQueue: code.retryQueue } : {}),
+        ...(code.timeoutMs !== null ? { timeoutMs: code.timeoutMs } : {}),
+        delivery: code.delivery,
+        ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
+      }
+    : {};
+  return defineJob({
+    ...base,
+    ...settings,
+    ...(code?.schema ? { schema: code.schema } : {}),
+    type,
+    handler:
+      code?.handler ??
+      (() => {
+        throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
+      }),
+  });
+}
 type JobTarget<P> = JobDefinition<P, unknown> | string;
 
 /**
@@ -279,7 +312,12 @@ export class Queue extends EventEmitter<QueueEvents> {
   readonly #retainMs: Record<FinishedState, number>;
   readonly #maxPayloadBytes: number;
   readonly #random: () => number;
+  /** What every lookup reads: each type's code definition with its settings laid over it. */
   readonly #definitions = new Map<string, AnyDefinition>();
+  /** Definitions registered by code (workers, `jobs`), with their handlers. */
+  readonly #code = new Map<string, AnyDefinition>();
+  /** Settings from outside the code (a server's job types), by type. */
+  readonly #settings = new Map<string, TypeSettings>();
   readonly #ownsStore: boolean;
   #closed = false;
 
@@ -312,8 +350,35 @@ export class Queue extends EventEmitter<QueueEvents> {
    * sweeps use their custom backoff. Workers register their jobs themselves.
    */
   register(...defs: AnyJobDefinition[]): this {
-    for (const def of defs) this.#definitions.set(def.type, def);
+    for (const def of defs) {
+      this.#code.set(def.type, def);
+      this.#define(def.type);
+    }
     return this;
+  }
+
+  /**
+   * Lays settings from outside the code over a type (a server's job types: defaults, cap), or
+   * removes them (`null`). What the settings name wins over the registered definition's values,
+   * whichever came first; the rest, the handler and the payload schema stay the code's. A type with
+   * settings and no code has a handler that refuses to run here (remote workers run it).
+   * @throws ErrandError naming the field, when a setting is invalid; nothing changes then.
+   * @internal
+   */
+  setTypeSettings(type: string, settings: TypeSettings | null): void {
+    if (settings) {
+      overlay(this.#code.get(type), type, settings); // validates before anything changes
+      this.#settings.set(type, settings);
+    } else this.#settings.delete(type);
+    this.#define(type);
+  }
+
+  #define(type: string): void {
+    const code = this.#code.get(type);
+    const settings = this.#settings.get(type);
+    if (settings) this.#definitions.set(type, overlay(code, type, settings));
+    else if (code) this.#definitions.set(type, code);
+    else this.#definitions.delete(type);
   }
 
   /** The registered definition of a type, if any. */

@@ -199,7 +199,7 @@ export function buildProgram(): Command {
     .option("--log", "log requests (pino, JSON)")
     .option("--no-dashboard", "do not serve the web dashboard at /dashboard/")
     .action(async (o) => {
-      const { createServer, loadTokens, withTypeSettings } = await import("../server/index.js");
+      const { createServer, loadTokens } = await import("../server/index.js");
       const queue = await openQueue(o.store ?? process.env.ERRAND_STORE ?? DEFAULT_STORE);
       const tokens = loadTokens({ env: process.env.ERRAND_TOKENS, file: o.tokensFile });
       const types = o.types ? JSON.parse(readFileSync(o.types, "utf8")) : [];
@@ -212,13 +212,8 @@ export function buildProgram(): Command {
         logger: Boolean(o.log),
         dashboard: o.dashboard !== false,
       });
-      // The server's job types (--types, or stored by an earlier run) win over the code's defaults.
-      const jobs = o.jobs
-        ? (await loadJobs(o.jobs)).map((def) => {
-            const config = app.errand.types.get(def.type);
-            return config ? withTypeSettings(def, config) : def;
-          })
-        : null;
+      // The server's job types (--types, or stored) are laid over these definitions by the queue.
+      const jobs = o.jobs ? await loadJobs(o.jobs) : null;
       const worker = jobs ? new Worker(queue, { jobs, maintenance: false }) : null;
       if (worker) {
         worker.on("completed", (job, result) =>

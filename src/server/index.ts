@@ -17,7 +17,7 @@ export {
   type TokenEntry,
 } from "./auth.js";
 export { type ErrorBody, HTTP_STATUS, toErrorResponse } from "./http-errors.js";
-export { type JobTypeConfig, JobTypeRegistry, type PushTarget, withTypeSettings } from "./job-types.js";
+export { type JobTypeConfig, JobTypeRegistry, type PushTarget } from "./job-types.js";
 export { ServerMetrics } from "./metrics.js";
 export { PushDelivery, type PushOptions, signPush } from "./push.js";
 export { MAX_BULK, routeSchemas, sharedSchemas } from "./schemas.js";

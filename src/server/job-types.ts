@@ -1,9 +1,9 @@
 import type { BackoffOptions } from "../backoff.js";
-import { type AnyJobDefinition, defineJob } from "../define-job.js";
+import { defineJob } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Delivery } from "../job.js";
-import type { Queue } from "../queue.js";
+import type { Queue, TypeSettings } from "../queue.js";
 import { checkTypeName } from "../validation.js";
 
 /** Where and how the server pushes a type's jobs (push delivery). */
@@ -40,8 +40,8 @@ export interface JobTypeConfig {
  * store shares them and a restarted server still has them. Give them to {@link createServer} (or
  * `errand serve --types file.json`, which writes them to the store at start) or PUT them after.
  *
- * Each type is registered with the queue as a definition without a handler, which is how its
- * defaults and cap take effect. Reads (`get`, `list`, `hasCaps`) answer from this server's copy;
+ * Each type's settings are laid over the queue's definition of it (`Queue.setTypeSettings`),
+ * which is how its defaults and cap take effect, also for workers running in the server's process. Reads (`get`, `list`, `hasCaps`) answer from this server's copy;
  * {@link JobTypeRegistry.refresh} brings it in line with the store, which the server does at
  * start and every `typesRefreshMs` (and before answering `GET /v1/types`), so a change made
  * through another server takes effect here within that interval.
@@ -75,7 +75,7 @@ export class JobTypeRegistry {
    * @throws ErrandError with the offending field named; nothing is stored then.
    */
   async set(config: JobTypeConfig): Promise<boolean> {
-    const { stored, def } = check(config);
+    const { stored, settings } = check(config);
     const text = JSON.stringify(stored);
     const now = this.#queue.clock.now();
     this.#generation++;
@@ -86,7 +86,7 @@ export class JobTypeRegistry {
       updatedAt: now,
     });
     this.#generation++;
-    this.#apply(stored, def, text);
+    this.#apply(stored, settings, text);
     return created;
   }
 
@@ -168,10 +168,10 @@ export class JobTypeRegistry {
       names.add(r.name);
       if (this.#types.get(r.name)?.text === r.config || this.#unreadable.get(r.name) === r.config) continue;
       try {
-        const { stored, def } = check(JSON.parse(r.config) as JobTypeConfig);
+        const { stored, settings } = check(JSON.parse(r.config) as JobTypeConfig);
         if (stored.type !== r.name)
           throw new ErrandError("INVALID_OPTION", `its settings name type "${stored.type}"`);
-        this.#apply(stored, def, r.config);
+        this.#apply(stored, settings, r.config);
         this.#unreadable.delete(r.name);
       } catch (cause) {
         this.#unreadable.set(r.name, r.config);
@@ -186,38 +186,32 @@ export class JobTypeRegistry {
     for (const type of [...this.#types.keys()]) if (!names.has(type)) this.#forget(type);
   }
 
-  #apply(config: JobTypeConfig, def: AnyJobDefinition, text: string): void {
+  #apply(config: JobTypeConfig, settings: TypeSettings, text: string): void {
     this.#types.set(config.type, { config, text });
-    this.#queue.register(def);
+    this.#queue.setTypeSettings(config.type, settings);
     this.#onChange(config, config.type);
   }
 
   #forget(type: string): void {
     this.#types.delete(type);
-    this.#queue.register(defineJob({ type, handler: () => null }));
+    this.#queue.setTypeSettings(type, null);
     this.#onChange(null, type);
   }
 }
 
 /**
  * Checks a type's settings: the name, the push target, and every default (defineJob names the
- * field that is wrong). Returns them as stored and as the handler-less definition to register.
+ * field that is wrong). Returns them as stored and as the settings the queue lays over the type.
  */
-function check(config: JobTypeConfig): { stored: JobTypeConfig; def: AnyJobDefinition } {
+function check(config: JobTypeConfig): { stored: JobTypeConfig; settings: TypeSettings } {
   if (typeof config !== "object" || config === null) {
     throw new ErrandError("INVALID_OPTION", "a job type's settings must be an object");
   }
   const type = checkTypeName(config.type);
-  const { push, type: _type, ...defaults } = config;
+  const { push, type: _type, ...settings } = config;
   if (push !== undefined) checkPush(push);
-  const def = defineJob({
-    ...defaults,
-    type,
-    handler: () => {
-      throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
-    },
-  });
-  return { stored: { ...config, type }, def };
+  defineJob({ ...settings, type, handler: () => null }); // names the field that is wrong
+  return { stored: { ...config, type }, settings };
 }
 
 function checkPush(push: PushTarget): void {
@@ -237,29 +231,4 @@ export function publicType(config: JobTypeConfig): JobTypeConfig {
   if (!config.push?.secret) return config;
   const { secret: _secret, ...push } = config.push;
   return { ...config, push };
-}
-
-/**
- * A handler's definition with a server job type's settings laid over it, for a worker running
- * beside the server (`errand serve --jobs`): what the type sets wins, the rest keeps the code's
- * values, and the handler and payload schema come from the code. Without this the two would
- * replace each other in the queue, and jobs enqueued over HTTP would get the code's defaults.
- */
-export function withTypeSettings(def: AnyJobDefinition, config: JobTypeConfig): AnyJobDefinition {
-  const { push: _push, type: _type, ...settings } = config;
-  return defineJob({
-    queue: def.queue,
-    priority: def.priority,
-    weight: def.weight,
-    maxAttempts: def.maxAttempts,
-    backoff: def.backoffFn ?? (def.backoff as BackoffOptions),
-    ...(def.retryQueue !== null ? { retryQueue: def.retryQueue } : {}),
-    ...(def.timeoutMs !== null ? { timeoutMs: def.timeoutMs } : {}),
-    delivery: def.delivery,
-    ...(def.concurrency !== null ? { concurrency: def.concurrency } : {}),
-    ...(def.schema ? { schema: def.schema } : {}),
-    ...settings,
-    type: def.type,
-    handler: def.handler,
-  });
 }
