@@ -108,7 +108,7 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
       await Promise.all(children.map((c) => c.next("ready")));
 
       // Kill a random worker just after it starts a job (alternately at-least-once and at-most-once),
-      // while the job runs, and start a replacement.
+      // while the job runs; start a replacement and wait for it before the next kill.
       let kills = 0;
       for (let round = 0; round < KILLS * 2 && kills < KILLS; round++) {
         const pool = live();
@@ -135,11 +135,7 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
         await victim.kill();
         for (const id of running) hits.set(id, (hits.get(id) ?? 0) + 1);
         kills++;
-        // The replacement boots while the survivors work on: waiting for it here would let them
-        // drain everything before the next kill on a loaded machine (a boot takes seconds there).
-        spawn()
-          .next("ready")
-          .catch(() => {});
+        await spawn().next("ready");
       }
       expect(kills).toBeGreaterThanOrEqual(4);
 
