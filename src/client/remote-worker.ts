@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
-import { createRequire } from "node:module";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../clock.js";
+import { defaultLogger } from "../default-logger.js";
 import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../define-job.js";
 import { toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable, JobTimeoutError } from "../errors.js";
@@ -413,11 +413,4 @@ function positive(field: string, value: number): number {
     throw new ErrandError("INVALID_OPTION", `${field} must be an integer ≥ 1, got ${String(value)}`);
   }
   return value;
-}
-
-const requireCjs = createRequire(import.meta.url);
-let fallbackLogger: Logger | undefined;
-function defaultLogger(): Logger {
-  fallbackLogger ??= (requireCjs("pino") as (options: object) => Logger)({ level: "warn" });
-  return fallbackLogger;
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
-import { createRequire } from "node:module";
 import type { Logger } from "pino";
+import { defaultLogger } from "../default-logger.js";
 import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
@@ -595,13 +595,4 @@ function checkWorkerOptions(options: WorkerOptions): void {
   if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
     throw new ErrandError("INVALID_OPTION", "Worker: jobs must list at least one job definition");
   }
-}
-
-const requireCjs = createRequire(import.meta.url);
-let fallbackLogger: Logger | undefined;
-
-/** pino at level "warn", loaded on first use. */
-function defaultLogger(): Logger {
-  fallbackLogger ??= (requireCjs("pino") as (options: object) => Logger)({ level: "warn" });
-  return fallbackLogger;
 }

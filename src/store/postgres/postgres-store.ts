@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import pg from "pg";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
+import { defaultLogger } from "../../default-logger.js";
 import { checkKnownKeys } from "../../define-job.js";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
@@ -237,7 +238,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   readonly schema: string;
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
-  readonly #log: Logger;
+  readonly #logger: Logger | undefined;
   readonly #retryMs: number;
   readonly #reconnectMin: number;
   readonly #reconnectMax: number;
@@ -266,7 +267,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     this.#ownsPool = ownsPool;
     this.schema = schema;
     this.#channel = `${schema}_wake`;
-    this.#log = options.logger ?? pino({ level: "warn" });
+    this.#logger = options.logger;
     this.#retryMs = options.retryMs ?? 10_000;
     this.#reconnectMin = options.reconnectDelayMs?.min ?? 100;
     this.#reconnectMax = options.reconnectDelayMs?.max ?? 5_000;
@@ -310,6 +311,11 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       throw storeError(error, `cannot open the PostgreSQL store (schema "${o.schema}")`);
     }
     return store;
+  }
+
+  /** Where faults are logged; pino is loaded only when there is something to log. */
+  get #log(): Logger {
+    return this.#logger ?? defaultLogger();
   }
 
   readonly #onPoolError = (error: Error): void => {
