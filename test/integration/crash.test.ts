@@ -52,19 +52,28 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
       // A fresh store (its own file, schema or key prefix), removed after the test.
       const { url } = await backend.setup();
       queue = await openQueue(url);
-      // Interleaved, so both kinds are running whenever a worker dies.
-      for (let chunk = 0; chunk < 10; chunk++) {
-        await queue.enqueueMany(
-          "crash-alo",
-          Array.from({ length: ALO / 10 }, (_, i) => ({ n: chunk * 1000 + i })),
-          { maxAttempts: 25, backoff: { type: "fixed", delayMs: 10 } },
-        );
-        await queue.enqueueMany(
-          "crash-amo",
-          Array.from({ length: AMO / 10 }, (_, i) => ({ n: chunk * 1000 + i })),
-          { delivery: "at_most_once" },
-        );
-      }
+      // Interleaved, so both kinds are running whenever a worker dies. More is added while the
+      // kills go on (below), so a slow machine, where replacements take long to start, does not
+      // run out of work before enough workers have died.
+      let aloTotal = 0;
+      let amoTotal = 0;
+      const addWork = async (chunks: number) => {
+        for (let chunk = 0; chunk < chunks; chunk++) {
+          await queue.enqueueMany(
+            "crash-alo",
+            Array.from({ length: ALO / 10 }, (_, i) => ({ n: aloTotal + i })),
+            { maxAttempts: 25, backoff: { type: "fixed", delayMs: 10 } },
+          );
+          aloTotal += ALO / 10;
+          await queue.enqueueMany(
+            "crash-amo",
+            Array.from({ length: AMO / 10 }, (_, i) => ({ n: amoTotal + i })),
+            { delivery: "at_most_once" },
+          );
+          amoTotal += AMO / 10;
+        }
+      };
+      await addWork(10);
 
       // What each worker process has started and not (as far as we heard) finished.
       const inFlight = new Map<WorkerProcess, Set<string>>();
@@ -111,6 +120,8 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
       // while the job runs; start a replacement and wait for it before the next kill.
       let kills = 0;
       for (let round = 0; round < KILLS * 2 && kills < KILLS; round++) {
+        const { states } = await queue.stats();
+        if (states.pending < (ALO + AMO) / 4 && aloTotal < ALO * 4) await addWork(5);
         const pool = live();
         const victim = pool[Math.floor(Math.random() * pool.length)]!;
         const wanted = kills % 2 === 0 ? "crash-alo" : "crash-amo";
@@ -181,14 +192,14 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
 
       // At-least-once: all completed, none lost; some ran again after their worker died.
       const alo = await allJobs("crash-alo");
-      expect(alo.length).toBe(ALO);
+      expect(alo.length).toBe(aloTotal);
       expect(alo.filter((j) => j.state !== "completed").map((j) => [j.id, j.state, j.errors])).toEqual([]);
       for (const j of alo) expect(starts.get(j.id), j.id).toContain(j.attempt);
       expect(alo.filter((j) => j.attempt > 1).length).toBeGreaterThan(0);
 
       // At-most-once: never started twice; those that were killed mid-run are dead, not run again.
       const amo = await allJobs("crash-amo");
-      expect(amo.length).toBe(AMO);
+      expect(amo.length).toBe(amoTotal);
       const twice = amo.filter((j) => (starts.get(j.id)?.length ?? 0) > 1);
       expect(twice.map((j) => [j.id, starts.get(j.id)])).toEqual([]);
       for (const j of amo) {
