@@ -481,10 +481,11 @@ async function drainIn(
   concurrency: number,
   rt: Runtime,
   mode: "drain" | "drain-fail" = "drain",
+  indices = measure,
 ): Promise<DrainDone> {
   const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "drain worker", rt.tsx);
   try {
-    child.send({ type: "init", entry: rt.entry, url: db.url, mode, concurrency, expect: measure });
+    child.send({ type: "init", entry: rt.entry, url: db.url, mode, concurrency, expect: measure, indices });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
     child.send({ type: "go" });
     return { ...(await child.next<DrainDone>("done")), rssBeforeBytes: ready.rssBytes };
@@ -643,7 +644,7 @@ async function drainBacklog(
     const setupMs = now() - t0;
     log(`drain-backlog: ${fmtInt(o.backlog)} jobs enqueued in ${(setupMs / 1000).toFixed(1)} s`);
     const measured = Math.min(o.jobs, o.backlog);
-    const done = await drainIn(db, measured, 50, rt);
+    const done = await drainIn(db, measured, 50, rt, "drain", o.backlog);
     const jobsPerSec = Math.round(measured / (done.elapsedMs / 1000));
     const r = {
       backlog: o.backlog,
