@@ -25,7 +25,7 @@
  * diagnosis: NODE_OPTIONS refuses most V8 flags).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, freemem, platform, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -177,6 +177,66 @@ interface BenchStore {
   usedMemory?(): Promise<number>;
   /** Closes what the bench opened to talk to the store itself. */
   close?(): Promise<void>;
+  /**
+   * The store server's process name (`/proc/<pid>/comm`) when it runs on this machine, so drains
+   * can report its CPU time beside the worker's (see {@link serverCpuMs}).
+   */
+  serverProcess?: RegExp;
+}
+
+/** "worker 40 µs + server 62 µs; 1.3 of 2 cores busy" */
+function fmtCpu(c: CpuSplit): string {
+  const server = c.serverUsPerJob === null ? "" : ` + server ${c.serverUsPerJob} µs`;
+  return `worker ${c.workerUsPerJob} µs${server}; ${c.busyCores} of ${cpus().length} cores busy`;
+}
+
+/** Whether a URL names this machine. */
+const isLocal = (url: URL) => ["127.0.0.1", "localhost", "[::1]", ""].includes(url.hostname);
+
+/**
+ * CPU time (user + system, ms) used so far by every process named like `name`, read from /proc:
+ * PostgreSQL's backends and background processes, or redis-server. Null off Linux. Processes that
+ * exit between two readings take their time with them, so it is a floor.
+ */
+function serverCpuMs(name: RegExp | undefined): number | null {
+  if (!name || platform() !== "linux") return null;
+  let ticks = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      if (!name.test(stat.slice(stat.indexOf("(") + 1, close))) continue;
+      const fields = stat.slice(close + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // gone since readdir
+    }
+  }
+  return (ticks * 1000) / clockTicks();
+}
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  return ticksPerSecond;
+}
+
+/** Where a drain's CPU time went: per job in the worker process(es) and in the store server. */
+interface CpuSplit {
+  workerUsPerJob: number;
+  /** Null for SQLite (in the worker's process) or a server elsewhere. */
+  serverUsPerJob: number | null;
+  /** Worker + server CPU time over wall time: how many of the machine's cores the drain kept busy. */
+  busyCores: number;
+}
+
+function cpuSplit(jobs: number, elapsedMs: number, workerMs: number, serverMs: number | null): CpuSplit {
+  return {
+    workerUsPerJob: round((workerMs * 1000) / jobs, 1),
+    serverUsPerJob: serverMs === null ? null : round((serverMs * 1000) / jobs, 1),
+    busyCores: round((workerMs + (serverMs ?? 0)) / elapsedMs, 2),
+  };
 }
 
 function benchStore(spec: string): BenchStore {
@@ -225,6 +285,7 @@ function postgresBench(spec: string): BenchStore {
       backlogRatio: 0.75,
       scaleRatio: 1.3,
     },
+    serverProcess: isLocal(base) ? /^postgres$/ : undefined,
     fresh(label) {
       const schema = `errand_bench_${label.replace(/[^a-z0-9_]/g, "_")}_${Math.random().toString(36).slice(2, 8)}`;
       const url = new URL(base);
@@ -269,6 +330,7 @@ function redisBench(spec: string): BenchStore {
       backlogRatio: 0.75,
       bytesPerJob: 400,
     },
+    serverProcess: isLocal(base) ? /^redis-server$/ : undefined,
     fresh() {
       // As long as the default prefix ("errand"): every job's key holds it, and memory per job counts it.
       const prefix = `b${Math.random().toString(36).slice(2, 7)}`;
@@ -364,6 +426,7 @@ interface Results extends HttpResults {
     exactlyOnce: boolean;
     baselineJobsPerSec: number;
     ratio: number;
+    cpu: CpuSplit;
   };
   "enqueue-bulk"?: { jobs: number; runs: number[]; jobsPerSec: number; bestJobsPerSec: number };
   "drain-fail"?: {
@@ -387,6 +450,7 @@ interface Results extends HttpResults {
     workerRssBeforeMB: number;
     workerHeapUsedMB: number;
     workerHeapTotalMB: number;
+    cpu: CpuSplit;
   };
   latency?: {
     jobs: number;
@@ -466,6 +530,10 @@ interface DrainDone {
   rssBytes: number;
   heapUsedBytes: number;
   heapTotalBytes: number;
+  /** The worker process's CPU time over the drain (user + system). */
+  cpuMs: number;
+  /** The store server's over the same span; null when it cannot be read. */
+  serverCpuMs: number | null;
   calls: number;
   distinct: number;
   repeated: number;
@@ -476,6 +544,7 @@ interface DrainDone {
  * (`drain-fail`: every job fails for good, and `measure` jobs dead end it).
  */
 async function drainIn(
+  store: BenchStore,
   db: Database,
   measure: number,
   concurrency: number,
@@ -487,8 +556,15 @@ async function drainIn(
   try {
     child.send({ type: "init", entry: rt.entry, url: db.url, mode, concurrency, expect: measure, indices });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
+    const server0 = serverCpuMs(store.serverProcess);
     child.send({ type: "go" });
-    return { ...(await child.next<DrainDone>("done")), rssBeforeBytes: ready.rssBytes };
+    const done = await child.next<DrainDone>("done");
+    const server1 = serverCpuMs(store.serverProcess);
+    return {
+      ...done,
+      rssBeforeBytes: ready.rssBytes,
+      serverCpuMs: server0 === null || server1 === null ? null : server1 - server0,
+    };
   } finally {
     await child.stop();
   }
@@ -498,7 +574,7 @@ async function drain(store: BenchStore, o: Options, rt: Runtime, log: Log): Prom
   const db = store.fresh("drain");
   try {
     await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
-    const done = await drainIn(db, o.jobs, 50, rt);
+    const done = await drainIn(store, db, o.jobs, 50, rt);
     const stats = await withQueue(db, (q) => q.stats());
     const left = stats.states.pending + stats.states.active;
     const exactlyOnce =
@@ -519,6 +595,7 @@ async function drain(store: BenchStore, o: Options, rt: Runtime, log: Log): Prom
       workerRssBeforeMB: round(done.rssBeforeBytes / 2 ** 20, 1),
       workerHeapUsedMB: round(done.heapUsedBytes / 2 ** 20, 1),
       workerHeapTotalMB: round(done.heapTotalBytes / 2 ** 20, 1),
+      cpu: cpuSplit(o.jobs, done.elapsedMs, done.cpuMs, done.serverCpuMs),
     };
     log(`drain: ${fmtInt(r.jobsPerSec)} jobs/s, exactly once: ${exactlyOnce}, RSS ${r.workerRssMB} MB`);
     return r;
@@ -537,7 +614,7 @@ async function drainFail(
   const db = store.fresh("drainfail");
   try {
     await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
-    const done = await drainIn(db, o.jobs, 50, rt, "drain-fail");
+    const done = await drainIn(store, db, o.jobs, 50, rt, "drain-fail");
     const stats = await withQueue(db, (q) => q.stats());
     const exactlyOnce =
       done.calls === o.jobs &&
@@ -644,7 +721,7 @@ async function drainBacklog(
     const setupMs = now() - t0;
     log(`drain-backlog: ${fmtInt(o.backlog)} jobs enqueued in ${(setupMs / 1000).toFixed(1)} s`);
     const measured = Math.min(o.jobs, o.backlog);
-    const done = await drainIn(db, measured, 50, rt, "drain", o.backlog);
+    const done = await drainIn(store, db, measured, 50, rt, "drain", o.backlog);
     const jobsPerSec = Math.round(measured / (done.elapsedMs / 1000));
     const r = {
       backlog: o.backlog,
@@ -729,6 +806,7 @@ async function drainScale(
       children.push(child);
     }
     await Promise.all(children.map((c) => c.next("ready")));
+    const server0 = serverCpuMs(store.serverProcess);
     for (const c of children) c.send({ type: "go" });
     type ScaleDone = {
       type: "done";
@@ -737,8 +815,10 @@ async function drainScale(
       completed: number;
       calls: number;
       repeated: number;
+      cpuMs: number;
     };
     const done = await Promise.all(children.map((c) => c.next<ScaleDone>("done")));
+    const server1 = serverCpuMs(store.serverProcess);
     const elapsedMs = Math.max(...done.map((d) => d.tLast)) - Math.min(...done.map((d) => d.t0));
     const stats = await withQueue(db, (q) => q.stats());
     const calls = done.reduce((a, d) => a + d.calls, 0);
@@ -758,6 +838,12 @@ async function drainScale(
       exactlyOnce,
       baselineJobsPerSec: baseline,
       ratio: round(jobsPerSec / baseline, 3),
+      cpu: cpuSplit(
+        o.jobs,
+        elapsedMs,
+        done.reduce((a, d) => a + d.cpuMs, 0),
+        server0 === null || server1 === null ? null : server1 - server0,
+      ),
     };
     log(
       `drain-scale: ${fmtInt(jobsPerSec)} jobs/s with ${PROCESSES} processes vs ${fmtInt(baseline)} (×${r.ratio})`,
@@ -1190,6 +1276,7 @@ function rows(r: Results, t: Targets): Row[] {
     add("  each ran exactly once", String(d.exactlyOnce), "true", d.exactlyOnce);
     add("worker RSS after drain", `${d.workerRssMB} MB`, `≤ ${t.rssMB} MB`, d.workerRssMB <= t.rssMB);
     add("  (before the drain)", `${d.workerRssBeforeMB} MB`, "", null);
+    add("  CPU per job", fmtCpu(d.cpu), "", null);
   }
   const df = r["drain-fail"];
   if (df) {
@@ -1237,6 +1324,7 @@ function rows(r: Results, t: Targets): Row[] {
       t.scaleRatio === undefined ? null : sc.ratio >= t.scaleRatio,
     );
     add("  each ran exactly once", String(sc.exactlyOnce), "true", sc.exactlyOnce);
+    add("  CPU per job", fmtCpu(sc.cpu), "", null);
   }
   const he = r["http-enqueue"];
   if (he)

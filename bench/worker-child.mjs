@@ -6,7 +6,7 @@
  * parent → child: `init` { entry, url, mode: "drain" | "drain-fail" | "latency" | "scale", concurrency, expect,
  *   indices? (payload.i runs over [0, indices); default expect) },
  *   `go`, `ping`, `exit`
- * child → parent: `ready` (worker built; for latency: started and idle), `done` {...}, `pong`, `error`
+ * child → parent: `ready` (worker built; for latency: started and idle), `done` {..., cpuMs}, `pong`, `error`
  *
  * `scale`: one of several workers draining the same jobs; it cannot know its share, so it reports
  * `done` {t0, tLast, completed, …} when its worker first runs dry (a claim finds nothing and
@@ -73,17 +73,20 @@ async function init(o) {
     await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
     const dry = new Promise((resolve) => worker.once("idle", resolve));
     const t0 = now();
+    const cpu0 = process.cpuUsage();
     await worker.start();
     await dry;
-    send({ type: "done", t0, tLast, completed, ...calls.summary() });
+    send({ type: "done", t0, tLast, completed, cpuMs: cpuMs(cpu0), ...calls.summary() });
     return;
   }
 
   send({ type: "ready", rssBytes: process.memoryUsage().rss });
   await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
   const t0 = now();
+  const cpu0 = process.cpuUsage();
   await worker.start();
   const t1 = await finished;
+  const cpu = cpuMs(cpu0);
   const { rss, heapUsed, heapTotal } = process.memoryUsage();
   send({
     type: "done",
@@ -92,8 +95,15 @@ async function init(o) {
     rssBytes: rss,
     heapUsedBytes: heapUsed,
     heapTotalBytes: heapTotal,
+    cpuMs: cpu,
     ...calls.summary(),
   });
+}
+
+/** CPU time (user + system) since `from`, in ms. */
+function cpuMs(from) {
+  const { user, system } = process.cpuUsage(from);
+  return (user + system) / 1000;
 }
 
 /** Deliveries per job index (payload.i in [0, expect)); an index out of range counts as a stray. */
