@@ -12,6 +12,7 @@ import { Queue } from "../../src/queue.js";
 import { drain } from "../../src/testing/index.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
+import { trackHeartbeats } from "./heartbeats.js";
 
 const task = defineJob({
   type: "task",
@@ -299,6 +300,7 @@ export function exerciseLeases(backend: Backend): void {
         release.open("cleanup");
         await Promise.all([worker.close({ graceMs: 0 }), rival.close({ graceMs: 0 })]);
       });
+      const heartbeatsLanded = trackHeartbeats(queue.store);
       const active = once(worker, "active");
       await worker.start();
       await active;
@@ -307,6 +309,7 @@ export function exerciseLeases(backend: Backend): void {
       // Ten lease lengths, in steps shorter than the heartbeat interval; both workers sweep.
       for (let elapsed = 0; elapsed < 30_000; elapsed += 400) {
         await clock.advance(400);
+        await heartbeatsLanded();
         await queue.sweep();
         const stored = await queue.get(job.id);
         expect(stored).toMatchObject({ state: "active", attempt: 1, workerId: "holder" });

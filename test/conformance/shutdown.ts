@@ -10,6 +10,7 @@ import type { Job } from "../../src/job.js";
 import { drain } from "../../src/testing/index.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
+import { trackHeartbeats } from "./heartbeats.js";
 
 /** A promise and its resolver. */
 function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -178,13 +179,14 @@ export function exerciseShutdown(backend: Backend): void {
       });
       const j = await queue.enqueue(job, {});
       const worker = new Worker(queue, { jobs: [job], leaseMs: 3000, heartbeatMs: 1000 });
+      const heartbeatsLanded = trackHeartbeats(queue.store);
       await worker.start();
       await started.promise;
       const closing = worker.close({ graceMs: 30_000 });
       // Twenty seconds into the grace period, far past the 3 s lease, another process sweeps.
       for (let t = 0; t < 20; t++) {
         await clock.advance(1000);
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await heartbeatsLanded();
         expect((await sweeper.sweep()).recovered).toBe(0);
       }
       expect(await queue.get(j.id)).toMatchObject({ state: "active", attempt: 1 });
