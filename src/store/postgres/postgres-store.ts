@@ -209,6 +209,12 @@ function sqlFragments(schema: string, channel: string): Record<string, string> {
     hotFieldsJ: hotFields("j"),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
+    insertJob: `INSERT INTO "${schema}".errand_job (id, type, queue, state, payload, priority, weight, run_at,
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`,
+    insertOutcome: `SELECT count(*)::integer AS n,
+  CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
+  (SELECT count(*) FROM n) AS notified
+FROM ins`,
   };
 }
 
@@ -557,15 +563,21 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
       const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
       const { cols, uniform } = columns(batch);
-      const sql = uniform
+      // One job (every enqueue() call): a plain VALUES row, every field one value.
+      const one = batch.length === 1;
+      const sql = one
         ? checkDone
-          ? this.#sql.insertUniformChecked
-          : this.#sql.insertUniform
-        : checkDone
-          ? this.#sql.insertChecked
-          : this.#sql.insert;
+          ? this.#sql.insertOneChecked
+          : this.#sql.insertOne
+        : uniform
+          ? checkDone
+            ? this.#sql.insertUniformChecked
+            : this.#sql.insertUniform
+          : checkDone
+            ? this.#sql.insertChecked
+            : this.#sql.insert;
       const [row] = await this.#q<{ n: number; ids: string[] | null }>(db, sql, [
-        ...cols,
+        ...(one ? JOB_FIELDS.map((f) => batch[0]![f]) : cols),
         now,
         notifyTag,
         batch.length,
