@@ -4,7 +4,7 @@
  * plain node (importing a compiled build): `entry` in the init message says which.
  *
  * parent → child: `init` { entry, url, mode: "drain" | "drain-fail" | "latency" | "scale", concurrency, expect,
- *   indices? (payload.i runs over [0, indices); default expect) },
+ *   indices? (payload.i runs over [0, indices); default expect), warm? (scale: warm-up jobs first) },
  *   `go`, `ping`, `exit`
  * child → parent: `ready` (worker built; for latency: started and idle), `done` {..., cpuMs}, `pong`, `error`
  *
@@ -65,6 +65,7 @@ async function init(o) {
   }
 
   if (o.mode === "scale") {
+    if (o.warm > 0) await warmUp(queue, defineJob, Worker, o);
     let tLast = 0;
     worker.on("completed", () => {
       tLast = now();
@@ -98,6 +99,31 @@ async function init(o) {
     cpuMs: cpu,
     ...calls.summary(),
   });
+}
+
+/**
+ * Runs `o.warm` no-op jobs of a type and queue of this process's own through a worker of their
+ * own, so the measured worker starts with warm code and connections. Their counts go nowhere.
+ */
+async function warmUp(queue, defineJob, Worker, o) {
+  const name = `warm-${process.pid}`;
+  const warm = defineJob({ type: name, handler: async () => {} });
+  await queue.enqueueMany(
+    warm,
+    Array.from({ length: o.warm }, () => ({ payload: {} })),
+    { queue: name },
+  );
+  const worker = new Worker(queue, { jobs: [warm], concurrency: o.concurrency, queues: [name] });
+  worker.on("error", fail);
+  let n = 0;
+  const done = new Promise((resolve) => {
+    worker.on("completed", () => {
+      if (++n === o.warm) resolve();
+    });
+  });
+  await worker.start();
+  await done;
+  await worker.close();
 }
 
 /** CPU time (user + system) since `from`, in ms. */
