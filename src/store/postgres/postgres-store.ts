@@ -562,32 +562,21 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       // A unique key's holder can finish between our insert and our lookup: insert those again.
       if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
       const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
-      const { cols, uniform } = columns(batch);
-      // One job (every enqueue() call): a plain VALUES row, every field one value.
-      const one = batch.length === 1;
-      const sql = one
-        ? checkDone
-          ? this.#sql.insertOneChecked
-          : this.#sql.insertOne
-        : uniform
-          ? checkDone
-            ? this.#sql.insertUniformChecked
-            : this.#sql.insertUniform
-          : checkDone
-            ? this.#sql.insertChecked
-            : this.#sql.insert;
+      const { ids, params, shape } = insertParams(batch);
+      const sql = this.#sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
       const [row] = await this.#q<{ n: number; ids: string[] | null }>(db, sql, [
-        ...(one ? JOB_FIELDS.map((f) => batch[0]![f]) : cols),
+        ...params,
         now,
         notifyTag,
         batch.length,
       ]);
       let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
       if (checkDone && row!.n > 0) {
-        const ids = inserted ? [...inserted] : cols[0];
-        const raced = await this.#q<{ id: string }>(db, this.#sql.dropRaced, [ids]);
+        const raced = await this.#q<{ id: string }>(db, this.#sql.dropRaced, [
+          inserted ? [...inserted] : ids,
+        ]);
         if (raced.length > 0) {
-          inserted ??= new Set(cols[0]);
+          inserted ??= new Set(ids);
           for (const r of raced) inserted.delete(r.id);
         }
       }
@@ -604,9 +593,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         }
       }
       if (lookups.length === 0) break;
-      const ids = lookups.map((i) => jobs[i]!.id);
+      const lookupIds = lookups.map((i) => jobs[i]!.id);
       const keys = lookups.map((i) => jobs[i]!.uniqueKey).filter((k): k is string => k !== null);
-      const found = await this.#q<JobRecord & { byKey: boolean }>(db, this.#sql.existing, [ids, keys]);
+      const found = await this.#q<JobRecord & { byKey: boolean }>(db, this.#sql.existing, [lookupIds, keys]);
       const byId = new Map<string, JobRecord>();
       const byKey = new Map<string, JobRecord>();
       for (const { byKey: k, ...r } of found) {
@@ -1183,12 +1172,26 @@ const JOB_FIELDS = [
   "owner",
 ] as const satisfies ReadonlyArray<keyof NewJob>;
 
+/** Each insert shape's statements: [errand-generated ids, caller-chosen ids (checked against history)]. */
+const INSERT_STATEMENTS = {
+  one: ["insertOne", "insertOneChecked"],
+  uniform: ["insertUniform", "insertUniformChecked"],
+  columns: ["insert", "insertChecked"],
+} as const satisfies Record<string, readonly [StatementName, StatementName]>;
+
 /**
- * The insert's parameters $1..$15: ids and payloads as arrays; the other fields as one value each
- * when every job shares it (`uniform`), else every field as an array.
+ * The insert's parameters $1..$15 and the statement shape they fit: one job (every enqueue()
+ * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
+ * when every job shares it (`uniform`), or every field as an array (`columns`).
  */
-function columns(jobs: NewJob[]): { cols: [string[], ...unknown[]]; uniform: boolean } {
+function insertParams(jobs: NewJob[]): {
+  ids: string[];
+  params: unknown[];
+  shape: keyof typeof INSERT_STATEMENTS;
+} {
   const first = jobs[0]!;
+  const ids = jobs.map((j) => j.id);
+  if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
   let uniform = true;
   for (let i = 1; i < jobs.length && uniform; i++) {
     const j = jobs[i]!;
@@ -1207,10 +1210,9 @@ function columns(jobs: NewJob[]): { cols: [string[], ...unknown[]]; uniform: boo
       j.uniqueKey === first.uniqueKey &&
       j.owner === first.owner;
   }
-  const ids = jobs.map((j) => j.id);
   const payloads = jobs.map((j) => j.payload);
-  const cols = JOB_FIELDS.map((f) =>
+  const params = JOB_FIELDS.map((f) =>
     f === "id" ? ids : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),
-  ) as [string[], ...unknown[]];
-  return { cols, uniform };
+  );
+  return { ids, params, shape: uniform ? "uniform" : "columns" };
 }
