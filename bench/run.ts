@@ -217,6 +217,15 @@ function serverCpuMs(name: RegExp | undefined): number | null {
   return (ticks * 1000) / clockTicks();
 }
 
+/** Starts timing the store server's CPU; the function returned reads the ms used since (or null). */
+function serverCpuSpan(store: BenchStore): () => number | null {
+  const from = serverCpuMs(store.serverProcess);
+  return () => {
+    const to = serverCpuMs(store.serverProcess);
+    return from === null || to === null ? null : to - from;
+  };
+}
+
 let ticksPerSecond: number | undefined;
 function clockTicks(): number {
   ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -566,15 +575,10 @@ async function drainIn(
   try {
     child.send({ type: "init", entry: rt.entry, url: db.url, mode, concurrency, expect: measure, indices });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
-    const server0 = serverCpuMs(store.serverProcess);
+    const serverCpu = serverCpuSpan(store);
     child.send({ type: "go" });
     const done = await child.next<DrainDone>("done");
-    const server1 = serverCpuMs(store.serverProcess);
-    return {
-      ...done,
-      rssBeforeBytes: ready.rssBytes,
-      serverCpuMs: server0 === null || server1 === null ? null : server1 - server0,
-    };
+    return { ...done, rssBeforeBytes: ready.rssBytes, serverCpuMs: serverCpu() };
   } finally {
     await child.stop();
   }
@@ -861,7 +865,7 @@ async function scaleRun(
       children.push(child);
     }
     await Promise.all(children.map((c) => c.next("ready")));
-    const server0 = serverCpuMs(store.serverProcess);
+    const serverCpu = serverCpuSpan(store);
     for (const c of children) c.send({ type: "go" });
     type ScaleDone = {
       type: "done";
@@ -873,7 +877,7 @@ async function scaleRun(
       cpuMs: number;
     };
     const done = await Promise.all(children.map((c) => c.next<ScaleDone>("done")));
-    const server1 = serverCpuMs(store.serverProcess);
+    const serverMs = serverCpu();
     const elapsedMs = Math.max(...done.map((d) => d.tLast)) - Math.min(...done.map((d) => d.t0));
     const stats = await withQueue(db, (q) => q.stats());
     const calls = done.reduce((a, d) => a + d.calls, 0);
@@ -892,7 +896,7 @@ async function scaleRun(
         o.jobs,
         elapsedMs,
         done.reduce((a, d) => a + d.cpuMs, 0),
-        server0 === null || server1 === null ? null : server1 - server0,
+        serverMs,
       ),
     };
   } finally {
