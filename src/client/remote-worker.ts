@@ -6,6 +6,7 @@ import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../defin
 import { toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable, JobTimeoutError } from "../errors.js";
 import type { Job } from "../job.js";
+import { SlotMap } from "../slot-map.js";
 import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
 
@@ -85,7 +86,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly #retryDelayMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger | undefined;
-  readonly #running = new Map<string, Run>();
+  /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
+  readonly #running = new SlotMap<string, Run>();
   readonly #reports = new Set<Promise<void>>();
   #runningWeight = 0;
   #state: "new" | "running" | "closing" | "closed" = "new";
@@ -341,7 +343,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   }
 
   async #heartbeatAll(): Promise<void> {
-    const runs = [...this.#running.values()].filter((r) => !r.settled);
+    const runs = this.#running.values().filter((r) => !r.settled);
     await Promise.all(
       runs.map(async (run) => {
         try {
@@ -389,7 +391,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         ]);
       }
       cancelGrace();
-      for (const run of [...this.#running.values()]) {
+      for (const run of this.#running.values()) {
         if (!this.#abandon(run, new Error("worker shut down"))) continue;
         void this.#track(
           run.job.delivery === "at_most_once"

@@ -6,6 +6,7 @@ import { type Duration, toMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import { type Job, type JobRecord, toJob } from "../job.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
+import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
 import { checkInt } from "../validation.js";
 import { JobRun, type RunHooks } from "./job-run.js";
@@ -136,7 +137,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #pruneMs: number;
   readonly #logger: Logger | undefined;
   #childLogger: Logger | undefined;
-  readonly #running = new Map<string, JobRun>();
+  /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
+  readonly #running = new SlotMap<string, JobRun>();
   readonly #outcomes: OutcomeBatcher;
   #runningWeight = 0;
   /** Outcome writes under way; the worker is idle only when none are. */
@@ -490,7 +492,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   };
 
   async #heartbeatAll(): Promise<void> {
-    const runs = [...this.#running.values()].filter((r) => !r.settled);
+    const runs = this.#running.values().filter((r) => !r.settled);
     if (runs.length === 0) return;
     let results: boolean[];
     try {
@@ -557,7 +559,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // releases land before resolving, or a store closed next would leave the jobs active.
       await this.#filling;
       await Promise.all(this.#releasing);
-      const left = [...this.#running.values()];
+      const left = this.#running.values();
       for (const run of left) this.#abandon(run.job.id, "shutdown", new Error("worker shut down"));
       await Promise.all(
         left.map((run) =>

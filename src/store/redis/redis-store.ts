@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
+import { SlotMap } from "../../slot-map.js";
 import { type ScriptName, scripts } from "../generated/redis-scripts.js";
 import type {
   CancelParams,
@@ -113,7 +114,9 @@ export class RedisStore implements Store {
    * to resend them after a reconnection (a script may have run already), leaves their promises
    * pending forever; the store rejects them itself when the connection closes.
    */
-  readonly #unanswered = new Set<(error: Error) => void>();
+  readonly #unanswered = new SlotMap<number, (error: Error) => void>();
+  /** Keys of #unanswered: a SlotMap, since each entry would otherwise keep its reply alive. */
+  #asked = 0;
   /** The epoch of the data this store works on (see lua/includes/epoch.lua). */
   #epoch = "";
   /** The epoch this store would write if it found the data gone; renewed each time it is used. */
@@ -134,7 +137,7 @@ export class RedisStore implements Store {
     const lost = new Error(
       "the connection to Redis closed before the reply came: the command may or may not have run",
     );
-    for (const reject of this.#unanswered) reject(lost);
+    for (const reject of this.#unanswered.values()) reject(lost);
     this.#unanswered.clear();
   };
 
@@ -277,14 +280,15 @@ export class RedisStore implements Store {
     // A command issued while disconnected waits in ioredis's offline queue, which settles it.
     if (this.#client.status !== "ready") return this.#client.call(command, args);
     return new Promise((resolve, reject) => {
-      this.#unanswered.add(reject);
+      const key = this.#asked++;
+      this.#unanswered.set(key, reject);
       this.#client.call(command, args).then(
         (reply) => {
-          this.#unanswered.delete(reject);
+          this.#unanswered.delete(key);
           resolve(reply);
         },
         (error) => {
-          this.#unanswered.delete(reject);
+          this.#unanswered.delete(key);
           reject(error);
         },
       );
@@ -341,14 +345,15 @@ export class RedisStore implements Store {
   #exec(pipeline: ReturnType<Client["pipeline"]>): Promise<Array<[Error | null, unknown]> | null> {
     if (this.#client.status !== "ready") return pipeline.exec();
     return new Promise((resolve, reject) => {
-      this.#unanswered.add(reject);
+      const key = this.#asked++;
+      this.#unanswered.set(key, reject);
       pipeline.exec().then(
         (replies) => {
-          this.#unanswered.delete(reject);
+          this.#unanswered.delete(key);
           resolve(replies);
         },
         (error: unknown) => {
-          this.#unanswered.delete(reject);
+          this.#unanswered.delete(key);
           reject(error);
         },
       );
