@@ -32,6 +32,7 @@ import type {
   SweepParams,
 } from "../store.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
+import { commandSender, type SendCommand } from "./reply-command.js";
 
 /**
  * Options for {@link RedisStore.open}: a `url` (errand opens and owns the connection) or a
@@ -122,9 +123,18 @@ export class RedisStore implements Store {
   /** The epoch this store would write if it found the data gone; renewed each time it is used. */
   #fresh = randomUUID();
   #closed = false;
+  /** Null when errand cannot load ioredis itself (a client was given): `call()` is used then. */
+  readonly #sendCommand: SendCommand | null;
 
-  private constructor(client: Client, ownsClient: boolean, prefix: string, connectionName: string) {
+  private constructor(
+    client: Client,
+    ownsClient: boolean,
+    prefix: string,
+    connectionName: string,
+    send: SendCommand | null,
+  ) {
     this.#client = client;
+    this.#sendCommand = send;
     this.#ownsClient = ownsClient;
     this.keyPrefix = `{${prefix}}:`;
     this.#meta = `${this.keyPrefix}meta`;
@@ -215,7 +225,7 @@ export class RedisStore implements Store {
     } else {
       throw new ErrandError("INVALID_STORE_URL", "RedisStore.open needs a url or a client");
     }
-    const store = new RedisStore(client, owns, prefix, connectionName);
+    const store = new RedisStore(client, owns, prefix, connectionName, await loadSender());
     try {
       await checkEvictionPolicy(client);
       await store.#claimPrefix();
@@ -278,11 +288,11 @@ export class RedisStore implements Store {
   /** Sends one command; rejected if the connection it went out on closes before the reply. */
   #send(command: string, args: Arg[]): Promise<unknown> {
     // A command issued while disconnected waits in ioredis's offline queue, which settles it.
-    if (this.#client.status !== "ready") return this.#client.call(command, args);
+    if (this.#client.status !== "ready") return this.#call(command, args);
     return new Promise((resolve, reject) => {
       const key = this.#asked++;
       this.#unanswered.set(key, reject);
-      this.#client.call(command, args).then(
+      this.#call(command, args).then(
         (reply) => {
           this.#unanswered.delete(key);
           resolve(reply);
@@ -293,6 +303,11 @@ export class RedisStore implements Store {
         },
       );
     });
+  }
+
+  #call(command: string, args: Arg[]): Promise<unknown> {
+    const send = this.#sendCommand;
+    return send ? send(this.#client, command, args) : this.#client.call(command, args);
   }
 
   /** A writing script: it checks the caller's epoch first (lua/includes/epoch.lua). */
@@ -838,5 +853,15 @@ async function checkEvictionPolicy(client: Client): Promise<void> {
       `Redis maxmemory-policy is ${policy}: Redis could evict errand's keys and lose jobs. ` +
         "Set it to noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or use a Redis of its own for errand",
     );
+  }
+}
+
+/** errand's way of sending a command (see reply-command.ts), or null if ioredis cannot be loaded here. */
+async function loadSender(): Promise<SendCommand | null> {
+  try {
+    const { Command } = await import("ioredis");
+    return commandSender(Command);
+  } catch {
+    return null;
   }
 }
