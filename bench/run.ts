@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- options]`: throughput, latency and memory of errand on one store.
  *
- *   --store sqlite        the store to measure: sqlite, or redis (the local server; or a redis://
- *                         URL), each scenario on a fresh file or key prefix
+ *   --store sqlite        the store to measure: sqlite, postgres or redis (the local server), or a
+ *                         postgres:// or redis:// URL; each scenario on a fresh file, schema or
+ *                         key prefix
  *   --scenario <name>     run one scenario: enqueue-bulk, drain, latency, drain-backlog, memory
  *                         (memory: the server's memory per waiting 100-byte job; Redis only)
  *                         drain-scale: the 20k drain by 4 worker processes at once vs one, cold
@@ -30,6 +31,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, freemem, platform, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { Presets, SingleBar } from "cli-progress";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { defineJob, openQueue, type Queue } from "../src/index.js";
 import { Child } from "./child.js";
 
@@ -62,79 +65,41 @@ type ScenarioName = (typeof SCENARIOS)[number];
 const HTTP_SCENARIOS = ["http-enqueue", "http-work", "http-remote-worker", "http-wake", "http-idle"] as const;
 type HttpScenarioName = (typeof HTTP_SCENARIOS)[number];
 
-function parseArgs(argv: string[]): Options {
-  const o: Options = {
-    store: "sqlite",
-    scenario: null,
-    jobs: 20_000,
-    backlog: 1_000_000,
-    latencyJobs: 300,
-    quick: false,
-    json: false,
-    compiled: false,
-    httpLoops: 4,
-  };
-  const int = (flag: string, v: string | undefined) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) usage(`${flag} needs a positive integer`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.includes("=") ? (a.split("=", 2) as [string, string]) : [a, undefined];
-    const value = () => inline ?? argv[++i];
-    switch (flag) {
-      case "--store":
-        o.store = value() ?? usage("--store needs a value");
-        break;
-      case "--scenario":
-        o.scenario = value() ?? usage("--scenario needs a value");
-        if (![...SCENARIOS, ...HTTP_SCENARIOS, "http"].includes(o.scenario))
-          usage(
-            `unknown scenario ${o.scenario}; one of ${[...SCENARIOS, "http", ...HTTP_SCENARIOS].join(", ")}`,
-          );
-        break;
-      case "--jobs":
-        o.jobs = int(flag, value());
-        break;
-      case "--backlog":
-        o.backlog = int(flag, value());
-        break;
-      case "--latency-jobs":
-        o.latencyJobs = int(flag, value());
-        break;
-      case "--quick":
-        o.quick = true;
-        break;
-      case "--json":
-        o.json = true;
-        break;
-      case "--compiled":
-        o.compiled = true;
-        break;
-      case "--http-loops":
-        o.httpLoops = int(flag, value());
-        break;
-      case "--help":
-      case "-h":
-        usage();
-        break;
-      default:
-        usage(`unknown option ${a}`);
-    }
-  }
-  return o;
+/** `--store`: a store name or URL that {@link benchStore} knows. */
+function storeSpec(value: string): string {
+  if (/^(sqlite|postgres|redis)$|^(postgres(ql)?|rediss?):\/\//.test(value)) return value;
+  throw new InvalidArgumentError("one of sqlite, postgres, redis, or a postgres:// or redis:// URL");
 }
 
-function usage(error?: string): never {
-  const text = `usage: npm run bench -- [--store sqlite|redis|redis://…] [--scenario ${[...SCENARIOS, "http", ...HTTP_SCENARIOS].join("|")}] [--jobs N]
-       [--backlog N] [--latency-jobs N] [--http-loops N] [--quick] [--compiled] [--json]`;
-  if (error) {
-    console.error(`bench: ${error}\n${text}`);
-    process.exit(2);
-  }
-  console.log(text);
-  process.exit(0);
+/** A positive integer option value; commander reports the error and exits on anything else. */
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("needs a positive integer");
+  return n;
+}
+
+function parseArgs(argv: string[]): Options {
+  const scenarios = [...SCENARIOS, "http", ...HTTP_SCENARIOS];
+  const program = new Command("npm run bench --")
+    .description("throughput, latency and memory of errand on one store (see the head of bench/run.ts)")
+    .option(
+      "--store <store>",
+      "sqlite, postgres, redis, or a postgres:// or redis:// URL",
+      storeSpec,
+      "sqlite",
+    )
+    .addOption(new Option("--scenario <name>", "run one scenario").choices(scenarios))
+    .option("--jobs <n>", "jobs per throughput scenario", positiveInt, 20_000)
+    .option("--backlog <n>", "backlog size for drain-backlog", positiveInt, 1_000_000)
+    .option("--latency-jobs <n>", "jobs in the latency scenario", positiveInt, 300)
+    .option("--http-loops <n>", "concurrent lease → report loops in http-work", positiveInt, 4)
+    .option("--quick", "skip drain-backlog", false)
+    .option("--compiled", "run worker processes on a tsc build instead of under tsx", false)
+    .option("--json", "print one JSON object to stdout instead of a table", false)
+    .showHelpAfterError("(npm run bench -- --help for the options)")
+    .parse(argv, { from: "user" });
+  const o = program.opts<Omit<Options, "scenario"> & { scenario?: string }>();
+  return { ...o, scenario: o.scenario ?? null };
 }
 
 // ---- stores -----------------------------------------------------------------------------------
@@ -266,7 +231,7 @@ function benchStore(spec: string): BenchStore {
   if (spec === "postgres" || /^postgres(ql)?:\/\//.test(spec)) return postgresBench(spec);
   if (spec === "redis" || spec.startsWith("redis://") || spec.startsWith("rediss://"))
     return redisBench(spec);
-  return usage(`store ${spec} is not supported yet (sqlite, postgres, redis)`);
+  throw new Error(`unknown store ${spec}`); // storeSpec() let it through
 }
 
 /**
@@ -725,13 +690,22 @@ async function drainBacklog(
 ): Promise<Results["drain-backlog"]> {
   const db = store.fresh("backlog");
   try {
+    // Setting up a million jobs takes a while: show how far it got (on a terminal only).
+    const bar = process.stderr.isTTY
+      ? new SingleBar(
+          { format: "[bench] drain-backlog: enqueue |{bar}| {value}/{total} jobs" },
+          Presets.shades_classic,
+        )
+      : null;
     const t0 = now();
+    bar?.start(o.backlog, 0);
     await withQueue(db, async (q) => {
       const CHUNK = 20_000;
       for (let from = 0; from < o.backlog; from += CHUNK) {
         await q.enqueueMany(noop, payloads(Math.min(CHUNK, o.backlog - from), from));
+        bar?.update(Math.min(from + CHUNK, o.backlog));
       }
-    });
+    }).finally(() => bar?.stop());
     const setupMs = now() - t0;
     log(`drain-backlog: ${fmtInt(o.backlog)} jobs enqueued in ${(setupMs / 1000).toFixed(1)} s`);
     const measured = Math.min(o.jobs, o.backlog);
