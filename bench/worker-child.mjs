@@ -110,7 +110,7 @@ async function warmUp(queue, defineJob, Worker, o) {
   const warm = defineJob({ type: name, handler: async () => {} });
   await queue.enqueueMany(
     warm,
-    Array.from({ length: o.warm }, () => ({ payload: {} })),
+    Array.from({ length: o.warm }, () => ({})),
     { queue: name },
   );
   const worker = new Worker(queue, { jobs: [warm], concurrency: o.concurrency, queues: [name] });

@@ -1,0 +1,40 @@
+/**
+ * BullMQ on Redis: `addBulk` for the bulk enqueue, a `Worker` with `concurrency` (blocking
+ * commands wake it), defaults otherwise (completed jobs are kept, as errand keeps them too).
+ */
+import { Queue, Worker } from "bullmq";
+import { flushPrefix } from "./util.mjs";
+
+export const bullmq = {
+  name: "BullMQ",
+  store: "redis",
+  package: "bullmq",
+  settings: "new Worker(name, fn, { concurrency: 50 }), defaults otherwise",
+  create: async () => `cmpbull${Math.random().toString(36).slice(2, 10)}`,
+
+  async open(prefix, env) {
+    const url = new URL(env.redisUrl);
+    const connection = { host: url.hostname, port: Number(url.port || 6379) };
+    const queue = new Queue("noop", { connection, prefix });
+    /** @type {Worker | null} */
+    let worker = null;
+    return {
+      enqueueBulk: (payloads) => queue.addBulk(payloads.map((data) => ({ name: "noop", data }))),
+      enqueue: (payload) => queue.add("noop", payload),
+      async work(concurrency, onJob) {
+        worker = new Worker("noop", async (job) => onJob(job.data), { connection, prefix, concurrency });
+        await worker.waitUntilReady();
+      },
+      async remaining() {
+        const c = await queue.getJobCounts("wait", "active", "delayed", "prioritized", "paused");
+        return Object.values(c).reduce((a, b) => a + b, 0);
+      },
+      async close() {
+        await worker?.close();
+        await queue.close();
+      },
+    };
+  },
+
+  destroy: (prefix, env) => flushPrefix(env.redisUrl, `${prefix}:`),
+};

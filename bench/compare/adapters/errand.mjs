@@ -1,0 +1,70 @@
+/**
+ * errand itself, on each of its stores, through the same harness as the other queues. `env.errand`
+ * is the URL of a compiled build's index.js (run.mjs compiles src/ with tsc, as `npm run bench --
+ * --compiled` does), so errand runs as deployed, not under tsx.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { dropSchema, flushPrefix, freshName } from "./util.mjs";
+
+/** @param {"sqlite" | "postgres" | "redis"} store */
+function errandOn(store) {
+  return {
+    name: `errand (${store})`,
+    store,
+    package: "errand",
+    settings: "Worker concurrency 50, every other option at its default",
+
+    async create(env) {
+      const tag = freshName("cmp_errand");
+      if (store === "sqlite")
+        return `sqlite:${join(mkdtempSync(join(tmpdir(), "errand-compare-")), "bench.db")}`;
+      if (store === "postgres") {
+        const url = new URL(env.pgUrl);
+        url.searchParams.set("schema", tag);
+        return url.href;
+      }
+      const url = new URL(env.redisUrl);
+      url.searchParams.set("prefix", tag);
+      return url.href;
+    },
+
+    async open(ns, env) {
+      const { defineJob, openQueue, Worker } = await import(env.errand);
+      const queue = await openQueue(ns);
+      let onJob = () => {};
+      const noop = defineJob({ type: "noop", handler: async (payload) => onJob(payload) });
+      /** @type {InstanceType<typeof Worker> | null} */
+      let worker = null;
+      return {
+        enqueueBulk: (payloads) => queue.enqueueMany(noop, payloads),
+        enqueue: (payload) => queue.enqueue(noop, payload),
+        async work(concurrency, handler) {
+          onJob = handler;
+          worker = new Worker(queue, { jobs: [noop], concurrency });
+          await worker.start();
+        },
+        async remaining() {
+          const { states } = await queue.stats();
+          return states.pending + states.active;
+        },
+        async close() {
+          await worker?.close();
+          await queue.close();
+        },
+      };
+    },
+
+    async destroy(ns, env) {
+      if (store === "sqlite")
+        rmSync(join(ns.slice("sqlite:".length), ".."), { recursive: true, force: true });
+      else if (store === "postgres") await dropSchema(env.pgUrl, new URL(ns).searchParams.get("schema"));
+      else await flushPrefix(env.redisUrl, `{${new URL(ns).searchParams.get("prefix")}}:`);
+    },
+  };
+}
+
+export const sqlite = errandOn("sqlite");
+export const postgres = errandOn("postgres");
+export const redis = errandOn("redis");

@@ -1,0 +1,20 @@
+/**
+ * Every queue `npm run bench:compare` measures, by the name `--lib` takes, grouped by store.
+ *
+ * An adapter: `{ name, store, package, settings, create(env) → ns, open(ns, env) → session,
+ * destroy(ns, env) }`, where a session offers `enqueueBulk(payloads)`, `enqueue(payload)`,
+ * `work(concurrency, onJob)` (starts a worker that calls `onJob(payload)` from its handler),
+ * `remaining()` (jobs not yet completed in the store) and `close()`. `ns` is a fresh namespace
+ * (a file, a schema, a key prefix), so runs never see each other's jobs.
+ */
+/** Loaded on demand, so a worker process holds only its own queue's library (its RSS is measured). */
+export const ADAPTERS = {
+  "errand-sqlite": () => import("./errand.mjs").then((m) => m.sqlite),
+  plainjob: () => import("./plainjob.mjs").then((m) => m.plainjob),
+  "errand-postgres": () => import("./errand.mjs").then((m) => m.postgres),
+  "graphile-worker": () => import("./graphile-worker.mjs").then((m) => m.defaults),
+  "graphile-worker-batched": () => import("./graphile-worker.mjs").then((m) => m.batched),
+  "pg-boss": () => import("./pg-boss.mjs").then((m) => m.pgBoss),
+  "errand-redis": () => import("./errand.mjs").then((m) => m.redis),
+  bullmq: () => import("./bullmq.mjs").then((m) => m.bullmq),
+};

@@ -1,0 +1,38 @@
+/**
+ * Clean-up shared by the adapters: each run's schema or key prefix is removed afterwards. The
+ * drivers are imported only here, when called (by run.mjs), so a worker process that measures
+ * one queue's memory does not hold the other store's driver.
+ */
+
+/** Drops a PostgreSQL schema and everything in it. */
+export async function dropSchema(pgUrl, schema) {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Deletes every Redis key that starts with `prefix` (SCAN, never KEYS: the server may be shared). */
+export async function flushPrefix(redisUrl, prefix) {
+  const { Redis } = await import("ioredis");
+  const redis = new Redis(redisUrl, { lazyConnect: true });
+  await redis.connect();
+  try {
+    const glob = `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`;
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", glob, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A PostgreSQL schema name that no other run uses. */
+export const freshName = (tag) => `${tag}_${Math.random().toString(36).slice(2, 10)}`;
