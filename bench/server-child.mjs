@@ -7,12 +7,12 @@
  * child → parent: `ready` { port, rssBytes }, `mem` { rssBytes, heapUsedBytes, waiters }, `error`
  */
 
-const send = (m) => process.send(m);
+import { send, serve } from "./child-ipc.mjs";
+
 let server = null;
 
-process.on("message", (m) => {
-  if (m.type === "init") void init(m).catch(fail);
-  else if (m.type === "mem") {
+serve(init, {
+  mem() {
     const { rss, heapUsed } = process.memoryUsage();
     send({
       type: "mem",
@@ -20,13 +20,8 @@ process.on("message", (m) => {
       heapUsedBytes: heapUsed,
       waiters: server?.errand.leaseWaiters() ?? 0,
     });
-  } else if (m.type === "exit") process.exit(0);
+  },
 });
-process.on("disconnect", () => process.exit(0));
-
-function fail(error) {
-  send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-}
 
 async function init(o) {
   const { openQueue } = await import(o.entry);

@@ -16,19 +16,9 @@
  * `expect` jobs are dead.
  */
 
-const now = () => performance.timeOrigin + performance.now();
-const send = (m) => process.send(m);
+import { fail, now, send, serve } from "./child-ipc.mjs";
 
-process.on("message", (m) => {
-  if (m.type === "init") void init(m).catch(fail);
-  else if (m.type === "ping") send({ type: "pong", t: now() });
-  else if (m.type === "exit") process.exit(0);
-});
-process.on("disconnect", () => process.exit(0));
-
-function fail(error) {
-  send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-}
+serve(init);
 
 async function init(o) {
   const { defineJob, NonRetryableError, openQueue, Worker } = await import(o.entry);

@@ -12,21 +12,11 @@
  * `latency`: starts the worker, reports `ready` once it is idle, and `done` with each job's handler
  * start time (indexed by payload.i) once `expect` jobs have run.
  */
+
+import { now, send, serve } from "../child-ipc.mjs";
 import { ADAPTERS } from "./adapters/index.mjs";
 
-const now = () => performance.timeOrigin + performance.now();
-const send = (m) => process.send(m);
-
-process.on("message", (m) => {
-  if (m.type === "init") void init(m).catch(fail);
-  else if (m.type === "ping") send({ type: "pong", t: now() });
-  else if (m.type === "exit") process.exit(0);
-});
-process.on("disconnect", () => process.exit(0));
-
-function fail(error) {
-  send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-}
+serve(init);
 
 async function init(o) {
   const adapter = await ADAPTERS[o.lib]();
