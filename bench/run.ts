@@ -30,11 +30,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, freemem, platform, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { Presets, SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { defineJob, openQueue, type Queue } from "../src/index.js";
 import { Child } from "./child.js";
+import { compileErrand, fmtInt, now, pct, positiveInt, round, sleepUntil } from "./common.js";
 
 // ---- options ----------------------------------------------------------------------------------
 
@@ -69,13 +69,6 @@ type HttpScenarioName = (typeof HTTP_SCENARIOS)[number];
 function storeSpec(value: string): string {
   if (/^(sqlite|postgres|redis)$|^(postgres(ql)?|rediss?):\/\//.test(value)) return value;
   throw new InvalidArgumentError("one of sqlite, postgres, redis, or a postgres:// or redis:// URL");
-}
-
-/** A positive integer option value; commander reports the error and exits on anything else. */
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("needs a positive integer");
-  return n;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -360,23 +353,9 @@ function runtime(o: Options, log: Log): Runtime {
       name: "tsx (TypeScript source)",
     };
   }
-  // Inside node_modules, so the build resolves errand's dependencies like dist/ would.
-  const root = fileURLToPath(new URL("..", import.meta.url));
-  const out = join(root, "node_modules", ".cache", "errand-bench");
   log("compiling src/ for the worker processes (tsc)…");
-  rmSync(out, { recursive: true, force: true });
-  execFileSync(
-    process.execPath,
-    [
-      join(root, "node_modules", "typescript", "bin", "tsc"),
-      ...["-p", join(root, "tsconfig.build.json"), "--outDir", out, "--declaration", "false"],
-      ...["--sourceMap", "false"],
-    ],
-    { stdio: "inherit" },
-  );
   return {
-    entry: pathToFileURL(join(out, "index.js")).href,
-    serverEntry: pathToFileURL(join(out, "server", "index.js")).href,
+    ...compileErrand("errand-bench"),
     tsx: false,
     name: "node (compiled with tsc)",
   };
@@ -386,7 +365,6 @@ function runtime(o: Options, log: Log): Runtime {
 
 const noop = defineJob({ type: "noop", handler: async () => {} });
 const CHILD_DEADLINE_MS = 300_000;
-const now = () => performance.timeOrigin + performance.now();
 const payloads = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ i: from + i }));
 
 interface Results extends HttpResults {
@@ -1258,17 +1236,6 @@ async function httpIdle(store: BenchStore, rt: Runtime, log: Log): Promise<Resul
 // ---- output -----------------------------------------------------------------------------------
 
 type Log = (line: string) => void;
-
-const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
-const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-const sleepUntil = async (t: number) => {
-  // setTimeout for the bulk of the wait, then spin the last ms so jobs go out on time.
-  const ms = t - now() - 1;
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-  while (now() < t) {}
-};
 
 interface Row {
   metric: string;

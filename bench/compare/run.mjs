@@ -19,21 +19,14 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { fileURLToPath } from "node:url";
+import { Command, Option } from "commander";
 import { Child } from "../child.ts";
+import { compileErrand, fmtInt, median, now, pct, positiveInt, round, sleepUntil } from "../common.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const root = join(here, "..", "..");
 const log = (line) => console.error(`[compare] ${line}`);
-const now = () => performance.timeOrigin + performance.now();
 const CHILD_DEADLINE_MS = 180_000;
-
-function positiveInt(value) {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("needs a positive integer");
-  return n;
-}
 
 /** Installs the other queues (once) and loads the adapters, which import them. */
 async function loadAdapters() {
@@ -44,26 +37,7 @@ async function loadAdapters() {
   return (await import("./adapters/index.mjs")).ADAPTERS;
 }
 
-/** errand compiled with tsc, inside node_modules so it resolves its dependencies as dist/ would. */
-function compileErrand() {
-  const out = join(root, "node_modules", ".cache", "errand-compare");
-  log("compiling errand (tsc)…");
-  execFileSync(
-    process.execPath,
-    [
-      join(root, "node_modules", "typescript", "bin", "tsc"),
-      ...["-p", join(root, "tsconfig.build.json"), "--outDir", out],
-      ...["--declaration", "false", "--sourceMap", "false"],
-    ],
-    { stdio: "inherit" },
-  );
-  return pathToFileURL(join(out, "index.js")).href;
-}
-
 const payloads = (n) => Array.from({ length: n }, (_, i) => ({ i }));
-const round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 /** Runs `fn` on a fresh namespace of the adapter, removed afterwards. */
 async function withNamespace(adapter, env, fn) {
@@ -135,7 +109,7 @@ async function latency(lib, adapter, env, o) {
         const sent = new Array(total);
         for (let i = 0; i < total; i++) {
           // The scenario's pacing: one job every 10 ms, so each finds the worker idle.
-          await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS));
+          await sleepUntil(now() + INTERVAL_MS);
           sent[i] = now();
           await session.enqueue({ i });
         }
@@ -150,7 +124,7 @@ async function latency(lib, adapter, env, o) {
   );
 }
 
-const fmtInt = (n) => (n === undefined ? "—" : n.toLocaleString("en-US"));
+const fmtCell = (n) => (n === undefined ? "—" : fmtInt(n));
 
 /** The side-by-side table: one row per queue, errand first within each store. */
 function table(results) {
@@ -158,8 +132,8 @@ function table(results) {
   const rows = results.map((r) => [
     r.name,
     r.store,
-    fmtInt(r.enqueue?.jobsPerSec),
-    fmtInt(r.drain?.jobsPerSec),
+    fmtCell(r.enqueue?.jobsPerSec),
+    fmtCell(r.drain?.jobsPerSec),
     r.drain ? (r.drain.exactlyOnce ? "yes" : "NO") : "—",
     r.drain ? String(r.drain.workerRssMB) : "—",
     r.latency ? String(r.latency.p50) : "—",
@@ -207,7 +181,8 @@ async function main() {
   for (const lib of libs) {
     if (!adapters[lib]) program.error(`unknown queue "${lib}"; one of ${Object.keys(adapters).join(", ")}`);
   }
-  const env = { pgUrl: o.pg, redisUrl: o.redis, errand: compileErrand() };
+  log("compiling errand (tsc)…");
+  const env = { pgUrl: o.pg, redisUrl: o.redis, errand: compileErrand("errand-compare").entry };
   const wanted = (s) => !o.scenario || o.scenario === s;
   const results = [];
   for (const lib of libs) {

@@ -3,14 +3,14 @@
  * commands wake it), defaults otherwise (completed jobs are kept, as errand keeps them too).
  */
 import { Queue, Worker } from "bullmq";
-import { flushPrefix } from "./util.mjs";
+import { flushPrefix, freshName } from "./util.mjs";
 
 export const bullmq = {
   name: "BullMQ",
   store: "redis",
   package: "bullmq",
   settings: "new Worker(name, fn, { concurrency: 50 }), defaults otherwise",
-  create: async () => `cmpbull${Math.random().toString(36).slice(2, 10)}`,
+  create: async () => freshName("cmp_bull"),
 
   async open(prefix, env) {
     const url = new URL(env.redisUrl);

@@ -34,5 +34,5 @@ export async function flushPrefix(redisUrl, prefix) {
   }
 }
 
-/** A PostgreSQL schema name that no other run uses. */
+/** A namespace (schema, key prefix) that no other run uses: lower case, digits and `_`. */
 export const freshName = (tag) => `${tag}_${Math.random().toString(36).slice(2, 10)}`;
