@@ -1,5 +1,5 @@
 /**
- * What `npm run bench` (bench/run.ts) and `npm run bench:compare` (bench/compare/run.mjs) share:
+ * What `npm run bench` (bench/run.ts and its scenarios) and `npm run bench:compare` (bench/compare/run.mjs) share:
  * errand compiled for their worker processes, option parsing, and the arithmetic of the reports.
  */
 import { execFileSync } from "node:child_process";
