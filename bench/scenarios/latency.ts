@@ -1,17 +1,12 @@
 /** Producer here, idle worker in a child: enqueue() call → handler start, across processes. */
 import { Child } from "../child.js";
-import { now, pct, round, sleepUntil } from "../common.js";
+import { type LatencyFigures, latencyFigures, now, round, sleepUntil } from "../common.js";
 import { withQueue } from "../stores.js";
 import { CHILD_DEADLINE_MS, noop, type Scenario } from "./scenario.js";
 
-export interface LatencyResult {
+export interface LatencyResult extends LatencyFigures {
   jobs: number;
   intervalMs: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-  mean: number;
   clockOffsetMs: number;
   clockRttMs: number;
 }
@@ -50,11 +45,7 @@ export const latency: Scenario<"latency"> = {
         const r = {
           jobs: o.latencyJobs,
           intervalMs: INTERVAL_MS,
-          p50: round(pct(lat, 50), 2),
-          p95: round(pct(lat, 95), 2),
-          p99: round(pct(lat, 99), 2),
-          max: round(lat[lat.length - 1]!, 2),
-          mean: round(lat.reduce((a, b) => a + b, 0) / lat.length, 2),
+          ...latencyFigures(lat),
           clockOffsetMs: round(clock.offset, 3),
           clockRttMs: round(clock.rtt, 3),
         };

@@ -1,9 +1,18 @@
 /** A drain in a worker child process (worker-child.mjs), shared by drain, drain-fail and drain-backlog. */
 import { Child } from "../child.js";
+import { round } from "../common.js";
 import { serverCpuSpan } from "../cpu.js";
 import type { Runtime } from "../runtime.js";
-import type { BenchStore, Database } from "../stores.js";
-import { CHILD_DEADLINE_MS } from "./scenario.js";
+import { type BenchStore, type Database, withQueue } from "../stores.js";
+import { CHILD_DEADLINE_MS, noop, payloads, type ScenarioContext } from "./scenario.js";
+
+/** What drain and drain-fail report alike. */
+export interface DrainFigures {
+  jobs: number;
+  concurrency: number;
+  elapsedMs: number;
+  jobsPerSec: number;
+}
 
 export interface DrainDone {
   type: "done";
@@ -45,5 +54,39 @@ export async function drainIn(
     return { ...done, rssBeforeBytes: ready.rssBytes, serverCpuMs: serverCpu() };
   } finally {
     await child.stop();
+  }
+}
+
+/**
+ * Drains `--jobs` jobs, enqueued on a fresh database, in a worker child at concurrency 50, and
+ * checks each ran once: `drain` ends each completed, `drain-fail` each dead, none left to do.
+ * @returns `ended`: the jobs the store holds as completed (`drain`) or dead (`drain-fail`).
+ */
+export async function drainFresh(
+  { store, options: o, runtime: rt }: ScenarioContext,
+  label: string,
+  mode: "drain" | "drain-fail",
+): Promise<{ figures: DrainFigures; exactlyOnce: boolean; ended: number; done: DrainDone }> {
+  const db = store.fresh(label);
+  try {
+    await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
+    const done = await drainIn(store, db, o.jobs, 50, rt, mode);
+    const stats = await withQueue(db, (q) => q.stats());
+    const ended = mode === "drain" ? stats.states.completed : stats.states.dead;
+    const exactlyOnce =
+      done.calls === o.jobs &&
+      done.distinct === o.jobs &&
+      done.repeated === 0 &&
+      ended === o.jobs &&
+      stats.states.pending + stats.states.active === 0;
+    const figures = {
+      jobs: o.jobs,
+      concurrency: 50,
+      elapsedMs: round(done.elapsedMs, 1),
+      jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
+    };
+    return { figures, exactlyOnce, ended, done };
+  } finally {
+    await db.dispose();
   }
 }

@@ -3,17 +3,12 @@
  * IPC), then this process enqueues one job with `POST /v1/jobs` on another connection; the time
  * from sending the enqueue to the lease's response. 10 warm-up samples, then 200.
  */
-import { now, pct, round } from "../../common.js";
+import { type LatencyFigures, latencyFigures, now } from "../../common.js";
 import type { Scenario } from "../scenario.js";
 import { http, sleep, type WireJob, withServer } from "./server.js";
 
-export interface HttpWakeResult {
+export interface HttpWakeResult extends LatencyFigures {
   samples: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-  mean: number;
 }
 
 export const httpWake: Scenario<"http-wake"> = {
@@ -50,14 +45,7 @@ export const httpWake: Scenario<"http-wake"> = {
           if (k >= WARMUP) lat.push(t1 - t0);
         }
         lat.sort((a, b) => a - b);
-        const r = {
-          samples: SAMPLES,
-          p50: round(pct(lat, 50), 2),
-          p95: round(pct(lat, 95), 2),
-          p99: round(pct(lat, 99), 2),
-          max: round(lat[lat.length - 1]!, 2),
-          mean: round(lat.reduce((a, b) => a + b, 0) / lat.length, 2),
-        };
+        const r = { samples: SAMPLES, ...latencyFigures(lat) };
         log(`http-wake: p50 ${r.p50} ms, p99 ${r.p99} ms`);
         return r;
       });
