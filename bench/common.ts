@@ -1,5 +1,5 @@
 /**
- * What `npm run bench` (bench/run.ts) and `npm run bench:compare` (bench/compare/run.mjs) share:
+ * What `npm run bench` (bench/run.ts and its scenarios) and `npm run bench:compare` (bench/compare/run.mjs) share:
  * errand compiled for their worker processes, option parsing, and the arithmetic of the reports.
  */
 import { execFileSync } from "node:child_process";
@@ -44,6 +44,21 @@ export const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
 /** The p-th percentile of an ascending array. */
 export const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+/** p50, p95, p99, max and mean of ascending latencies (ms), to 2 decimals. */
+export interface LatencyFigures {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+export const latencyFigures = (sorted: number[]): LatencyFigures => ({
+  p50: round(pct(sorted, 50), 2),
+  p95: round(pct(sorted, 95), 2),
+  p99: round(pct(sorted, 99), 2),
+  max: round(sorted[sorted.length - 1]!, 2),
+  mean: round(sorted.reduce((a, b) => a + b, 0) / sorted.length, 2),
+});
 /** The lower median. */
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 

@@ -1,0 +1,53 @@
+/**
+ * The figures each store is held to: its issue's targets, shown beside the measured values in
+ * the table (see report.ts). Change a target here, with the issue that set it.
+ */
+
+/** The figures a store is held to (its issue's targets), for the table. */
+export interface Targets {
+  enqueuePerSec: number;
+  drainPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  rssMB: number;
+  /** Drain rate with the big backlog waiting, as a share of the rate with 20,000 waiting. */
+  backlogRatio: number;
+  /** Drain rate of 4 worker processes as a multiple of one process's (stores many processes share). */
+  scaleRatio?: number;
+  /** Store memory per waiting job (stores that can tell: `BenchStore.usedMemory`, stores.ts). */
+  bytesPerJob?: number;
+}
+
+export const SQLITE_TARGETS: Targets = {
+  enqueuePerSec: 200_000,
+  drainPerSec: 25_000,
+  p50Ms: 1,
+  p99Ms: 5,
+  rssMB: 80,
+  backlogRatio: 0.8,
+};
+
+/** Issue 3's targets. */
+export const POSTGRES_TARGETS: Targets = {
+  enqueuePerSec: 60_000,
+  drainPerSec: 22_000,
+  p50Ms: 2.5,
+  p99Ms: 8,
+  rssMB: 80,
+  backlogRatio: 0.75,
+  scaleRatio: 1.3,
+};
+
+/** Issue 4's targets. */
+export const REDIS_TARGETS: Targets = {
+  enqueuePerSec: 40_000,
+  drainPerSec: 16_000,
+  p50Ms: 1.2,
+  p99Ms: 4,
+  rssMB: 80,
+  backlogRatio: 0.75,
+  bytesPerJob: 400,
+};
+
+/** Issue 5's targets, on SQLite through one server process. */
+export const HTTP_TARGETS = { enqueuePerSec: 50_000, workPerSec: 8_000, wakeP50Ms: 5, idleRssMB: 100 };
