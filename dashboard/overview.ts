@@ -104,7 +104,10 @@ function countsTable(
   byName: Record<string, Counts>,
   paused: string[] = [],
 ): HTMLElement {
-  const rows = [...new Set([...Object.keys(byName), ...paused])].sort().map((name) =>
+  // A Map of the own keys: a paused queue named "toString" with no jobs must not read
+  // Object.prototype.toString's properties as its counts.
+  const counts = new Map(Object.entries(byName));
+  const rows = [...new Set([...counts.keys(), ...paused])].sort().map((name) =>
     h(
       "tr",
       { "data-name": name },
@@ -128,7 +131,7 @@ function countsTable(
           : []),
       ),
       ...JOB_STATES.map((s) => {
-        const n = byName[name]?.[s] ?? 0;
+        const n = counts.get(name)?.[s] ?? 0;
         return h(
           "td",
           { class: n ? "num" : "num zero", "data-state": s },

@@ -64,5 +64,5 @@ export {
   type SweepResult,
 } from "./queue.js";
 export type { Store, StoreCapabilities } from "./store/store.js";
-export { NAME_PATTERN } from "./validation.js";
+export { NAME_PATTERN, RESERVED_NAMES } from "./validation.js";
 export { type CloseOptions, Worker, type WorkerEvents, type WorkerOptions } from "./worker/worker.js";

@@ -28,6 +28,7 @@ import {
   type StoredBackoff,
   toJob,
 } from "./job.js";
+import { nameRecord } from "./name-record.js";
 import type { AttemptRef, FailItem, NewJob, QueueWeight, ScheduleRecord, Store } from "./store/store.js";
 import {
   checkAttempt,
@@ -137,9 +138,15 @@ export interface QueueStats {
   scheduled: number;
   /** Pending jobs waiting after a failed attempt. */
   retrying: number;
-  /** Per queue, jobs in each state. */
+  /**
+   * Per queue, jobs in each state.
+   * @remarks A record with a null prototype, so every queue name is an own key or absent: a queue
+   * named `toString` is `queues.toString` only when it has jobs, never `Object.prototype.toString`.
+   * Use `Object.hasOwn(stats.queues, name)` (it has no `hasOwnProperty`). It serialises to JSON as
+   * a plain object.
+   */
   queues: Record<string, Partial<Record<JobState, number>>>;
-  /** Per job type, jobs in each state. */
+  /** Per job type, jobs in each state. A null-prototype record, as {@link QueueStats.queues}. */
   types: Record<string, Partial<Record<JobState, number>>>;
   /** How long the oldest ready job has waited; 0 when none is ready. */
   oldestPendingAgeMs: number;
@@ -889,7 +896,8 @@ export class Queue extends EventEmitter<QueueEvents> {
     let limits: Record<string, number> | undefined;
     for (const def of this.#definitions.values()) {
       if (def.concurrency === null || (types && !types.includes(def.type))) continue;
-      (limits ??= {})[def.type] = def.concurrency;
+      // No prototype: a store that looks a type up in it must not find Object.prototype's members.
+      (limits ??= nameRecord())[def.type] = def.concurrency;
     }
     return limits;
   }

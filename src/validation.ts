@@ -1,12 +1,24 @@
 import { ErrandError, type ErrandErrorCode } from "./errors.js";
 
 /**
- * The one pattern every queue, job type and schedule name must match, everywhere (API, server,
- * CLI): starts with a letter, digit or underscore; then letters, digits and `_ . : -`; at most 128
- * characters. It keeps names safe in URLs, Redis keys, SQL identifiers in logs and file names.
+ * Names that match the characters of {@link NAME_PATTERN} but are refused anyway: `__proto__`,
+ * `constructor` and `prototype`. Names become keys (of `stats().queues` and `.types`, of the JSON
+ * the server sends, of whatever a user's own code builds from them), and on a JavaScript object
+ * these three are not plain keys: assigning to `obj.__proto__` replaces the object's prototype,
+ * and `constructor`/`prototype` are how a prototype is reached. errand keeps names off ordinary
+ * objects itself; refusing these three at the edge also protects code downstream of it.
  * @since 0.1.0
  */
-export const NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/;
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
+/**
+ * The one pattern every queue, job type, schedule and owner name must match, everywhere (API,
+ * server, CLI): starts with a letter, digit or underscore; then letters, digits and `_ . : -`; at
+ * most 128 characters; and not one of the {@link RESERVED_NAMES} (the lookahead). It keeps names
+ * safe in URLs, Redis keys, SQL identifiers in logs, file names, and as keys of JavaScript objects.
+ * @since 0.1.0
+ */
+export const NAME_PATTERN = /^(?!(?:__proto__|constructor|prototype)$)[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/;
 
 /** Job ids are client-chosen more freely than names, but stay printable and bounded (255). */
 export const JOB_ID_PATTERN = /^[A-Za-z0-9_.:@+=-][A-Za-z0-9_.:@+=/-]{0,254}$/;
@@ -17,6 +29,12 @@ function checkName(kind: string, code: ErrandErrorCode, value: unknown): string 
       typeof value === "string"
         ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
         : typeof value;
+    if (typeof value === "string" && RESERVED_NAMES.has(value)) {
+      throw new ErrandError(
+        code,
+        `${kind} name ${shown} is reserved: ${[...RESERVED_NAMES].join(", ")} are special keys of JavaScript objects`,
+      );
+    }
     throw new ErrandError(code, `${kind} name ${shown} must match ${NAME_PATTERN} (1 to 128 characters)`);
   }
   return value;

@@ -2,6 +2,7 @@ import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job } from "../job.js";
+import { toNameRecord } from "../name-record.js";
 import type {
   EnqueuedJob,
   EnqueueOptions,
@@ -255,8 +256,13 @@ export class ErrandClient {
     return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/reschedule`, options));
   }
 
+  /**
+   * The server's {@link Queue.stats}. `queues` and `types` are null-prototype records, as locally:
+   * a queue named `toString` is found only when the server reported it.
+   */
   async stats(): Promise<QueueStats> {
-    return this.#call("GET", "/v1/stats");
+    const stats = await this.#call<QueueStats>("GET", "/v1/stats");
+    return { ...stats, queues: toNameRecord(stats.queues), types: toNameRecord(stats.types) };
   }
 
   /** Every queue with its counts by state. */

@@ -639,11 +639,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   route("GET /v1/queues", "read", async () => {
     const stats = await queue.stats();
     const paused = new Set(stats.paused);
-    // A paused queue with no jobs is listed too, so it can be found and resumed.
-    const counts: Record<string, Partial<Record<string, number>>> = { ...stats.queues };
-    for (const name of paused) counts[name] ??= {};
+    // A paused queue with no jobs is listed too, so it can be found and resumed. A Map: a queue
+    // named "constructor" or "toString" must not be found on Object.prototype and left out.
+    const counts = new Map<string, Partial<Record<string, number>>>(Object.entries(stats.queues));
+    for (const name of paused) if (!counts.has(name)) counts.set(name, {});
     return {
-      queues: Object.entries(counts)
+      queues: [...counts]
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([name, c]) => ({ name, counts: c, paused: paused.has(name) })),
     };

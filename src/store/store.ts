@@ -80,7 +80,11 @@ export interface ClaimParams {
   /** A job counts as `min(weight, weightCap)`, so a job heavier than a whole worker still runs on an idle one. */
   weightCap?: number;
   leaseMs: number;
-  /** Cluster-wide caps: at most this many active jobs of a type, across every claimer. */
+  /**
+   * Cluster-wide caps: at most this many active jobs of a type, across every claimer. Read only
+   * through its own keys (`Object.keys`/`entries`), never by looking a job's type up in it, so a
+   * type named `toString` finds no cap unless it has one; the Queue builds it without a prototype.
+   */
   concurrencyLimits?: Record<string, number>;
   /** Random source in [0, 1) for weighted queue choice; injectable for tests. */
   random?: () => number;
@@ -197,7 +201,9 @@ export interface StoreStats {
   scheduled: number;
   /** Pending after a failed attempt. */
   retrying: number;
+  /** Per queue name. A null-prototype record (see `nameRecord`): any name is an own key or absent. */
   queues: Record<string, Partial<Record<JobState, number>>>;
+  /** Per job type name. A null-prototype record, as `queues`. */
   types: Record<string, Partial<Record<JobState, number>>>;
   /** Earliest runAt among ready pending jobs; null when none are ready. */
   oldestReadyAt: number | null;

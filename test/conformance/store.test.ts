@@ -17,6 +17,7 @@ import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
+import { exerciseNames } from "./names.js";
 import { exerciseOwners } from "./owners.js";
 import { exercisePause } from "./pause.js";
 import { exerciseQueues } from "./queues.js";
@@ -50,5 +51,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseJobTypes(backend);
     exerciseOwners(backend);
     exercisePause(backend);
+    exerciseNames(backend);
   });
 }

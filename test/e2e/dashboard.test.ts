@@ -10,6 +10,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { buildDashboard } from "../../scripts/build-dashboard.js";
 import { selectedBackends } from "../conformance/backend.js";
+import { guardPrototype, storedJob } from "../conformance/names.js";
 import { ALL_TOKENS, type Harness, startServer, TOKENS } from "./harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -179,6 +180,42 @@ describe(`dashboard on ${backend.name}`, () => {
     expect(drawn.n).toBeGreaterThan(50);
     expect(drawn.bottom - drawn.top).toBeGreaterThan(drawn.height / 12);
     expect(drawn.bottom - drawn.top).toBeLessThan(drawn.height / 3);
+  });
+
+  it("shows queues and types named __proto__, constructor, toString like any other, refresh after refresh", async () => {
+    const h = await startServer(backend);
+    const unpolluted = guardPrototype();
+    const now = h.clock.now();
+    // Reserved names, as an older version or a direct write to the database would have left them.
+    await h.store.enqueueMany({
+      jobs: [storedJob("p1", "__proto__", now), storedJob("c1", "constructor", now)],
+      now,
+    });
+    await h.queue.enqueue("toString", 1, { queue: "toString" });
+    await h.store.pauseQueue({ name: "constructor", now });
+    await h.queue.pauseQueue("hasOwnProperty");
+
+    const page = await open(h);
+    const table = (title: string) =>
+      page.locator("section.panel", { has: page.locator(`h2:text-is("${title}")`) });
+    const cell = (name: string, state: string, title = "Queues") =>
+      table(title).locator(`tr[data-name="${name}"] td[data-state=${state}]`).innerText();
+    await page.locator('tr[data-name="__proto__"]').first().waitFor();
+    expect(await cell("__proto__", "pending")).toBe("1");
+    expect(await cell("constructor", "pending")).toBe("1");
+    expect(await cell("toString", "pending")).toBe("1");
+    expect(await cell("__proto__", "pending", "Job types")).toBe("1");
+    expect(await cell("toString", "pending", "Job types")).toBe("1");
+    // A paused queue without jobs, named like an Object.prototype method: a row of zeros.
+    expect(await cell("hasOwnProperty", "pending")).toBe("0");
+    expect(await text(page, 'tr[data-name="hasOwnProperty"] [data-testid=paused]')).toBe("paused");
+    expect(await text(page, 'tr[data-name="constructor"] [data-testid=paused]')).toBe("paused");
+
+    // The next refreshes read the new count; the server is still answering and unpolluted.
+    await h.store.enqueueMany({ jobs: [storedJob("p2", "__proto__", now)], now });
+    await vi.waitFor(async () => expect(await cell("__proto__", "pending")).toBe("2"), { timeout: 10_000 });
+    expect((await h.http("GET", "/v1/stats")).status).toBe(200);
+    unpolluted();
   });
 
   it("filters the jobs table by state, queue and type, and pages with the cursor", async () => {

@@ -5,6 +5,7 @@ import { defaultLogger } from "../../default-logger.js";
 import { checkKnownKeys } from "../../define-job.js";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
+import { nameRecord } from "../../name-record.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
@@ -830,8 +831,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       JobState,
       number
     >;
-    const queues: StoreStats["queues"] = {};
-    const types: StoreStats["types"] = {};
+    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
+    const queues: StoreStats["queues"] = nameRecord();
+    const types: StoreStats["types"] = nameRecord();
     let scheduled = 0;
     let retrying = 0;
     let oldestReadyAt: number | null = null;

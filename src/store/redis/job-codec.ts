@@ -12,25 +12,26 @@ import type { NewJob } from "../store.js";
 const DEFAULT_MAX_ATTEMPTS = 5;
 const DEFAULT_BACKOFF_TEXT = JSON.stringify(DEFAULT_BACKOFF);
 
-const STATES: Record<string, JobState> = {
-  p: "pending",
-  a: "active",
-  c: "completed",
-  d: "dead",
-  x: "cancelled",
-  e: "expired",
-};
+// Maps, not object literals: a stray field or value such as "constructor" must find nothing.
+const STATES: ReadonlyMap<string, JobState> = new Map<string, JobState>([
+  ["p", "pending"],
+  ["a", "active"],
+  ["c", "completed"],
+  ["d", "dead"],
+  ["x", "cancelled"],
+  ["e", "expired"],
+]);
 
 /** Long text fields, which may be stored in pieces (`p`, `p:1`, `p:2`, …). */
 type LongField = "payload" | "checkpoint" | "result" | "uniqueKey" | "errors" | "workerId";
-const LONG_FIELDS: Record<string, LongField> = {
-  p: "payload",
-  k: "checkpoint",
-  x: "result",
-  u: "uniqueKey",
-  e: "errors",
-  h: "workerId",
-};
+const LONG_FIELDS: ReadonlyMap<string, LongField> = new Map<string, LongField>([
+  ["p", "payload"],
+  ["k", "checkpoint"],
+  ["x", "result"],
+  ["u", "uniqueKey"],
+  ["e", "errors"],
+  ["h", "workerId"],
+]);
 
 /**
  * A job reply from a script (`[id, field, value, field, value, …]`, the job hash's HGETALL after
@@ -77,7 +78,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
         r.queue = v;
         break;
       case "s":
-        r.state = STATES[v] ?? "pending";
+        r.state = STATES.get(v) ?? "pending";
         break;
       case "p":
         r.payload = v;
@@ -149,7 +150,7 @@ export function decodeJob(reply: readonly string[]): JobRecord {
         // A later piece of a long value: "<field>:<n>".
         const field = reply[i]!;
         const colon = field.indexOf(":");
-        const long = colon > 0 ? LONG_FIELDS[field.slice(0, colon)] : undefined;
+        const long = colon > 0 ? LONG_FIELDS.get(field.slice(0, colon)) : undefined;
         if (!long) break;
         pieces ??= new Map();
         let list = pieces.get(long);

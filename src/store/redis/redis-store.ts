@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
+import { nameRecord } from "../../name-record.js";
 import { SlotMap } from "../../slot-map.js";
 import { type ScriptName, scripts } from "../generated/redis-scripts.js";
 import type {
@@ -543,8 +544,9 @@ export class RedisStore implements Store {
       string | null,
     ];
     const states = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    const queues: StoreStats["queues"] = {};
-    const types: StoreStats["types"] = {};
+    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
+    const queues: StoreStats["queues"] = nameRecord();
+    const types: StoreStats["types"] = nameRecord();
     let retrying = 0;
     for (let i = 0; i < counters.length; i += 2) {
       const field = counters[i]!;
@@ -557,7 +559,7 @@ export class RedisStore implements Store {
         const state = field.slice(bar + 1) as JobState;
         const into = field[0] === "q" ? queues : types;
         (into[name] ??= {})[state] = n;
-      } else if (field in states) {
+      } else if (Object.hasOwn(states, field)) {
         states[field as JobState] = n;
       }
     }
@@ -766,7 +768,7 @@ function schedules(reply: unknown[]): ScheduleRecord[] {
   const out: ScheduleRecord[] = [];
   for (let i = 0; i < reply.length; i += 3) {
     const flat = reply[i + 2] as Reply;
-    const f: Record<string, string> = {};
+    const f = nameRecord<string>();
     for (let k = 0; k < flat.length; k += 2) f[flat[k]!] = flat[k + 1]!;
     out.push({
       name: reply[i] as string,

@@ -2,6 +2,7 @@ import { closeSync, constants, type FSWatcher, openSync, watch, writeSync } from
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
+import { nameRecord } from "../../name-record.js";
 import { planClaim } from "../claim-plan.js";
 import { migrations } from "../generated/sqlite-migrations.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
@@ -478,8 +479,9 @@ export class SqliteStore implements Store {
       JobState,
       number
     >;
-    const queues: StoreStats["queues"] = {};
-    const types: StoreStats["types"] = {};
+    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
+    const queues: StoreStats["queues"] = nameRecord();
+    const types: StoreStats["types"] = nameRecord();
     const add = (state: JobState, queue: string, type: string, n: number) => {
       states[state] += n;
       const q = (queues[queue] ??= {});
