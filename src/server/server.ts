@@ -38,6 +38,15 @@ export interface ServerOptions {
   /** The queue the server exposes (its store, clock and retention). */
   queue: Queue;
   /**
+   * Which proxies to believe about the client: Fastify's `trustProxy`. With it, the client address
+   * (what failed logins are counted by, see {@link AuthOptions.maxFailures}) comes from
+   * `X-Forwarded-For` when the request comes from a trusted proxy. Give the proxies' addresses or
+   * CIDRs (`"10.0.0.0/8"`), or the number of proxy hops; `true` believes any sender, so use it only
+   * when nothing but the proxy can reach the server.
+   * @defaultValue false (the client is the TCP peer)
+   */
+  trustProxy?: FastifyServerOptions["trustProxy"];
+  /**
    * Tokens and/or an `authorize` hook. Without auth every route is open and `listen()` refuses any
    * address but loopback.
    */
@@ -119,6 +128,7 @@ const SERVER_KEYS = new Set([
   "push",
   "logger",
   "dashboard",
+  "trustProxy",
 ]);
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
@@ -156,6 +166,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     bodyLimit,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
     forceCloseConnections: true,
+    trustProxy: options.trustProxy ?? false,
   });
   /**
    * Long-polls waiting now, oldest first, grouped by what they ask for (types, queues); closing
