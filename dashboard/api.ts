@@ -40,7 +40,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   const headers: Record<string, string> = { accept: "application/json" };
   const token = getToken();
   if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["content-type"] = "application/json";
+  // The server asks every change for JSON, body or not: a web page on another site cannot send it.
+  if (body !== undefined || method !== "GET") headers["content-type"] = "application/json";
   let response: Response;
   try {
     response = await fetch(new URL(`../${path}`, location.href), {

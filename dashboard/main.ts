@@ -24,14 +24,59 @@ let pending: { text: string; kind: "info" | "error" } | null = null;
 function route(): { view: View; name: string; path: string[]; query: URLSearchParams } {
   const hash = location.hash.replace(/^#\/?/, "");
   const [pathPart = "", queryPart = ""] = hash.split("?", 2);
-  const parts = pathPart.split("/").filter(Boolean).map(decodeURIComponent);
   const query = new URLSearchParams(queryPart);
+  let parts: string[];
+  try {
+    // Split first, then decode: an id's own `/` arrives as %2F and stays inside its part.
+    parts = pathPart.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    const shown = pathPart.length > 80 ? `${pathPart.slice(0, 80)}…` : pathPart;
+    return {
+      view: problem(
+        `This link is broken: "#/${shown}" is not valid percent-encoding, so it names no page or job.`,
+      ),
+      name: "",
+      path: [],
+      query,
+    };
+  }
   const [name = "", ...rest] = parts;
-  if (name === "jobs" && rest.length) return { view: job, name: "jobs", path: rest, query };
+  if (name === "jobs" && rest.length) {
+    // Everything after jobs/ is the id, also when pasted with its slashes unencoded.
+    const id = rest.join("/");
+    if (id === "." || id === "..") {
+      return {
+        view: problem(
+          `No job "${id}": "." and ".." are not job ids (no URL can carry them, so errand refuses them).`,
+        ),
+        name: "jobs",
+        path: [id],
+        query,
+      };
+    }
+    return { view: job, name: "jobs", path: [id], query };
+  }
   if (name === "jobs") return { view: jobs, name, path: rest, query };
   if (name === "schedules") return { view: schedules, name, path: rest, query };
   if (name === "types") return { view: types, name, path: rest, query };
   return { view: overview, name: "overview", path: rest, query };
+}
+
+/** A view that is only a message: for a link that names nothing the dashboard can show. */
+function problem(message: string): View {
+  return async (ctx) => {
+    ctx.notice(message, "error");
+    ctx.root.replaceChildren(
+      h(
+        "p",
+        { class: "muted", "data-testid": "route-problem" },
+        message,
+        " ",
+        h("a", { href: "#/jobs" }, "All jobs"),
+      ),
+    );
+    return undefined;
+  };
 }
 
 function showNotice(text: string, kind: "info" | "error" = "info"): void {
@@ -58,6 +103,8 @@ function describe(error: unknown): string {
     return `Something went wrong: ${(error as Error)?.message ?? String(error)}`;
   if (error.status === 403) {
     const d = (error.details ?? {}) as { role?: string; needs?: string };
+    // Not a role's refusal (a host or origin the server does not accept): its message says why.
+    if (!d.needs) return `Forbidden (403 ${error.code}): ${error.message}`;
     const who = d.role ? `Your token's role (${d.role})` : "Your token";
     return `Forbidden (403 ${error.code}): ${who} may not ${d.needs ?? "do this"}. ${error.message}`;
   }

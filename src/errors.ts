@@ -49,6 +49,12 @@ export type ErrandErrorCode =
   | "INVALID_REQUEST"
   /** An HTTP request body was larger than the server's limit. */
   | "PAYLOAD_TOO_LARGE"
+  /**
+   * An HTTP request that changes something did not say `content-type: application/json`. The
+   * server asks it of every such request, with a body or not, because a web page on another site
+   * can send any other type (a form, a no-cors `fetch`) without the browser asking the server first.
+   */
+  | "UNSUPPORTED_MEDIA_TYPE"
   /** An HTTP request had no valid credentials. */
   | "UNAUTHORIZED"
   /** The credentials are valid but their role may not do this. */

@@ -20,8 +20,12 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set(["__proto__", "constr
  */
 export const NAME_PATTERN = /^(?!(?:__proto__|constructor|prototype)$)[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/;
 
-/** Job ids are client-chosen more freely than names, but stay printable and bounded (255). */
-export const JOB_ID_PATTERN = /^[A-Za-z0-9_.:@+=-][A-Za-z0-9_.:@+=/-]{0,254}$/;
+/**
+ * Job ids are client-chosen more freely than names, but stay printable and bounded (255). `.` and
+ * `..` are not ids: no URL can carry them as a path segment (browsers and fetch resolve them away,
+ * `%2E` too), so the server's routes could never reach such a job.
+ */
+export const JOB_ID_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.:@+=-][A-Za-z0-9_.:@+=/-]{0,254}$/;
 
 function checkName(kind: string, code: ErrandErrorCode, value: unknown): string {
   if (typeof value !== "string" || !NAME_PATTERN.test(value)) {

@@ -123,8 +123,23 @@ export class ErrandClient {
     body?: unknown,
     options: { signal?: AbortSignal; timeoutMs?: number } = {},
   ): Promise<{ status: number; body: T }> {
+    // A path step `.` or `..` (an id no URL can carry: fetch resolves it away) would ask for another route.
+    if (
+      path
+        .split("?", 1)[0]!
+        .split("/")
+        .some((step) => /^(?:\.|%2e){1,2}$/i.test(step))
+    ) {
+      throw new ErrandError(
+        "INVALID_JOB_ID",
+        `job ids "." and ".." cannot be sent in a URL (${method} ${path})`,
+      );
+    }
     const headers: Record<string, string> = {};
-    if (body !== undefined) headers["content-type"] = "application/json";
+    // The server asks every change for JSON, body or not: a web page on another site cannot send it.
+    if (body !== undefined || (method !== "GET" && method !== "HEAD")) {
+      headers["content-type"] = "application/json";
+    }
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;

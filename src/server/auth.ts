@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import type { FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { ErrandError } from "../errors.js";
-import { NAME_PATTERN } from "../validation.js";
+import { checkInt, NAME_PATTERN } from "../validation.js";
 
 /**
  * Who may do what:
@@ -72,7 +73,16 @@ export interface AuthOptions {
    */
   authorize?: (request: FastifyRequest) => Principal | null | Promise<Principal | null>;
   /**
-   * Failed attempts one client address may make per `rateLimitWindowMs` before getting 429.
+   * Failed attempts one client address may make per `rateLimitWindowMs`; its further failures get
+   * 429 instead of 401 until the window ends. Only failures are throttled: a request with a valid
+   * credential is always let in, whatever its address did, so a wrong token behind the same proxy,
+   * NAT or host never locks out the right ones. (The limit therefore slows no one who already holds a
+   * token, and cannot make a short token safe: use long random tokens.) A failure is a request that
+   * presented an `Authorization` header, or that the `authorize` hook refused; a request with no
+   * credential at all is answered 401 and not counted (the dashboard's first call, say).
+   *
+   * Addresses are the request's `ip`, which is the proxy's unless the server's `trustProxy` says
+   * otherwise; IPv6 addresses count per /64, the block one host is usually given.
    * @defaultValue 10
    */
   maxFailures?: number;
@@ -80,15 +90,25 @@ export interface AuthOptions {
   rateLimitWindowMs?: number;
 }
 
+/**
+ * Addresses whose failures the server remembers at once; past it, the oldest is forgotten, so a
+ * flood from many addresses costs bounded memory.
+ */
+export const MAX_TRACKED_ADDRESSES = 10_000;
+
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-/** Checks requests against the configured tokens and hook, rate-limiting failures per address. */
+/** Checks requests against the configured tokens and hook, throttling failures per address. */
 export class Authenticator {
   readonly #tokens: Array<{ hash: Buffer; principal: Principal }>;
   readonly #authorize: AuthOptions["authorize"];
   readonly #maxFailures: number;
   readonly #windowMs: number;
   readonly #clock: Clock;
+  /**
+   * Failures per address key, in the order their windows began (an entry is deleted, never moved,
+   * when its window ends), so the expired ones are always at the front.
+   */
   readonly #failures = new Map<string, { count: number; since: number }>();
 
   constructor(options: AuthOptions, clock: Clock) {
@@ -105,8 +125,8 @@ export class Authenticator {
       return { hash, principal: { role: t.role, name } };
     });
     this.#authorize = options.authorize;
-    this.#maxFailures = options.maxFailures ?? 10;
-    this.#windowMs = options.rateLimitWindowMs ?? 60_000;
+    this.#maxFailures = checkInt("auth.maxFailures", options.maxFailures ?? 10, 1);
+    this.#windowMs = checkInt("auth.rateLimitWindowMs", options.rateLimitWindowMs ?? 60_000, 1);
     this.#clock = clock;
   }
 
@@ -115,28 +135,45 @@ export class Authenticator {
     return this.#tokens.length > 0 || this.#authorize !== undefined;
   }
 
+  /** Addresses with failures remembered now (bounded by {@link MAX_TRACKED_ADDRESSES}). */
+  get trackedAddresses(): number {
+    return this.#failures.size;
+  }
+
   /**
-   * The request's principal.
-   * @throws ErrandError `UNAUTHORIZED`, `RATE_LIMITED`
+   * The request's principal. A valid credential is judged on itself alone; only a failure looks at
+   * the address's earlier failures.
+   * @throws ErrandError `UNAUTHORIZED`; `RATE_LIMITED` for a failure from an address past its limit
    */
   async authenticate(request: FastifyRequest): Promise<Principal> {
-    const address = request.ip;
-    const now = this.#clock.now();
-    const seen = this.#failures.get(address);
-    if (seen && now - seen.since >= this.#windowMs) this.#failures.delete(address);
-    const failures = this.#failures.get(address);
-    if (failures && failures.count >= this.#maxFailures) {
-      throw new ErrandError("RATE_LIMITED", "too many failed authentication attempts; try again later", {
-        details: { retryAfterMs: Math.max(0, failures.since + this.#windowMs - now) },
-      });
-    }
     const principal = await this.#identify(request);
     if (principal) return principal;
-    const entry = this.#failures.get(address) ?? { count: 0, since: now };
-    entry.count++;
-    this.#failures.set(address, entry);
-    if (this.#failures.size > 10_000) this.#failures.delete(this.#failures.keys().next().value!);
+    if (request.headers.authorization !== undefined || this.#authorize !== undefined) {
+      this.#recordFailure(addressKey(request.ip));
+    }
     throw new ErrandError("UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer <token>)");
+  }
+
+  /** @throws ErrandError `RATE_LIMITED` when `key` has used up its failures for the window. */
+  #recordFailure(key: string): void {
+    const now = this.#clock.now();
+    for (const [k, e] of this.#failures) {
+      if (now - e.since < this.#windowMs) break;
+      this.#failures.delete(k);
+    }
+    const entry = this.#failures.get(key);
+    if (entry && entry.count >= this.#maxFailures) {
+      throw new ErrandError("RATE_LIMITED", "too many failed authentication attempts; try again later", {
+        details: { retryAfterMs: Math.max(0, entry.since + this.#windowMs - now) },
+      });
+    }
+    if (entry) {
+      entry.count++;
+      return;
+    }
+    if (this.#failures.size >= MAX_TRACKED_ADDRESSES)
+      this.#failures.delete(this.#failures.keys().next().value!);
+    this.#failures.set(key, { count: 1, since: now });
   }
 
   async #identify(request: FastifyRequest): Promise<Principal | null> {
@@ -165,6 +202,27 @@ export class Authenticator {
     }
     return null;
   }
+}
+
+/**
+ * What failures are counted under: an IPv4 address (also when written IPv4-mapped, `::ffff:a.b.c.d`),
+ * or the /64 prefix of an IPv6 one, since one host (or one attacker) usually holds a whole /64.
+ */
+export function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  const bare = ip.split("%", 1)[0]!;
+  if (isIP(bare) !== 6) return ip;
+  const groups = (part: string) =>
+    part === "" ? [] : part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g]));
+  const [head = "", tail] = bare.split("::", 2) as [string, string | undefined];
+  const before = groups(head);
+  const after = tail === undefined ? [] : groups(tail);
+  const all = [...before, ...Array(Math.max(0, 8 - before.length - after.length)).fill("0"), ...after];
+  return `${all
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
 }
 
 /** A principal's name becomes its jobs' owner: it must be a name. */

@@ -30,6 +30,7 @@ export const HTTP_STATUS: Readonly<Record<ErrandErrorCode, number>> = {
   INVALID_STATE: 409,
   STALE_ATTEMPT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   STORE_ERROR: 503,
   CLOSED: 503,
@@ -44,7 +45,35 @@ export interface ErrorBody {
   details?: unknown;
 }
 
-/** Turns anything thrown inside a route into a status and an {@link ErrorBody}. */
+/**
+ * Fastify's own refusals, by their `code`, as errand's codes: the router's (a path segment that is
+ * not valid percent-encoding, one longer than any id or name), the content-type parsers' and the
+ * body reader's. Each keeps Fastify's status where errand has no code of its own for it (414).
+ */
+const FASTIFY_CODES: ReadonlyMap<string, ErrandErrorCode> = new Map([
+  ["FST_ERR_BAD_URL", "INVALID_REQUEST"],
+  ["FST_ERR_MAX_PARAM_LENGTH", "INVALID_REQUEST"],
+  ["FST_ERR_CTP_BODY_TOO_LARGE", "PAYLOAD_TOO_LARGE"],
+  ["FST_ERR_CTP_INVALID_MEDIA_TYPE", "UNSUPPORTED_MEDIA_TYPE"],
+  ["FST_ERR_CTP_EMPTY_JSON_BODY", "INVALID_REQUEST"],
+  ["FST_ERR_CTP_INVALID_JSON_BODY", "INVALID_REQUEST"],
+  ["FST_ERR_CTP_INVALID_CONTENT_LENGTH", "INVALID_REQUEST"],
+  ["FST_ERR_NOT_FOUND", "NOT_FOUND"],
+]);
+
+/** Messages that say more than Fastify's (which quote the raw path, or name an internal limit). */
+const FASTIFY_MESSAGES: ReadonlyMap<string, string> = new Map([
+  ["FST_ERR_BAD_URL", "the path is not valid percent-encoding (each % must start a UTF-8 escape like %2F)"],
+  [
+    "FST_ERR_MAX_PARAM_LENGTH",
+    "a path segment is longer than any job id (255 characters) or name (128) errand accepts",
+  ],
+]);
+
+/**
+ * Turns anything thrown inside a route, or refused by Fastify before one ran, into a status and an
+ * {@link ErrorBody}. The one place that does so: every error leaves the server in errand's shape.
+ */
 export function toErrorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof ErrandError) {
     return {
@@ -57,12 +86,19 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
   if (e?.validation) {
     return { status: 400, body: { code: "INVALID_REQUEST", message, details: e.validation } };
   }
-  if (e?.code === "FST_ERR_CTP_BODY_TOO_LARGE" || e?.statusCode === 413) {
-    return { status: 413, body: { code: "PAYLOAD_TOO_LARGE", message, details: null } };
+  const fastifyCode = typeof e?.code === "string" ? e.code : "";
+  const code = FASTIFY_CODES.get(fastifyCode) ?? (e?.statusCode === 413 ? "PAYLOAD_TOO_LARGE" : undefined);
+  const status = typeof e?.statusCode === "number" ? e.statusCode : 0;
+  if (code) {
+    return {
+      // 414 has no code of its own; every other status follows the code.
+      status: status === 414 ? 414 : HTTP_STATUS[code],
+      body: { code, message: FASTIFY_MESSAGES.get(fastifyCode) ?? message, details: null },
+    };
   }
-  if (typeof e?.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
-    // Fastify's own refusals: bad JSON, empty body, unsupported media type, bad URL.
-    return { status: e.statusCode, body: { code: "INVALID_REQUEST", message, details: null } };
+  if (status >= 400 && status < 500) {
+    // Any other refusal of Fastify's: the client's fault, in errand's shape.
+    return { status, body: { code: "INVALID_REQUEST", message, details: null } };
   }
   return { status: 500, body: { code: "INTERNAL", message: "internal error", details: null } };
 }

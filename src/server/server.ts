@@ -27,6 +27,7 @@ import { toErrorResponse } from "./http-errors.js";
 import { type JobTypeConfig, JobTypeRegistry, publicType } from "./job-types.js";
 import { ServerMetrics } from "./metrics.js";
 import { PushDelivery, type PushOptions } from "./push.js";
+import { type RequestCheckOptions, RequestChecks } from "./request-checks.js";
 import { type RouteKey, routeSchemas, scheduleSchema, sharedSchemas } from "./schemas.js";
 import { StatsHistory } from "./stats-history.js";
 
@@ -34,9 +35,19 @@ import { StatsHistory } from "./stats-history.js";
  * Options for {@link createServer}.
  * @since 0.1.0
  */
-export interface ServerOptions {
+export interface ServerOptions extends RequestCheckOptions {
   /** The queue the server exposes (its store, clock and retention). */
   queue: Queue;
+  /**
+   * Which proxies to believe about the client: Fastify's `trustProxy`. With it, the client address
+   * (what failed logins are counted by, see {@link AuthOptions.maxFailures}) comes from
+   * `X-Forwarded-For`, and the host checked against `allowedHosts` and `Origin` from
+   * `X-Forwarded-Host`, when the request comes from a trusted proxy. Give the proxies' addresses or
+   * CIDRs (`"10.0.0.0/8"`), or the number of proxy hops; `true` believes any sender, so use it only
+   * when nothing but the proxy can reach the server.
+   * @defaultValue false (the client is the TCP peer)
+   */
+  trustProxy?: FastifyServerOptions["trustProxy"];
   /**
    * Tokens and/or an `authorize` hook. Without auth every route is open and `listen()` refuses any
    * address but loopback.
@@ -119,7 +130,17 @@ const SERVER_KEYS = new Set([
   "push",
   "logger",
   "dashboard",
+  "allowedHosts",
+  "trustProxy",
 ]);
+/**
+ * The longest path segment the router takes (Fastify's default, 100, refused long ids with 414). A
+ * job id is up to 255 characters, none of which needs more than 3 when percent-encoded (`/` is
+ * `%2F`), and names are shorter: so every id and name errand accepts fits whether the router
+ * measures a segment encoded or decoded (find-my-way 9 measures it decoded). Longer segments get
+ * 414, shorter ones past an id's or name's bound 400, from the route's schema; both in errand's shape.
+ */
+const MAX_PARAM_LENGTH = 3 * 255;
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
 type WireJob = Job & { duplicate?: boolean };
@@ -143,6 +164,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
+  const checks = new RequestChecks(options, auth.enabled);
   const types = new JobTypeRegistry(queue);
   // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
   await types.refresh();
@@ -156,6 +178,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     bodyLimit,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
     forceCloseConnections: true,
+    trustProxy: options.trustProxy ?? false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own refusals (bad percent-encoding, an over-long segment) in errand's shape.
+    frameworkErrors: (error, _request, reply) => {
+      const { status, body } = toErrorResponse(error);
+      return (reply as unknown as FastifyReply).status(status).send(body);
+    },
   });
   /**
    * Long-polls waiting now, oldest first, grouped by what they ask for (types, queues); closing
@@ -189,7 +218,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // Responses are built here in their final shape; plain JSON.stringify keeps them exact (the
   // response schemas document them).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.removeContentTypeParser("application/json");
+  // JSON only: Fastify's text/plain parser would let a form's body through (see request-checks.ts).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     try {
       done(null, parseJsonBody(body as string));
@@ -206,6 +236,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     }
     return reply.status(status).send(body);
   });
+  app.addHook("onRequest", async (request) => checks.check(request));
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send({
       code: "NOT_FOUND",
@@ -735,7 +766,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         ),
       );
     }
-    return listen({ ...o, host });
+    return listen({ ...o, host }).then((address) => {
+      checks.bound(host, app.server.address());
+      return address;
+    });
   };
   return app;
 }

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock.js";
+import { Authenticator, addressKey, MAX_TRACKED_ADDRESSES } from "../../src/server/auth.js";
 import { createServer, parseTokens, ROLE_PERMISSIONS, type Role } from "../../src/server/index.js";
 import type { routeSchemas } from "../../src/server/schemas.js";
 import { selectedBackends } from "../conformance/backend.js";
@@ -218,18 +221,47 @@ for (const backend of selectedBackends()) {
       expect(other.status).toBe(404);
     });
 
-    it("rate-limits failed attempts with 429 until the window passes", async () => {
+    it("throttles only failures: valid tokens from the same address are let in, failures past the limit get 429", async () => {
       const h = await startServer(backend, {
         auth: { tokens: ALL_TOKENS, maxFailures: 3, rateLimitWindowMs: 60_000 },
       });
       for (let i = 0; i < 3; i++) {
         expect((await h.http("GET", "/v1/stats", { token: `guess-${i}-xxxxxxxx` })).status).toBe(401);
       }
-      const limited = await h.http("GET", "/v1/stats", { token: TOKENS.admin });
+      const limited = await h.http("GET", "/v1/stats", { token: "guess-3-xxxxxxxx" });
       expect(limited).toMatchObject({ status: 429, body: { code: "RATE_LIMITED" } });
       expect(limited.headers.get("retry-after")).toBe("60");
-      await h.clock.advance(60_000);
+      // The same address (a proxy, a NAT, this host) with valid tokens: judged on the token alone.
       expect((await h.http("GET", "/v1/stats", { token: TOKENS.admin })).status).toBe(200);
+      const lease = await h.http("POST", "/v1/lease", { body: { limit: 1 }, token: TOKENS.worker });
+      expect(lease).toMatchObject({ status: 200, body: { jobs: [] } });
+      // A valid token with the wrong role is still 403, not 429.
+      expect((await h.http("POST", "/v1/prune", { token: TOKENS.viewer })).status).toBe(403);
+      // No credential at all is not a guess: 401, never counted nor throttled.
+      expect((await h.http("GET", "/v1/stats")).status).toBe(401);
+      expect((await h.http("GET", "/v1/stats", { token: "guess-4-xxxxxxxx" })).status).toBe(429);
+      await h.clock.advance(60_000);
+      expect((await h.http("GET", "/v1/stats", { token: "guess-5-xxxxxxxx" })).status).toBe(401);
+    });
+
+    it("counts failures per client address as trustProxy finds it (X-Forwarded-For from a trusted proxy)", async () => {
+      const auth = { tokens: ALL_TOKENS, maxFailures: 2 };
+      const behind = await startServer(backend, { auth, trustProxy: "127.0.0.1" });
+      const from = (ip: string) => ({ token: "guess-xxxxxxxx", headers: { "x-forwarded-for": ip } });
+      for (let i = 0; i < 2; i++)
+        expect((await behind.http("GET", "/v1/stats", from("203.0.113.7"))).status).toBe(401);
+      expect((await behind.http("GET", "/v1/stats", from("203.0.113.7"))).status).toBe(429);
+      expect((await behind.http("GET", "/v1/stats", from("203.0.113.8"))).status).toBe(401);
+      // IPv6: one /64 is one client.
+      for (const ip of ["2001:db8:1:2::1", "2001:db8:1:2:ffff::9"]) {
+        expect((await behind.http("GET", "/v1/stats", from(ip))).status).toBe(401);
+      }
+      expect((await behind.http("GET", "/v1/stats", from("2001:db8:1:2::77"))).status).toBe(429);
+      // Without trustProxy the header is the client's word, not believed: every guess is 127.0.0.1's.
+      const direct = await startServer(backend, { auth });
+      for (let i = 0; i < 2; i++)
+        expect((await direct.http("GET", "/v1/stats", from(`198.51.100.${i}`))).status).toBe(401);
+      expect((await direct.http("GET", "/v1/stats", from("198.51.100.9"))).status).toBe(429);
     });
 
     it("asks a pluggable authorize hook, and still checks the role", async () => {
@@ -249,6 +281,59 @@ for (const backend of selectedBackends()) {
     });
   });
 }
+
+describe("the failed-login limiter", () => {
+  const request = (ip: string, token?: string) =>
+    ({ ip, headers: token ? { authorization: `Bearer ${token}` } : {} }) as unknown as FastifyRequest;
+
+  it("keys IPv4 (also IPv4-mapped) by address and IPv6 by /64", () => {
+    expect(addressKey("192.0.2.1")).toBe("192.0.2.1");
+    expect(addressKey("::ffff:192.0.2.1")).toBe("192.0.2.1");
+    expect(addressKey("2001:db8:a:b:1:2:3:4")).toBe("2001:db8:a:b::/64");
+    expect(addressKey("2001:0db8:000a:000b::9")).toBe("2001:db8:a:b::/64");
+    expect(addressKey("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(addressKey("::1")).toBe("0:0:0:0::/64");
+    expect(addressKey("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+  });
+
+  it("remembers at most MAX_TRACKED_ADDRESSES addresses, and forgets each when its window ends", async () => {
+    const clock = new ManualClock(0);
+    const auth = new Authenticator({ tokens: ALL_TOKENS, maxFailures: 1, rateLimitWindowMs: 1000 }, clock);
+    const ipOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+    const n = MAX_TRACKED_ADDRESSES + 500;
+    for (let i = 0; i < n; i++) {
+      await expect(auth.authenticate(request(ipOf(i), "wrong-token"))).rejects.toMatchObject({
+        code: "UNAUTHORIZED",
+      });
+    }
+    expect(auth.trackedAddresses).toBe(MAX_TRACKED_ADDRESSES);
+    // The newest are remembered (their next failure is throttled); the oldest were forgotten.
+    await expect(auth.authenticate(request(ipOf(n - 1), "wrong-token"))).rejects.toMatchObject({
+      code: "RATE_LIMITED",
+    });
+    await expect(auth.authenticate(request(ipOf(0), "wrong-token"))).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+    });
+    // A valid token from a throttled address is let in.
+    await expect(auth.authenticate(request(ipOf(n - 1), TOKENS.admin))).resolves.toMatchObject({
+      role: "admin",
+    });
+    await clock.advance(1000);
+    await expect(auth.authenticate(request(ipOf(n - 1), "wrong-token"))).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+    });
+    expect(auth.trackedAddresses).toBe(1);
+  });
+
+  it("refuses limits that are not positive integers", () => {
+    for (const bad of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new Authenticator({ maxFailures: bad }, new ManualClock(0))).toThrow(/auth.maxFailures/);
+      expect(() => new Authenticator({ rateLimitWindowMs: bad }, new ManualClock(0))).toThrow(
+        /auth.rateLimitWindowMs/,
+      );
+    }
+  });
+});
 
 describe("token configuration", () => {
   it("reads role:token lists and JSON", () => {

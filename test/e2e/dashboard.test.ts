@@ -4,6 +4,8 @@
  * `npm run build` does. Without /usr/bin/chromium this file fails: it never skips.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -11,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "v
 import { buildDashboard } from "../../scripts/build-dashboard.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { guardPrototype, storedJob } from "../conformance/names.js";
-import { ALL_TOKENS, type Harness, startServer, TOKENS } from "./harness.js";
+import { ALL_TOKENS, type Harness, snapshot, startServer, TOKENS } from "./harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -30,6 +32,7 @@ interface Canvas {
 }
 interface Browser {
   sessionStorage: { getItem(key: string): string | null };
+  location: { hash: string };
 }
 const backend = selectedBackends()[0]!;
 
@@ -69,6 +72,8 @@ function browser(): Promise<BrowserContext> {
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        // A name of the attacker's that resolves to this machine, as after DNS rebinding.
+        "--host-resolver-rules=MAP evil.example 127.0.0.1",
       ],
       viewport: { width: 1280, height: 900 },
     });
@@ -346,6 +351,143 @@ describe(`dashboard on ${backend.name}`, () => {
     await page.locator("[data-action=retry]").waitFor();
     await page.click("[data-action=retry]");
     await vi.waitFor(async () => expect((await h.queue.get("order-7"))!.state).toBe("pending"));
+  });
+});
+
+/**
+ * The attacker: a page on another origin (another port of this host, or evil.example) that tries
+ * what a browser lets any page do to a server it can reach: a form POST, no-cors fetches with the
+ * body types a form may send, a read, and a JSON POST (which needs a CORS preflight). It records
+ * what it could see in `window.done`.
+ */
+async function attackerSite(victim: string): Promise<number> {
+  const page = `<!doctype html><meta charset="utf-8"><title>totally harmless</title>
+<iframe name="sink"></iframe>
+<form id="f" method="POST" action="${victim}/v1/jobs/victim/cancel" enctype="text/plain" target="sink">
+<input name='{"a":"' value='"}'></form>
+<script>
+(async () => {
+  const seen = {};
+  document.getElementById("f").submit();
+  const tries = [
+    ["/v1/queues/default/pause", undefined],
+    ["/v1/queues/default/pause", ""],
+    ["/v1/jobs/victim/cancel", "{}"],
+    ["/v1/prune", "{}"],
+  ];
+  for (const [path, body] of tries) {
+    try {
+      await fetch("${victim}" + path, { method: "POST", mode: "no-cors", body, headers: { "content-type": "text/plain" } });
+      seen[path] = "sent";
+    } catch (e) { seen[path] = "blocked: " + e; }
+  }
+  try { seen.read = await (await fetch("${victim}/v1/jobs")).text(); } catch (e) { seen.read = "blocked: " + e; }
+  try {
+    const r = await fetch("${victim}/v1/jobs/victim/cancel", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    seen.json = "answered " + r.status;
+  } catch (e) { seen.json = "blocked: " + e; }
+  window.done = seen;
+})();
+</script>`;
+  const server = createHttpServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/html" }).end(page),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onTestFinished(() => {
+    // Chromium keeps its connections open; end them, or close() waits for them.
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+describe(`the dashboard's server against other sites, on ${backend.name}`, () => {
+  it("lets a page on another origin neither change nor read anything", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("charge", { order: 1 }, { id: "victim" });
+    const before = await snapshot(h);
+    const port = await attackerSite(h.base);
+    for (const origin of [`http://127.0.0.1:${port}`, `http://evil.example:${port}`]) {
+      const page = await (await browser()).newPage();
+      onTestFinished(() => page.close());
+      const answers: string[] = [];
+      page.on("response", (r) => {
+        if (r.url().startsWith(h.base))
+          answers.push(`${r.request().method()} ${r.url().slice(h.base.length)} ${r.status()}`);
+      });
+      const form = page.waitForResponse(
+        (r) => r.url() === `${h.base}/v1/jobs/victim/cancel` && r.request().resourceType() === "document",
+      );
+      await page.goto(`${origin}/`);
+      const seen = (await (
+        await page.waitForFunction(() => (globalThis as unknown as { done?: object }).done)
+      ).jsonValue()) as Record<string, string>;
+      expect((await form).status(), origin).toBe(403);
+      // What the page could learn: nothing; the requests it could send: each refused.
+      expect(seen.read, origin).toMatch(/^blocked/);
+      expect(seen.json, origin).toMatch(/^blocked/);
+      const posts = answers.filter((a) => a.startsWith("POST "));
+      expect(posts.length, origin).toBeGreaterThanOrEqual(5);
+      for (const a of posts) expect(a, origin).toMatch(/ 403$/);
+      // The JSON POST never got past its preflight (which Chromium does not report as a response).
+      expect(
+        answers.filter((a) => a.includes(" 2")),
+        origin,
+      ).toEqual([]);
+    }
+    expect(await snapshot(h)).toEqual(before);
+    expect((await h.queue.get("victim"))!.state).toBe("pending");
+    expect((await h.queue.stats()).paused).toEqual([]);
+  });
+
+  it("shows a rebound name (evil.example → 127.0.0.1) nothing: neither the API nor the dashboard", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("charge", { secret: "s3cr3t" }, { id: "victim" });
+    const page = await (await browser()).newPage();
+    onTestFinished(() => page.close());
+    const rebound = h.base.replace("127.0.0.1", "evil.example");
+    for (const path of ["/v1/jobs", "/v1/jobs/victim", "/dashboard/"]) {
+      const r = await page.goto(`${rebound}${path}`);
+      expect(r!.status(), path).toBe(403);
+      const body = await r!.text();
+      expect(JSON.parse(body).code, path).toBe("FORBIDDEN");
+      expect(body).not.toContain("s3cr3t");
+    }
+  });
+
+  it("shows a clear message for a malformed job link, and takes '..' and unencoded slashes as ids", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("charge", { order: 1 }, { id: "order-1" });
+    await h.queue.enqueue("charge", { order: 2 }, { id: "team/a/order-2" });
+    const page = await open(h, "#/jobs/order-1");
+    await page.locator("[data-action=cancel]").waitFor();
+    const requests: string[] = [];
+    page.on("request", (r) => requests.push(r.url().slice(h.base.length)));
+    const go = (hash: string) =>
+      page.evaluate((to) => {
+        (globalThis as unknown as Browser).location.hash = to;
+      }, hash);
+
+    await go("#/jobs/%E0%A4%A");
+    await vi.waitFor(async () =>
+      expect(await text(page, "[data-testid=notice-error]")).toContain("not valid percent-encoding"),
+    );
+    // The previous job's view is gone, not left standing under the new address.
+    expect(await page.locator("[data-action=cancel]").count()).toBe(0);
+    expect(await text(page, "[data-testid=route-problem]")).toContain("This link is broken");
+
+    await go("#/jobs/..");
+    await vi.waitFor(async () =>
+      expect(await text(page, "[data-testid=notice-error]")).toContain('No job ".."'),
+    );
+    expect(await text(page, "[data-testid=notice-error]")).not.toContain("no route");
+    expect(requests.filter((u) => !u.startsWith("/v1/jobs/"))).toEqual([]);
+
+    await go("#/jobs/team/a/order-2");
+    await vi.waitFor(async () => expect(await text(page, "h1")).toContain("team/a/order-2"));
+    expect(requests).toContain("/v1/jobs/team%2Fa%2Forder-2");
+    await page.click("[data-action=cancel]");
+    await vi.waitFor(async () => expect((await h.queue.get("team/a/order-2"))!.state).toBe("cancelled"));
   });
 });
 

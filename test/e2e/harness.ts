@@ -56,7 +56,9 @@ export async function serve(
     let body: string | undefined;
     if (o.raw !== undefined) body = o.raw;
     else if (o.body !== undefined) body = JSON.stringify(o.body);
-    if (body !== undefined) headers["content-type"] ??= "application/json";
+    // As errand's client does: every change says JSON, body or not (the server refuses it otherwise).
+    if (body !== undefined || (method !== "GET" && method !== "HEAD"))
+      headers["content-type"] ??= "application/json";
     const r = await fetch(base + path, { method, headers, body });
     const text = await r.text();
     let parsed: unknown = text;
