@@ -3,6 +3,7 @@
  * @module
  */
 import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import type { Command } from "commander";
 import { openQueue, type Queue } from "../../queue.js";
 import type { JobTypeConfig, ServerOptions, TokenEntry } from "../../server/index.js";
@@ -48,6 +49,19 @@ function serverOptions(
   };
 }
 
+/**
+ * The URL a server bound to `address` answers at, and whether it is a wildcard. Read from the
+ * socket rather than from `listen()`'s answer, which for 0.0.0.0 names one interface (loopback)
+ * and for `--port 0` is the only place the chosen port shows.
+ */
+export function servedAddress(address: AddressInfo): { url: string; allInterfaces: boolean } {
+  const host = address.address.includes(":") ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    allInterfaces: address.address === "0.0.0.0" || address.address === "::",
+  };
+}
+
 /** Registers `serve`. */
 export function registerServe(program: Command, ctx: CliContext): void {
   withStore(program.command("serve").description("run the HTTP job server"))
@@ -86,11 +100,12 @@ export function registerServe(program: Command, ctx: CliContext): void {
         );
       }
       const port = o.port ?? (ctx.env.PORT ? Number(ctx.env.PORT) : 8080);
-      const url = await app.listen({ port, host: o.host });
+      await app.listen({ port, host: o.host });
       await worker?.start();
+      const { url, allInterfaces } = servedAddress(app.server.address() as AddressInfo);
       out(
         ctx,
-        `errand serving ${url} on ${store}${tokens.length ? ` (${tokens.length} tokens)` : " (no auth: loopback only)"}`,
+        `errand serving ${url}${allInterfaces ? " (all interfaces)" : ""} on ${store}${tokens.length ? ` (${tokens.length} tokens)` : " (no auth: loopback only)"}`,
       );
       if (o.dashboard !== false) out(ctx, `dashboard: ${url}/dashboard/`);
       onStopSignal(async () => {
