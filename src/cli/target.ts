@@ -1,5 +1,15 @@
+/**
+ * Where a command acts: a store directly (`--store`, `ERRAND_STORE`, default
+ * {@link DEFAULT_STORE}) or a server over HTTP (`--server`, `ERRAND_SERVER`, with `--token` or
+ * `ERRAND_TOKEN`). The one place that reads those options and variables; every command gets its
+ * target from here.
+ * @module
+ */
+import type { Command } from "commander";
 import { ErrandClient } from "../client/client.js";
 import { openQueue, type Queue } from "../queue.js";
+import type { CliContext } from "./context.js";
+import type { JsonOption } from "./output.js";
 
 /** Where a command acts: a store directly, or a server over HTTP. Both have the Queue's methods. */
 export type Target = Pick<
@@ -27,18 +37,64 @@ export interface TargetOptions {
   token?: string;
 }
 
+/** The options of a command declared {@link withTarget}. */
+export type TargetCommandOptions = TargetOptions & JsonOption;
+
 /** The default store when neither `--store`, `ERRAND_STORE` nor `--server` is given. */
 export const DEFAULT_STORE = "sqlite:./errand.db";
 
-/** Opens the target; `close` releases it. */
-export async function openTarget(
-  o: TargetOptions,
-): Promise<{ target: Target; client: ErrandClient | null; queue: Queue | null; close: () => Promise<void> }> {
-  const server = o.server ?? process.env.ERRAND_SERVER;
+/** An open target; `close` releases it. `client` is set through a server, `queue` on a store. */
+export type OpenTarget = { target: Target; close: () => Promise<void> } & (
+  | { client: ErrandClient; queue: null }
+  | { client: null; queue: Queue }
+);
+
+/** The store URL: `--store`, else `ERRAND_STORE`, else {@link DEFAULT_STORE}. */
+export function storeUrl(o: Pick<TargetOptions, "store">, env: NodeJS.ProcessEnv): string {
+  return o.store ?? env.ERRAND_STORE ?? DEFAULT_STORE;
+}
+
+/** Opens the target: the server when `--server` or `ERRAND_SERVER` names one, else the store. */
+export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv): Promise<OpenTarget> {
+  const server = o.server ?? env.ERRAND_SERVER;
   if (server) {
-    const client = new ErrandClient({ url: server, token: o.token ?? process.env.ERRAND_TOKEN });
+    const client = new ErrandClient({ url: server, token: o.token ?? env.ERRAND_TOKEN });
     return { target: client as unknown as Target, client, queue: null, close: async () => {} };
   }
-  const queue = await openQueue(o.store ?? process.env.ERRAND_STORE ?? DEFAULT_STORE);
+  const queue = await openQueue(storeUrl(o, env));
   return { target: queue, client: null, queue, close: () => queue.close() };
+}
+
+/** Adds `--store`, for a command that only ever works on a store (`serve`). */
+export function withStore(cmd: Command): Command {
+  return cmd.option("--store <url>", `store URL (env ERRAND_STORE; default ${DEFAULT_STORE})`);
+}
+
+/** Adds the options every job command takes: the target and `--json`. */
+export function withTarget(cmd: Command): Command {
+  return withStore(cmd)
+    .option("--server <url>", "act through an errand server instead (env ERRAND_SERVER)")
+    .option("--token <token>", "bearer token for --server (env ERRAND_TOKEN)")
+    .option("--json", "print JSON");
+}
+
+/**
+ * A commander action that opens the command's target, runs `fn` on it with the command's
+ * options and arguments, and closes the target however `fn` ends.
+ */
+export function act<O extends TargetCommandOptions = TargetCommandOptions, A extends unknown[] = []>(
+  ctx: CliContext,
+  fn: (t: OpenTarget, o: O, ...args: A) => Promise<void>,
+): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    // commander passes the arguments, then the options, then the command.
+    const cmd = args[args.length - 1] as Command;
+    const o = cmd.opts() as O;
+    const t = await openTarget(o, ctx.env);
+    try {
+      await fn(t, o, ...(args.slice(0, -2) as A));
+    } finally {
+      await t.close();
+    }
+  };
 }

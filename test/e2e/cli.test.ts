@@ -1,9 +1,10 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { servedAddress } from "../../src/cli/commands/serve.js";
 import { openQueue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
@@ -24,6 +25,46 @@ function errand(args: string[], env: Record<string, string> = {}) {
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/**
+ * Starts a long-running `errand …` (serve, worker) as a child process. `seen` resolves with the
+ * first match of its standard output, or rejects if the child exits first; `stop` signals the
+ * child by its pid and resolves with its exit code.
+ */
+function startErrand(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+    env: { ...process.env, ERRAND_STORE: "", ERRAND_SERVER: "", ERRAND_TOKEN: "", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const pid = child.pid!;
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(pid, "SIGKILL");
+  });
+  let text = "";
+  const waiters = new Set<() => void>();
+  child.stdout.on("data", (c: Buffer) => {
+    text += c;
+    for (const check of waiters) check();
+  });
+  const seen = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const m = text.match(pattern);
+        if (!m) return;
+        waiters.delete(check);
+        resolve(m);
+      };
+      waiters.add(check);
+      void exited.then((code) => reject(new Error(`errand exited (${code}) before printing ${pattern}`)));
+      check();
+    });
+  const stop = (signal: NodeJS.Signals) => {
+    process.kill(pid, signal);
+    return exited;
+  };
+  return { seen, stop };
 }
 
 function tempDir(): string {
@@ -187,74 +228,28 @@ describe("the errand CLI", () => {
     const queue = await openQueue(store);
     onTestFinished(() => queue.close());
     await queue.enqueue("send-email", { to: "x@y.z" }, { id: "e1", queue: "emails" });
-    const { spawn } = await import("node:child_process");
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", CLI, "worker", "--jobs", jobs, "--store", store, "--json"],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    onTestFinished(() => {
-      child.kill("SIGKILL");
-    });
-    let text = "";
-    await new Promise<void>((resolve) => {
-      child.stdout.on("data", (c) => {
-        text += c;
-        if (text.includes('"event":"completed"')) resolve();
-      });
-    });
+    const worker = startErrand(["worker", "--jobs", jobs, "--store", store, "--json"]);
+    await worker.seen(/"event":"completed"/);
     expect((await queue.get("e1"))?.result).toEqual({ sent: true, to: "x@y.z" });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    expect(await worker.stop("SIGTERM")).toBe(0);
   });
 
   it("serve --types --jobs: the server's job types win over the in-process handlers' defaults", async () => {
     const dir = tempDir();
     const examples = fileURLToPath(new URL("../../examples/server/", import.meta.url));
-    const { spawn } = await import("node:child_process");
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        CLI,
-        "serve",
-        "--port",
-        "0",
-        "--no-dashboard",
-        "--store",
-        `sqlite:${join(dir, "serve.db")}`,
-        "--types",
-        join(examples, "types.json"),
-        "--jobs",
-        join(examples, "jobs.ts"),
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
-    let text = "";
-    const seen = (pattern: RegExp) =>
-      new Promise<RegExpMatchArray>((resolve) => {
-        const check = () => {
-          const m = text.match(pattern);
-          if (m) {
-            child.stdout.off("data", onData);
-            resolve(m);
-          }
-        };
-        const onData = (c: Buffer) => {
-          text += c;
-          check();
-        };
-        child.stdout.on("data", onData);
-        check();
-      });
-    const [, base] = await seen(/errand serving (http:\/\/\S+)/);
+    const serve = startErrand([
+      "serve",
+      "--port",
+      "0",
+      "--no-dashboard",
+      "--store",
+      `sqlite:${join(dir, "serve.db")}`,
+      "--types",
+      join(examples, "types.json"),
+      "--jobs",
+      join(examples, "jobs.ts"),
+    ]);
+    const [, base] = await serve.seen(/errand serving (http:\/\/\S+)/);
     const res = await fetch(`${base}/v1/jobs`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -268,10 +263,42 @@ describe("the errand CLI", () => {
       maxAttempts: 4,
       backoff: { type: "exponential", baseMs: 500 },
     });
-    await seen(new RegExp(`completed send-email ${job.id}`));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    child.kill("SIGINT");
-    expect(await exited).toBe(0);
+    await serve.seen(new RegExp(`completed send-email ${job.id}`));
+    expect(await serve.stop("SIGINT")).toBe(0);
+  });
+
+  it("serve --host 0.0.0.0 --port 0 prints the wildcard address and the port it really bound", async () => {
+    const dir = tempDir();
+    const serve = startErrand(
+      ["serve", "--host", "0.0.0.0", "--port", "0", "--store", `sqlite:${join(dir, "any.db")}`],
+      { ERRAND_TOKENS: `admin:${TOKENS.admin}` },
+    );
+    const [line] = await serve.seen(/errand serving .*\n/);
+    const m = line.match(
+      /^errand serving http:\/\/0\.0\.0\.0:(\d+) \(all interfaces\) on sqlite:\S+ \(1 tokens\)$/m,
+    );
+    expect(m, line).not.toBeNull();
+    const port = Number(m![1]);
+    expect(port).toBeGreaterThan(0);
+    await serve.seen(new RegExp(`^dashboard: http://0\\.0\\.0\\.0:${port}/dashboard/$`, "m"));
+    // The printed port is the one bound: the server answers there, on loopback as on any interface.
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(await serve.stop("SIGTERM")).toBe(0);
+  });
+
+  it("names IPv6 addresses in brackets and calls only the wildcards all interfaces", () => {
+    expect(servedAddress({ address: "::", family: "IPv6", port: 8080 })).toEqual({
+      url: "http://[::]:8080",
+      allInterfaces: true,
+    });
+    expect(servedAddress({ address: "::1", family: "IPv6", port: 80 })).toEqual({
+      url: "http://[::1]:80",
+      allInterfaces: false,
+    });
+    expect(servedAddress({ address: "127.0.0.1", family: "IPv4", port: 8080 })).toEqual({
+      url: "http://127.0.0.1:8080",
+      allInterfaces: false,
+    });
   });
 
   it("stats --watch refreshes until SIGINT, then exits 0", async () => {
@@ -280,7 +307,6 @@ describe("the errand CLI", () => {
     const queue = await openQueue(store);
     onTestFinished(() => queue.close());
     await queue.enqueue("send", {}, { queue: "mail" });
-    const { spawn } = await import("node:child_process");
     const child = spawn(
       process.execPath,
       ["--import", "tsx", CLI, "stats", "--watch", "--interval", "100ms", "--json", "--store", store],

@@ -1,0 +1,78 @@
+/**
+ * `errand jobs list|get|cancel|retry|replay`: find jobs and change one.
+ * @module
+ */
+import type { Command } from "commander";
+import { ErrandError } from "../../errors.js";
+import type { JobState } from "../../job.js";
+import type { CliContext } from "../context.js";
+import { int } from "../input.js";
+import { jobDetail, jobLine, print } from "../output.js";
+import { act, type TargetCommandOptions, withTarget } from "../target.js";
+
+interface ListOptions extends TargetCommandOptions {
+  state?: string;
+  queue?: string;
+  type?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Registers `jobs` and its subcommands. */
+export function registerJobs(program: Command, ctx: CliContext): void {
+  const jobs = program.command("jobs").description("list, inspect and change jobs");
+  withTarget(jobs.command("list"))
+    .description("list jobs, newest first")
+    .option("--state <state>")
+    .option("--queue <name>")
+    .option("--type <type>")
+    .option("--limit <n>", "page size (1 to 1000)", int("--limit"), 50)
+    .option("--cursor <cursor>", "next page, from the previous page's nextCursor")
+    .action(
+      act(ctx, async ({ target }, o: ListOptions) => {
+        // The target checks the filters (state, names, limit), as it does for every caller.
+        const page = await target.list({
+          ...(o.state ? { state: o.state as JobState } : {}),
+          ...(o.queue ? { queue: o.queue } : {}),
+          ...(o.type ? { type: o.type } : {}),
+          ...(o.cursor ? { cursor: o.cursor } : {}),
+          limit: o.limit,
+        });
+        print(
+          ctx,
+          o,
+          page,
+          () =>
+            [
+              ...page.jobs.map(jobLine),
+              ...(page.nextCursor ? [`next: --cursor ${page.nextCursor}`] : []),
+            ].join("\n") || "no jobs",
+        );
+      }),
+    );
+  withTarget(jobs.command("get"))
+    .description("show one job")
+    .argument("<id>")
+    .action(
+      act(ctx, async ({ target }, o, id: string) => {
+        const job = await target.get(id);
+        if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+        print(ctx, o, job, () => jobDetail(job));
+      }),
+    );
+  for (const [name, description] of [
+    ["cancel", "cancel a pending or active job"],
+    ["retry", "put a dead, cancelled or expired job back to pending"],
+    ["replay", "enqueue a finished job again under a new id"],
+  ] as const) {
+    withTarget(jobs.command(name))
+      .description(description)
+      .argument("<id>")
+      .action(
+        act(ctx, async ({ target }, o, id: string) => {
+          const job = await target[name](id);
+          print(ctx, o, job, () => `${name}: ${jobLine(job)}`);
+        }),
+      );
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * `errand serve`: the HTTP job server on a store, optionally with an in-process worker.
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import type { Command } from "commander";
+import { openQueue, type Queue } from "../../queue.js";
+import type { JobTypeConfig, ServerOptions, TokenEntry } from "../../server/index.js";
+import { Worker } from "../../worker/worker.js";
+import type { CliContext } from "../context.js";
+import { int, loadJobs } from "../input.js";
+import { out } from "../output.js";
+import { onStopSignal } from "../stop-signal.js";
+import { storeUrl, withStore } from "../target.js";
+
+/** The options `errand serve` takes, as commander parses them. */
+interface ServeOptions {
+  store?: string;
+  port?: number;
+  host: string;
+  tokensFile?: string;
+  types?: string;
+  jobs?: string;
+  bodyLimit?: number;
+  pushLease?: number;
+  log?: boolean;
+  dashboard: boolean;
+}
+
+/**
+ * The server's options from the command's: each `serve` flag that configures the server maps to
+ * its `createServer` option here, and only here.
+ */
+function serverOptions(
+  o: ServeOptions,
+  queue: Queue,
+  tokens: TokenEntry[],
+  types: JobTypeConfig[],
+): ServerOptions {
+  return {
+    queue,
+    types,
+    ...(tokens.length ? { auth: { tokens } } : {}),
+    ...(o.bodyLimit ? { bodyLimit: o.bodyLimit } : {}),
+    ...(o.pushLease ? { push: { leaseMs: o.pushLease } } : {}),
+    logger: Boolean(o.log),
+    dashboard: o.dashboard !== false,
+  };
+}
+
+/**
+ * The URL a server bound to `address` answers at, and whether it is a wildcard. Read from the
+ * socket rather than from `listen()`'s answer, which for 0.0.0.0 names one interface (loopback)
+ * and for `--port 0` is the only place the chosen port shows.
+ */
+export function servedAddress(address: AddressInfo): { url: string; allInterfaces: boolean } {
+  const host = address.address.includes(":") ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    allInterfaces: address.address === "0.0.0.0" || address.address === "::",
+  };
+}
+
+/** Registers `serve`. */
+export function registerServe(program: Command, ctx: CliContext): void {
+  withStore(program.command("serve").description("run the HTTP job server"))
+    .option("--port <n>", "port (env PORT)", int("--port", 0))
+    .option("--host <host>", "address to bind; anything but loopback needs tokens", "127.0.0.1")
+    .option(
+      "--tokens-file <file>",
+      "tokens: JSON [{token, role}] or role:token lines (also env ERRAND_TOKENS)",
+    )
+    .option("--types <file>", "JSON array of job types to write to the store at start (kept there)")
+    .option("--jobs <module>", "also run an in-process worker for the job definitions this module exports")
+    .option("--body-limit <bytes>", "largest request body", int("--body-limit", 1))
+    .option(
+      "--push-lease <ms>",
+      "lease per push delivery; another server redelivers after it (default: target timeout + 30 s)",
+      int("--push-lease", 1),
+    )
+    .option("--log", "log requests (pino, JSON)")
+    .option("--no-dashboard", "do not serve the web dashboard at /dashboard/")
+    .action(async (o: ServeOptions) => {
+      const { createServer, loadTokens } = await import("../../server/index.js");
+      const store = storeUrl(o, ctx.env);
+      const queue = await openQueue(store);
+      const tokens = loadTokens({ env: ctx.env.ERRAND_TOKENS, file: o.tokensFile });
+      const types = o.types ? (JSON.parse(readFileSync(o.types, "utf8")) as JobTypeConfig[]) : [];
+      const app = await createServer(serverOptions(o, queue, tokens, types));
+      // The server's job types (--types, or stored) are laid over these definitions by the queue.
+      const jobs = o.jobs ? await loadJobs(o.jobs) : null;
+      const worker = jobs ? new Worker(queue, { jobs, maintenance: false }) : null;
+      if (worker) {
+        worker.on("completed", (job, result) =>
+          out(ctx, `completed ${job.type} ${job.id} → ${JSON.stringify(result)}`),
+        );
+        worker.on("failed", (job, error) =>
+          out(ctx, `failed    ${job.type} ${job.id}: ${(error as Error).message}`),
+        );
+      }
+      const port = o.port ?? (ctx.env.PORT ? Number(ctx.env.PORT) : 8080);
+      await app.listen({ port, host: o.host });
+      await worker?.start();
+      const { url, allInterfaces } = servedAddress(app.server.address() as AddressInfo);
+      out(
+        ctx,
+        `errand serving ${url}${allInterfaces ? " (all interfaces)" : ""} on ${store}${tokens.length ? ` (${tokens.length} tokens)` : " (no auth: loopback only)"}`,
+      );
+      if (o.dashboard !== false) out(ctx, `dashboard: ${url}/dashboard/`);
+      onStopSignal(async () => {
+        await worker?.close();
+        await app.close();
+        await queue.close();
+      });
+    });
+}

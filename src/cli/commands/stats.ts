@@ -1,0 +1,117 @@
+/**
+ * `errand stats`: jobs per queue and state, once or refreshed until Ctrl-C.
+ * @module
+ */
+import type { Command } from "commander";
+import { toMs } from "../../duration.js";
+import { ErrandError } from "../../errors.js";
+import type { QueueStats } from "../../queue.js";
+import type { CliContext } from "../context.js";
+import { clearScreen, print, table } from "../output.js";
+import { act, type TargetCommandOptions, withTarget } from "../target.js";
+
+/** Shortest `stats` refresh: a tighter loop only loads the store. */
+const MIN_REFRESH_MS = 100;
+
+/** Refresh period when `--watch` has no value. */
+const DEFAULT_REFRESH_MS = 2000;
+
+interface StatsOptions extends TargetCommandOptions {
+  /** ms, or true for `--watch` without a value. */
+  watch?: number | true;
+  interval?: number;
+}
+
+/** `--watch [seconds]`'s value, in ms. */
+function watchSeconds(v: string): number {
+  const seconds = Number(v);
+  if (!Number.isFinite(seconds) || seconds * 1000 < MIN_REFRESH_MS) {
+    throw new ErrandError("INVALID_OPTION", `--watch takes seconds ≥ ${MIN_REFRESH_MS / 1000}, got ${v}`);
+  }
+  return Math.round(seconds * 1000);
+}
+
+/** `--interval <duration>`: "500ms", "2s", or ms. */
+function refreshInterval(v: string): number {
+  const ms = toMs("--interval", /^\d+$/.test(v) ? Number(v) : v);
+  if (ms < MIN_REFRESH_MS) {
+    throw new ErrandError("INVALID_OPTION", `--interval must be at least ${MIN_REFRESH_MS}ms, got ${v}`);
+  }
+  return ms;
+}
+
+const STATES = ["pending", "active", "completed", "dead", "cancelled", "expired"] as const;
+
+/** A table of queues by state with a total row, then the derived counts. */
+function statsText(s: QueueStats): string {
+  const rows = Object.entries(s.queues).map(([q, c]) => [q, ...STATES.map((st) => String(c[st] ?? 0))]);
+  return [
+    table([["queue", ...STATES], ...rows, ["total", ...STATES.map((st) => String(s.states[st]))]]),
+    `scheduled ${s.scheduled}  retrying ${s.retrying}  oldest ready ${Math.round(s.oldestPendingAgeMs / 1000)}s`,
+  ].join("\n");
+}
+
+/**
+ * Calls `show` every `everyMs` until SIGINT or SIGTERM (resolves: exit 0) or a refresh fails
+ * (rejects with its error, so the exit code is the error's). The next refresh is timed from the
+ * end of the last, so a slow store never stacks them up.
+ */
+function refreshUntilStopped(everyMs: number, show: () => Promise<void>): Promise<void> {
+  return new Promise<void>((done, fail) => {
+    let timer: NodeJS.Timeout | undefined;
+    const stop = (error?: unknown) => {
+      clearTimeout(timer);
+      timer = undefined;
+      process.off("SIGINT", onStopSignal).off("SIGTERM", onStopSignal);
+      if (error === undefined) done();
+      else fail(error);
+    };
+    const onStopSignal = () => stop();
+    const next = () => {
+      timer = setTimeout(() => {
+        show().then(() => {
+          if (timer !== undefined) next();
+        }, stop);
+      }, everyMs);
+    };
+    process.once("SIGINT", onStopSignal).once("SIGTERM", onStopSignal);
+    next();
+  });
+}
+
+/** Registers `stats`. */
+export function registerStats(program: Command, ctx: CliContext): void {
+  withTarget(program.command("stats"))
+    .description("jobs per queue and state")
+    .option("--watch [seconds]", "refresh every few seconds (default 2)", watchSeconds)
+    .option(
+      "--interval <duration>",
+      'refresh this often ("500ms", "5s", or ms); implies --watch',
+      refreshInterval,
+    )
+    .hook("preAction", (cmd) => {
+      // Before the action, so a contradiction is refused before the store is opened.
+      const { watch, interval } = cmd.opts() as StatsOptions;
+      if (typeof watch === "number" && interval !== undefined) {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          "give the refresh period once: --watch <seconds> or --interval",
+        );
+      }
+    })
+    .action(
+      act(ctx, async ({ target }, o: StatsOptions) => {
+        const show = async () => {
+          const s = await target.stats();
+          print(ctx, o, s, () => statsText(s));
+        };
+        await show();
+        if (o.watch === undefined && o.interval === undefined) return;
+        const everyMs = o.interval ?? (typeof o.watch === "number" ? o.watch : DEFAULT_REFRESH_MS);
+        await refreshUntilStopped(everyMs, async () => {
+          if (!o.json) clearScreen(ctx);
+          await show();
+        });
+      }),
+    );
+}
