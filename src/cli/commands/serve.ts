@@ -26,6 +26,8 @@ interface ServeOptions {
   pushLease?: number;
   log?: boolean;
   dashboard: boolean;
+  allowedHost?: string[];
+  trustProxy?: string;
 }
 
 /**
@@ -46,7 +48,17 @@ function serverOptions(
     ...(o.pushLease ? { push: { leaseMs: o.pushLease } } : {}),
     logger: Boolean(o.log),
     dashboard: o.dashboard !== false,
+    ...(o.allowedHost?.length ? { allowedHosts: o.allowedHost } : {}),
+    ...(o.trustProxy !== undefined ? { trustProxy: trustProxy(o.trustProxy) } : {}),
   };
+}
+
+/**
+ * `--trust-proxy`, as Fastify's `trustProxy` takes it: `true` (trust every hop) or the proxies'
+ * addresses / CIDR ranges separated by commas.
+ */
+function trustProxy(value: string): boolean | string {
+  return value === "true" ? true : value;
 }
 
 /**
@@ -78,6 +90,15 @@ export function registerServe(program: Command, ctx: CliContext): void {
       "--push-lease <ms>",
       "lease per push delivery; another server redelivers after it (default: target timeout + 30 s)",
       int("--push-lease", 1),
+    )
+    .option(
+      "--allowed-host <name>",
+      "a Host the server answers to besides loopback and its bind address (repeatable; name or name:port)",
+      (v: string, all: string[] = []) => [...all, v],
+    )
+    .option(
+      "--trust-proxy <value>",
+      "read the client address and Host from X-Forwarded-* sent by these proxies: true, or addresses/CIDRs",
     )
     .option("--log", "log requests (pino, JSON)")
     .option("--no-dashboard", "do not serve the web dashboard at /dashboard/")
