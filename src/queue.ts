@@ -13,7 +13,7 @@ import {
   resolveDefaults,
   validatePayload,
 } from "./define-job.js";
-import { type Duration, toMs, toTimerMs } from "./duration.js";
+import { type Duration, toMs } from "./duration.js";
 import { ErrandError, isNonRetryable } from "./errors.js";
 import { uuidv7 } from "./id.js";
 import {
@@ -887,7 +887,7 @@ export class Queue extends EventEmitter<QueueEvents> {
         options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT),
       weightCap:
         options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT),
-      leaseMs: toTimerMs("leaseMs", options.leaseMs ?? 30_000),
+      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
       concurrencyLimits: this.#limits(types),
       random: this.#random,
     });
@@ -1041,7 +1041,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
     const [ok] = await this.store.heartbeatMany({
       now: this.clock.now(),
-      leaseMs: toTimerMs("leaseMs", options.leaseMs ?? 30_000),
+      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
       items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt) }],
     });
     return ok === true;
@@ -1185,6 +1185,17 @@ async function openPostgres(url: string): Promise<Store> {
     }
     throw error;
   }
+}
+
+/**
+ * A lease taken through the lease API: a date to store, not a timer here (a Worker bounds its own
+ * `leaseMs` by its heartbeat timer), so it may run up to the latest date a store keeps.
+ * @throws ErrandError `INVALID_DURATION`
+ */
+function leaseMsFrom(now: number, value: Duration): number {
+  const ms = toMs("leaseMs", value);
+  addToDate("leaseMs", now, ms);
+  return ms;
 }
 
 /** Normalises queue names or a weight map to {@link QueueWeight}s, validating both. */

@@ -311,9 +311,10 @@ export function exerciseBadInput(backend: Backend): void {
         await refused(() => queue.lease({ maxWeight: MAX_COUNT + 1 }), "INVALID_OPTION");
         await refused(() => queue.lease({ queues: { default: MAX_COUNT + 1 } }), "INVALID_OPTION");
         await refused(
-          () => queue.heartbeat({ id: seed!.id, attempt: 1 }, { leaseMs: "25d" }),
+          () => queue.heartbeat({ id: seed!.id, attempt: 1 }, { leaseMs: "999999999999h" }),
           "INVALID_DURATION",
         );
+        await refused(() => queue.lease({ leaseMs: MAX_DATE_MS - clock.now() + 1 }), "INVALID_DURATION");
         // PostgreSQL's attempt column is an integer: a larger attempt number was a 503.
         await refused(() => queue.complete({ id: seed!.id, attempt: 2 ** 31 }, null), "INVALID_ATTEMPT");
         await refused(
