@@ -143,6 +143,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);
+  // Checked here, not when the timers start at ready(): a bad option fails createServer.
+  const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
+  const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
   const types = new JobTypeRegistry(queue);
   // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
@@ -705,12 +708,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   };
   app.addHook("onReady", async () => {
     if (options.maintenance ?? true) {
-      every(checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS), () =>
-        queue.sweep(),
-      );
-      every(checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS), () =>
-        queue.prune(),
-      );
+      every(sweepIntervalMs, () => queue.sweep());
+      every(pruneIntervalMs, () => queue.prune());
     }
     every(typesRefreshMs, () => types.refresh(), "reading job types");
     push.start();

@@ -562,4 +562,22 @@ describe("server setup", () => {
     expect(address).toMatch(/^http:/);
     await open.close();
   });
+
+  it("refuses timer options past 2^31 − 1 ms when it is created, naming the option", async () => {
+    const [backend] = selectedBackends();
+    const { queue } = await backend!.setup();
+    for (const [options, field] of [
+      [{ sweepIntervalMs: 2 ** 31 }, "sweepIntervalMs"],
+      [{ pruneIntervalMs: 1e308 }, "pruneIntervalMs"],
+      [{ leasePollMs: 2 ** 31 }, "leasePollMs"],
+      [{ typesRefreshMs: 2 ** 31 }, "typesRefreshMs"],
+      [{ push: { pollIntervalMs: 2 ** 31 } }, "push.pollIntervalMs"],
+      [{ push: { leaseMs: 2 ** 31 } }, "push.leaseMs"],
+    ] as const) {
+      await expect(createServer({ queue, ...options })).rejects.toMatchObject({
+        code: "INVALID_OPTION",
+        message: expect.stringContaining(`${field} must be an integer between 1 and 2147483647`),
+      });
+    }
+  });
 });
