@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from "./duration.js";
+
 /**
  * All time in errand comes through a Clock: stores compare against the `now` it gives, and the
  * worker's timers (polling, heartbeats, timeouts, sweeps) are set on it. Tests swap in a
@@ -9,17 +11,32 @@ export interface Clock {
   now(): number;
   /**
    * Calls `fn` once after `ms` milliseconds of this clock's time.
+   * @remarks errand keeps the timers it sets under {@link MAX_TIMER_MS}, but a job stored before
+   * that bound may carry a longer `timeoutMs`: a clock built on `setTimeout` must chain such a timer
+   * (as {@link systemClock} does), since Node fires an overlong one after 1 ms.
    * @returns a function that cancels the timer; calling it twice is harmless.
    */
   setTimer(ms: number, fn: () => void): () => void;
 }
 
-/** The wall clock, with Node's timers. Timers are unref'd so they never keep a process alive. */
+/**
+ * The wall clock, with Node's timers. Timers are unref'd so they never keep a process alive.
+ * A timer longer than {@link MAX_TIMER_MS} is set as a chain of shorter ones: Node would fire it
+ * after 1 ms instead. errand refuses such durations at its edge; this keeps a value stored before
+ * that (a job's `timeoutMs`) from firing at once all the same.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    handle.unref();
+    let handle: NodeJS.Timeout;
+    const arm = (left: number) => {
+      handle =
+        left > MAX_TIMER_MS
+          ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS)
+          : setTimeout(fn, Math.max(0, left));
+      handle.unref();
+    };
+    arm(Number.isNaN(ms) ? 0 : ms);
     return () => clearTimeout(handle);
   },
 };

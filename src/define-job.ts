@@ -1,9 +1,16 @@
 import type { Logger } from "pino";
 import { type BackoffFunction, type BackoffOptions, toStoredBackoff } from "./backoff.js";
-import { type Duration, toMs } from "./duration.js";
+import { type Duration, toTimerMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
 import type { Delivery, Job, StoredBackoff } from "./job.js";
-import { checkInt, checkQueueName, checkTypeName } from "./validation.js";
+import {
+  checkInt,
+  checkQueueName,
+  checkTypeName,
+  MAX_COUNT,
+  MAX_PRIORITY,
+  MIN_PRIORITY,
+} from "./validation.js";
 
 /**
  * The Standard Schema interface (https://standardschema.dev), which zod, valibot, arktype and
@@ -70,18 +77,18 @@ export interface JobDefaults {
    */
   queue?: string;
   /**
-   * Higher runs first within a queue. Any safe integer.
+   * Higher runs first within a queue. Any safe integer, {@link MIN_PRIORITY} to {@link MAX_PRIORITY}.
    * @defaultValue 0
    */
   priority?: number;
   /**
-   * How much of a worker's `concurrency` a running job takes. A job heavier than a whole worker
-   * still runs, alone, on an idle one.
+   * How much of a worker's `concurrency` a running job takes, 1 to {@link MAX_COUNT}. A job heavier
+   * than a whole worker still runs, alone, on an idle one.
    * @defaultValue 1
    */
   weight?: number;
   /**
-   * Attempts before the job is `dead`, the first included.
+   * Attempts before the job is `dead`, the first included: 1 to {@link MAX_COUNT}.
    * @defaultValue 5
    */
   maxAttempts?: number;
@@ -93,7 +100,9 @@ export interface JobDefaults {
   /** Retries go to this queue instead of the job's own (say, a slower "retries" lane). */
   retryQueue?: string;
   /**
-   * The handler's signal aborts and the attempt fails after this long. None by default.
+   * The handler's signal aborts and the attempt fails after this long. None by default. At most
+   * {@link MAX_TIMER_MS} (about 24.8 days), the longest timer Node can set; longer is refused
+   * (`INVALID_DURATION`).
    * @remarks A handler that ignores its signal keeps running in the background, no longer counted.
    */
   timeoutMs?: Duration;
@@ -113,8 +122,8 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
   type: string;
   handler: JobHandler<P, R>;
   /**
-   * At most this many jobs of this type run at once across every worker sharing the store. No cap
-   * by default.
+   * At most this many jobs of this type run at once across every worker sharing the store (1 to
+   * {@link MAX_COUNT}). No cap by default.
    */
   concurrency?: number;
   /** Validates payloads at enqueue (and at {@link runJob}); invalid ones are refused. */
@@ -190,7 +199,8 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
     type,
     handler: options.handler,
     ...defaults,
-    concurrency: options.concurrency === undefined ? null : checkInt("concurrency", options.concurrency, 1),
+    concurrency:
+      options.concurrency === undefined ? null : checkInt("concurrency", options.concurrency, 1, MAX_COUNT),
     schema: options.schema,
   });
 }
@@ -208,13 +218,13 @@ export function resolveDefaults(
   }
   return {
     queue: checkQueueName(o.queue ?? "default"),
-    priority: checkInt("priority", o.priority ?? 0, Number.MIN_SAFE_INTEGER),
-    weight: checkInt("weight", o.weight ?? 1, 1),
-    maxAttempts: checkInt("maxAttempts", o.maxAttempts ?? 5, 1),
+    priority: checkInt("priority", o.priority ?? 0, MIN_PRIORITY, MAX_PRIORITY),
+    weight: checkInt("weight", o.weight ?? 1, 1, MAX_COUNT),
+    maxAttempts: checkInt("maxAttempts", o.maxAttempts ?? 5, 1, MAX_COUNT),
     backoff: toStoredBackoff(o.backoff),
     backoffFn: typeof o.backoff === "function" ? o.backoff : undefined,
     retryQueue: o.retryQueue === undefined ? null : checkQueueName(o.retryQueue),
-    timeoutMs: o.timeoutMs === undefined ? null : toMs("timeoutMs", o.timeoutMs),
+    timeoutMs: o.timeoutMs === undefined ? null : toTimerMs("timeoutMs", o.timeoutMs),
     delivery,
   };
 }

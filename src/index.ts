@@ -26,7 +26,7 @@ export {
   type ResultOf,
   type StandardSchemaV1,
 } from "./define-job.js";
-export type { Duration, DurationUnit } from "./duration.js";
+export { type Duration, type DurationUnit, MAX_DURATION_MS, MAX_TIMER_MS } from "./duration.js";
 export {
   ErrandError,
   type ErrandErrorCode,
@@ -64,5 +64,19 @@ export {
   type SweepResult,
 } from "./queue.js";
 export type { Store, StoreCapabilities } from "./store/store.js";
-export { NAME_PATTERN, RESERVED_NAMES } from "./validation.js";
+export {
+  MAX_ATTEMPT,
+  MAX_COUNT,
+  MAX_DATE_MS,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_LIMIT,
+  MAX_PAYLOAD_BYTES,
+  MAX_PRIORITY,
+  MIN_DATE_MS,
+  MIN_PRIORITY,
+  NAME_PATTERN,
+  RESERVED_NAMES,
+} from "./validation.js";
 export { type CloseOptions, Worker, type WorkerEvents, type WorkerOptions } from "./worker/worker.js";

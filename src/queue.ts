@@ -31,13 +31,25 @@ import {
 import { nameRecord } from "./name-record.js";
 import type { AttemptRef, FailItem, NewJob, QueueWeight, ScheduleRecord, Store } from "./store/store.js";
 import {
+  addToDate,
   checkAttempt,
   checkInt,
   checkJobId,
   checkOwnerName,
   checkQueueName,
   checkScheduleName,
+  checkText,
   checkTypeName,
+  MAX_COUNT,
+  MAX_DATE_MS,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_LIMIT,
+  MAX_PAYLOAD_BYTES,
+  MAX_PRIORITY,
+  MIN_PRIORITY,
+  sanitizeText,
   toEpochMs,
   toJsonText,
 } from "./validation.js";
@@ -269,7 +281,7 @@ export interface OpenQueueOptions {
   random?: () => number;
 }
 
-const MAX_LIST = 1000;
+const MAX_LIST = MAX_LIMIT;
 const SWEEP_BATCH = 500;
 const POISON_PILL_LEASES = 3;
 const MAX_STACK = 4000;
@@ -335,7 +347,12 @@ export class Queue extends EventEmitter<QueueEvents> {
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
-    this.#maxPayloadBytes = checkInt("maxPayloadBytes", options.maxPayloadBytes ?? 1_048_576, 1);
+    this.#maxPayloadBytes = checkInt(
+      "maxPayloadBytes",
+      options.maxPayloadBytes ?? 1_048_576,
+      1,
+      MAX_PAYLOAD_BYTES,
+    );
     const retention = { ...DEFAULT_RETENTION };
     for (const [state, d] of Object.entries(options.retention ?? {})) {
       if (!FINISHED_STATES.includes(state as FinishedState)) {
@@ -545,13 +562,13 @@ export class Queue extends EventEmitter<QueueEvents> {
       o.runAt !== undefined
         ? toEpochMs("runAt", o.runAt)
         : o.delayMs !== undefined
-          ? now + toMs("delayMs", o.delayMs)
+          ? addToDate("delayMs", now, toMs("delayMs", o.delayMs))
           : now;
     const expiresAt =
       o.expiresAt !== undefined
         ? toEpochMs("expiresAt", o.expiresAt)
         : o.expiresInMs !== undefined
-          ? now + toMs("expiresInMs", o.expiresInMs)
+          ? addToDate("expiresInMs", now, toMs("expiresInMs", o.expiresInMs))
           : null;
     const backoff = o.backoff !== undefined ? own.backoff : (def?.backoff ?? own.backoff);
     return {
@@ -568,7 +585,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       retryQueue: own.retryQueue,
       delivery: own.delivery,
       timeoutMs: own.timeoutMs,
-      uniqueKey: o.uniqueKey === undefined ? null : checkUniqueKey(o.uniqueKey),
+      uniqueKey: o.uniqueKey === undefined ? null : checkText("uniqueKey", o.uniqueKey, MAX_KEY_LENGTH),
       owner: o.owner === undefined ? null : checkOwnerName(o.owner),
     };
   }
@@ -677,7 +694,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       options.runAt !== undefined
         ? toEpochMs("runAt", options.runAt)
         : options.delayMs !== undefined
-          ? now + toMs("delayMs", options.delayMs)
+          ? addToDate("delayMs", now, toMs("delayMs", options.delayMs))
           : undefined;
     const m = await this.store.reschedule({
       id: checkJobId(id),
@@ -686,7 +703,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       priority:
         options.priority === undefined
           ? undefined
-          : checkInt("priority", options.priority, Number.MIN_SAFE_INTEGER),
+          : checkInt("priority", options.priority, MIN_PRIORITY, MAX_PRIORITY),
       queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
     });
     return this.#mutated(id, m, [], "reschedule");
@@ -866,13 +883,18 @@ export class Queue extends EventEmitter<QueueEvents> {
     const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
     const records = await this.store.claim({
       now: this.clock.now(),
-      workerId: options.workerId ?? defaultWorkerId(),
+      workerId:
+        options.workerId === undefined
+          ? defaultWorkerId()
+          : checkText("workerId", options.workerId, MAX_KEY_LENGTH),
       queues,
       types,
       limit: checkInt("limit", options.limit ?? 1, 1, MAX_LIST),
-      maxWeight: options.maxWeight,
-      weightCap: options.weightCap,
-      leaseMs: toMs("leaseMs", options.leaseMs ?? 30_000),
+      maxWeight:
+        options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT),
+      weightCap:
+        options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT),
+      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
       concurrencyLimits: this.#limits(types),
       random: this.#random,
     });
@@ -989,7 +1011,9 @@ export class Queue extends EventEmitter<QueueEvents> {
         job.attempt < job.maxAttempts
       ) {
         const delay = backoffDelay(job.backoff, def?.backoffFn, error, job.attempt, this.#random);
-        if (delay !== false) retryAt = now + delay;
+        // A backoff may be longer than any date left (a custom one, a huge fixed one): the retry
+        // waits until the latest date a store keeps rather than overflow it. Never lose a failure.
+        if (delay !== false) retryAt = Math.min(now + delay, MAX_DATE_MS);
       }
       return {
         id: job.id,
@@ -1025,7 +1049,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
     const [ok] = await this.store.heartbeatMany({
       now: this.clock.now(),
-      leaseMs: toMs("leaseMs", options.leaseMs ?? 30_000),
+      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
       items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt) }],
     });
     return ok === true;
@@ -1171,11 +1195,15 @@ async function openPostgres(url: string): Promise<Store> {
   }
 }
 
-function checkUniqueKey(key: unknown): string {
-  if (typeof key !== "string" || key.length === 0 || key.length > 255) {
-    throw new ErrandError("INVALID_OPTION", "uniqueKey must be a string of 1 to 255 characters");
-  }
-  return key;
+/**
+ * A lease taken through the lease API: a date to store, not a timer here (a Worker bounds its own
+ * `leaseMs` by its heartbeat timer), so it may run up to the latest date a store keeps.
+ * @throws ErrandError `INVALID_DURATION`
+ */
+function leaseMsFrom(now: number, value: Duration): number {
+  const ms = toMs("leaseMs", value);
+  addToDate("leaseMs", now, ms);
+  return ms;
 }
 
 /** Normalises queue names or a weight map to {@link QueueWeight}s, validating both. */
@@ -1184,7 +1212,7 @@ export function toQueueWeights(queues: string[] | Record<string, number>): Queue
   if (entries.length === 0) throw new ErrandError("INVALID_OPTION", "queues must name at least one queue");
   return entries.map(([name, weight]) => ({
     name: checkQueueName(name),
-    weight: checkInt(`queues.${name}`, weight, 1),
+    weight: checkInt(`queues.${name}`, weight, 1, MAX_COUNT),
   }));
 }
 
@@ -1204,12 +1232,14 @@ function errorEntry(error: unknown, attempt: number, at: number, kind?: string):
       : typeof error === "string"
         ? error
         : safeJson(error);
-  const entry: JobErrorEntry = { attempt, message, at };
+  // What a handler threw is recorded, never refused (that would lose the failure): text no store
+  // keeps as given (U+0000, lone surrogates) is replaced, and overlong text cut.
+  const entry: JobErrorEntry = { attempt, message: sanitizeText(String(message), MAX_ERROR_TEXT_LENGTH), at };
   const code = (error as { code?: unknown } | null | undefined)?.code;
   // A numeric code (database drivers use them) is no name: keep the error's own name then.
   const name = typeof code === "string" ? code : e?.name;
-  if (typeof name === "string") entry.name = name;
-  if (e?.stack) entry.stack = e.stack.length > MAX_STACK ? e.stack.slice(0, MAX_STACK) : e.stack;
+  if (typeof name === "string") entry.name = sanitizeText(name, MAX_ERROR_NAME_LENGTH);
+  if (typeof e?.stack === "string" && e.stack) entry.stack = sanitizeText(e.stack, MAX_STACK);
   if (kind) entry.kind = kind;
   return entry;
 }

@@ -72,10 +72,13 @@ export function checkJobId(value: unknown): string {
   return value;
 }
 
-/** @throws ErrandError `INVALID_ATTEMPT` unless `value` is an integer ≥ 1. */
+/** @throws ErrandError `INVALID_ATTEMPT` unless `value` is an integer from 1 to {@link MAX_ATTEMPT}. */
 export function checkAttempt(value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new ErrandError("INVALID_ATTEMPT", `attempt must be an integer ≥ 1, got ${String(value)}`);
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > MAX_ATTEMPT) {
+    throw new ErrandError(
+      "INVALID_ATTEMPT",
+      `attempt must be an integer between 1 and ${MAX_ATTEMPT}, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -84,14 +87,18 @@ export function checkAttempt(value: unknown): number {
 export function checkInt(field: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
     const bound = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `between ${min} and ${max}`;
-    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ${bound}, got ${String(value)}`);
+    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ${bound}, got ${String(value)}`, {
+      details: { field, min, max },
+    });
   }
-  return value;
+  // -0 is 0, as every store gives it back.
+  return value === 0 ? 0 : value;
 }
 
 /**
- * Turns a `Date`, an ISO-8601 string or epoch milliseconds into epoch milliseconds.
- * @throws ErrandError `INVALID_DATE`
+ * Turns a `Date`, an ISO-8601 string or epoch milliseconds into epoch milliseconds, from
+ * {@link MIN_DATE_MS} to {@link MAX_DATE_MS}.
+ * @throws ErrandError `INVALID_DATE`, naming the field and the bounds.
  */
 export function toEpochMs(field: string, value: unknown): number {
   let ms: number;
@@ -105,7 +112,82 @@ export function toEpochMs(field: string, value: unknown): number {
       `${field} must be a valid Date, ISO-8601 string or epoch milliseconds`,
     );
   }
-  return Math.trunc(ms);
+  ms = Math.trunc(ms);
+  if (ms < MIN_DATE_MS || ms > MAX_DATE_MS) {
+    throw new ErrandError(
+      "INVALID_DATE",
+      `${field} must be from ${new Date(MIN_DATE_MS).toISOString()} to ${new Date(MAX_DATE_MS).toISOString()} (epoch ms ${MIN_DATE_MS} to ${MAX_DATE_MS}), got ${String(value instanceof Date ? ms : value)}`,
+      { details: { field, min: MIN_DATE_MS, max: MAX_DATE_MS } },
+    );
+  }
+  return ms;
+}
+
+/**
+ * `now + ms` as a date, refused when it would fall past {@link MAX_DATE_MS} (a `delayMs` or
+ * `expiresInMs` too long for any date a store keeps).
+ * @throws ErrandError `INVALID_DURATION`, naming the field.
+ */
+export function addToDate(field: string, now: number, ms: number): number {
+  const at = now + ms;
+  if (at > MAX_DATE_MS) {
+    throw new ErrandError(
+      "INVALID_DURATION",
+      `${field} of ${ms} ms from now falls past ${new Date(MAX_DATE_MS).toISOString()}, the latest date errand stores`,
+      { details: { field, max: MAX_DATE_MS - now } },
+    );
+  }
+  return at;
+}
+
+/** ES2024's well-formed string methods: Node 20 has them, the TypeScript lib errand targets not yet. */
+interface WellFormedText {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
+/**
+ * Checks free text that a store keeps as text (a unique key, a worker id): a string of 1 to
+ * `maxLength` UTF-16 code units, without U+0000 and without lone surrogates. PostgreSQL's `text`
+ * cannot hold U+0000, and a lone surrogate has no UTF-8 form (a store would keep U+FFFD or fail), so
+ * either would be stored differently on different stores, or not at all: refused alike on all.
+ * @throws ErrandError `code` (`INVALID_OPTION` unless told), naming the field.
+ * @since 0.1.0
+ */
+export function checkText(
+  field: string,
+  value: unknown,
+  maxLength: number,
+  code: ErrandErrorCode = "INVALID_OPTION",
+): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > maxLength) {
+    throw new ErrandError(
+      code,
+      `${field} must be a string of 1 to ${maxLength} characters, got ${typeof value === "string" ? `${value.length} characters` : typeof value}`,
+      { details: { field, maxLength } },
+    );
+  }
+  if (value.includes("\u0000") || !(value as string & WellFormedText).isWellFormed()) {
+    throw new ErrandError(
+      code,
+      `${field} must not contain U+0000 (NUL) or a lone surrogate (text no store keeps as given)`,
+      { details: { field } },
+    );
+  }
+  return value;
+}
+
+/**
+ * Makes text errand records on its own account (a handler's error message, name and stack) safe for
+ * every store instead of refusing it, since refusing would lose the failure: U+0000 and lone
+ * surrogates become U+FFFD, and text longer than `maxLength` is cut.
+ */
+export function sanitizeText(value: string, maxLength: number): string {
+  const cut = value.length > maxLength ? value.slice(0, maxLength) : value;
+  // A cut through a surrogate pair leaves a lone half, which toWellFormed() replaces too.
+  const w = cut as string & WellFormedText;
+  const clean = w.isWellFormed() ? cut : w.toWellFormed();
+  return clean.includes("\u0000") ? clean.replaceAll("\u0000", "\uFFFD") : clean;
 }
 
 /**
@@ -150,3 +232,84 @@ function jsonGuard(this: unknown, key: string, value: unknown): unknown {
       return value;
   }
 }
+
+// ---- bounds ----------------------------------------------------------------------------------
+// Every number, date and string errand stores has a bound that every store keeps exactly, checked
+// at the edge (the library's entry points, the HTTP schemas, the CLI through the library), so a
+// value is either stored as given on every store or refused with a typed error naming the field
+// and the bound. Durations are bounded in duration.ts (MAX_TIMER_MS, MAX_DURATION_MS).
+
+/**
+ * The earliest `runAt` / `expiresAt` accepted: the Unix epoch, 1970-01-01T00:00:00.000Z. An
+ * earlier time means nothing more to a queue than "now" does, and the HTTP API's epoch
+ * milliseconds were never negative.
+ * @since 0.1.0
+ */
+export const MIN_DATE_MS = 0;
+
+/**
+ * The latest `runAt` / `expiresAt` accepted: 9999-12-31T23:59:59.999Z (253 402 300 799 999).
+ * Every store keeps it exactly (a PostgreSQL bigint, a SQLite integer, a Redis score, which is a
+ * double and exact up to 2^53), and so do `Date` and ISO-8601 with a four-digit year. Without it,
+ * `runAt: 8.64e15 + 1` was stored and read back as an invalid date (`"runAt": null`).
+ * @since 0.1.0
+ */
+export const MAX_DATE_MS = 253_402_300_799_999;
+
+/**
+ * Priority bounds: the safe integers, ±(2^53 − 1). PostgreSQL keeps a bigint, SQLite a 64-bit
+ * integer, and Redis orders its ready lanes by `-priority` as a sorted-set score, a double, exact
+ * over exactly this range: any wider and two priorities could share a score (and a lane order).
+ * @since 0.1.0
+ */
+export const MAX_PRIORITY = Number.MAX_SAFE_INTEGER;
+/** The lowest priority: −(2^53 − 1). See {@link MAX_PRIORITY}. @since 0.1.0 */
+export const MIN_PRIORITY = Number.MIN_SAFE_INTEGER;
+
+/**
+ * The largest count errand takes for a job's `weight` and `maxAttempts`, a type's cluster-wide
+ * `concurrency`, a worker's `concurrency`, queue weights and a lease's `maxWeight` / `weightCap`:
+ * 1 000 000. Claims add weights up (a batch of up to 1000 jobs), and attempts count up to
+ * `maxAttempts` in PostgreSQL's 32-bit `attempt` column; this bound keeps every sum exact and
+ * every attempt number under {@link MAX_ATTEMPT}, and matches what the HTTP API always allowed.
+ * @since 0.1.0
+ */
+export const MAX_COUNT = 1_000_000;
+
+/**
+ * The largest attempt number a report (complete, fail, heartbeat, checkpoint, release) may name:
+ * 2^31 − 1, PostgreSQL's `integer`. A larger one was a 503 from PostgreSQL instead of a 400.
+ * @since 0.1.0
+ */
+export const MAX_ATTEMPT = 2 ** 31 - 1;
+
+/** Most jobs one `list` page or one `lease` returns: 1000. @since 0.1.0 */
+export const MAX_LIMIT = 1000;
+
+/**
+ * The largest `maxPayloadBytes` a queue accepts: 256 MiB. Payloads, results and checkpoints are
+ * one value each in every store, and Redis refuses a value over 512 MB; JSON escaping can double a
+ * text's size on the way.
+ * @since 0.1.0
+ */
+export const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
+
+/** Longest unique key and worker id, in UTF-16 code units: 255. @since 0.1.0 */
+export const MAX_KEY_LENGTH = 255;
+
+/**
+ * Longest error message (and stack) recorded for a failed attempt: 65 536 characters. A remote
+ * worker's longer report is refused (400); a handler's own error is cut to it instead.
+ * @since 0.1.0
+ */
+export const MAX_ERROR_TEXT_LENGTH = 65_536;
+
+/** Longest error name recorded for a failed attempt: 256 characters. @since 0.1.0 */
+export const MAX_ERROR_NAME_LENGTH = 256;
+
+/**
+ * {@link checkText}'s rule as a JSON-schema pattern (the HTTP schemas): no U+0000, no lone
+ * surrogate. ajv compiles patterns with the `u` flag, so a surrogate pair is one code point and
+ * only an unpaired half falls in the excluded range.
+ */
+export const TEXT_PATTERN = "^[^\\u0000\\ud800-\\udfff]*$";

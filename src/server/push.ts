@@ -1,11 +1,12 @@
 import { createHmac } from "node:crypto";
+import { MAX_TIMER_MS } from "../duration.js";
 import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
-import { checkInt } from "../validation.js";
+import { checkInt, MAX_COUNT } from "../validation.js";
 import type { JobTypeConfig, JobTypeRegistry } from "./job-types.js";
 import type { ServerMetrics } from "./metrics.js";
 
-/** Tuning for push delivery. */
+/** Tuning for push delivery. Durations are milliseconds, at most {@link MAX_TIMER_MS}. */
 export interface PushOptions {
   /**
    * Deliveries in flight per type when the type sets no `concurrency`.
@@ -67,9 +68,10 @@ export class PushDelivery {
     this.#queue = queue;
     this.#types = types;
     this.#metrics = metrics;
-    this.#concurrency = options.concurrency ?? 10;
-    this.#pollMs = options.pollIntervalMs ?? 1000;
-    this.#leaseMs = options.leaseMs === undefined ? undefined : checkInt("push.leaseMs", options.leaseMs, 1);
+    this.#concurrency = checkInt("push.concurrency", options.concurrency ?? 10, 1, MAX_COUNT);
+    this.#pollMs = checkInt("push.pollIntervalMs", options.pollIntervalMs ?? 1000, 1, MAX_TIMER_MS);
+    this.#leaseMs =
+      options.leaseMs === undefined ? undefined : checkInt("push.leaseMs", options.leaseMs, 1, MAX_TIMER_MS);
     this.#fetch = options.fetch ?? globalThis.fetch;
     types.onChange((config) => {
       if (config?.push) this.#fill(config);

@@ -4,48 +4,80 @@
  * registered once by `$id` and referenced as `"<Id>#"`.
  * @module
  */
+import { MAX_DURATION_MS, MAX_TIMER_MS } from "../duration.js";
 import { JOB_STATES } from "../job.js";
-import { JOB_ID_PATTERN, NAME_PATTERN } from "../validation.js";
+import {
+  JOB_ID_PATTERN,
+  MAX_ATTEMPT,
+  MAX_COUNT,
+  MAX_DATE_MS,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_PRIORITY,
+  MIN_DATE_MS,
+  MIN_PRIORITY,
+  NAME_PATTERN,
+  TEXT_PATTERN,
+} from "../validation.js";
 
 const name = { type: "string", pattern: NAME_PATTERN.source, maxLength: 128 } as const;
 const jobId = { type: "string", pattern: JOB_ID_PATTERN.source, maxLength: 255 } as const;
-const duration = {
-  description: 'milliseconds, or a duration like "30s", "5m", "2h", "1h30m"',
-  anyOf: [
-    { type: "integer", minimum: 0 },
-    { type: "string", maxLength: 32 },
-  ],
-} as const;
+/**
+ * Free text a store keeps as text: no U+0000 and no lone surrogate (see `checkText`), which
+ * PostgreSQL cannot store and the other stores would store differently.
+ */
+const text = (maxLength: number) =>
+  ({
+    type: "string",
+    pattern: TEXT_PATTERN,
+    maxLength,
+    description: "text without U+0000 or lone surrogates",
+  }) as const;
+/**
+ * A duration up to `maximum` ms. A string's value is checked by the server against the same bound
+ * (`INVALID_DURATION`), since a schema cannot read "2h".
+ */
+const durationUpTo = <M extends number>(maximum: M) =>
+  ({
+    description: `milliseconds, or a duration like "30s", "5m", "2h", "1h30m"; at most ${maximum} ms`,
+    anyOf: [
+      { type: "integer", minimum: 0, maximum },
+      { type: "string", maxLength: 32 },
+    ],
+  }) as const;
+/** A delay, expiry or backoff: at most the span from 1970 to the end of year 9999. */
+const duration = durationUpTo(MAX_DURATION_MS);
+/** A duration that becomes a timer (`timeoutMs`): at most 2^31 − 1 ms, about 24.8 days. */
+const timerDuration = durationUpTo(MAX_TIMER_MS);
 const instant = {
-  description: "ISO-8601 date-time or epoch milliseconds",
+  description:
+    "ISO-8601 date-time or epoch milliseconds, from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z",
   anyOf: [
     { type: "string", maxLength: 40 },
-    { type: "integer", minimum: 0 },
+    { type: "integer", minimum: MIN_DATE_MS, maximum: MAX_DATE_MS },
   ],
 } as const;
 /** A failure as a worker reports it: a message, or { message, name, stack }. */
 const reportedError = {
   anyOf: [
-    { type: "string", maxLength: 65_536 },
+    text(MAX_ERROR_TEXT_LENGTH),
     {
       type: "object",
       required: ["message"],
       additionalProperties: false,
       properties: {
-        message: { type: "string", maxLength: 65_536 },
-        name: { type: "string", maxLength: 256 },
-        stack: { type: "string", maxLength: 65_536 },
+        message: text(MAX_ERROR_TEXT_LENGTH),
+        name: text(MAX_ERROR_NAME_LENGTH),
+        stack: text(MAX_ERROR_TEXT_LENGTH),
       },
     },
   ],
 } as const;
 
-const attempt = { type: "integer", minimum: 1, maximum: 2_147_483_647 } as const;
-const integer = {
-  type: "integer",
-  minimum: Number.MIN_SAFE_INTEGER,
-  maximum: Number.MAX_SAFE_INTEGER,
-} as const;
+const attempt = { type: "integer", minimum: 1, maximum: MAX_ATTEMPT } as const;
+const integer = { type: "integer", minimum: MIN_PRIORITY, maximum: MAX_PRIORITY } as const;
+const count = { type: "integer", minimum: 1, maximum: MAX_COUNT } as const;
 const nullableDate = { type: ["string", "null"], format: "date-time" } as const;
 /** An exponential policy as stored with a job: every field resolved. */
 const storedExponential = {
@@ -211,13 +243,13 @@ export const sharedSchemas = [
       type: name,
       queue: name,
       priority: integer,
-      weight: { type: "integer", minimum: 1, maximum: 1_000_000 },
-      maxAttempts: { type: "integer", minimum: 1, maximum: 1_000_000 },
+      weight: count,
+      maxAttempts: count,
       backoff: { $ref: "Backoff#" },
       retryQueue: name,
-      timeoutMs: duration,
+      timeoutMs: timerDuration,
       delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
-      concurrency: { type: "integer", minimum: 1, maximum: 1_000_000 },
+      concurrency: count,
       push: {
         type: "object",
         description: "Push delivery: the server leases this type's jobs and POSTs each to `url`.",
@@ -236,7 +268,7 @@ export const sharedSchemas = [
 /** Enqueue options, flat beside `type` and `payload` in an enqueue body. */
 const enqueueOptionProperties = {
   id: jobId,
-  uniqueKey: { type: "string", minLength: 1, maxLength: 255 },
+  uniqueKey: { ...text(MAX_KEY_LENGTH), minLength: 1 },
   owner: {
     ...name,
     description:
@@ -248,11 +280,11 @@ const enqueueOptionProperties = {
   expiresInMs: duration,
   queue: name,
   priority: integer,
-  weight: { type: "integer", minimum: 1, maximum: 1_000_000 },
-  maxAttempts: { type: "integer", minimum: 1, maximum: 1_000_000 },
+  weight: count,
+  maxAttempts: count,
   backoff: { $ref: "Backoff#" },
   retryQueue: name,
-  timeoutMs: duration,
+  timeoutMs: timerDuration,
   delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
 } as const;
 
@@ -423,16 +455,16 @@ export const routeSchemas = {
               type: "object",
               minProperties: 1,
               propertyNames: name,
-              additionalProperties: { type: "integer", minimum: 1, maximum: 1_000_000 },
+              additionalProperties: count,
             },
           ],
         },
         limit: { type: "integer", minimum: 1, maximum: 1000 },
         leaseMs: { type: "integer", minimum: 100, maximum: 86_400_000 },
         waitMs: { type: "integer", minimum: 0, maximum: 120_000 },
-        workerId: { type: "string", minLength: 1, maxLength: 255 },
-        maxWeight: { type: "integer", minimum: 1, maximum: 1_000_000 },
-        weightCap: { type: "integer", minimum: 1, maximum: 1_000_000 },
+        workerId: { ...text(MAX_KEY_LENGTH), minLength: 1 },
+        maxWeight: count,
+        weightCap: count,
       },
     },
     response: { 200: jobsReply, ...errors },

@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import { checkKnownKeys } from "../define-job.js";
+import { MAX_TIMER_MS } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
 import type { EnqueueOptions, Queue } from "../queue.js";
@@ -161,8 +162,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   checkKnownKeys("createServer", options, SERVER_KEYS);
   const { queue } = options;
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
-  const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1);
-  const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1);
+  const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
+  const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);
+  // Checked here, not when the timers start at ready(): a bad option fails createServer.
+  const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
+  const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
   const checks = new RequestChecks(options, auth.enabled);
   const types = new JobTypeRegistry(queue);
@@ -736,8 +740,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   };
   app.addHook("onReady", async () => {
     if (options.maintenance ?? true) {
-      every(checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1), () => queue.sweep());
-      every(checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1), () => queue.prune());
+      every(sweepIntervalMs, () => queue.sweep());
+      every(pruneIntervalMs, () => queue.prune());
     }
     every(typesRefreshMs, () => types.refresh(), "reading job types");
     push.start();

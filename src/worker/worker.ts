@@ -2,18 +2,19 @@ import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
 import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
-import { type Duration, toMs } from "../duration.js";
+import { type Duration, toTimerMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import { type Job, type JobRecord, toJob } from "../job.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
-import { checkInt } from "../validation.js";
+import { checkInt, checkText, MAX_COUNT, MAX_KEY_LENGTH } from "../validation.js";
 import { JobRun, type RunHooks } from "./job-run.js";
 import { OutcomeBatcher } from "./outcome-batcher.js";
 
 /**
- * Options for a {@link Worker}.
+ * Options for a {@link Worker}. Every duration here becomes a timer, so each is at most
+ * {@link MAX_TIMER_MS} (about 24.8 days); longer is refused (`INVALID_DURATION`).
  * @since 0.1.0
  */
 export interface WorkerOptions {
@@ -26,7 +27,7 @@ export interface WorkerOptions {
    */
   queues?: string[] | Record<string, number>;
   /**
-   * Total weight of jobs running at once (a job of weight 3 takes 3).
+   * Total weight of jobs running at once (a job of weight 3 takes 3), 1 to {@link MAX_COUNT}.
    * @defaultValue 10
    */
   concurrency?: number;
@@ -60,7 +61,10 @@ export interface WorkerOptions {
   sweepIntervalMs?: Duration;
   /** @defaultValue 60_000 */
   pruneIntervalMs?: Duration;
-  /** Names the holder in `job.workerId`. @defaultValue `host:pid:random` */
+  /**
+   * Names the holder in `job.workerId`: 1 to 255 characters, without U+0000 or lone surrogates.
+   * @defaultValue `host:pid:random`
+   */
   workerId?: string;
   /** @defaultValue pino at level "warn" */
   logger?: Logger;
@@ -172,24 +176,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     this.#types = [...this.#jobs.keys()];
     this.#queues = toQueueWeights(options.queues ?? [...new Set(options.jobs.map((d) => d.queue))]);
-    this.#concurrency = checkInt("concurrency", options.concurrency ?? 10, 1);
+    this.#concurrency = checkInt("concurrency", options.concurrency ?? 10, 1, MAX_COUNT);
     this.#minConcurrency = checkInt(
       "minConcurrency",
       options.minConcurrency ?? Math.floor(this.#concurrency / 2),
       0,
       this.#concurrency - 1,
     );
-    this.#leaseMs = toMs("leaseMs", options.leaseMs ?? 30_000);
+    this.#leaseMs = toTimerMs("leaseMs", options.leaseMs ?? 30_000);
     if (this.#leaseMs < 100)
       throw new ErrandError("INVALID_OPTION", `leaseMs must be ≥ 100, got ${this.#leaseMs}`);
-    this.#heartbeatMs = toMs("heartbeatMs", options.heartbeatMs ?? Math.floor(this.#leaseMs / 3));
+    this.#heartbeatMs = toTimerMs("heartbeatMs", options.heartbeatMs ?? Math.floor(this.#leaseMs / 3));
     if (this.#heartbeatMs <= 0 || this.#heartbeatMs >= this.#leaseMs) {
       throw new ErrandError("INVALID_OPTION", `heartbeatMs must be > 0 and < leaseMs (${this.#leaseMs})`);
     }
-    this.#pollMs = toMs("pollIntervalMs", options.pollIntervalMs ?? 1000);
+    this.#pollMs = interval("pollIntervalMs", options.pollIntervalMs ?? 1000);
     this.#maintenance = options.maintenance ?? true;
-    this.#sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
-    this.#pruneMs = toMs("pruneIntervalMs", options.pruneIntervalMs ?? 60_000);
+    this.#sweepMs = interval("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
+    this.#pruneMs = interval("pruneIntervalMs", options.pruneIntervalMs ?? 60_000);
+    if (options.workerId !== undefined) checkText("workerId", options.workerId, MAX_KEY_LENGTH);
     this.workerId = options.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
     this.#logger = options.logger;
     this.#outcomes = new OutcomeBatcher(queue, (error) => this.#error(error));
@@ -521,7 +526,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Resolves when every outcome is written. Calling it again returns the same promise.
    */
   close(options: CloseOptions = {}): Promise<void> {
-    this.#closePromise ??= this.#close(toMs("graceMs", options.graceMs ?? 10_000));
+    this.#closePromise ??= this.#close(toTimerMs("graceMs", options.graceMs ?? 10_000));
     return this.#closePromise;
   }
 
@@ -597,4 +602,14 @@ function checkWorkerOptions(options: WorkerOptions): void {
   if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
     throw new ErrandError("INVALID_OPTION", "Worker: jobs must list at least one job definition");
   }
+}
+
+/**
+ * A repeating timer's period: 1 ms to {@link MAX_TIMER_MS}. Zero would re-arm the timer at once,
+ * forever, and spin the worker.
+ */
+function interval(field: string, value: Duration): number {
+  const ms = toTimerMs(field, value);
+  if (ms < 1) throw new ErrandError("INVALID_DURATION", `${field} must be at least 1 ms, got ${ms}`);
+  return ms;
 }

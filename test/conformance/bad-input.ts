@@ -2,12 +2,16 @@
  * Bad input: every invalid call is refused with an ErrandError and a stable `code`, and leaves the
  * store exactly as it was.
  */
-import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../../src/define-job.js";
+import { MAX_TIMER_MS } from "../../src/duration.js";
 import { ErrandError, type ErrandErrorCode } from "../../src/errors.js";
-import type { Queue } from "../../src/queue.js";
+import type { Job } from "../../src/job.js";
+import type { EnqueueOptions, Queue } from "../../src/queue.js";
 import { drain } from "../../src/testing/index.js";
+import { MAX_COUNT, MAX_DATE_MS, MAX_PRIORITY, MIN_PRIORITY } from "../../src/validation.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
 
@@ -232,6 +236,370 @@ export function exerciseBadInput(backend: Backend): void {
         await refused(() => new Worker(queue, { jobs: [] }), "INVALID_OPTION");
         await refused(() => queue.lease({ limit: 0 }), "INVALID_OPTION");
       });
+    });
+
+    it("refuses numbers, durations and dates past their bounds with a typed code, storing nothing", async () => {
+      const { queue, clock } = await backend.setup();
+      await unchanged(queue, async () => {
+        const [seed] = (await queue.list()).jobs;
+        // The issue's examples first: on PostgreSQL the 1e308s were 503s, elsewhere `runAt: null`
+        // or a silently dropped expiry.
+        const cases: Array<[EnqueueOptions, ErrandErrorCode]> = [
+          [{ delayMs: 1e308 }, "INVALID_DURATION"],
+          [{ expiresInMs: 1e308 }, "INVALID_DURATION"],
+          [{ timeoutMs: 1e308 }, "INVALID_DURATION"],
+          [{ delayMs: 2 ** 53 }, "INVALID_DURATION"],
+          [{ delayMs: "999999999999h" }, "INVALID_DURATION"],
+          [{ runAt: 8.64e15 + 1 }, "INVALID_DATE"],
+          [{ timeoutMs: "25d" }, "INVALID_DURATION"],
+          [{ timeoutMs: MAX_TIMER_MS + 1 }, "INVALID_DURATION"],
+          [{ delayMs: MAX_DATE_MS - clock.now() + 1 }, "INVALID_DURATION"],
+          [{ expiresInMs: MAX_DATE_MS - clock.now() + 1 }, "INVALID_DURATION"],
+          [{ runAt: MAX_DATE_MS + 1 }, "INVALID_DATE"],
+          [{ runAt: "+275760-09-13T00:00:00.000Z" }, "INVALID_DATE"],
+          [{ expiresAt: new Date(MAX_DATE_MS + 1) }, "INVALID_DATE"],
+          [{ runAt: -1 }, "INVALID_DATE"],
+          [{ priority: 2 ** 53 }, "INVALID_OPTION"],
+          [{ priority: -(2 ** 53) }, "INVALID_OPTION"],
+          [{ weight: MAX_COUNT + 1 }, "INVALID_OPTION"],
+          [{ maxAttempts: MAX_COUNT + 1 }, "INVALID_OPTION"],
+          [{ backoff: { type: "fixed", delayMs: 1e308 } }, "INVALID_DURATION"],
+          [{ backoff: { type: "exponential", maxMs: "999999999999h" } }, "INVALID_DURATION"],
+        ];
+        for (const [options, code] of cases) {
+          await refused(() => queue.enqueue(noop, {}, options), code);
+          await refused(() => queue.enqueueMany(noop, [{}, {}], options), code);
+          await refused(
+            () =>
+              queue.enqueueBatch([
+                { job: noop, payload: {} },
+                { job: "other", payload: {}, options },
+              ]),
+            code,
+          );
+        }
+        await refused(() => queue.reschedule(seed!.id, { delayMs: 2 ** 53 }), "INVALID_DURATION");
+        await refused(() => queue.reschedule(seed!.id, { delayMs: "999999999999h" }), "INVALID_DURATION");
+        await refused(() => queue.reschedule(seed!.id, { runAt: 8.64e15 + 1 }), "INVALID_DATE");
+        await refused(() => queue.reschedule(seed!.id, { priority: 2 ** 53 }), "INVALID_OPTION");
+        for (const options of [{ expiresInMs: 1e308 }, { timeoutMs: "25d" }]) {
+          await refused(
+            () => queue.schedule("existing", { cron: "0 * * * *", job: noop, payload: {}, options }),
+            "INVALID_DURATION",
+          );
+        }
+        await refused(
+          () => defineJob({ type: "t", timeoutMs: "25d", handler: () => null }),
+          "INVALID_DURATION",
+        );
+        await refused(
+          () => defineJob({ type: "t", concurrency: MAX_COUNT + 1, handler: () => null }),
+          "INVALID_OPTION",
+        );
+        for (const options of [
+          { leaseMs: "25d" },
+          { heartbeatMs: 1e308 },
+          { pollIntervalMs: MAX_TIMER_MS + 1 },
+          { pollIntervalMs: 0 },
+          { sweepIntervalMs: "4w" },
+          { concurrency: MAX_COUNT + 1 },
+        ]) {
+          const code = "concurrency" in options ? "INVALID_OPTION" : "INVALID_DURATION";
+          await refused(() => new Worker(queue, { jobs: [noop], ...options }), code);
+        }
+        await refused(() => queue.lease({ leaseMs: 1e308 }), "INVALID_DURATION");
+        await refused(() => queue.lease({ maxWeight: MAX_COUNT + 1 }), "INVALID_OPTION");
+        await refused(() => queue.lease({ queues: { default: MAX_COUNT + 1 } }), "INVALID_OPTION");
+        await refused(
+          () => queue.heartbeat({ id: seed!.id, attempt: 1 }, { leaseMs: "999999999999h" }),
+          "INVALID_DURATION",
+        );
+        await refused(() => queue.lease({ leaseMs: MAX_DATE_MS - clock.now() + 1 }), "INVALID_DURATION");
+        // PostgreSQL's attempt column is an integer: a larger attempt number was a 503.
+        await refused(() => queue.complete({ id: seed!.id, attempt: 2 ** 31 }, null), "INVALID_ATTEMPT");
+        await refused(
+          () => queue.fail({ id: seed!.id, attempt: 2 ** 40 }, new Error("x")),
+          "INVALID_ATTEMPT",
+        );
+      });
+    });
+
+    it("refuses U+0000 and lone surrogates in a unique key or a worker id (INVALID_OPTION), storing nothing", async () => {
+      const { queue } = await backend.setup();
+      await unchanged(queue, async () => {
+        for (const text of ["a\u0000b", "\u0000", "a\ud800b", "\udfff", "key\ud83d"]) {
+          await refused(() => queue.enqueue(noop, {}, { uniqueKey: text }), "INVALID_OPTION");
+          await refused(
+            () =>
+              queue.enqueueBatch([
+                { job: noop, payload: {} },
+                { job: noop, payload: {}, options: { uniqueKey: text } },
+              ]),
+            "INVALID_OPTION",
+          );
+          // Refused before the claim: the seed job is not leased.
+          await refused(() => queue.lease({ workerId: text }), "INVALID_OPTION");
+          await refused(() => new Worker(queue, { jobs: [noop], workerId: text }), "INVALID_OPTION");
+        }
+        await refused(() => queue.lease({ workerId: 42 as unknown as string }), "INVALID_OPTION");
+      });
+      // Astral characters are whole code points, not lone surrogates: kept as given.
+      const job = await queue.enqueue(noop, {}, { uniqueKey: "emoji-😀-é" });
+      expect((await queue.get(job.id))?.uniqueKey).toBe("emoji-😀-é");
+      const [leased] = await queue.lease({ workerId: "worker-😀" });
+      expect((await queue.get(leased!.id))?.workerId).toBe("worker-😀");
+    });
+
+    it("stores every value at its bound exactly, and orders the extreme priorities", async () => {
+      const { queue, clock } = await backend.setup();
+      const now = clock.now();
+      const far = await queue.enqueue(
+        noop,
+        {},
+        {
+          runAt: MAX_DATE_MS,
+          expiresAt: new Date(MAX_DATE_MS),
+          timeoutMs: MAX_TIMER_MS,
+          weight: MAX_COUNT,
+          maxAttempts: MAX_COUNT,
+          backoff: { type: "fixed", delayMs: MAX_DATE_MS },
+        },
+      );
+      const delayed = await queue.enqueue(
+        noop,
+        {},
+        { delayMs: MAX_DATE_MS - now, expiresInMs: MAX_DATE_MS - now },
+      );
+      for (const job of [far, delayed]) {
+        const { duplicate: _d, ...sent } = job;
+        expect(sent).toMatchObject({ runAt: new Date(MAX_DATE_MS), expiresAt: new Date(MAX_DATE_MS) });
+        expect(await queue.get(job.id)).toEqual(sent);
+      }
+      expect(await queue.get(far.id)).toMatchObject({
+        timeoutMs: MAX_TIMER_MS,
+        weight: MAX_COUNT,
+        maxAttempts: MAX_COUNT,
+      });
+
+      const top = await queue.enqueue(noop, {}, { priority: MAX_PRIORITY });
+      const bottom = await queue.enqueue(noop, {}, { priority: MIN_PRIORITY });
+      const nearTop = await queue.enqueue(noop, {}, { priority: MAX_PRIORITY - 1 });
+      const nearBottom = await queue.enqueue(noop, {}, { priority: MIN_PRIORITY + 1 });
+      const middle = await queue.enqueue(noop, {}, { priority: 0 });
+      const leased = await queue.lease({ limit: 10 });
+      expect(leased.map((j) => j.id)).toEqual([top.id, nearTop.id, middle.id, nearBottom.id, bottom.id]);
+      expect(leased.map((j) => j.priority)).toEqual([
+        MAX_PRIORITY,
+        MAX_PRIORITY - 1,
+        0,
+        MIN_PRIORITY + 1,
+        MIN_PRIORITY,
+      ]);
+
+      const moved = await queue.reschedule(far.id, {
+        priority: MIN_PRIORITY,
+        runAt: "9999-12-31T23:59:59.999Z",
+      });
+      expect(await queue.get(far.id)).toEqual(moved);
+      expect(moved).toMatchObject({ priority: MIN_PRIORITY, runAt: new Date(MAX_DATE_MS) });
+    });
+
+    it("keeps payloads, checkpoints and results holding U+0000 and lone surrogates exactly (stored as JSON)", async () => {
+      const { queue } = await backend.setup();
+      const odd = {
+        nul: "a\u0000b",
+        lone: ["\ud800", "x\udfff", "\ude00\ud83d"],
+        astral: "😀é中",
+        "\u0000key": { "\ud800": "\u0000" },
+        long: `${"é".repeat(40)}\u0000${"😀".repeat(40)}\ud800`,
+      };
+      const job = await queue.enqueue(noop, odd);
+      expect((await queue.get(job.id))?.payload).toEqual(odd);
+      const [leased] = await queue.lease();
+      expect(leased?.payload).toEqual(odd);
+      expect(await queue.checkpoint(leased!, { at: odd })).toBe(true);
+      expect((await queue.get(job.id))?.checkpoint).toEqual({ at: odd });
+      expect(await queue.complete(leased!, [odd, "\u0000"])).toBe(true);
+      expect(await queue.get(job.id)).toMatchObject({ state: "completed", result: [odd, "\u0000"] });
+    });
+
+    it("records a handler's error holding U+0000 or lone surrogates with them replaced, never losing the failure", async () => {
+      const { queue } = await backend.setup();
+      const thrower = defineJob({
+        type: "thrower",
+        maxAttempts: 1,
+        handler: () => {
+          const error = new Error("bad\u0000byte \ud800 and 😀");
+          error.name = "Odd\u0000Error";
+          throw error;
+        },
+      });
+      const job = await queue.enqueue(thrower, {});
+      const result = await drain(queue, { jobs: [thrower] });
+      expect(result.dead).toBe(1);
+      const stored = await queue.get(job.id);
+      expect(stored?.state).toBe("dead");
+      expect(stored?.errors).toHaveLength(1);
+      expect(stored?.errors[0]).toMatchObject({
+        message: "bad\uFFFDbyte \uFFFD and 😀",
+        name: "Odd\uFFFDError",
+      });
+      expect(stored?.errors[0]?.stack).toContain("Error: bad\uFFFDbyte");
+
+      // Through the lease API too, and an error message too long is cut rather than refused.
+      const other = await queue.enqueue(noop, {});
+      const [leased] = await queue.lease();
+      expect(leased?.id).toBe(other.id);
+      expect(await queue.fail(leased!, new Error(`x\u0000${"y".repeat(70_000)}`))).toBe(true);
+      const failed = await queue.get(other.id);
+      expect(failed?.errors[0]?.message).toBe(`x\uFFFD${"y".repeat(65_534)}`);
+    });
+
+    it("accepts timeoutMs at 2^31 − 1 ms and aborts the job only then", async () => {
+      const { queue, clock } = await backend.setup();
+      const aborted: unknown[] = [];
+      let finish!: (value: string) => void;
+      const slow = defineJob({
+        type: "slow",
+        timeoutMs: MAX_TIMER_MS,
+        maxAttempts: 1,
+        handler: (_p: unknown, ctx) => {
+          ctx.signal.addEventListener("abort", () => aborted.push(ctx.signal.reason));
+          return new Promise<string>((resolve) => {
+            finish = resolve;
+          });
+        },
+      });
+      const job = await queue.enqueue(slow, {});
+      expect(job.timeoutMs).toBe(MAX_TIMER_MS);
+      // Long timers everywhere, so the clock can travel 24.8 days in a handful of steps.
+      const worker = new Worker(queue, {
+        jobs: [slow],
+        maintenance: false,
+        leaseMs: MAX_TIMER_MS,
+        heartbeatMs: MAX_TIMER_MS - 1,
+        pollIntervalMs: MAX_TIMER_MS,
+      });
+      onTestFinished(async () => {
+        finish?.("done");
+        const closed = worker.close({ graceMs: 0 });
+        await clock.advance(0);
+        await closed;
+      });
+      const active = new Promise<void>((resolve) => worker.once("active", () => resolve()));
+      const dead = new Promise<Job>((resolve) => worker.once("dead", (j) => resolve(j)));
+      await worker.start();
+      await active;
+      await clock.advance(1);
+      expect(aborted).toEqual([]);
+      await clock.advance(MAX_TIMER_MS - 2);
+      expect(aborted).toEqual([]);
+      expect((await queue.get(job.id))?.state).toBe("active");
+      await clock.advance(1);
+      expect(await dead).toMatchObject({ id: job.id, state: "dead" });
+      expect(aborted).toEqual([expect.objectContaining({ code: "TIMEOUT" })]);
+    });
+
+    it("either stores a number, duration or date exactly as enqueue reports it, or refuses it with a typed code (property)", async () => {
+      const { queue, clock } = await backend.setup();
+      const now = clock.now();
+      const edges = [
+        0,
+        1,
+        -1,
+        0.5,
+        1.5,
+        -0,
+        2 ** 31 - 1,
+        2 ** 31,
+        2 ** 53 - 1,
+        2 ** 53,
+        2 ** 53 + 2,
+        8.64e15,
+        8.64e15 + 1,
+        1e308,
+        -1e308,
+        Number.MAX_VALUE,
+        Number.MIN_VALUE,
+        Number.EPSILON,
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        MAX_DATE_MS,
+        MAX_DATE_MS + 1,
+        MAX_DATE_MS - now,
+        MAX_DATE_MS - now + 1,
+        MAX_TIMER_MS,
+        MAX_TIMER_MS + 1,
+        MAX_COUNT,
+        MAX_COUNT + 1,
+        MAX_PRIORITY,
+        MIN_PRIORITY,
+        now,
+      ];
+      const number = fc.oneof(
+        fc.constantFrom(...edges),
+        fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+        fc.double({ noNaN: false }),
+        fc.maxSafeInteger(),
+      );
+      const durationText = fc
+        .tuple(
+          fc.oneof(
+            fc.nat(),
+            fc.constantFrom(999_999_999_999, 2 ** 53),
+            fc.double({ min: 0, max: 1e20, noNaN: true }),
+          ),
+          fc.constantFrom("ms", "s", "m", "h", "d", "w"),
+        )
+        .map(([n, unit]) => `${n}${unit}`);
+      const dateText = fc.oneof(
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        fc.constantFrom(
+          "9999-12-31T23:59:59.999Z",
+          "10000-01-01T00:00:00.000Z",
+          "+275760-09-13T00:00:00.000Z",
+          "1969-12-31T23:59:59.999Z",
+          "0000-01-01T00:00:00Z",
+        ),
+      );
+      const option = fc.oneof(
+        fc.record({
+          field: fc.constantFrom("delayMs", "expiresInMs", "timeoutMs"),
+          value: fc.oneof(number, durationText),
+        }),
+        fc.record({
+          field: fc.constantFrom("runAt", "expiresAt"),
+          value: fc.oneof(
+            number,
+            dateText,
+            fc.date().map((d) => d as unknown),
+          ),
+        }),
+        fc.record({ field: fc.constantFrom("priority", "weight", "maxAttempts"), value: number }),
+      );
+      const typed: ReadonlySet<string> = new Set(["INVALID_DURATION", "INVALID_DATE", "INVALID_OPTION"]);
+      let total = (await queue.stats()).states.pending;
+      await fc.assert(
+        fc.asyncProperty(option, async ({ field, value }) => {
+          let job: Awaited<ReturnType<Queue["enqueue"]>>;
+          try {
+            job = await queue.enqueue(noop, {}, { [field]: value });
+          } catch (error) {
+            expect(error).toBeInstanceOf(ErrandError);
+            expect(typed.has((error as ErrandError).code), (error as ErrandError).message).toBe(true);
+            expect((await queue.stats()).states.pending).toBe(total);
+            return;
+          }
+          total++;
+          const { duplicate: _d, ...sent } = job;
+          const stored = await queue.get(job.id);
+          expect(stored).toEqual(sent);
+          for (const date of [stored!.runAt, stored!.expiresAt]) {
+            if (date) expect(date.getTime()).toBeLessThanOrEqual(MAX_DATE_MS);
+          }
+        }),
+        { seed: 12_2026, numRuns: 150 },
+      );
     });
 
     it("never claims jobs of types a Worker does not know: they stay pending", async () => {

@@ -47,6 +47,110 @@ for (const backend of selectedBackends()) {
       expect((await h.queue.stats()).states.pending).toBe(0);
     });
 
+    it("answers 400 in errand's shape, never 5xx, for numbers past their bounds and text no store keeps", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", { n: 1 }, { id: "held" });
+      const [held] = await h.queue.lease({ types: ["t"] });
+      await h.queue.enqueue("t", { n: 2 }, { id: "waiting" });
+      const timer = "25d";
+      const cases: Array<[string, string, unknown, string]> = [];
+      // On PostgreSQL the NULs and the 1e308s were 503s; elsewhere stored as `runAt: null`.
+      for (const [options, code] of [
+        [{ uniqueKey: "a\u0000b" }, "INVALID_REQUEST"],
+        [{ uniqueKey: "a\ud800b" }, "INVALID_REQUEST"],
+        [{ delayMs: 1e308 }, "INVALID_REQUEST"],
+        [{ expiresInMs: 1e308 }, "INVALID_REQUEST"],
+        [{ timeoutMs: 1e308 }, "INVALID_REQUEST"],
+        [{ delayMs: 2 ** 53 }, "INVALID_REQUEST"],
+        [{ runAt: 8.64e15 + 1 }, "INVALID_REQUEST"],
+        [{ timeoutMs: 2 ** 31 }, "INVALID_REQUEST"],
+        [{ priority: 2 ** 53 }, "INVALID_REQUEST"],
+        [{ delayMs: "999999999999h" }, "INVALID_DURATION"],
+        [{ expiresInMs: "999999999999h" }, "INVALID_DURATION"],
+        [{ timeoutMs: timer }, "INVALID_DURATION"],
+        [{ runAt: "+275760-09-13T00:00:00.000Z" }, "INVALID_DATE"],
+        [{ expiresAt: "10000-01-01T00:00:00.000Z" }, "INVALID_DATE"],
+      ] as const) {
+        cases.push(["POST", "/v1/jobs", { type: "t", ...options }, code]);
+        cases.push(["POST", "/v1/jobs", { jobs: [{ type: "t" }, { type: "t", ...options }] }, code]);
+        cases.push(["PUT", "/v1/jobs/new-id", { type: "t", ...options }, code]);
+      }
+      cases.push(
+        ["POST", "/v1/jobs/waiting/reschedule", { delayMs: 2 ** 53 }, "INVALID_REQUEST"],
+        ["POST", "/v1/jobs/waiting/reschedule", { delayMs: "999999999999h" }, "INVALID_DURATION"],
+        ["POST", "/v1/jobs/waiting/reschedule", { runAt: 8.64e15 + 1 }, "INVALID_REQUEST"],
+        ["POST", "/v1/lease", { types: ["t"], workerId: "w\u0000x" }, "INVALID_REQUEST"],
+        ["POST", "/v1/lease", { types: ["t"], workerId: "w\udc00" }, "INVALID_REQUEST"],
+        ["POST", "/v1/jobs/held/fail", { attempt: 1, error: "bad\u0000byte" }, "INVALID_REQUEST"],
+        ["POST", "/v1/jobs/held/fail", { attempt: 1, error: { message: "\ud800" } }, "INVALID_REQUEST"],
+        [
+          "POST",
+          "/v1/jobs/held/fail",
+          { attempt: 1, error: { message: "m", stack: "a\u0000" } },
+          "INVALID_REQUEST",
+        ],
+        [
+          "POST",
+          "/v1/jobs/held/fail",
+          { attempt: 1, error: { message: "m", name: "\udfff" } },
+          "INVALID_REQUEST",
+        ],
+        [
+          "POST",
+          "/v1/report",
+          { reports: [{ id: "held", attempt: 1, outcome: "fail", error: "x\u0000" }] },
+          "INVALID_REQUEST",
+        ],
+        ["POST", "/v1/jobs/held/complete", { attempt: 2 ** 31, result: 1 }, "INVALID_REQUEST"],
+        ["POST", "/v1/jobs/held/heartbeat", { attempt: 1, leaseMs: 2 ** 31 }, "INVALID_REQUEST"],
+        ["PUT", "/v1/types/t", { timeoutMs: timer }, "INVALID_DURATION"],
+        ["PUT", "/v1/types/t", { timeoutMs: 2 ** 31 }, "INVALID_REQUEST"],
+        [
+          "PUT",
+          "/v1/schedules/s",
+          { cron: "* * * * *", type: "t", options: { timeoutMs: timer } },
+          "INVALID_DURATION",
+        ],
+        [
+          "PUT",
+          "/v1/schedules/s",
+          { cron: "* * * * *", type: "t", options: { expiresInMs: 1e308 } },
+          "INVALID_REQUEST",
+        ],
+        [
+          "PUT",
+          "/v1/schedules/s",
+          { cron: "* * * * *", type: "t", options: { uniqueKey: "\u0000" } },
+          "INVALID_REQUEST",
+        ],
+      );
+      const before = await snapshot(h);
+      for (const [method, path, body, code] of cases) {
+        const r = await h.http(method, path, { body });
+        const what = `${method} ${path} ${JSON.stringify(body)}`;
+        expect(r.status, what).toBe(400);
+        expect(r.body, what).toMatchObject({ code, message: expect.any(String) });
+        expect(r.body, what).toHaveProperty("details");
+      }
+      expect(await snapshot(h)).toEqual(before);
+      expect(await h.queue.get(held!.id)).toMatchObject({ state: "active", attempt: 1, errors: [] });
+      expect((await h.http("GET", "/v1/types")).body.types).toEqual([]);
+
+      // The bounds themselves are accepted, and an astral character is text like any other.
+      const far = await h.http("POST", "/v1/jobs", {
+        body: { type: "t", runAt: 253_402_300_799_999, timeoutMs: 2 ** 31 - 1, uniqueKey: "😀" },
+      });
+      expect(far.status).toBe(201);
+      expect(far.body).toMatchObject({
+        runAt: "9999-12-31T23:59:59.999Z",
+        timeoutMs: 2 ** 31 - 1,
+        uniqueKey: "😀",
+      });
+      const failed = await h.http("POST", "/v1/jobs/held/fail", { body: { attempt: 1, error: "é 😀" } });
+      expect(failed.status).toBe(200);
+      expect((await h.queue.get("held"))?.errors[0]?.message).toBe("é 😀");
+    });
+
     it("PUT with a client id is idempotent: 201 the first time, 200 with the existing job after", async () => {
       const h = await startServer(backend);
       const first = await h.http("PUT", "/v1/jobs/order-42", { body: { type: "charge", payload: { n: 1 } } });
@@ -457,5 +561,23 @@ describe("server setup", () => {
     const address = await open.listen({ host: "0.0.0.0", port: 0 });
     expect(address).toMatch(/^http:/);
     await open.close();
+  });
+
+  it("refuses timer options past 2^31 − 1 ms when it is created, naming the option", async () => {
+    const [backend] = selectedBackends();
+    const { queue } = await backend!.setup();
+    for (const [options, field] of [
+      [{ sweepIntervalMs: 2 ** 31 }, "sweepIntervalMs"],
+      [{ pruneIntervalMs: 1e308 }, "pruneIntervalMs"],
+      [{ leasePollMs: 2 ** 31 }, "leasePollMs"],
+      [{ typesRefreshMs: 2 ** 31 }, "typesRefreshMs"],
+      [{ push: { pollIntervalMs: 2 ** 31 } }, "push.pollIntervalMs"],
+      [{ push: { leaseMs: 2 ** 31 } }, "push.leaseMs"],
+    ] as const) {
+      await expect(createServer({ queue, ...options })).rejects.toMatchObject({
+        code: "INVALID_OPTION",
+        message: expect.stringContaining(`${field} must be an integer between 1 and 2147483647`),
+      });
+    }
   });
 });

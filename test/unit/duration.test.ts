@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toMs } from "../../src/duration.js";
+import { MAX_DURATION_MS, MAX_TIMER_MS, toMs, toTimerMs } from "../../src/duration.js";
 
 describe("toMs", () => {
   it("takes non-negative finite numbers as milliseconds, rounded", () => {
@@ -65,5 +65,38 @@ describe("toMs", () => {
   it("names the field in the error", () => {
     expect(() => toMs("backoff.delayMs", "soon")).toThrow(/backoff\.delayMs/);
     expect(() => toMs("leaseMs", -3)).toThrow(/leaseMs/);
+  });
+});
+
+describe("duration bounds", () => {
+  it("refuses a duration over MAX_DURATION_MS (the span to the end of year 9999), naming the bound", () => {
+    expect(toMs("delayMs", MAX_DURATION_MS)).toBe(MAX_DURATION_MS);
+    for (const value of [MAX_DURATION_MS + 1, 2 ** 53, 1e308, "999999999999h", "9999999999w"]) {
+      expect(() => toMs("delayMs", value)).toThrow(
+        expect.objectContaining({
+          code: "INVALID_DURATION",
+          message: expect.stringMatching(/delayMs must be at most 253402300799999 ms/),
+        }),
+      );
+    }
+  });
+
+  it("holds a duration that becomes a timer to 2^31 − 1 ms: 25 days is refused, the maximum taken", () => {
+    expect(MAX_TIMER_MS).toBe(2_147_483_647);
+    expect(toTimerMs("timeoutMs", MAX_TIMER_MS)).toBe(MAX_TIMER_MS);
+    expect(toTimerMs("timeoutMs", "24d")).toBe(24 * 86_400_000);
+    for (const value of ["25d", MAX_TIMER_MS + 1, 1e308, "4w"]) {
+      expect(() => toTimerMs("timeoutMs", value)).toThrow(
+        expect.objectContaining({
+          code: "INVALID_DURATION",
+          message: expect.stringMatching(/timeoutMs must be at most 2147483647 ms/),
+        }),
+      );
+    }
+  });
+
+  it("takes its bound from the caller", () => {
+    expect(toMs("x", "1s", 1000)).toBe(1000);
+    expect(() => toMs("x", "1001ms", 1000)).toThrow(expect.objectContaining({ code: "INVALID_DURATION" }));
   });
 });

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import {
+  addToDate,
+  checkAttempt,
+  checkText,
+  MAX_ATTEMPT,
+  MAX_DATE_MS,
+  sanitizeText,
+  TEXT_PATTERN,
+  toEpochMs,
+} from "../../src/validation.js";
+
+const code = (c: string) => expect.objectContaining({ name: "ErrandError", code: c });
+
+describe("checkText", () => {
+  it("takes text of 1 to maxLength characters, astral characters (surrogate pairs) included", () => {
+    expect(checkText("uniqueKey", "order-42", 255)).toBe("order-42");
+    expect(checkText("uniqueKey", "😀 é 中", 255)).toBe("😀 é 中");
+    expect(checkText("uniqueKey", "x".repeat(255), 255)).toHaveLength(255);
+  });
+
+  it.each([
+    ["U+0000", "a\u0000b"],
+    ["a lone high surrogate", "a\ud800b"],
+    ["a lone low surrogate", "\udc00"],
+    ["a reversed pair", "\ude00\ud83d"],
+    ["a high surrogate at the end", "key\ud83d"],
+  ])("refuses %s with INVALID_OPTION naming the field", (_what, value) => {
+    expect(() => checkText("workerId", value, 255)).toThrow(code("INVALID_OPTION"));
+    expect(() => checkText("workerId", value, 255)).toThrow(/workerId/);
+  });
+
+  it("refuses empty, overlong and non-string values, with the code asked for", () => {
+    for (const value of ["", "x".repeat(256), 42, null, undefined, {}]) {
+      expect(() => checkText("uniqueKey", value, 255)).toThrow(code("INVALID_OPTION"));
+    }
+    expect(() => checkText("f", "\u0000", 9, "INVALID_REQUEST")).toThrow(code("INVALID_REQUEST"));
+  });
+
+  it("has a JSON-schema pattern that agrees with it under the u flag (as ajv compiles it)", () => {
+    const pattern = new RegExp(TEXT_PATTERN, "u");
+    for (const ok of ["", "plain", "😀", "é\t\n"]) expect(pattern.test(ok)).toBe(true);
+    for (const bad of ["a\u0000", "\ud800", "x\udfff", "\ude00\ud83d"]) expect(pattern.test(bad)).toBe(false);
+  });
+});
+
+describe("sanitizeText", () => {
+  it("replaces U+0000 and lone surrogates with U+FFFD and keeps everything else", () => {
+    expect(sanitizeText("a\u0000b\ud800c😀", 100)).toBe("a\uFFFDb\uFFFDc😀");
+    expect(sanitizeText("clean", 100)).toBe("clean");
+  });
+
+  it("cuts to maxLength without leaving half a surrogate pair", () => {
+    const cut = sanitizeText("ab😀", 3);
+    expect(cut).toBe("ab\uFFFD");
+    expect(checkText("t", cut, 3)).toBe(cut);
+  });
+});
+
+describe("date bounds", () => {
+  it("takes dates from the epoch to the end of year 9999", () => {
+    expect(MAX_DATE_MS).toBe(Date.parse("9999-12-31T23:59:59.999Z"));
+    expect(toEpochMs("runAt", 0)).toBe(0);
+    expect(toEpochMs("runAt", MAX_DATE_MS)).toBe(MAX_DATE_MS);
+    expect(toEpochMs("runAt", "9999-12-31T23:59:59.999Z")).toBe(MAX_DATE_MS);
+    expect(toEpochMs("runAt", new Date(MAX_DATE_MS))).toBe(MAX_DATE_MS);
+  });
+
+  it.each([
+    8.64e15 + 1,
+    8.64e15,
+    MAX_DATE_MS + 1,
+    -1,
+    1e308,
+    new Date(MAX_DATE_MS + 1),
+    new Date(-1),
+    "1969-12-31T23:59:59.999Z",
+  ])("refuses %j with INVALID_DATE naming the bounds", (value) => {
+    expect(() => toEpochMs("expiresAt", value)).toThrow(code("INVALID_DATE"));
+    expect(() => toEpochMs("expiresAt", value)).toThrow(/expiresAt must be from 1970-01-01.*9999-12-31/);
+  });
+
+  it("refuses now + a duration past the end of year 9999 with INVALID_DURATION", () => {
+    const now = Date.UTC(2026, 0, 1);
+    expect(addToDate("delayMs", now, MAX_DATE_MS - now)).toBe(MAX_DATE_MS);
+    expect(() => addToDate("delayMs", now, MAX_DATE_MS - now + 1)).toThrow(code("INVALID_DURATION"));
+    expect(() => addToDate("expiresInMs", now, MAX_DATE_MS)).toThrow(/expiresInMs/);
+  });
+});
+
+describe("checkAttempt", () => {
+  it("takes 1 to 2^31 − 1 (PostgreSQL's integer) and refuses the rest with INVALID_ATTEMPT", () => {
+    expect(checkAttempt(1)).toBe(1);
+    expect(checkAttempt(MAX_ATTEMPT)).toBe(2 ** 31 - 1);
+    for (const value of [0, MAX_ATTEMPT + 1, 2 ** 40, 1.5, Number.NaN, "1"]) {
+      expect(() => checkAttempt(value)).toThrow(code("INVALID_ATTEMPT"));
+    }
+  });
+});
