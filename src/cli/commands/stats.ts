@@ -3,7 +3,7 @@
  * @module
  */
 import type { Command } from "commander";
-import { toMs } from "../../duration.js";
+import { MAX_TIMER_MS, toTimerMs } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import type { QueueStats } from "../../queue.js";
 import type { CliContext } from "../context.js";
@@ -25,15 +25,18 @@ interface StatsOptions extends TargetCommandOptions {
 /** `--watch [seconds]`'s value, in ms. */
 function watchSeconds(v: string): number {
   const seconds = Number(v);
-  if (!Number.isFinite(seconds) || seconds * 1000 < MIN_REFRESH_MS) {
-    throw new ErrandError("INVALID_OPTION", `--watch takes seconds ≥ ${MIN_REFRESH_MS / 1000}, got ${v}`);
+  if (!Number.isFinite(seconds) || seconds * 1000 < MIN_REFRESH_MS || seconds * 1000 > MAX_TIMER_MS) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `--watch takes seconds from ${MIN_REFRESH_MS / 1000} to ${Math.floor(MAX_TIMER_MS / 1000)}, got ${v}`,
+    );
   }
   return Math.round(seconds * 1000);
 }
 
 /** `--interval <duration>`: "500ms", "2s", or ms. */
 function refreshInterval(v: string): number {
-  const ms = toMs("--interval", /^\d+$/.test(v) ? Number(v) : v);
+  const ms = toTimerMs("--interval", /^\d+$/.test(v) ? Number(v) : v);
   if (ms < MIN_REFRESH_MS) {
     throw new ErrandError("INVALID_OPTION", `--interval must be at least ${MIN_REFRESH_MS}ms, got ${v}`);
   }
