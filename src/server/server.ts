@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import swagger from "@fastify/swagger";
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyListenOptions,
   type FastifyReply,
@@ -10,6 +11,7 @@ import Fastify, {
 import { checkKnownKeys } from "../define-job.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkLogger, isLoggerLike, SERVER_LOGGER_METHODS } from "../logger.js";
 import type { EnqueueOptions, Queue } from "../queue.js";
 import { checkInt, toJsonText } from "../validation.js";
 import {
@@ -76,8 +78,13 @@ export interface ServerOptions {
   leasePollMs?: number;
   /** Push delivery tuning. */
   push?: PushOptions;
-  /** Fastify's logger option. @defaultValue false */
-  logger?: FastifyServerOptions["logger"];
+  /**
+   * Fastify's logger option (`true`, or pino options), or a pino-compatible logger instance to log
+   * through (callable `error`, `warn`, `info`, `debug`, `fatal`, `trace` and `child`). Anything
+   * else is refused with `INVALID_OPTION`.
+   * @defaultValue false
+   */
+  logger?: FastifyServerOptions["logger"] | FastifyBaseLogger;
   /**
    * Serve the web dashboard at `/dashboard/` (and redirect `/` there). Its static files need no
    * token; the data it shows comes from the API, which does.
@@ -142,6 +149,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1);
+  const logging = loggerOption(options.logger);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
   const types = new JobTypeRegistry(queue);
   // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
@@ -152,7 +160,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const history = new StatsHistory(queue.clock).follow(queue);
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...logging,
     bodyLimit,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
     forceCloseConnections: true,
@@ -799,6 +807,23 @@ function stale(job: WireJob, attempt: number): ErrandError {
     `attempt ${attempt} of job ${job.id} is not current (the job is ${job.state}, attempt ${job.attempt}); nothing changed`,
     { details: { state: job.state, attempt: job.attempt } },
   );
+}
+
+/** The server's `logger` option as Fastify takes it: an instance goes to `loggerInstance`. */
+function loggerOption(
+  logger: ServerOptions["logger"],
+): Pick<FastifyServerOptions, "logger" | "loggerInstance"> {
+  if (logger === undefined || typeof logger === "boolean") return { logger: logger ?? false };
+  if (isLoggerLike(logger)) {
+    return { loggerInstance: checkLogger("createServer: logger", logger, SERVER_LOGGER_METHODS) };
+  }
+  if (typeof logger !== "object" || logger === null || Array.isArray(logger)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `createServer: logger must be a boolean, pino options or a pino-compatible logger; got ${logger === null ? "null" : Array.isArray(logger) ? "an array" : typeof logger}`,
+    );
+  }
+  return { logger: logger as FastifyServerOptions["logger"] };
 }
 
 /** Without a filter, a lease takes from every queue the registered types name, and "default". */
