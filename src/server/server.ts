@@ -450,7 +450,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     ) {
       return { ok: true, duplicate: true };
     }
-    throw stale(job, attempt);
+    throw stale(job, attempt, "different result");
   };
 
   route("POST /v1/jobs/:id/complete", "work", async (request) => {
@@ -801,12 +801,35 @@ function toError(e: FailError): Error {
   return error;
 }
 
-function stale(job: WireJob, attempt: number): ErrandError {
-  return new ErrandError(
-    "STALE_ATTEMPT",
-    `attempt ${attempt} of job ${job.id} is not current (the job is ${job.state}, attempt ${job.attempt}); nothing changed`,
-    { details: { state: job.state, attempt: job.attempt } },
-  );
+/**
+ * The 409 for a report that changed nothing, saying what it conflicts with: a job cancelled or
+ * expired, an attempt never handed out, a later attempt, or this attempt already ended (a repeat
+ * with another outcome). `details` carries the job's state and attempt for programs.
+ */
+function stale(job: WireJob, attempt: number, conflict?: "different result"): ErrandError {
+  const j = `job ${job.id}`;
+  let why: string;
+  if (job.state === "cancelled" || job.state === "expired") {
+    why = `${j} is ${job.state}`;
+  } else if (attempt > job.attempt) {
+    why =
+      job.attempt === 0
+        ? `${j} has no attempt ${attempt}: it has not been handed out yet (it is ${job.state})`
+        : `${j} has no attempt ${attempt}: it is on attempt ${job.attempt} (${job.state})`;
+  } else if (attempt < job.attempt) {
+    why = `attempt ${attempt} of ${j} is not current: the job is on attempt ${job.attempt} (${job.state})`;
+  } else if (job.state === "completed") {
+    why = `${j} attempt ${attempt} already completed${conflict === "different result" ? " with a different result" : ""}`;
+  } else if (job.state === "dead") {
+    why = `${j} attempt ${attempt} already failed, and the job is dead`;
+  } else if (job.state === "pending") {
+    why = `${j} attempt ${attempt} has already ended; the job is pending for attempt ${attempt + 1}`;
+  } else {
+    why = `${j} attempt ${attempt} is ${job.state} but changed while the report was made`;
+  }
+  return new ErrandError("STALE_ATTEMPT", `${why}; nothing changed`, {
+    details: { state: job.state, attempt: job.attempt },
+  });
 }
 
 /** The server's `logger` option as Fastify takes it: an instance goes to `loggerInstance`. */
