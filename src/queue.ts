@@ -13,6 +13,7 @@ import {
   resolveDefaults,
   validatePayload,
 } from "./define-job.js";
+import { DuePass } from "./due-pass.js";
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError, isNonRetryable } from "./errors.js";
 import { uuidv7 } from "./id.js";
@@ -260,6 +261,26 @@ export interface OpenQueueOptions {
   jobs?: AnyJobDefinition[];
   /** Random source for backoff jitter and weighted queue choice. @defaultValue Math.random */
   random?: () => number;
+  /**
+   * Lets {@link Queue.lease} do the maintenance its jobs need: before it claims, when the last
+   * pass in this queue began `sweepIntervalMs` ago or more, it recovers jobs whose lease ran out
+   * and expires pending jobs past `expiresAt` ({@link Queue.sweepJobs}). So a program that only
+   * leases and completes, with no Worker or server anywhere, gets expired leases back and sees
+   * expired jobs end `expired`. Enqueueing never runs it: producers pay nothing.
+   * @remarks Cheap (two indexed queries, at most once per interval) and safe in every process (all
+   * compare-and-set). Turn it off when something else sweeps and leases should not wait for it;
+   * cron schedules and pruning are not part of it (Workers, servers or {@link Queue.sweep} and
+   * {@link Queue.prune} do those).
+   * @defaultValue true
+   * @since 0.1.0
+   */
+  maintenance?: boolean;
+  /**
+   * The least time between two maintenance passes run by {@link Queue.lease}; a
+   * {@link Queue.sweep} counts as one.
+   * @defaultValue 1000
+   */
+  sweepIntervalMs?: Duration;
 }
 
 const MAX_LIST = 1000;
@@ -319,6 +340,8 @@ export class Queue extends EventEmitter<QueueEvents> {
   /** Settings from outside the code (a server's job types), by type. */
   readonly #settings = new Map<string, TypeSettings>();
   readonly #ownsStore: boolean;
+  /** The lease API's own maintenance (see {@link OpenQueueOptions.maintenance}); null when off. */
+  readonly #duePass: DuePass | null;
   #closed = false;
 
   /** Prefer {@link openQueue}. */
@@ -340,6 +363,22 @@ export class Queue extends EventEmitter<QueueEvents> {
       retention[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
     }
     this.#retainMs = retention;
+    if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `maintenance must be true or false, got ${typeof options.maintenance}`,
+      );
+    }
+    const sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
+    this.#duePass =
+      options.maintenance === false
+        ? null
+        : new DuePass(
+            this.clock,
+            sweepMs,
+            () => this.sweepJobs(),
+            (error) => this.emit("error", error),
+          );
     for (const def of options.jobs ?? []) this.register(def);
     // An unhandled "error" event would crash the process; the default is to log nothing and go on.
     this.on("error", () => {});
@@ -782,10 +821,36 @@ export class Queue extends EventEmitter<QueueEvents> {
    * One maintenance pass: recovers jobs whose lease ran out (retry or dead, by the same rule as a
    * failure), expires pending jobs past `expiresAt`, and fires due schedules. Workers run this
    * every `sweepIntervalMs`; every step is compare-and-set, so any number may run at once.
+   * {@link Queue.lease} runs the first two parts itself (see {@link OpenQueueOptions.maintenance}).
    */
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
+    const { recovered, expired } = await this.#sweepJobs(now);
+    let fired = 0;
+    for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
+      try {
+        if (await this.#fire(s, now)) fired++;
+      } catch (error) {
+        this.emit("error", error);
+      }
+    }
+    return { recovered, expired, fired };
+  }
+
+  /**
+   * The jobs' part of {@link Queue.sweep}, without schedules: recovers jobs whose lease ran out and
+   * expires pending jobs past `expiresAt`. What {@link Queue.lease} runs when it is due.
+   * @internal For whatever runs maintenance (workers, servers, a maintainer).
+   */
+  async sweepJobs(): Promise<Omit<SweepResult, "fired">> {
+    this.#checkOpen();
+    return this.#sweepJobs(this.clock.now());
+  }
+
+  async #sweepJobs(now: number): Promise<Omit<SweepResult, "fired">> {
+    // Whoever sweeps, the lease API's next pass is due an interval from here.
+    this.#duePass?.ran(now);
     const lapsed = (await this.store.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
       const poison = record.leaseExpirations + 1 >= POISON_PILL_LEASES;
       const message = poison
@@ -797,15 +862,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const recovered = (await this.#failMany(lapsed)).filter((job) => job !== null).length;
     const expired = await this.store.expirePending({ now, limit: SWEEP_BATCH });
     for (const r of expired) this.emit("expired", toJob(r));
-    let fired = 0;
-    for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
-      try {
-        if (await this.#fire(s, now)) fired++;
-      } catch (error) {
-        this.emit("error", error);
-      }
-    }
-    return { recovered, expired: expired.length, fired };
+    return { recovered, expired: expired.length };
   }
 
   async #fire(s: ScheduleRecord, now: number): Promise<boolean> {
@@ -847,6 +904,11 @@ export class Queue extends EventEmitter<QueueEvents> {
   /**
    * Leases up to `limit` ready jobs for a custom runner. Report each with {@link complete} or
    * {@link fail} naming the attempt you were given, and {@link heartbeat} to keep long ones.
+   *
+   * Before it claims, it runs the maintenance that is due (at most once per `sweepIntervalMs`):
+   * jobs whose lease ran out go back to pending (or dead) and can be leased again, and pending jobs
+   * past `expiresAt` become `expired`, with no Worker or {@link sweep} needed. A fault in that pass
+   * is emitted as `error` and does not fail the lease. See {@link OpenQueueOptions.maintenance}.
    */
   async lease(options: LeaseOptions = {}): Promise<Job[]> {
     this.#checkOpen();
@@ -857,15 +919,19 @@ export class Queue extends EventEmitter<QueueEvents> {
     );
     const types = options.types?.map(checkTypeName);
     const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
+    const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
+    const leaseMs = toMs("leaseMs", options.leaseMs ?? 30_000);
+    // After the checks: a refused lease changes nothing.
+    await this.#duePass?.run();
     const records = await this.store.claim({
       now: this.clock.now(),
       workerId: options.workerId ?? defaultWorkerId(),
       queues,
       types,
-      limit: checkInt("limit", options.limit ?? 1, 1, MAX_LIST),
+      limit,
       maxWeight: options.maxWeight,
       weightCap: options.weightCap,
-      leaseMs: toMs("leaseMs", options.leaseMs ?? 30_000),
+      leaseMs,
       concurrencyLimits: this.#limits(types),
       random: this.#random,
     });
@@ -1080,7 +1146,16 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
   checkKnownKeys(
     "openQueue",
     options,
-    new Set(["store", "clock", "retention", "maxPayloadBytes", "jobs", "random"]),
+    new Set([
+      "store",
+      "clock",
+      "retention",
+      "maxPayloadBytes",
+      "jobs",
+      "random",
+      "maintenance",
+      "sweepIntervalMs",
+    ]),
   );
   if (typeof options.store !== "string") return new Queue(options.store, options);
   const store = await openStore(options.store);
