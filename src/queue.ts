@@ -736,13 +736,19 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /**
    * Enqueues a finished job's type and payload again as a new job (new id, fresh attempts).
+   *
+   * The copy keeps the original's expiry rule. When the original had an `expiresAt`, the copy has
+   * as long to start as the original had: `expiresAt = now + (original.expiresAt −
+   * original.createdAt)`. A copy of a job that ended `expired` is stored `expired` at once and
+   * never runs (as in Rickover), and `expired` is emitted instead of `enqueued`; to run an expired
+   * job anyway, {@link Queue.retry} it (retry drops the expiry).
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending or active job.
    */
   async replay(id: string): Promise<Job> {
     const now = this.clock.now();
     const m = await this.store.replay({ id: checkJobId(id), newId: uuidv7(now), now });
     const job = this.#mutated(id, m, [], "replay");
-    this.emit("enqueued", job);
+    this.emit(job.state === "expired" ? "expired" : "enqueued", job);
     return job;
   }
 

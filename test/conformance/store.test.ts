@@ -20,6 +20,7 @@ import { exerciseLimits } from "./limits.js";
 import { exerciseOwners } from "./owners.js";
 import { exercisePause } from "./pause.js";
 import { exerciseQueues } from "./queues.js";
+import { exerciseReplay } from "./replay.js";
 import { exerciseResults } from "./results.js";
 import { exerciseRetention } from "./retention.js";
 import { exerciseRetries } from "./retries.js";
@@ -50,5 +51,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseJobTypes(backend);
     exerciseOwners(backend);
     exercisePause(backend);
+    exerciseReplay(backend);
   });
 }
