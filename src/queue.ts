@@ -199,6 +199,12 @@ export interface LeaseOptions {
   maxWeight?: number;
   /** A job counts as at most this much weight. */
   weightCap?: number;
+  /**
+   * `false` skips the maintenance pass this call would run when one is due (see
+   * {@link OpenQueueOptions.maintenance}), as a server with `maintenance: false` does.
+   * @defaultValue the queue's `maintenance`
+   */
+  maintenance?: boolean;
 }
 
 /** Options for {@link Queue.fail}. */
@@ -921,14 +927,14 @@ export class Queue extends EventEmitter<QueueEvents> {
     checkKnownKeys(
       "lease",
       options,
-      new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap"]),
+      new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap", "maintenance"]),
     );
     const types = options.types?.map(checkTypeName);
     const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
     const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
     const leaseMs = toMs("leaseMs", options.leaseMs ?? 30_000);
     // After the checks: a refused lease changes nothing.
-    await this.#duePass?.run();
+    if (options.maintenance !== false) await this.#duePass?.run();
     const records = await this.store.claim({
       now: this.clock.now(),
       workerId: options.workerId ?? defaultWorkerId(),

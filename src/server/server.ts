@@ -156,7 +156,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await types.refresh();
   await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
-  const push = new PushDelivery(queue, types, metrics, options.push);
+  const push = new PushDelivery(queue, types, metrics, options.push, options.maintenance ?? true);
   const history = new StatsHistory(queue.clock).follow(queue);
 
   const app = Fastify({
@@ -373,6 +373,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       workerId: b.workerId ?? `remote:${request.ip}`,
       ...(b.maxWeight ? { maxWeight: b.maxWeight } : {}),
       ...(b.weightCap ? { weightCap: b.weightCap } : {}),
+      // A server told not to run maintenance runs none, not even the lease API's own.
+      ...(options.maintenance === false ? { maintenance: false } : {}),
     };
     if (!b.queues && !b.types) leaseOptions.queues = allQueues(types.list());
     const started = queue.clock.now();

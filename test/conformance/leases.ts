@@ -479,6 +479,17 @@ export function exerciseLeases(backend: Backend): void {
         expect(await queue.lease()).toMatchObject([{ id: job.id, attempt: 2 }]);
       });
 
+      it("runs no pass in a lease call given maintenance: false", async () => {
+        const { queue, clock, store } = await backend.setup();
+        const job = await queue.enqueue(task, {}, { backoff: { type: "fixed", delayMs: 0 } });
+        await queue.lease({ leaseMs: 1000, maintenance: false });
+        const passes = vi.spyOn(store, "expiredLeases");
+        await clock.advance(60_000);
+        expect(await queue.lease({ maintenance: false })).toEqual([]);
+        expect(passes).not.toHaveBeenCalled();
+        expect(await queue.lease()).toMatchObject([{ id: job.id, attempt: 2 }]);
+      });
+
       it("reports a failing maintenance pass as an error event and still leases", async () => {
         const { queue, store } = await backend.setup();
         const job = await queue.enqueue(task, {});
