@@ -13,6 +13,7 @@ import {
   resolveDefaults,
   validatePayload,
 } from "./define-job.js";
+import { DuePass } from "./due-pass.js";
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError, isNonRetryable } from "./errors.js";
 import { uuidv7 } from "./id.js";
@@ -217,6 +218,12 @@ export interface LeaseOptions {
   maxWeight?: number;
   /** A job counts as at most this much weight. */
   weightCap?: number;
+  /**
+   * `false` skips the maintenance pass this call would run when one is due (see
+   * {@link OpenQueueOptions.maintenance}), as a server with `maintenance: false` does.
+   * @defaultValue the queue's `maintenance`
+   */
+  maintenance?: boolean;
 }
 
 /** Options for {@link Queue.fail}. */
@@ -279,6 +286,26 @@ export interface OpenQueueOptions {
   jobs?: AnyJobDefinition[];
   /** Random source for backoff jitter and weighted queue choice. @defaultValue Math.random */
   random?: () => number;
+  /**
+   * Lets {@link Queue.lease} do the maintenance its jobs need: before it claims, when the last
+   * pass in this queue began `sweepIntervalMs` ago or more, it recovers jobs whose lease ran out
+   * and expires pending jobs past `expiresAt` ({@link Queue.sweepJobs}). So a program that only
+   * leases and completes, with no Worker or server anywhere, gets expired leases back and sees
+   * expired jobs end `expired`. Enqueueing never runs it: producers pay nothing.
+   * @remarks Cheap (two indexed queries, at most once per interval) and safe in every process (all
+   * compare-and-set). Turn it off when something else sweeps and leases should not wait for it;
+   * cron schedules and pruning are not part of it (Workers, servers or {@link Queue.sweep} and
+   * {@link Queue.prune} do those).
+   * @defaultValue true
+   * @since 0.1.0
+   */
+  maintenance?: boolean;
+  /**
+   * The least time between two maintenance passes run by {@link Queue.lease}; a
+   * {@link Queue.sweep} counts as one.
+   * @defaultValue 1000
+   */
+  sweepIntervalMs?: Duration;
 }
 
 const MAX_LIST = MAX_LIMIT;
@@ -338,6 +365,8 @@ export class Queue extends EventEmitter<QueueEvents> {
   /** Settings from outside the code (a server's job types), by type. */
   readonly #settings = new Map<string, TypeSettings>();
   readonly #ownsStore: boolean;
+  /** The lease API's own maintenance (see {@link OpenQueueOptions.maintenance}); null when off. */
+  readonly #duePass: DuePass | null;
   #closed = false;
 
   /** Prefer {@link openQueue}. */
@@ -364,6 +393,22 @@ export class Queue extends EventEmitter<QueueEvents> {
       retention[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
     }
     this.#retainMs = retention;
+    if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `maintenance must be true or false, got ${typeof options.maintenance}`,
+      );
+    }
+    const sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
+    this.#duePass =
+      options.maintenance === false
+        ? null
+        : new DuePass(
+            this.clock,
+            sweepMs,
+            () => this.sweepJobs(),
+            (error) => this.emit("error", error),
+          );
     for (const def of options.jobs ?? []) this.register(def);
     // An unhandled "error" event would crash the process; the default is to log nothing and go on.
     this.on("error", () => {});
@@ -721,13 +766,19 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /**
    * Enqueues a finished job's type and payload again as a new job (new id, fresh attempts).
+   *
+   * The copy keeps the original's expiry rule. When the original had an `expiresAt`, the copy has
+   * as long to start as the original had: `expiresAt = now + (original.expiresAt −
+   * original.createdAt)`. A copy of a job that ended `expired` is stored `expired` at once and
+   * never runs (as in Rickover), and `expired` is emitted instead of `enqueued`; to run an expired
+   * job anyway, {@link Queue.retry} it (retry drops the expiry).
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending or active job.
    */
   async replay(id: string): Promise<Job> {
     const now = this.clock.now();
     const m = await this.store.replay({ id: checkJobId(id), newId: uuidv7(now), now });
     const job = this.#mutated(id, m, [], "replay");
-    this.emit("enqueued", job);
+    this.emit(job.state === "expired" ? "expired" : "enqueued", job);
     return job;
   }
 
@@ -806,10 +857,36 @@ export class Queue extends EventEmitter<QueueEvents> {
    * One maintenance pass: recovers jobs whose lease ran out (retry or dead, by the same rule as a
    * failure), expires pending jobs past `expiresAt`, and fires due schedules. Workers run this
    * every `sweepIntervalMs`; every step is compare-and-set, so any number may run at once.
+   * {@link Queue.lease} runs the first two parts itself (see {@link OpenQueueOptions.maintenance}).
    */
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
+    const { recovered, expired } = await this.#sweepJobs(now);
+    let fired = 0;
+    for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
+      try {
+        if (await this.#fire(s, now)) fired++;
+      } catch (error) {
+        this.emit("error", error);
+      }
+    }
+    return { recovered, expired, fired };
+  }
+
+  /**
+   * The jobs' part of {@link Queue.sweep}, without schedules: recovers jobs whose lease ran out and
+   * expires pending jobs past `expiresAt`. What {@link Queue.lease} runs when it is due.
+   * @internal For whatever runs maintenance (workers, servers, a maintainer).
+   */
+  async sweepJobs(): Promise<Omit<SweepResult, "fired">> {
+    this.#checkOpen();
+    return this.#sweepJobs(this.clock.now());
+  }
+
+  async #sweepJobs(now: number): Promise<Omit<SweepResult, "fired">> {
+    // Whoever sweeps, the lease API's next pass is due an interval from here.
+    this.#duePass?.ran(now);
     const lapsed = (await this.store.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
       const poison = record.leaseExpirations + 1 >= POISON_PILL_LEASES;
       const message = poison
@@ -821,15 +898,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const recovered = (await this.#failMany(lapsed)).filter((job) => job !== null).length;
     const expired = await this.store.expirePending({ now, limit: SWEEP_BATCH });
     for (const r of expired) this.emit("expired", toJob(r));
-    let fired = 0;
-    for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
-      try {
-        if (await this.#fire(s, now)) fired++;
-      } catch (error) {
-        this.emit("error", error);
-      }
-    }
-    return { recovered, expired: expired.length, fired };
+    return { recovered, expired: expired.length };
   }
 
   async #fire(s: ScheduleRecord, now: number): Promise<boolean> {
@@ -871,30 +940,42 @@ export class Queue extends EventEmitter<QueueEvents> {
   /**
    * Leases up to `limit` ready jobs for a custom runner. Report each with {@link complete} or
    * {@link fail} naming the attempt you were given, and {@link heartbeat} to keep long ones.
+   *
+   * Before it claims, it runs the maintenance that is due (at most once per `sweepIntervalMs`):
+   * jobs whose lease ran out go back to pending (or dead) and can be leased again, and pending jobs
+   * past `expiresAt` become `expired`, with no Worker or {@link sweep} needed. A fault in that pass
+   * is emitted as `error` and does not fail the lease. See {@link OpenQueueOptions.maintenance}.
    */
   async lease(options: LeaseOptions = {}): Promise<Job[]> {
     this.#checkOpen();
     checkKnownKeys(
       "lease",
       options,
-      new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap"]),
+      new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap", "maintenance"]),
     );
     const types = options.types?.map(checkTypeName);
     const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
+    const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
+    const leaseMs = leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000);
+    const workerId =
+      options.workerId === undefined
+        ? defaultWorkerId()
+        : checkText("workerId", options.workerId, MAX_KEY_LENGTH);
+    const maxWeight =
+      options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT);
+    const weightCap =
+      options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT);
+    // After the checks: a refused lease changes nothing.
+    if (options.maintenance !== false) await this.#duePass?.run();
     const records = await this.store.claim({
       now: this.clock.now(),
-      workerId:
-        options.workerId === undefined
-          ? defaultWorkerId()
-          : checkText("workerId", options.workerId, MAX_KEY_LENGTH),
+      workerId,
       queues,
       types,
-      limit: checkInt("limit", options.limit ?? 1, 1, MAX_LIST),
-      maxWeight:
-        options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT),
-      weightCap:
-        options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT),
-      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
+      limit,
+      maxWeight,
+      weightCap,
+      leaseMs,
       concurrencyLimits: this.#limits(types),
       random: this.#random,
     });
@@ -1112,7 +1193,16 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
   checkKnownKeys(
     "openQueue",
     options,
-    new Set(["store", "clock", "retention", "maxPayloadBytes", "jobs", "random"]),
+    new Set([
+      "store",
+      "clock",
+      "retention",
+      "maxPayloadBytes",
+      "jobs",
+      "random",
+      "maintenance",
+      "sweepIntervalMs",
+    ]),
   );
   if (typeof options.store !== "string") return new Queue(options.store, options);
   const store = await openStore(options.store);

@@ -48,8 +48,11 @@ export interface RemoteJobType {
   push?: { url: string; secret?: string; timeoutMs?: number };
 }
 
-/** Options for {@link ErrandClient.lease}: the Queue's, plus how long to wait for a job. */
-export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs"> {
+/**
+ * Options for {@link ErrandClient.lease}: the Queue's, plus how long to wait for a job. (Not
+ * `maintenance`: the server decides that.)
+ */
+export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "maintenance"> {
   leaseMs?: number;
   /** Long-poll: wait up to this long for a job when none is ready. @defaultValue 0 */
   waitMs?: number;

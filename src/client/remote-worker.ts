@@ -6,6 +6,7 @@ import { type AnyJobDefinition, checkKnownKeys, type JobContext } from "../defin
 import { toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable, JobTimeoutError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkLogger } from "../logger.js";
 import { SlotMap } from "../slot-map.js";
 import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
@@ -36,7 +37,11 @@ export interface RemoteWorkerOptions {
   retryDelayMs?: number;
   /** @defaultValue `remote:host:pid:random` */
   workerId?: string;
-  /** @defaultValue pino at level "warn" */
+  /**
+   * Where the worker logs its faults. Any pino-compatible logger: callable `error`, `warn`,
+   * `info`, `debug` and `child`; anything else is refused when the worker is made.
+   * @defaultValue pino at level "warn"
+   */
   logger?: Logger;
   /** Timers (heartbeats, timeouts, grace). @defaultValue the system clock */
   clock?: Clock;
@@ -113,7 +118,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     this.#waitMs = options.waitMs ?? 30_000;
     this.#retryDelayMs = options.retryDelayMs ?? 1000;
     this.#clock = options.clock ?? systemClock;
-    this.#logger = options.logger;
+    this.#logger = checkLogger("RemoteWorker: logger", options.logger);
     this.workerId = options.workerId ?? `remote:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     this.on("error", (error) => this.#log.error({ err: error }, "remote worker error"));
   }

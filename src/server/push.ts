@@ -64,7 +64,14 @@ export class PushDelivery {
   #unsubscribe: (() => void) | null = null;
   #cancelTimer: () => void = () => {};
 
-  constructor(queue: Queue, types: JobTypeRegistry, metrics: ServerMetrics, options: PushOptions = {}) {
+  /** @param maintenance `false`: its leases run no maintenance pass (the server's option). */
+  constructor(
+    queue: Queue,
+    types: JobTypeRegistry,
+    metrics: ServerMetrics,
+    options: PushOptions = {},
+    readonly maintenance = true,
+  ) {
     this.#queue = queue;
     this.#types = types;
     this.#metrics = metrics;
@@ -130,6 +137,7 @@ export class PushDelivery {
             limit: free,
             leaseMs: this.#leaseMs ?? timeoutMs + 30_000,
             workerId: `push:${type}`,
+            ...(this.maintenance ? {} : { maintenance: false }),
           });
           for (const job of jobs) this.#deliver(current, job);
           more = jobs.length > 0;

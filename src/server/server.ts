@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import swagger from "@fastify/swagger";
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyListenOptions,
   type FastifyReply,
@@ -11,6 +12,7 @@ import { checkKnownKeys } from "../define-job.js";
 import { MAX_TIMER_MS } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkLogger, isLoggerLike, SERVER_LOGGER_METHODS } from "../logger.js";
 import type { EnqueueOptions, Queue } from "../queue.js";
 import { checkInt, toJsonText } from "../validation.js";
 import {
@@ -88,8 +90,13 @@ export interface ServerOptions extends RequestCheckOptions {
   leasePollMs?: number;
   /** Push delivery tuning. */
   push?: PushOptions;
-  /** Fastify's logger option. @defaultValue false */
-  logger?: FastifyServerOptions["logger"];
+  /**
+   * Fastify's logger option (`true`, or pino options), or a pino-compatible logger instance to log
+   * through (callable `error`, `warn`, `info`, `debug`, `fatal`, `trace` and `child`). Anything
+   * else is refused with `INVALID_OPTION`.
+   * @defaultValue false
+   */
+  logger?: FastifyServerOptions["logger"] | FastifyBaseLogger;
   /**
    * Serve the web dashboard at `/dashboard/` (and redirect `/` there). Its static files need no
    * token; the data it shows comes from the API, which does.
@@ -167,6 +174,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // Checked here, not when the timers start at ready(): a bad option fails createServer.
   const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
   const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
+  const logging = loggerOption(options.logger);
   const auth = new Authenticator(options.auth ?? {}, queue.clock);
   const checks = new RequestChecks(options, auth.enabled);
   const types = new JobTypeRegistry(queue);
@@ -174,11 +182,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await types.refresh();
   await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
-  const push = new PushDelivery(queue, types, metrics, options.push);
+  const push = new PushDelivery(queue, types, metrics, options.push, options.maintenance ?? true);
   const history = new StatsHistory(queue.clock).follow(queue);
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...logging,
     bodyLimit,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
     forceCloseConnections: true,
@@ -400,6 +408,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       workerId: b.workerId ?? `remote:${request.ip}`,
       ...(b.maxWeight ? { maxWeight: b.maxWeight } : {}),
       ...(b.weightCap ? { weightCap: b.weightCap } : {}),
+      // A server told not to run maintenance runs none, not even the lease API's own.
+      ...(options.maintenance === false ? { maintenance: false } : {}),
     };
     if (!b.queues && !b.types) leaseOptions.queues = allQueues(types.list());
     const started = queue.clock.now();
@@ -477,7 +487,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     ) {
       return { ok: true, duplicate: true };
     }
-    throw stale(job, attempt);
+    throw stale(job, attempt, "different result");
   };
 
   route("POST /v1/jobs/:id/complete", "work", async (request) => {
@@ -832,12 +842,52 @@ function toError(e: FailError): Error {
   return error;
 }
 
-function stale(job: WireJob, attempt: number): ErrandError {
-  return new ErrandError(
-    "STALE_ATTEMPT",
-    `attempt ${attempt} of job ${job.id} is not current (the job is ${job.state}, attempt ${job.attempt}); nothing changed`,
-    { details: { state: job.state, attempt: job.attempt } },
-  );
+/**
+ * The 409 for a report that changed nothing, saying what it conflicts with: a job cancelled or
+ * expired, an attempt never handed out, a later attempt, or this attempt already ended (a repeat
+ * with another outcome). `details` carries the job's state and attempt for programs.
+ */
+function stale(job: WireJob, attempt: number, conflict?: "different result"): ErrandError {
+  const j = `job ${job.id}`;
+  let why: string;
+  if (job.state === "cancelled" || job.state === "expired") {
+    why = `${j} is ${job.state}`;
+  } else if (attempt > job.attempt) {
+    why =
+      job.attempt === 0
+        ? `${j} has no attempt ${attempt}: it has not been handed out yet (it is ${job.state})`
+        : `${j} has no attempt ${attempt}: it is on attempt ${job.attempt} (${job.state})`;
+  } else if (attempt < job.attempt) {
+    why = `attempt ${attempt} of ${j} is not current: the job is on attempt ${job.attempt} (${job.state})`;
+  } else if (job.state === "completed") {
+    why = `${j} attempt ${attempt} already completed${conflict === "different result" ? " with a different result" : ""}`;
+  } else if (job.state === "dead") {
+    why = `${j} attempt ${attempt} already failed, and the job is dead`;
+  } else if (job.state === "pending") {
+    why = `${j} attempt ${attempt} has already ended; the job is pending for attempt ${attempt + 1}`;
+  } else {
+    why = `${j} attempt ${attempt} is ${job.state} but changed while the report was made`;
+  }
+  return new ErrandError("STALE_ATTEMPT", `${why}; nothing changed`, {
+    details: { state: job.state, attempt: job.attempt },
+  });
+}
+
+/** The server's `logger` option as Fastify takes it: an instance goes to `loggerInstance`. */
+function loggerOption(
+  logger: ServerOptions["logger"],
+): Pick<FastifyServerOptions, "logger" | "loggerInstance"> {
+  if (logger === undefined || typeof logger === "boolean") return { logger: logger ?? false };
+  if (isLoggerLike(logger)) {
+    return { loggerInstance: checkLogger("createServer: logger", logger, SERVER_LOGGER_METHODS) };
+  }
+  if (typeof logger !== "object" || logger === null || Array.isArray(logger)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `createServer: logger must be a boolean, pino options or a pino-compatible logger; got ${logger === null ? "null" : Array.isArray(logger) ? "an array" : typeof logger}`,
+    );
+  }
+  return { logger: logger as FastifyServerOptions["logger"] };
 }
 
 /** Without a filter, a lease takes from every queue the registered types name, and "default". */

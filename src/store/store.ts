@@ -284,7 +284,11 @@ export interface Store {
   reschedule(params: RescheduleParams): Promise<JobMutation>;
   /** Dead, cancelled or expired → pending, with at least one more attempt. */
   retry(params: RetryParams): Promise<JobMutation>;
-  /** A finished job copied under `newId` as a fresh pending job; null when the source is missing. */
+  /**
+   * A finished job copied under `newId` as a fresh pending job; null when the source is missing.
+   * The copy keeps the expiry rule: `expiresAt = now + (expiresAt − createdAt)` of the source, and
+   * the copy of an `expired` job is stored `expired` at once (finishedAt and expiresAt `now`).
+   */
   replay(params: ReplayParams): Promise<JobMutation>;
 
   /** Active jobs whose lease ran out by `now`; the caller fails each with `leaseExpired`. */

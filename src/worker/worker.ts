@@ -5,6 +5,7 @@ import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
 import { type Duration, toTimerMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import { type Job, type JobRecord, toJob } from "../job.js";
+import { checkLogger } from "../logger.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
@@ -66,7 +67,11 @@ export interface WorkerOptions {
    * @defaultValue `host:pid:random`
    */
   workerId?: string;
-  /** @defaultValue pino at level "warn" */
+  /**
+   * Where the worker logs its faults. Any pino-compatible logger: callable `error`, `warn`,
+   * `info`, `debug` and `child`; anything else is refused when the worker is made.
+   * @defaultValue pino at level "warn"
+   */
   logger?: Logger;
 }
 
@@ -602,6 +607,7 @@ function checkWorkerOptions(options: WorkerOptions): void {
   if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
     throw new ErrandError("INVALID_OPTION", "Worker: jobs must list at least one job definition");
   }
+  checkLogger("Worker: logger", options.logger);
 }
 
 /**

@@ -9,7 +9,8 @@ import type { Backend } from "./backend.js";
 export function exerciseExpiry(backend: Backend): void {
   describe("expiry", () => {
     it("never hands out a job past its expiresAt; sweep marks it expired and emits expired", async () => {
-      const { queue, clock } = await backend.setup();
+      // Without the lease API's own maintenance: the claim alone must pass over the job.
+      const { queue, clock } = await backend.setup({ maintenance: false });
       const job = await queue.enqueue("report", {}, { expiresInMs: 60_000, delayMs: 10_000 });
       const fresh = await queue.enqueue("report", { fresh: true });
       expect(job.expiresAt?.getTime()).toBe(clock.now() + 60_000);
@@ -34,6 +35,21 @@ export function exerciseExpiry(backend: Backend): void {
       // Expired is final: another sweep finds nothing and nothing can lease it.
       expect((await queue.sweep()).expired).toBe(0);
       expect(await queue.lease({ limit: 10 })).toEqual([]);
+    });
+
+    it("expires a pending job past expiresAt on a lease call, without a Worker or sweep()", async () => {
+      const { queue, clock } = await backend.setup();
+      const job = await queue.enqueue("report", {}, { expiresInMs: 60_000, delayMs: 10_000 });
+      const fresh = await queue.enqueue("report", { fresh: true }, { delayMs: 10_000 });
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+
+      await clock.advance(60_000);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([fresh.id]);
+      expect(expired.map((j) => [j.id, j.state])).toEqual([[job.id, "expired"]]);
+      const stored = await queue.get(job.id);
+      expect(stored).toMatchObject({ state: "expired", attempt: 0 });
+      expect(stored?.finishedAt?.getTime()).toBe(clock.now());
     });
 
     it("hands out a job until the moment before expiresAt", async () => {

@@ -23,7 +23,8 @@ const entry = (attempt: number, at: number, message: string): JobErrorEntry => (
 export function exerciseFailMany(backend: Backend): void {
   describe("failMany", () => {
     it("applies a mixed batch item by item: retries, deaths, stale, unknown and repeated attempts, expired and live leases", async () => {
-      const { queue, store, clock } = await backend.setup();
+      // The lease API's own maintenance would recover `expired` before the batch names it.
+      const { queue, store, clock } = await backend.setup({ maintenance: false });
       // `expired` is leased first, with a short lease that has run out by the time of the batch.
       const expired = await queue.enqueue(task, { n: "expired" });
       const [expiredLease] = await queue.lease({ leaseMs: 1000 });

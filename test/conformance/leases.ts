@@ -8,6 +8,7 @@ import pino from "pino";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { defineJob } from "../../src/define-job.js";
+import type { Job } from "../../src/job.js";
 import { Queue } from "../../src/queue.js";
 import { drain } from "../../src/testing/index.js";
 import { Worker } from "../../src/worker/worker.js";
@@ -390,6 +391,125 @@ export function exerciseLeases(backend: Backend): void {
       expect(failures).toBe(0);
       expect(worker.running).toBe(0);
       expect(await queue.get(job.id)).toMatchObject({ state: "active", attempt: 2, workerId: "other" });
+    });
+
+    describe("with the lease API alone (no Worker, no sweep)", () => {
+      it("leases an expired lease again: attempt + 1, the expiry in the error history, the old holder fenced off", async () => {
+        const { queue, clock } = await backend.setup();
+        const job = await queue.enqueue(task, {}); // fixed backoff of 5 s
+        const [first] = await queue.lease({ leaseMs: 10_000, workerId: "vanished" });
+        expect(first).toMatchObject({ id: job.id, attempt: 1 });
+
+        // (Lease calls a sweepIntervalMs apart, 1 s by default, so each runs a pass.)
+        await clock.advance(9_000);
+        expect(await queue.lease()).toEqual([]);
+        expect(await queue.get(job.id)).toMatchObject({ state: "active", attempt: 1 });
+
+        // The lease has run out: the next lease call recovers it (retry after the backoff).
+        await clock.advance(1000);
+        const recoveredAt = clock.now();
+        const retrying: Job[] = [];
+        queue.on("retrying", (j) => retrying.push(j));
+        expect(await queue.lease()).toEqual([]);
+        expect(retrying.map((j) => j.id)).toEqual([job.id]);
+        const stored = await queue.get(job.id);
+        expect(stored).toMatchObject({ state: "pending", attempt: 1, workerId: null });
+        expect(stored!.runAt.getTime()).toBe(recoveredAt + 5000);
+        expect(stored!.errors).toHaveLength(1);
+        expect(stored!.errors[0]).toMatchObject({ attempt: 1, kind: "lease_expired", at: recoveredAt });
+
+        await clock.advance(5000);
+        const [second] = await queue.lease({ workerId: "rescuer" });
+        expect(second).toMatchObject({ id: job.id, attempt: 2, workerId: "rescuer" });
+        expect(second!.errors.map((e) => [e.attempt, e.kind])).toEqual([[1, "lease_expired"]]);
+        expect(await queue.complete(first!, "late")).toBe(false);
+        expect(await queue.complete(second!, "done")).toBe(true);
+        expect(await queue.get(job.id)).toMatchObject({ state: "completed", attempt: 2, result: "done" });
+      });
+
+      it("hands an expired lease out again in the same lease call when no backoff holds it", async () => {
+        const { queue, clock } = await backend.setup();
+        const job = await queue.enqueue(task, {}, { backoff: { type: "fixed", delayMs: 0 } });
+        await queue.lease({ leaseMs: 1000 });
+        await clock.advance(1000);
+        const [again] = await queue.lease();
+        expect(again).toMatchObject({ id: job.id, attempt: 2 });
+        expect(again!.errors.map((e) => e.kind)).toEqual(["lease_expired"]);
+      });
+
+      it("runs that maintenance at most once per sweepIntervalMs, counting an explicit sweep", async () => {
+        const { queue, clock, store } = await backend.setup({ sweepIntervalMs: 5000 });
+        const passes = vi.spyOn(store, "expiredLeases");
+        await queue.lease();
+        expect(passes).toHaveBeenCalledTimes(1);
+        await queue.lease();
+        await clock.advance(4999);
+        await queue.lease();
+        expect(passes).toHaveBeenCalledTimes(1);
+        await clock.advance(1);
+        await Promise.all([queue.lease(), queue.lease(), queue.lease()]);
+        expect(passes).toHaveBeenCalledTimes(2);
+        // A sweep is a pass too: the lease API's next one is due an interval after it.
+        await clock.advance(3000);
+        await queue.sweep();
+        expect(passes).toHaveBeenCalledTimes(3);
+        await clock.advance(4999);
+        await queue.lease();
+        expect(passes).toHaveBeenCalledTimes(3);
+      });
+
+      it("costs a producer that only enqueues nothing", async () => {
+        const { queue, clock, store } = await backend.setup();
+        const passes = [vi.spyOn(store, "expiredLeases"), vi.spyOn(store, "expirePending")];
+        for (let i = 0; i < 5; i++) {
+          await queue.enqueue(task, { i }, { expiresInMs: 100 });
+          await clock.advance(1000);
+        }
+        for (const pass of passes) expect(pass).not.toHaveBeenCalled();
+      });
+
+      it("leaves expired leases to sweep() when the queue is opened with maintenance: false", async () => {
+        const { queue, clock } = await backend.setup({ maintenance: false });
+        const job = await queue.enqueue(task, {}, { backoff: { type: "fixed", delayMs: 0 } });
+        await queue.lease({ leaseMs: 1000 });
+        await clock.advance(60_000);
+        expect(await queue.lease()).toEqual([]);
+        expect(await queue.get(job.id)).toMatchObject({ state: "active", attempt: 1 });
+        expect((await queue.sweep()).recovered).toBe(1);
+        expect(await queue.lease()).toMatchObject([{ id: job.id, attempt: 2 }]);
+      });
+
+      it("runs no pass in a lease call given maintenance: false", async () => {
+        const { queue, clock, store } = await backend.setup();
+        const job = await queue.enqueue(task, {}, { backoff: { type: "fixed", delayMs: 0 } });
+        await queue.lease({ leaseMs: 1000, maintenance: false });
+        const passes = vi.spyOn(store, "expiredLeases");
+        await clock.advance(60_000);
+        expect(await queue.lease({ maintenance: false })).toEqual([]);
+        expect(passes).not.toHaveBeenCalled();
+        expect(await queue.lease()).toMatchObject([{ id: job.id, attempt: 2 }]);
+      });
+
+      it("reports a failing maintenance pass as an error event and still leases", async () => {
+        const { queue, store } = await backend.setup();
+        const job = await queue.enqueue(task, {});
+        vi.spyOn(store, "expiredLeases").mockRejectedValueOnce(new Error("index unavailable"));
+        const errors: unknown[] = [];
+        queue.on("error", (e) => errors.push(e));
+        expect(await queue.lease()).toMatchObject([{ id: job.id, attempt: 1 }]);
+        expect(errors.map((e) => (e as Error).message)).toEqual(["index unavailable"]);
+      });
+
+      it("refuses a maintenance option that is not a boolean, and a bad sweepIntervalMs", async () => {
+        await expect(backend.setup({ maintenance: "yes" as never })).rejects.toMatchObject({
+          code: "INVALID_OPTION",
+          message: expect.stringMatching(/^maintenance must be true or false/),
+        });
+        await expect(backend.setup({ sweepIntervalMs: -1 })).rejects.toMatchObject({
+          code: "INVALID_DURATION",
+          message: expect.stringMatching(/^sweepIntervalMs/),
+        });
+      });
     });
 
     it("keeps heartbeating a job that a Worker claims again after losing the earlier attempt's lease", async () => {

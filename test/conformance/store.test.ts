@@ -21,6 +21,7 @@ import { exerciseNames } from "./names.js";
 import { exerciseOwners } from "./owners.js";
 import { exercisePause } from "./pause.js";
 import { exerciseQueues } from "./queues.js";
+import { exerciseReplay } from "./replay.js";
 import { exerciseResults } from "./results.js";
 import { exerciseRetention } from "./retention.js";
 import { exerciseRetries } from "./retries.js";
@@ -52,5 +53,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseOwners(backend);
     exercisePause(backend);
     exerciseNames(backend);
+    exerciseReplay(backend);
   });
 }

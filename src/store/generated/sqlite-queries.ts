@@ -84,7 +84,9 @@ export const statements = {
   /** release.sql */
   release: "UPDATE errand_job\nSET state = 'pending', run_at = ?, lease_expires_at = NULL, worker_id = NULL,\n  max_attempts = max_attempts + 1\nWHERE id = ? AND attempt = ? AND state = 'active';",
   /** replay.sql */
-  replay: "INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner)\nSELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, NULL, 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner\nFROM errand_job_done\nWHERE id = ?;",
+  replay: "INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner)\nSELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, ? + (expires_at - created_at), 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner\nFROM errand_job_done\nWHERE id = ?;",
+  /** replay.sql */
+  replayExpired: "INSERT INTO errand_job_done (id, type, queue, state, payload, checkpoint, result, priority, weight,\n  run_at, expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  errors, lease_expirations, created_at, started_at, finished_at, owner)\nSELECT ?, type, queue, 'expired', payload, NULL, NULL, priority, weight, ?, ?, 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, ?, owner\nFROM errand_job_done\nWHERE id = ?;",
   /** reschedule.sql */
   reschedule: "UPDATE errand_job\nSET run_at = COALESCE(?, run_at), priority = COALESCE(?, priority), queue = COALESCE(?, queue)\nWHERE id = ? AND state = 'pending';",
   /** resumeQueue.sql */

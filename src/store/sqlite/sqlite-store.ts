@@ -564,7 +564,12 @@ export class SqliteStore implements Store {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (record.state === "pending" || record.state === "active") return { record, changed: false };
-      this.#reinsert(this.#q.replay, [p.newId, p.now, p.now, p.id], record.uniqueKey);
+      if (record.state === "expired") {
+        // Stored expired at once (replay.sql): nothing to run, no one to wake.
+        this.#reinsert(this.#q.replayExpired, [p.newId, p.now, p.now, p.now, p.now, p.id], null);
+        return { record: this.#getRecord(p.newId)!, changed: true };
+      }
+      this.#reinsert(this.#q.replay, [p.newId, p.now, p.now, p.now, p.id], record.uniqueKey);
       this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.newId)!, changed: true };
     });

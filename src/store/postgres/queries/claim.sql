@@ -28,6 +28,10 @@
 --     alias j, which UPDATE ... FROM needs): hotRecord reads them by position.
 --   - The advisory locks are taken in type order (no deadlock between two claimers), keyed by the
 --     channel name (one per schema) and the type, so installations in other schemas do not contend.
+--   - Row locks: `cand` takes them in claim order, not in the id order the statements that wait
+--     for row locks keep (heartbeatMany, completeMany, failMany), and needs no other: SKIP LOCKED
+--     never waits for a row, so a claim cannot be one of two statements each waiting for the
+--     other. In a claim's transaction the advisory locks come first, before any row lock.
 --
 -- lockCaps: $1 lock key (CAP_LOCK), $2 capped types.
 -- countActive: $1 capped types. Returns (type, n) for types with active jobs.

@@ -5,20 +5,37 @@
 --     unknown attempt changes nothing and is left out of the result.
 --   - The job leaves errand_job and enters errand_job_done (state completed, its result,
 --     finished_at) in the same statement, so a reader sees it in exactly one of them.
---   - A batch naming one attempt twice completes it once (the DELETE matches its row once); the
+--   - A batch naming one attempt twice completes it once, with the first report's result; the
 --     store gives the win to the first report.
+--   - Row locks are taken in id order, as by every statement that locks several jobs and waits
+--     (heartbeatMany, failMany), so two of them never deadlock (40P01).
 --
--- Why: completions are batched by the worker, so one round trip and one plan serve any batch.
+-- Why:
+--   - Completions are batched by the worker, so one round trip and one plan serve any batch.
+--   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality). `locked` takes the
+--     row locks first, sorted by id (FOR UPDATE sits above the sort): a DELETE … USING would lock
+--     rows in its join's order, and two batches naming the same jobs in different orders (a
+--     worker's completions against another's heartbeats, or a sweeper's failures) could each hold
+--     a row the other waits for. A row changed while it waited is re-checked against the WHERE
+--     clause; the DELETE touches only rows `locked` holds.
 --
 -- $1 ids, $2 attempts, $3 results (JSON text), $4 now.
 -- Returns (id, attempt) of each attempt completed.
 
 -- name: completeMany
-WITH input AS (SELECT * FROM unnest($1::text[], $2::integer[], $3::text[]) AS i(id, attempt, result)),
-moved AS (
-  DELETE FROM {{errandJob}} j USING input i
-  WHERE j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
-  RETURNING j.*, i.result AS new_result
+WITH input AS (
+  SELECT DISTINCT ON (id, attempt) *
+  FROM unnest($1::text[], $2::integer[], $3::text[]) WITH ORDINALITY AS i(id, attempt, result, ord)
+  ORDER BY id, attempt, ord
+), locked AS MATERIALIZED (
+  SELECT j.id, i.result FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
+  WHERE j.state = 'active'
+  ORDER BY j.id
+  FOR UPDATE OF j
+), moved AS (
+  DELETE FROM {{errandJob}} j USING locked l
+  WHERE j.id = l.id AND j.state = 'active'
+  RETURNING j.*, l.result AS new_result
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT {{sharedColumns}}, 'completed', new_result, $4 FROM moved

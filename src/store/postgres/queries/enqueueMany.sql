@@ -27,6 +27,12 @@
 --   - The insertJob fragment is `INSERT INTO errand_job (<the columns set here>)` and insertOutcome the
 --     closing SELECT of n, ids and notified, the same in all six (postgres-store.ts,
 --     sqlFragments).
+--   - Not in id order, unlike the statements that lock several existing jobs (heartbeatMany,
+--     completeMany, failMany): an insert locks no existing row, and batch order decides which job
+--     of a batch wins a unique key. Two uncommitted batches inserting the same caller-chosen ids or
+--     unique keys in opposite orders can still wait on each other (ON CONFLICT waits for the other
+--     insert's commit) and deadlock; the store retries the statement (40P01), which inserts each
+--     job once whatever the first try did.
 --
 -- insert, insertChecked (a job's fields as one array each):
 --   $1 ids, $2 type, $3 queue, $4 payloads, $5 priority, $6 weight, $7 run_at, $8 expires_at,

@@ -7,6 +7,9 @@
 --
 -- Why: the inner SELECT takes its rows FOR UPDATE SKIP LOCKED, so concurrent sweepers and claimers
 -- never wait on each other; the outer state check drops a row that changed before it was locked.
+-- The locks are taken in index order, not in the id order of the statements that wait for row
+-- locks (heartbeatMany, completeMany, failMany): a statement that never waits for a row cannot be
+-- in a deadlock, and the DELETE touches only the rows the SELECT locked.
 --
 -- $1 now, $2 limit.
 -- Returns the expired jobs as JobRecords.

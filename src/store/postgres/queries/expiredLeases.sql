@@ -5,7 +5,7 @@
 -- between wins.
 --
 -- Why: a read, not a claim of the rows: any number of sweepers may look, and failMany's
--- compare-and-set settles who acts.
+-- compare-and-set settles who acts. It takes no row locks; failMany takes them, in id order.
 --
 -- $1 now, $2 limit.
 -- Returns JobRecords.

@@ -9,12 +9,21 @@
 --   - The first item naming an attempt is applied; a repeat of it in the batch is stale.
 --   - The error is appended to the job's errors.
 --   - A retry that is ready now NOTIFYs the wake channel when the statement commits.
+--   - Row locks are taken in id order, as by every statement that locks several jobs and waits
+--     (heartbeatMany, completeMany), so two of them never deadlock (40P01).
 --
 -- Why:
---   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality). `retried` puts the
---     attempts with a retryAt back to pending in errand_job; `moved` and `killed` take the others
---     to errand_job_done. The two touch different rows: a row has one attempt, and only items
---     naming it match.
+--   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality). `locked` takes the
+--     row locks of the attempts that apply, sorted by id (FOR UPDATE sits above the sort), before
+--     anything changes: `retried` and `moved` run side by side and would each lock rows in their
+--     own join's order, so two batches naming the same jobs in different orders (a sweeper's and a
+--     worker's, or a worker's failures against another's heartbeats) could each hold a row the
+--     other waits for. A row changed while it waited is re-checked against the WHERE clause
+--     (attempt, state, and for a lease expiry the lease itself, so a heartbeat that got in first
+--     wins).
+--   - `retried` puts the attempts with a retryAt back to pending in errand_job; `moved` and
+--     `killed` take the others to errand_job_done. Both touch only rows `locked` holds, and
+--     different ones: a row has one attempt, and only items naming it match.
 --   - errors is a JSON array kept as text: the new entry is spliced in as text, so the entries
 --     already stored keep their exact text.
 --   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
@@ -29,20 +38,24 @@ WITH input AS (
   FROM unnest($1::text[], $2::integer[], $3::integer[], $4::bigint[], $5::text[], $6::text[])
     WITH ORDINALITY AS i(id, attempt, expired, retry_at, retry_queue, error, ord)
   ORDER BY id, attempt, ord
+), locked AS MATERIALIZED (
+  SELECT j.id, i.expired, i.retry_at, i.retry_queue, i.error
+  FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
+  WHERE j.state = 'active' AND (i.expired = 0 OR j.lease_expires_at <= $7)
+  ORDER BY j.id
+  FOR UPDATE OF j
 ), retried AS (
-  UPDATE {{errandJob}} j SET state = 'pending', run_at = i.retry_at, queue = coalesce(i.retry_queue, j.queue),
-    errors = CASE WHEN j.errors = '[]' THEN '[' || i.error || ']' ELSE left(j.errors, -1) || ',' || i.error || ']' END,
+  UPDATE {{errandJob}} j SET state = 'pending', run_at = l.retry_at, queue = coalesce(l.retry_queue, j.queue),
+    errors = CASE WHEN j.errors = '[]' THEN '[' || l.error || ']' ELSE left(j.errors, -1) || ',' || l.error || ']' END,
     lease_expires_at = NULL, worker_id = NULL,
-    lease_expirations = j.lease_expirations + i.expired
-  FROM input i
-  WHERE i.retry_at IS NOT NULL AND j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
-    AND (i.expired = 0 OR j.lease_expires_at <= $7)
+    lease_expirations = j.lease_expirations + l.expired
+  FROM locked l
+  WHERE l.retry_at IS NOT NULL AND j.id = l.id AND j.state = 'active'
   RETURNING j.id, j.attempt, j.run_at
 ), moved AS (
-  DELETE FROM {{errandJob}} j USING input i
-  WHERE i.retry_at IS NULL AND j.id = i.id AND j.state = 'active' AND j.attempt = i.attempt
-    AND (i.expired = 0 OR j.lease_expires_at <= $7)
-  RETURNING j.*, i.error AS new_error, i.expired AS new_expired
+  DELETE FROM {{errandJob}} j USING locked l
+  WHERE l.retry_at IS NULL AND j.id = l.id AND j.state = 'active'
+  RETURNING j.*, l.error AS new_error, l.expired AS new_expired
 ), killed AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,

@@ -2,26 +2,44 @@
 --
 -- Guarantees:
 --   - The copy is pending at $3 with the original's type, queue, payload, priority, weight,
---     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors, expiry
---     or start. The original stays in history unchanged.
+--     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start.
+--     The original stays in history unchanged.
+--   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
+--     long to start as it had ($3 + expires_at - created_at), and a copy of a job that ended
+--     expired is stored expired at once (finished_at and expires_at $3, attempt 0): it never runs,
+--     as in Rickover. It holds no unique key and wakes no one.
 --   - A pending, active or unknown job changes nothing (no row: the store then reads it with get).
 --   - A pending or active job holding the unique key, or one with the new id, makes the insert
 --     fail (unique violation); the store reports INVALID_STATE.
---   - NOTIFYs the wake channel when it made the copy.
+--   - NOTIFYs the wake channel when it made a pending copy.
 --
--- Why: `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
+-- Why:
+--   - `src` is read once; `ins` (a pending copy, into errand_job) and `gone` (an expired one,
+--     into errand_job_done) each take the rows of their case, so exactly one of them inserts.
+--   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
 -- $1 id of the finished job, $2 new id, $3 now, $4 notify tag.
 -- Returns the copy as a JobRecord, or no row.
 
 -- name: replay
-WITH ins AS (
+WITH src AS (
+  SELECT * FROM {{errandJobDone}} WHERE id = $1
+), ins AS (
   INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
     attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
     lease_expirations, created_at, started_at, owner)
-  SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, NULL, 0,
+  SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, $3 + (expires_at - created_at), 0,
     max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner
-  FROM {{errandJobDone}} WHERE id = $1
+  FROM src WHERE state <> 'expired'
   RETURNING {{hotFields}}
+), gone AS (
+  INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
+  SELECT $2, type, queue, payload, NULL, priority, weight, $3, $3, 0,
+    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner,
+    'expired', NULL, $3
+  FROM src WHERE state = 'expired'
+  RETURNING {{doneFields}}
 ), n AS (SELECT pg_notify({{channel}}, $4) FROM (SELECT 1 FROM ins LIMIT 1) AS r)
 SELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0
+UNION ALL
+SELECT * FROM gone

@@ -4,7 +4,10 @@
 
   Guarantees: atomic; a pending or active source is returned unchanged. If the new id is taken, or
   another pending or active job holds the unique key, nothing changes and the script fails with
-  ERRAND_INVALID_STATE.
+  ERRAND_INVALID_STATE. The copy keeps the original's expiry rule: an original with an expiresAt
+  gives the copy as long to start as it had (now + v - c), and a copy of a job that ended expired
+  is stored expired at once (finishedAt and expiresAt now, attempt 0): it never runs (as in
+  Rickover), holds no unique key and wakes no one.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] new id
@@ -36,8 +39,9 @@ local new_key = job_key(new_id)
 if redis.call("EXISTS", new_key) == 1 then
   return redis.error_reply("ERRAND_INVALID_STATE the new id is taken")
 end
+local expired = f.s == "e"
 local unique = get_long(job_key(id), "u")
-if unique then
+if unique and not expired then
   if redis.call("HGET", UNIQ, unique) then
     return redis.error_reply("ERRAND_INVALID_STATE another pending or active job holds this job's unique key")
   end
@@ -46,7 +50,19 @@ end
 -- Kept: type, queue, payload, priority, weight, maxAttempts, backoff, retryQueue, delivery,
 -- timeoutMs, uniqueKey (with the pieces of long values), owner. Everything else starts afresh.
 local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true }
-local args = { "s", "p", "c", ARGV[3] } -- runAt = createdAt: r left out
+local args = { "s", expired and "e" or "p", "c", ARGV[3] } -- runAt = createdAt: r left out
+local expires_at = nil
+if expired then
+  expires_at = now
+  args[#args + 1] = "f"
+  args[#args + 1] = ARGV[3]
+elseif f.v then
+  expires_at = now + (tonumber(f.v) - tonumber(f.c))
+end
+if expires_at then
+  args[#args + 1] = "v"
+  args[#args + 1] = expires_at
+end
 for i = 1, #flat, 2 do
   local field = flat[i]
   local base = string.match(field, "^([^:]+)") or field
@@ -56,6 +72,15 @@ for i = 1, #flat, 2 do
   end
 end
 redis.call("HSET", new_key, unpack(args))
+if expired then
+  redis.call("ZADD", finished_key("expired"), now, new_id)
+  count("expired", f.q, f.t, 1)
+  flush_counts()
+  return { 1, job_reply(new_id) }
+end
+if expires_at then
+  redis.call("ZADD", EXP, expires_at, new_id)
+end
 add_ready(new_id, f.q, f.y or "0", f.t, now)
 count("pending", f.q, f.t, 1)
 flush_counts()
