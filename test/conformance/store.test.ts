@@ -26,6 +26,7 @@ import { exerciseRetries } from "./retries.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exerciseShutdown } from "./shutdown.js";
 import { exerciseTimeouts } from "./timeouts.js";
+import { exerciseWakeups } from "./wakeups.js";
 
 for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
@@ -50,5 +51,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseJobTypes(backend);
     exerciseOwners(backend);
     exercisePause(backend);
+    exerciseWakeups(backend);
   });
 }
