@@ -28,6 +28,7 @@ import { exerciseRetries } from "./retries.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exerciseShutdown } from "./shutdown.js";
 import { exerciseTimeouts } from "./timeouts.js";
+import { exerciseWakeups } from "./wakeups.js";
 
 for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
@@ -54,5 +55,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exercisePause(backend);
     exerciseNames(backend);
     exerciseReplay(backend);
+    exerciseWakeups(backend);
   });
 }

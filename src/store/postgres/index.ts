@@ -11,10 +11,6 @@
  * ```
  * @packageDocumentation
  */
-export { type MigrateResult, SCHEMA_PATTERN } from "./migrate.js";
-export {
-  migrate,
-  PostgresStore,
-  type PostgresStoreEvents,
-  type PostgresStoreOptions,
-} from "./postgres-store.js";
+export { type MigrateResult, migrate } from "./migrate.js";
+export { type PostgresStoreOptions, SCHEMA_PATTERN } from "./options.js";
+export { PostgresStore, type PostgresStoreEvents } from "./postgres-store.js";

@@ -1,31 +1,12 @@
-import type pg from "pg";
+/**
+ * Migrations of the PostgreSQL store: the ledger, the advisory lock, and `migrate()` for deploy steps.
+ * @module
+ */
+import pg from "pg";
 import { ErrandError } from "../../errors.js";
 import { migrations } from "../generated/postgres-migrations.js";
-
-/**
- * What a schema name must look like: a plain lower-case SQL identifier, short enough that the
- * wake-up channel derived from it (`<schema>_wake`) fits PostgreSQL's 63-byte name limit.
- * @since 0.1.0
- */
-export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/;
-
-/** @throws ErrandError `INVALID_OPTION` unless `schema` matches {@link SCHEMA_PATTERN}. */
-export function checkSchemaName(schema: unknown): string {
-  if (typeof schema !== "string" || !SCHEMA_PATTERN.test(schema)) {
-    const shown = typeof schema === "string" ? JSON.stringify(schema) : typeof schema;
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `schema ${shown} must match ${SCHEMA_PATTERN} (a lower-case identifier of 1 to 48 characters)`,
-    );
-  }
-  return schema;
-}
-
-/** Anything that runs a query: a `pg.Pool`, `pg.Client` or `pg.PoolClient`. */
-export interface Queryable {
-  query(config: pg.QueryConfig): Promise<pg.QueryResult>;
-  query(text: string): Promise<pg.QueryResult>;
-}
+import { type Queryable, storeError, withClient } from "./connection.js";
+import { checkOptions, checkSchemaName, type PostgresStoreOptions } from "./options.js";
 
 /** The newest migration this errand knows. */
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;
@@ -108,4 +89,46 @@ function tooNew(schema: string, version: number): ErrandError {
     "STORE_ERROR",
     `schema "${schema}" is at version ${version}, newer than this errand (${LATEST_VERSION}); upgrade errand`,
   );
+}
+
+/**
+ * Brings errand's schema in a PostgreSQL database up to this errand's version, without opening a
+ * store: for a deploy step, before workers start with `migrate: false`.
+ * @example `await migrate({ connectionString: process.env.DATABASE_URL, schema: "errand" })`
+ * @since 0.1.0
+ */
+export async function migrate(
+  options: Pick<PostgresStoreOptions, "connectionString" | "pool" | "schema">,
+): Promise<MigrateResult> {
+  const o = checkOptions(options);
+  const pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 1 });
+  try {
+    return await migratePool(pool, o.schema);
+  } catch (error) {
+    throw storeError(error, `cannot migrate schema "${o.schema}"`);
+  } finally {
+    if (!o.pool) await pool.end();
+  }
+}
+
+/** {@link migrateSchema} on a connection of `pool`, taken for the purpose and given back. */
+export function migratePool(pool: pg.Pool, schema: string): Promise<MigrateResult> {
+  return withClient(pool, (c) => migrateSchema(c, schema));
+}
+
+/**
+ * What opening a store does about its schema: migrate it, or (`migrate: false`) refuse to open
+ * unless it is at this errand's version already.
+ */
+export async function openSchema(pool: pg.Pool, schema: string, migrate: boolean): Promise<void> {
+  if (migrate) await migratePool(pool, schema);
+  else {
+    const version = await schemaVersion(pool, schema);
+    if (version !== LATEST_VERSION) {
+      throw new ErrandError(
+        "STORE_ERROR",
+        `schema "${schema}" is at version ${version}, this errand needs ${LATEST_VERSION}: run migrate() or open with migrate: true`,
+      );
+    }
+  }
 }

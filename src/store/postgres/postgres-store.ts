@@ -1,14 +1,11 @@
 import { EventEmitter } from "node:events";
-import pg from "pg";
-import type { Logger } from "pino";
-import { defaultLogger } from "../../default-logger.js";
-import { checkKnownKeys } from "../../define-job.js";
-import { ErrandError } from "../../errors.js";
+import type pg from "pg";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { nameRecord } from "../../name-record.js";
+import { claimOrder } from "../claim-order.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
-import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
+import { hotRecord } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
 import type {
   CancelParams,
@@ -37,187 +34,17 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import {
-  checkSchemaName,
-  LATEST_VERSION,
-  type MigrateResult,
-  migrateSchema,
-  type Queryable,
-  schemaVersion,
-} from "./migrate.js";
+import { CAP_LOCK, HOT_FIELD_COUNT, sqlFragments } from "./columns.js";
+import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
+import { insertJobs, insertOnConnection } from "./insert.js";
+import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
+import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
+import { checkOptions, type PostgresStoreOptions } from "./options.js";
 
-/**
- * Options for {@link PostgresStore.open}. Give `connectionString` or `pool`, not both.
- * @since 0.1.0
- */
-export interface PostgresStoreOptions {
-  /** `postgres://user:pass@host:5432/db`; the store makes (and on close ends) its own pool. */
-  connectionString?: string;
-  /**
-   * Your own `pg.Pool`. The store never ends it, and keeps one of its connections for LISTEN
-   * while open: size it for that.
-   */
-  pool?: pg.Pool;
-  /**
-   * The schema errand's tables live in, created on first migrate. Several independent errand
-   * installations can share a database under different schemas.
-   * @defaultValue "errand"
-   */
-  schema?: string;
-  /**
-   * Apply pending migrations when opening. Off: opening fails unless the schema is already at
-   * this errand's version (run {@link migrate} from a deploy step instead).
-   * @defaultValue true
-   */
-  migrate?: boolean;
-  /**
-   * Connections in the store's own pool (with `connectionString`), besides the one kept for LISTEN.
-   * @defaultValue 10
-   */
-  poolSize?: number;
-  /**
-   * How long an operation retries after a connection fault (a restart, a terminated backend, a
-   * refused connection) before it fails with `STORE_ERROR`. Every operation is compare-and-set,
-   * so running it again is safe; see the README for the rare case where a commit's reply was lost.
-   * @defaultValue 10_000
-   */
-  retryMs?: number;
-  /**
-   * Backoff between attempts to re-establish the LISTEN connection after it drops, doubling
-   * from `min` to `max`. Workers poll (their `pollIntervalMs`) until it is back.
-   * @defaultValue { min: 100, max: 5_000 }
-   */
-  reconnectDelayMs?: { min?: number; max?: number };
-  /** Where connection faults are logged. @defaultValue pino at level "warn" */
-  logger?: Logger;
-}
-
-const OPTION_KEYS = new Set([
-  "connectionString",
-  "pool",
-  "schema",
-  "migrate",
-  "poolSize",
-  "retryMs",
-  "reconnectDelayMs",
-  "logger",
-]);
-
-/** Events a {@link PostgresStore} emits about its LISTEN connection. */
-export interface PostgresStoreEvents {
-  /** LISTEN is (again) in place on the connection with this backend pid. */
-  listen: [pid: number];
-  /** The LISTEN connection was lost; the store reconnects with backoff and workers poll meanwhile. */
-  unlisten: [error: unknown];
-}
-
-/** bigint columns (epoch ms, priorities, counts) come back as numbers, not strings. */
-const INT8_OID = 20;
-const TYPES = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === INT8_OID && format !== "binary"
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
-
-/**
- * First key of the two-key advisory lock that serialises claims of one capped type ("errc"); the
- * second is a hash of the schema and the type, so installations in other schemas do not contend.
- */
-const CAP_LOCK = 0x65727263;
-
-/** A fault that a fresh connection (and a moment) may cure; anything else is thrown at once. */
-function isTransient(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === "string" ? e.code : "";
-  if (code.startsWith("08")) return true; // connection exceptions
-  if (["57P01", "57P02", "57P03", "40001", "40P01", "53300"].includes(code)) return true;
-  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(code))
-    return true;
-  const message = typeof e?.message === "string" ? e.message : "";
-  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(
-    message,
-  );
-}
-
-/** A fault that leaves the session unusable: its connection is thrown away, not reused. */
-function isConnectionFault(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return isTransient(error) && code !== "40001" && code !== "40P01" && code !== "53300";
-}
-
-/** 32-bit FNV-1a, for short stable prepared-statement names. */
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(36);
-}
-
-const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL::text AS result, priority, weight,
-  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
-  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
-  lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
-  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  NULL::bigint AS "finishedAt", owner`;
-
-const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
-  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
-  NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
-  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", owner`;
-
-/** {@link HOT_FIELDS} with every column qualified by a table alias (UPDATE … FROM needs it). */
-function hotFields(alias: string): string {
-  return HOT_FIELDS.replace(
-    /(^|[\s,(])(id|type|queue|state|payload|checkpoint|priority|weight|run_at|expires_at|attempt|max_attempts|backoff|retry_queue|delivery|timeout_ms|unique_key|lease_expires_at|worker_id|errors|lease_expirations|created_at|started_at|owner)\b(?!")/g,
-    `$1${alias}.$2`,
-  );
-}
-const HOT_FIELD_COUNT = 26;
-
-// hotRecord reads columns by position: fail at load, loudly, if HOT_FIELDS and it ever disagree.
-{
-  const names = HOT_FIELDS.split(",").map((f) => /"?(\w+)"?\s*$/.exec(f.trim())![1]);
-  const keys = HOT_RECORD_KEYS;
-  if (names.length !== HOT_FIELD_COUNT || names.join() !== keys.join()) {
-    throw new Error(`hotRecord does not match HOT_FIELDS: ${names} vs ${keys}`);
-  }
-}
-
-/** Columns shared by both job tables, for moving a row from the hot table to history. */
-const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner`;
-
-/**
- * The `{{fragment}}`s of queries/*.sql: table names qualified by the schema (a quoted identifier),
- * the NOTIFY channel (a quoted literal), both checked by {@link checkSchemaName}, and the
- * column lists many statements share.
- */
-function sqlFragments(schema: string, channel: string): Record<string, string> {
-  return {
-    errandJob: `"${schema}".errand_job`,
-    errandJobDone: `"${schema}".errand_job_done`,
-    errandSchedule: `"${schema}".errand_schedule`,
-    errandJobType: `"${schema}".errand_job_type`,
-    errandQueuePause: `"${schema}".errand_queue_pause`,
-    channel: `'${channel}'`,
-    hotFields: HOT_FIELDS,
-    hotFieldsJ: hotFields("j"),
-    doneFields: DONE_FIELDS,
-    sharedColumns: SHARED,
-    insertJob: `INSERT INTO "${schema}".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`,
-    insertOutcome: `SELECT count(*)::integer AS n,
-  CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
-  (SELECT count(*) FROM n) AS notified
-FROM ins`,
-  };
-}
+// Besides errand/postgres (index.ts), tests import these from here.
+export { migrate } from "./migrate.js";
+export type { PostgresStoreEvents } from "./notifier.js";
+export type { PostgresStoreOptions } from "./options.js";
 
 /**
  * The PostgreSQL store: any number of worker processes on any number of machines share one
@@ -230,7 +57,7 @@ FROM ins`,
  * - Pending and active jobs live in `errand_job`, finished ones in `errand_job_done`: the claim's
  *   partial index covers the hot set only.
  * - Enqueue, completion batches and heartbeats are one statement each, whatever the batch size
- *   (enqueue with caller-chosen ids adds a second, in the same transaction, see `#insertJobs`).
+ *   (enqueue with caller-chosen ids adds a second, in the same transaction, see insert.ts).
  * - Wake-ups travel by LISTEN/NOTIFY on a channel per schema; the NOTIFY is part of the statement
  *   that made jobs ready, so it is delivered exactly when they become visible.
  * - Connection faults are retried for {@link PostgresStoreOptions.retryMs}; a lost LISTEN
@@ -243,42 +70,26 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   readonly capabilities: StoreCapabilities = { listen: true, multiProcess: true, transactionalEnqueue: true };
   /** The schema this store's tables live in. */
   readonly schema: string;
-  readonly #pool: pg.Pool;
-  readonly #ownsPool: boolean;
-  readonly #logger: Logger | undefined;
-  readonly #retryMs: number;
-  readonly #reconnectMin: number;
-  readonly #reconnectMax: number;
-  /** The NOTIFY channel: one per schema, so installations sharing a database do not wake each other. */
-  readonly #channel: string;
-  /** Tags this store's own notifications, which it has already delivered to its listeners. */
-  readonly #origin = Math.random().toString(36).slice(2, 12);
-  readonly #listeners = new Set<() => void>();
-  readonly #names = new Map<string, string>();
+  /** The pool, and operations on it retried after connection faults (connection.ts). */
+  readonly #connection: PgConnection;
+  /** LISTEN/NOTIFY wake-ups (notifier.ts). */
+  readonly #notifier: PostgresNotifier;
   /** queries/*.sql, by statement name, with this store's schema and channel filled in. */
   readonly #sql: Record<StatementName, string>;
-  #listenClient: pg.PoolClient | null = null;
-  /** Gives the LISTEN connection back (destroyed); safe to call more than once. */
-  #dropListener: (() => void) | null = null;
-  #listenPid: number | null = null;
-  #reconnectTimer: NodeJS.Timeout | null = null;
-  #reconnectAttempt = 0;
-  #inFlight = 0;
   #heartbeats: Promise<unknown> = Promise.resolve();
-  #idle: Array<() => void> = [];
-  #closed = false;
 
   private constructor(pool: pg.Pool, ownsPool: boolean, schema: string, options: PostgresStoreOptions) {
     super();
-    this.#pool = pool;
-    this.#ownsPool = ownsPool;
     this.schema = schema;
-    this.#channel = `${schema}_wake`;
-    this.#logger = options.logger;
-    this.#retryMs = options.retryMs ?? 10_000;
-    this.#reconnectMin = options.reconnectDelayMs?.min ?? 100;
-    this.#reconnectMax = options.reconnectDelayMs?.max ?? 5_000;
-    this.#sql = renderStatements(statements, sqlFragments(schema, this.#channel));
+    this.#connection = new PgConnection(pool, ownsPool, options);
+    // One channel per schema, so installations sharing a database do not wake each other.
+    const channel = `${schema}_wake`;
+    this.#sql = renderStatements(statements, sqlFragments(schema, channel));
+    this.#notifier = new PostgresNotifier(this.#connection, this, {
+      channel,
+      notifySql: this.#sql.notify,
+      reconnectDelayMs: options.reconnectDelayMs,
+    });
   }
 
   /**
@@ -288,31 +99,11 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
    */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const o = checkOptions(options);
-    const pool =
-      o.pool ??
-      new pg.Pool({
-        connectionString: o.connectionString,
-        // One more than asked: the LISTEN connection is taken from the pool and kept.
-        max: (o.poolSize ?? 10) + 1,
-        keepAlive: true,
-        connectionTimeoutMillis: 10_000,
-        application_name: new URL(o.connectionString!).searchParams.get("application_name") ?? "errand",
-      });
+    const pool = o.pool ?? createPool(o.connectionString!, o.poolSize);
     const store = new PostgresStore(pool, !o.pool, o.schema, o);
-    // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
-    pool.on("error", store.#onPoolError);
     try {
-      if (o.migrate !== false) await withClient(pool, (c) => migrateSchema(c, o.schema));
-      else {
-        const version = await schemaVersion(pool, o.schema);
-        if (version !== LATEST_VERSION) {
-          throw new ErrandError(
-            "STORE_ERROR",
-            `schema "${o.schema}" is at version ${version}, this errand needs ${LATEST_VERSION}: run migrate() or open with migrate: true`,
-          );
-        }
-      }
-      await store.#listen();
+      await openSchema(pool, o.schema, o.migrate !== false);
+      await store.#notifier.listen();
     } catch (error) {
       await store.close().catch(() => {});
       throw storeError(error, `cannot open the PostgreSQL store (schema "${o.schema}")`);
@@ -320,194 +111,41 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return store;
   }
 
-  /** Where faults are logged; pino is loaded only when there is something to log. */
-  get #log(): Logger {
-    return this.#logger ?? defaultLogger();
-  }
-
-  readonly #onPoolError = (error: Error): void => {
-    this.#log.warn({ err: error }, "errand: an idle PostgreSQL connection failed; the pool replaces it");
-  };
-
   /** Whether the LISTEN connection is up (wake-ups arrive at once); polling covers the gaps. */
   get listening(): boolean {
-    return this.#listenClient !== null;
+    return this.#notifier.listening;
   }
 
   /** The backend pid of the LISTEN connection, when it is up (for diagnostics and tests). */
   get listenerPid(): number | null {
-    return this.#listenPid;
+    return this.#notifier.listenerPid;
   }
 
-  // ---- plumbing ------------------------------------------------------------------------------
+  // ---- plumbing: the connection and the notifier do the work ---------------------------------
 
-  #name(text: string): string {
-    let name = this.#names.get(text);
-    if (!name) {
-      name = `errand_${fnv1a(text)}`;
-      this.#names.set(text, name);
-    }
-    return name;
+  get #origin(): string {
+    return this.#notifier.origin;
   }
 
-  /** Runs one statement (prepared once per connection) and returns its rows (as arrays with `raw`). */
-  async #q<R = Record<string, unknown>>(
-    db: Queryable,
-    text: string,
-    values: unknown[],
-    raw = false,
-  ): Promise<R[]> {
-    // Prepared statements only on errand's own connections: a caller's client is left as it was.
-    const config: pg.QueryConfig =
-      db === this.#pool || (db as { errandOwned?: boolean }).errandOwned
-        ? { name: this.#name(text), text, values, types: TYPES }
-        : { text, values, types: TYPES };
-    if (raw) (config as { rowMode?: string }).rowMode = "array";
-    const result = await db.query(config);
-    return result.rows as R[];
+  #q<R = Record<string, unknown>>(db: Queryable, text: string, values: unknown[], raw = false): Promise<R[]> {
+    return this.#connection.query<R>(db, text, values, raw);
   }
 
-  /**
-   * Runs `fn` on the pool (`"pool"`: each statement on any connection) or in a transaction on one
-   * connection (`"tx"`), retrying the whole of it after a connection fault, a deadlock or a
-   * serialisation failure until `retryMs` has passed. Every operation is compare-and-set, so a
-   * retry cannot apply a change twice.
-   */
-  async #op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
-    this.#inFlight++;
-    try {
-      const deadline = Date.now() + this.#retryMs;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return mode === "pool" ? await fn(this.#pool) : await this.#transaction(fn);
-        } catch (error) {
-          if (error instanceof ErrandError) throw error;
-          if (!isTransient(error) || this.#closed || Date.now() >= deadline) {
-            throw storeError(error, "PostgreSQL operation failed");
-          }
-          const delay = Math.min(1_000, 25 * 2 ** attempt, Math.max(0, deadline - Date.now()));
-          this.#log.warn({ err: error, retryInMs: delay }, "errand: PostgreSQL connection fault; retrying");
-          await new Promise((resolve) => setTimeout(resolve, delay));
-        }
-      }
-    } finally {
-      if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
-    }
+  #op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
+    return this.#connection.op(mode, fn);
   }
 
-  async #transaction<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    (client as { errandOwned?: boolean }).errandOwned = true;
-    let broken: Error | undefined;
-    // A checked-out client whose connection dies emits "error" besides failing its query;
-    // unheard, that would crash the process.
-    const onError = (error: Error) => {
-      broken = error;
-    };
-    client.on("error", onError);
-    try {
-      await client.query("BEGIN");
-      const result = await fn(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      if (isConnectionFault(error)) broken = error as Error;
-      else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
-      throw error;
-    } finally {
-      client.removeListener("error", onError);
-      // A broken connection is destroyed, not handed to the next caller.
-      client.release(broken);
-    }
-  }
-
-  // ---- wake-ups ------------------------------------------------------------------------------
-
+  /** Wakes this process's claimers only: the statement that made jobs ready sent the NOTIFY. */
   #emitWake(): void {
-    for (const listener of this.#listeners) listener();
+    this.#notifier.emit();
   }
 
   onWake(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#notifier.onWake(listener);
   }
 
   wake(): void {
-    this.#emitWake();
-    if (this.#closed) return;
-    this.#pool.query({ text: this.#sql.notify, values: [this.#origin] }).catch((error: unknown) => {
-      // Best effort: other processes still poll.
-      this.#log.warn({ err: error }, "errand: NOTIFY failed");
-    });
-  }
-
-  /** Takes a connection for LISTEN and keeps it; on loss, {@link #scheduleReconnect}. */
-  async #listen(): Promise<void> {
-    const client = await this.#pool.connect();
-    let lost = false;
-    let released = false;
-    const drop = (error?: Error) => {
-      if (released) return;
-      released = true;
-      client.removeListener("notification", onNotification);
-      client.release(error ?? true);
-    };
-    const onLost = (error: unknown) => {
-      if (lost) return;
-      lost = true;
-      drop(error instanceof Error ? error : undefined);
-      if (this.#listenClient !== client) return;
-      this.#listenClient = null;
-      this.#listenPid = null;
-      if (this.#closed) return;
-      this.#log.warn({ err: error }, "errand: LISTEN connection lost; reconnecting (workers poll meanwhile)");
-      this.emit("unlisten", error);
-      this.#scheduleReconnect();
-    };
-    const onNotification = (msg: pg.Notification) => {
-      if (msg.channel === this.#channel && msg.payload !== this.#origin) this.#emitWake();
-    };
-    client.on("notification", onNotification);
-    client.on("error", onLost);
-    client.on("end", () => onLost(new Error("the LISTEN connection ended")));
-    try {
-      await client.query(`LISTEN "${this.#channel}"`);
-    } catch (error) {
-      onLost(error);
-      throw error;
-    }
-    if (lost) throw new Error("the LISTEN connection was lost while starting");
-    this.#listenClient = client;
-    this.#dropListener = () => {
-      lost = true;
-      drop();
-    };
-    this.#listenPid = (client as unknown as { processID: number }).processID;
-    this.#reconnectAttempt = 0;
-    this.emit("listen", this.#listenPid);
-  }
-
-  #scheduleReconnect(): void {
-    if (this.#closed || this.#reconnectTimer) return;
-    const base = Math.min(this.#reconnectMax, this.#reconnectMin * 2 ** this.#reconnectAttempt++);
-    const delay = base / 2 + (Math.random() * base) / 2;
-    this.#reconnectTimer = setTimeout(() => {
-      this.#reconnectTimer = null;
-      if (this.#closed) return;
-      this.#listen().then(
-        () => {
-          this.#log.info({ pid: this.#listenPid }, "errand: LISTEN connection re-established");
-          // Notifications sent while it was down are gone: have every claimer look now.
-          this.#emitWake();
-        },
-        (error: unknown) => {
-          this.#log.warn({ err: error }, "errand: LISTEN reconnect failed; trying again");
-          this.#scheduleReconnect();
-        },
-      );
-    }, delay);
-    this.#reconnectTimer.unref();
+    this.#notifier.wake();
   }
 
   // ---- enqueue -------------------------------------------------------------------------------
@@ -515,22 +153,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   async enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
     const checkDone = params.idsGenerated !== true;
     if (params.connection !== undefined) {
-      const db = params.connection as Queryable | null;
-      if (typeof db?.query !== "function") {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          "enqueue: db must be a pg Client or PoolClient (inside your transaction)",
-        );
-      }
-      if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
-      try {
-        // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
-        return (await this.#insertJobs(db, params.jobs, params.now, checkDone, "")).results;
-      } catch (error) {
-        throw error instanceof ErrandError
-          ? error
-          : storeError(error, "enqueue on the given connection failed");
-      }
+      return insertOnConnection(this.#connection, this.#sql, params, checkDone);
     }
     // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs).
     const { results, ready } = await this.#op(checkDone ? "tx" : "pool", (db) =>
@@ -540,78 +163,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return results;
   }
 
-  /**
-   * Inserts in one statement (unnest of one array per column), skipping jobs whose id or unique
-   * key is taken, then looks up what the skipped ones matched.
-   *
-   * With caller-chosen ids (`checkDone`), ids are unique across both tables: the insert skips ids
-   * found in `errand_job_done`, and — inside the same transaction, in a later statement with a
-   * fresh snapshot — deletes again any it inserted whose id a concurrent completion has just moved
-   * to history (the insert waited on that completion's row lock, then found the hot row gone).
-   */
-  async #insertJobs(
-    db: Queryable,
-    jobs: NewJob[],
-    now: number,
-    checkDone: boolean,
-    notifyTag: string,
-  ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
-    const results: EnqueueResult[] = new Array(jobs.length);
-    let ready = false;
-    let pending = jobs.map((_, i) => i);
-    for (let round = 0; pending.length > 0; round++) {
-      // A unique key's holder can finish between our insert and our lookup: insert those again.
-      if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
-      const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
-      const { ids, params, shape } = insertParams(batch);
-      const sql = this.#sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
-      const [row] = await this.#q<{ n: number; ids: string[] | null }>(db, sql, [
-        ...params,
-        now,
-        notifyTag,
-        batch.length,
-      ]);
-      let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
-      if (checkDone && row!.n > 0) {
-        const raced = await this.#q<{ id: string }>(db, this.#sql.dropRaced, [
-          inserted ? [...inserted] : ids,
-        ]);
-        if (raced.length > 0) {
-          inserted ??= new Set(ids);
-          for (const r of raced) inserted.delete(r.id);
-        }
-      }
-      const lookups: number[] = [];
-      const claimed = new Set<string>();
-      for (const i of pending) {
-        const j = jobs[i]!;
-        if ((inserted === null || inserted.has(j.id)) && !claimed.has(j.id)) {
-          claimed.add(j.id);
-          results[i] = { inserted: true };
-          if (j.runAt <= now) ready = true;
-        } else {
-          lookups.push(i);
-        }
-      }
-      if (lookups.length === 0) break;
-      const lookupIds = lookups.map((i) => jobs[i]!.id);
-      const keys = lookups.map((i) => jobs[i]!.uniqueKey).filter((k): k is string => k !== null);
-      const found = await this.#q<JobRecord & { byKey: boolean }>(db, this.#sql.existing, [lookupIds, keys]);
-      const byId = new Map<string, JobRecord>();
-      const byKey = new Map<string, JobRecord>();
-      for (const { byKey: k, ...r } of found) {
-        if (k) byKey.set(r.uniqueKey!, r);
-        else byId.set(r.id, r);
-      }
-      pending = [];
-      for (const i of lookups) {
-        const j = jobs[i]!;
-        const existing = byId.get(j.id) ?? (j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey));
-        if (existing) results[i] = { inserted: false, existing };
-        else pending.push(i);
-      }
-    }
-    return { results, ready };
+  /** Inserts jobs, skipping and looking up those whose id or unique key is taken (insert.ts). */
+  #insertJobs(db: Queryable, jobs: NewJob[], now: number, checkDone: boolean, notifyTag: string) {
+    return insertJobs(this.#connection, this.#sql, db, jobs, now, checkDone, notifyTag);
   }
 
   // ---- claim ---------------------------------------------------------------------------------
@@ -1033,188 +587,15 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
    * @see {@link migrate}
    */
   migrate(): Promise<MigrateResult> {
-    return withClient(this.#pool, (c) => migrateSchema(c, this.schema));
+    return migratePool(this.#connection.pool, this.schema);
   }
 
   /** Waits for operations under way, stops listening and, if the store made its pool, ends it. */
   async close(): Promise<void> {
-    if (this.#closed) return;
+    if (this.#connection.closed) return;
     // New operations are refused from here; those under way finish (a retrying one gives up).
-    this.#closed = true;
-    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
-    if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
-    this.#reconnectTimer = null;
-    this.#listenClient = null;
-    this.#listenPid = null;
-    this.#dropListener?.();
-    this.#dropListener = null;
-    this.#listeners.clear();
-    this.#pool.removeListener("error", this.#onPoolError);
-    if (this.#ownsPool) await this.#pool.end();
+    await this.#connection.drain();
+    await this.#notifier.close();
+    await this.#connection.end();
   }
-}
-
-/**
- * Brings errand's schema in a PostgreSQL database up to this errand's version, without opening a
- * store: for a deploy step, before workers start with `migrate: false`.
- * @example `await migrate({ connectionString: process.env.DATABASE_URL, schema: "errand" })`
- * @since 0.1.0
- */
-export async function migrate(
-  options: Pick<PostgresStoreOptions, "connectionString" | "pool" | "schema">,
-): Promise<MigrateResult> {
-  const o = checkOptions(options);
-  const pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 1 });
-  try {
-    return await withClient(pool, (c) => migrateSchema(c, o.schema));
-  } catch (error) {
-    throw storeError(error, `cannot migrate schema "${o.schema}"`);
-  } finally {
-    if (!o.pool) await pool.end();
-  }
-}
-
-function checkOptions(options: PostgresStoreOptions): PostgresStoreOptions & { schema: string } {
-  checkKnownKeys("PostgresStore", options, OPTION_KEYS);
-  if ((options.connectionString === undefined) === (options.pool === undefined)) {
-    throw new ErrandError("INVALID_OPTION", "PostgresStore: give connectionString or pool (exactly one)");
-  }
-  if (options.connectionString !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(options.connectionString);
-    } catch {}
-    if (!url || !/^postgres(ql)?:$/.test(url.protocol)) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "PostgresStore: connectionString must be a postgres:// or postgresql:// URL",
-      );
-    }
-  }
-  const poolMax = (options.pool as { options?: { max?: number } } | undefined)?.options?.max;
-  if (poolMax !== undefined && poolMax < 2) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `PostgresStore: pool.max must be ≥ 2 (one connection is kept for LISTEN), got ${poolMax}`,
-    );
-  }
-  for (const [field, value, min] of [
-    ["poolSize", options.poolSize, 1],
-    ["retryMs", options.retryMs, 0],
-    ["reconnectDelayMs.min", options.reconnectDelayMs?.min, 1],
-    ["reconnectDelayMs.max", options.reconnectDelayMs?.max, 1],
-  ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
-      throw new ErrandError("INVALID_OPTION", `PostgresStore: ${field} must be an integer ≥ ${min}`);
-    }
-  }
-  return { ...options, schema: checkSchemaName(options.schema ?? "errand") };
-}
-
-async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken = error;
-  };
-  client.on("error", onError);
-  try {
-    return await fn(client);
-  } catch (error) {
-    if (isConnectionFault(error)) broken = error as Error;
-    throw error;
-  } finally {
-    client.removeListener("error", onError);
-    client.release(broken);
-  }
-}
-
-function storeError(error: unknown, what: string): ErrandError {
-  if (error instanceof ErrandError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new ErrandError("STORE_ERROR", `${what}: ${message}`, { cause: error });
-}
-
-/** A unique-key (or id) clash on moving a job back into the hot set is the caller's problem, not a fault. */
-async function uniqueConflict<T>(query: Promise<T>): Promise<T> {
-  try {
-    return await query;
-  } catch (cause) {
-    if ((cause as { code?: string }).code === "23505") {
-      throw new ErrandError(
-        "INVALID_STATE",
-        "another pending or active job holds this job's unique key, or the id is taken",
-        { cause },
-      );
-    }
-    throw cause;
-  }
-}
-
-function claimOrder(a: JobRecord, b: JobRecord): number {
-  return b.priority - a.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
-/** The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql). */
-const JOB_FIELDS = [
-  "id",
-  "type",
-  "queue",
-  "payload",
-  "priority",
-  "weight",
-  "runAt",
-  "expiresAt",
-  "maxAttempts",
-  "backoff",
-  "retryQueue",
-  "delivery",
-  "timeoutMs",
-  "uniqueKey",
-  "owner",
-] as const satisfies ReadonlyArray<keyof NewJob>;
-
-/** Each insert shape's statements: [errand-generated ids, caller-chosen ids (checked against history)]. */
-const INSERT_STATEMENTS = {
-  one: ["insertOne", "insertOneChecked"],
-  uniform: ["insertUniform", "insertUniformChecked"],
-  columns: ["insert", "insertChecked"],
-} as const satisfies Record<string, readonly [StatementName, StatementName]>;
-
-/**
- * The insert's parameters $1..$15 and the statement shape they fit: one job (every enqueue()
- * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
- * when every job shares it (`uniform`), or every field as an array (`columns`).
- */
-function insertParams(jobs: NewJob[]): {
-  ids: string[];
-  params: unknown[];
-  shape: keyof typeof INSERT_STATEMENTS;
-} {
-  const first = jobs[0]!;
-  const ids = jobs.map((j) => j.id);
-  if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
-  let uniform = true;
-  for (let i = 1; i < jobs.length && uniform; i++) {
-    const j = jobs[i]!;
-    uniform =
-      j.type === first.type &&
-      j.queue === first.queue &&
-      j.priority === first.priority &&
-      j.weight === first.weight &&
-      j.runAt === first.runAt &&
-      j.expiresAt === first.expiresAt &&
-      j.maxAttempts === first.maxAttempts &&
-      j.backoff === first.backoff &&
-      j.retryQueue === first.retryQueue &&
-      j.delivery === first.delivery &&
-      j.timeoutMs === first.timeoutMs &&
-      j.uniqueKey === first.uniqueKey &&
-      j.owner === first.owner;
-  }
-  const payloads = jobs.map((j) => j.payload);
-  const params = JOB_FIELDS.map((f) =>
-    f === "id" ? ids : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),
-  );
-  return { ids, params, shape: uniform ? "uniform" : "columns" };
 }

@@ -1,13 +1,10 @@
-import { closeSync, constants, type FSWatcher, openSync, watch, writeSync } from "node:fs";
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { nameRecord } from "../../name-record.js";
+import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
-import { migrations } from "../generated/sqlite-migrations.js";
-import { type StatementName, statements } from "../generated/sqlite-queries.js";
-import { HOT_RECORD_KEYS, hotRecord } from "../hot-record.js";
-import { renderStatements } from "../sql-template.js";
+import { hotRecord } from "../hot-record.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -35,6 +32,10 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { insertJobs } from "./insert.js";
+import { migrate } from "./migrate.js";
+import { SqliteNotifier } from "./notifier.js";
+import { prepareStatements, type Statements, type Stmt } from "./statements.js";
 import { WriteBatcher } from "./write-batcher.js";
 
 /**
@@ -64,52 +65,6 @@ export interface SqliteStoreOptions {
   crossProcessWake?: boolean;
 }
 
-type Stmt = Database.Statement;
-type Statements = Record<StatementName, Stmt>;
-
-/**
- * A job record's columns, in JobRecord's key order, from each table: the `{{hotFields}}` and
- * `{{doneFields}}` of queries/*.sql. The hot table has no result or finished_at, the done table
- * no lease or holder; those read as NULL.
- */
-const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner`;
-const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner`;
-const SQL = renderStatements(statements, { hotFields: HOT_FIELDS, doneFields: DONE_FIELDS });
-
-/** Statements that read job records: their columns must be JobRecord's keys, in order. */
-const RECORD_STATEMENTS: readonly StatementName[] = [
-  "claimCandidates",
-  "getHot",
-  "getDone",
-  "enqueueByUniqueKey",
-  "expiredLeases",
-  "listAll",
-  "listAllByOwner",
-  "listHot",
-  "listHotByOwner",
-  "listDone",
-  "listDoneByOwner",
-];
-
-/** Parameters per job row of enqueueOne, in the order `#insertJobs` binds them. */
-const ROW_PARAMS = 16;
-/** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
-const INSERT_CHUNK = countParams(SQL.enqueueChunk) / ROW_PARAMS;
-if (countParams(SQL.enqueueOne) !== ROW_PARAMS || !Number.isInteger(INSERT_CHUNK)) {
-  throw new Error("enqueueOne and enqueueChunk in queries/enqueueMany.sql do not bind 16 parameters per row");
-}
-const INSERTED: EnqueueResult = Object.freeze({ inserted: true });
-
 /**
  * The embedded store: one SQLite file, WAL, any number of processes.
  *
@@ -122,10 +77,8 @@ export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities;
   readonly #db: Database.Database;
   readonly #writer: WriteBatcher;
-  readonly #listeners = new Set<() => void>();
-  readonly #doorbellPath: string | null;
-  #doorbellFd: number | null = null;
-  #watcher: FSWatcher | null = null;
+  /** The in-process emitter and the doorbell file (notifier.ts). */
+  readonly #notifier: SqliteNotifier;
   #ringAfterCommit = false;
   #closed = false;
   /** Every statement of queries/*.sql, prepared once at open. */
@@ -136,11 +89,13 @@ export class SqliteStore implements Store {
     this.#q = prepareStatements(db);
     const memory = options.filename === ":memory:" || options.filename === "";
     this.capabilities = { listen: true, multiProcess: !memory, transactionalEnqueue: false };
-    this.#doorbellPath = !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null;
+    this.#notifier = new SqliteNotifier(
+      !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null,
+    );
     this.#writer = new WriteBatcher(db, () => {
       if (!this.#ringAfterCommit) return;
       this.#ringAfterCommit = false;
-      this.#ring();
+      this.#notifier.wake();
     });
   }
 
@@ -167,44 +122,16 @@ export class SqliteStore implements Store {
     db.pragma("cache_size = -16000");
     migrate(db);
     const store = new SqliteStore(db, options);
-    store.#openDoorbell();
+    store.#notifier.open();
     return store;
   }
 
-  #openDoorbell(): void {
-    if (!this.#doorbellPath) return;
-    // Not O_APPEND: every ring rewrites byte 0, so the file never grows.
-    this.#doorbellFd = openSync(this.#doorbellPath, constants.O_RDWR | constants.O_CREAT, 0o644);
-    this.#watcher = watch(this.#doorbellPath, { persistent: false }, () => this.#emitWake());
-    this.#watcher.on("error", () => {
-      // The doorbell is an optimisation: workers still poll when it is gone.
-      this.#watcher?.close();
-      this.#watcher = null;
-    });
-  }
-
-  #ring(): void {
-    if (this.#doorbellFd !== null) {
-      try {
-        writeSync(this.#doorbellFd, "1", 0);
-      } catch {
-        // Best effort: other processes fall back to polling.
-      }
-    }
-    this.#emitWake();
-  }
-
-  #emitWake(): void {
-    for (const listener of this.#listeners) listener();
-  }
-
   wake(): void {
-    this.#ring();
+    this.#notifier.wake();
   }
 
   onWake(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#notifier.onWake(listener);
   }
 
   #write<T>(fn: () => T): Promise<T> {
@@ -219,89 +146,13 @@ export class SqliteStore implements Store {
   }
 
   #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
-    // Ids are unique across both tables, so a finished job's id is taken. A separate lookup (same
-    // transaction) costs far less than a NOT EXISTS inside INSERT … SELECT: ~20% on bulk enqueue.
-    const q = this.#q;
-    const finished = q.enqueueFinishedId;
-    const insert = q.enqueueOne;
-    const results: EnqueueResult[] = new Array(jobs.length);
-    let ready = false;
-    let i = 0;
-    if (idsGenerated) {
-      // Fresh ids and no unique keys: insert many rows per statement, which spares SQLite a
-      // statement step per row. A chunk that meets any conflict is redone row by row below.
-      const chunk = q.enqueueChunk;
-      const args: unknown[] = new Array(INSERT_CHUNK * ROW_PARAMS);
-      for (; i + INSERT_CHUNK <= jobs.length; i += INSERT_CHUNK) {
-        let k = 0;
-        let unique = false;
-        for (let r = i; r < i + INSERT_CHUNK; r++) {
-          const j = jobs[r]!;
-          if (j.uniqueKey !== null) unique = true;
-          args[k++] = j.id;
-          args[k++] = j.type;
-          args[k++] = j.queue;
-          args[k++] = j.payload;
-          args[k++] = j.priority;
-          args[k++] = j.weight;
-          args[k++] = j.runAt;
-          args[k++] = j.expiresAt;
-          args[k++] = j.maxAttempts;
-          args[k++] = j.backoff;
-          args[k++] = j.retryQueue;
-          args[k++] = j.delivery;
-          args[k++] = j.timeoutMs;
-          args[k++] = j.uniqueKey;
-          args[k++] = now;
-          args[k++] = j.owner;
-        }
-        if (unique) break;
-        q.enqueueChunkSavepoint.run();
-        if (chunk.run(...args).changes !== INSERT_CHUNK) {
-          q.enqueueChunkRollback.run();
-          q.enqueueChunkRelease.run();
-          break;
-        }
-        q.enqueueChunkRelease.run();
-        for (let r = i; r < i + INSERT_CHUNK; r++) {
-          results[r] = INSERTED;
-          if (jobs[r]!.runAt <= now) ready = true;
-        }
-      }
-    }
-    for (; i < jobs.length; i++) {
-      const j = jobs[i]!;
-      const taken = !idsGenerated && finished.get(j.id) !== undefined;
-      const info = taken
-        ? { changes: 0 }
-        : insert.run(
-            j.id,
-            j.type,
-            j.queue,
-            j.payload,
-            j.priority,
-            j.weight,
-            j.runAt,
-            j.expiresAt,
-            j.maxAttempts,
-            j.backoff,
-            j.retryQueue,
-            j.delivery,
-            j.timeoutMs,
-            j.uniqueKey,
-            now,
-            j.owner,
-          );
-      if (info.changes === 1) {
-        results[i] = INSERTED;
-        if (j.runAt <= now) ready = true;
-      } else {
-        const existing =
-          this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey));
-        if (!existing) throw new Error(`job ${j.id} was neither inserted nor found`);
-        results[i] = { inserted: false, existing };
-      }
-    }
+    const { results, ready } = insertJobs(
+      this.#q,
+      jobs,
+      now,
+      idsGenerated,
+      (j) => this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
+    );
     if (ready) this.#ringAfterCommit = true;
     return results;
   }
@@ -704,72 +555,7 @@ export class SqliteStore implements Store {
     // Let writes already queued commit before the connection goes.
     await this.#writer.write(() => undefined);
     this.#closed = true;
-    this.#watcher?.close();
-    this.#watcher = null;
-    if (this.#doorbellFd !== null) closeSync(this.#doorbellFd);
-    this.#doorbellFd = null;
-    this.#listeners.clear();
+    await this.#notifier.close();
     this.#db.close();
   }
-}
-
-/**
- * Prepares every statement of queries/*.sql once, checks that those reading job records yield
- * JobRecord's keys in order, and sets the modes the store reads them in.
- */
-function prepareStatements(db: Database.Database): Statements {
-  const q = {} as Statements;
-  for (const name of Object.keys(SQL) as StatementName[]) q[name] = db.prepare(SQL[name]);
-  for (const name of RECORD_STATEMENTS) {
-    const columns = q[name].columns().map((c) => c.name);
-    if (columns.join() !== HOT_RECORD_KEYS.join()) {
-      throw new Error(
-        `${name} in src/store/sqlite/queries does not yield JobRecord's keys in order: ${columns}`,
-      );
-    }
-  }
-  // Claims read rows as arrays for hotRecord(), which costs less than row objects.
-  q.claimCandidates.raw(true);
-  q.enqueueFinishedId.pluck();
-  q.pausedQueues.pluck();
-  return q;
-}
-
-/** The `?` parameters of an enqueue statement (they have no `?` in comments or string literals). */
-function countParams(sql: string): number {
-  return sql.split("?").length - 1;
-}
-
-function claimOrder(a: JobRecord, b: JobRecord): number {
-  return b.priority - a.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
-/**
- * Applies the numbered migrations this database has not seen, in order, in one `BEGIN IMMEDIATE`
- * transaction, so two processes opening a new file at once apply each migration exactly once.
- */
-function migrate(db: Database.Database): void {
-  const run = db.transaction(() => {
-    db.exec(`CREATE TABLE IF NOT EXISTS errand_migration (
-      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-    const row = db.prepare("SELECT max(version) AS v FROM errand_migration").get() as { v: number | null };
-    const current = row.v ?? 0;
-    const latest = migrations[migrations.length - 1]?.version ?? 0;
-    if (current > latest) {
-      throw new ErrandError(
-        "STORE_ERROR",
-        `the database is at schema version ${current}, newer than this errand (${latest}); upgrade errand`,
-      );
-    }
-    for (const m of migrations) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      db.prepare("INSERT INTO errand_migration (version, name, applied_at) VALUES (?, ?, ?)").run(
-        m.version,
-        m.name,
-        Date.now(),
-      );
-    }
-  });
-  run.immediate();
 }

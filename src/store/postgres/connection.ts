@@ -1,0 +1,250 @@
+/**
+ * The PostgreSQL store's connection room: its pool, prepared statements, the retry of operations
+ * after connection faults, and how database errors become errand's.
+ * @module
+ */
+import pg from "pg";
+import type { Logger } from "pino";
+import { defaultLogger } from "../../default-logger.js";
+import { ErrandError } from "../../errors.js";
+
+/** Anything that runs a query: a `pg.Pool`, `pg.Client` or `pg.PoolClient`. */
+export interface Queryable {
+  query(config: pg.QueryConfig): Promise<pg.QueryResult>;
+  query(text: string): Promise<pg.QueryResult>;
+}
+
+/** bigint columns (epoch ms, priorities, counts) come back as numbers, not strings. */
+const INT8_OID = 20;
+const TYPES = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID && format !== "binary"
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+};
+
+/** A fault that a fresh connection (and a moment) may cure; anything else is thrown at once. */
+function isTransient(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  if (code.startsWith("08")) return true; // connection exceptions
+  if (["57P01", "57P02", "57P03", "40001", "40P01", "53300"].includes(code)) return true;
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"].includes(code))
+    return true;
+  const message = typeof e?.message === "string" ? e.message : "";
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(
+    message,
+  );
+}
+
+/** A fault that leaves the session unusable: its connection is thrown away, not reused. */
+function isConnectionFault(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return isTransient(error) && code !== "40001" && code !== "40P01" && code !== "53300";
+}
+
+/** 32-bit FNV-1a, for short stable prepared-statement names. */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
+}
+
+/** What {@link PgConnection} takes from the store's options. */
+export interface PgConnectionOptions {
+  /** How long an operation retries after a connection fault. @defaultValue 10_000 */
+  retryMs?: number;
+  /** Where faults are logged. @defaultValue pino at level "warn" */
+  logger?: Logger;
+}
+
+/**
+ * One pool and the rules for using it: each statement prepared once per connection, operations
+ * retried after a connection fault until `retryMs` has passed, a broken connection destroyed
+ * rather than handed on, and a close that waits for the operations under way.
+ */
+export class PgConnection {
+  readonly pool: pg.Pool;
+  readonly #ownsPool: boolean;
+  readonly #logger: Logger | undefined;
+  readonly #retryMs: number;
+  readonly #names = new Map<string, string>();
+  #inFlight = 0;
+  #idle: Array<() => void> = [];
+  #closed = false;
+
+  /** @param ownsPool - whether the pool is errand's own, ended on close (else the caller's, left open). */
+  constructor(pool: pg.Pool, ownsPool: boolean, options: PgConnectionOptions) {
+    this.pool = pool;
+    this.#ownsPool = ownsPool;
+    this.#logger = options.logger;
+    this.#retryMs = options.retryMs ?? 10_000;
+    // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
+    pool.on("error", this.#onPoolError);
+  }
+
+  /** True from the start of {@link drain}: new operations are refused. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Where faults are logged; pino is loaded only when there is something to log. */
+  get log(): Logger {
+    return this.#logger ?? defaultLogger();
+  }
+
+  readonly #onPoolError = (error: Error): void => {
+    this.log.warn({ err: error }, "errand: an idle PostgreSQL connection failed; the pool replaces it");
+  };
+
+  #name(text: string): string {
+    let name = this.#names.get(text);
+    if (!name) {
+      name = `errand_${fnv1a(text)}`;
+      this.#names.set(text, name);
+    }
+    return name;
+  }
+
+  /** Runs one statement (prepared once per connection) and returns its rows (as arrays with `raw`). */
+  async query<R = Record<string, unknown>>(
+    db: Queryable,
+    text: string,
+    values: unknown[],
+    raw = false,
+  ): Promise<R[]> {
+    // Prepared statements only on errand's own connections: a caller's client is left as it was.
+    const config: pg.QueryConfig =
+      db === this.pool || (db as { errandOwned?: boolean }).errandOwned
+        ? { name: this.#name(text), text, values, types: TYPES }
+        : { text, values, types: TYPES };
+    if (raw) (config as { rowMode?: string }).rowMode = "array";
+    const result = await db.query(config);
+    return result.rows as R[];
+  }
+
+  /**
+   * Runs `fn` on the pool (`"pool"`: each statement on any connection) or in a transaction on one
+   * connection (`"tx"`), retrying the whole of it after a connection fault, a deadlock or a
+   * serialisation failure until `retryMs` has passed. Every operation is compare-and-set, so a
+   * retry cannot apply a change twice.
+   */
+  async op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
+    this.#inFlight++;
+    try {
+      const deadline = Date.now() + this.#retryMs;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return mode === "pool" ? await fn(this.pool) : await this.#transaction(fn);
+        } catch (error) {
+          if (error instanceof ErrandError) throw error;
+          if (!isTransient(error) || this.#closed || Date.now() >= deadline) {
+            throw storeError(error, "PostgreSQL operation failed");
+          }
+          const delay = Math.min(1_000, 25 * 2 ** attempt, Math.max(0, deadline - Date.now()));
+          this.log.warn({ err: error, retryInMs: delay }, "errand: PostgreSQL connection fault; retrying");
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
+    } finally {
+      if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    }
+  }
+
+  async #transaction<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    (client as { errandOwned?: boolean }).errandOwned = true;
+    let broken: Error | undefined;
+    // A checked-out client whose connection dies emits "error" besides failing its query;
+    // unheard, that would crash the process.
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      if (isConnectionFault(error)) broken = error as Error;
+      else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
+      throw error;
+    } finally {
+      client.removeListener("error", onError);
+      // A broken connection is destroyed, not handed to the next caller.
+      client.release(broken);
+    }
+  }
+
+  /** Refuses new operations from now on and waits for those under way (a retrying one gives up). */
+  async drain(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Lets go of the pool: ends it if it is errand's own. Call after {@link drain}. */
+  async end(): Promise<void> {
+    this.pool.removeListener("error", this.#onPoolError);
+    if (this.#ownsPool) await this.pool.end();
+  }
+}
+
+/** Runs `fn` on one connection of `pool`, destroying that connection if `fn` met a connection fault. */
+export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on("error", onError);
+  try {
+    return await fn(client);
+  } catch (error) {
+    if (isConnectionFault(error)) broken = error as Error;
+    throw error;
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken);
+  }
+}
+
+/** A database fault as errand reports it: `STORE_ERROR`, saying what failed, with the fault as `cause`. */
+export function storeError(error: unknown, what: string): ErrandError {
+  if (error instanceof ErrandError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ErrandError("STORE_ERROR", `${what}: ${message}`, { cause: error });
+}
+
+/** A unique-key (or id) clash on moving a job back into the hot set is the caller's problem, not a fault. */
+export async function uniqueConflict<T>(query: Promise<T>): Promise<T> {
+  try {
+    return await query;
+  } catch (cause) {
+    if ((cause as { code?: string }).code === "23505") {
+      throw new ErrandError(
+        "INVALID_STATE",
+        "another pending or active job holds this job's unique key, or the id is taken",
+        { cause },
+      );
+    }
+    throw cause;
+  }
+}
+
+/** The pool a store opened from a connection string makes for itself (and ends on close). */
+export function createPool(connectionString: string, poolSize: number | undefined): pg.Pool {
+  return new pg.Pool({
+    connectionString,
+    // One more than asked: the LISTEN connection is taken from the pool and kept.
+    max: (poolSize ?? 10) + 1,
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+    application_name: new URL(connectionString).searchParams.get("application_name") ?? "errand",
+  });
+}

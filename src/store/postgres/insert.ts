@@ -1,0 +1,177 @@
+/**
+ * How the PostgreSQL store inserts jobs: the statement shape a batch fits, its parameters, and the
+ * insert-then-look-up of jobs whose id or unique key is taken.
+ * @module
+ */
+import { ErrandError } from "../../errors.js";
+import type { JobRecord } from "../../job.js";
+import type { StatementName } from "../generated/postgres-queries.js";
+import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
+import { type PgConnection, type Queryable, storeError } from "./connection.js";
+
+/** The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql). */
+const JOB_FIELDS = [
+  "id",
+  "type",
+  "queue",
+  "payload",
+  "priority",
+  "weight",
+  "runAt",
+  "expiresAt",
+  "maxAttempts",
+  "backoff",
+  "retryQueue",
+  "delivery",
+  "timeoutMs",
+  "uniqueKey",
+  "owner",
+] as const satisfies ReadonlyArray<keyof NewJob>;
+
+/** Each insert shape's statements: [errand-generated ids, caller-chosen ids (checked against history)]. */
+const INSERT_STATEMENTS = {
+  one: ["insertOne", "insertOneChecked"],
+  uniform: ["insertUniform", "insertUniformChecked"],
+  columns: ["insert", "insertChecked"],
+} as const satisfies Record<string, readonly [StatementName, StatementName]>;
+
+/**
+ * The insert's parameters $1..$15 and the statement shape they fit: one job (every enqueue()
+ * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
+ * when every job shares it (`uniform`), or every field as an array (`columns`).
+ */
+function insertParams(jobs: NewJob[]): {
+  ids: string[];
+  params: unknown[];
+  shape: keyof typeof INSERT_STATEMENTS;
+} {
+  const first = jobs[0]!;
+  const ids = jobs.map((j) => j.id);
+  if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
+  let uniform = true;
+  for (let i = 1; i < jobs.length && uniform; i++) {
+    const j = jobs[i]!;
+    uniform =
+      j.type === first.type &&
+      j.queue === first.queue &&
+      j.priority === first.priority &&
+      j.weight === first.weight &&
+      j.runAt === first.runAt &&
+      j.expiresAt === first.expiresAt &&
+      j.maxAttempts === first.maxAttempts &&
+      j.backoff === first.backoff &&
+      j.retryQueue === first.retryQueue &&
+      j.delivery === first.delivery &&
+      j.timeoutMs === first.timeoutMs &&
+      j.uniqueKey === first.uniqueKey &&
+      j.owner === first.owner;
+  }
+  const payloads = jobs.map((j) => j.payload);
+  const params = JOB_FIELDS.map((f) =>
+    f === "id" ? ids : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),
+  );
+  return { ids, params, shape: uniform ? "uniform" : "columns" };
+}
+
+/**
+ * Inserts in one statement (unnest of one array per column), skipping jobs whose id or unique
+ * key is taken, then looks up what the skipped ones matched.
+ *
+ * With caller-chosen ids (`checkDone`), ids are unique across both tables: the insert skips ids
+ * found in `errand_job_done`, and — inside the same transaction, in a later statement with a
+ * fresh snapshot — deletes again any it inserted whose id a concurrent completion has just moved
+ * to history (the insert waited on that completion's row lock, then found the hot row gone).
+ */
+export async function insertJobs(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  const results: EnqueueResult[] = new Array(jobs.length);
+  let ready = false;
+  let pending = jobs.map((_, i) => i);
+  for (let round = 0; pending.length > 0; round++) {
+    // A unique key's holder can finish between our insert and our lookup: insert those again.
+    if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
+    const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
+    const { ids, params, shape } = insertParams(batch);
+    const text = sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
+    const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, [
+      ...params,
+      now,
+      notifyTag,
+      batch.length,
+    ]);
+    let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
+    if (checkDone && row!.n > 0) {
+      const raced = await connection.query<{ id: string }>(db, sql.dropRaced, [
+        inserted ? [...inserted] : ids,
+      ]);
+      if (raced.length > 0) {
+        inserted ??= new Set(ids);
+        for (const r of raced) inserted.delete(r.id);
+      }
+    }
+    const lookups: number[] = [];
+    const claimed = new Set<string>();
+    for (const i of pending) {
+      const j = jobs[i]!;
+      if ((inserted === null || inserted.has(j.id)) && !claimed.has(j.id)) {
+        claimed.add(j.id);
+        results[i] = { inserted: true };
+        if (j.runAt <= now) ready = true;
+      } else {
+        lookups.push(i);
+      }
+    }
+    if (lookups.length === 0) break;
+    const lookupIds = lookups.map((i) => jobs[i]!.id);
+    const keys = lookups.map((i) => jobs[i]!.uniqueKey).filter((k): k is string => k !== null);
+    const found = await connection.query<JobRecord & { byKey: boolean }>(db, sql.existing, [lookupIds, keys]);
+    const byId = new Map<string, JobRecord>();
+    const byKey = new Map<string, JobRecord>();
+    for (const { byKey: k, ...r } of found) {
+      if (k) byKey.set(r.uniqueKey!, r);
+      else byId.set(r.id, r);
+    }
+    pending = [];
+    for (const i of lookups) {
+      const j = jobs[i]!;
+      const existing = byId.get(j.id) ?? (j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey));
+      if (existing) results[i] = { inserted: false, existing };
+      else pending.push(i);
+    }
+  }
+  return { results, ready };
+}
+
+/**
+ * Enqueue inside the caller's transaction, on the connection they passed: one attempt, no retry,
+ * since the transaction (and whether it commits) is theirs.
+ * @throws ErrandError `INVALID_OPTION` when `params.connection` is not a pg client.
+ */
+export async function insertOnConnection(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  params: EnqueueManyParams,
+  checkDone: boolean,
+): Promise<EnqueueResult[]> {
+  const db = params.connection as Queryable | null;
+  if (typeof db?.query !== "function") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "enqueue: db must be a pg Client or PoolClient (inside your transaction)",
+    );
+  }
+  if (connection.closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
+  try {
+    // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
+    return (await insertJobs(connection, sql, db, params.jobs, params.now, checkDone, "")).results;
+  } catch (error) {
+    throw error instanceof ErrandError ? error : storeError(error, "enqueue on the given connection failed");
+  }
+}

@@ -1,0 +1,412 @@
+/**
+ * The Redis store's transport: connecting, the scripts (loaded once, called by SHA, sent again on
+ * NOSCRIPT), the epoch every writing script checks, the commands whose connection closed before
+ * their reply, and how Redis's errors become errand's.
+ * @module
+ */
+import { createHash, randomUUID } from "node:crypto";
+import type { Cluster, Redis, RedisOptions } from "ioredis";
+import { ErrandError } from "../../errors.js";
+import { SlotMap } from "../../slot-map.js";
+import { type ScriptName, scripts } from "../generated/redis-scripts.js";
+import { commandSender, type SendCommand } from "./reply-command.js";
+
+/**
+ * Options for {@link RedisStore.open}: a `url` (errand opens and owns the connection) or a
+ * `client` you made (errand uses it and leaves it open on close).
+ * @since 0.1.0
+ */
+export interface RedisStoreOptions {
+  /**
+   * `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS). A `?prefix=` query
+   * parameter sets {@link RedisStoreOptions.prefix}; other parameters go to ioredis.
+   */
+  url?: string;
+  /**
+   * An ioredis client (`Redis` or `Cluster`). errand duplicates it once for its wake-up
+   * subscription. Recommended settings: `maxRetriesPerRequest` small (errand's workers retry on
+   * their own) and `autoResendUnfulfilledCommands: false`, so a command whose connection dropped
+   * is reported, not silently sent a second time.
+   */
+  client?: Redis | Cluster;
+  /**
+   * Namespace of every key: keys are `{prefix}:…`, so they share one Redis Cluster hash slot and
+   * several errand installations can share one Redis. Letters, digits and `_ . : -`.
+   * @defaultValue "errand"
+   */
+  prefix?: string;
+  /** Extra ioredis options when opening from `url` (they override errand's defaults). */
+  redisOptions?: RedisOptions;
+}
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+export type Client = Redis | Cluster;
+export type Arg = string | number;
+export type Reply = string[];
+
+/** Script sources by name, with their SHA-1 (the EVALSHA handle), computed once per process. */
+const SHAS = new Map<ScriptName, string>();
+function sha(name: ScriptName): string {
+  let s = SHAS.get(name);
+  if (!s) SHAS.set(name, (s = createHash("sha1").update(scripts[name]).digest("hex")));
+  return s;
+}
+
+/** What {@link connect} made of the options: a client, and whether errand owns it. */
+export interface Connected {
+  client: Client;
+  /** errand opened the client from a URL, so it closes it; a given client is left open. */
+  owns: boolean;
+  prefix: string;
+  /** The CLIENT SETNAME of errand's connections: `errand:<prefix>`. */
+  connectionName: string;
+}
+
+/**
+ * Parses the options and, given a `url`, opens errand's own client.
+ * @throws ErrandError `INVALID_STORE_URL` for a bad URL or prefix, or when ioredis is not
+ *   installed; `STORE_ERROR` when Redis cannot be reached.
+ */
+export async function connect(options: RedisStoreOptions): Promise<Connected> {
+  let prefix = options.prefix;
+  let url = options.url;
+  if (url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch (cause) {
+      throw new ErrandError("INVALID_STORE_URL", `cannot parse Redis URL ${redact(url)}`, { cause });
+    }
+    if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
+      throw new ErrandError(
+        "INVALID_STORE_URL",
+        `a Redis URL starts redis:// or rediss://, got ${redact(url)}`,
+      );
+    }
+    const fromUrl = parsed.searchParams.get("prefix");
+    if (fromUrl !== null) {
+      prefix ??= fromUrl;
+      parsed.searchParams.delete("prefix");
+      url = parsed.toString();
+    }
+  }
+  prefix ??= "errand";
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new ErrandError(
+      "INVALID_STORE_URL",
+      `Redis key prefix ${JSON.stringify(prefix)} must match ${PREFIX_PATTERN} (no braces: errand adds the hash tag)`,
+    );
+  }
+  const connectionName = `errand:${prefix}`;
+  let client: Client;
+  let owns = false;
+  if (options.client) {
+    client = options.client;
+  } else if (url !== undefined) {
+    let Redis: typeof import("ioredis").Redis;
+    try {
+      ({ Redis } = await import("ioredis"));
+    } catch (cause) {
+      throw new ErrandError("INVALID_STORE_URL", "the Redis store needs ioredis: npm install ioredis", {
+        cause,
+      });
+    }
+    client = new Redis(url, {
+      lazyConnect: true,
+      connectionName,
+      // A command whose connection dropped may or may not have run: report it, never resend it.
+      autoResendUnfulfilledCommands: false,
+      // Fail commands quickly while Redis is away; workers report the error and poll again.
+      maxRetriesPerRequest: 2,
+      ...options.redisOptions,
+    });
+    owns = true;
+    // Faults reach callers as rejected commands; without a listener ioredis would log each one.
+    client.on("error", () => {});
+    try {
+      await client.connect();
+    } catch (cause) {
+      client.disconnect();
+      throw new ErrandError("STORE_ERROR", `cannot connect to Redis at ${redact(url)}: ${message(cause)}`, {
+        cause,
+      });
+    }
+  } else {
+    throw new ErrandError("INVALID_STORE_URL", "RedisStore.open needs a url or a client");
+  }
+  return { client, owns, prefix, connectionName };
+}
+
+/**
+ * One client and how errand talks over it: scripts by SHA, each writing script carrying the
+ * epoch, and every call rejected, not left pending, when its connection closes before the reply.
+ */
+export class RedisTransport {
+  readonly client: Client;
+  /** The key prefix, hash tag included: `{errand}:`. */
+  readonly #keyPrefix: string;
+  readonly #ownsClient: boolean;
+  readonly #meta: string;
+  /**
+   * Rejecters of the calls sent on the current connection and not yet answered. ioredis, told not
+   * to resend them after a reconnection (a script may have run already), leaves their promises
+   * pending forever; the transport rejects them itself when the connection closes.
+   */
+  readonly #unanswered = new SlotMap<number, (error: Error) => void>();
+  /** Keys of #unanswered: a SlotMap, since each entry would otherwise keep its reply alive. */
+  #asked = 0;
+  /** The epoch of the data this store works on (see lua/includes/epoch.lua). */
+  #epoch = "";
+  /** The epoch this store would write if it found the data gone; renewed each time it is used. */
+  #fresh = randomUUID();
+  #closed = false;
+  /** Null when errand cannot load ioredis itself (a client was given): `call()` is used then. */
+  readonly #sendCommand: SendCommand | null;
+
+  constructor(client: Client, ownsClient: boolean, keyPrefix: string, send: SendCommand | null) {
+    this.client = client;
+    this.#sendCommand = send;
+    this.#ownsClient = ownsClient;
+    this.#keyPrefix = keyPrefix;
+    this.#meta = `${keyPrefix}meta`;
+    client.on("close", this.#onClose);
+  }
+
+  /** True once {@link close} has begun: every call is refused with `CLOSED`. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  readonly #onClose = (): void => {
+    const lost = new Error(
+      "the connection to Redis closed before the reply came: the command may or may not have run",
+    );
+    for (const reject of this.#unanswered.values()) reject(lost);
+    this.#unanswered.clear();
+  };
+
+  /** Claims the prefix for this errand, or checks that its keys are in this errand's layout. */
+  async claimPrefix(): Promise<void> {
+    const [version, epoch, ours] = (await this.run("open", [this.#fresh])) as [number, string, number];
+    if (version > ours) {
+      throw new ErrandError(
+        "STORE_ERROR",
+        `the keys under ${this.#keyPrefix} are at schema version ${version}, newer than this errand (${ours}); upgrade errand`,
+      );
+    }
+    if (version < ours) {
+      // Only when they hold jobs or schedules: open.lua takes an empty prefix over.
+      throw new ErrandError(
+        "STORE_ERROR",
+        `the keys under ${this.#keyPrefix} hold jobs in the layout of schema version ${version}, which this errand (${ours}) cannot read; ` +
+          "finish them with the errand that wrote them, or delete those keys, or use another prefix",
+      );
+    }
+    this.#epoch = epoch;
+    if (epoch === this.#fresh) this.#fresh = randomUUID();
+  }
+
+  /** Runs a script by SHA; on NOSCRIPT, EVAL sends the source (and Redis caches it again). */
+  async run(name: ScriptName, args: Arg[]): Promise<unknown> {
+    if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
+    try {
+      // concat, not spread: a bulk enqueue passes hundreds of thousands of arguments.
+      try {
+        return await this.#send("EVALSHA", ([sha(name), 1, this.#meta] as Arg[]).concat(args));
+      } catch (error) {
+        if (!message(error).startsWith("NOSCRIPT")) throw error;
+        return await this.#send("EVAL", ([scripts[name], 1, this.#meta] as Arg[]).concat(args));
+      }
+    } catch (error) {
+      throw this.fault(error);
+    }
+  }
+
+  /** Sends one command; rejected if the connection it went out on closes before the reply. */
+  #send(command: string, args: Arg[]): Promise<unknown> {
+    // A command issued while disconnected waits in ioredis's offline queue, which settles it.
+    if (this.client.status !== "ready") return this.#call(command, args);
+    return new Promise((resolve, reject) => {
+      const key = this.#asked++;
+      this.#unanswered.set(key, reject);
+      this.#call(command, args).then(
+        (reply) => {
+          this.#unanswered.delete(key);
+          resolve(reply);
+        },
+        (error) => {
+          this.#unanswered.delete(key);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #call(command: string, args: Arg[]): Promise<unknown> {
+    const send = this.#sendCommand;
+    return send ? send(this.client, command, args) : this.client.call(command, args);
+  }
+
+  /** A writing script: it checks the caller's epoch first (lua/includes/epoch.lua). */
+  write(name: ScriptName, args: Arg[]): Promise<unknown> {
+    return this.run(name, ([this.#epoch, this.#fresh] as Arg[]).concat(args));
+  }
+
+  /**
+   * Runs a writing script once per argument list, in order, in one pipeline (one round trip); each
+   * run is atomic on its own. Runs Redis did not know the script for are sent again with EVAL.
+   * A fault in any run rejects the whole call, like a fault of a single script.
+   */
+  async writeEach(name: ScriptName, argLists: Arg[][]): Promise<unknown[]> {
+    if (argLists.length === 0) return [];
+    if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
+    const head = [1, this.#meta, this.#epoch, this.#fresh];
+    const send = async (
+      command: "EVALSHA" | "EVAL",
+      lists: Arg[][],
+    ): Promise<Array<[Error | null, unknown]>> => {
+      const pipeline = this.client.pipeline();
+      const script = command === "EVALSHA" ? sha(name) : scripts[name];
+      for (const args of lists) pipeline.call(command, ([script] as Arg[]).concat(head, args));
+      return (await this.#exec(pipeline)) ?? [];
+    };
+    try {
+      const replies = await send("EVALSHA", argLists);
+      const missing = replies.flatMap(([error], i) =>
+        error && message(error).startsWith("NOSCRIPT") ? [i] : [],
+      );
+      if (missing.length > 0) {
+        const again = await send(
+          "EVAL",
+          missing.map((i) => argLists[i]!),
+        );
+        missing.forEach((i, k) => {
+          replies[i] = again[k]!;
+        });
+      }
+      return replies.map(([error, reply]) => {
+        if (error) throw error;
+        return reply;
+      });
+    } catch (error) {
+      throw this.fault(error);
+    }
+  }
+
+  /** Sends a pipeline; rejected if the connection it went out on closes before the replies. */
+  #exec(pipeline: ReturnType<Client["pipeline"]>): Promise<Array<[Error | null, unknown]> | null> {
+    if (this.client.status !== "ready") return pipeline.exec();
+    return new Promise((resolve, reject) => {
+      const key = this.#asked++;
+      this.#unanswered.set(key, reject);
+      pipeline.exec().then(
+        (replies) => {
+          this.#unanswered.delete(key);
+          resolve(replies);
+        },
+        (error: unknown) => {
+          this.#unanswered.delete(key);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /**
+   * Maps a Redis error to errand's: the scripts' `ERRAND_*` errors to their codes (noting a new
+   * epoch when the data was lost), anything else to `STORE_ERROR`.
+   */
+  fault(error: unknown): ErrandError {
+    const text = message(error);
+    if (text.startsWith("ERRAND_DATA_LOST ")) {
+      this.#epoch = text.slice("ERRAND_DATA_LOST ".length);
+      if (this.#epoch === this.#fresh) this.#fresh = randomUUID();
+      return new ErrandError(
+        "STORE_ERROR",
+        `Redis lost errand's data under ${this.#keyPrefix} (restarted without persistence, flushed or evicted); ` +
+          "jobs stored before are gone, and this operation was not applied",
+        { cause: error },
+      );
+    }
+    if (text.startsWith("ERRAND_INVALID_STATE ")) {
+      return new ErrandError("INVALID_STATE", text.slice("ERRAND_INVALID_STATE ".length), { cause: error });
+    }
+    if (text.startsWith("ERRAND_INVALID_CURSOR ")) {
+      return new ErrandError("INVALID_OPTION", "list: the cursor is not one the Redis store gave", {
+        cause: error,
+      });
+    }
+    return redisFault(error);
+  }
+
+  /** One plain command (atomic by itself), with faults reported as every store operation's are. */
+  async command(command: string, args: Arg[]): Promise<unknown> {
+    if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
+    try {
+      return await this.#send(command, args);
+    } catch (error) {
+      throw this.fault(error);
+    }
+  }
+
+  /** Refuses calls from now on; then, if errand opened the client, quits it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.client.off("close", this.#onClose);
+    if (this.#ownsClient) {
+      // QUIT waits for the replies of commands already sent.
+      await this.client.quit().catch(() => this.client.disconnect());
+    }
+  }
+}
+
+/** Loads every script into Redis once (a NOSCRIPT later, after SCRIPT FLUSH or a restart, reloads per script). */
+export async function loadScripts(client: Client): Promise<void> {
+  await Promise.all((Object.keys(scripts) as ScriptName[]).map((n) => client.script("LOAD", scripts[n])));
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A Redis fault as errand reports it, whichever command met it. */
+export function redisFault(error: unknown): ErrandError {
+  return new ErrandError("STORE_ERROR", `Redis: ${message(error)}`, { cause: error });
+}
+
+/** The URL without its password, for messages. */
+function redact(url: string): string {
+  return url.replace(
+    /\/\/([^@/]*)@/,
+    (_, auth: string) => `//${auth.includes(":") ? `${auth.split(":")[0]}:***` : "***"}@`,
+  );
+}
+
+/**
+ * errand's keys carry no TTL, so only an `allkeys-*` policy can evict them, and an evicted job is
+ * a lost job. `noeviction` (writes fail when memory is full) and `volatile-*` (only keys with a
+ * TTL go) keep them.
+ */
+export async function checkEvictionPolicy(client: Client): Promise<void> {
+  const info = await client.info("memory");
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (policy && policy !== "noeviction" && !policy.startsWith("volatile-")) {
+    throw new ErrandError(
+      "STORE_ERROR",
+      `Redis maxmemory-policy is ${policy}: Redis could evict errand's keys and lose jobs. ` +
+        "Set it to noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or use a Redis of its own for errand",
+    );
+  }
+}
+
+/** errand's way of sending a command (see reply-command.ts), or null if ioredis cannot be loaded here. */
+export async function loadSender(): Promise<SendCommand | null> {
+  try {
+    const { Command } = await import("ioredis");
+    return commandSender(Command);
+  } catch {
+    return null;
+  }
+}
