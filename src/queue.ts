@@ -15,8 +15,10 @@ import {
 } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError, isNonRetryable } from "./errors.js";
+import type { QueueEvents } from "./events.js";
 import { uuidv7 } from "./id.js";
 import {
+  type EnqueuedJob,
   FINISHED_STATES,
   type FinishedState,
   JOB_STATES,
@@ -24,11 +26,20 @@ import {
   type JobErrorEntry,
   type JobRecord,
   type JobState,
-  parseBackoff,
-  type StoredBackoff,
   toJob,
 } from "./job.js";
-import type { AttemptRef, FailItem, NewJob, QueueWeight, ScheduleRecord, Store } from "./store/store.js";
+import { type Completion, StoreDoor } from "./store/instrument.js";
+import type {
+  AttemptRef,
+  ClaimParams,
+  FailItem,
+  HeartbeatManyParams,
+  JobTypeRecord,
+  NewJob,
+  QueueWeight,
+  ScheduleRecord,
+  Store,
+} from "./store/store.js";
 import {
   checkAttempt,
   checkInt,
@@ -106,8 +117,7 @@ const ENQUEUE_KEYS = new Set([
   "db",
 ]);
 
-/** A job just enqueued; `duplicate` tells whether its id or unique key matched an existing job. */
-export type EnqueuedJob<P = unknown, R = unknown> = Job<P, R> & { readonly duplicate: boolean };
+export type { EnqueuedJob, QueueEvents };
 
 /** Filters and paging for {@link Queue.list}. */
 export interface ListOptions {
@@ -230,19 +240,6 @@ export interface SweepResult {
   fired: number;
 }
 
-/** Events a {@link Queue} emits for changes made through it (and through workers using it). */
-export interface QueueEvents {
-  enqueued: [job: Job];
-  active: [job: Job];
-  completed: [job: Job, result: unknown];
-  failed: [job: Job, error: unknown];
-  retrying: [job: Job, error: unknown];
-  dead: [job: Job, error: unknown];
-  expired: [job: Job];
-  cancelled: [job: Job];
-  error: [error: unknown];
-}
-
 /** Options for {@link openQueue} when not given a URL. */
 export interface OpenQueueOptions {
   /** A store, or a store URL (`sqlite:./errand.db`). */
@@ -307,7 +304,14 @@ type JobTarget<P> = JobDefinition<P, unknown> | string;
  * @since 0.1.0
  */
 export class Queue extends EventEmitter<QueueEvents> {
+  /**
+   * The store, for reads and for errand's own tests. Every change of a job's state goes through
+   * the Queue (its one door to the store, `src/store/instrument.ts`), so that events, metrics and
+   * wake-ups follow every change: do not change jobs through it.
+   * @internal
+   */
   readonly store: Store;
+  readonly #door: StoreDoor;
   readonly clock: Clock;
   readonly #retainMs: Record<FinishedState, number>;
   readonly #maxPayloadBytes: number;
@@ -325,6 +329,12 @@ export class Queue extends EventEmitter<QueueEvents> {
   constructor(store: Store, options: Omit<OpenQueueOptions, "store"> & { ownsStore?: boolean } = {}) {
     super();
     this.store = store;
+    this.#door = new StoreDoor(
+      store,
+      this,
+      (type) => this.#definitions.get(type)?.concurrency != null,
+      () => this.#limits(undefined) !== undefined,
+    );
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
@@ -482,15 +492,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     idsGenerated: boolean,
     connection: unknown,
   ): Promise<EnqueuedJob[]> {
-    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated, connection });
-    const emit = this.listenerCount("enqueued") > 0;
-    return results.map((r, i) => {
-      if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
-      const n = news[i]!;
-      const j = jobFromNew(n, values[i], parseBackoff(n.backoff), now);
-      if (emit) this.emit("enqueued", j);
-      return j;
-    });
+    return this.#door.enqueue({ jobs: news, now, idsGenerated, connection }, values);
   }
 
   #resolve(type: string, def: AnyDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
@@ -629,7 +631,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   async resumeQueue(name: string): Promise<boolean> {
     this.#checkOpen();
     const changed = await this.store.resumeQueue({ name: checkQueueName(name) });
-    if (changed) this.store.wake();
+    if (changed) this.#door.wake();
     return changed;
   }
 
@@ -647,10 +649,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a completed, dead or expired job.
    */
   async cancel(id: string): Promise<Job> {
-    const m = await this.store.cancel({ id: checkJobId(id), now: this.clock.now() });
-    const job = this.#mutated(id, m, ["cancelled"], "cancel");
-    if (m?.changed) this.emit("cancelled", job);
-    return job;
+    const m = await this.#door.cancel({ id: checkJobId(id), now: this.clock.now() });
+    return this.#mutated(id, m, ["cancelled"], "cancel");
   }
 
   /**
@@ -672,7 +672,7 @@ export class Queue extends EventEmitter<QueueEvents> {
         : options.delayMs !== undefined
           ? now + toMs("delayMs", options.delayMs)
           : undefined;
-    const m = await this.store.reschedule({
+    const m = await this.#door.reschedule({
       id: checkJobId(id),
       now,
       runAt,
@@ -691,7 +691,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending, active or completed job.
    */
   async retry(id: string): Promise<Job> {
-    const m = await this.store.retry({ id: checkJobId(id), now: this.clock.now() });
+    const m = await this.#door.retry({ id: checkJobId(id), now: this.clock.now() });
     return this.#mutated(id, m, [], "retry");
   }
 
@@ -701,10 +701,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async replay(id: string): Promise<Job> {
     const now = this.clock.now();
-    const m = await this.store.replay({ id: checkJobId(id), newId: uuidv7(now), now });
-    const job = this.#mutated(id, m, [], "replay");
-    this.emit("enqueued", job);
-    return job;
+    const m = await this.#door.replay({ id: checkJobId(id), newId: uuidv7(now), now });
+    return this.#mutated(id, m, [], "replay");
   }
 
   #mutated(id: string, m: Awaited<ReturnType<Store["cancel"]>>, okUnchanged: JobState[], op: string): Job {
@@ -786,7 +784,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
-    const lapsed = (await this.store.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
+    const lapsed = (await this.#door.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
       const poison = record.leaseExpirations + 1 >= POISON_PILL_LEASES;
       const message = poison
         ? `lease expired ${POISON_PILL_LEASES} times without an outcome; the job may be killing its worker`
@@ -795,8 +793,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       return { job: toJob(record), error, kind: "lease_expired", leaseExpired: true };
     });
     const recovered = (await this.#failMany(lapsed)).filter((job) => job !== null).length;
-    const expired = await this.store.expirePending({ now, limit: SWEEP_BATCH });
-    for (const r of expired) this.emit("expired", toJob(r));
+    const expired = await this.#door.expire({ now, limit: SWEEP_BATCH });
     let fired = 0;
     for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
       try {
@@ -813,15 +810,10 @@ export class Queue extends EventEmitter<QueueEvents> {
     const def = this.#definitions.get(s.type);
     const base = this.#resolve(s.type, def, JSON.parse(s.options) as EnqueueOptions, now);
     const job: NewJob = { ...base, id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
-    const fired = await this.store.fireSchedule({
-      name: s.name,
-      now,
-      expectedRunAt: s.nextRunAt,
-      nextRunAt,
-      job,
-    });
-    if (fired) this.emit("enqueued", jobFromNew(job, JSON.parse(s.payload), JSON.parse(job.backoff), now));
-    return fired;
+    return this.#door.fireSchedule(
+      { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job },
+      JSON.parse(s.payload),
+    );
   }
 
   /**
@@ -857,7 +849,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     );
     const types = options.types?.map(checkTypeName);
     const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
-    const records = await this.store.claim({
+    return this.#door.claim({
       now: this.clock.now(),
       workerId: options.workerId ?? defaultWorkerId(),
       queues,
@@ -869,11 +861,14 @@ export class Queue extends EventEmitter<QueueEvents> {
       concurrencyLimits: this.#limits(types),
       random: this.#random,
     });
-    return records.map((r) => {
-      const job = toJob(r);
-      this.emit("active", job);
-      return job;
-    });
+  }
+
+  /**
+   * Leases for a {@link Worker}, which checks its own options once and claims with its own caps.
+   * @internal
+   */
+  claim(params: Omit<ClaimParams, "now" | "random">): Promise<Job[]> {
+    return this.#door.claim({ ...params, now: this.clock.now(), random: this.#random });
   }
 
   #defaultQueues(types: string[] | undefined): string[] {
@@ -905,22 +900,29 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `INVALID_PAYLOAD` when the result is not JSON-serialisable.
    */
   async complete(job: AttemptRef | Job, result?: unknown): Promise<boolean> {
-    const text = toJsonText("result", result === undefined ? null : result, this.#maxPayloadBytes);
-    const [ok] = await this.store.completeMany({
-      now: this.clock.now(),
-      items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt), result: text }],
-    });
-    if (ok && "type" in job) this.#roomFreed(job.type);
-    if (ok && this.listenerCount("completed") > 0) {
-      const full = "state" in job ? job : await this.get(job.id);
-      if (full)
-        this.emit(
-          "completed",
-          { ...full, state: "completed", result, finishedAt: new Date(this.clock.now()) },
-          result,
-        );
-    }
+    const [ok] = await this.completeAttempts([
+      {
+        id: checkJobId(job.id),
+        attempt: checkAttempt(job.attempt),
+        result,
+        resultText: this.resultText(result),
+        ...("state" in job ? { job } : {}),
+      },
+    ]);
     return ok === true;
+  }
+
+  /** A result as the JSON text stored. @throws ErrandError `INVALID_PAYLOAD` @internal */
+  resultText(result: unknown): string {
+    return toJsonText("result", result === undefined ? null : result, this.#maxPayloadBytes);
+  }
+
+  /**
+   * Completes attempts in one store write, with their `completed` events and wake-ups.
+   * @internal Used by the worker (a turn's completions), push delivery and the server.
+   */
+  completeAttempts(items: readonly Completion[]): Promise<boolean[]> {
+    return this.#door.complete(this.clock.now(), items);
   }
 
   /**
@@ -933,13 +935,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const full = "state" in job ? job : await this.get(job.id);
     if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
     const [failed] = await this.#failMany([{ job: full, error, retryable: options.retryable }]);
-    if (failed) this.#roomFreed(full.type);
     return failed != null;
-  }
-
-  /** A job under a cluster-wide cap ended: claimers held back by the cap may look again. */
-  #roomFreed(type: string): void {
-    if (this.#definitions.get(type)?.concurrency != null) this.store.wake();
   }
 
   /**
@@ -992,40 +988,29 @@ export class Queue extends EventEmitter<QueueEvents> {
         leaseExpired,
       };
     });
-    const states = await this.store.failMany({ now, items: writes });
-    return items.map(({ job, error }, i) => {
-      const state = states[i];
-      if (!state) return null;
-      const { retryAt, error: entry } = writes[i]!;
-      const failed: Job = {
-        ...job,
-        state,
-        errors: [...job.errors, entry],
-        runAt: retryAt === null ? job.runAt : new Date(retryAt),
-        queue: retryAt !== null && job.retryQueue ? job.retryQueue : job.queue,
-        leaseExpiresAt: null,
-        workerId: null,
-        finishedAt: state === "dead" ? new Date(now) : null,
-      };
-      this.emit("failed", failed, error);
-      this.emit(state === "dead" ? "dead" : "retrying", failed, error);
-      return failed;
-    });
+    return this.#door.fail(
+      now,
+      items.map(({ job, error }, i) => ({ job, error, write: writes[i]! })),
+    );
   }
 
   /** Extends a lease. `false` when the attempt is no longer current. */
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
-    const [ok] = await this.store.heartbeatMany({
-      now: this.clock.now(),
+    const [ok] = await this.heartbeatAttempts({
       leaseMs: toMs("leaseMs", options.leaseMs ?? 30_000),
       items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt) }],
     });
     return ok === true;
   }
 
+  /** Extends many leases in one write. @internal Used by the worker. */
+  heartbeatAttempts(params: Omit<HeartbeatManyParams, "now">): Promise<boolean[]> {
+    return this.#door.heartbeat({ ...params, now: this.clock.now() });
+  }
+
   /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef | Job, data: unknown): Promise<boolean> {
-    return this.store.checkpoint({
+    return this.#door.checkpoint({
       id: checkJobId(job.id),
       attempt: checkAttempt(job.attempt),
       now: this.clock.now(),
@@ -1035,11 +1020,51 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** Gives an attempt back without using it up (the job is pending again at once). `false` when stale. */
   async release(job: AttemptRef | Job): Promise<boolean> {
-    return this.store.release({
+    return this.#door.release({
       id: checkJobId(job.id),
       attempt: checkAttempt(job.attempt),
       now: this.clock.now(),
     });
+  }
+
+  // ---- wake-ups and stored job types ---------------------------------------------------------
+
+  /**
+   * Calls `listener` when jobs may have become ready, in this process or (where the store can
+   * tell) another. Returns an unsubscribe function.
+   * @internal Used by workers, the server's long polls and push delivery.
+   */
+  onWake(listener: () => void): () => void {
+    return this.#door.onWake(listener);
+  }
+
+  /** Tells claimers in every process sharing the store to look again. @internal */
+  wake(): void {
+    this.#door.wake();
+  }
+
+  /**
+   * The job types' settings kept in the store (the server's `PUT /v1/types`), for errand/server's
+   * registry. Settings are not job state: they pass straight to the store.
+   * @internal
+   */
+  get typeRecords(): Pick<Store, "putJobType" | "getJobType" | "listJobTypes" | "deleteJobType"> {
+    const store = this.store;
+    return {
+      putJobType: (record: JobTypeRecord) => store.putJobType(record),
+      getJobType: (name: string) => store.getJobType(name),
+      listJobTypes: () => store.listJobTypes(),
+      deleteJobType: (name: string) => store.deleteJobType(name),
+    };
+  }
+
+  /**
+   * Whether the store answers: one cheap read (the server's `/readyz`).
+   * @throws the store's error when it does not.
+   * @internal
+   */
+  async ping(): Promise<void> {
+    await this.store.stats({ now: this.clock.now() });
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -1232,37 +1257,6 @@ function withPayload(base: NewJob, id: string, payload: string): NewJob {
     timeoutMs: base.timeoutMs,
     uniqueKey: base.uniqueKey,
     owner: base.owner,
-  };
-}
-
-function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {
-  return {
-    id: n.id,
-    type: n.type,
-    queue: n.queue,
-    state: "pending",
-    payload,
-    checkpoint: null,
-    result: null,
-    priority: n.priority,
-    weight: n.weight,
-    runAt: new Date(n.runAt),
-    expiresAt: n.expiresAt === null ? null : new Date(n.expiresAt),
-    attempt: 0,
-    maxAttempts: n.maxAttempts,
-    backoff,
-    retryQueue: n.retryQueue,
-    delivery: n.delivery,
-    timeoutMs: n.timeoutMs,
-    uniqueKey: n.uniqueKey,
-    leaseExpiresAt: null,
-    workerId: null,
-    errors: [],
-    createdAt: new Date(now),
-    startedAt: null,
-    finishedAt: null,
-    owner: n.owner,
-    duplicate: false,
   };
 }
 

@@ -3,7 +3,6 @@ import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
 import { checkInt } from "../validation.js";
 import type { JobTypeConfig, JobTypeRegistry } from "./job-types.js";
-import type { ServerMetrics } from "./metrics.js";
 
 /** Tuning for push delivery. */
 export interface PushOptions {
@@ -50,7 +49,6 @@ export function signPush(secret: string, timestamp: number, body: string): strin
 export class PushDelivery {
   readonly #queue: Queue;
   readonly #types: JobTypeRegistry;
-  readonly #metrics: ServerMetrics;
   readonly #concurrency: number;
   readonly #pollMs: number;
   readonly #leaseMs: number | undefined;
@@ -63,10 +61,9 @@ export class PushDelivery {
   #unsubscribe: (() => void) | null = null;
   #cancelTimer: () => void = () => {};
 
-  constructor(queue: Queue, types: JobTypeRegistry, metrics: ServerMetrics, options: PushOptions = {}) {
+  constructor(queue: Queue, types: JobTypeRegistry, options: PushOptions = {}) {
     this.#queue = queue;
     this.#types = types;
-    this.#metrics = metrics;
     this.#concurrency = options.concurrency ?? 10;
     this.#pollMs = options.pollIntervalMs ?? 1000;
     this.#leaseMs = options.leaseMs === undefined ? undefined : checkInt("push.leaseMs", options.leaseMs, 1);
@@ -79,7 +76,7 @@ export class PushDelivery {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.#queue.store.onWake(() => this.#fillAll());
+    this.#unsubscribe = this.#queue.onWake(() => this.#fillAll());
     const arm = () => {
       this.#cancelTimer = this.#queue.clock.setTimer(this.#pollMs, () => {
         if (!this.#started) return;
@@ -195,14 +192,7 @@ export class PushDelivery {
     }
     if (response.status === 202) return; // the receiver reports later, naming the attempt
     if (response.ok) {
-      const ok = await this.#queue.complete(job, parsed);
-      if (ok)
-        this.#metrics.recordCompleted(
-          job.type,
-          job.startedAt ? +job.startedAt : null,
-          this.#queue.clock.now(),
-        );
-      if (config.concurrency !== undefined) this.#queue.store.wake();
+      await this.#queue.complete(job, parsed);
       return;
     }
     const retryable = !(
@@ -217,6 +207,5 @@ export class PushDelivery {
       `push to ${push.url} answered ${response.status}${message ? `: ${String(message)}` : ""}`,
     );
     await this.#queue.failAttempt(job, error, { retryable, kind: "push" });
-    if (config.concurrency !== undefined) this.#queue.store.wake();
   }
 }

@@ -4,7 +4,7 @@ import { defaultLogger } from "../default-logger.js";
 import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
-import { type Job, type JobRecord, toJob } from "../job.js";
+import type { Job } from "../job.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
@@ -215,7 +215,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
     this.#state = "running";
     this.#keepAlive = setInterval(() => {}, 1 << 30);
-    this.#unsubscribe = this.queue.store.onWake(() => this.#wake());
+    this.#unsubscribe = this.queue.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
     this.#every(this.#pollMs, () => this.#wake());
     this.#every(this.#heartbeatMs, () => this.#heartbeatAll());
@@ -287,10 +287,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.#claimAgain = false;
         const free = this.#concurrency - this.#runningWeight;
         if (free <= 0 || this.#state !== "running") break;
-        let records: JobRecord[];
+        let jobs: Job[];
         try {
-          records = await this.queue.store.claim({
-            now: this.queue.clock.now(),
+          jobs = await this.queue.claim({
             workerId: this.workerId,
             queues: this.#queues,
             types: this.#types,
@@ -304,11 +303,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.#error(error);
           break;
         }
-        this.#backlog = records.length > 0;
-        for (const record of records) this.#start(record);
+        this.#backlog = jobs.length > 0;
+        for (const job of jobs) this.#start(job);
         // Not idle if a wake-up came during the claim (an outcome just written may have made a
         // retry ready): with a networked store the claim can answer before that write committed.
-        if (records.length === 0 && !this.#claimAgain && this.#running.size === 0 && this.#reports === 0) {
+        if (jobs.length === 0 && !this.#claimAgain && this.#running.size === 0 && this.#reports === 0) {
           this.emit("idle");
         }
       } while (this.#claimAgain || (this.#backlog && this.#runningWeight <= this.#minConcurrency));
@@ -319,8 +318,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  #start(record: JobRecord): void {
-    const job = toJob(record);
+  #start(job: Job): void {
     if (this.#state !== "running") {
       // Claimed while closing: give it straight back.
       this.#releasing.push(
@@ -342,7 +340,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#running.set(job.id, run);
     this.#runningWeight += weight;
     this.emit("active", job);
-    this.queue.emit("active", job);
     void this.#execute(run);
   }
 
@@ -368,7 +365,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (run.settled) return;
       this.#settle(run);
       await this.#fail(job, error);
-      this.#roomFreed(def);
       return;
     }
     if (run.settled || run.aborted) return;
@@ -389,17 +385,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } finally {
       this.#reported();
     }
-    this.#roomFreed(def);
-    if (ok) {
+    if (ok && this.listenerCount("completed") > 0) {
       const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.queue.clock.now()) };
       this.emit("completed", done, result);
-      this.queue.emit("completed", done, result);
     }
-  }
-
-  /** A capped type's job ended: claimers elsewhere may have been held back by the cap. */
-  #roomFreed(def: AnyJobDefinition): void {
-    if (def.concurrency !== null) this.queue.store.wake();
   }
 
   /**
@@ -496,8 +485,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (runs.length === 0) return;
     let results: boolean[];
     try {
-      results = await this.queue.store.heartbeatMany({
-        now: this.queue.clock.now(),
+      results = await this.queue.heartbeatAttempts({
         leaseMs: this.#leaseMs,
         items: runs.map((r) => ({ id: r.job.id, attempt: r.job.attempt })),
       });
