@@ -10,6 +10,8 @@ import Fastify, {
 import { checkKnownKeys } from "../define-job.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
+import { Maintainer } from "../maintenance/maintainer.js";
+import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { EnqueueOptions, Queue } from "../queue.js";
 import type { Completion } from "../store/instrument.js";
 import { checkInt, toJsonText } from "../validation.js";
@@ -680,38 +682,31 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   // ---- lifecycle -------------------------------------------------------------------------
 
-  const stops: Array<() => void> = [];
-  const every = (ms: number, fn: () => Promise<unknown>, what = "maintenance") => {
-    let cancel = () => {};
-    let stopped = false;
-    const arm = () => {
-      cancel = queue.clock.setTimer(ms, () => {
-        if (stopped) return;
-        fn().then(arm, (error) => {
-          app.log.error({ err: error }, `${what} failed`);
-          arm();
-        });
-      });
-    };
-    arm();
-    stops.push(() => {
-      stopped = true;
-      cancel();
-    });
-  };
+  const maintainer =
+    (options.maintenance ?? true)
+      ? new Maintainer(queue, {
+          sweepIntervalMs: checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1),
+          pruneIntervalMs: checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1),
+          onError: (error) => app.log.error({ err: error }, "maintenance failed"),
+        })
+      : null;
+  let typesRefresh: Repeating | null = null;
   app.addHook("onReady", async () => {
-    if (options.maintenance ?? true) {
-      every(checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1), () => queue.sweep());
-      every(checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1), () => queue.prune());
-    }
-    every(typesRefreshMs, () => types.refresh(), "reading job types");
+    await maintainer?.start();
+    typesRefresh = repeat(
+      queue.clock,
+      typesRefreshMs,
+      () => types.refresh(),
+      (error) => app.log.error({ err: error }, "reading job types failed"),
+    );
     push.start();
   });
   app.addHook("preClose", async () => {
     closing = true;
-    for (const stop of stops.splice(0)) stop();
+    const stopping = Promise.all([maintainer?.stop(), typesRefresh?.stop()]);
     for (const wake of waiting.all()) wake();
     await push.stop();
+    await stopping;
   });
   app.addHook("onClose", async () => {
     unsubscribeWake();

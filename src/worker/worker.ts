@@ -5,6 +5,8 @@ import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import type { Job } from "../job.js";
+import { Maintainer } from "../maintenance/maintainer.js";
+import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
@@ -147,7 +149,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #claiming = false;
   #claimAgain = false;
   #backlog = false;
-  #timers: Array<() => void> = [];
+  /** Polls and heartbeats while running. */
+  #timers: Repeating[] = [];
+  #maintainer: Maintainer | null = null;
   #unsubscribe: (() => void) | null = null;
   #drained: Array<() => void> = [];
   #closePromise: Promise<void> | null = null;
@@ -155,8 +159,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #filling: Promise<void> | null = null;
   /** Releases of jobs a claim returned while closing; close() waits for them. */
   readonly #releasing: Promise<void>[] = [];
-  /** Sweeps, prunes and heartbeats under way, started by timers; close() waits for them. */
-  readonly #background = new Set<Promise<void>>();
   /** Clock timers never hold the process open; a running worker does, like a server. */
   #keepAlive: NodeJS.Timeout | null = null;
   readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
@@ -217,46 +219,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#keepAlive = setInterval(() => {}, 1 << 30);
     this.#unsubscribe = this.queue.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
-    this.#every(this.#pollMs, () => this.#wake());
-    this.#every(this.#heartbeatMs, () => this.#heartbeatAll());
+    const { clock } = this.queue;
+    const onError = (error: unknown) => this.#error(error);
+    this.#timers = [
+      repeat(clock, this.#pollMs, () => this.#wake(), onError),
+      repeat(clock, this.#heartbeatMs, () => this.#heartbeatAll(), onError),
+    ];
     if (this.#maintenance) {
-      this.#every(this.#sweepMs, () => this.#sweep());
-      this.#every(this.#pruneMs, () => this.queue.prune().then(undefined, (e) => this.#error(e)));
-      await this.#sweep();
+      this.#maintainer = new Maintainer(this.queue, {
+        sweepIntervalMs: this.#sweepMs,
+        pruneIntervalMs: this.#pruneMs,
+        onError,
+      });
+      await this.#maintainer.start();
     }
     await this.#fill();
-  }
-
-  #every(ms: number, fn: () => unknown): void {
-    let cancel = () => {};
-    const arm = () => {
-      cancel = this.queue.clock.setTimer(ms, () => {
-        if (this.#state !== "running") return;
-        this.#track(fn());
-        arm();
-      });
-    };
-    arm();
-    this.#timers.push(() => cancel());
-  }
-
-  /** Keeps a timer's task until it settles: close() waits for it, since the store may close next. */
-  #track(task: unknown): void {
-    if (!(task instanceof Promise)) return;
-    const settled = task.then(
-      () => {},
-      () => {},
-    );
-    this.#background.add(settled);
-    void settled.then(() => this.#background.delete(settled));
-  }
-
-  async #sweep(): Promise<void> {
-    try {
-      await this.queue.sweep();
-    } catch (error) {
-      this.#error(error);
-    }
   }
 
   #wake(): void {
@@ -519,19 +496,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     this.#state = "closing";
-    for (const cancel of this.#timers) cancel();
+    // Polls, heartbeats and maintenance stop now; a pass under way is waited for at the end, since
+    // the caller may close the store next (and the grace-period heartbeats start at once).
+    const stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
     this.#timers = [];
     this.#unsubscribe?.();
     this.queue.off("cancelled", this.#onCancelled);
     // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
-    let stopHeartbeat = () => {};
-    const beat = () => {
-      stopHeartbeat = this.queue.clock.setTimer(this.#heartbeatMs, () => {
-        this.#track(this.#heartbeatAll());
-        beat();
-      });
-    };
-    beat();
+    const graceBeat = repeat(
+      this.queue.clock,
+      this.#heartbeatMs,
+      () => this.#heartbeatAll(),
+      (error) => this.#error(error),
+    );
     try {
       if (this.#running.size > 0) {
         let cancelGrace = () => {};
@@ -566,10 +543,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       );
       await this.#outcomes.flush();
     } finally {
-      stopHeartbeat();
-      // Sweeps, prunes and heartbeats its timers started: the caller may close the store next.
-      // (Waited for at the end, so the grace-period heartbeats start at once.)
-      await Promise.all(this.#background);
+      await graceBeat.stop();
+      await stopping;
       if (this.#keepAlive) clearInterval(this.#keepAlive);
       this.#keepAlive = null;
       this.#state = "closed";
