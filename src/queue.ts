@@ -5,7 +5,6 @@ import { type Clock, systemClock } from "./clock.js";
 import { checkTimezone, nextCronTick } from "./cron.js";
 import {
   type AnyJobDefinition,
-  checkKnownKeys,
   defineJob,
   type JobDefaults,
   type JobDefinition,
@@ -28,6 +27,7 @@ import {
   type JobState,
   toJob,
 } from "./job.js";
+import { checkKnownKeys } from "./known-keys.js";
 import { type Completion, StoreDoor } from "./store/instrument.js";
 import type {
   AttemptRef,

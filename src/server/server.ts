@@ -7,9 +7,9 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
-import { checkKnownKeys } from "../define-job.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { EnqueueOptions, Queue } from "../queue.js";

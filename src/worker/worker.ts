@@ -1,10 +1,11 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
-import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
+import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
