@@ -1,45 +1,55 @@
 import { EventEmitter } from "node:events";
-import { hostname } from "node:os";
-import { type BackoffOptions, backoffDelay } from "./backoff.js";
 import { type Clock, systemClock } from "./clock.js";
 import { checkTimezone, nextCronTick } from "./cron.js";
-import {
-  type AnyJobDefinition,
-  defineJob,
-  type JobDefaults,
-  type JobDefinition,
-  type JobDefinitionOptions,
-  resolveDefaults,
-  validatePayload,
-} from "./define-job.js";
+import { type AnyJobDefinition, type JobDefinition, validatePayload } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
-import { ErrandError, isNonRetryable } from "./errors.js";
+import { instant, planEnqueue, withPayload } from "./enqueue-plan.js";
+import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
-import { uuidv7 } from "./id.js";
+import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
+import { defaultWorkerId, uuidv7 } from "./id.js";
 import {
   type EnqueuedJob,
   FINISHED_STATES,
   type FinishedState,
   JOB_STATES,
   type Job,
-  type JobErrorEntry,
-  type JobRecord,
   type JobState,
   toJob,
 } from "./job.js";
 import { checkKnownKeys } from "./known-keys.js";
+import { fireDueSchedules } from "./maintenance/cron-firing.js";
+import { expireJobs } from "./maintenance/expiry.js";
+import { recoverLeases } from "./maintenance/lease-recovery.js";
+import { pruneFinished } from "./maintenance/pruner.js";
+import { openStore } from "./open-store.js";
+import {
+  type AttemptFailure,
+  DEFAULT_RETENTION,
+  type EnqueueOptions,
+  type FailOptions,
+  type JobPage,
+  type LeaseOptions,
+  type ListOptions,
+  type OpenQueueOptions,
+  type QueueStats,
+  type RetentionOptions,
+  type Schedule,
+  type ScheduleOptions,
+  type SweepResult,
+} from "./queue-options.js";
+import { toQueueWeights } from "./queue-weights.js";
 import { type Completion, StoreDoor } from "./store/instrument.js";
 import type {
   AttemptRef,
   ClaimParams,
-  FailItem,
   HeartbeatManyParams,
   JobTypeRecord,
   NewJob,
-  QueueWeight,
   ScheduleRecord,
   Store,
 } from "./store/store.js";
+import { TypeRegistry, type TypeSettings } from "./type-registry.js";
 import {
   checkAttempt,
   checkInt,
@@ -48,254 +58,33 @@ import {
   checkQueueName,
   checkScheduleName,
   checkTypeName,
-  toEpochMs,
   toJsonText,
 } from "./validation.js";
 
-/**
- * Per-enqueue options; each overrides the job type's default.
- * @since 0.1.0
- */
-export interface EnqueueOptions extends JobDefaults {
-  /**
-   * Your own id. Enqueueing an id that exists returns the existing job and changes nothing
-   * (idempotent, whatever that job's state). Generated (UUIDv7) when absent.
-   */
-  id?: string;
-  /** While a job with this key is pending or active, enqueueing the key again returns that job. */
-  uniqueKey?: string;
-  /**
-   * Who the job belongs to: a name (like a queue name: letters, digits, `_ . : -`, up to 128),
-   * kept with the job, shown as `job.owner` and filterable in {@link Queue.list}. errand's server
-   * sets it to the name of the token that enqueued the job, and its `producer` tokens read only
-   * their own jobs.
-   * @defaultValue null (no owner)
-   */
-  owner?: string;
-  /** Run no sooner than this long from now. Not with `runAt`. */
-  delayMs?: Duration;
-  /** Run no sooner than this time. Not with `delayMs`. */
-  runAt?: Date | string | number;
-  /** Never start after this time; the job becomes `expired`. */
-  expiresAt?: Date | string | number;
-  /** Never start later than this long from now. Not with `expiresAt`. */
-  expiresInMs?: Duration;
-  /**
-   * Transactional enqueue: your own database connection, inside your own transaction. The job is
-   * inserted through it, so it exists only if your transaction commits, and workers hear of it
-   * when it does. PostgreSQL only: a `pg` `Client` or `PoolClient` after `BEGIN`. Other stores
-   * refuse it (`INVALID_OPTION`).
-   * @remarks The `enqueued` event fires when the insert returns, before your commit; a rollback
-   * leaves no job behind it.
-   * @example
-   * ```ts
-   * await client.query("BEGIN");
-   * await client.query("INSERT INTO orders …");
-   * await queue.enqueue(sendReceipt, { orderId }, { db: client });
-   * await client.query("COMMIT");
-   * ```
-   */
-  db?: unknown;
-}
-
-const ENQUEUE_KEYS = new Set([
-  "id",
-  "uniqueKey",
-  "owner",
-  "delayMs",
-  "runAt",
-  "expiresAt",
-  "expiresInMs",
-  "queue",
-  "priority",
-  "weight",
-  "maxAttempts",
-  "backoff",
-  "retryQueue",
-  "timeoutMs",
-  "delivery",
-  "db",
-]);
-
+export { defaultWorkerId } from "./id.js";
+export { openStore } from "./open-store.js";
+export type {
+  AttemptFailure,
+  EnqueueOptions,
+  FailOptions,
+  JobPage,
+  LeaseOptions,
+  ListOptions,
+  OpenQueueOptions,
+  QueueStats,
+  RetentionOptions,
+  Schedule,
+  ScheduleOptions,
+  SweepResult,
+} from "./queue-options.js";
+export { DEFAULT_RETENTION } from "./queue-options.js";
+export { toQueueWeights } from "./queue-weights.js";
+export type { TypeSettings } from "./type-registry.js";
 export type { EnqueuedJob, QueueEvents };
-
-/** Filters and paging for {@link Queue.list}. */
-export interface ListOptions {
-  state?: JobState;
-  queue?: string;
-  type?: string;
-  /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
-  owner?: string;
-  /** Page size, 1 to 1000. @defaultValue 50 */
-  limit?: number;
-  /** `nextCursor` from the previous page. */
-  cursor?: string;
-}
-
-/** A page of {@link Queue.list}, newest first. */
-export interface JobPage {
-  jobs: Job[];
-  /** Pass as `cursor` for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-/** What {@link Queue.stats} reports. */
-export interface QueueStats {
-  /** Jobs in each state. */
-  states: Record<JobState, number>;
-  /** Pending jobs not yet due. */
-  scheduled: number;
-  /** Pending jobs waiting after a failed attempt. */
-  retrying: number;
-  /** Per queue, jobs in each state. */
-  queues: Record<string, Partial<Record<JobState, number>>>;
-  /** Per job type, jobs in each state. */
-  types: Record<string, Partial<Record<JobState, number>>>;
-  /** How long the oldest ready job has waited; 0 when none is ready. */
-  oldestPendingAgeMs: number;
-  /** The paused queues (see {@link Queue.pauseQueue}), in byte order. */
-  paused: string[];
-}
-
-/** How long finished jobs are kept before {@link Queue.prune} deletes them. */
-export type RetentionOptions = Partial<Record<FinishedState, Duration>>;
-
-/** One day for completed, cancelled and expired jobs; a week for dead ones, so someone can look. */
-export const DEFAULT_RETENTION: Record<FinishedState, number> = {
-  completed: 86_400_000,
-  cancelled: 86_400_000,
-  expired: 86_400_000,
-  dead: 7 * 86_400_000,
-};
-
-/** A recurring job. */
-export interface ScheduleOptions<P = unknown> {
-  /** 5 fields (minute precision) or 6 (with seconds), croner syntax. */
-  cron: string;
-  /** IANA zone the cron is read in. @defaultValue "UTC" */
-  timezone?: string;
-  /** The job type to enqueue each tick: a definition or its name. */
-  job: JobDefinition<P, unknown> | string;
-  payload: P;
-  /** Enqueue options for each job (no `id`: each tick's id is derived from the schedule). */
-  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db">;
-}
-
-/** A stored schedule. */
-export interface Schedule {
-  name: string;
-  cron: string;
-  timezone: string;
-  type: string;
-  payload: unknown;
-  options: Record<string, unknown>;
-  nextRunAt: Date;
-}
-
-/** Options for the low-level {@link Queue.lease}. */
-export interface LeaseOptions {
-  /** Only these types. All types when absent. */
-  types?: string[];
-  /** Queues with weights, or names (weight 1). @defaultValue the queues of the registered types, or ["default"] */
-  queues?: string[] | Record<string, number>;
-  /** @defaultValue 1 */
-  limit?: number;
-  /** @defaultValue 30_000 */
-  leaseMs?: Duration;
-  /** Identifies the holder in `job.workerId`. */
-  workerId?: string;
-  /** Total weight the caller has room for. */
-  maxWeight?: number;
-  /** A job counts as at most this much weight. */
-  weightCap?: number;
-}
-
-/** Options for {@link Queue.fail}. */
-export interface FailOptions {
-  /** `false` sends the job straight to `dead`. Errors with `retryable: false` do the same. */
-  retryable?: boolean;
-}
-
-/**
- * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
- * and the options of {@link Queue.failAttempt}.
- * @internal
- */
-export interface AttemptFailure {
-  job: Job;
-  error: unknown;
-  /** `false` sends the job straight to `dead`. */
-  retryable?: boolean;
-  /** Why the attempt failed when no handler threw (`"timeout"`, `"shutdown"`, …). */
-  kind?: string;
-}
-
-/** What one {@link Queue.sweep} did. */
-export interface SweepResult {
-  /** Active jobs whose lease ran out, now retried or dead. */
-  recovered: number;
-  /** Pending jobs past `expiresAt`, now expired. */
-  expired: number;
-  /** Schedule ticks that enqueued a job. */
-  fired: number;
-}
-
-/** Options for {@link openQueue} when not given a URL. */
-export interface OpenQueueOptions {
-  /** A store, or a store URL (`sqlite:./errand.db`). */
-  store: Store | string;
-  /** @defaultValue the system clock */
-  clock?: Clock;
-  /** @defaultValue {@link DEFAULT_RETENTION} */
-  retention?: RetentionOptions;
-  /**
-   * Largest accepted payload, in bytes of JSON.
-   * @defaultValue 1_048_576
-   */
-  maxPayloadBytes?: number;
-  /** Job types to know from the start (for caps and custom backoff in lease/sweep). */
-  jobs?: AnyJobDefinition[];
-  /** Random source for backoff jitter and weighted queue choice. @defaultValue Math.random */
-  random?: () => number;
-}
 
 const MAX_LIST = 1000;
 const SWEEP_BATCH = 500;
-const POISON_PILL_LEASES = 3;
-const MAX_STACK = 4000;
 
-type AnyDefinition = AnyJobDefinition;
-
-/** A type's settings from outside its code: {@link defineJob}'s options but the type and handler. */
-export type TypeSettings = Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler" | "schema">;
-
-/** `settings` over `code` (or over the defaults, with a handler that refuses to run in this process). */
-function overlay(code: AnyDefinition | undefined, type: string, settings: TypeSettings): AnyDefinition {
-  const base: TypeSettings = code
-    ? {
-        queue: code.queue,
-        priority: code.priority,
-        weight: code.weight,
-        maxAttempts: code.maxAttempts,
-        backoff: code.backoffFn ?? (code.backoff as BackoffOptions),
-        ...(code.retryQueue !== null ? { retryQueue: code.retryQueue } : {}),
-        ...(code.timeoutMs !== null ? { timeoutMs: code.timeoutMs } : {}),
-        delivery: code.delivery,
-        ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
-      }
-    : {};
-  return defineJob({
-    ...base,
-    ...settings,
-    ...(code?.schema ? { schema: code.schema } : {}),
-    type,
-    handler:
-      code?.handler ??
-      (() => {
-        throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
-      }),
-  });
-}
 type JobTarget<P> = JobDefinition<P, unknown> | string;
 
 /**
@@ -316,12 +105,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   readonly #retainMs: Record<FinishedState, number>;
   readonly #maxPayloadBytes: number;
   readonly #random: () => number;
-  /** What every lookup reads: each type's code definition with its settings laid over it. */
-  readonly #definitions = new Map<string, AnyDefinition>();
-  /** Definitions registered by code (workers, `jobs`), with their handlers. */
-  readonly #code = new Map<string, AnyDefinition>();
-  /** Settings from outside the code (a server's job types), by type. */
-  readonly #settings = new Map<string, TypeSettings>();
+  readonly #types = new TypeRegistry();
   readonly #ownsStore: boolean;
   #closed = false;
 
@@ -332,8 +116,8 @@ export class Queue extends EventEmitter<QueueEvents> {
     this.#door = new StoreDoor(
       store,
       this,
-      (type) => this.#definitions.get(type)?.concurrency != null,
-      () => this.#limits(undefined) !== undefined,
+      (type) => this.#types.capped(type),
+      () => this.#types.limits(undefined) !== undefined,
     );
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
@@ -360,10 +144,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * sweeps use their custom backoff. Workers register their jobs themselves.
    */
   register(...defs: AnyJobDefinition[]): this {
-    for (const def of defs) {
-      this.#code.set(def.type, def);
-      this.#define(def.type);
-    }
+    for (const def of defs) this.#types.register(def);
     return this;
   }
 
@@ -376,24 +157,12 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @internal
    */
   setTypeSettings(type: string, settings: TypeSettings | null): void {
-    if (settings) {
-      overlay(this.#code.get(type), type, settings); // validates before anything changes
-      this.#settings.set(type, settings);
-    } else this.#settings.delete(type);
-    this.#define(type);
-  }
-
-  #define(type: string): void {
-    const code = this.#code.get(type);
-    const settings = this.#settings.get(type);
-    if (settings) this.#definitions.set(type, overlay(code, type, settings));
-    else if (code) this.#definitions.set(type, code);
-    else this.#definitions.delete(type);
+    this.#types.setSettings(type, settings);
   }
 
   /** The registered definition of a type, if any. */
   definition(type: string): AnyJobDefinition | undefined {
-    return this.#definitions.get(type);
+    return this.#types.get(type);
   }
 
   // ---- enqueue -------------------------------------------------------------------------------
@@ -427,10 +196,10 @@ export class Queue extends EventEmitter<QueueEvents> {
         "enqueueMany: options.id names one job; give each job its own enqueue",
       );
     }
-    const def = typeof job === "string" ? this.#definitions.get(checkTypeName(job)) : job;
+    const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
     const type = typeof job === "string" ? job : job.type;
     const now = this.clock.now();
-    const base = this.#resolve(type, def, options, now);
+    const base = this.#plan(type, def, options, now);
     const news: NewJob[] = new Array(payloads.length);
     const values: unknown[] = new Array(payloads.length);
     for (let i = 0; i < payloads.length; i++) {
@@ -463,7 +232,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     let idsGenerated = true;
     for (let i = 0; i < items.length; i++) {
       const { job, payload, options = {} } = items[i]!;
-      const def = typeof job === "string" ? this.#definitions.get(checkTypeName(job)) : job;
+      const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
       const type = typeof job === "string" ? job : job.type;
       if (options.db !== undefined) {
         throw new ErrandError(
@@ -471,7 +240,7 @@ export class Queue extends EventEmitter<QueueEvents> {
           `enqueueBatch: jobs[${i}].db is not supported; use enqueueMany`,
         );
       }
-      const base = this.#resolve(type, def, options, now);
+      const base = this.#plan(type, def, options, now);
       const value = def?.schema ? await validatePayload(def, payload) : payload;
       if (options.id !== undefined) idsGenerated = false;
       values[i] = value;
@@ -495,77 +264,8 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.#door.enqueue({ jobs: news, now, idsGenerated, connection }, values);
   }
 
-  #resolve(type: string, def: AnyDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
-    checkKnownKeys("enqueue", o, ENQUEUE_KEYS);
-    if (o.db !== undefined && !this.store.capabilities.transactionalEnqueue) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "enqueue: this store cannot enqueue inside your own transaction (the db option needs the PostgreSQL store)",
-      );
-    }
-    if (typeof o.backoff === "function") {
-      // It would be stored as "custom" and never called: retries would silently use the default.
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "enqueue: a function backoff cannot be stored with a job; set it on the job type (defineJob)",
-      );
-    }
-    const d = def ?? {
-      queue: "default",
-      priority: 0,
-      weight: 1,
-      maxAttempts: 5,
-      backoff: undefined,
-      retryQueue: null,
-      timeoutMs: null,
-      delivery: "at_least_once" as const,
-    };
-    const own = resolveDefaults({
-      queue: o.queue ?? d.queue,
-      priority: o.priority ?? d.priority,
-      weight: o.weight ?? d.weight,
-      maxAttempts: o.maxAttempts ?? d.maxAttempts,
-      retryQueue: o.retryQueue ?? d.retryQueue ?? undefined,
-      timeoutMs: o.timeoutMs ?? d.timeoutMs ?? undefined,
-      delivery: o.delivery ?? d.delivery,
-      backoff: o.backoff,
-    });
-    if (o.delayMs !== undefined && o.runAt !== undefined) {
-      throw new ErrandError("INVALID_OPTION", "enqueue: give delayMs or runAt, not both");
-    }
-    if (o.expiresAt !== undefined && o.expiresInMs !== undefined) {
-      throw new ErrandError("INVALID_OPTION", "enqueue: give expiresAt or expiresInMs, not both");
-    }
-    const runAt =
-      o.runAt !== undefined
-        ? toEpochMs("runAt", o.runAt)
-        : o.delayMs !== undefined
-          ? now + toMs("delayMs", o.delayMs)
-          : now;
-    const expiresAt =
-      o.expiresAt !== undefined
-        ? toEpochMs("expiresAt", o.expiresAt)
-        : o.expiresInMs !== undefined
-          ? now + toMs("expiresInMs", o.expiresInMs)
-          : null;
-    const backoff = o.backoff !== undefined ? own.backoff : (def?.backoff ?? own.backoff);
-    return {
-      id: o.id === undefined ? "" : checkJobId(o.id),
-      type,
-      queue: own.queue,
-      payload: "",
-      priority: own.priority,
-      weight: own.weight,
-      runAt,
-      expiresAt,
-      maxAttempts: own.maxAttempts,
-      backoff: JSON.stringify(backoff),
-      retryQueue: own.retryQueue,
-      delivery: own.delivery,
-      timeoutMs: own.timeoutMs,
-      uniqueKey: o.uniqueKey === undefined ? null : checkUniqueKey(o.uniqueKey),
-      owner: o.owner === undefined ? null : checkOwnerName(o.owner),
-    };
+  #plan(type: string, def: AnyJobDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
+    return planEnqueue(type, def, o, now, this.store.capabilities.transactionalEnqueue);
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -663,15 +363,12 @@ export class Queue extends EventEmitter<QueueEvents> {
   ): Promise<Job> {
     checkKnownKeys("reschedule", options, new Set(["runAt", "delayMs", "priority", "queue"]));
     const now = this.clock.now();
-    if (options.runAt !== undefined && options.delayMs !== undefined) {
-      throw new ErrandError("INVALID_OPTION", "reschedule: give runAt or delayMs, not both");
-    }
-    const runAt =
-      options.runAt !== undefined
-        ? toEpochMs("runAt", options.runAt)
-        : options.delayMs !== undefined
-          ? now + toMs("delayMs", options.delayMs)
-          : undefined;
+    const runAt = instant(
+      "reschedule",
+      ["runAt", options.runAt, "at"],
+      ["delayMs", options.delayMs, "after"],
+      now,
+    );
     const m = await this.#door.reschedule({
       id: checkJobId(id),
       now,
@@ -730,8 +427,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const timezone = checkTimezone(options.timezone ?? "UTC");
     const now = this.clock.now();
     const nextRunAt = nextCronTick(options.cron, timezone, now);
-    const def =
-      typeof options.job === "string" ? this.#definitions.get(checkTypeName(options.job)) : options.job;
+    const def = typeof options.job === "string" ? this.#types.get(checkTypeName(options.job)) : options.job;
     const type = typeof options.job === "string" ? options.job : options.job.type;
     const jobOptions = { ...(options.options ?? {}) } as EnqueueOptions;
     if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
@@ -743,7 +439,7 @@ export class Queue extends EventEmitter<QueueEvents> {
         "schedule: a function backoff cannot be stored; set it on the job type",
       );
     }
-    this.#resolve(type, def, jobOptions, now); // validates the options now, not at 3 a.m.
+    this.#plan(type, def, jobOptions, now); // validates the options now, not at 3 a.m.
     const value = def ? await validatePayload(def, options.payload) : options.payload;
     const existing = await this.store.getSchedule(name);
     const record: ScheduleRecord = {
@@ -784,36 +480,21 @@ export class Queue extends EventEmitter<QueueEvents> {
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
-    const lapsed = (await this.#door.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
-      const poison = record.leaseExpirations + 1 >= POISON_PILL_LEASES;
-      const message = poison
-        ? `lease expired ${POISON_PILL_LEASES} times without an outcome; the job may be killing its worker`
-        : "lease expired without an outcome (worker crashed, hung or lost its connection)";
-      const error = Object.assign(new Error(message), { retryable: !poison });
-      return { job: toJob(record), error, kind: "lease_expired", leaseExpired: true };
-    });
-    const recovered = (await this.#failMany(lapsed)).filter((job) => job !== null).length;
-    const expired = await this.#door.expire({ now, limit: SWEEP_BATCH });
-    let fired = 0;
-    for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
-      try {
-        if (await this.#fire(s, now)) fired++;
-      } catch (error) {
-        this.emit("error", error);
-      }
-    }
-    return { recovered, expired: expired.length, fired };
-  }
-
-  async #fire(s: ScheduleRecord, now: number): Promise<boolean> {
-    const nextRunAt = nextCronTick(s.cron, s.timezone, Math.max(now, s.nextRunAt));
-    const def = this.#definitions.get(s.type);
-    const base = this.#resolve(s.type, def, JSON.parse(s.options) as EnqueueOptions, now);
-    const job: NewJob = { ...base, id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
-    return this.#door.fireSchedule(
-      { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job },
-      JSON.parse(s.payload),
+    const recovered = await recoverLeases(
+      this.#door,
+      (outcomes) => this.#failMany(outcomes),
+      now,
+      SWEEP_BATCH,
     );
+    const expired = await expireJobs(this.#door, now, SWEEP_BATCH);
+    const fired = await fireDueSchedules(
+      this.#door,
+      (s, at) => this.#plan(s.type, this.#types.get(s.type), JSON.parse(s.options) as EnqueueOptions, at),
+      now,
+      SWEEP_BATCH,
+      (error) => this.emit("error", error),
+    );
+    return { recovered, expired, fired };
   }
 
   /**
@@ -826,12 +507,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     for (const [state, d] of Object.entries(options.retention ?? {})) {
       retainMs[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
     }
-    let total = 0;
-    for (;;) {
-      const n = await this.store.prune({ now: this.clock.now(), retainMs, limit: SWEEP_BATCH });
-      total += n;
-      if (n < SWEEP_BATCH) return total;
-    }
+    return pruneFinished(this.#door, this.clock, retainMs, SWEEP_BATCH);
   }
 
   // ---- the lease API -------------------------------------------------------------------------
@@ -848,7 +524,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap"]),
     );
     const types = options.types?.map(checkTypeName);
-    const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
+    const queues = toQueueWeights(options.queues ?? this.#types.queues(types));
     return this.#door.claim({
       now: this.clock.now(),
       workerId: options.workerId ?? defaultWorkerId(),
@@ -858,7 +534,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       maxWeight: options.maxWeight,
       weightCap: options.weightCap,
       leaseMs: toMs("leaseMs", options.leaseMs ?? 30_000),
-      concurrencyLimits: this.#limits(types),
+      concurrencyLimits: this.#types.limits(types),
       random: this.#random,
     });
   }
@@ -871,27 +547,9 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.#door.claim({ ...params, now: this.clock.now(), random: this.#random });
   }
 
-  #defaultQueues(types: string[] | undefined): string[] {
-    const names = new Set<string>(["default"]);
-    for (const def of this.#definitions.values()) {
-      if (!types || types.includes(def.type)) names.add(def.queue);
-    }
-    return [...names];
-  }
-
-  /** Cluster-wide caps of the registered types among `types` (all when undefined). */
-  #limits(types: string[] | undefined): Record<string, number> | undefined {
-    let limits: Record<string, number> | undefined;
-    for (const def of this.#definitions.values()) {
-      if (def.concurrency === null || (types && !types.includes(def.type))) continue;
-      (limits ??= {})[def.type] = def.concurrency;
-    }
-    return limits;
-  }
-
   /** @internal Used by {@link Worker}, which leases with its own cap list. */
   claimLimits(types: string[]): Record<string, number> | undefined {
-    return this.#limits(types);
+    return this.#types.limits(types);
   }
 
   /**
@@ -962,35 +620,16 @@ export class Queue extends EventEmitter<QueueEvents> {
     return failed.map((job, i) => job && { job, error: items[i]!.error });
   }
 
-  async #failMany(
-    items: ReadonlyArray<AttemptFailure & { leaseExpired?: boolean }>,
-  ): Promise<Array<Job | null>> {
-    if (items.length === 0) return [];
+  async #failMany(outcomes: readonly AttemptOutcome[]): Promise<Array<Job | null>> {
+    if (outcomes.length === 0) return [];
     const now = this.clock.now();
-    const writes = items.map(({ job, error, retryable, kind, leaseExpired }): FailItem => {
-      const def = this.#definitions.get(job.type);
-      let retryAt: number | null = null;
-      if (
-        retryable !== false &&
-        !isNonRetryable(error) &&
-        job.delivery === "at_least_once" &&
-        job.attempt < job.maxAttempts
-      ) {
-        const delay = backoffDelay(job.backoff, def?.backoffFn, error, job.attempt, this.#random);
-        if (delay !== false) retryAt = now + delay;
-      }
-      return {
-        id: job.id,
-        attempt: job.attempt,
-        error: errorEntry(error, job.attempt, now, kind),
-        retryAt,
-        retryQueue: retryAt === null ? null : job.retryQueue,
-        leaseExpired,
-      };
-    });
     return this.#door.fail(
       now,
-      items.map(({ job, error }, i) => ({ job, error, write: writes[i]! })),
+      outcomes.map((o) => ({
+        job: o.job,
+        error: o.error,
+        write: failureWrite(o, this.#types.get(o.job.type), now, this.#random),
+      })),
     );
   }
 
@@ -1112,154 +751,6 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
   return new Queue(store, { ...options, ownsStore: true });
 }
 
-/**
- * Opens a store from its URL.
- * - `sqlite:./path.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`, `sqlite::memory:`;
- *   `?synchronous=full` for power-loss durability.
- * - `redis://[[user]:password@]host[:port][/db]`, `rediss://…` (TLS); `?prefix=name` for the key
- *   prefix (default `errand`). Needs `ioredis`; options beyond the URL: `RedisStore` in `errand/redis`.
- * - `postgres://user:password@host:5432/db`, `postgresql://…`; `?schema=name` for the schema
- *   errand's tables live in (default `errand`), migrated on open; any other parameter goes to
- *   `pg` (`sslmode`, `application_name`, …). Needs `pg`; options beyond the URL: `PostgresStore`
- *   in `errand/postgres`.
- * @throws ErrandError `INVALID_STORE_URL`
- * @since 0.1.0
- */
-export async function openStore(url: string): Promise<Store> {
-  const match = /^([a-z]+):(.*)$/i.exec(url);
-  const scheme = match?.[1]?.toLowerCase();
-  if (scheme === "sqlite" || scheme === "file") {
-    const [pathPart, query = ""] = match![2]!.split("?", 2) as [string, string?];
-    const filename = pathPart.startsWith("//") ? pathPart.slice(2) : pathPart;
-    if (!filename)
-      throw new ErrandError("INVALID_STORE_URL", `store URL ${JSON.stringify(url)} names no file`);
-    const params = new URLSearchParams(query);
-    const synchronous = params.get("synchronous") ?? "normal";
-    if (synchronous !== "normal" && synchronous !== "full") {
-      throw new ErrandError(
-        "INVALID_STORE_URL",
-        `synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`,
-      );
-    }
-    const { SqliteStore } = await import("./store/sqlite/sqlite-store.js");
-    return SqliteStore.open({ filename, synchronous });
-  }
-  if (scheme === "redis" || scheme === "rediss") {
-    // Loaded on demand: `import "errand"` stays free of ioredis.
-    const { RedisStore } = await import("./store/redis/redis-store.js");
-    return RedisStore.open({ url });
-  }
-  if (scheme === "postgres" || scheme === "postgresql") {
-    return openPostgres(url);
-  }
-  throw new ErrandError(
-    "INVALID_STORE_URL",
-    `unknown store URL ${JSON.stringify(url)}; expected sqlite:./file.db (or sqlite::memory:)`,
-  );
-}
-
-async function openPostgres(url: string): Promise<Store> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch (cause) {
-    throw new ErrandError("INVALID_STORE_URL", `store URL ${JSON.stringify(url)} is not a valid URL`, {
-      cause,
-    });
-  }
-  const schema = parsed.searchParams.get("schema") ?? undefined;
-  parsed.searchParams.delete("schema");
-  // Loaded on demand: `import "errand"` stays free of pg.
-  let module: typeof import("./store/postgres/postgres-store.js");
-  try {
-    module = await import("./store/postgres/postgres-store.js");
-  } catch (cause) {
-    throw new ErrandError("INVALID_STORE_URL", "the PostgreSQL store needs the pg package: npm install pg", {
-      cause,
-    });
-  }
-  try {
-    return await module.PostgresStore.open({ connectionString: parsed.toString(), schema });
-  } catch (error) {
-    if (error instanceof ErrandError && error.code === "INVALID_OPTION") {
-      throw new ErrandError("INVALID_STORE_URL", `store URL: ${error.message}`, { cause: error });
-    }
-    throw error;
-  }
-}
-
-function checkUniqueKey(key: unknown): string {
-  if (typeof key !== "string" || key.length === 0 || key.length > 255) {
-    throw new ErrandError("INVALID_OPTION", "uniqueKey must be a string of 1 to 255 characters");
-  }
-  return key;
-}
-
-/** Normalises queue names or a weight map to {@link QueueWeight}s, validating both. */
-export function toQueueWeights(queues: string[] | Record<string, number>): QueueWeight[] {
-  const entries = Array.isArray(queues) ? queues.map((q) => [q, 1] as const) : Object.entries(queues);
-  if (entries.length === 0) throw new ErrandError("INVALID_OPTION", "queues must name at least one queue");
-  return entries.map(([name, weight]) => ({
-    name: checkQueueName(name),
-    weight: checkInt(`queues.${name}`, weight, 1),
-  }));
-}
-
-let processWorkerId: string | undefined;
-/** `host:pid:random`, so `job.workerId` says where a job runs. */
-export function defaultWorkerId(): string {
-  processWorkerId ??= `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  return processWorkerId;
-}
-
-function errorEntry(error: unknown, attempt: number, at: number, kind?: string): JobErrorEntry {
-  const e = error instanceof Error ? error : undefined;
-  const message = e
-    ? e.message
-    : typeof (error as { message?: unknown } | null)?.message === "string"
-      ? (error as { message: string }).message
-      : typeof error === "string"
-        ? error
-        : safeJson(error);
-  const entry: JobErrorEntry = { attempt, message, at };
-  const code = (error as { code?: unknown } | null | undefined)?.code;
-  // A numeric code (database drivers use them) is no name: keep the error's own name then.
-  const name = typeof code === "string" ? code : e?.name;
-  if (typeof name === "string") entry.name = name;
-  if (e?.stack) entry.stack = e.stack.length > MAX_STACK ? e.stack.slice(0, MAX_STACK) : e.stack;
-  if (kind) entry.kind = kind;
-  return entry;
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job. */
-function withPayload(base: NewJob, id: string, payload: string): NewJob {
-  return {
-    id,
-    type: base.type,
-    queue: base.queue,
-    payload,
-    priority: base.priority,
-    weight: base.weight,
-    runAt: base.runAt,
-    expiresAt: base.expiresAt,
-    maxAttempts: base.maxAttempts,
-    backoff: base.backoff,
-    retryQueue: base.retryQueue,
-    delivery: base.delivery,
-    timeoutMs: base.timeoutMs,
-    uniqueKey: base.uniqueKey,
-    owner: base.owner,
-  };
-}
-
 function toSchedule(r: ScheduleRecord): Schedule {
   return {
     name: r.name,
@@ -1271,5 +762,3 @@ function toSchedule(r: ScheduleRecord): Schedule {
     nextRunAt: new Date(r.nextRunAt),
   };
 }
-
-export type { JobRecord };

@@ -28,6 +28,7 @@ import type {
   HeartbeatManyParams,
   JobMutation,
   NewJob,
+  PruneParams,
   ReleaseParams,
   ReplayParams,
   RescheduleParams,
@@ -236,6 +237,16 @@ export class StoreDoor {
   /** Active jobs whose lease ran out; the caller fails each through {@link fail}. */
   expiredLeases(params: SweepParams) {
     return this.#store.expiredLeases(params);
+  }
+
+  /** Schedules whose tick is due; each is fired through {@link fireSchedule}. */
+  dueSchedules(params: SweepParams) {
+    return this.#store.dueSchedules(params);
+  }
+
+  /** Deletes finished jobs past retention (no events: they left the job's life already). */
+  prune(params: PruneParams): Promise<number> {
+    return this.#store.prune(params);
   }
 
   /** Pending jobs past `expiresAt` → expired, each emitted as `expired`. */
