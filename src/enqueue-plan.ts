@@ -3,13 +3,14 @@
  * a store inserts, every option checked before anything is stored.
  * @module
  */
-import { type AnyJobDefinition, resolveDefaults } from "./define-job.js";
+import { type AnyJobDefinition, type JobDefinition, resolveDefaults, validatePayload } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
+import { uuidv7 } from "./id.js";
 import { checkKnownKeys } from "./known-keys.js";
 import type { EnqueueOptions } from "./queue-options.js";
 import type { NewJob } from "./store/store.js";
-import { checkJobId, checkOwnerName, toEpochMs } from "./validation.js";
+import { checkJobId, checkOwnerName, toEpochMs, toJsonText } from "./validation.js";
 
 const ENQUEUE_KEYS = new Set([
   "id",
@@ -29,6 +30,85 @@ const ENQUEUE_KEYS = new Set([
   "delivery",
   "db",
 ]);
+
+/** What planning a batch needs of the Queue, at one instant. */
+export interface Planner {
+  now: number;
+  /** The known definition of a type named by a string (its name checked). */
+  definition(type: string): AnyJobDefinition | undefined;
+  /** {@link planEnqueue} with the Queue's store capabilities. */
+  plan(type: string, def: AnyJobDefinition | undefined, options: EnqueueOptions): NewJob;
+  maxPayloadBytes: number;
+}
+
+/** Jobs ready to insert, with each payload as given (for the jobs returned without a parse). */
+export interface PlannedJobs {
+  jobs: NewJob[];
+  values: unknown[];
+  /** Every id was generated here (see `EnqueueManyParams.idsGenerated`). */
+  idsGenerated: boolean;
+}
+
+/**
+ * Many jobs of one type with the same options: every payload checked against the type's schema
+ * and serialised before anything is stored.
+ */
+export async function planMany(
+  p: Planner,
+  type: string,
+  def: AnyJobDefinition | undefined,
+  payloads: readonly unknown[],
+  options: EnqueueOptions,
+): Promise<PlannedJobs> {
+  const base = p.plan(type, def, options);
+  const jobs: NewJob[] = new Array(payloads.length);
+  const values: unknown[] = new Array(payloads.length);
+  for (let i = 0; i < payloads.length; i++) {
+    const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
+    values[i] = value;
+    jobs[i] = withPayload(
+      base,
+      options.id === undefined ? uuidv7(p.now) : base.id,
+      toJsonText("payload", value, p.maxPayloadBytes),
+    );
+  }
+  return { jobs, values, idsGenerated: options.id === undefined };
+}
+
+/** Jobs of any types, each with its own options (the server's bulk enqueue). */
+export async function planBatch(
+  p: Planner,
+  items: ReadonlyArray<{
+    job: JobDefinition<unknown, unknown> | string;
+    payload: unknown;
+    options?: EnqueueOptions;
+  }>,
+): Promise<PlannedJobs> {
+  const jobs: NewJob[] = new Array(items.length);
+  const values: unknown[] = new Array(items.length);
+  let idsGenerated = true;
+  for (let i = 0; i < items.length; i++) {
+    const { job, payload, options = {} } = items[i]!;
+    const def = typeof job === "string" ? p.definition(job) : job;
+    const type = typeof job === "string" ? job : job.type;
+    if (options.db !== undefined) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `enqueueBatch: jobs[${i}].db is not supported; use enqueueMany`,
+      );
+    }
+    const base = p.plan(type, def, options);
+    const value = def?.schema ? await validatePayload(def, payload) : payload;
+    if (options.id !== undefined) idsGenerated = false;
+    values[i] = value;
+    jobs[i] = withPayload(
+      base,
+      options.id === undefined ? uuidv7(p.now) : base.id,
+      toJsonText(`jobs[${i}].payload`, value, p.maxPayloadBytes),
+    );
+  }
+  return { jobs, values, idsGenerated };
+}
 
 /**
  * Resolves one enqueue's options over its type's definition (or errand's defaults, for a type

@@ -1,9 +1,8 @@
 import { EventEmitter } from "node:events";
 import { type Clock, systemClock } from "./clock.js";
-import { checkTimezone, nextCronTick } from "./cron.js";
-import { type AnyJobDefinition, type JobDefinition, validatePayload } from "./define-job.js";
+import type { AnyJobDefinition, JobDefinition } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
-import { instant, planEnqueue, withPayload } from "./enqueue-plan.js";
+import { instant, type PlannedJobs, type Planner, planBatch, planEnqueue, planMany } from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
@@ -39,6 +38,7 @@ import {
   type SweepResult,
 } from "./queue-options.js";
 import { toQueueWeights } from "./queue-weights.js";
+import { planSchedule, toSchedule } from "./schedule-plan.js";
 import { type Completion, StoreDoor } from "./store/instrument.js";
 import type {
   AttemptRef,
@@ -46,7 +46,6 @@ import type {
   HeartbeatManyParams,
   JobTypeRecord,
   NewJob,
-  ScheduleRecord,
   Store,
 } from "./store/store.js";
 import { TypeRegistry, type TypeSettings } from "./type-registry.js";
@@ -196,22 +195,16 @@ export class Queue extends EventEmitter<QueueEvents> {
         "enqueueMany: options.id names one job; give each job its own enqueue",
       );
     }
-    const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
-    const type = typeof job === "string" ? job : job.type;
     const now = this.clock.now();
-    const base = this.#plan(type, def, options, now);
-    const news: NewJob[] = new Array(payloads.length);
-    const values: unknown[] = new Array(payloads.length);
-    for (let i = 0; i < payloads.length; i++) {
-      const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
-      values[i] = value;
-      news[i] = withPayload(
-        base,
-        options.id === undefined ? uuidv7(now) : base.id,
-        toJsonText("payload", value, this.#maxPayloadBytes),
-      );
-    }
-    return this.#insert(news, values, now, options.id === undefined, options.db) as Promise<EnqueuedJob<P>[]>;
+    const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
+    const plan = await planMany(
+      this.#planner(now),
+      typeof job === "string" ? job : job.type,
+      def,
+      payloads,
+      options,
+    );
+    return this.#insert(plan, now, options.db) as Promise<EnqueuedJob<P>[]>;
   }
 
   /**
@@ -227,41 +220,26 @@ export class Queue extends EventEmitter<QueueEvents> {
       throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
     if (items.length === 0) return [];
     const now = this.clock.now();
-    const news: NewJob[] = new Array(items.length);
-    const values: unknown[] = new Array(items.length);
-    let idsGenerated = true;
-    for (let i = 0; i < items.length; i++) {
-      const { job, payload, options = {} } = items[i]!;
-      const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
-      const type = typeof job === "string" ? job : job.type;
-      if (options.db !== undefined) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `enqueueBatch: jobs[${i}].db is not supported; use enqueueMany`,
-        );
-      }
-      const base = this.#plan(type, def, options, now);
-      const value = def?.schema ? await validatePayload(def, payload) : payload;
-      if (options.id !== undefined) idsGenerated = false;
-      values[i] = value;
-      news[i] = withPayload(
-        base,
-        options.id === undefined ? uuidv7(now) : base.id,
-        toJsonText(`jobs[${i}].payload`, value, this.#maxPayloadBytes),
-      );
-    }
-    return this.#insert(news, values, now, idsGenerated, undefined);
+    const plan = await planBatch(this.#planner(now), items);
+    return this.#insert(plan, now, undefined);
   }
 
   /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
-  async #insert(
-    news: NewJob[],
-    values: unknown[],
+  #insert(
+    { jobs, values, idsGenerated }: PlannedJobs,
     now: number,
-    idsGenerated: boolean,
     connection: unknown,
   ): Promise<EnqueuedJob[]> {
-    return this.#door.enqueue({ jobs: news, now, idsGenerated, connection }, values);
+    return this.#door.enqueue({ jobs, now, idsGenerated, connection }, values);
+  }
+
+  #planner(now: number): Planner {
+    return {
+      now,
+      definition: (type) => this.#types.get(checkTypeName(type)),
+      plan: (type, def, options) => this.#plan(type, def, options, now),
+      maxPayloadBytes: this.#maxPayloadBytes,
+    };
   }
 
   #plan(type: string, def: AnyJobDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
@@ -422,40 +400,13 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async schedule<P>(name: string, options: ScheduleOptions<P>): Promise<Schedule> {
     this.#checkOpen();
-    checkKnownKeys("schedule", options, new Set(["cron", "timezone", "job", "payload", "options"]));
-    checkScheduleName(name);
-    const timezone = checkTimezone(options.timezone ?? "UTC");
     const now = this.clock.now();
-    const nextRunAt = nextCronTick(options.cron, timezone, now);
-    const def = typeof options.job === "string" ? this.#types.get(checkTypeName(options.job)) : options.job;
-    const type = typeof options.job === "string" ? options.job : options.job.type;
-    const jobOptions = { ...(options.options ?? {}) } as EnqueueOptions;
-    if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
-      throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
-    }
-    if (typeof jobOptions.backoff === "function") {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "schedule: a function backoff cannot be stored; set it on the job type",
-      );
-    }
-    this.#plan(type, def, jobOptions, now); // validates the options now, not at 3 a.m.
-    const value = def ? await validatePayload(def, options.payload) : options.payload;
-    const existing = await this.store.getSchedule(name);
-    const record: ScheduleRecord = {
-      name,
-      cron: options.cron,
-      timezone,
-      type,
-      payload: toJsonText("payload", value, this.#maxPayloadBytes),
-      options: toJsonText("options", jobOptions),
-      nextRunAt:
-        existing && existing.cron === options.cron && existing.timezone === timezone
-          ? existing.nextRunAt
-          : nextRunAt,
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
-    };
+    const record = await planSchedule(name, options, now, {
+      definition: (type) => this.#types.get(type),
+      plan: (type, def, jobOptions) => this.#plan(type, def, jobOptions, now),
+      existing: (n) => this.store.getSchedule(n),
+      maxPayloadBytes: this.#maxPayloadBytes,
+    });
     await this.store.upsertSchedule(record);
     return toSchedule(record);
   }
@@ -749,16 +700,4 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
   if (typeof options.store !== "string") return new Queue(options.store, options);
   const store = await openStore(options.store);
   return new Queue(store, { ...options, ownsStore: true });
-}
-
-function toSchedule(r: ScheduleRecord): Schedule {
-  return {
-    name: r.name,
-    cron: r.cron,
-    timezone: r.timezone,
-    type: r.type,
-    payload: JSON.parse(r.payload),
-    options: JSON.parse(r.options),
-    nextRunAt: new Date(r.nextRunAt),
-  };
 }
