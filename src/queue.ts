@@ -40,14 +40,7 @@ import {
 import { toQueueWeights } from "./queue-weights.js";
 import { planSchedule, toSchedule } from "./schedule-plan.js";
 import { type Completion, StoreDoor } from "./store/instrument.js";
-import type {
-  AttemptRef,
-  ClaimParams,
-  HeartbeatManyParams,
-  JobTypeRecord,
-  NewJob,
-  Store,
-} from "./store/store.js";
+import type { AttemptRef, ClaimParams, HeartbeatManyParams, NewJob, Store } from "./store/store.js";
 import { TypeRegistry, type TypeSettings } from "./type-registry.js";
 import {
   checkAttempt,
@@ -250,7 +243,7 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** The job with this id, whatever its state; null when there is none (or it was pruned). */
   async get<P = unknown, R = unknown>(id: string): Promise<Job<P, R> | null> {
-    const record = await this.store.get(checkJobId(id));
+    const record = await this.store.get({ id: checkJobId(id) });
     return record ? toJob<P, R>(record) : null;
   }
 
@@ -404,16 +397,16 @@ export class Queue extends EventEmitter<QueueEvents> {
     const record = await planSchedule(name, options, now, {
       definition: (type) => this.#types.get(type),
       plan: (type, def, jobOptions) => this.#plan(type, def, jobOptions, now),
-      existing: (n) => this.store.getSchedule(n),
+      existing: (n) => this.store.getSchedule({ name: n }),
       maxPayloadBytes: this.#maxPayloadBytes,
     });
-    await this.store.upsertSchedule(record);
+    await this.store.putSchedule(record);
     return toSchedule(record);
   }
 
   /** Removes a schedule; jobs it already enqueued stay. Returns whether it existed. */
   async unschedule(name: string): Promise<boolean> {
-    return this.store.deleteSchedule(checkScheduleName(name));
+    return this.store.deleteSchedule({ name: checkScheduleName(name) });
   }
 
   /** Every schedule, by name. */
@@ -639,13 +632,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @internal
    */
   get typeRecords(): Pick<Store, "putJobType" | "getJobType" | "listJobTypes" | "deleteJobType"> {
-    const store = this.store;
-    return {
-      putJobType: (record: JobTypeRecord) => store.putJobType(record),
-      getJobType: (name: string) => store.getJobType(name),
-      listJobTypes: () => store.listJobTypes(),
-      deleteJobType: (name: string) => store.deleteJobType(name),
-    };
+    return this.store;
   }
 
   /**

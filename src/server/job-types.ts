@@ -106,7 +106,7 @@ export class JobTypeRegistry {
     }
     for (const config of configs) {
       const { stored } = check(config);
-      const current = await this.#queue.typeRecords.getJobType(stored.type);
+      const current = await this.#queue.typeRecords.getJobType({ name: stored.type });
       if (current?.config !== JSON.stringify(stored)) await this.set(config);
     }
   }
@@ -118,7 +118,7 @@ export class JobTypeRegistry {
   /** Forgets a type's settings, in the store and here; its jobs get the built-in defaults from now on. */
   async delete(type: string): Promise<boolean> {
     this.#generation++;
-    const deleted = await this.#queue.typeRecords.deleteJobType(checkTypeName(type));
+    const deleted = await this.#queue.typeRecords.deleteJobType({ name: checkTypeName(type) });
     this.#generation++;
     // Gone from the store either way: another server may have deleted it first.
     if (this.#types.has(type)) this.#forget(type);

@@ -149,7 +149,7 @@ export class StoreDoor {
       if (!job && (listening || this.#anyCapped())) {
         // A completion that came without its job (a remote worker after a server restart): read
         // it back, now completed, only because someone needs it.
-        const record = await this.#store.get(c.id);
+        const record = await this.#store.get({ id: c.id });
         job = record ? toJob(record) : undefined;
       }
       if (!job) continue;

@@ -26,10 +26,12 @@ import { exerciseRetries } from "./retries.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exerciseShutdown } from "./shutdown.js";
 import { exerciseTimeouts } from "./timeouts.js";
+import { exerciseWakeups } from "./wakeups.js";
 
 for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
     exerciseClaim(backend);
+    exerciseWakeups(backend);
     exerciseFencing(backend);
     exerciseFailMany(backend);
     exerciseLeases(backend);

@@ -1,0 +1,53 @@
+/**
+ * Capabilities and wake-ups: what a store says it can do is what it does. `capabilities` is read
+ * from the store (tests gate on it before opening one), and a store that `listen`s tells a
+ * listener on another connection when jobs may have become ready: on enqueue, on release, on
+ * retry, and when `wake()` is called (a cap freed room).
+ */
+import { describe, expect, it } from "vitest";
+import type { Backend } from "./backend.js";
+
+/** Resolves on the next wake-up `queue`'s store hears. */
+function nextWake(store: { onWake(listener: () => void): () => void }): Promise<void> {
+  return new Promise((resolve) => {
+    const off = store.onWake(() => {
+      off();
+      resolve();
+    });
+  });
+}
+
+export function exerciseWakeups(backend: Backend): void {
+  describe("capabilities and wake-ups", () => {
+    it("has the capabilities its backend declares, read from the store", async () => {
+      const { store } = await backend.setup();
+      expect(store.capabilities).toEqual(backend.capabilities);
+    });
+
+    it.runIf(backend.capabilities.listen)(
+      "tells a listener on another connection of an enqueue, a release, a retry and a wake()",
+      async () => {
+        const { queue, connect } = await backend.setup();
+        const other = await connect();
+        let heard = nextWake(other.store);
+        await queue.enqueue("t", {});
+        await heard;
+
+        const [job] = await queue.lease({ types: ["t"] });
+        heard = nextWake(other.store);
+        expect(await queue.release(job!)).toBe(true);
+        await heard;
+
+        const [again] = await queue.lease({ types: ["t"] });
+        expect(await queue.fail(again!, new Error("no"), { retryable: false })).toBe(true);
+        heard = nextWake(other.store);
+        expect((await queue.retry(again!.id)).state).toBe("pending");
+        await heard;
+
+        heard = nextWake(other.store);
+        queue.wake();
+        await heard;
+      },
+    );
+  });
+}
