@@ -1,4 +1,5 @@
 import { randomFillSync } from "node:crypto";
+import { hostname } from "node:os";
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 const POOL = Buffer.allocUnsafe(16 * 256);
@@ -40,4 +41,11 @@ export function uuidv7(now: number): string {
   }
   const tail = last.toString("hex", 2, 10);
   return `${prefix}${tail.slice(0, 4)}-${tail.slice(4)}`;
+}
+
+let processWorkerId: string | undefined;
+/** `host:pid:random`, so `job.workerId` says where a job runs. */
+export function defaultWorkerId(): string {
+  processWorkerId ??= `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  return processWorkerId;
 }

@@ -123,6 +123,9 @@ export interface Job<P = unknown, R = unknown> {
   readonly owner: string | null;
 }
 
+/** A job just enqueued; `duplicate` tells whether its id or unique key matched an existing job. */
+export type EnqueuedJob<P = unknown, R = unknown> = Job<P, R> & { readonly duplicate: boolean };
+
 /**
  * A job as stores keep it: times in epoch milliseconds, JSON fields as text. Stores never parse
  * payloads; the core does, once, in {@link toJob}.

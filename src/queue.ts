@@ -1,36 +1,48 @@
 import { EventEmitter } from "node:events";
-import { hostname } from "node:os";
-import { type BackoffOptions, backoffDelay } from "./backoff.js";
 import { type Clock, systemClock } from "./clock.js";
-import { checkTimezone, nextCronTick } from "./cron.js";
-import {
-  type AnyJobDefinition,
-  checkKnownKeys,
-  defineJob,
-  type JobDefaults,
-  type JobDefinition,
-  type JobDefinitionOptions,
-  resolveDefaults,
-  validatePayload,
-} from "./define-job.js";
-import { DuePass } from "./due-pass.js";
+import type { AnyJobDefinition, JobDefinition } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
-import { ErrandError, isNonRetryable } from "./errors.js";
-import { uuidv7 } from "./id.js";
+import { instant, type PlannedJobs, type Planner, planBatch, planEnqueue, planMany } from "./enqueue-plan.js";
+import { ErrandError } from "./errors.js";
+import type { QueueEvents } from "./events.js";
+import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
+import { defaultWorkerId, uuidv7 } from "./id.js";
 import {
+  type EnqueuedJob,
   FINISHED_STATES,
   type FinishedState,
   JOB_STATES,
   type Job,
-  type JobErrorEntry,
-  type JobRecord,
   type JobState,
-  parseBackoff,
-  type StoredBackoff,
   toJob,
 } from "./job.js";
-import { nameRecord } from "./name-record.js";
-import type { AttemptRef, FailItem, NewJob, QueueWeight, ScheduleRecord, Store } from "./store/store.js";
+import { checkKnownKeys } from "./known-keys.js";
+import { fireDueSchedules } from "./maintenance/cron-firing.js";
+import { DuePass } from "./maintenance/due-pass.js";
+import { expireJobs } from "./maintenance/expiry.js";
+import { recoverLeases } from "./maintenance/lease-recovery.js";
+import { pruneFinished } from "./maintenance/pruner.js";
+import { openStore } from "./open-store.js";
+import {
+  type AttemptFailure,
+  DEFAULT_RETENTION,
+  type EnqueueOptions,
+  type FailOptions,
+  type JobPage,
+  type LeaseOptions,
+  type ListOptions,
+  type OpenQueueOptions,
+  type QueueStats,
+  type RetentionOptions,
+  type Schedule,
+  type ScheduleOptions,
+  type SweepResult,
+} from "./queue-options.js";
+import { toQueueWeights } from "./queue-weights.js";
+import { planSchedule, toSchedule } from "./schedule-plan.js";
+import { type Completion, StoreDoor } from "./store/instrument.js";
+import type { AttemptRef, ClaimParams, HeartbeatManyParams, NewJob, Store } from "./store/store.js";
+import { TypeRegistry, type TypeSettings } from "./type-registry.js";
 import {
   addToDate,
   checkAttempt,
@@ -42,309 +54,38 @@ import {
   checkText,
   checkTypeName,
   MAX_COUNT,
-  MAX_DATE_MS,
-  MAX_ERROR_NAME_LENGTH,
-  MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,
   MAX_LIMIT,
   MAX_PAYLOAD_BYTES,
   MAX_PRIORITY,
   MIN_PRIORITY,
-  sanitizeText,
-  toEpochMs,
   toJsonText,
 } from "./validation.js";
 
-/**
- * Per-enqueue options; each overrides the job type's default.
- * @since 0.1.0
- */
-export interface EnqueueOptions extends JobDefaults {
-  /**
-   * Your own id. Enqueueing an id that exists returns the existing job and changes nothing
-   * (idempotent, whatever that job's state). Generated (UUIDv7) when absent.
-   */
-  id?: string;
-  /** While a job with this key is pending or active, enqueueing the key again returns that job. */
-  uniqueKey?: string;
-  /**
-   * Who the job belongs to: a name (like a queue name: letters, digits, `_ . : -`, up to 128),
-   * kept with the job, shown as `job.owner` and filterable in {@link Queue.list}. errand's server
-   * sets it to the name of the token that enqueued the job, and its `producer` tokens read only
-   * their own jobs.
-   * @defaultValue null (no owner)
-   */
-  owner?: string;
-  /** Run no sooner than this long from now. Not with `runAt`. */
-  delayMs?: Duration;
-  /** Run no sooner than this time. Not with `delayMs`. */
-  runAt?: Date | string | number;
-  /** Never start after this time; the job becomes `expired`. */
-  expiresAt?: Date | string | number;
-  /** Never start later than this long from now. Not with `expiresAt`. */
-  expiresInMs?: Duration;
-  /**
-   * Transactional enqueue: your own database connection, inside your own transaction. The job is
-   * inserted through it, so it exists only if your transaction commits, and workers hear of it
-   * when it does. PostgreSQL only: a `pg` `Client` or `PoolClient` after `BEGIN`. Other stores
-   * refuse it (`INVALID_OPTION`).
-   * @remarks The `enqueued` event fires when the insert returns, before your commit; a rollback
-   * leaves no job behind it.
-   * @example
-   * ```ts
-   * await client.query("BEGIN");
-   * await client.query("INSERT INTO orders …");
-   * await queue.enqueue(sendReceipt, { orderId }, { db: client });
-   * await client.query("COMMIT");
-   * ```
-   */
-  db?: unknown;
-}
-
-const ENQUEUE_KEYS = new Set([
-  "id",
-  "uniqueKey",
-  "owner",
-  "delayMs",
-  "runAt",
-  "expiresAt",
-  "expiresInMs",
-  "queue",
-  "priority",
-  "weight",
-  "maxAttempts",
-  "backoff",
-  "retryQueue",
-  "timeoutMs",
-  "delivery",
-  "db",
-]);
-
-/** A job just enqueued; `duplicate` tells whether its id or unique key matched an existing job. */
-export type EnqueuedJob<P = unknown, R = unknown> = Job<P, R> & { readonly duplicate: boolean };
-
-/** Filters and paging for {@link Queue.list}. */
-export interface ListOptions {
-  state?: JobState;
-  queue?: string;
-  type?: string;
-  /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
-  owner?: string;
-  /** Page size, 1 to 1000. @defaultValue 50 */
-  limit?: number;
-  /** `nextCursor` from the previous page. */
-  cursor?: string;
-}
-
-/** A page of {@link Queue.list}, newest first. */
-export interface JobPage {
-  jobs: Job[];
-  /** Pass as `cursor` for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-/** What {@link Queue.stats} reports. */
-export interface QueueStats {
-  /** Jobs in each state. */
-  states: Record<JobState, number>;
-  /** Pending jobs not yet due. */
-  scheduled: number;
-  /** Pending jobs waiting after a failed attempt. */
-  retrying: number;
-  /**
-   * Per queue, jobs in each state.
-   * @remarks A record with a null prototype, so every queue name is an own key or absent: a queue
-   * named `toString` is `queues.toString` only when it has jobs, never `Object.prototype.toString`.
-   * Use `Object.hasOwn(stats.queues, name)` (it has no `hasOwnProperty`). It serialises to JSON as
-   * a plain object.
-   */
-  queues: Record<string, Partial<Record<JobState, number>>>;
-  /** Per job type, jobs in each state. A null-prototype record, as {@link QueueStats.queues}. */
-  types: Record<string, Partial<Record<JobState, number>>>;
-  /** How long the oldest ready job has waited; 0 when none is ready. */
-  oldestPendingAgeMs: number;
-  /** The paused queues (see {@link Queue.pauseQueue}), in byte order. */
-  paused: string[];
-}
-
-/** How long finished jobs are kept before {@link Queue.prune} deletes them. */
-export type RetentionOptions = Partial<Record<FinishedState, Duration>>;
-
-/** One day for completed, cancelled and expired jobs; a week for dead ones, so someone can look. */
-export const DEFAULT_RETENTION: Record<FinishedState, number> = {
-  completed: 86_400_000,
-  cancelled: 86_400_000,
-  expired: 86_400_000,
-  dead: 7 * 86_400_000,
-};
-
-/** A recurring job. */
-export interface ScheduleOptions<P = unknown> {
-  /** 5 fields (minute precision) or 6 (with seconds), croner syntax. */
-  cron: string;
-  /** IANA zone the cron is read in. @defaultValue "UTC" */
-  timezone?: string;
-  /** The job type to enqueue each tick: a definition or its name. */
-  job: JobDefinition<P, unknown> | string;
-  payload: P;
-  /** Enqueue options for each job (no `id`: each tick's id is derived from the schedule). */
-  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db">;
-}
-
-/** A stored schedule. */
-export interface Schedule {
-  name: string;
-  cron: string;
-  timezone: string;
-  type: string;
-  payload: unknown;
-  options: Record<string, unknown>;
-  nextRunAt: Date;
-}
-
-/** Options for the low-level {@link Queue.lease}. */
-export interface LeaseOptions {
-  /** Only these types. All types when absent. */
-  types?: string[];
-  /** Queues with weights, or names (weight 1). @defaultValue the queues of the registered types, or ["default"] */
-  queues?: string[] | Record<string, number>;
-  /** @defaultValue 1 */
-  limit?: number;
-  /** @defaultValue 30_000 */
-  leaseMs?: Duration;
-  /** Identifies the holder in `job.workerId`. */
-  workerId?: string;
-  /** Total weight the caller has room for. */
-  maxWeight?: number;
-  /** A job counts as at most this much weight. */
-  weightCap?: number;
-  /**
-   * `false` skips the maintenance pass this call would run when one is due (see
-   * {@link OpenQueueOptions.maintenance}), as a server with `maintenance: false` does.
-   * @defaultValue the queue's `maintenance`
-   */
-  maintenance?: boolean;
-}
-
-/** Options for {@link Queue.fail}. */
-export interface FailOptions {
-  /** `false` sends the job straight to `dead`. Errors with `retryable: false` do the same. */
-  retryable?: boolean;
-}
-
-/**
- * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
- * and the options of {@link Queue.failAttempt}.
- * @internal
- */
-export interface AttemptFailure {
-  job: Job;
-  error: unknown;
-  /** `false` sends the job straight to `dead`. */
-  retryable?: boolean;
-  /** Why the attempt failed when no handler threw (`"timeout"`, `"shutdown"`, …). */
-  kind?: string;
-}
-
-/** What one {@link Queue.sweep} did. */
-export interface SweepResult {
-  /** Active jobs whose lease ran out, now retried or dead. */
-  recovered: number;
-  /** Pending jobs past `expiresAt`, now expired. */
-  expired: number;
-  /** Schedule ticks that enqueued a job. */
-  fired: number;
-}
-
-/** Events a {@link Queue} emits for changes made through it (and through workers using it). */
-export interface QueueEvents {
-  enqueued: [job: Job];
-  active: [job: Job];
-  completed: [job: Job, result: unknown];
-  failed: [job: Job, error: unknown];
-  retrying: [job: Job, error: unknown];
-  dead: [job: Job, error: unknown];
-  expired: [job: Job];
-  cancelled: [job: Job];
-  error: [error: unknown];
-}
-
-/** Options for {@link openQueue} when not given a URL. */
-export interface OpenQueueOptions {
-  /** A store, or a store URL (`sqlite:./errand.db`). */
-  store: Store | string;
-  /** @defaultValue the system clock */
-  clock?: Clock;
-  /** @defaultValue {@link DEFAULT_RETENTION} */
-  retention?: RetentionOptions;
-  /**
-   * Largest accepted payload, in bytes of JSON.
-   * @defaultValue 1_048_576
-   */
-  maxPayloadBytes?: number;
-  /** Job types to know from the start (for caps and custom backoff in lease/sweep). */
-  jobs?: AnyJobDefinition[];
-  /** Random source for backoff jitter and weighted queue choice. @defaultValue Math.random */
-  random?: () => number;
-  /**
-   * Lets {@link Queue.lease} do the maintenance its jobs need: before it claims, when the last
-   * pass in this queue began `sweepIntervalMs` ago or more, it recovers jobs whose lease ran out
-   * and expires pending jobs past `expiresAt` ({@link Queue.sweepJobs}). So a program that only
-   * leases and completes, with no Worker or server anywhere, gets expired leases back and sees
-   * expired jobs end `expired`. Enqueueing never runs it: producers pay nothing.
-   * @remarks Cheap (two indexed queries, at most once per interval) and safe in every process (all
-   * compare-and-set). Turn it off when something else sweeps and leases should not wait for it;
-   * cron schedules and pruning are not part of it (Workers, servers or {@link Queue.sweep} and
-   * {@link Queue.prune} do those).
-   * @defaultValue true
-   * @since 0.1.0
-   */
-  maintenance?: boolean;
-  /**
-   * The least time between two maintenance passes run by {@link Queue.lease}; a
-   * {@link Queue.sweep} counts as one.
-   * @defaultValue 1000
-   */
-  sweepIntervalMs?: Duration;
-}
+export { defaultWorkerId } from "./id.js";
+export { openStore } from "./open-store.js";
+export type {
+  AttemptFailure,
+  EnqueueOptions,
+  FailOptions,
+  JobPage,
+  LeaseOptions,
+  ListOptions,
+  OpenQueueOptions,
+  QueueStats,
+  RetentionOptions,
+  Schedule,
+  ScheduleOptions,
+  SweepResult,
+} from "./queue-options.js";
+export { DEFAULT_RETENTION } from "./queue-options.js";
+export { toQueueWeights } from "./queue-weights.js";
+export type { TypeSettings } from "./type-registry.js";
+export type { EnqueuedJob, QueueEvents };
 
 const MAX_LIST = MAX_LIMIT;
 const SWEEP_BATCH = 500;
-const POISON_PILL_LEASES = 3;
-const MAX_STACK = 4000;
 
-type AnyDefinition = AnyJobDefinition;
-
-/** A type's settings from outside its code: {@link defineJob}'s options but the type and handler. */
-export type TypeSettings = Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler" | "schema">;
-
-/** `settings` over `code` (or over the defaults, with a handler that refuses to run in this process). */
-function overlay(code: AnyDefinition | undefined, type: string, settings: TypeSettings): AnyDefinition {
-  const base: TypeSettings = code
-    ? {
-        queue: code.queue,
-        priority: code.priority,
-        weight: code.weight,
-        maxAttempts: code.maxAttempts,
-        backoff: code.backoffFn ?? (code.backoff as BackoffOptions),
-        ...(code.retryQueue !== null ? { retryQueue: code.retryQueue } : {}),
-        ...(code.timeoutMs !== null ? { timeoutMs: code.timeoutMs } : {}),
-        delivery: code.delivery,
-        ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
-      }
-    : {};
-  return defineJob({
-    ...base,
-    ...settings,
-    ...(code?.schema ? { schema: code.schema } : {}),
-    type,
-    handler:
-      code?.handler ??
-      (() => {
-        throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
-      }),
-  });
-}
 type JobTarget<P> = JobDefinition<P, unknown> | string;
 
 /**
@@ -353,17 +94,19 @@ type JobTarget<P> = JobDefinition<P, unknown> | string;
  * @since 0.1.0
  */
 export class Queue extends EventEmitter<QueueEvents> {
+  /**
+   * The store, for reads and for errand's own tests. Every change of a job's state goes through
+   * the Queue (its one door to the store, `src/store/instrument.ts`), so that events, metrics and
+   * wake-ups follow every change: do not change jobs through it.
+   * @internal
+   */
   readonly store: Store;
+  readonly #door: StoreDoor;
   readonly clock: Clock;
   readonly #retainMs: Record<FinishedState, number>;
   readonly #maxPayloadBytes: number;
   readonly #random: () => number;
-  /** What every lookup reads: each type's code definition with its settings laid over it. */
-  readonly #definitions = new Map<string, AnyDefinition>();
-  /** Definitions registered by code (workers, `jobs`), with their handlers. */
-  readonly #code = new Map<string, AnyDefinition>();
-  /** Settings from outside the code (a server's job types), by type. */
-  readonly #settings = new Map<string, TypeSettings>();
+  readonly #types = new TypeRegistry();
   readonly #ownsStore: boolean;
   /** The lease API's own maintenance (see {@link OpenQueueOptions.maintenance}); null when off. */
   readonly #duePass: DuePass | null;
@@ -373,6 +116,12 @@ export class Queue extends EventEmitter<QueueEvents> {
   constructor(store: Store, options: Omit<OpenQueueOptions, "store"> & { ownsStore?: boolean } = {}) {
     super();
     this.store = store;
+    this.#door = new StoreDoor(
+      store,
+      this,
+      (type) => this.#types.capped(type),
+      () => this.#types.limits(undefined) !== undefined,
+    );
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
@@ -419,10 +168,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * sweeps use their custom backoff. Workers register their jobs themselves.
    */
   register(...defs: AnyJobDefinition[]): this {
-    for (const def of defs) {
-      this.#code.set(def.type, def);
-      this.#define(def.type);
-    }
+    for (const def of defs) this.#types.register(def);
     return this;
   }
 
@@ -435,24 +181,12 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @internal
    */
   setTypeSettings(type: string, settings: TypeSettings | null): void {
-    if (settings) {
-      overlay(this.#code.get(type), type, settings); // validates before anything changes
-      this.#settings.set(type, settings);
-    } else this.#settings.delete(type);
-    this.#define(type);
-  }
-
-  #define(type: string): void {
-    const code = this.#code.get(type);
-    const settings = this.#settings.get(type);
-    if (settings) this.#definitions.set(type, overlay(code, type, settings));
-    else if (code) this.#definitions.set(type, code);
-    else this.#definitions.delete(type);
+    this.#types.setSettings(type, settings);
   }
 
   /** The registered definition of a type, if any. */
   definition(type: string): AnyJobDefinition | undefined {
-    return this.#definitions.get(type);
+    return this.#types.get(type);
   }
 
   // ---- enqueue -------------------------------------------------------------------------------
@@ -486,22 +220,16 @@ export class Queue extends EventEmitter<QueueEvents> {
         "enqueueMany: options.id names one job; give each job its own enqueue",
       );
     }
-    const def = typeof job === "string" ? this.#definitions.get(checkTypeName(job)) : job;
-    const type = typeof job === "string" ? job : job.type;
     const now = this.clock.now();
-    const base = this.#resolve(type, def, options, now);
-    const news: NewJob[] = new Array(payloads.length);
-    const values: unknown[] = new Array(payloads.length);
-    for (let i = 0; i < payloads.length; i++) {
-      const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
-      values[i] = value;
-      news[i] = withPayload(
-        base,
-        options.id === undefined ? uuidv7(now) : base.id,
-        toJsonText("payload", value, this.#maxPayloadBytes),
-      );
-    }
-    return this.#insert(news, values, now, options.id === undefined, options.db) as Promise<EnqueuedJob<P>[]>;
+    const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
+    const plan = await planMany(
+      this.#planner(now),
+      typeof job === "string" ? job : job.type,
+      def,
+      payloads,
+      options,
+    );
+    return this.#insert(plan, now, options.db) as Promise<EnqueuedJob<P>[]>;
   }
 
   /**
@@ -517,129 +245,37 @@ export class Queue extends EventEmitter<QueueEvents> {
       throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
     if (items.length === 0) return [];
     const now = this.clock.now();
-    const news: NewJob[] = new Array(items.length);
-    const values: unknown[] = new Array(items.length);
-    let idsGenerated = true;
-    for (let i = 0; i < items.length; i++) {
-      const { job, payload, options = {} } = items[i]!;
-      const def = typeof job === "string" ? this.#definitions.get(checkTypeName(job)) : job;
-      const type = typeof job === "string" ? job : job.type;
-      if (options.db !== undefined) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `enqueueBatch: jobs[${i}].db is not supported; use enqueueMany`,
-        );
-      }
-      const base = this.#resolve(type, def, options, now);
-      const value = def?.schema ? await validatePayload(def, payload) : payload;
-      if (options.id !== undefined) idsGenerated = false;
-      values[i] = value;
-      news[i] = withPayload(
-        base,
-        options.id === undefined ? uuidv7(now) : base.id,
-        toJsonText(`jobs[${i}].payload`, value, this.#maxPayloadBytes),
-      );
-    }
-    return this.#insert(news, values, now, idsGenerated, undefined);
+    const plan = await planBatch(this.#planner(now), items);
+    return this.#insert(plan, now, undefined);
   }
 
   /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
-  async #insert(
-    news: NewJob[],
-    values: unknown[],
+  #insert(
+    { jobs, values, idsGenerated }: PlannedJobs,
     now: number,
-    idsGenerated: boolean,
     connection: unknown,
   ): Promise<EnqueuedJob[]> {
-    const results = await this.store.enqueueMany({ jobs: news, now, idsGenerated, connection });
-    const emit = this.listenerCount("enqueued") > 0;
-    return results.map((r, i) => {
-      if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
-      const n = news[i]!;
-      const j = jobFromNew(n, values[i], parseBackoff(n.backoff), now);
-      if (emit) this.emit("enqueued", j);
-      return j;
-    });
+    return this.#door.enqueue({ jobs, now, idsGenerated, connection }, values);
   }
 
-  #resolve(type: string, def: AnyDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
-    checkKnownKeys("enqueue", o, ENQUEUE_KEYS);
-    if (o.db !== undefined && !this.store.capabilities.transactionalEnqueue) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "enqueue: this store cannot enqueue inside your own transaction (the db option needs the PostgreSQL store)",
-      );
-    }
-    if (typeof o.backoff === "function") {
-      // It would be stored as "custom" and never called: retries would silently use the default.
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "enqueue: a function backoff cannot be stored with a job; set it on the job type (defineJob)",
-      );
-    }
-    const d = def ?? {
-      queue: "default",
-      priority: 0,
-      weight: 1,
-      maxAttempts: 5,
-      backoff: undefined,
-      retryQueue: null,
-      timeoutMs: null,
-      delivery: "at_least_once" as const,
-    };
-    const own = resolveDefaults({
-      queue: o.queue ?? d.queue,
-      priority: o.priority ?? d.priority,
-      weight: o.weight ?? d.weight,
-      maxAttempts: o.maxAttempts ?? d.maxAttempts,
-      retryQueue: o.retryQueue ?? d.retryQueue ?? undefined,
-      timeoutMs: o.timeoutMs ?? d.timeoutMs ?? undefined,
-      delivery: o.delivery ?? d.delivery,
-      backoff: o.backoff,
-    });
-    if (o.delayMs !== undefined && o.runAt !== undefined) {
-      throw new ErrandError("INVALID_OPTION", "enqueue: give delayMs or runAt, not both");
-    }
-    if (o.expiresAt !== undefined && o.expiresInMs !== undefined) {
-      throw new ErrandError("INVALID_OPTION", "enqueue: give expiresAt or expiresInMs, not both");
-    }
-    const runAt =
-      o.runAt !== undefined
-        ? toEpochMs("runAt", o.runAt)
-        : o.delayMs !== undefined
-          ? addToDate("delayMs", now, toMs("delayMs", o.delayMs))
-          : now;
-    const expiresAt =
-      o.expiresAt !== undefined
-        ? toEpochMs("expiresAt", o.expiresAt)
-        : o.expiresInMs !== undefined
-          ? addToDate("expiresInMs", now, toMs("expiresInMs", o.expiresInMs))
-          : null;
-    const backoff = o.backoff !== undefined ? own.backoff : (def?.backoff ?? own.backoff);
+  #planner(now: number): Planner {
     return {
-      id: o.id === undefined ? "" : checkJobId(o.id),
-      type,
-      queue: own.queue,
-      payload: "",
-      priority: own.priority,
-      weight: own.weight,
-      runAt,
-      expiresAt,
-      maxAttempts: own.maxAttempts,
-      backoff: JSON.stringify(backoff),
-      retryQueue: own.retryQueue,
-      delivery: own.delivery,
-      timeoutMs: own.timeoutMs,
-      uniqueKey: o.uniqueKey === undefined ? null : checkText("uniqueKey", o.uniqueKey, MAX_KEY_LENGTH),
-      owner: o.owner === undefined ? null : checkOwnerName(o.owner),
+      now,
+      definition: (type) => this.#types.get(checkTypeName(type)),
+      plan: (type, def, options) => this.#plan(type, def, options, now),
+      maxPayloadBytes: this.#maxPayloadBytes,
     };
+  }
+
+  #plan(type: string, def: AnyJobDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
+    return planEnqueue(type, def, o, now, this.store.capabilities.transactionalEnqueue);
   }
 
   // ---- reads ---------------------------------------------------------------------------------
 
   /** The job with this id, whatever its state; null when there is none (or it was pruned). */
   async get<P = unknown, R = unknown>(id: string): Promise<Job<P, R> | null> {
-    const record = await this.store.get(checkJobId(id));
+    const record = await this.store.get({ id: checkJobId(id) });
     return record ? toJob<P, R>(record) : null;
   }
 
@@ -698,7 +334,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   async resumeQueue(name: string): Promise<boolean> {
     this.#checkOpen();
     const changed = await this.store.resumeQueue({ name: checkQueueName(name) });
-    if (changed) this.store.wake();
+    if (changed) this.#door.wake();
     return changed;
   }
 
@@ -716,10 +352,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a completed, dead or expired job.
    */
   async cancel(id: string): Promise<Job> {
-    const m = await this.store.cancel({ id: checkJobId(id), now: this.clock.now() });
-    const job = this.#mutated(id, m, ["cancelled"], "cancel");
-    if (m?.changed) this.emit("cancelled", job);
-    return job;
+    const m = await this.#door.cancel({ id: checkJobId(id), now: this.clock.now() });
+    return this.#mutated(id, m, ["cancelled"], "cancel");
   }
 
   /**
@@ -732,16 +366,13 @@ export class Queue extends EventEmitter<QueueEvents> {
   ): Promise<Job> {
     checkKnownKeys("reschedule", options, new Set(["runAt", "delayMs", "priority", "queue"]));
     const now = this.clock.now();
-    if (options.runAt !== undefined && options.delayMs !== undefined) {
-      throw new ErrandError("INVALID_OPTION", "reschedule: give runAt or delayMs, not both");
-    }
-    const runAt =
-      options.runAt !== undefined
-        ? toEpochMs("runAt", options.runAt)
-        : options.delayMs !== undefined
-          ? addToDate("delayMs", now, toMs("delayMs", options.delayMs))
-          : undefined;
-    const m = await this.store.reschedule({
+    const runAt = instant(
+      "reschedule",
+      ["runAt", options.runAt, "at"],
+      ["delayMs", options.delayMs, "after"],
+      now,
+    );
+    const m = await this.#door.reschedule({
       id: checkJobId(id),
       now,
       runAt,
@@ -760,7 +391,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending, active or completed job.
    */
   async retry(id: string): Promise<Job> {
-    const m = await this.store.retry({ id: checkJobId(id), now: this.clock.now() });
+    const m = await this.#door.retry({ id: checkJobId(id), now: this.clock.now() });
     return this.#mutated(id, m, [], "retry");
   }
 
@@ -776,10 +407,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async replay(id: string): Promise<Job> {
     const now = this.clock.now();
-    const m = await this.store.replay({ id: checkJobId(id), newId: uuidv7(now), now });
-    const job = this.#mutated(id, m, [], "replay");
-    this.emit(job.state === "expired" ? "expired" : "enqueued", job);
-    return job;
+    const m = await this.#door.replay({ id: checkJobId(id), newId: uuidv7(now), now });
+    return this.#mutated(id, m, [], "replay");
   }
 
   #mutated(id: string, m: Awaited<ReturnType<Store["cancel"]>>, okUnchanged: JobState[], op: string): Job {
@@ -802,48 +431,20 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async schedule<P>(name: string, options: ScheduleOptions<P>): Promise<Schedule> {
     this.#checkOpen();
-    checkKnownKeys("schedule", options, new Set(["cron", "timezone", "job", "payload", "options"]));
-    checkScheduleName(name);
-    const timezone = checkTimezone(options.timezone ?? "UTC");
     const now = this.clock.now();
-    const nextRunAt = nextCronTick(options.cron, timezone, now);
-    const def =
-      typeof options.job === "string" ? this.#definitions.get(checkTypeName(options.job)) : options.job;
-    const type = typeof options.job === "string" ? options.job : options.job.type;
-    const jobOptions = { ...(options.options ?? {}) } as EnqueueOptions;
-    if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
-      throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
-    }
-    if (typeof jobOptions.backoff === "function") {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "schedule: a function backoff cannot be stored; set it on the job type",
-      );
-    }
-    this.#resolve(type, def, jobOptions, now); // validates the options now, not at 3 a.m.
-    const value = def ? await validatePayload(def, options.payload) : options.payload;
-    const existing = await this.store.getSchedule(name);
-    const record: ScheduleRecord = {
-      name,
-      cron: options.cron,
-      timezone,
-      type,
-      payload: toJsonText("payload", value, this.#maxPayloadBytes),
-      options: toJsonText("options", jobOptions),
-      nextRunAt:
-        existing && existing.cron === options.cron && existing.timezone === timezone
-          ? existing.nextRunAt
-          : nextRunAt,
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
-    };
-    await this.store.upsertSchedule(record);
+    const record = await planSchedule(name, options, now, {
+      definition: (type) => this.#types.get(type),
+      plan: (type, def, jobOptions) => this.#plan(type, def, jobOptions, now),
+      existing: (n) => this.store.getSchedule({ name: n }),
+      maxPayloadBytes: this.#maxPayloadBytes,
+    });
+    await this.store.putSchedule(record);
     return toSchedule(record);
   }
 
   /** Removes a schedule; jobs it already enqueued stay. Returns whether it existed. */
   async unschedule(name: string): Promise<boolean> {
-    return this.store.deleteSchedule(checkScheduleName(name));
+    return this.store.deleteSchedule({ name: checkScheduleName(name) });
   }
 
   /** Every schedule, by name. */
@@ -857,20 +458,18 @@ export class Queue extends EventEmitter<QueueEvents> {
    * One maintenance pass: recovers jobs whose lease ran out (retry or dead, by the same rule as a
    * failure), expires pending jobs past `expiresAt`, and fires due schedules. Workers run this
    * every `sweepIntervalMs`; every step is compare-and-set, so any number may run at once.
-   * {@link Queue.lease} runs the first two parts itself (see {@link OpenQueueOptions.maintenance}).
    */
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
     const { recovered, expired } = await this.#sweepJobs(now);
-    let fired = 0;
-    for (const s of await this.store.dueSchedules({ now, limit: SWEEP_BATCH })) {
-      try {
-        if (await this.#fire(s, now)) fired++;
-      } catch (error) {
-        this.emit("error", error);
-      }
-    }
+    const fired = await fireDueSchedules(
+      this.#door,
+      (s, at) => this.#plan(s.type, this.#types.get(s.type), JSON.parse(s.options) as EnqueueOptions, at),
+      now,
+      SWEEP_BATCH,
+      (error) => this.emit("error", error),
+    );
     return { recovered, expired, fired };
   }
 
@@ -887,34 +486,14 @@ export class Queue extends EventEmitter<QueueEvents> {
   async #sweepJobs(now: number): Promise<Omit<SweepResult, "fired">> {
     // Whoever sweeps, the lease API's next pass is due an interval from here.
     this.#duePass?.ran(now);
-    const lapsed = (await this.store.expiredLeases({ now, limit: SWEEP_BATCH })).map((record) => {
-      const poison = record.leaseExpirations + 1 >= POISON_PILL_LEASES;
-      const message = poison
-        ? `lease expired ${POISON_PILL_LEASES} times without an outcome; the job may be killing its worker`
-        : "lease expired without an outcome (worker crashed, hung or lost its connection)";
-      const error = Object.assign(new Error(message), { retryable: !poison });
-      return { job: toJob(record), error, kind: "lease_expired", leaseExpired: true };
-    });
-    const recovered = (await this.#failMany(lapsed)).filter((job) => job !== null).length;
-    const expired = await this.store.expirePending({ now, limit: SWEEP_BATCH });
-    for (const r of expired) this.emit("expired", toJob(r));
-    return { recovered, expired: expired.length };
-  }
-
-  async #fire(s: ScheduleRecord, now: number): Promise<boolean> {
-    const nextRunAt = nextCronTick(s.cron, s.timezone, Math.max(now, s.nextRunAt));
-    const def = this.#definitions.get(s.type);
-    const base = this.#resolve(s.type, def, JSON.parse(s.options) as EnqueueOptions, now);
-    const job: NewJob = { ...base, id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
-    const fired = await this.store.fireSchedule({
-      name: s.name,
+    const recovered = await recoverLeases(
+      this.#door,
+      (outcomes) => this.#failMany(outcomes),
       now,
-      expectedRunAt: s.nextRunAt,
-      nextRunAt,
-      job,
-    });
-    if (fired) this.emit("enqueued", jobFromNew(job, JSON.parse(s.payload), JSON.parse(job.backoff), now));
-    return fired;
+      SWEEP_BATCH,
+    );
+    const expired = await expireJobs(this.#door, now, SWEEP_BATCH);
+    return { recovered, expired };
   }
 
   /**
@@ -927,12 +506,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     for (const [state, d] of Object.entries(options.retention ?? {})) {
       retainMs[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
     }
-    let total = 0;
-    for (;;) {
-      const n = await this.store.prune({ now: this.clock.now(), retainMs, limit: SWEEP_BATCH });
-      total += n;
-      if (n < SWEEP_BATCH) return total;
-    }
+    return pruneFinished(this.#door, this.clock, retainMs, SWEEP_BATCH);
   }
 
   // ---- the lease API -------------------------------------------------------------------------
@@ -954,7 +528,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap", "maintenance"]),
     );
     const types = options.types?.map(checkTypeName);
-    const queues = toQueueWeights(options.queues ?? this.#defaultQueues(types));
+    const queues = toQueueWeights(options.queues ?? this.#types.queues(types));
     const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
     const leaseMs = leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000);
     const workerId =
@@ -967,7 +541,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT);
     // After the checks: a refused lease changes nothing.
     if (options.maintenance !== false) await this.#duePass?.run();
-    const records = await this.store.claim({
+    return this.#door.claim({
       now: this.clock.now(),
       workerId,
       queues,
@@ -976,38 +550,22 @@ export class Queue extends EventEmitter<QueueEvents> {
       maxWeight,
       weightCap,
       leaseMs,
-      concurrencyLimits: this.#limits(types),
+      concurrencyLimits: this.#types.limits(types),
       random: this.#random,
     });
-    return records.map((r) => {
-      const job = toJob(r);
-      this.emit("active", job);
-      return job;
-    });
   }
 
-  #defaultQueues(types: string[] | undefined): string[] {
-    const names = new Set<string>(["default"]);
-    for (const def of this.#definitions.values()) {
-      if (!types || types.includes(def.type)) names.add(def.queue);
-    }
-    return [...names];
-  }
-
-  /** Cluster-wide caps of the registered types among `types` (all when undefined). */
-  #limits(types: string[] | undefined): Record<string, number> | undefined {
-    let limits: Record<string, number> | undefined;
-    for (const def of this.#definitions.values()) {
-      if (def.concurrency === null || (types && !types.includes(def.type))) continue;
-      // No prototype: a store that looks a type up in it must not find Object.prototype's members.
-      (limits ??= nameRecord())[def.type] = def.concurrency;
-    }
-    return limits;
+  /**
+   * Leases for a {@link Worker}, which checks its own options once and claims with its own caps.
+   * @internal
+   */
+  claim(params: Omit<ClaimParams, "now" | "random">): Promise<Job[]> {
+    return this.#door.claim({ ...params, now: this.clock.now(), random: this.#random });
   }
 
   /** @internal Used by {@link Worker}, which leases with its own cap list. */
   claimLimits(types: string[]): Record<string, number> | undefined {
-    return this.#limits(types);
+    return this.#types.limits(types);
   }
 
   /**
@@ -1016,22 +574,29 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `INVALID_PAYLOAD` when the result is not JSON-serialisable.
    */
   async complete(job: AttemptRef | Job, result?: unknown): Promise<boolean> {
-    const text = toJsonText("result", result === undefined ? null : result, this.#maxPayloadBytes);
-    const [ok] = await this.store.completeMany({
-      now: this.clock.now(),
-      items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt), result: text }],
-    });
-    if (ok && "type" in job) this.#roomFreed(job.type);
-    if (ok && this.listenerCount("completed") > 0) {
-      const full = "state" in job ? job : await this.get(job.id);
-      if (full)
-        this.emit(
-          "completed",
-          { ...full, state: "completed", result, finishedAt: new Date(this.clock.now()) },
-          result,
-        );
-    }
+    const [ok] = await this.completeAttempts([
+      {
+        id: checkJobId(job.id),
+        attempt: checkAttempt(job.attempt),
+        result,
+        resultText: this.resultText(result),
+        ...("state" in job ? { job } : {}),
+      },
+    ]);
     return ok === true;
+  }
+
+  /** A result as the JSON text stored. @throws ErrandError `INVALID_PAYLOAD` @internal */
+  resultText(result: unknown): string {
+    return toJsonText("result", result === undefined ? null : result, this.#maxPayloadBytes);
+  }
+
+  /**
+   * Completes attempts in one store write, with their `completed` events and wake-ups.
+   * @internal Used by the worker (a turn's completions), push delivery and the server.
+   */
+  completeAttempts(items: readonly Completion[]): Promise<boolean[]> {
+    return this.#door.complete(this.clock.now(), items);
   }
 
   /**
@@ -1044,13 +609,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const full = "state" in job ? job : await this.get(job.id);
     if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
     const [failed] = await this.#failMany([{ job: full, error, retryable: options.retryable }]);
-    if (failed) this.#roomFreed(full.type);
     return failed != null;
-  }
-
-  /** A job under a cluster-wide cap ended: claimers held back by the cap may look again. */
-  #roomFreed(type: string): void {
-    if (this.#definitions.get(type)?.concurrency != null) this.store.wake();
   }
 
   /**
@@ -1077,68 +636,36 @@ export class Queue extends EventEmitter<QueueEvents> {
     return failed.map((job, i) => job && { job, error: items[i]!.error });
   }
 
-  async #failMany(
-    items: ReadonlyArray<AttemptFailure & { leaseExpired?: boolean }>,
-  ): Promise<Array<Job | null>> {
-    if (items.length === 0) return [];
+  async #failMany(outcomes: readonly AttemptOutcome[]): Promise<Array<Job | null>> {
+    if (outcomes.length === 0) return [];
     const now = this.clock.now();
-    const writes = items.map(({ job, error, retryable, kind, leaseExpired }): FailItem => {
-      const def = this.#definitions.get(job.type);
-      let retryAt: number | null = null;
-      if (
-        retryable !== false &&
-        !isNonRetryable(error) &&
-        job.delivery === "at_least_once" &&
-        job.attempt < job.maxAttempts
-      ) {
-        const delay = backoffDelay(job.backoff, def?.backoffFn, error, job.attempt, this.#random);
-        // A backoff may be longer than any date left (a custom one, a huge fixed one): the retry
-        // waits until the latest date a store keeps rather than overflow it. Never lose a failure.
-        if (delay !== false) retryAt = Math.min(now + delay, MAX_DATE_MS);
-      }
-      return {
-        id: job.id,
-        attempt: job.attempt,
-        error: errorEntry(error, job.attempt, now, kind),
-        retryAt,
-        retryQueue: retryAt === null ? null : job.retryQueue,
-        leaseExpired,
-      };
-    });
-    const states = await this.store.failMany({ now, items: writes });
-    return items.map(({ job, error }, i) => {
-      const state = states[i];
-      if (!state) return null;
-      const { retryAt, error: entry } = writes[i]!;
-      const failed: Job = {
-        ...job,
-        state,
-        errors: [...job.errors, entry],
-        runAt: retryAt === null ? job.runAt : new Date(retryAt),
-        queue: retryAt !== null && job.retryQueue ? job.retryQueue : job.queue,
-        leaseExpiresAt: null,
-        workerId: null,
-        finishedAt: state === "dead" ? new Date(now) : null,
-      };
-      this.emit("failed", failed, error);
-      this.emit(state === "dead" ? "dead" : "retrying", failed, error);
-      return failed;
-    });
+    return this.#door.fail(
+      now,
+      outcomes.map((o) => ({
+        job: o.job,
+        error: o.error,
+        write: failureWrite(o, this.#types.get(o.job.type), now, this.#random),
+      })),
+    );
   }
 
   /** Extends a lease. `false` when the attempt is no longer current. */
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
-    const [ok] = await this.store.heartbeatMany({
-      now: this.clock.now(),
+    const [ok] = await this.heartbeatAttempts({
       leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
       items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt) }],
     });
     return ok === true;
   }
 
+  /** Extends many leases in one write. @internal Used by the worker. */
+  heartbeatAttempts(params: Omit<HeartbeatManyParams, "now">): Promise<boolean[]> {
+    return this.#door.heartbeat({ ...params, now: this.clock.now() });
+  }
+
   /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef | Job, data: unknown): Promise<boolean> {
-    return this.store.checkpoint({
+    return this.#door.checkpoint({
       id: checkJobId(job.id),
       attempt: checkAttempt(job.attempt),
       now: this.clock.now(),
@@ -1148,11 +675,45 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** Gives an attempt back without using it up (the job is pending again at once). `false` when stale. */
   async release(job: AttemptRef | Job): Promise<boolean> {
-    return this.store.release({
+    return this.#door.release({
       id: checkJobId(job.id),
       attempt: checkAttempt(job.attempt),
       now: this.clock.now(),
     });
+  }
+
+  // ---- wake-ups and stored job types ---------------------------------------------------------
+
+  /**
+   * Calls `listener` when jobs may have become ready, in this process or (where the store can
+   * tell) another. Returns an unsubscribe function.
+   * @internal Used by workers, the server's long polls and push delivery.
+   */
+  onWake(listener: () => void): () => void {
+    return this.#door.onWake(listener);
+  }
+
+  /** Tells claimers in every process sharing the store to look again. @internal */
+  wake(): void {
+    this.#door.wake();
+  }
+
+  /**
+   * The job types' settings kept in the store (the server's `PUT /v1/types`), for errand/server's
+   * registry. Settings are not job state: they pass straight to the store.
+   * @internal
+   */
+  get typeRecords(): Pick<Store, "putJobType" | "getJobType" | "listJobTypes" | "deleteJobType"> {
+    return this.store;
+  }
+
+  /**
+   * Whether the store answers: one cheap read (the server's `/readyz`).
+   * @throws the store's error when it does not.
+   * @internal
+   */
+  async ping(): Promise<void> {
+    await this.store.stats({ now: this.clock.now() });
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -1210,82 +771,6 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
 }
 
 /**
- * Opens a store from its URL.
- * - `sqlite:./path.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`, `sqlite::memory:`;
- *   `?synchronous=full` for power-loss durability.
- * - `redis://[[user]:password@]host[:port][/db]`, `rediss://…` (TLS); `?prefix=name` for the key
- *   prefix (default `errand`). Needs `ioredis`; options beyond the URL: `RedisStore` in `errand/redis`.
- * - `postgres://user:password@host:5432/db`, `postgresql://…`; `?schema=name` for the schema
- *   errand's tables live in (default `errand`), migrated on open; any other parameter goes to
- *   `pg` (`sslmode`, `application_name`, …). Needs `pg`; options beyond the URL: `PostgresStore`
- *   in `errand/postgres`.
- * @throws ErrandError `INVALID_STORE_URL`
- * @since 0.1.0
- */
-export async function openStore(url: string): Promise<Store> {
-  const match = /^([a-z]+):(.*)$/i.exec(url);
-  const scheme = match?.[1]?.toLowerCase();
-  if (scheme === "sqlite" || scheme === "file") {
-    const [pathPart, query = ""] = match![2]!.split("?", 2) as [string, string?];
-    const filename = pathPart.startsWith("//") ? pathPart.slice(2) : pathPart;
-    if (!filename)
-      throw new ErrandError("INVALID_STORE_URL", `store URL ${JSON.stringify(url)} names no file`);
-    const params = new URLSearchParams(query);
-    const synchronous = params.get("synchronous") ?? "normal";
-    if (synchronous !== "normal" && synchronous !== "full") {
-      throw new ErrandError(
-        "INVALID_STORE_URL",
-        `synchronous must be "normal" or "full", got ${JSON.stringify(synchronous)}`,
-      );
-    }
-    const { SqliteStore } = await import("./store/sqlite/sqlite-store.js");
-    return SqliteStore.open({ filename, synchronous });
-  }
-  if (scheme === "redis" || scheme === "rediss") {
-    // Loaded on demand: `import "errand"` stays free of ioredis.
-    const { RedisStore } = await import("./store/redis/redis-store.js");
-    return RedisStore.open({ url });
-  }
-  if (scheme === "postgres" || scheme === "postgresql") {
-    return openPostgres(url);
-  }
-  throw new ErrandError(
-    "INVALID_STORE_URL",
-    `unknown store URL ${JSON.stringify(url)}; expected sqlite:./file.db (or sqlite::memory:)`,
-  );
-}
-
-async function openPostgres(url: string): Promise<Store> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch (cause) {
-    throw new ErrandError("INVALID_STORE_URL", `store URL ${JSON.stringify(url)} is not a valid URL`, {
-      cause,
-    });
-  }
-  const schema = parsed.searchParams.get("schema") ?? undefined;
-  parsed.searchParams.delete("schema");
-  // Loaded on demand: `import "errand"` stays free of pg.
-  let module: typeof import("./store/postgres/postgres-store.js");
-  try {
-    module = await import("./store/postgres/postgres-store.js");
-  } catch (cause) {
-    throw new ErrandError("INVALID_STORE_URL", "the PostgreSQL store needs the pg package: npm install pg", {
-      cause,
-    });
-  }
-  try {
-    return await module.PostgresStore.open({ connectionString: parsed.toString(), schema });
-  } catch (error) {
-    if (error instanceof ErrandError && error.code === "INVALID_OPTION") {
-      throw new ErrandError("INVALID_STORE_URL", `store URL: ${error.message}`, { cause: error });
-    }
-    throw error;
-  }
-}
-
-/**
  * A lease taken through the lease API: a date to store, not a timer here (a Worker bounds its own
  * `leaseMs` by its heartbeat timer), so it may run up to the latest date a store keeps.
  * @throws ErrandError `INVALID_DURATION`
@@ -1295,115 +780,3 @@ function leaseMsFrom(now: number, value: Duration): number {
   addToDate("leaseMs", now, ms);
   return ms;
 }
-
-/** Normalises queue names or a weight map to {@link QueueWeight}s, validating both. */
-export function toQueueWeights(queues: string[] | Record<string, number>): QueueWeight[] {
-  const entries = Array.isArray(queues) ? queues.map((q) => [q, 1] as const) : Object.entries(queues);
-  if (entries.length === 0) throw new ErrandError("INVALID_OPTION", "queues must name at least one queue");
-  return entries.map(([name, weight]) => ({
-    name: checkQueueName(name),
-    weight: checkInt(`queues.${name}`, weight, 1, MAX_COUNT),
-  }));
-}
-
-let processWorkerId: string | undefined;
-/** `host:pid:random`, so `job.workerId` says where a job runs. */
-export function defaultWorkerId(): string {
-  processWorkerId ??= `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  return processWorkerId;
-}
-
-function errorEntry(error: unknown, attempt: number, at: number, kind?: string): JobErrorEntry {
-  const e = error instanceof Error ? error : undefined;
-  const message = e
-    ? e.message
-    : typeof (error as { message?: unknown } | null)?.message === "string"
-      ? (error as { message: string }).message
-      : typeof error === "string"
-        ? error
-        : safeJson(error);
-  // What a handler threw is recorded, never refused (that would lose the failure): text no store
-  // keeps as given (U+0000, lone surrogates) is replaced, and overlong text cut.
-  const entry: JobErrorEntry = { attempt, message: sanitizeText(String(message), MAX_ERROR_TEXT_LENGTH), at };
-  const code = (error as { code?: unknown } | null | undefined)?.code;
-  // A numeric code (database drivers use them) is no name: keep the error's own name then.
-  const name = typeof code === "string" ? code : e?.name;
-  if (typeof name === "string") entry.name = sanitizeText(name, MAX_ERROR_NAME_LENGTH);
-  if (typeof e?.stack === "string" && e.stack) entry.stack = sanitizeText(e.stack, MAX_STACK);
-  if (kind) entry.kind = kind;
-  return entry;
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job. */
-function withPayload(base: NewJob, id: string, payload: string): NewJob {
-  return {
-    id,
-    type: base.type,
-    queue: base.queue,
-    payload,
-    priority: base.priority,
-    weight: base.weight,
-    runAt: base.runAt,
-    expiresAt: base.expiresAt,
-    maxAttempts: base.maxAttempts,
-    backoff: base.backoff,
-    retryQueue: base.retryQueue,
-    delivery: base.delivery,
-    timeoutMs: base.timeoutMs,
-    uniqueKey: base.uniqueKey,
-    owner: base.owner,
-  };
-}
-
-function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {
-  return {
-    id: n.id,
-    type: n.type,
-    queue: n.queue,
-    state: "pending",
-    payload,
-    checkpoint: null,
-    result: null,
-    priority: n.priority,
-    weight: n.weight,
-    runAt: new Date(n.runAt),
-    expiresAt: n.expiresAt === null ? null : new Date(n.expiresAt),
-    attempt: 0,
-    maxAttempts: n.maxAttempts,
-    backoff,
-    retryQueue: n.retryQueue,
-    delivery: n.delivery,
-    timeoutMs: n.timeoutMs,
-    uniqueKey: n.uniqueKey,
-    leaseExpiresAt: null,
-    workerId: null,
-    errors: [],
-    createdAt: new Date(now),
-    startedAt: null,
-    finishedAt: null,
-    owner: n.owner,
-    duplicate: false,
-  };
-}
-
-function toSchedule(r: ScheduleRecord): Schedule {
-  return {
-    name: r.name,
-    cron: r.cron,
-    timezone: r.timezone,
-    type: r.type,
-    payload: JSON.parse(r.payload),
-    options: JSON.parse(r.options),
-    nextRunAt: new Date(r.nextRunAt),
-  };
-}
-
-export type { JobRecord };

@@ -79,7 +79,7 @@ export class JobTypeRegistry {
     const text = JSON.stringify(stored);
     const now = this.#queue.clock.now();
     this.#generation++;
-    const created = await this.#queue.store.putJobType({
+    const created = await this.#queue.typeRecords.putJobType({
       name: stored.type,
       config: text,
       createdAt: now,
@@ -106,7 +106,7 @@ export class JobTypeRegistry {
     }
     for (const config of configs) {
       const { stored } = check(config);
-      const current = await this.#queue.store.getJobType(stored.type);
+      const current = await this.#queue.typeRecords.getJobType({ name: stored.type });
       if (current?.config !== JSON.stringify(stored)) await this.set(config);
     }
   }
@@ -118,7 +118,7 @@ export class JobTypeRegistry {
   /** Forgets a type's settings, in the store and here; its jobs get the built-in defaults from now on. */
   async delete(type: string): Promise<boolean> {
     this.#generation++;
-    const deleted = await this.#queue.store.deleteJobType(checkTypeName(type));
+    const deleted = await this.#queue.typeRecords.deleteJobType({ name: checkTypeName(type) });
     this.#generation++;
     // Gone from the store either way: another server may have deleted it first.
     if (this.#types.has(type)) this.#forget(type);
@@ -160,7 +160,7 @@ export class JobTypeRegistry {
 
   async #refresh(): Promise<void> {
     const generation = this.#generation;
-    const records = await this.#queue.store.listJobTypes();
+    const records = await this.#queue.typeRecords.listJobTypes();
     // A change made here meanwhile may be missing from what was read: the next refresh applies it.
     if (generation !== this.#generation) return;
     const names = new Set<string>();

@@ -82,28 +82,27 @@ export class ServerMetrics {
       },
     });
     const onEnqueued = (job: Job) => this.enqueued.inc({ type: job.type });
+    const onCompleted = (job: Job) => {
+      this.completed.inc({ type: job.type });
+      if (job.startedAt && job.finishedAt) {
+        this.jobSeconds.observe({ type: job.type }, Math.max(0, +job.finishedAt - +job.startedAt) / 1000);
+      }
+    };
     const onFailed = (job: Job) => this.failed.inc({ type: job.type });
     const onRetrying = (job: Job) => this.retried.inc({ type: job.type });
     const onDead = (job: Job) => this.dead.inc({ type: job.type });
     queue.on("enqueued", onEnqueued);
+    queue.on("completed", onCompleted);
     queue.on("failed", onFailed);
     queue.on("retrying", onRetrying);
     queue.on("dead", onDead);
     this.#detach = () => {
       queue.off("enqueued", onEnqueued);
+      queue.off("completed", onCompleted);
       queue.off("failed", onFailed);
       queue.off("retrying", onRetrying);
       queue.off("dead", onDead);
     };
-  }
-
-  /**
-   * Counts a completion and its duration. The server reports completions straight to the store
-   * (batched), so it counts them here rather than through the queue's event.
-   */
-  recordCompleted(type: string, startedAt: number | null, now: number): void {
-    this.completed.inc({ type });
-    if (startedAt !== null) this.jobSeconds.observe({ type }, Math.max(0, now - startedAt) / 1000);
   }
 
   close(): void {

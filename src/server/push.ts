@@ -4,7 +4,6 @@ import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
 import { checkInt, MAX_COUNT } from "../validation.js";
 import type { JobTypeConfig, JobTypeRegistry } from "./job-types.js";
-import type { ServerMetrics } from "./metrics.js";
 
 /** Tuning for push delivery. Durations are milliseconds, at most {@link MAX_TIMER_MS}. */
 export interface PushOptions {
@@ -51,7 +50,6 @@ export function signPush(secret: string, timestamp: number, body: string): strin
 export class PushDelivery {
   readonly #queue: Queue;
   readonly #types: JobTypeRegistry;
-  readonly #metrics: ServerMetrics;
   readonly #concurrency: number;
   readonly #pollMs: number;
   readonly #leaseMs: number | undefined;
@@ -68,13 +66,11 @@ export class PushDelivery {
   constructor(
     queue: Queue,
     types: JobTypeRegistry,
-    metrics: ServerMetrics,
     options: PushOptions = {},
     readonly maintenance = true,
   ) {
     this.#queue = queue;
     this.#types = types;
-    this.#metrics = metrics;
     this.#concurrency = checkInt("push.concurrency", options.concurrency ?? 10, 1, MAX_COUNT);
     this.#pollMs = checkInt("push.pollIntervalMs", options.pollIntervalMs ?? 1000, 1, MAX_TIMER_MS);
     this.#leaseMs =
@@ -88,7 +84,7 @@ export class PushDelivery {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.#queue.store.onWake(() => this.#fillAll());
+    this.#unsubscribe = this.#queue.onWake(() => this.#fillAll());
     const arm = () => {
       this.#cancelTimer = this.#queue.clock.setTimer(this.#pollMs, () => {
         if (!this.#started) return;
@@ -205,14 +201,7 @@ export class PushDelivery {
     }
     if (response.status === 202) return; // the receiver reports later, naming the attempt
     if (response.ok) {
-      const ok = await this.#queue.complete(job, parsed);
-      if (ok)
-        this.#metrics.recordCompleted(
-          job.type,
-          job.startedAt ? +job.startedAt : null,
-          this.#queue.clock.now(),
-        );
-      if (config.concurrency !== undefined) this.#queue.store.wake();
+      await this.#queue.complete(job, parsed);
       return;
     }
     const retryable = !(
@@ -227,6 +216,5 @@ export class PushDelivery {
       `push to ${push.url} answered ${response.status}${message ? `: ${String(message)}` : ""}`,
     );
     await this.#queue.failAttempt(job, error, { retryable, kind: "push" });
-    if (config.concurrency !== undefined) this.#queue.store.wake();
   }
 }

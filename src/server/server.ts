@@ -8,12 +8,15 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
-import { checkKnownKeys } from "../define-job.js";
 import { MAX_TIMER_MS } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger, isLoggerLike, SERVER_LOGGER_METHODS } from "../logger.js";
+import { Maintainer } from "../maintenance/maintainer.js";
+import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { EnqueueOptions, Queue } from "../queue.js";
+import type { Completion } from "../store/instrument.js";
 import { checkInt, toJsonText } from "../validation.js";
 import {
   Authenticator,
@@ -182,7 +185,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await types.refresh();
   await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
-  const push = new PushDelivery(queue, types, metrics, options.push, options.maintenance ?? true);
+  const push = new PushDelivery(queue, types, options.push, options.maintenance ?? true);
   const history = new StatsHistory(queue.clock).follow(queue);
 
   const app = Fastify({
@@ -221,7 +224,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const [oldest] = groups.get(group) ?? [];
     oldest?.();
   };
-  const unsubscribeWake = queue.store.onWake(() => {
+  const unsubscribeWake = queue.onWake(() => {
     wakeups++;
     for (const group of [...groups.keys()]) handoff(group);
   });
@@ -393,8 +396,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   // ---- the remote-worker protocol ---------------------------------------------------------
 
-  /** Leased attempts this server handed out, for job metrics: id → type and start. */
-  const leased = new Map<string, { type: string; startedAt: number }>();
+  /**
+   * Attempts this server handed out, by id: a remote completion names only the id and attempt,
+   * and the job as handed out gives its `completed` event without reading it back.
+   */
+  const leased = new Map<string, Job>();
   let closing = false;
 
   route("POST /v1/lease", "work", async (request, reply) => {
@@ -455,7 +461,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       }
       if (waitMs > 0) metrics.leaseWaitSeconds.observe((queue.clock.now() - started) / 1000);
       if (leased.size > 100_000) leased.clear();
-      for (const j of jobs) leased.set(j.id, { type: j.type, startedAt: +j.startedAt! });
+      for (const j of jobs) leased.set(j.id, j);
       return { jobs };
     } finally {
       reply.raw.off("close", gone);
@@ -463,19 +469,19 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
 
   /** Writes a completion; on a stale attempt, tells a repeat of the same completion from a conflict. */
-  const complete = async (id: string, attempt: number, result: unknown, now: number) => {
-    const text = toJsonText("result", result === undefined ? null : result, queue.maxPayloadBytes);
-    const [ok] = await queue.store.completeMany({ now, items: [{ id, attempt, result: text }] });
-    if (ok) return completed(id, now, false);
-    return repeatOrStale(id, attempt, text);
+  const complete = async (id: string, attempt: number, result: unknown) => {
+    const resultText = queue.resultText(result);
+    const [ok] = await queue.completeAttempts([completion(id, attempt, result, resultText)]);
+    if (ok) {
+      leased.delete(id);
+      return { ok: true, duplicate: false };
+    }
+    return repeatOrStale(id, attempt, resultText);
   };
-  const completed = (id: string, now: number, duplicate: boolean) => {
-    const l = leased.get(id);
-    leased.delete(id);
-    if (l) metrics.recordCompleted(l.type, l.startedAt, now);
-    history.record("completed", 1, now);
-    if (types.hasCaps) queue.store.wake();
-    return { ok: true, duplicate };
+  /** A completion through the queue, with the job as this server handed it out when it did. */
+  const completion = (id: string, attempt: number, result: unknown, resultText: string): Completion => {
+    const job = leased.get(id);
+    return { id, attempt, result, resultText, ...(job?.attempt === attempt ? { job } : {}) };
   };
   const repeatOrStale = async (id: string, attempt: number, resultText: string) => {
     const job = await queue.get(id);
@@ -492,7 +498,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   route("POST /v1/jobs/:id/complete", "work", async (request) => {
     const b = body<{ attempt: number; result?: unknown }>(request);
-    return complete(params(request).id!, b.attempt, b.result, queue.clock.now());
+    return complete(params(request).id!, b.attempt, b.result);
   });
 
   /**
@@ -516,7 +522,6 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         retryable: items[k]!.retryable,
       })),
     );
-    let freed = false;
     for (const [n, k] of current.entries()) {
       const f = items[k]!;
       const done = failed[n];
@@ -525,10 +530,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         continue;
       }
       leased.delete(f.id);
-      freed = true;
       out[k] = { ok: true, state: done.job.state, runAt: done.job.runAt };
     }
-    if (freed && types.hasCaps) queue.store.wake();
     return out;
   };
   const fail = async (id: string, attempt: number, error: FailError, retryable: boolean | undefined) => {
@@ -573,33 +576,29 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   route("POST /v1/report", "work", async (request) => {
     const { reports } = body<{ reports: ReportItem[] }>(request);
-    const now = queue.clock.now();
     const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = reports.map((r) => ({
       id: r.id,
       ok: false,
     }));
     // Completions go to the store in one write, then failures in another.
-    const completes: Array<{ i: number; id: string; attempt: number; result: string }> = [];
+    const completes: Array<{ i: number; item: Completion }> = [];
     for (const [i, r] of reports.entries()) {
       if (r.outcome !== "complete") continue;
       try {
-        completes.push({ i, id: r.id, attempt: r.attempt, result: toJsonText("result", r.result ?? null) });
+        const result = r.result ?? null;
+        completes.push({ i, item: completion(r.id, r.attempt, result, toJsonText("result", result)) });
       } catch (error) {
         results[i]!.code = (error as ErrandError).code;
       }
     }
-    const oks = completes.length
-      ? await queue.store.completeMany({
-          now,
-          items: completes.map(({ id, attempt, result }) => ({ id, attempt, result })),
-        })
-      : [];
-    for (const [k, c] of completes.entries()) {
+    const oks = await queue.completeAttempts(completes.map((c) => c.item));
+    for (const [k, { i, item }] of completes.entries()) {
       try {
-        const out = oks[k] ? completed(c.id, now, false) : await repeatOrStale(c.id, c.attempt, c.result);
-        results[c.i] = { id: c.id, ok: true, ...(out.duplicate ? { state: "completed" } : {}) };
+        if (oks[k]) leased.delete(item.id);
+        const duplicate = !oks[k] && (await repeatOrStale(item.id, item.attempt, item.resultText)).duplicate;
+        results[i] = { id: item.id, ok: true, ...(duplicate ? { state: "completed" } : {}) };
       } catch (error) {
-        results[c.i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
+        results[i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
       }
     }
     const fails = [...reports.entries()].filter(([, r]) => r.outcome === "fail");
@@ -707,7 +706,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.get("/healthz", { schema: { hide: true } }, async () => ({ ok: true }));
   app.get("/readyz", { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await queue.store.stats({ now: queue.clock.now() });
+      await queue.ping();
       return { ok: true };
     } catch (error) {
       return reply.status(503).send({
@@ -729,38 +728,31 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   // ---- lifecycle -------------------------------------------------------------------------
 
-  const stops: Array<() => void> = [];
-  const every = (ms: number, fn: () => Promise<unknown>, what = "maintenance") => {
-    let cancel = () => {};
-    let stopped = false;
-    const arm = () => {
-      cancel = queue.clock.setTimer(ms, () => {
-        if (stopped) return;
-        fn().then(arm, (error) => {
-          app.log.error({ err: error }, `${what} failed`);
-          arm();
-        });
-      });
-    };
-    arm();
-    stops.push(() => {
-      stopped = true;
-      cancel();
-    });
-  };
+  const maintainer =
+    (options.maintenance ?? true)
+      ? new Maintainer(queue, {
+          sweepIntervalMs,
+          pruneIntervalMs,
+          onError: (error) => app.log.error({ err: error }, "maintenance failed"),
+        })
+      : null;
+  let typesRefresh: Repeating | null = null;
   app.addHook("onReady", async () => {
-    if (options.maintenance ?? true) {
-      every(sweepIntervalMs, () => queue.sweep());
-      every(pruneIntervalMs, () => queue.prune());
-    }
-    every(typesRefreshMs, () => types.refresh(), "reading job types");
+    await maintainer?.start();
+    typesRefresh = repeat(
+      queue.clock,
+      typesRefreshMs,
+      () => types.refresh(),
+      (error) => app.log.error({ err: error }, "reading job types failed"),
+    );
     push.start();
   });
   app.addHook("preClose", async () => {
     closing = true;
-    for (const stop of stops.splice(0)) stop();
+    const stopping = Promise.all([maintainer?.stop(), typesRefresh?.stop()]);
     for (const wake of waiting.all()) wake();
     await push.stop();
+    await stopping;
   });
   app.addHook("onClose", async () => {
     unsubscribeWake();

@@ -17,6 +17,148 @@ export interface StoreCapabilities {
   readonly transactionalEnqueue: boolean;
 }
 
+/**
+ * The boundary between errand and a datastore: job-queue semantics, not SQL, since Redis is one
+ * of the stores (Oban's `Engine`, BullMQ's `IQueueBackend`). Every method is atomic, takes one
+ * params object (River's driver interface), takes its time as `now` from the caller's Clock, and
+ * reports an expected miss (a stale attempt, an unknown id) as a return value; only faults throw.
+ *
+ * Methods that change a job's state are called through the Queue's one door
+ * (`src/store/instrument.ts`), which emits the events and wake-ups that follow each change; call
+ * them on a Store directly only in a store's own tests. Every store passes the one conformance
+ * suite in `test/conformance/`, which is the definition of these semantics.
+ * @remarks Implemented by errand's stores; may change in any minor release.
+ * @internal
+ */
+export interface Store {
+  /** What this store can do beyond the contract; read by code and tests, never a store's name. */
+  readonly capabilities: StoreCapabilities;
+
+  // ---- jobs in -----------------------------------------------------------------------------
+
+  /**
+   * Inserts jobs in one round trip, skipping each whose id (of any job, finished or not) or unique
+   * key (of a pending or active job) is taken: one result per job, in order.
+   */
+  enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
+
+  // ---- attempts: claim, report, keep ---------------------------------------------------------
+
+  /**
+   * Leases up to `limit` ready jobs (pending, due, not expired, queue not paused, type under its
+   * cap): priority desc, runAt, id within a queue; queues chosen by weight. Each claimed job is
+   * `active` with `attempt + 1`, the claimer's `workerId` and `leaseExpiresAt = now + leaseMs`.
+   */
+  claim(params: ClaimParams): Promise<JobRecord[]>;
+  /**
+   * Completes attempts: `true` for each item whose attempt was current and is now `completed`
+   * with its result; `false` for a stale one (nothing changed). Exactly one complete per attempt
+   * returns `true`.
+   */
+  completeMany(params: CompleteManyParams): Promise<boolean[]>;
+  /**
+   * Records failed attempts: each current one goes back to pending at its `retryAt` or, with
+   * `retryAt` null, to dead. One result per item, in order; null for a stale attempt (nothing
+   * changed). When two items name the same attempt, the first is applied and the second is stale.
+   */
+  failMany(params: FailManyParams): Promise<FailResult[]>;
+  /** Extends leases; `false` for an attempt that is no longer current (lost, cancelled, finished). */
+  heartbeatMany(params: HeartbeatManyParams): Promise<boolean[]>;
+  /** Saves an active attempt's progress; `false` when the attempt is not current. */
+  checkpoint(params: CheckpointParams): Promise<boolean>;
+  /** Gives an active attempt back at once (graceful shutdown). It does not use up an attempt. */
+  release(params: ReleaseParams): Promise<boolean>;
+
+  // ---- jobs by id ----------------------------------------------------------------------------
+
+  /** The job with this id in any state; null when there is none (or it was pruned). */
+  get(params: GetParams): Promise<JobRecord | null>;
+  /** A page of jobs, newest (highest id) first, filtered. */
+  list(params: ListParams): Promise<ListResult>;
+  /** Pending or active → cancelled. Finished jobs are returned unchanged. */
+  cancel(params: CancelParams): Promise<JobMutation>;
+  /** Pending only; other states are returned unchanged. */
+  reschedule(params: RescheduleParams): Promise<JobMutation>;
+  /** Dead, cancelled or expired → pending, with at least one more attempt. */
+  retry(params: RetryParams): Promise<JobMutation>;
+  /**
+   * A finished job copied under `newId` as a fresh pending job; null when the source is missing.
+   * The copy keeps the expiry rule: `expiresAt = now + (expiresAt − createdAt)` of the source, and
+   * the copy of an `expired` job is stored `expired` at once (finishedAt and expiresAt `now`).
+   */
+  replay(params: ReplayParams): Promise<JobMutation>;
+
+  // ---- maintenance ---------------------------------------------------------------------------
+
+  /** Active jobs whose lease ran out by `now`; the caller fails each with `leaseExpired`. */
+  expiredLeases(params: SweepParams): Promise<JobRecord[]>;
+  /** Pending jobs whose `expiresAt` passed → expired. Returns them. */
+  expirePending(params: SweepParams): Promise<JobRecord[]>;
+  /** Deletes finished jobs past retention, at most `limit`; returns how many. */
+  prune(params: PruneParams): Promise<number>;
+  /** Counts by state, queue and type; the cost does not grow with finished history. */
+  stats(params: StatsParams): Promise<StoreStats>;
+
+  // ---- schedules -----------------------------------------------------------------------------
+
+  /** Creates or replaces a schedule (by name). */
+  putSchedule(params: PutScheduleParams): Promise<void>;
+  /** `false` when there was no such schedule. */
+  deleteSchedule(params: DeleteScheduleParams): Promise<boolean>;
+  /** The schedule with this name, or null. */
+  getSchedule(params: GetScheduleParams): Promise<ScheduleRecord | null>;
+  /** Every schedule, by name. */
+  listSchedules(): Promise<ScheduleRecord[]>;
+  /** Schedules whose `nextRunAt` is due by `now`, at most `limit`. */
+  dueSchedules(params: SweepParams): Promise<ScheduleRecord[]>;
+  /** Inserts the tick's job and advances the schedule, only if no one else fired this tick. */
+  fireSchedule(params: FireScheduleParams): Promise<boolean>;
+
+  // ---- job types -----------------------------------------------------------------------------
+
+  /**
+   * Creates or replaces a job type's settings; `true` when the type was new. A replace keeps the
+   * stored `createdAt` and takes the rest from the params.
+   */
+  putJobType(params: PutJobTypeParams): Promise<boolean>;
+  /** The type's stored settings, or null. */
+  getJobType(params: GetJobTypeParams): Promise<JobTypeRecord | null>;
+  /** Every stored job type, by name (byte order). */
+  listJobTypes(): Promise<JobTypeRecord[]>;
+  /** `false` when there was no such type. */
+  deleteJobType(params: DeleteJobTypeParams): Promise<boolean>;
+
+  // ---- queues --------------------------------------------------------------------------------
+
+  /**
+   * Pauses a queue: from the moment this returns, no claim in any process sharing the store takes
+   * its jobs (active ones run on). `true` when it was not paused already.
+   */
+  pauseQueue(params: PauseQueueParams): Promise<boolean>;
+  /** Makes a paused queue's jobs claimable again; `true` when it was paused. Wakes no one (the caller does). */
+  resumeQueue(params: ResumeQueueParams): Promise<boolean>;
+  /** The paused queues' names, in byte order. */
+  pausedQueues(): Promise<string[]>;
+
+  // ---- wake-ups and lifecycle ----------------------------------------------------------------
+
+  /**
+   * Calls `listener` when jobs may have become ready (enqueue, retry, release), in this process
+   * or, where the store can tell ({@link StoreCapabilities.listen}), another. Returns an
+   * unsubscribe function.
+   */
+  onWake(listener: () => void): () => void;
+  /**
+   * Tells claimers in every process sharing the store to look again, as when a job under a
+   * cluster-wide cap finishes and frees room that no enqueue will announce.
+   */
+  wake(): void;
+  /** Closes the store's connections; pending writes are flushed first. */
+  close(): Promise<void>;
+}
+
+// ---- params and results, in the order of the methods above ---------------------------------
+
 /** A job ready to insert: every default resolved, JSON fields serialised. */
 export interface NewJob {
   id: string;
@@ -248,95 +390,41 @@ export interface FireScheduleParams {
   job: NewJob;
 }
 
-/**
- * The boundary between errand and a datastore. Every method is atomic, takes its time as `now`
- * from the caller's Clock, and reports an expected miss (a stale attempt, an unknown id) as a
- * return value; only faults throw.
- * @remarks Implemented by errand's stores; may change in any minor release.
- * @internal
- */
-export interface Store {
-  readonly capabilities: StoreCapabilities;
+export interface GetParams {
+  id: string;
+}
 
-  /** Inserts jobs in one round trip, skipping ones whose id or unique key is taken. */
-  enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
-  /** Leases up to `limit` ready jobs: priority desc, runAt, id within a queue. */
-  claim(params: ClaimParams): Promise<JobRecord[]>;
-  /** `true` for each item whose attempt was current and is now `completed`. */
-  completeMany(params: CompleteManyParams): Promise<boolean[]>;
-  /**
-   * Records failed attempts: each current one goes back to pending at its `retryAt` or, with
-   * `retryAt` null, to dead. One result per item, in order; null for a stale attempt (nothing
-   * changed). When two items name the same attempt, the first is applied and the second is stale.
-   */
-  failMany(params: FailManyParams): Promise<FailResult[]>;
-  /** Extends leases; `false` for an attempt that is no longer current (lost, cancelled, finished). */
-  heartbeatMany(params: HeartbeatManyParams): Promise<boolean[]>;
-  checkpoint(params: CheckpointParams): Promise<boolean>;
-  /** Gives an active attempt back at once (graceful shutdown). It does not use up an attempt. */
-  release(params: ReleaseParams): Promise<boolean>;
+export interface StatsParams {
+  now: number;
+}
 
-  get(id: string): Promise<JobRecord | null>;
-  list(params: ListParams): Promise<ListResult>;
-  /** Pending or active → cancelled. Finished jobs are returned unchanged. */
-  cancel(params: CancelParams): Promise<JobMutation>;
-  /** Pending only; other states are returned unchanged. */
-  reschedule(params: RescheduleParams): Promise<JobMutation>;
-  /** Dead, cancelled or expired → pending, with at least one more attempt. */
-  retry(params: RetryParams): Promise<JobMutation>;
-  /**
-   * A finished job copied under `newId` as a fresh pending job; null when the source is missing.
-   * The copy keeps the expiry rule: `expiresAt = now + (expiresAt − createdAt)` of the source, and
-   * the copy of an `expired` job is stored `expired` at once (finishedAt and expiresAt `now`).
-   */
-  replay(params: ReplayParams): Promise<JobMutation>;
+/** The schedule as it is to be stored. */
+export type PutScheduleParams = ScheduleRecord;
 
-  /** Active jobs whose lease ran out by `now`; the caller fails each with `leaseExpired`. */
-  expiredLeases(params: SweepParams): Promise<JobRecord[]>;
-  /** Pending jobs whose `expiresAt` passed → expired. Returns them. */
-  expirePending(params: SweepParams): Promise<JobRecord[]>;
-  /** Deletes finished jobs past retention; returns how many. */
-  prune(params: PruneParams): Promise<number>;
-  stats(params: { now: number }): Promise<StoreStats>;
+export interface GetScheduleParams {
+  name: string;
+}
 
-  upsertSchedule(record: ScheduleRecord): Promise<void>;
-  deleteSchedule(name: string): Promise<boolean>;
-  getSchedule(name: string): Promise<ScheduleRecord | null>;
-  listSchedules(): Promise<ScheduleRecord[]>;
-  dueSchedules(params: SweepParams): Promise<ScheduleRecord[]>;
-  /** Inserts the tick's job and advances the schedule, only if no one else fired this tick. */
-  fireSchedule(params: FireScheduleParams): Promise<boolean>;
+export interface DeleteScheduleParams {
+  name: string;
+}
 
-  /**
-   * Creates or replaces a job type's settings; `true` when the type was new. A replace keeps the
-   * stored `createdAt` and takes the rest from `record`.
-   */
-  putJobType(record: JobTypeRecord): Promise<boolean>;
-  getJobType(name: string): Promise<JobTypeRecord | null>;
-  /** Every stored job type, by name (byte order). */
-  listJobTypes(): Promise<JobTypeRecord[]>;
-  /** `false` when there was no such type. */
-  deleteJobType(name: string): Promise<boolean>;
+/** The type's settings as they are to be stored. */
+export type PutJobTypeParams = JobTypeRecord;
 
-  /**
-   * Pauses a queue: from the moment this returns, no claim in any process sharing the store takes
-   * its jobs (active ones run on). `true` when it was not paused already.
-   */
-  pauseQueue(params: { name: string; now: number }): Promise<boolean>;
-  /** Makes a paused queue's jobs claimable again; `true` when it was paused. Wakes no one (the caller does). */
-  resumeQueue(params: { name: string }): Promise<boolean>;
-  /** The paused queues' names, in byte order. */
-  pausedQueues(): Promise<string[]>;
+export interface GetJobTypeParams {
+  name: string;
+}
 
-  /**
-   * Calls `listener` when jobs may have become ready (enqueue, retry, release), in this process
-   * or, where the store can tell, another. Returns an unsubscribe function.
-   */
-  onWake(listener: () => void): () => void;
-  /**
-   * Tells claimers in every process sharing the store to look again, as when a job under a
-   * cluster-wide cap finishes and frees room that no enqueue will announce.
-   */
-  wake(): void;
-  close(): Promise<void>;
+export interface DeleteJobTypeParams {
+  name: string;
+}
+
+export interface PauseQueueParams {
+  name: string;
+  now: number;
+}
+
+export interface ResumeQueueParams {
+  name: string;
 }

@@ -1,7 +1,6 @@
 import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
-import type { CompleteManyParams } from "../store/store.js";
-import { toJsonText } from "../validation.js";
+import type { Completion } from "../store/instrument.js";
 
 interface Pending<I, R> {
   item: I;
@@ -73,7 +72,7 @@ export type FailedAttempt = { job: Job; error: unknown } | null;
  * fifty, whether the jobs succeed or fail.
  */
 export class OutcomeBatcher {
-  readonly #completions: TurnBatch<CompleteManyParams["items"][number], boolean>;
+  readonly #completions: TurnBatch<Completion, boolean>;
   readonly #failures: TurnBatch<
     { job: Job; error: unknown; retryable?: boolean; kind?: string },
     FailedAttempt
@@ -84,10 +83,7 @@ export class OutcomeBatcher {
     private readonly queue: Queue,
     onError: (error: unknown) => void,
   ) {
-    this.#completions = new TurnBatch(
-      (items) => queue.store.completeMany({ now: queue.clock.now(), items }),
-      onError,
-    );
+    this.#completions = new TurnBatch((items) => queue.completeAttempts(items), onError);
     this.#failures = new TurnBatch((items) => queue.failAttempts(items), onError);
   }
 
@@ -96,8 +92,8 @@ export class OutcomeBatcher {
    * @throws ErrandError `INVALID_PAYLOAD` at once when the result is not JSON-serialisable.
    */
   complete(job: Job, result: unknown): Promise<boolean> {
-    const text = toJsonText("result", result === undefined ? null : result, this.queue.maxPayloadBytes);
-    return this.#completions.add({ id: job.id, attempt: job.attempt, result: text });
+    const resultText = this.queue.resultText(result);
+    return this.#completions.add({ id: job.id, attempt: job.attempt, result, resultText, job });
   }
 
   /** {@link Queue.failAttempt}, written with the other failures of this turn. */

@@ -1,11 +1,14 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
-import { type AnyJobDefinition, checkKnownKeys } from "../define-job.js";
+import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toTimerMs } from "../duration.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
-import { type Job, type JobRecord, toJob } from "../job.js";
+import type { Job } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
+import { Maintainer } from "../maintenance/maintainer.js";
+import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
 import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
@@ -156,7 +159,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #claiming = false;
   #claimAgain = false;
   #backlog = false;
-  #timers: Array<() => void> = [];
+  /** Polls and heartbeats while running. */
+  #timers: Repeating[] = [];
+  #maintainer: Maintainer | null = null;
   #unsubscribe: (() => void) | null = null;
   #drained: Array<() => void> = [];
   #closePromise: Promise<void> | null = null;
@@ -164,8 +169,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #filling: Promise<void> | null = null;
   /** Releases of jobs a claim returned while closing; close() waits for them. */
   readonly #releasing: Promise<void>[] = [];
-  /** Sweeps, prunes and heartbeats under way, started by timers; close() waits for them. */
-  readonly #background = new Set<Promise<void>>();
   /** Clock timers never hold the process open; a running worker does, like a server. */
   #keepAlive: NodeJS.Timeout | null = null;
   readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
@@ -225,48 +228,23 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
     this.#state = "running";
     this.#keepAlive = setInterval(() => {}, 1 << 30);
-    this.#unsubscribe = this.queue.store.onWake(() => this.#wake());
+    this.#unsubscribe = this.queue.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
-    this.#every(this.#pollMs, () => this.#wake());
-    this.#every(this.#heartbeatMs, () => this.#heartbeatAll());
+    const { clock } = this.queue;
+    const onError = (error: unknown) => this.#error(error);
+    this.#timers = [
+      repeat(clock, this.#pollMs, () => this.#wake(), onError),
+      repeat(clock, this.#heartbeatMs, () => this.#heartbeatAll(), onError),
+    ];
     if (this.#maintenance) {
-      this.#every(this.#sweepMs, () => this.#sweep());
-      this.#every(this.#pruneMs, () => this.queue.prune().then(undefined, (e) => this.#error(e)));
-      await this.#sweep();
+      this.#maintainer = new Maintainer(this.queue, {
+        sweepIntervalMs: this.#sweepMs,
+        pruneIntervalMs: this.#pruneMs,
+        onError,
+      });
+      await this.#maintainer.start();
     }
     await this.#fill();
-  }
-
-  #every(ms: number, fn: () => unknown): void {
-    let cancel = () => {};
-    const arm = () => {
-      cancel = this.queue.clock.setTimer(ms, () => {
-        if (this.#state !== "running") return;
-        this.#track(fn());
-        arm();
-      });
-    };
-    arm();
-    this.#timers.push(() => cancel());
-  }
-
-  /** Keeps a timer's task until it settles: close() waits for it, since the store may close next. */
-  #track(task: unknown): void {
-    if (!(task instanceof Promise)) return;
-    const settled = task.then(
-      () => {},
-      () => {},
-    );
-    this.#background.add(settled);
-    void settled.then(() => this.#background.delete(settled));
-  }
-
-  async #sweep(): Promise<void> {
-    try {
-      await this.queue.sweep();
-    } catch (error) {
-      this.#error(error);
-    }
   }
 
   #wake(): void {
@@ -297,10 +275,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.#claimAgain = false;
         const free = this.#concurrency - this.#runningWeight;
         if (free <= 0 || this.#state !== "running") break;
-        let records: JobRecord[];
+        let jobs: Job[];
         try {
-          records = await this.queue.store.claim({
-            now: this.queue.clock.now(),
+          jobs = await this.queue.claim({
             workerId: this.workerId,
             queues: this.#queues,
             types: this.#types,
@@ -314,11 +291,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.#error(error);
           break;
         }
-        this.#backlog = records.length > 0;
-        for (const record of records) this.#start(record);
+        this.#backlog = jobs.length > 0;
+        for (const job of jobs) this.#start(job);
         // Not idle if a wake-up came during the claim (an outcome just written may have made a
         // retry ready): with a networked store the claim can answer before that write committed.
-        if (records.length === 0 && !this.#claimAgain && this.#running.size === 0 && this.#reports === 0) {
+        if (jobs.length === 0 && !this.#claimAgain && this.#running.size === 0 && this.#reports === 0) {
           this.emit("idle");
         }
       } while (this.#claimAgain || (this.#backlog && this.#runningWeight <= this.#minConcurrency));
@@ -329,8 +306,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  #start(record: JobRecord): void {
-    const job = toJob(record);
+  #start(job: Job): void {
     if (this.#state !== "running") {
       // Claimed while closing: give it straight back.
       this.#releasing.push(
@@ -352,7 +328,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#running.set(job.id, run);
     this.#runningWeight += weight;
     this.emit("active", job);
-    this.queue.emit("active", job);
     void this.#execute(run);
   }
 
@@ -378,7 +353,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (run.settled) return;
       this.#settle(run);
       await this.#fail(job, error);
-      this.#roomFreed(def);
       return;
     }
     if (run.settled || run.aborted) return;
@@ -399,17 +373,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } finally {
       this.#reported();
     }
-    this.#roomFreed(def);
-    if (ok) {
+    if (ok && this.listenerCount("completed") > 0) {
       const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.queue.clock.now()) };
       this.emit("completed", done, result);
-      this.queue.emit("completed", done, result);
     }
-  }
-
-  /** A capped type's job ended: claimers elsewhere may have been held back by the cap. */
-  #roomFreed(def: AnyJobDefinition): void {
-    if (def.concurrency !== null) this.queue.store.wake();
   }
 
   /**
@@ -506,8 +473,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (runs.length === 0) return;
     let results: boolean[];
     try {
-      results = await this.queue.store.heartbeatMany({
-        now: this.queue.clock.now(),
+      results = await this.queue.heartbeatAttempts({
         leaseMs: this.#leaseMs,
         items: runs.map((r) => ({ id: r.job.id, attempt: r.job.attempt })),
       });
@@ -541,19 +507,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     this.#state = "closing";
-    for (const cancel of this.#timers) cancel();
+    // Polls, heartbeats and maintenance stop now; a pass under way is waited for at the end, since
+    // the caller may close the store next (and the grace-period heartbeats start at once).
+    const stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
     this.#timers = [];
     this.#unsubscribe?.();
     this.queue.off("cancelled", this.#onCancelled);
     // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
-    let stopHeartbeat = () => {};
-    const beat = () => {
-      stopHeartbeat = this.queue.clock.setTimer(this.#heartbeatMs, () => {
-        this.#track(this.#heartbeatAll());
-        beat();
-      });
-    };
-    beat();
+    const graceBeat = repeat(
+      this.queue.clock,
+      this.#heartbeatMs,
+      () => this.#heartbeatAll(),
+      (error) => this.#error(error),
+    );
     try {
       if (this.#running.size > 0) {
         let cancelGrace = () => {};
@@ -588,10 +554,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       );
       await this.#outcomes.flush();
     } finally {
-      stopHeartbeat();
-      // Sweeps, prunes and heartbeats its timers started: the caller may close the store next.
-      // (Waited for at the end, so the grace-period heartbeats start at once.)
-      await Promise.all(this.#background);
+      await graceBeat.stop();
+      await stopping;
       if (this.#keepAlive) clearInterval(this.#keepAlive);
       this.#keepAlive = null;
       this.#state = "closed";

@@ -57,7 +57,7 @@ export interface Bundle {
 
 const sqlite: Backend = {
   name: "sqlite",
-  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: false },
+  capabilities: SqliteStore.capabilitiesFor("errand.db"),
   async setup(options = {}) {
     const dir = mkdtempSync(join(tmpdir(), "errand-test-"));
     const filename = join(dir, "errand.db");
@@ -96,7 +96,7 @@ const sqlite: Backend = {
 /** Each test gets its own schema in the test database (ERRAND_TEST_PG_URL), dropped afterwards. */
 const postgres: Backend = {
   name: "postgres",
-  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: true },
+  capabilities: PostgresStore.capabilities,
   async setup(options = {}) {
     const schema = freshSchema();
     const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
@@ -139,7 +139,7 @@ const postgres: Backend = {
 /** Each test gets its own key prefix in the test Redis (ERRAND_TEST_REDIS_URL); its keys are deleted afterwards. */
 const redis: Backend = {
   name: "redis",
-  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: false },
+  capabilities: RedisStore.capabilities,
   async setup(options = {}) {
     const prefix = freshPrefix();
     const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
@@ -185,7 +185,7 @@ const redis: Backend = {
 const redisCluster: Backend = {
   name: "redis-cluster",
   conformanceOnly: true,
-  capabilities: { listen: true, multiProcess: true, transactionalEnqueue: false },
+  capabilities: RedisStore.capabilities,
   async setup(options = {}) {
     const nodes = inject("redisClusterNodes");
     if (!nodes)

@@ -39,8 +39,8 @@ export function exerciseFailMany(backend: Backend): void {
         [retried.id, killed.id, staleFirst.id, live.id, untouched.id].sort(),
       );
       expect(expiredLease).toMatchObject({ id: expired.id, attempt: 1 });
-      const liveBefore = await store.get(live.id);
-      const untouchedBefore = await store.get(untouched.id);
+      const liveBefore = await store.get({ id: live.id });
+      const untouchedBefore = await store.get({ id: untouched.id });
 
       await clock.advance(10);
       const now = clock.now();
@@ -83,7 +83,7 @@ export function exerciseFailMany(backend: Backend): void {
         "pending",
       ]);
 
-      expect(await store.get(retried.id)).toMatchObject({
+      expect(await store.get({ id: retried.id })).toMatchObject({
         state: "pending",
         queue: "later",
         attempt: 1,
@@ -94,7 +94,7 @@ export function exerciseFailMany(backend: Backend): void {
         finishedAt: null,
       });
       expect(await queue.get(retried.id)).toMatchObject({ errors: [items[0]!.error] });
-      expect(await store.get(killed.id)).toMatchObject({
+      expect(await store.get({ id: killed.id })).toMatchObject({
         state: "dead",
         queue: "default",
         attempt: 1,
@@ -104,12 +104,16 @@ export function exerciseFailMany(backend: Backend): void {
         leaseExpirations: 0,
       });
       expect(await queue.get(killed.id)).toMatchObject({ errors: [items[1]!.error] });
-      expect(await store.get(staleFirst.id)).toMatchObject({ state: "dead", attempt: 1, finishedAt: now });
+      expect(await store.get({ id: staleFirst.id })).toMatchObject({
+        state: "dead",
+        attempt: 1,
+        finishedAt: now,
+      });
       expect(await queue.get(staleFirst.id)).toMatchObject({ errors: [items[4]!.error] });
-      expect(await store.get("no-such-job")).toBeNull();
-      expect(await store.get(live.id)).toEqual(liveBefore);
-      expect(await store.get(untouched.id)).toEqual(untouchedBefore);
-      expect(await store.get(expired.id)).toMatchObject({
+      expect(await store.get({ id: "no-such-job" })).toBeNull();
+      expect(await store.get({ id: live.id })).toEqual(liveBefore);
+      expect(await store.get({ id: untouched.id })).toEqual(untouchedBefore);
+      expect(await store.get({ id: expired.id })).toMatchObject({
         state: "pending",
         attempt: 1,
         runAt: now,

@@ -33,6 +33,7 @@ import { exerciseWakeups } from "./wakeups.js";
 for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
     exerciseClaim(backend);
+    exerciseWakeups(backend);
     exerciseFencing(backend);
     exerciseFailMany(backend);
     exerciseLeases(backend);
@@ -55,6 +56,5 @@ for (const backend of selectedBackends({ conformance: true })) {
     exercisePause(backend);
     exerciseNames(backend);
     exerciseReplay(backend);
-    exerciseWakeups(backend);
   });
 }

@@ -37,13 +37,13 @@ for (const backend of selectedBackends()) {
 
     it("starting with the types the store already holds writes nothing", async () => {
       const first = await startServer(backend, { types: [resize] });
-      const stored = await first.store.getJobType("resize");
+      const stored = await first.store.getJobType({ name: "resize" });
       await first.clock.advance(60_000);
       await serve(await first.connect(), { types: [resize] });
-      expect(await first.store.getJobType("resize")).toEqual(stored);
+      expect(await first.store.getJobType({ name: "resize" })).toEqual(stored);
       // Changed settings are written, keeping the type's createdAt.
       await serve(await first.connect(), { types: [{ ...resize, concurrency: 3 }] });
-      expect(await first.store.getJobType("resize")).toMatchObject({
+      expect(await first.store.getJobType({ name: "resize" })).toMatchObject({
         createdAt: stored!.createdAt,
         updatedAt: stored!.createdAt + 60_000,
       });
@@ -51,7 +51,7 @@ for (const backend of selectedBackends()) {
       await expect(
         serve(await first.connect(), { types: [{ type: "ok" }, { type: "bad", maxAttempts: 0 }] }),
       ).rejects.toMatchObject({ code: "INVALID_OPTION", message: expect.stringMatching(/^types\[1\]/) });
-      expect(await first.store.getJobType("ok")).toBeNull();
+      expect(await first.store.getJobType({ name: "ok" })).toBeNull();
     });
 
     it("a type PUT, changed or deleted on one server takes effect on another on the same store", async () => {

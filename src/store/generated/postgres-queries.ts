@@ -77,6 +77,8 @@ export const statements = {
   prune: "WITH gone AS (\n  DELETE FROM {{errandJobDone}} WHERE id IN (\n    SELECT id FROM {{errandJobDone}} WHERE state = $1 AND finished_at < $2 LIMIT $3\n    FOR UPDATE SKIP LOCKED\n  )\n  RETURNING 1\n)\nSELECT count(*)::integer AS n FROM gone",
   /** putJobType.sql */
   putJobType: "INSERT INTO {{errandJobType}} (name, config, created_at, updated_at) VALUES ($1, $2, $3, $4)\nON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at\nRETURNING (xmax = 0) AS inserted",
+  /** putSchedule.sql */
+  putSchedule: "INSERT INTO {{errandSchedule}} (name, cron, timezone, type, payload, options, next_run_at, created_at, updated_at)\nVALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)\nON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, type = excluded.type,\n  payload = excluded.payload, options = excluded.options, next_run_at = excluded.next_run_at,\n  updated_at = excluded.updated_at",
   /** release.sql */
   release: "WITH upd AS (\n  UPDATE {{errandJob}} SET state = 'pending', run_at = $3, lease_expires_at = NULL, worker_id = NULL,\n    max_attempts = max_attempts + 1\n  WHERE id = $1 AND attempt = $2 AND state = 'active'\n  RETURNING 1\n), n AS (SELECT pg_notify({{channel}}, $4) FROM (SELECT 1 FROM upd LIMIT 1) AS r)\nSELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd",
   /** replay.sql */
@@ -89,8 +91,6 @@ export const statements = {
   retry: "WITH moved AS (\n  DELETE FROM {{errandJobDone}} WHERE id = $1 AND state IN ('dead', 'cancelled', 'expired') RETURNING *\n), ins AS (\n  INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,\n    attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n    lease_expirations, created_at, started_at, owner)\n  SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, $2, NULL, attempt,\n    greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,\n    created_at, started_at, owner\n  FROM moved\n  RETURNING {{hotFields}}\n), n AS (SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM ins LIMIT 1) AS r)\nSELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0",
   /** stats.sql */
   stats: "SELECT state, queue, type, count(*) AS n,\n  count(*) FILTER (WHERE state = 'pending' AND run_at > $1) AS scheduled,\n  count(*) FILTER (WHERE state = 'pending' AND attempt > 0) AS retrying,\n  min(run_at) FILTER (WHERE state = 'pending' AND run_at <= $1) AS oldest\nFROM {{errandJob}} GROUP BY state, queue, type\nUNION ALL\nSELECT state, queue, type, count(*), 0, 0, NULL FROM {{errandJobDone}} GROUP BY state, queue, type",
-  /** upsertSchedule.sql */
-  upsertSchedule: "INSERT INTO {{errandSchedule}} (name, cron, timezone, type, payload, options, next_run_at, created_at, updated_at)\nVALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)\nON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, type = excluded.type,\n  payload = excluded.payload, options = excluded.options, next_run_at = excluded.next_run_at,\n  updated_at = excluded.updated_at",
   /** wake.sql */
   notify: "SELECT pg_notify({{channel}}, $1)",
 } as const;

@@ -81,6 +81,8 @@ export const statements = {
   putJobTypeExists: "SELECT 1 FROM errand_job_type WHERE name = ?;",
   /** putJobType.sql */
   putJobType: "INSERT INTO errand_job_type (name, config, created_at, updated_at) VALUES (?, ?, ?, ?)\nON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at;",
+  /** putSchedule.sql */
+  putSchedule: "INSERT INTO errand_schedule (name, cron, timezone, type, payload, options, next_run_at, created_at,\n  updated_at)\nVALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)\nON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone,\n  type = excluded.type, payload = excluded.payload, options = excluded.options,\n  next_run_at = excluded.next_run_at, updated_at = excluded.updated_at;",
   /** release.sql */
   release: "UPDATE errand_job\nSET state = 'pending', run_at = ?, lease_expires_at = NULL, worker_id = NULL,\n  max_attempts = max_attempts + 1\nWHERE id = ? AND attempt = ? AND state = 'active';",
   /** replay.sql */
@@ -99,8 +101,6 @@ export const statements = {
   statsHot: "SELECT state, queue, type, count(*) AS n,\n  sum(state = 'pending' AND run_at > $now) AS scheduled,\n  sum(state = 'pending' AND attempt > 0) AS retrying,\n  min(CASE WHEN state = 'pending' AND run_at <= $now THEN run_at END) AS oldest\nFROM errand_job\nGROUP BY state, queue, type;",
   /** stats.sql */
   statsDone: "SELECT state, queue, type, count(*) AS n FROM errand_job_done GROUP BY state, queue, type;",
-  /** upsertSchedule.sql */
-  upsertSchedule: "INSERT INTO errand_schedule (name, cron, timezone, type, payload, options, next_run_at, created_at,\n  updated_at)\nVALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)\nON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone,\n  type = excluded.type, payload = excluded.payload, options = excluded.options,\n  next_run_at = excluded.next_run_at, updated_at = excluded.updated_at;",
 } as const;
 
 export type StatementName = keyof typeof statements;

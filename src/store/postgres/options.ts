@@ -4,8 +4,8 @@
  */
 import type pg from "pg";
 import type { Logger } from "pino";
-import { checkKnownKeys } from "../../define-job.js";
 import { ErrandError } from "../../errors.js";
+import { checkKnownKeys } from "../../known-keys.js";
 
 /**
  * What a schema name must look like: a plain lower-case SQL identifier, short enough that the

@@ -12,23 +12,33 @@ import type {
   CheckpointParams,
   ClaimParams,
   CompleteManyParams,
+  DeleteJobTypeParams,
+  DeleteScheduleParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
+  GetJobTypeParams,
+  GetParams,
+  GetScheduleParams,
   HeartbeatManyParams,
   JobMutation,
   JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
+  PauseQueueParams,
   PruneParams,
+  PutJobTypeParams,
+  PutScheduleParams,
   ReleaseParams,
   ReplayParams,
   RescheduleParams,
+  ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  StatsParams,
   Store,
   StoreCapabilities,
   StoreStats,
@@ -67,7 +77,13 @@ export type { PostgresStoreOptions } from "./options.js";
  * @since 0.1.0
  */
 export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements Store {
-  readonly capabilities: StoreCapabilities = { listen: true, multiProcess: true, transactionalEnqueue: true };
+  /** What every PostgreSQL store can do (see {@link StoreCapabilities}); tests read it before opening one. */
+  static readonly capabilities: StoreCapabilities = {
+    listen: true,
+    multiProcess: true,
+    transactionalEnqueue: true,
+  };
+  readonly capabilities = PostgresStore.capabilities;
   /** The schema this store's tables live in. */
   readonly schema: string;
   /** The pool, and operations on it retried after connection faults (connection.ts). */
@@ -335,7 +351,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  async get(id: string): Promise<JobRecord | null> {
+  async get({ id }: GetParams): Promise<JobRecord | null> {
     const [row] = await this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.get, [id]));
     return row ?? null;
   }
@@ -369,7 +385,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
   }
 
-  async stats(p: { now: number }): Promise<StoreStats> {
+  async stats(p: StatsParams): Promise<StoreStats> {
     const rows = await this.#op("pool", (db) =>
       this.#q<{
         state: JobState;
@@ -488,9 +504,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   // ---- schedules -----------------------------------------------------------------------------
 
-  async upsertSchedule(r: ScheduleRecord): Promise<void> {
+  async putSchedule(r: PutScheduleParams): Promise<void> {
     await this.#op("pool", (db) =>
-      this.#q(db, this.#sql.upsertSchedule, [
+      this.#q(db, this.#sql.putSchedule, [
         r.name,
         r.cron,
         r.timezone,
@@ -504,12 +520,12 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     );
   }
 
-  async deleteSchedule(name: string): Promise<boolean> {
+  async deleteSchedule({ name }: DeleteScheduleParams): Promise<boolean> {
     const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteSchedule, [name]));
     return rows.length === 1;
   }
 
-  async getSchedule(name: string): Promise<ScheduleRecord | null> {
+  async getSchedule({ name }: GetScheduleParams): Promise<ScheduleRecord | null> {
     const [row] = await this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.getSchedule, [name]));
     return row ?? null;
   }
@@ -542,14 +558,14 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   // ---- job types -----------------------------------------------------------------------------
 
-  async putJobType(r: JobTypeRecord): Promise<boolean> {
+  async putJobType(r: PutJobTypeParams): Promise<boolean> {
     const [row] = await this.#op("pool", (db) =>
       this.#q<{ inserted: boolean }>(db, this.#sql.putJobType, [r.name, r.config, r.createdAt, r.updatedAt]),
     );
     return row!.inserted;
   }
 
-  async getJobType(name: string): Promise<JobTypeRecord | null> {
+  async getJobType({ name }: GetJobTypeParams): Promise<JobTypeRecord | null> {
     const [row] = await this.#op("pool", (db) => this.#q<JobTypeRecord>(db, this.#sql.getJobType, [name]));
     return row ?? null;
   }
@@ -558,19 +574,19 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#op("pool", (db) => this.#q<JobTypeRecord>(db, this.#sql.listJobTypes, []));
   }
 
-  async deleteJobType(name: string): Promise<boolean> {
+  async deleteJobType({ name }: DeleteJobTypeParams): Promise<boolean> {
     const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteJobType, [name]));
     return rows.length === 1;
   }
 
   // ---- paused queues -------------------------------------------------------------------------
 
-  async pauseQueue(p: { name: string; now: number }): Promise<boolean> {
+  async pauseQueue(p: PauseQueueParams): Promise<boolean> {
     const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.pauseQueue, [p.name, p.now]));
     return rows.length === 1;
   }
 
-  async resumeQueue(p: { name: string }): Promise<boolean> {
+  async resumeQueue(p: ResumeQueueParams): Promise<boolean> {
     const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.resumeQueue, [p.name]));
     return rows.length === 1;
   }

@@ -9,23 +9,33 @@ import type {
   CheckpointParams,
   ClaimParams,
   CompleteManyParams,
+  DeleteJobTypeParams,
+  DeleteScheduleParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
+  GetJobTypeParams,
+  GetParams,
+  GetScheduleParams,
   HeartbeatManyParams,
   JobMutation,
   JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
+  PauseQueueParams,
   PruneParams,
+  PutJobTypeParams,
+  PutScheduleParams,
   ReleaseParams,
   ReplayParams,
   RescheduleParams,
+  ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  StatsParams,
   Store,
   StoreCapabilities,
   StoreStats,
@@ -70,11 +80,13 @@ const CURSOR_MAX = 255;
  * @since 0.1.0
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = {
+  /** What every Redis store can do (see {@link StoreCapabilities}); tests read it before opening one. */
+  static readonly capabilities: StoreCapabilities = {
     listen: true,
     multiProcess: true,
     transactionalEnqueue: false,
   };
+  readonly capabilities = RedisStore.capabilities;
   /** The key prefix, hash tag included: `{errand}:`. */
   readonly keyPrefix: string;
   /** Scripts, commands and the epoch over the store's client (transport.ts). */
@@ -241,7 +253,7 @@ export class RedisStore implements Store {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  async get(id: string): Promise<JobRecord | null> {
+  async get({ id }: GetParams): Promise<JobRecord | null> {
     const flat = (await this.#command("HGETALL", [`${this.keyPrefix}j:${id}`])) as Reply;
     return flat.length === 0 ? null : decodeJob([id, ...flat]);
   }
@@ -271,7 +283,7 @@ export class RedisStore implements Store {
     return { jobs: replies.map(decodeJob), nextCursor };
   }
 
-  async stats(p: { now: number }): Promise<StoreStats> {
+  async stats(p: StatsParams): Promise<StoreStats> {
     const [counters, scheduled, oldest] = (await this.#run("stats", [p.now])) as [
       Reply,
       number,
@@ -344,8 +356,8 @@ export class RedisStore implements Store {
 
   // ---- schedules -----------------------------------------------------------------------------
 
-  async upsertSchedule(r: ScheduleRecord): Promise<void> {
-    await this.#write("upsertSchedule", [
+  async putSchedule(r: PutScheduleParams): Promise<void> {
+    await this.#write("putSchedule", [
       r.name,
       r.cron,
       r.timezone,
@@ -358,11 +370,11 @@ export class RedisStore implements Store {
     ]);
   }
 
-  async deleteSchedule(name: string): Promise<boolean> {
+  async deleteSchedule({ name }: DeleteScheduleParams): Promise<boolean> {
     return (await this.#write("deleteSchedule", [name])) === 1;
   }
 
-  async getSchedule(name: string): Promise<ScheduleRecord | null> {
+  async getSchedule({ name }: GetScheduleParams): Promise<ScheduleRecord | null> {
     return schedules((await this.#run("getSchedule", [name])) as unknown[])[0] ?? null;
   }
 
@@ -383,11 +395,11 @@ export class RedisStore implements Store {
 
   // ---- job types -----------------------------------------------------------------------------
 
-  async putJobType(r: JobTypeRecord): Promise<boolean> {
+  async putJobType(r: PutJobTypeParams): Promise<boolean> {
     return (await this.#write("putJobType", [r.name, r.createdAt, r.updatedAt, r.config])) === 1;
   }
 
-  async getJobType(name: string): Promise<JobTypeRecord | null> {
+  async getJobType({ name }: GetJobTypeParams): Promise<JobTypeRecord | null> {
     const value = (await this.#command("HGET", [`${this.keyPrefix}types`, name])) as string | null;
     return value === null ? null : jobType(name, value);
   }
@@ -399,18 +411,18 @@ export class RedisStore implements Store {
     return out.sort((a, b) => byteOrder(a.name, b.name));
   }
 
-  async deleteJobType(name: string): Promise<boolean> {
+  async deleteJobType({ name }: DeleteJobTypeParams): Promise<boolean> {
     return (await this.#command("HDEL", [`${this.keyPrefix}types`, name])) === 1;
   }
 
   // ---- paused queues -------------------------------------------------------------------------
   // {p}:paused: queue name -> pausedAt. One command each, atomic by itself; claim.lua checks it.
 
-  async pauseQueue(p: { name: string; now: number }): Promise<boolean> {
+  async pauseQueue(p: PauseQueueParams): Promise<boolean> {
     return (await this.#command("HSETNX", [`${this.keyPrefix}paused`, p.name, p.now])) === 1;
   }
 
-  async resumeQueue(p: { name: string }): Promise<boolean> {
+  async resumeQueue(p: ResumeQueueParams): Promise<boolean> {
     return (await this.#command("HDEL", [`${this.keyPrefix}paused`, p.name])) === 1;
   }
 

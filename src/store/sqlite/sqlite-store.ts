@@ -10,23 +10,33 @@ import type {
   CheckpointParams,
   ClaimParams,
   CompleteManyParams,
+  DeleteJobTypeParams,
+  DeleteScheduleParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
+  GetJobTypeParams,
+  GetParams,
+  GetScheduleParams,
   HeartbeatManyParams,
   JobMutation,
   JobTypeRecord,
   ListParams,
   ListResult,
   NewJob,
+  PauseQueueParams,
   PruneParams,
+  PutJobTypeParams,
+  PutScheduleParams,
   ReleaseParams,
   ReplayParams,
   RescheduleParams,
+  ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  StatsParams,
   Store,
   StoreCapabilities,
   StoreStats,
@@ -74,6 +84,13 @@ export interface SqliteStoreOptions {
  * @since 0.1.0
  */
 export class SqliteStore implements Store {
+  /**
+   * What a SQLite store on `filename` can do (see {@link StoreCapabilities}): an in-memory
+   * database belongs to one process. Tests read it before opening one.
+   */
+  static capabilitiesFor(filename: string): StoreCapabilities {
+    return { listen: true, multiProcess: filename !== ":memory:", transactionalEnqueue: false };
+  }
   readonly capabilities: StoreCapabilities;
   readonly #db: Database.Database;
   readonly #writer: WriteBatcher;
@@ -88,7 +105,7 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#q = prepareStatements(db);
     const memory = options.filename === ":memory:" || options.filename === "";
-    this.capabilities = { listen: true, multiProcess: !memory, transactionalEnqueue: false };
+    this.capabilities = SqliteStore.capabilitiesFor(options.filename);
     this.#notifier = new SqliteNotifier(
       !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null,
     );
@@ -292,7 +309,7 @@ export class SqliteStore implements Store {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  async get(id: string): Promise<JobRecord | null> {
+  async get({ id }: GetParams): Promise<JobRecord | null> {
     return this.#getRecord(id);
   }
 
@@ -325,7 +342,7 @@ export class SqliteStore implements Store {
     return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
   }
 
-  async stats(p: { now: number }): Promise<StoreStats> {
+  async stats(p: StatsParams): Promise<StoreStats> {
     const states = Object.fromEntries(["pending", "active", ...FINISHED_STATES].map((s) => [s, 0])) as Record<
       JobState,
       number
@@ -471,9 +488,9 @@ export class SqliteStore implements Store {
 
   // ---- schedules -----------------------------------------------------------------------------
 
-  upsertSchedule(r: ScheduleRecord): Promise<void> {
+  putSchedule(r: PutScheduleParams): Promise<void> {
     return this.#write(() => {
-      this.#q.upsertSchedule.run(
+      this.#q.putSchedule.run(
         r.name,
         r.cron,
         r.timezone,
@@ -487,11 +504,11 @@ export class SqliteStore implements Store {
     });
   }
 
-  deleteSchedule(name: string): Promise<boolean> {
+  deleteSchedule({ name }: DeleteScheduleParams): Promise<boolean> {
     return this.#write(() => this.#q.deleteSchedule.run(name).changes === 1);
   }
 
-  async getSchedule(name: string): Promise<ScheduleRecord | null> {
+  async getSchedule({ name }: GetScheduleParams): Promise<ScheduleRecord | null> {
     return (this.#q.getSchedule.get(name) as ScheduleRecord | undefined) ?? null;
   }
 
@@ -514,7 +531,7 @@ export class SqliteStore implements Store {
 
   // ---- job types -----------------------------------------------------------------------------
 
-  putJobType(r: JobTypeRecord): Promise<boolean> {
+  putJobType(r: PutJobTypeParams): Promise<boolean> {
     return this.#write(() => {
       const existed = this.#q.putJobTypeExists.get(r.name) !== undefined;
       this.#q.putJobType.run(r.name, r.config, r.createdAt, r.updatedAt);
@@ -522,7 +539,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  async getJobType(name: string): Promise<JobTypeRecord | null> {
+  async getJobType({ name }: GetJobTypeParams): Promise<JobTypeRecord | null> {
     return (this.#q.getJobType.get(name) as JobTypeRecord | undefined) ?? null;
   }
 
@@ -530,17 +547,17 @@ export class SqliteStore implements Store {
     return this.#q.listJobTypes.all() as JobTypeRecord[];
   }
 
-  deleteJobType(name: string): Promise<boolean> {
+  deleteJobType({ name }: DeleteJobTypeParams): Promise<boolean> {
     return this.#write(() => this.#q.deleteJobType.run(name).changes === 1);
   }
 
   // ---- paused queues -------------------------------------------------------------------------
 
-  pauseQueue(p: { name: string; now: number }): Promise<boolean> {
+  pauseQueue(p: PauseQueueParams): Promise<boolean> {
     return this.#write(() => this.#q.pauseQueue.run(p.name, p.now).changes === 1);
   }
 
-  resumeQueue(p: { name: string }): Promise<boolean> {
+  resumeQueue(p: ResumeQueueParams): Promise<boolean> {
     return this.#write(() => this.#q.resumeQueue.run(p.name).changes === 1);
   }
 

@@ -1,5 +1,5 @@
 --[[
-  upsertSchedule: Store.upsertSchedule(). Creates or replaces a recurring schedule.
+  putSchedule: Store.putSchedule(). Creates or replaces a recurring schedule.
 
   A schedule is the hash {p}:s|<name> (c cron, z timezone, t type, p payload, o options,
   ca createdAt, ua updatedAt) and its next tick in {p}:schd. Both are written together.

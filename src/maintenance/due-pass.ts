@@ -1,4 +1,4 @@
-import type { Clock } from "./clock.js";
+import type { Clock } from "../clock.js";
 
 /**
  * Runs a maintenance pass when one is due: at most once per `intervalMs` of the clock's time,

@@ -1,4 +1,4 @@
--- upsertSchedule: Store.upsertSchedule(). Creates a cron schedule or replaces one of that name.
+-- putSchedule: Store.putSchedule(). Creates a cron schedule or replaces one of that name.
 --
 -- Guarantees:
 --   - One row per name; an existing schedule keeps its created_at and takes every other field.
@@ -7,7 +7,7 @@
 -- Params: 1 name, 2 cron, 3 timezone, 4 type, 5 payload (JSON text), 6 options (JSON text),
 --   7 nextRunAt, 8 createdAt, 9 updatedAt.
 
--- name: upsertSchedule
+-- name: putSchedule
 INSERT INTO errand_schedule (name, cron, timezone, type, payload, options, next_run_at, created_at,
   updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

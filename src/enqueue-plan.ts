@@ -1,0 +1,222 @@
+/**
+ * Enqueue planning: an enqueue's options and its type's defaults resolved into the {@link NewJob}
+ * a store inserts, every option checked before anything is stored.
+ * @module
+ */
+import { type AnyJobDefinition, type JobDefinition, resolveDefaults, validatePayload } from "./define-job.js";
+import { type Duration, toMs } from "./duration.js";
+import { ErrandError } from "./errors.js";
+import { uuidv7 } from "./id.js";
+import { checkKnownKeys } from "./known-keys.js";
+import type { EnqueueOptions } from "./queue-options.js";
+import type { NewJob } from "./store/store.js";
+import {
+  addToDate,
+  checkJobId,
+  checkOwnerName,
+  checkText,
+  MAX_KEY_LENGTH,
+  toEpochMs,
+  toJsonText,
+} from "./validation.js";
+
+const ENQUEUE_KEYS = new Set([
+  "id",
+  "uniqueKey",
+  "owner",
+  "delayMs",
+  "runAt",
+  "expiresAt",
+  "expiresInMs",
+  "queue",
+  "priority",
+  "weight",
+  "maxAttempts",
+  "backoff",
+  "retryQueue",
+  "timeoutMs",
+  "delivery",
+  "db",
+]);
+
+/** What planning a batch needs of the Queue, at one instant. */
+export interface Planner {
+  now: number;
+  /** The known definition of a type named by a string (its name checked). */
+  definition(type: string): AnyJobDefinition | undefined;
+  /** {@link planEnqueue} with the Queue's store capabilities. */
+  plan(type: string, def: AnyJobDefinition | undefined, options: EnqueueOptions): NewJob;
+  maxPayloadBytes: number;
+}
+
+/** Jobs ready to insert, with each payload as given (for the jobs returned without a parse). */
+export interface PlannedJobs {
+  jobs: NewJob[];
+  values: unknown[];
+  /** Every id was generated here (see `EnqueueManyParams.idsGenerated`). */
+  idsGenerated: boolean;
+}
+
+/**
+ * Many jobs of one type with the same options: every payload checked against the type's schema
+ * and serialised before anything is stored.
+ */
+export async function planMany(
+  p: Planner,
+  type: string,
+  def: AnyJobDefinition | undefined,
+  payloads: readonly unknown[],
+  options: EnqueueOptions,
+): Promise<PlannedJobs> {
+  const base = p.plan(type, def, options);
+  const jobs: NewJob[] = new Array(payloads.length);
+  const values: unknown[] = new Array(payloads.length);
+  for (let i = 0; i < payloads.length; i++) {
+    const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
+    values[i] = value;
+    jobs[i] = withPayload(
+      base,
+      options.id === undefined ? uuidv7(p.now) : base.id,
+      toJsonText("payload", value, p.maxPayloadBytes),
+    );
+  }
+  return { jobs, values, idsGenerated: options.id === undefined };
+}
+
+/** Jobs of any types, each with its own options (the server's bulk enqueue). */
+export async function planBatch(
+  p: Planner,
+  items: ReadonlyArray<{
+    job: JobDefinition<unknown, unknown> | string;
+    payload: unknown;
+    options?: EnqueueOptions;
+  }>,
+): Promise<PlannedJobs> {
+  const jobs: NewJob[] = new Array(items.length);
+  const values: unknown[] = new Array(items.length);
+  let idsGenerated = true;
+  for (let i = 0; i < items.length; i++) {
+    const { job, payload, options = {} } = items[i]!;
+    const def = typeof job === "string" ? p.definition(job) : job;
+    const type = typeof job === "string" ? job : job.type;
+    if (options.db !== undefined) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `enqueueBatch: jobs[${i}].db is not supported; use enqueueMany`,
+      );
+    }
+    const base = p.plan(type, def, options);
+    const value = def?.schema ? await validatePayload(def, payload) : payload;
+    if (options.id !== undefined) idsGenerated = false;
+    values[i] = value;
+    jobs[i] = withPayload(
+      base,
+      options.id === undefined ? uuidv7(p.now) : base.id,
+      toJsonText(`jobs[${i}].payload`, value, p.maxPayloadBytes),
+    );
+  }
+  return { jobs, values, idsGenerated };
+}
+
+/**
+ * Resolves one enqueue's options over its type's definition (or errand's defaults, for a type
+ * not known here) into a job without its id and payload (see {@link withPayload}).
+ * @param canEnlist - whether the store can insert inside the caller's transaction (`db`).
+ * @throws ErrandError naming the field, on any invalid option.
+ */
+export function planEnqueue(
+  type: string,
+  def: AnyJobDefinition | undefined,
+  o: EnqueueOptions,
+  now: number,
+  canEnlist: boolean,
+): NewJob {
+  checkKnownKeys("enqueue", o, ENQUEUE_KEYS);
+  if (o.db !== undefined && !canEnlist) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "enqueue: this store cannot enqueue inside your own transaction (the db option needs the PostgreSQL store)",
+    );
+  }
+  if (typeof o.backoff === "function") {
+    // It would be stored as "custom" and never called: retries would silently use the default.
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "enqueue: a function backoff cannot be stored with a job; set it on the job type (defineJob)",
+    );
+  }
+  const own = resolveDefaults({
+    queue: o.queue ?? def?.queue,
+    priority: o.priority ?? def?.priority,
+    weight: o.weight ?? def?.weight,
+    maxAttempts: o.maxAttempts ?? def?.maxAttempts,
+    retryQueue: o.retryQueue ?? def?.retryQueue ?? undefined,
+    timeoutMs: o.timeoutMs ?? def?.timeoutMs ?? undefined,
+    delivery: o.delivery ?? def?.delivery,
+    backoff: o.backoff,
+  });
+  const runAt = instant("enqueue", ["delayMs", o.delayMs, "after"], ["runAt", o.runAt, "at"], now) ?? now;
+  const expiresAt =
+    instant("enqueue", ["expiresAt", o.expiresAt, "at"], ["expiresInMs", o.expiresInMs, "after"], now) ??
+    null;
+  const backoff = o.backoff !== undefined ? own.backoff : (def?.backoff ?? own.backoff);
+  return {
+    id: o.id === undefined ? "" : checkJobId(o.id),
+    type,
+    queue: own.queue,
+    payload: "",
+    priority: own.priority,
+    weight: own.weight,
+    runAt,
+    expiresAt,
+    maxAttempts: own.maxAttempts,
+    backoff: JSON.stringify(backoff),
+    retryQueue: own.retryQueue,
+    delivery: own.delivery,
+    timeoutMs: own.timeoutMs,
+    uniqueKey: o.uniqueKey === undefined ? null : checkText("uniqueKey", o.uniqueKey, MAX_KEY_LENGTH),
+    owner: o.owner === undefined ? null : checkOwnerName(o.owner),
+  };
+}
+
+/** An instant given as a time (`at`) or as a span from now (`after`). */
+type InstantOption = [
+  name: string,
+  value: Date | string | number | Duration | undefined,
+  kind: "at" | "after",
+];
+
+/**
+ * One instant from the two ways of giving it (`runAt` / `delayMs`, `expiresAt` / `expiresInMs`),
+ * which exclude each other; undefined when neither is given. Enqueue and reschedule share it.
+ * @throws ErrandError `INVALID_OPTION` for both, `INVALID_DATE` / `INVALID_DURATION` for a bad one.
+ */
+export function instant(where: string, a: InstantOption, b: InstantOption, now: number): number | undefined {
+  if (a[1] !== undefined && b[1] !== undefined) {
+    throw new ErrandError("INVALID_OPTION", `${where}: give ${a[0]} or ${b[0]}, not both`);
+  }
+  const [name, value, kind] = a[1] !== undefined ? a : b;
+  if (value === undefined) return undefined;
+  return kind === "at" ? toEpochMs(name, value) : addToDate(name, now, toMs(name, value as Duration));
+}
+
+/** A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job. */
+export function withPayload(base: NewJob, id: string, payload: string): NewJob {
+  return {
+    id,
+    type: base.type,
+    queue: base.queue,
+    payload,
+    priority: base.priority,
+    weight: base.weight,
+    runAt: base.runAt,
+    expiresAt: base.expiresAt,
+    maxAttempts: base.maxAttempts,
+    backoff: base.backoff,
+    retryQueue: base.retryQueue,
+    delivery: base.delivery,
+    timeoutMs: base.timeoutMs,
+    uniqueKey: base.uniqueKey,
+    owner: base.owner,
+  };
+}

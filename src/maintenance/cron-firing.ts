@@ -1,0 +1,32 @@
+import { nextCronTick } from "../cron.js";
+import type { StoreDoor } from "../store/instrument.js";
+import type { NewJob, ScheduleRecord } from "../store/store.js";
+
+/**
+ * Cron firing: each schedule whose tick came due enqueues that tick's job (id
+ * `schedule:<name>:<tick ms>`) and moves to its next future tick, in one compare-and-set, so a
+ * tick fires exactly once however many processes fire schedules. Missed ticks are not caught up.
+ * A schedule that cannot fire (its stored options no longer valid) is reported to `onError` and
+ * the others fire. Returns how many ticks enqueued a job.
+ * @param plan - the job a schedule's stored type and options resolve to now.
+ */
+export async function fireDueSchedules(
+  door: StoreDoor,
+  plan: (schedule: ScheduleRecord, now: number) => NewJob,
+  now: number,
+  limit: number,
+  onError: (error: unknown) => void,
+): Promise<number> {
+  let fired = 0;
+  for (const s of await door.dueSchedules({ now, limit })) {
+    try {
+      const nextRunAt = nextCronTick(s.cron, s.timezone, Math.max(now, s.nextRunAt));
+      const job: NewJob = { ...plan(s, now), id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
+      const params = { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job };
+      if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
+    } catch (error) {
+      onError(error);
+    }
+  }
+  return fired;
+}

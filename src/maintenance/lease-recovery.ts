@@ -1,0 +1,29 @@
+import type { AttemptOutcome } from "../failure-rule.js";
+import { leaseExpiryError } from "../failure-rule.js";
+import { type Job, toJob } from "../job.js";
+import type { StoreDoor } from "../store/instrument.js";
+
+/**
+ * Lease recovery: active jobs whose lease ran out by `now` (their worker crashed, hung or lost
+ * its connection) are failed by the failure rule, as a failed attempt (retry or dead; `dead`
+ * straight away for at-most-once jobs and poison pills). Each fail is the store's compare-and-set
+ * on the expired lease, so any number of recoverers may run at once. Returns how many it recovered.
+ */
+export async function recoverLeases(
+  door: StoreDoor,
+  fail: (outcomes: AttemptOutcome[]) => Promise<Array<Job | null>>,
+  now: number,
+  limit: number,
+): Promise<number> {
+  const lapsed = await door.expiredLeases({ now, limit });
+  if (lapsed.length === 0) return 0;
+  const failed = await fail(
+    lapsed.map((record) => ({
+      job: toJob(record),
+      error: leaseExpiryError(record),
+      kind: "lease_expired",
+      leaseExpired: true,
+    })),
+  );
+  return failed.filter((job) => job !== null).length;
+}

@@ -1,0 +1,227 @@
+/**
+ * The Queue's public option and result types, in one place for readers of the API.
+ * @module
+ */
+import type { Clock } from "./clock.js";
+import type { AnyJobDefinition, JobDefaults, JobDefinition } from "./define-job.js";
+import type { Duration } from "./duration.js";
+import type { FinishedState, Job, JobState } from "./job.js";
+import type { Store } from "./store/store.js";
+
+/**
+ * Per-enqueue options; each overrides the job type's default.
+ * @since 0.1.0
+ */
+export interface EnqueueOptions extends JobDefaults {
+  /**
+   * Your own id. Enqueueing an id that exists returns the existing job and changes nothing
+   * (idempotent, whatever that job's state). Generated (UUIDv7) when absent.
+   */
+  id?: string;
+  /** While a job with this key is pending or active, enqueueing the key again returns that job. */
+  uniqueKey?: string;
+  /**
+   * Who the job belongs to: a name (like a queue name: letters, digits, `_ . : -`, up to 128),
+   * kept with the job, shown as `job.owner` and filterable in {@link Queue.list}. errand's server
+   * sets it to the name of the token that enqueued the job, and its `producer` tokens read only
+   * their own jobs.
+   * @defaultValue null (no owner)
+   */
+  owner?: string;
+  /** Run no sooner than this long from now. Not with `runAt`. */
+  delayMs?: Duration;
+  /** Run no sooner than this time. Not with `delayMs`. */
+  runAt?: Date | string | number;
+  /** Never start after this time; the job becomes `expired`. */
+  expiresAt?: Date | string | number;
+  /** Never start later than this long from now. Not with `expiresAt`. */
+  expiresInMs?: Duration;
+  /**
+   * Transactional enqueue: your own database connection, inside your own transaction. The job is
+   * inserted through it, so it exists only if your transaction commits, and workers hear of it
+   * when it does. PostgreSQL only: a `pg` `Client` or `PoolClient` after `BEGIN`. Other stores
+   * refuse it (`INVALID_OPTION`).
+   * @remarks The `enqueued` event fires when the insert returns, before your commit; a rollback
+   * leaves no job behind it.
+   * @example
+   * ```ts
+   * await client.query("BEGIN");
+   * await client.query("INSERT INTO orders …");
+   * await queue.enqueue(sendReceipt, { orderId }, { db: client });
+   * await client.query("COMMIT");
+   * ```
+   */
+  db?: unknown;
+}
+
+/** Filters and paging for {@link Queue.list}. */
+export interface ListOptions {
+  state?: JobState;
+  queue?: string;
+  type?: string;
+  /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
+  owner?: string;
+  /** Page size, 1 to 1000. @defaultValue 50 */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string;
+}
+
+/** A page of {@link Queue.list}, newest first. */
+export interface JobPage {
+  jobs: Job[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** What {@link Queue.stats} reports. */
+export interface QueueStats {
+  /** Jobs in each state. */
+  states: Record<JobState, number>;
+  /** Pending jobs not yet due. */
+  scheduled: number;
+  /** Pending jobs waiting after a failed attempt. */
+  retrying: number;
+  /**
+   * Per queue, jobs in each state.
+   * @remarks A record with a null prototype, so every queue name is an own key or absent: a queue
+   * named `toString` is `queues.toString` only when it has jobs, never `Object.prototype.toString`.
+   * Use `Object.hasOwn(stats.queues, name)` (it has no `hasOwnProperty`). It serialises to JSON as
+   * a plain object.
+   */
+  queues: Record<string, Partial<Record<JobState, number>>>;
+  /** Per job type, jobs in each state. A null-prototype record, as {@link QueueStats.queues}. */
+  types: Record<string, Partial<Record<JobState, number>>>;
+  /** How long the oldest ready job has waited; 0 when none is ready. */
+  oldestPendingAgeMs: number;
+  /** The paused queues (see {@link Queue.pauseQueue}), in byte order. */
+  paused: string[];
+}
+
+/** How long finished jobs are kept before {@link Queue.prune} deletes them. */
+export type RetentionOptions = Partial<Record<FinishedState, Duration>>;
+
+/** One day for completed, cancelled and expired jobs; a week for dead ones, so someone can look. */
+export const DEFAULT_RETENTION: Record<FinishedState, number> = {
+  completed: 86_400_000,
+  cancelled: 86_400_000,
+  expired: 86_400_000,
+  dead: 7 * 86_400_000,
+};
+
+/** A recurring job. */
+export interface ScheduleOptions<P = unknown> {
+  /** 5 fields (minute precision) or 6 (with seconds), croner syntax. */
+  cron: string;
+  /** IANA zone the cron is read in. @defaultValue "UTC" */
+  timezone?: string;
+  /** The job type to enqueue each tick: a definition or its name. */
+  job: JobDefinition<P, unknown> | string;
+  payload: P;
+  /** Enqueue options for each job (no `id`: each tick's id is derived from the schedule). */
+  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db">;
+}
+
+/** A stored schedule. */
+export interface Schedule {
+  name: string;
+  cron: string;
+  timezone: string;
+  type: string;
+  payload: unknown;
+  options: Record<string, unknown>;
+  nextRunAt: Date;
+}
+
+/** Options for the low-level {@link Queue.lease}. */
+export interface LeaseOptions {
+  /** Only these types. All types when absent. */
+  types?: string[];
+  /** Queues with weights, or names (weight 1). @defaultValue the queues of the registered types, or ["default"] */
+  queues?: string[] | Record<string, number>;
+  /** @defaultValue 1 */
+  limit?: number;
+  /** @defaultValue 30_000 */
+  leaseMs?: Duration;
+  /** Identifies the holder in `job.workerId`. */
+  workerId?: string;
+  /** Total weight the caller has room for. */
+  maxWeight?: number;
+  /** A job counts as at most this much weight. */
+  weightCap?: number;
+  /**
+   * `false` skips the maintenance pass this call would run when one is due (see
+   * {@link OpenQueueOptions.maintenance}), as a server with `maintenance: false` does.
+   * @defaultValue the queue's `maintenance`
+   */
+  maintenance?: boolean;
+}
+
+/** Options for {@link Queue.fail}. */
+export interface FailOptions {
+  /** `false` sends the job straight to `dead`. Errors with `retryable: false` do the same. */
+  retryable?: boolean;
+}
+
+/**
+ * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
+ * and the options of {@link Queue.failAttempt}.
+ * @internal
+ */
+export interface AttemptFailure {
+  job: Job;
+  error: unknown;
+  /** `false` sends the job straight to `dead`. */
+  retryable?: boolean;
+  /** Why the attempt failed when no handler threw (`"timeout"`, `"shutdown"`, …). */
+  kind?: string;
+}
+
+/** What one {@link Queue.sweep} did. */
+export interface SweepResult {
+  /** Active jobs whose lease ran out, now retried or dead. */
+  recovered: number;
+  /** Pending jobs past `expiresAt`, now expired. */
+  expired: number;
+  /** Schedule ticks that enqueued a job. */
+  fired: number;
+}
+
+/** Options for {@link openQueue} when not given a URL. */
+export interface OpenQueueOptions {
+  /** A store, or a store URL (`sqlite:./errand.db`). */
+  store: Store | string;
+  /** @defaultValue the system clock */
+  clock?: Clock;
+  /** @defaultValue {@link DEFAULT_RETENTION} */
+  retention?: RetentionOptions;
+  /**
+   * Largest accepted payload, in bytes of JSON.
+   * @defaultValue 1_048_576
+   */
+  maxPayloadBytes?: number;
+  /** Job types to know from the start (for caps and custom backoff in lease/sweep). */
+  jobs?: AnyJobDefinition[];
+  /** Random source for backoff jitter and weighted queue choice. @defaultValue Math.random */
+  random?: () => number;
+  /**
+   * Lets {@link Queue.lease} do the maintenance its jobs need: before it claims, when the last
+   * pass in this queue began `sweepIntervalMs` ago or more, it recovers jobs whose lease ran out
+   * and expires pending jobs past `expiresAt` ({@link Queue.sweepJobs}). So a program that only
+   * leases and completes, with no Worker or server anywhere, gets expired leases back and sees
+   * expired jobs end `expired`. Enqueueing never runs it: producers pay nothing.
+   * @remarks Cheap (two indexed queries, at most once per interval) and safe in every process (all
+   * compare-and-set). Turn it off when something else sweeps and leases should not wait for it;
+   * cron schedules and pruning are not part of it (Workers, servers or {@link Queue.sweep} and
+   * {@link Queue.prune} do those).
+   * @defaultValue true
+   * @since 0.1.0
+   */
+  maintenance?: boolean;
+  /**
+   * The least time between two maintenance passes run by {@link Queue.lease}; a
+   * {@link Queue.sweep} counts as one.
+   * @defaultValue 1000
+   */
+  sweepIntervalMs?: Duration;
+}

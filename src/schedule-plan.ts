@@ -1,0 +1,81 @@
+/**
+ * Schedule planning: a recurring job's options checked and resolved into the record a store keeps,
+ * everything validated now rather than at the first tick (3 a.m.).
+ * @module
+ */
+import { checkTimezone, nextCronTick } from "./cron.js";
+import { type AnyJobDefinition, validatePayload } from "./define-job.js";
+import { ErrandError } from "./errors.js";
+import { checkKnownKeys } from "./known-keys.js";
+import type { EnqueueOptions, Schedule, ScheduleOptions } from "./queue-options.js";
+import type { NewJob, ScheduleRecord } from "./store/store.js";
+import { checkScheduleName, checkTypeName, toJsonText } from "./validation.js";
+
+/** What {@link planSchedule} needs of the Queue. */
+export interface ScheduleHost {
+  definition(type: string): AnyJobDefinition | undefined;
+  /** Resolves (and so validates) one tick's enqueue options. */
+  plan(type: string, def: AnyJobDefinition | undefined, options: EnqueueOptions): NewJob;
+  existing(name: string): Promise<ScheduleRecord | null>;
+  maxPayloadBytes: number;
+}
+
+/**
+ * The record for a new or replaced schedule. A replace that keeps the cron and zone keeps the
+ * stored next tick, so redeploying the same schedule neither skips nor repeats one.
+ * @throws ErrandError `INVALID_SCHEDULE_NAME`, `INVALID_CRON`, `INVALID_TIMEZONE`, `INVALID_PAYLOAD`, `INVALID_OPTION`
+ */
+export async function planSchedule<P>(
+  name: string,
+  options: ScheduleOptions<P>,
+  now: number,
+  host: ScheduleHost,
+): Promise<ScheduleRecord> {
+  checkKnownKeys("schedule", options, new Set(["cron", "timezone", "job", "payload", "options"]));
+  checkScheduleName(name);
+  const timezone = checkTimezone(options.timezone ?? "UTC");
+  const nextRunAt = nextCronTick(options.cron, timezone, now);
+  const def = typeof options.job === "string" ? host.definition(checkTypeName(options.job)) : options.job;
+  const type = typeof options.job === "string" ? options.job : options.job.type;
+  const jobOptions = { ...(options.options ?? {}) } as EnqueueOptions;
+  if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
+    throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
+  }
+  if (typeof jobOptions.backoff === "function") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "schedule: a function backoff cannot be stored; set it on the job type",
+    );
+  }
+  host.plan(type, def, jobOptions); // validates the options now, not at 3 a.m.
+  const value = def ? await validatePayload(def, options.payload) : options.payload;
+  const existing = await host.existing(name);
+  const record: ScheduleRecord = {
+    name,
+    cron: options.cron,
+    timezone,
+    type,
+    payload: toJsonText("payload", value, host.maxPayloadBytes),
+    options: toJsonText("options", jobOptions),
+    nextRunAt:
+      existing && existing.cron === options.cron && existing.timezone === timezone
+        ? existing.nextRunAt
+        : nextRunAt,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  return record;
+}
+
+/** A stored schedule as the API shows it. */
+export function toSchedule(r: ScheduleRecord): Schedule {
+  return {
+    name: r.name,
+    cron: r.cron,
+    timezone: r.timezone,
+    type: r.type,
+    payload: JSON.parse(r.payload),
+    options: JSON.parse(r.options),
+    nextRunAt: new Date(r.nextRunAt),
+  };
+}

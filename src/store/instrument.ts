@@ -1,0 +1,308 @@
+/**
+ * The one door to the Store. Every change of a job's state (enqueue, claim, complete, fail,
+ * heartbeat, checkpoint, release, cancel, and what maintenance does) passes through a
+ * {@link StoreDoor}, which wraps the Queue's store once and does, in one place, what must follow
+ * each change:
+ *
+ * - the Queue's events (`enqueued`, `active`, `completed`, `failed`, `retrying`, `dead`,
+ *   `expired`, `cancelled`), which feed metrics, the server's history and users' listeners, the
+ *   same for local Workers, the server's lease protocol, push delivery and remote completions;
+ * - wake-ups after a job of a capped type leaves `active`: the cap freed room that no enqueue
+ *   will announce, so claimers held back by it in every process must look again.
+ *
+ * Reads (get, list, stats, schedules, job types) do not need the door; the Queue calls the store
+ * for them. Oban's `Engine` dispatch is the model: the engines stay plain, the cross-cutting
+ * concerns are wrapped once at the boundary.
+ * @internal
+ * @module
+ */
+import type { EventSink } from "../events.js";
+import { type EnqueuedJob, type Job, parseBackoff, type StoredBackoff, toJob } from "../job.js";
+import type {
+  CancelParams,
+  CheckpointParams,
+  ClaimParams,
+  EnqueueManyParams,
+  FailItem,
+  FireScheduleParams,
+  HeartbeatManyParams,
+  JobMutation,
+  NewJob,
+  PruneParams,
+  ReleaseParams,
+  ReplayParams,
+  RescheduleParams,
+  RetryParams,
+  Store,
+  SweepParams,
+} from "./store.js";
+
+/** One completion through the door. */
+export interface Completion {
+  id: string;
+  attempt: number;
+  /** The handler's result, as given (for the `completed` event). */
+  result: unknown;
+  /** `result` as JSON text, as stored. */
+  resultText: string;
+  /**
+   * The job as it was handed out, when the caller has it (a Worker, push delivery, the server's
+   * lease protocol). Without it the door reads the job back, only when someone needs it: a
+   * `completed` listener, or a cap that may have been freed.
+   */
+  job?: Job;
+}
+
+/** One failed attempt through the door: the job as handed out, what it threw, and the write. */
+export interface Failure {
+  job: Job;
+  error: unknown;
+  /** What the failure rule decided (see `failure-rule.ts`). */
+  write: FailItem;
+}
+
+/** @internal See the module doc. */
+export class StoreDoor {
+  readonly #store: Store;
+  readonly #events: EventSink;
+  readonly #capped: (type: string) => boolean;
+  readonly #anyCapped: () => boolean;
+
+  /**
+   * @param capped - whether a type has a cluster-wide cap (its end frees room to announce).
+   * @param anyCapped - whether any known type has one; when none does, a completion without its
+   *   job needs no read-back for the cap's sake.
+   */
+  constructor(store: Store, events: EventSink, capped: (type: string) => boolean, anyCapped: () => boolean) {
+    this.#store = store;
+    this.#events = events;
+    this.#capped = capped;
+    this.#anyCapped = anyCapped;
+  }
+
+  // ---- into the store ------------------------------------------------------------------------
+
+  /**
+   * Inserts resolved jobs; the inserted ones are emitted as `enqueued`, the ones whose id or
+   * unique key was taken come back as the existing job with `duplicate: true`.
+   * @param values - each job's payload as given, so the returned job needs no parse.
+   */
+  async enqueue(params: EnqueueManyParams, values: readonly unknown[]): Promise<EnqueuedJob[]> {
+    const results = await this.#store.enqueueMany(params);
+    const emit = this.#events.listenerCount("enqueued") > 0;
+    return results.map((r, i) => {
+      if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
+      const n = params.jobs[i]!;
+      const job = jobFromNew(n, values[i], parseBackoff(n.backoff), params.now);
+      if (emit) this.#events.emit("enqueued", job);
+      return job;
+    });
+  }
+
+  /** Inserts a schedule's tick (exactly once per tick, cluster-wide); `enqueued` when it did. */
+  async fireSchedule(params: FireScheduleParams, payload: unknown): Promise<boolean> {
+    const fired = await this.#store.fireSchedule(params);
+    if (fired && this.#events.listenerCount("enqueued") > 0) {
+      this.#events.emit(
+        "enqueued",
+        jobFromNew(params.job, payload, parseBackoff(params.job.backoff), params.now),
+      );
+    }
+    return fired;
+  }
+
+  /**
+   * A finished job copied as a fresh one; `enqueued` for the copy, or `expired` for the copy of an
+   * expired job, which is stored expired at once (it keeps the original's expiry rule).
+   */
+  async replay(params: ReplayParams): Promise<JobMutation> {
+    const m = await this.#store.replay(params);
+    if (m?.changed) {
+      const job = toJob(m.record);
+      this.#events.emit(job.state === "expired" ? "expired" : "enqueued", job);
+    }
+    return m;
+  }
+
+  // ---- attempts ------------------------------------------------------------------------------
+
+  /** Leases ready jobs; each is emitted as `active`. */
+  async claim(params: ClaimParams): Promise<Job[]> {
+    const records = await this.#store.claim(params);
+    const jobs = records.map((r) => toJob(r));
+    if (jobs.length > 0 && this.#events.listenerCount("active") > 0) {
+      for (const job of jobs) this.#events.emit("active", job);
+    }
+    return jobs;
+  }
+
+  /**
+   * Completes attempts in one write. `true` for each that was current and is now completed (and
+   * emitted as `completed`); `false` for a stale one, which changed nothing.
+   */
+  async complete(now: number, items: readonly Completion[]): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const oks = await this.#store.completeMany({
+      now,
+      items: items.map((c) => ({ id: c.id, attempt: c.attempt, result: c.resultText })),
+    });
+    const listening = this.#events.listenerCount("completed") > 0;
+    let freed = false;
+    for (let i = 0; i < items.length; i++) {
+      if (!oks[i]) continue;
+      const c = items[i]!;
+      let job = c.job;
+      if (!job && (listening || this.#anyCapped())) {
+        // A completion that came without its job (a remote worker after a server restart): read
+        // it back, now completed, only because someone needs it.
+        const record = await this.#store.get({ id: c.id });
+        job = record ? toJob(record) : undefined;
+      }
+      if (!job) continue;
+      if (this.#capped(job.type)) freed = true;
+      if (listening) {
+        this.#events.emit(
+          "completed",
+          { ...job, state: "completed", result: c.result, finishedAt: new Date(now) },
+          c.result,
+        );
+      }
+    }
+    if (freed) this.#store.wake();
+    return oks;
+  }
+
+  /**
+   * Records failed attempts in one write. Per item, the job as it now is (pending again, or
+   * dead), emitted as `failed` and then `retrying` or `dead`; null for a stale attempt.
+   */
+  async fail(now: number, items: readonly Failure[]): Promise<Array<Job | null>> {
+    if (items.length === 0) return [];
+    const states = await this.#store.failMany({ now, items: items.map((f) => f.write) });
+    let freed = false;
+    const out = items.map(({ job, error, write }, i) => {
+      const state = states[i];
+      if (!state) return null;
+      const retryAt = write.retryAt;
+      const failed: Job = {
+        ...job,
+        state,
+        errors: [...job.errors, write.error],
+        runAt: retryAt === null ? job.runAt : new Date(retryAt),
+        queue: retryAt !== null && write.retryQueue ? write.retryQueue : job.queue,
+        leaseExpiresAt: null,
+        workerId: null,
+        finishedAt: state === "dead" ? new Date(now) : null,
+      };
+      if (this.#capped(job.type)) freed = true;
+      this.#events.emit("failed", failed, error);
+      this.#events.emit(state === "dead" ? "dead" : "retrying", failed, error);
+      return failed;
+    });
+    if (freed) this.#store.wake();
+    return out;
+  }
+
+  /** Extends leases; `false` for an attempt that is no longer current. */
+  heartbeat(params: HeartbeatManyParams): Promise<boolean[]> {
+    return this.#store.heartbeatMany(params);
+  }
+
+  checkpoint(params: CheckpointParams): Promise<boolean> {
+    return this.#store.checkpoint(params);
+  }
+
+  /** Gives an attempt back; the store wakes claimers (the job is ready again). */
+  release(params: ReleaseParams): Promise<boolean> {
+    return this.#store.release(params);
+  }
+
+  // ---- by id ---------------------------------------------------------------------------------
+
+  /** Cancels; a change is emitted as `cancelled` (a local worker running it aborts its signal). */
+  async cancel(params: CancelParams): Promise<JobMutation> {
+    const m = await this.#store.cancel(params);
+    if (m?.changed) {
+      const job = toJob(m.record);
+      this.#events.emit("cancelled", job);
+      if (this.#capped(job.type)) this.#store.wake();
+    }
+    return m;
+  }
+
+  reschedule(params: RescheduleParams): Promise<JobMutation> {
+    return this.#store.reschedule(params);
+  }
+
+  retry(params: RetryParams): Promise<JobMutation> {
+    return this.#store.retry(params);
+  }
+
+  // ---- maintenance ---------------------------------------------------------------------------
+
+  /** Active jobs whose lease ran out; the caller fails each through {@link fail}. */
+  expiredLeases(params: SweepParams) {
+    return this.#store.expiredLeases(params);
+  }
+
+  /** Schedules whose tick is due; each is fired through {@link fireSchedule}. */
+  dueSchedules(params: SweepParams) {
+    return this.#store.dueSchedules(params);
+  }
+
+  /** Deletes finished jobs past retention (no events: they left the job's life already). */
+  prune(params: PruneParams): Promise<number> {
+    return this.#store.prune(params);
+  }
+
+  /** Pending jobs past `expiresAt` → expired, each emitted as `expired`. */
+  async expire(params: SweepParams): Promise<Job[]> {
+    const jobs = (await this.#store.expirePending(params)).map((r) => toJob(r));
+    for (const job of jobs) this.#events.emit("expired", job);
+    return jobs;
+  }
+
+  // ---- wake-ups ------------------------------------------------------------------------------
+
+  /** See {@link Store.onWake}. */
+  onWake(listener: () => void): () => void {
+    return this.#store.onWake(listener);
+  }
+
+  /** See {@link Store.wake}. */
+  wake(): void {
+    this.#store.wake();
+  }
+}
+
+/** The job a just-inserted {@link NewJob} is, without reading it back. */
+function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {
+  return {
+    id: n.id,
+    type: n.type,
+    queue: n.queue,
+    state: "pending",
+    payload,
+    checkpoint: null,
+    result: null,
+    priority: n.priority,
+    weight: n.weight,
+    runAt: new Date(n.runAt),
+    expiresAt: n.expiresAt === null ? null : new Date(n.expiresAt),
+    attempt: 0,
+    maxAttempts: n.maxAttempts,
+    backoff,
+    retryQueue: n.retryQueue,
+    delivery: n.delivery,
+    timeoutMs: n.timeoutMs,
+    uniqueKey: n.uniqueKey,
+    leaseExpiresAt: null,
+    workerId: null,
+    errors: [],
+    createdAt: new Date(now),
+    startedAt: null,
+    finishedAt: null,
+    owner: n.owner,
+    duplicate: false,
+  };
+}

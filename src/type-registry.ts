@@ -1,0 +1,101 @@
+import type { BackoffOptions } from "./backoff.js";
+import { type AnyJobDefinition, defineJob, type JobDefinitionOptions } from "./define-job.js";
+import { ErrandError } from "./errors.js";
+import { nameRecord } from "./name-record.js";
+
+/** A type's settings from outside its code: {@link defineJob}'s options but the type and handler. */
+export type TypeSettings = Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler" | "schema">;
+
+/** `settings` over `code` (or over the defaults, with a handler that refuses to run in this process). */
+function overlay(code: AnyJobDefinition | undefined, type: string, settings: TypeSettings): AnyJobDefinition {
+  const base: TypeSettings = code
+    ? {
+        queue: code.queue,
+        priority: code.priority,
+        weight: code.weight,
+        maxAttempts: code.maxAttempts,
+        backoff: code.backoffFn ?? (code.backoff as BackoffOptions),
+        ...(code.retryQueue !== null ? { retryQueue: code.retryQueue } : {}),
+        ...(code.timeoutMs !== null ? { timeoutMs: code.timeoutMs } : {}),
+        delivery: code.delivery,
+        ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
+      }
+    : {};
+  return defineJob({
+    ...base,
+    ...settings,
+    ...(code?.schema ? { schema: code.schema } : {}),
+    type,
+    handler:
+      code?.handler ??
+      (() => {
+        throw new ErrandError("UNKNOWN_JOB_TYPE", `job type "${type}" is run by remote workers`);
+      }),
+  });
+}
+
+/**
+ * What the Queue knows of job types: definitions registered by code (workers, `jobs`), with their
+ * handlers, and settings from outside the code (a server's `PUT /v1/types`) laid over them.
+ * Every lookup reads the merged definition.
+ * @internal
+ */
+export class TypeRegistry {
+  /** What every lookup reads: each type's code definition with its settings laid over it. */
+  readonly #definitions = new Map<string, AnyJobDefinition>();
+  /** Definitions registered by code (workers, `jobs`), with their handlers. */
+  readonly #code = new Map<string, AnyJobDefinition>();
+  /** Settings from outside the code (a server's job types), by type. */
+  readonly #settings = new Map<string, TypeSettings>();
+
+  register(def: AnyJobDefinition): void {
+    this.#code.set(def.type, def);
+    this.#define(def.type);
+  }
+
+  /** @throws ErrandError naming the field, when a setting is invalid; nothing changes then. */
+  setSettings(type: string, settings: TypeSettings | null): void {
+    if (settings) {
+      overlay(this.#code.get(type), type, settings); // validates before anything changes
+      this.#settings.set(type, settings);
+    } else this.#settings.delete(type);
+    this.#define(type);
+  }
+
+  #define(type: string): void {
+    const code = this.#code.get(type);
+    const settings = this.#settings.get(type);
+    if (settings) this.#definitions.set(type, overlay(code, type, settings));
+    else if (code) this.#definitions.set(type, code);
+    else this.#definitions.delete(type);
+  }
+
+  get(type: string): AnyJobDefinition | undefined {
+    return this.#definitions.get(type);
+  }
+
+  /** Whether the type has a cluster-wide cap (its jobs' ends free room no enqueue announces). */
+  capped(type: string): boolean {
+    return this.#definitions.get(type)?.concurrency != null;
+  }
+
+  /** `"default"` and the queues of the known types among `types` (all when undefined). */
+  queues(types: readonly string[] | undefined): string[] {
+    const names = new Set<string>(["default"]);
+    for (const def of this.#definitions.values()) {
+      if (!types || types.includes(def.type)) names.add(def.queue);
+    }
+    return [...names];
+  }
+
+  /** Cluster-wide caps of the known types among `types` (all when undefined); undefined when none. */
+  limits(types: readonly string[] | undefined): Record<string, number> | undefined {
+    let limits: Record<string, number> | undefined;
+    for (const def of this.#definitions.values()) {
+      if (def.concurrency === null || (types && !types.includes(def.type))) continue;
+      // No prototype: a store that looks a type up in it must not find Object.prototype's members.
+      (limits ??= nameRecord())[def.type] = def.concurrency;
+    }
+    return limits;
+  }
+}
