@@ -7,21 +7,13 @@ import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
 import { defaultWorkerId, uuidv7 } from "./id.js";
-import {
-  type EnqueuedJob,
-  FINISHED_STATES,
-  type FinishedState,
-  JOB_STATES,
-  type Job,
-  type JobState,
-  toJob,
-} from "./job.js";
+import { type EnqueuedJob, type FinishedState, JOB_STATES, type Job, type JobState, toJob } from "./job.js";
 import { checkKnownKeys } from "./known-keys.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
 import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
 import { recoverLeases } from "./maintenance/lease-recovery.js";
-import { pruneFinished } from "./maintenance/pruner.js";
+import { pruneFinished, resolveRetention } from "./maintenance/pruner.js";
 import { openStore } from "./open-store.js";
 import {
   type AttemptFailure,
@@ -131,17 +123,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       1,
       MAX_PAYLOAD_BYTES,
     );
-    const retention = { ...DEFAULT_RETENTION };
-    for (const [state, d] of Object.entries(options.retention ?? {})) {
-      if (!FINISHED_STATES.includes(state as FinishedState)) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `retention.${state}: not a finished state (${FINISHED_STATES.join(", ")})`,
-        );
-      }
-      retention[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
-    }
-    this.#retainMs = retention;
+    this.#retainMs = resolveRetention(DEFAULT_RETENTION, options.retention);
     if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
       throw new ErrandError(
         "INVALID_OPTION",
@@ -502,10 +484,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async prune(options: { retention?: RetentionOptions } = {}): Promise<number> {
     this.#checkOpen();
-    const retainMs = { ...this.#retainMs };
-    for (const [state, d] of Object.entries(options.retention ?? {})) {
-      retainMs[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
-    }
+    const retainMs = resolveRetention(this.#retainMs, options.retention);
     return pruneFinished(this.#door, this.clock, retainMs, SWEEP_BATCH);
   }
 

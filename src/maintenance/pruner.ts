@@ -1,5 +1,7 @@
 import type { Clock } from "../clock.js";
-import type { FinishedState } from "../job.js";
+import { type Duration, toMs } from "../duration.js";
+import { ErrandError } from "../errors.js";
+import { FINISHED_STATES, type FinishedState } from "../job.js";
 import type { StoreDoor } from "../store/instrument.js";
 
 /**
@@ -19,4 +21,25 @@ export async function pruneFinished(
     total += n;
     if (n < limit) return total;
   }
+}
+
+/**
+ * Retention periods: `overrides` (a finished state each, as a duration) laid over `base`.
+ * @throws ErrandError `INVALID_OPTION` for a key that is not a finished state, `INVALID_DURATION`
+ */
+export function resolveRetention(
+  base: Readonly<Record<FinishedState, number>>,
+  overrides: Partial<Record<string, Duration>> | undefined,
+): Record<FinishedState, number> {
+  const retainMs = { ...base };
+  for (const [state, d] of Object.entries(overrides ?? {})) {
+    if (!FINISHED_STATES.includes(state as FinishedState)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `retention.${state}: not a finished state (${FINISHED_STATES.join(", ")})`,
+      );
+    }
+    retainMs[state as FinishedState] = toMs(`retention.${state}`, d as Duration);
+  }
+  return retainMs;
 }
