@@ -1,0 +1,112 @@
+import type { Queue } from "../queue.js";
+
+/** The HTTP response a long-poll answers on: its closing ends the wait. */
+export interface PollConnection {
+  readonly destroyed: boolean;
+  once(event: "close", listener: () => void): unknown;
+  off(event: "close", listener: () => void): unknown;
+}
+
+/** One long-poll: what it asks for, until when, and how it looks. */
+export interface LongPollParams<T> {
+  /** What the poll asks for (its types and queues): polls of one group are interchangeable. */
+  group: string;
+  /** The clock time after which it answers with nothing. */
+  deadline: number;
+  /** How often it looks again without a wake-up, to find delayed jobs that came due. */
+  pollMs: number;
+  connection: PollConnection;
+  /** One look: the jobs leased, or none. */
+  look: () => Promise<T[]>;
+}
+
+/**
+ * Long-polls waiting now, oldest first, grouped by what they ask for (types, queues); closing
+ * ends them. A wake-up from the store rouses the oldest waiter of each group; a waiter that then
+ * leases jobs passes the wake-up on to the next of its group (more may be ready), and one that
+ * finds nothing ends its group's chain. Waiters of one group are interchangeable, so an enqueue
+ * costs a claim or a few per group, not one per waiting worker: with hundreds of idle long-polls
+ * that is the difference between a claim and a thundering herd.
+ */
+export class LongPoll {
+  readonly #groups = new Map<string, Set<() => void>>();
+  readonly #queue: Queue;
+  readonly #unsubscribe: () => void;
+  /** Counts store wake-ups, so a poll that raced one looks again instead of waiting. */
+  #wakeups = 0;
+  #closing = false;
+
+  constructor(queue: Queue) {
+    this.#queue = queue;
+    this.#unsubscribe = queue.onWake(() => {
+      this.#wakeups++;
+      for (const group of [...this.#groups.keys()]) this.#handoff(group);
+    });
+  }
+
+  /** Long-polls waiting for a job right now. */
+  get size(): number {
+    let n = 0;
+    for (const g of this.#groups.values()) n += g.size;
+    return n;
+  }
+
+  /**
+   * Looks once, then, while it found nothing, waits for a wake-up or `pollMs` and looks again,
+   * until the deadline, the connection closes or the server does.
+   */
+  async poll<T>(params: LongPollParams<T>): Promise<T[]> {
+    const { group, deadline, pollMs, connection, look } = params;
+    const clock = this.#queue.clock;
+    let wake = () => {};
+    const gone = () => wake();
+    connection.once("close", gone);
+    try {
+      let seen = this.#wakeups;
+      let jobs = await look();
+      while (jobs.length === 0 && !this.#closing && !connection.destroyed) {
+        const left = deadline - clock.now();
+        if (left <= 0) break;
+        if (seen === this.#wakeups) {
+          await new Promise<void>((resolve) => {
+            const cancel = clock.setTimer(Math.min(left, pollMs), () => wake());
+            wake = () => {
+              cancel();
+              const g = this.#groups.get(group)!;
+              g.delete(wake);
+              if (g.size === 0) this.#groups.delete(group);
+              wake = () => {};
+              resolve();
+            };
+            let g = this.#groups.get(group);
+            if (!g) this.#groups.set(group, (g = new Set()));
+            g.add(wake);
+          });
+        }
+        seen = this.#wakeups;
+        if (this.#closing || connection.destroyed) break;
+        jobs = await look();
+        if (jobs.length > 0) this.#handoff(group);
+      }
+      return jobs;
+    } finally {
+      connection.off("close", gone);
+    }
+  }
+
+  /** Ends every waiting poll (each answers with what it has: nothing), and every later one at once. */
+  close(): void {
+    this.#closing = true;
+    for (const wake of [...this.#groups.values()].flatMap((g) => [...g])) wake();
+  }
+
+  /** Stops following the store's wake-ups; the server calls it last, once closed. */
+  detach(): void {
+    this.#unsubscribe();
+  }
+
+  #handoff(group: string): void {
+    const [oldest] = this.#groups.get(group) ?? [];
+    oldest?.();
+  }
+}

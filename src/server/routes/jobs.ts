@@ -1,0 +1,123 @@
+/** The job routes: enqueue (one, many, idempotent PUT), get, list, cancel, retry, replay, reschedule. @module */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ErrandError } from "../../errors.js";
+import type { Job } from "../../job.js";
+import type { EnqueueOptions } from "../../queue.js";
+import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
+import type { ServerContext } from "../context.js";
+import { body, params } from "../routing.js";
+
+/** A job as sent over HTTP (times become ISO strings when serialised). */
+type WireJob = Job & { duplicate?: boolean };
+
+interface EnqueueBody extends EnqueueOptions {
+  type: string;
+  payload?: unknown;
+}
+
+/** Registers the job routes on `app`. */
+export function register(app: FastifyInstance, ctx: ServerContext): void {
+  const { queue, routing } = ctx;
+  const route = routing.on(app);
+  const principal = (r: FastifyRequest) => routing.principal(r);
+
+  route("POST /v1/jobs", "enqueue", async (request, reply) => {
+    const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
+    const p = principal(request);
+    if ("jobs" in b) {
+      const jobs = await queue.enqueueBatch(b.jobs.map((j) => withOwner(p, toEnqueueItem(j))));
+      return reply
+        .status(jobs.every((j) => j.duplicate) ? 200 : 201)
+        .send({ jobs: jobs.map((j) => enqueued(p, j)) });
+    }
+    const { job, payload, options } = withOwner(p, toEnqueueItem(b));
+    const one = await queue.enqueue(job, payload, options);
+    return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
+  });
+
+  route("PUT /v1/jobs/:id", "enqueue", async (request, reply) => {
+    const p = principal(request);
+    const { job, payload, options } = withOwner(p, toEnqueueItem(body<EnqueueBody>(request)));
+    const one = await queue.enqueue(job, payload, { ...options, id: params(request).id });
+    return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
+  });
+
+  route("GET /v1/jobs/:id", "read", async (request) => {
+    const job = await queue.get(params(request).id!);
+    // Another owner's job is not found, for a producer: it learns nothing of it, not even that it exists.
+    if (!job || !readable(principal(request), job)) {
+      throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params(request).id)}`);
+    }
+    return job;
+  });
+
+  route("GET /v1/jobs", "read", async (request) => {
+    const q = request.query as Record<string, string | undefined>;
+    const p = principal(request);
+    let owner = q.owner;
+    if (readsOwnJobsOnly(p)) {
+      if (owner !== undefined && owner !== p!.name) {
+        throw new ErrandError("FORBIDDEN", `role "${p!.role}" lists only its own jobs (owner ${p!.name})`, {
+          details: { role: p!.role, owner: p!.name },
+        });
+      }
+      owner = p!.name;
+    }
+    return queue.list({
+      ...(q.state ? { state: q.state as Job["state"] } : {}),
+      ...(q.queue ? { queue: q.queue } : {}),
+      ...(q.type ? { type: q.type } : {}),
+      ...(owner ? { owner } : {}),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+      limit: q.limit === undefined ? 50 : Number(q.limit),
+    });
+  });
+
+  route("POST /v1/jobs/:id/cancel", "manage", async (request) => queue.cancel(params(request).id!));
+  route("POST /v1/jobs/:id/retry", "manage", async (request) => queue.retry(params(request).id!));
+  route("POST /v1/jobs/:id/replay", "manage", async (request, reply) =>
+    reply.status(201).send(await queue.replay(params(request).id!)),
+  );
+  route("POST /v1/jobs/:id/reschedule", "manage", async (request) =>
+    queue.reschedule(params(request).id!, body(request)),
+  );
+}
+
+/**
+ * The owner an enqueue records: the principal's name, or (admins only) the owner it names.
+ * Without auth there is no principal, and the request's own `owner`, if any, is kept.
+ */
+function ownerFor(p: Principal | null, given: string | undefined): string | undefined {
+  if (!p) return given;
+  if (given !== undefined && given !== p.name && !ROLE_PERMISSIONS[p.role].includes("manage")) {
+    throw new ErrandError(
+      "FORBIDDEN",
+      `role "${p.role}" enqueues as itself (${JSON.stringify(p.name ?? null)}); only an admin may name another owner`,
+      { details: { role: p.role, needs: "manage" } },
+    );
+  }
+  return given ?? p.name;
+}
+
+function withOwner(p: Principal | null, item: ReturnType<typeof toEnqueueItem>) {
+  const owner = ownerFor(p, item.options.owner);
+  return { ...item, options: { ...item.options, ...(owner === undefined ? {} : { owner }) } };
+}
+
+/** False for a job the principal may not read: another owner's, for a producer. */
+function readable(p: Principal | null, job: { owner: string | null }): boolean {
+  return !readsOwnJobsOnly(p) || job.owner === p!.name;
+}
+
+/**
+ * A just-enqueued job as the caller may see it: a duplicate of a job it may not read is only
+ * `{ id, duplicate }` (it learns that the id or unique key is taken, nothing of the job).
+ */
+function enqueued(p: Principal | null, job: WireJob) {
+  return job.duplicate && !readable(p, job) ? { id: job.id, duplicate: true } : job;
+}
+
+function toEnqueueItem(b: EnqueueBody): { job: string; payload: unknown; options: EnqueueOptions } {
+  const { type, payload, ...options } = b;
+  return { job: type, payload: payload === undefined ? null : payload, options };
+}

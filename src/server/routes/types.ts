@@ -1,0 +1,34 @@
+/** The job-type routes: create or replace, read, delete, list. @module */
+import type { FastifyInstance } from "fastify";
+import { ErrandError } from "../../errors.js";
+import type { ServerContext } from "../context.js";
+import { type JobTypeConfig, publicType } from "../job-types.js";
+import { body, params } from "../routing.js";
+
+/** Registers the job-type routes on `app`. */
+export function register(app: FastifyInstance, ctx: ServerContext): void {
+  const { types } = ctx;
+  const route = ctx.routing.on(app);
+
+  route("PUT /v1/types/:type", "manage", async (request, reply) => {
+    const config = { ...body<JobTypeConfig>(request), type: params(request).type! };
+    const created = await types.set(config);
+    return reply.status(created ? 201 : 200).send(publicType(types.get(config.type)!));
+  });
+  route("GET /v1/types/:type", "read", async (request) => {
+    await types.refresh();
+    const config = types.get(params(request).type!);
+    if (!config) throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
+    return publicType(config);
+  });
+  route("DELETE /v1/types/:type", "manage", async (request, reply) => {
+    if (!(await types.delete(params(request).type!))) {
+      throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
+    }
+    return reply.status(204).send();
+  });
+  route("GET /v1/types", "read", async () => {
+    await types.refresh();
+    return { types: types.list().map(publicType) };
+  });
+}

@@ -1,0 +1,251 @@
+/**
+ * The remote-worker protocol: long-poll lease, then complete, fail, heartbeat, checkpoint or
+ * release each attempt by its number, or report many outcomes at once.
+ * @module
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { FastifyInstance } from "fastify";
+import { ErrandError } from "../../errors.js";
+import type { Job } from "../../job.js";
+import type { Completion } from "../../store/instrument.js";
+import { toJsonText } from "../../validation.js";
+import type { ServerContext } from "../context.js";
+import type { JobTypeConfig } from "../job-types.js";
+import { body, params } from "../routing.js";
+import { type FailError, stale, toError } from "./attempts.js";
+
+interface LeaseBody {
+  types?: string[];
+  queues?: string[] | Record<string, number>;
+  limit?: number;
+  leaseMs?: number;
+  waitMs?: number;
+  workerId?: string;
+  maxWeight?: number;
+  weightCap?: number;
+}
+
+/** A failure to record, as the fail and report endpoints take it. */
+interface FailReport {
+  id: string;
+  attempt: number;
+  error: FailError;
+  retryable: boolean | undefined;
+}
+
+interface FailOutcome {
+  ok: true;
+  state: Job["state"];
+  runAt: Date;
+}
+
+interface ReportItem {
+  id: string;
+  attempt: number;
+  outcome: "complete" | "fail";
+  result?: unknown;
+  error?: FailError;
+  retryable?: boolean;
+}
+
+/** Registers the worker protocol's routes on `app`. */
+export function register(app: FastifyInstance, ctx: ServerContext): void {
+  const { queue, types, metrics, longPoll } = ctx;
+  const route = ctx.routing.on(app);
+  /**
+   * Attempts this server handed out, by id: a remote completion names only the id and attempt,
+   * and the job as handed out gives its `completed` event without reading it back.
+   */
+  const leased = new Map<string, Job>();
+
+  route("POST /v1/lease", "work", async (request, reply) => {
+    const b = body<LeaseBody>(request);
+    const waitMs = b.waitMs ?? 0;
+    const leaseOptions = {
+      ...(b.types ? { types: b.types } : {}),
+      ...(b.queues ? { queues: b.queues } : {}),
+      limit: b.limit ?? 1,
+      leaseMs: b.leaseMs ?? 30_000,
+      workerId: b.workerId ?? `remote:${request.ip}`,
+      ...(b.maxWeight ? { maxWeight: b.maxWeight } : {}),
+      ...(b.weightCap ? { weightCap: b.weightCap } : {}),
+      // A server told not to run maintenance runs none, not even the lease API's own.
+      ...(ctx.maintenance ? {} : { maintenance: false }),
+    };
+    if (!b.queues && !b.types) leaseOptions.queues = allQueues(types.list());
+    const started = queue.clock.now();
+    const jobs = await longPoll.poll({
+      group: JSON.stringify([leaseOptions.types ?? null, leaseOptions.queues ?? null]),
+      deadline: started + waitMs,
+      pollMs: ctx.leasePollMs,
+      connection: reply.raw,
+      look: async () => {
+        const t0 = performance.now();
+        const jobs = await queue.lease(leaseOptions);
+        metrics.claimSeconds.observe(
+          { outcome: jobs.length ? "jobs" : "empty" },
+          (performance.now() - t0) / 1000,
+        );
+        return jobs;
+      },
+    });
+    if (waitMs > 0) metrics.leaseWaitSeconds.observe((queue.clock.now() - started) / 1000);
+    if (leased.size > 100_000) leased.clear();
+    for (const j of jobs) leased.set(j.id, j);
+    return { jobs };
+  });
+
+  /** Writes a completion; on a stale attempt, tells a repeat of the same completion from a conflict. */
+  const complete = async (id: string, attempt: number, result: unknown) => {
+    const resultText = queue.resultText(result);
+    const [ok] = await queue.completeAttempts([completion(id, attempt, result, resultText)]);
+    if (ok) {
+      leased.delete(id);
+      return { ok: true, duplicate: false };
+    }
+    return repeatOrStale(id, attempt, resultText);
+  };
+  /** A completion through the queue, with the job as this server handed it out when it did. */
+  const completion = (id: string, attempt: number, result: unknown, resultText: string): Completion => {
+    const job = leased.get(id);
+    return { id, attempt, result, resultText, ...(job?.attempt === attempt ? { job } : {}) };
+  };
+  const repeatOrStale = async (id: string, attempt: number, resultText: string) => {
+    const job = await queue.get(id);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+    if (
+      job.state === "completed" &&
+      job.attempt === attempt &&
+      isDeepStrictEqual(job.result, JSON.parse(resultText))
+    ) {
+      return { ok: true, duplicate: true };
+    }
+    throw stale(job, attempt, "different result");
+  };
+
+  route("POST /v1/jobs/:id/complete", "work", async (request) => {
+    const b = body<{ attempt: number; result?: unknown }>(request);
+    return complete(params(request).id!, b.attempt, b.result);
+  });
+
+  /**
+   * Fails the current attempts among `items` in one store write. Per item: the outcome, or the
+   * error to answer with (a missing job, an attempt that is not current).
+   */
+  const failMany = async (items: FailReport[]): Promise<Array<FailOutcome | ErrandError>> => {
+    const jobs = await Promise.all(items.map((f) => queue.get(f.id)));
+    const out: Array<FailOutcome | ErrandError> = new Array(items.length);
+    const current: number[] = [];
+    for (const [k, f] of items.entries()) {
+      const job = jobs[k];
+      if (!job) out[k] = new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(f.id)}`);
+      else if (job.state !== "active" || job.attempt !== f.attempt) out[k] = stale(job, f.attempt);
+      else current.push(k);
+    }
+    const failed = await queue.failAttempts(
+      current.map((k) => ({
+        job: jobs[k]!,
+        error: toError(items[k]!.error),
+        retryable: items[k]!.retryable,
+      })),
+    );
+    for (const [n, k] of current.entries()) {
+      const f = items[k]!;
+      const done = failed[n];
+      if (!done) {
+        out[k] = stale((await queue.get(f.id)) ?? jobs[k]!, f.attempt);
+        continue;
+      }
+      leased.delete(f.id);
+      out[k] = { ok: true, state: done.job.state, runAt: done.job.runAt };
+    }
+    return out;
+  };
+
+  route("POST /v1/jobs/:id/fail", "work", async (request) => {
+    const b = body<{ attempt: number; error: FailError; retryable?: boolean }>(request);
+    const [out] = await failMany([
+      { id: params(request).id!, attempt: b.attempt, error: b.error, retryable: b.retryable },
+    ]);
+    if (out instanceof ErrandError) throw out;
+    return out!;
+  });
+
+  /** For a report that changed nothing: 404 for a missing job, else 409 with its state. */
+  const refused = async (id: string, attempt: number): Promise<never> => {
+    const job = await queue.get(id);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+    throw stale(job, attempt);
+  };
+
+  route("POST /v1/jobs/:id/heartbeat", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number; leaseMs?: number }>(request);
+    const ok = await queue.heartbeat({ id: id!, attempt: b.attempt }, { leaseMs: b.leaseMs ?? 30_000 });
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
+  route("POST /v1/jobs/:id/checkpoint", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number; data: unknown }>(request);
+    const ok = await queue.checkpoint({ id: id!, attempt: b.attempt }, b.data);
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
+  route("POST /v1/jobs/:id/release", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number }>(request);
+    const ok = await queue.release({ id: id!, attempt: b.attempt });
+    if (ok) leased.delete(id!);
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
+  route("POST /v1/report", "work", async (request) => {
+    const { reports } = body<{ reports: ReportItem[] }>(request);
+    const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = reports.map((r) => ({
+      id: r.id,
+      ok: false,
+    }));
+    // Completions go to the store in one write, then failures in another.
+    const completes: Array<{ i: number; item: Completion }> = [];
+    for (const [i, r] of reports.entries()) {
+      if (r.outcome !== "complete") continue;
+      try {
+        const result = r.result ?? null;
+        completes.push({ i, item: completion(r.id, r.attempt, result, toJsonText("result", result)) });
+      } catch (error) {
+        results[i]!.code = (error as ErrandError).code;
+      }
+    }
+    const oks = await queue.completeAttempts(completes.map((c) => c.item));
+    for (const [k, { i, item }] of completes.entries()) {
+      try {
+        if (oks[k]) leased.delete(item.id);
+        const duplicate = !oks[k] && (await repeatOrStale(item.id, item.attempt, item.resultText)).duplicate;
+        results[i] = { id: item.id, ok: true, ...(duplicate ? { state: "completed" } : {}) };
+      } catch (error) {
+        results[i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
+      }
+    }
+    const fails = [...reports.entries()].filter(([, r]) => r.outcome === "fail");
+    const failed = await failMany(
+      fails.map(([, r]) => ({
+        id: r.id,
+        attempt: r.attempt,
+        error: r.error ?? "failed",
+        retryable: r.retryable,
+      })),
+    );
+    for (const [n, [i, r]] of fails.entries()) {
+      const out = failed[n]!;
+      if (out instanceof ErrandError) results[i]!.code = out.code;
+      else results[i] = { id: r.id, ok: true, state: out.state };
+    }
+    return { results };
+  });
+}
+
+/** Without a filter, a lease takes from every queue the registered types name, and "default". */
+function allQueues(types: JobTypeConfig[]): string[] {
+  return [...new Set(["default", ...types.map((t) => t.queue ?? "default")])];
+}

@@ -1,0 +1,177 @@
+/**
+ * The schemas registered once by `$id` (`addSchema`) and listed as OpenAPI components; routes refer
+ * to them as `"<Id>#"`.
+ * @module
+ */
+import { JOB_STATES } from "../../job.js";
+import { count, duration, name, nullableDate, storedExponential, typeDefaultProperties } from "./fields.js";
+
+/** Shared schemas, registered with `addSchema` and listed as OpenAPI components. */
+export const sharedSchemas = [
+  {
+    $id: "Error",
+    type: "object",
+    description: "Every error response. `code` is stable; branch on it, never on `message`.",
+    required: ["code", "message"],
+    properties: { code: { type: "string" }, message: { type: "string" }, details: {} },
+  },
+  {
+    $id: "Backoff",
+    description: "Wait between failed attempts.",
+    oneOf: [
+      {
+        type: "object",
+        required: ["type", "delayMs"],
+        additionalProperties: false,
+        properties: { type: { const: "fixed" }, delayMs: duration },
+      },
+      {
+        type: "object",
+        required: ["type"],
+        additionalProperties: false,
+        properties: {
+          type: { const: "exponential" },
+          baseMs: duration,
+          maxMs: duration,
+          factor: { type: "number", minimum: 1, maximum: 100 },
+          jitter: { type: "boolean" },
+        },
+      },
+    ],
+  },
+  {
+    $id: "Job",
+    type: "object",
+    description: "A job in any state. Times are ISO-8601 strings.",
+    required: [
+      "id",
+      "type",
+      "queue",
+      "state",
+      "payload",
+      "checkpoint",
+      "result",
+      "priority",
+      "weight",
+      "runAt",
+      "expiresAt",
+      "attempt",
+      "maxAttempts",
+      "backoff",
+      "retryQueue",
+      "delivery",
+      "timeoutMs",
+      "uniqueKey",
+      "leaseExpiresAt",
+      "workerId",
+      "errors",
+      "createdAt",
+      "startedAt",
+      "finishedAt",
+      "owner",
+    ],
+    properties: {
+      id: { type: "string" },
+      type: { type: "string" },
+      queue: { type: "string" },
+      state: { type: "string", enum: [...JOB_STATES] },
+      payload: {},
+      checkpoint: {},
+      result: {},
+      priority: { type: "integer" },
+      weight: { type: "integer" },
+      runAt: { type: "string", format: "date-time" },
+      expiresAt: nullableDate,
+      attempt: { type: "integer" },
+      maxAttempts: { type: "integer" },
+      backoff: {
+        description: "The stored retry policy; `custom` stands for a function policy, with its fallback.",
+        oneOf: [
+          {
+            type: "object",
+            required: ["type", "delayMs"],
+            properties: { type: { const: "fixed" }, delayMs: { type: "integer" } },
+          },
+          storedExponential,
+          {
+            type: "object",
+            required: ["type", "fallback"],
+            properties: { type: { const: "custom" }, fallback: storedExponential },
+          },
+        ],
+      },
+      retryQueue: { type: ["string", "null"] },
+      delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
+      timeoutMs: { type: ["integer", "null"] },
+      uniqueKey: { type: ["string", "null"] },
+      leaseExpiresAt: nullableDate,
+      workerId: { type: ["string", "null"] },
+      errors: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["attempt", "message", "at"],
+          properties: {
+            attempt: { type: "integer" },
+            message: { type: "string" },
+            name: { type: "string" },
+            stack: { type: "string" },
+            at: { type: "integer" },
+            kind: { type: "string" },
+          },
+        },
+      },
+      createdAt: { type: "string", format: "date-time" },
+      startedAt: nullableDate,
+      finishedAt: nullableDate,
+      owner: {
+        type: ["string", "null"],
+        description: "Who enqueued the job: the enqueuing token's name, or the `owner` given at enqueue.",
+      },
+      duplicate: {
+        type: "boolean",
+        description:
+          "On enqueue: the id or unique key matched an existing job. When that job is one the caller may not read (a producer's view of another owner's job), the reply is only `{ id, duplicate }`.",
+      },
+    },
+  },
+  {
+    $id: "JobType",
+    type: "object",
+    description:
+      "A job type's server-side settings: defaults applied at enqueue, and a cluster-wide cap at lease.",
+    additionalProperties: false,
+    properties: {
+      type: name,
+      ...typeDefaultProperties,
+      concurrency: count,
+      push: {
+        type: "object",
+        description: "Push delivery: the server leases this type's jobs and POSTs each to `url`.",
+        required: ["url"],
+        additionalProperties: false,
+        properties: {
+          url: { type: "string", format: "uri", maxLength: 2048 },
+          secret: { type: "string", minLength: 16, maxLength: 256, writeOnly: true },
+          timeoutMs: { type: "integer", minimum: 100, maximum: 600_000 },
+        },
+      },
+    },
+  },
+] as const;
+
+/** The schedule shape, registered with the shared schemas. */
+export const scheduleSchema = {
+  $id: "Schedule",
+  type: "object",
+  required: ["name", "cron", "timezone", "type", "payload", "options", "nextRunAt"],
+  properties: {
+    name: { type: "string" },
+    cron: { type: "string" },
+    timezone: { type: "string" },
+    type: { type: "string" },
+    payload: {},
+    options: { type: "object", additionalProperties: true },
+    nextRunAt: { type: "string", format: "date-time" },
+  },
+} as const;

@@ -1,0 +1,170 @@
+/**
+ * The building blocks of errand's HTTP schemas: bounded fields, enqueue options, and the replies,
+ * errors and path params that route groups share. Each route group's schemas (beside this file)
+ * are built from them.
+ * @module
+ */
+import { MAX_DURATION_MS, MAX_TIMER_MS } from "../../duration.js";
+import {
+  JOB_ID_PATTERN,
+  MAX_ATTEMPT,
+  MAX_COUNT,
+  MAX_DATE_MS,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_PRIORITY,
+  MIN_DATE_MS,
+  MIN_PRIORITY,
+  NAME_PATTERN,
+  TEXT_PATTERN,
+} from "../../validation.js";
+
+export const name = { type: "string", pattern: NAME_PATTERN.source, maxLength: 128 } as const;
+export const jobId = { type: "string", pattern: JOB_ID_PATTERN.source, maxLength: 255 } as const;
+/**
+ * Free text a store keeps as text: no U+0000 and no lone surrogate (see `checkText`), which
+ * PostgreSQL cannot store and the other stores would store differently.
+ */
+export const text = (maxLength: number) =>
+  ({
+    type: "string",
+    pattern: TEXT_PATTERN,
+    maxLength,
+    description: "text without U+0000 or lone surrogates",
+  }) as const;
+/**
+ * A duration up to `maximum` ms. A string's value is checked by the server against the same bound
+ * (`INVALID_DURATION`), since a schema cannot read "2h".
+ */
+export const durationUpTo = <M extends number>(maximum: M) =>
+  ({
+    description: `milliseconds, or a duration like "30s", "5m", "2h", "1h30m"; at most ${maximum} ms`,
+    anyOf: [
+      { type: "integer", minimum: 0, maximum },
+      { type: "string", maxLength: 32 },
+    ],
+  }) as const;
+/** A delay, expiry or backoff: at most the span from 1970 to the end of year 9999. */
+export const duration = durationUpTo(MAX_DURATION_MS);
+/** A duration that becomes a timer (`timeoutMs`): at most 2^31 − 1 ms, about 24.8 days. */
+export const timerDuration = durationUpTo(MAX_TIMER_MS);
+export const instant = {
+  description:
+    "ISO-8601 date-time or epoch milliseconds, from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z",
+  anyOf: [
+    { type: "string", maxLength: 40 },
+    { type: "integer", minimum: MIN_DATE_MS, maximum: MAX_DATE_MS },
+  ],
+} as const;
+/** A failure as a worker reports it: a message, or { message, name, stack }. */
+export const reportedError = {
+  anyOf: [
+    text(MAX_ERROR_TEXT_LENGTH),
+    {
+      type: "object",
+      required: ["message"],
+      additionalProperties: false,
+      properties: {
+        message: text(MAX_ERROR_TEXT_LENGTH),
+        name: text(MAX_ERROR_NAME_LENGTH),
+        stack: text(MAX_ERROR_TEXT_LENGTH),
+      },
+    },
+  ],
+} as const;
+
+export const attempt = { type: "integer", minimum: 1, maximum: MAX_ATTEMPT } as const;
+export const integer = { type: "integer", minimum: MIN_PRIORITY, maximum: MAX_PRIORITY } as const;
+export const count = { type: "integer", minimum: 1, maximum: MAX_COUNT } as const;
+export const nullableDate = { type: ["string", "null"], format: "date-time" } as const;
+/** An exponential policy as stored with a job: every field resolved. */
+export const storedExponential = {
+  type: "object",
+  required: ["type", "baseMs", "maxMs", "factor", "jitter"],
+  properties: {
+    type: { const: "exponential" },
+    baseMs: { type: "integer" },
+    maxMs: { type: "integer" },
+    factor: { type: "number" },
+    jitter: { type: "boolean" },
+  },
+} as const;
+/** Counts by state; a state without jobs may be left out. */
+export const countsByState = {
+  type: "object",
+  properties: {
+    pending: { type: "integer" },
+    active: { type: "integer" },
+    completed: { type: "integer" },
+    dead: { type: "integer" },
+    cancelled: { type: "integer" },
+    expired: { type: "integer" },
+  },
+} as const;
+
+/** The settings a job type gives its jobs by default, and an enqueue may set for one job. */
+export const typeDefaultProperties = {
+  queue: name,
+  priority: integer,
+  weight: count,
+  maxAttempts: count,
+  backoff: { $ref: "Backoff#" },
+  retryQueue: name,
+  timeoutMs: timerDuration,
+  delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
+} as const;
+
+/** Enqueue options, flat beside `type` and `payload` in an enqueue body. */
+export const enqueueOptionProperties = {
+  id: jobId,
+  uniqueKey: { ...text(MAX_KEY_LENGTH), minLength: 1 },
+  owner: {
+    ...name,
+    description:
+      "Who the job belongs to. With auth, the enqueuing token's name by default; only an admin may name another owner.",
+  },
+  delayMs: duration,
+  runAt: instant,
+  expiresAt: instant,
+  expiresInMs: duration,
+  ...typeDefaultProperties,
+} as const;
+
+export function omit<T extends object, K extends keyof T>(o: T, ...keys: K[]): Omit<T, K> {
+  const copy = { ...o };
+  for (const k of keys) delete copy[k];
+  return copy;
+}
+
+/** One job to enqueue: `{ type, payload, ...options }`. */
+export const enqueueJob = {
+  type: "object",
+  required: ["type"],
+  additionalProperties: false,
+  properties: { type: name, payload: {}, ...enqueueOptionProperties },
+} as const;
+
+/** Most jobs accepted in one bulk request. */
+export const MAX_BULK = 10_000;
+
+export const jobReply = { $ref: "Job#" } as const;
+export const jobsReply = {
+  type: "object",
+  required: ["jobs"],
+  properties: { jobs: { type: "array", items: jobReply } },
+} as const;
+export const errors = {
+  400: { $ref: "Error#" },
+  401: { $ref: "Error#" },
+  403: { $ref: "Error#" },
+  404: { $ref: "Error#" },
+  409: { $ref: "Error#" },
+} as const;
+export const idParams = {
+  type: "object",
+  required: ["id"],
+  properties: { id: jobId },
+} as const;
+export const nameParams = { type: "object", required: ["name"], properties: { name } } as const;
+export const ok = { type: "object", required: ["ok"], properties: { ok: { type: "boolean" } } } as const;

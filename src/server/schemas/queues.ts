@@ -1,0 +1,116 @@
+/** Schemas of the inspection and queue routes: stats, stats history, queues, pause, resume, prune. @module */
+import { NAME_PATTERN } from "../../validation.js";
+import { countsByState, errors } from "./fields.js";
+
+/** Checked by the queue (INVALID_QUEUE_NAME, as everywhere), not here (which would be INVALID_REQUEST). */
+const queueParams = {
+  type: "object",
+  required: ["name"],
+  properties: { name: { type: "string", description: `a queue name, matching ${NAME_PATTERN.source}` } },
+} as const;
+/** A pause or resume: the queue, whether it is paused now, and whether this call changed that. */
+const queuePause = {
+  type: "object",
+  required: ["name", "paused", "changed"],
+  properties: { name: { type: "string" }, paused: { type: "boolean" }, changed: { type: "boolean" } },
+} as const;
+
+/** The inspection and queue routes' schemas, keyed by `"METHOD /path"`. */
+export const queueRouteSchemas = {
+  "GET /v1/stats": {
+    summary: "Counts by state, queue and type",
+    tags: ["inspect"],
+    response: {
+      200: {
+        type: "object",
+        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs", "paused"],
+        properties: {
+          states: {
+            ...countsByState,
+            required: ["pending", "active", "completed", "dead", "cancelled", "expired"],
+          },
+          scheduled: { type: "integer" },
+          retrying: { type: "integer" },
+          queues: { type: "object", additionalProperties: countsByState },
+          types: { type: "object", additionalProperties: countsByState },
+          oldestPendingAgeMs: { type: "integer" },
+          paused: { type: "array", items: { type: "string" }, description: "The paused queues" },
+        },
+      },
+      ...errors,
+    },
+  },
+  "GET /v1/stats/history": {
+    summary:
+      "Enqueues, completions and failed attempts per second, as this server saw them, over the last `seconds`",
+    tags: ["inspect"],
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        seconds: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 3600, default 300" },
+      },
+    },
+    response: {
+      200: {
+        type: "object",
+        description:
+          "Columns, oldest first: `times[i]` (epoch milliseconds) starts the interval that the counts at `i` cover",
+        required: ["intervalMs", "times", "enqueued", "completed", "failed"],
+        properties: {
+          intervalMs: { type: "integer" },
+          times: { type: "array", items: { type: "integer" } },
+          enqueued: { type: "array", items: { type: "integer" } },
+          completed: { type: "array", items: { type: "integer" } },
+          failed: { type: "array", items: { type: "integer" } },
+        },
+      },
+      ...errors,
+    },
+  },
+  "GET /v1/queues": {
+    summary: "Every queue with its counts by state, and whether it is paused",
+    tags: ["inspect"],
+    response: {
+      200: {
+        type: "object",
+        required: ["queues"],
+        properties: {
+          queues: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["name", "counts", "paused"],
+              properties: {
+                name: { type: "string" },
+                counts: { type: "object", additionalProperties: { type: "integer" } },
+                paused: { type: "boolean" },
+              },
+            },
+          },
+        },
+      },
+      ...errors,
+    },
+  },
+  "POST /v1/queues/:name/pause": {
+    summary: "Pause a queue: no worker takes its jobs until it is resumed (running jobs finish)",
+    tags: ["queues"],
+    params: queueParams,
+    response: { 200: queuePause, ...errors },
+  },
+  "POST /v1/queues/:name/resume": {
+    summary: "Resume a paused queue: its jobs are taken again at once",
+    tags: ["queues"],
+    params: queueParams,
+    response: { 200: queuePause, ...errors },
+  },
+  "POST /v1/prune": {
+    summary: "Delete finished jobs past their retention now",
+    tags: ["inspect"],
+    response: {
+      200: { type: "object", required: ["deleted"], properties: { deleted: { type: "integer" } } },
+      ...errors,
+    },
+  },
+} as const;

@@ -1,0 +1,52 @@
+/** Schemas of the schedule routes. @module */
+import { enqueueOptionProperties, errors, name, nameParams, omit } from "./fields.js";
+
+/** The schedule routes' schemas, keyed by `"METHOD /path"`. */
+export const scheduleRouteSchemas = {
+  "PUT /v1/schedules/:name": {
+    summary: "Create or replace a cron schedule",
+    tags: ["schedules"],
+    params: nameParams,
+    body: {
+      type: "object",
+      required: ["cron", "type"],
+      additionalProperties: false,
+      properties: {
+        cron: { type: "string", minLength: 1, maxLength: 128 },
+        timezone: { type: "string", minLength: 1, maxLength: 64 },
+        type: name,
+        payload: {},
+        options: {
+          type: "object",
+          additionalProperties: false,
+          properties: omit(enqueueOptionProperties, "id", "delayMs", "runAt"),
+        },
+      },
+    },
+    response: { 200: { $ref: "Schedule#" }, ...errors },
+  },
+  "GET /v1/schedules/:name": {
+    summary: "A schedule",
+    tags: ["schedules"],
+    params: nameParams,
+    response: { 200: { $ref: "Schedule#" }, ...errors },
+  },
+  "DELETE /v1/schedules/:name": {
+    summary: "Remove a schedule (jobs it enqueued stay)",
+    tags: ["schedules"],
+    params: nameParams,
+    response: { 204: { type: "null" }, ...errors },
+  },
+  "GET /v1/schedules": {
+    summary: "Every schedule",
+    tags: ["schedules"],
+    response: {
+      200: {
+        type: "object",
+        required: ["schedules"],
+        properties: { schedules: { type: "array", items: { $ref: "Schedule#" } } },
+      },
+      ...errors,
+    },
+  },
+} as const;

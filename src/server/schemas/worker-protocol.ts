@@ -1,0 +1,176 @@
+/** Schemas of the remote-worker protocol: lease, complete, fail, heartbeat, checkpoint, release, report. @module */
+import { MAX_KEY_LENGTH } from "../../validation.js";
+import {
+  attempt,
+  count,
+  errors,
+  idParams,
+  jobId,
+  jobsReply,
+  name,
+  ok,
+  reportedError,
+  text,
+} from "./fields.js";
+
+/** The worker protocol's schemas, keyed by `"METHOD /path"`. */
+export const workerRouteSchemas = {
+  "POST /v1/lease": {
+    summary: "Lease ready jobs for a remote worker; long-polls up to `waitMs` when none is ready",
+    tags: ["worker"],
+    body: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        types: { type: "array", items: name, minItems: 1, maxItems: 1000 },
+        queues: {
+          description: "queue names, or names with weights",
+          anyOf: [
+            { type: "array", items: name, minItems: 1, maxItems: 1000 },
+            {
+              type: "object",
+              minProperties: 1,
+              propertyNames: name,
+              additionalProperties: count,
+            },
+          ],
+        },
+        limit: { type: "integer", minimum: 1, maximum: 1000 },
+        leaseMs: { type: "integer", minimum: 100, maximum: 86_400_000 },
+        waitMs: { type: "integer", minimum: 0, maximum: 120_000 },
+        workerId: { ...text(MAX_KEY_LENGTH), minLength: 1 },
+        maxWeight: count,
+        weightCap: count,
+      },
+    },
+    response: { 200: jobsReply, ...errors },
+  },
+  "POST /v1/jobs/:id/complete": {
+    summary: "Complete an attempt; a stale attempt gets 409, a repeated identical complete 200",
+    tags: ["worker"],
+    params: idParams,
+    body: {
+      type: "object",
+      required: ["attempt"],
+      additionalProperties: false,
+      properties: { attempt, result: {} },
+    },
+    response: {
+      200: {
+        type: "object",
+        required: ["ok", "duplicate"],
+        properties: { ok: { type: "boolean" }, duplicate: { type: "boolean" } },
+      },
+      ...errors,
+    },
+  },
+  "POST /v1/jobs/:id/fail": {
+    summary: "Fail an attempt: retried with backoff, or dead",
+    tags: ["worker"],
+    params: idParams,
+    body: {
+      type: "object",
+      required: ["attempt", "error"],
+      additionalProperties: false,
+      properties: {
+        attempt,
+        error: reportedError,
+        retryable: { type: "boolean" },
+      },
+    },
+    response: {
+      200: {
+        type: "object",
+        required: ["ok", "state", "runAt"],
+        properties: {
+          ok: { type: "boolean" },
+          state: { type: "string", enum: ["pending", "dead"] },
+          runAt: { type: "string", format: "date-time" },
+        },
+      },
+      ...errors,
+    },
+  },
+  "POST /v1/jobs/:id/heartbeat": {
+    summary: "Extend an attempt's lease; 409 when the attempt is no longer current (cancelled, lost)",
+    tags: ["worker"],
+    params: idParams,
+    body: {
+      type: "object",
+      required: ["attempt"],
+      additionalProperties: false,
+      properties: { attempt, leaseMs: { type: "integer", minimum: 100, maximum: 86_400_000 } },
+    },
+    response: { 200: ok, ...errors },
+  },
+  "POST /v1/jobs/:id/checkpoint": {
+    summary: "Save an attempt's progress; a retry sees it as `checkpoint`",
+    tags: ["worker"],
+    params: idParams,
+    body: {
+      type: "object",
+      required: ["attempt", "data"],
+      additionalProperties: false,
+      properties: { attempt, data: {} },
+    },
+    response: { 200: ok, ...errors },
+  },
+  "POST /v1/jobs/:id/release": {
+    summary: "Give an attempt back without using it up (a worker shutting down)",
+    tags: ["worker"],
+    params: idParams,
+    body: { type: "object", required: ["attempt"], additionalProperties: false, properties: { attempt } },
+    response: { 200: ok, ...errors },
+  },
+  "POST /v1/report": {
+    summary: "Report many outcomes in one request (completions are written in one transaction)",
+    tags: ["worker"],
+    body: {
+      type: "object",
+      required: ["reports"],
+      additionalProperties: false,
+      properties: {
+        reports: {
+          type: "array",
+          minItems: 1,
+          maxItems: 1000,
+          items: {
+            type: "object",
+            required: ["id", "attempt", "outcome"],
+            additionalProperties: false,
+            properties: {
+              id: jobId,
+              attempt,
+              outcome: { type: "string", enum: ["complete", "fail"] },
+              result: {},
+              error: reportedError,
+              retryable: { type: "boolean" },
+            },
+          },
+        },
+      },
+    },
+    response: {
+      200: {
+        type: "object",
+        required: ["results"],
+        properties: {
+          results: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["id", "ok"],
+              properties: {
+                id: { type: "string" },
+                ok: { type: "boolean" },
+                code: { type: "string" },
+                state: { type: "string" },
+              },
+            },
+          },
+        },
+      },
+      ...errors,
+    },
+  },
+} as const;
