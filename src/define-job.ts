@@ -3,6 +3,7 @@ import { type BackoffFunction, type BackoffOptions, toStoredBackoff } from "./ba
 import { type Duration, toTimerMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
 import type { Delivery, Job, StoredBackoff } from "./job.js";
+import { JOB_DEFAULTS } from "./job-fields.js";
 import { checkKnownKeys } from "./known-keys.js";
 import {
   checkInt,
@@ -206,11 +207,11 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
   });
 }
 
-/** Validates and fills {@link JobDefaults}. */
+/** Validates and fills {@link JobDefaults}, a field not given taking its {@link JOB_DEFAULTS} value. */
 export function resolveDefaults(
   o: JobDefaults,
 ): Omit<JobDefinition, "type" | "handler" | "concurrency" | "schema"> {
-  const delivery = o.delivery ?? "at_least_once";
+  const delivery = o.delivery ?? JOB_DEFAULTS.delivery;
   if (delivery !== "at_least_once" && delivery !== "at_most_once") {
     throw new ErrandError(
       "INVALID_OPTION",
@@ -218,14 +219,14 @@ export function resolveDefaults(
     );
   }
   return {
-    queue: checkQueueName(o.queue ?? "default"),
-    priority: checkInt("priority", o.priority ?? 0, MIN_PRIORITY, MAX_PRIORITY),
-    weight: checkInt("weight", o.weight ?? 1, 1, MAX_COUNT),
-    maxAttempts: checkInt("maxAttempts", o.maxAttempts ?? 5, 1, MAX_COUNT),
+    queue: checkQueueName(o.queue ?? JOB_DEFAULTS.queue),
+    priority: checkInt("priority", o.priority ?? JOB_DEFAULTS.priority, MIN_PRIORITY, MAX_PRIORITY),
+    weight: checkInt("weight", o.weight ?? JOB_DEFAULTS.weight, 1, MAX_COUNT),
+    maxAttempts: checkInt("maxAttempts", o.maxAttempts ?? JOB_DEFAULTS.maxAttempts, 1, MAX_COUNT),
     backoff: toStoredBackoff(o.backoff),
     backoffFn: typeof o.backoff === "function" ? o.backoff : undefined,
-    retryQueue: o.retryQueue === undefined ? null : checkQueueName(o.retryQueue),
-    timeoutMs: o.timeoutMs === undefined ? null : toTimerMs("timeoutMs", o.timeoutMs),
+    retryQueue: o.retryQueue === undefined ? JOB_DEFAULTS.retryQueue : checkQueueName(o.retryQueue),
+    timeoutMs: o.timeoutMs === undefined ? JOB_DEFAULTS.timeoutMs : toTimerMs("timeoutMs", o.timeoutMs),
     delivery,
   };
 }

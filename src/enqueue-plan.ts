@@ -200,7 +200,10 @@ export function instant(where: string, a: InstantOption, b: InstantOption, now: 
   return kind === "at" ? toEpochMs(name, value) : addToDate(name, now, toMs(name, value as Duration));
 }
 
-/** A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job. */
+/**
+ * A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job.
+ * test/unit/job-fields.test.ts checks that its keys are NEW_JOB_FIELDS (job-fields.ts).
+ */
 export function withPayload(base: NewJob, id: string, payload: string): NewJob {
   return {
     id,

@@ -1,12 +1,13 @@
 import type { JobRecord, JobState } from "../job.js";
+import { JOB_FIELD_NAMES } from "../job-fields.js";
 
 /**
  * A hot-table row read as an array (SQLite's `raw` mode, pg's `rowMode: "array"`) made into a
  * record. Claims read rows this way: drivers build row objects property by property, which costs
  * about as much as the rest of the read, while this makes one fixed-shape object. The columns must
  * come in the order of the record's keys (`id, type, queue, state, payload, checkpoint, result,
- * priority, …, finishedAt, owner`); each store checks its column list against
- * {@link HOT_RECORD_KEYS} once.
+ * priority, …, finishedAt, owner`, the order of JOB_FIELDS in job-fields.ts, from which the SQL
+ * stores derive their column lists); this module checks that order once, when it loads.
  */
 export function hotRecord(r: unknown[]): JobRecord {
   return {
@@ -41,3 +42,8 @@ export function hotRecord(r: unknown[]): JobRecord {
 
 /** The record's keys in column order, for the stores' checks of their column lists. */
 export const HOT_RECORD_KEYS: readonly string[] = Object.keys(hotRecord([]));
+
+// hotRecord reads columns by position: fail at load, loudly, if it and the table ever disagree.
+if (HOT_RECORD_KEYS.join() !== JOB_FIELD_NAMES.join()) {
+  throw new Error(`hotRecord does not read JOB_FIELDS in order: ${HOT_RECORD_KEYS} vs ${JOB_FIELD_NAMES}`);
+}

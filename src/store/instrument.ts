@@ -275,8 +275,12 @@ export class StoreDoor {
   }
 }
 
-/** The job a just-inserted {@link NewJob} is, without reading it back. */
-function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {
+/**
+ * The job a just-inserted {@link NewJob} is, without reading it back. A literal, not a loop over
+ * JOB_FIELDS: this runs per enqueued job; test/unit/job-fields.test.ts checks its keys.
+ * @internal
+ */
+export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {
   return {
     id: n.id,
     type: n.type,

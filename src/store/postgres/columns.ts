@@ -3,49 +3,42 @@
  * the advisory-lock key its claims pass to them.
  * @module
  */
-import { HOT_RECORD_KEYS } from "../hot-record.js";
+import { JOB_FIELDS, type JobField, selectList, wrapList } from "../../job-fields.js";
+
+/** PostgreSQL types a column a table lacks by its kind, so UNION ALL of both tables agrees. */
+const nullOf = (field: JobField) =>
+  field.kind === "int" || field.kind === "time" ? "NULL::bigint" : "NULL::text";
+/** Unquoted identifiers fold to lower case; a camelCase record name needs quotes. */
+const quote = (name: string) => `"${name}"`;
 
 /**
- * A job record's columns, in JobRecord's key order, from each table. The hot table has no result
- * or finished_at, the done table no lease or holder; those read as NULL.
+ * A job record's columns, in JobRecord's key order, from each table (derived from
+ * {@link JOB_FIELDS}). The hot table has no result or finished_at, the done table no lease or
+ * holder; those read as NULL.
  */
-const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL::text AS result, priority, weight,
-  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
-  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
-  lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
-  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  NULL::bigint AS "finishedAt", owner`;
+const HOT_FIELDS = selectList("hot", nullOf, quote);
+const DONE_FIELDS = selectList("done", nullOf, quote);
+/** {@link HOT_FIELDS} with every column qualified by the alias `j` (UPDATE … FROM needs it). */
+const HOT_FIELDS_J = selectList("hot", nullOf, quote, "j");
 
-const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
-  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
-  NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
-  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", owner`;
-
-/** {@link HOT_FIELDS} with every column qualified by a table alias (UPDATE … FROM needs it). */
-function hotFields(alias: string): string {
-  return HOT_FIELDS.replace(
-    /(^|[\s,(])(id|type|queue|state|payload|checkpoint|priority|weight|run_at|expires_at|attempt|max_attempts|backoff|retry_queue|delivery|timeout_ms|unique_key|lease_expires_at|worker_id|errors|lease_expirations|created_at|started_at|owner)\b(?!")/g,
-    `$1${alias}.$2`,
-  );
-}
 /** The columns of {@link HOT_FIELDS}; a claim's marker row carries its flags after them. */
-export const HOT_FIELD_COUNT = 26;
+export const HOT_FIELD_COUNT = JOB_FIELDS.length;
 
-// hotRecord reads columns by position: fail at load, loudly, if HOT_FIELDS and it ever disagree.
-{
-  const names = HOT_FIELDS.split(",").map((f) => /"?(\w+)"?\s*$/.exec(f.trim())![1]);
-  const keys = HOT_RECORD_KEYS;
-  if (names.length !== HOT_FIELD_COUNT || names.join() !== keys.join()) {
-    throw new Error(`hotRecord does not match HOT_FIELDS: ${names} vs ${keys}`);
-  }
-}
+/**
+ * Columns shared by both job tables but the state, for moving a row from the hot table to
+ * history (the statements set state, result and finished_at themselves).
+ */
+const SHARED = wrapList(JOB_FIELDS.filter((x) => x.hot && x.done && x.name !== "state").map((x) => x.column));
 
-/** Columns shared by both job tables, for moving a row from the hot table to history. */
-const SHARED = `id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner`;
+/**
+ * The columns an insert sets: a NewJob's (the parameters $1..$15 in table order, see insert.ts)
+ * with state where the table has it, then created_at ($16). queries/enqueueMany.sql writes the
+ * values in this order.
+ */
+const INSERT_COLUMNS = wrapList([
+  ...JOB_FIELDS.filter((x) => x.newJob || x.name === "state").map((x) => x.column),
+  "created_at",
+]);
 
 /**
  * First key of the two-key advisory lock that serialises claims of one capped type ("errc"); the
@@ -67,11 +60,10 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandQueuePause: `"${schema}".errand_queue_pause`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
-    hotFieldsJ: hotFields("j"),
+    hotFieldsJ: HOT_FIELDS_J,
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
-    insertJob: `INSERT INTO "${schema}".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`,
+    insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,
     insertOutcome: `SELECT count(*)::integer AS n,
   CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
   (SELECT count(*) FROM n) AS notified

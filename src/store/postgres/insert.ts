@@ -5,28 +5,18 @@
  */
 import { ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
+import { NEW_JOB_FIELDS } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
 
-/** The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql). */
-const JOB_FIELDS = [
-  "id",
-  "type",
-  "queue",
-  "payload",
-  "priority",
-  "weight",
-  "runAt",
-  "expiresAt",
-  "maxAttempts",
-  "backoff",
-  "retryQueue",
-  "delivery",
-  "timeoutMs",
-  "uniqueKey",
-  "owner",
-] as const satisfies ReadonlyArray<keyof NewJob>;
+/**
+ * The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql):
+ * the table's order, see `insertJob` in columns.ts.
+ */
+const JOB_FIELDS = NEW_JOB_FIELDS;
+/** The fields a `uniform` batch shares: all but the id and the payload. */
+const SHARED_FIELDS = NEW_JOB_FIELDS.filter((f) => f !== "id" && f !== "payload");
 
 /** Each insert shape's statements: [errand-generated ids, caller-chosen ids (checked against history)]. */
 const INSERT_STATEMENTS = {
@@ -51,20 +41,12 @@ function insertParams(jobs: NewJob[]): {
   let uniform = true;
   for (let i = 1; i < jobs.length && uniform; i++) {
     const j = jobs[i]!;
-    uniform =
-      j.type === first.type &&
-      j.queue === first.queue &&
-      j.priority === first.priority &&
-      j.weight === first.weight &&
-      j.runAt === first.runAt &&
-      j.expiresAt === first.expiresAt &&
-      j.maxAttempts === first.maxAttempts &&
-      j.backoff === first.backoff &&
-      j.retryQueue === first.retryQueue &&
-      j.delivery === first.delivery &&
-      j.timeoutMs === first.timeoutMs &&
-      j.uniqueKey === first.uniqueKey &&
-      j.owner === first.owner;
+    for (const f of SHARED_FIELDS) {
+      if (j[f] !== first[f]) {
+        uniform = false;
+        break;
+      }
+    }
   }
   const payloads = jobs.map((j) => j.payload);
   const params = JOB_FIELDS.map((f) =>

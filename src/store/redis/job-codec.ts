@@ -4,13 +4,53 @@
  * `lua/includes/job.lua`; the two must agree.
  * @module
  */
-import { DEFAULT_BACKOFF } from "../../backoff.js";
 import type { JobRecord, JobState } from "../../job.js";
+import { JOB_DEFAULTS } from "../../job-fields.js";
 import type { NewJob } from "../store.js";
 
-/** Left out of the hash when a job has it (see lua/includes/job.lua). */
-const DEFAULT_MAX_ATTEMPTS = 5;
-const DEFAULT_BACKOFF_TEXT = JSON.stringify(DEFAULT_BACKOFF);
+/**
+ * Left out of the hash when a job has it (see lua/includes/job.lua, whose DEFAULT_MAX_ATTEMPTS
+ * test/unit/job-fields.test.ts checks against JOB_DEFAULTS).
+ */
+const DEFAULT_MAX_ATTEMPTS = JOB_DEFAULTS.maxAttempts;
+const DEFAULT_BACKOFF_TEXT = JSON.stringify(JOB_DEFAULTS.backoff);
+
+/**
+ * Each record field's name in the job hash (lua/includes/job.lua); the id is the hash's key. The
+ * decoder below switches on these letters (a switch is the fast path per job);
+ * test/unit/job-fields.test.ts checks that it covers every field of JOB_FIELDS.
+ * @internal
+ */
+export const HASH_FIELDS: ReadonlyMap<Exclude<keyof JobRecord, "id">, string> = new Map<
+  Exclude<keyof JobRecord, "id">,
+  string
+>([
+  ["type", "t"],
+  ["queue", "q"],
+  ["state", "s"],
+  ["payload", "p"],
+  ["checkpoint", "k"],
+  ["result", "x"],
+  ["priority", "y"],
+  ["weight", "w"],
+  ["runAt", "r"],
+  ["expiresAt", "v"],
+  ["attempt", "a"],
+  ["maxAttempts", "m"],
+  ["backoff", "b"],
+  ["retryQueue", "rq"],
+  ["delivery", "d"],
+  ["timeoutMs", "o"],
+  ["uniqueKey", "u"],
+  ["leaseExpiresAt", "l"],
+  ["workerId", "h"],
+  ["errors", "e"],
+  ["leaseExpirations", "z"],
+  ["createdAt", "c"],
+  ["startedAt", "g"],
+  ["finishedAt", "f"],
+  ["owner", "ow"],
+]);
 
 // Maps, not object literals: a stray field or value such as "constructor" must find nothing.
 const STATES: ReadonlyMap<string, JobState> = new Map<string, JobState>([
@@ -35,7 +75,8 @@ const LONG_FIELDS: ReadonlyMap<string, LongField> = new Map<string, LongField>([
 
 /**
  * A job reply from a script (`[id, field, value, field, value, …]`, the job hash's HGETALL after
- * its id) as a record. Fields left out of the hash take their defaults; runAt's is createdAt.
+ * its id) as a record. Fields left out of the hash take their initial values (JOB_FIELDS); runAt's
+ * is createdAt.
  */
 export function decodeJob(reply: readonly string[]): JobRecord {
   const r: JobRecord = {
@@ -46,15 +87,15 @@ export function decodeJob(reply: readonly string[]): JobRecord {
     payload: "",
     checkpoint: null,
     result: null,
-    priority: 0,
-    weight: 1,
+    priority: JOB_DEFAULTS.priority,
+    weight: JOB_DEFAULTS.weight,
     runAt: 0,
     expiresAt: null,
     attempt: 0,
     maxAttempts: DEFAULT_MAX_ATTEMPTS,
     backoff: DEFAULT_BACKOFF_TEXT,
     retryQueue: null,
-    delivery: "at_least_once",
+    delivery: JOB_DEFAULTS.delivery,
     timeoutMs: null,
     uniqueKey: null,
     leaseExpiresAt: null,
@@ -169,7 +210,10 @@ export function decodeJob(reply: readonly string[]): JobRecord {
   return r;
 }
 
-/** The 15 values a new job takes in a script's arguments (see `lua/includes/insert-job.lua`). */
+/**
+ * The values a new job takes in a script's arguments (see `lua/includes/insert-job.lua`), one per
+ * NewJob field in NEW_JOB_FIELDS' order (checked by test/unit/job-fields.test.ts).
+ */
 export function pushNewJob(args: Array<string | number>, j: NewJob): void {
   args.push(
     j.id,

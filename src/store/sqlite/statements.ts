@@ -4,6 +4,7 @@
  * @module
  */
 import type Database from "better-sqlite3";
+import { JOB_FIELDS, selectList } from "../../job-fields.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
@@ -12,22 +13,23 @@ export type Stmt = Database.Statement;
 export type Statements = Record<StatementName, Stmt>;
 
 /**
- * A job record's columns, in JobRecord's key order, from each table: the `{{hotFields}}` and
- * `{{doneFields}}` of queries/*.sql. The hot table has no result or finished_at, the done table
- * no lease or holder; those read as NULL.
+ * A job record's columns, in JobRecord's key order, from each table (derived from
+ * {@link JOB_FIELDS}): the `{{hotFields}}` and `{{doneFields}}` of queries/*.sql. The hot table
+ * has no result or finished_at, the done table no lease or holder; those read as NULL. SQLite
+ * keeps an alias's case, so none is quoted.
  */
-const HOT_FIELDS = `id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner`;
-const DONE_FIELDS = `id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
-  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
-  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner`;
+const HOT_FIELDS = selectList(
+  "hot",
+  () => "NULL",
+  (name) => name,
+);
+const DONE_FIELDS = selectList(
+  "done",
+  () => "NULL",
+  (name) => name,
+);
+/** The column lists above, for test/unit/job-fields.test.ts. @internal */
+export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
 const SQL = renderStatements(statements, { hotFields: HOT_FIELDS, doneFields: DONE_FIELDS });
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
@@ -45,12 +47,32 @@ const RECORD_STATEMENTS: readonly StatementName[] = [
   "listDoneByOwner",
 ];
 
-/** Parameters per job row of enqueueOne, in the order `insertJobs` (insert.ts) binds them. */
-export const ROW_PARAMS = 16;
+/**
+ * The columns an insert sets, in table order: a NewJob's, the state (written as 'pending') and
+ * created_at (the enqueue's `now`). queries/enqueueMany.sql names them in this order and
+ * `insertJobs` (insert.ts) binds them so; test/unit/job-fields.test.ts checks the binding.
+ */
+export const INSERT_COLUMNS: readonly string[] = JOB_FIELDS.filter(
+  (x) => x.newJob || x.name === "state" || x.name === "createdAt",
+).map((x) => x.column);
+/** Parameters per job row of enqueueOne: every insert column but the state. */
+export const ROW_PARAMS = INSERT_COLUMNS.length - 1;
 /** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
 export const INSERT_CHUNK = countParams(SQL.enqueueChunk) / ROW_PARAMS;
+// A field added to the table but not to the insert statements would be silently left out.
+for (const name of ["enqueueOne", "enqueueChunk"] as const) {
+  const columns = /INSERT INTO errand_job \(([^)]*)\)/
+    .exec(SQL[name])?.[1]
+    ?.split(",")
+    .map((c) => c.trim());
+  if (columns?.join() !== INSERT_COLUMNS.join()) {
+    throw new Error(`${name} in queries/enqueueMany.sql does not insert ${INSERT_COLUMNS.join(", ")}`);
+  }
+}
 if (countParams(SQL.enqueueOne) !== ROW_PARAMS || !Number.isInteger(INSERT_CHUNK)) {
-  throw new Error("enqueueOne and enqueueChunk in queries/enqueueMany.sql do not bind 16 parameters per row");
+  throw new Error(
+    `enqueueOne and enqueueChunk in queries/enqueueMany.sql do not bind ${ROW_PARAMS} parameters per row`,
+  );
 }
 
 /**

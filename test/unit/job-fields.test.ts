@@ -1,0 +1,306 @@
+import { describe, expect, it } from "vitest";
+import { resolveDefaults } from "../../src/define-job.js";
+import { withPayload } from "../../src/enqueue-plan.js";
+import { type JobRecord, toJob } from "../../src/job.js";
+import {
+  JOB_DEFAULTS,
+  JOB_FIELD_NAMES,
+  JOB_FIELDS,
+  NEW_JOB_FIELDS,
+  PUBLIC_JOB_FIELDS,
+} from "../../src/job-fields.js";
+import { scripts } from "../../src/store/generated/redis-scripts.js";
+import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
+import { jobFromNew } from "../../src/store/instrument.js";
+import { HOT_FIELD_COUNT, sqlFragments } from "../../src/store/postgres/columns.js";
+import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
+import { insertJobs } from "../../src/store/sqlite/insert.js";
+import {
+  INSERT_CHUNK,
+  INSERT_COLUMNS,
+  JOB_COLUMNS,
+  type Statements,
+} from "../../src/store/sqlite/statements.js";
+import type { NewJob } from "../../src/store/store.js";
+
+const NOW = 1_700_000_000_000;
+
+/** Typed literals: a JobRecord or NewJob key missing here, or one too many, fails the typecheck. */
+const record: JobRecord = {
+  id: "job-1",
+  type: "email",
+  queue: "mail",
+  state: "active",
+  payload: '{"to":"a@b.c"}',
+  checkpoint: '{"step":2}',
+  result: '"sent"',
+  priority: 7,
+  weight: 3,
+  runAt: NOW + 1,
+  expiresAt: NOW + 2,
+  attempt: 2,
+  maxAttempts: 9,
+  backoff: JSON.stringify({ type: "fixed", delayMs: 5000 }),
+  retryQueue: "slow",
+  delivery: "at_most_once",
+  timeoutMs: 30_000,
+  uniqueKey: "u-1",
+  leaseExpiresAt: NOW + 3,
+  workerId: "w-1",
+  errors: '[{"attempt":1,"message":"boom","at":1}]',
+  leaseExpirations: 1,
+  createdAt: NOW - 5,
+  startedAt: NOW - 4,
+  finishedAt: NOW - 3,
+  owner: "alice",
+};
+const newJob: NewJob = {
+  id: "job-2",
+  type: "email",
+  queue: "mail",
+  payload: '{"to":"a@b.c"}',
+  priority: 7,
+  weight: 3,
+  runAt: NOW + 1,
+  expiresAt: NOW + 2,
+  maxAttempts: 9,
+  backoff: JSON.stringify({ type: "fixed", delayMs: 5000 }),
+  retryQueue: "slow",
+  delivery: "at_most_once",
+  timeoutMs: 30_000,
+  uniqueKey: "u-1",
+  owner: "alice",
+};
+
+/** The record a fresh insert of `n` holds, built from the table's initial values alone. */
+function insertedRecord(n: NewJob, now: number): JobRecord {
+  const r = Object.create(null) as Record<string, unknown>;
+  for (const f of JOB_FIELDS) {
+    r[f.name] = f.newJob ? n[f.name as keyof NewJob] : f.initial === "now" ? now : f.initial;
+  }
+  return r as unknown as JobRecord;
+}
+
+/** A select list's output names: `x AS "y"` → y, `j.id` → id. */
+const aliases = (list: string) => list.split(",").map((item) => /"?(\w+)"?$/.exec(item.trim())![1]);
+const squash = (s: string) => s.replace(/\s+/g, " ").trim();
+
+describe("the job's field table", () => {
+  it("has one row per JobRecord field, in the record's order, and one per NewJob field", () => {
+    expect(new Set(JOB_FIELD_NAMES).size).toBe(JOB_FIELDS.length);
+    expect([...JOB_FIELD_NAMES].sort()).toEqual(Object.keys(record).sort());
+    expect(JOB_FIELD_NAMES).toEqual(HOT_RECORD_KEYS);
+    expect([...NEW_JOB_FIELDS].sort()).toEqual(Object.keys(newJob).sort());
+    // Public Job: every record field but the internal ones, in toJob's order.
+    expect(Object.keys(toJob(record))).toEqual(PUBLIC_JOB_FIELDS);
+    for (const f of JOB_FIELDS) {
+      expect(f.column).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(f.column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())).toBe(f.name);
+      // A field a table lacks reads as NULL there, so it must be nullable.
+      if (!f.hot || !f.done) expect(f.nullable).toBe(true);
+    }
+  });
+
+  it("is where an unknown type's defaults come from", () => {
+    const resolved = resolveDefaults({});
+    expect(resolved).toMatchObject({
+      queue: JOB_DEFAULTS.queue,
+      priority: JOB_DEFAULTS.priority,
+      weight: JOB_DEFAULTS.weight,
+      maxAttempts: JOB_DEFAULTS.maxAttempts,
+      backoff: JOB_DEFAULTS.backoff,
+      retryQueue: JOB_DEFAULTS.retryQueue,
+      timeoutMs: JOB_DEFAULTS.timeoutMs,
+      delivery: JOB_DEFAULTS.delivery,
+    });
+    for (const [name, value] of Object.entries(JOB_DEFAULTS)) {
+      const row = JOB_FIELDS.find((f) => f.name === name)!;
+      expect(row.initial).toEqual(name === "backoff" ? JSON.stringify(value) : value);
+    }
+  });
+
+  it("matches the literal builders of the enqueue path (withPayload, jobFromNew)", () => {
+    expect(Object.keys(withPayload(newJob, "id-3", "{}"))).toEqual(NEW_JOB_FIELDS);
+    const { duplicate, ...job } = jobFromNew(newJob, { to: "a@b.c" }, JSON.parse(newJob.backoff), NOW);
+    expect(duplicate).toBe(false);
+    expect(Object.keys(job)).toEqual(PUBLIC_JOB_FIELDS);
+    // Every field it does not take from the NewJob is the table's initial value.
+    expect(job).toEqual(toJob(insertedRecord(newJob, NOW)));
+  });
+
+  it("reads a hot row by position in the table's order", () => {
+    const row = JOB_FIELDS.map((_, i) => `v${i}`);
+    const r = hotRecord(row) as unknown as Record<string, unknown>;
+    JOB_FIELDS.forEach((f, i) => {
+      expect(r[f.name]).toBe(f.hot ? `v${i}` : null);
+    });
+    expect(HOT_FIELD_COUNT).toBe(JOB_FIELDS.length);
+  });
+});
+
+describe("the SQL column lists derived from the table", () => {
+  const pg = sqlFragments("s", "c");
+
+  it("read every field under its record name, NULL where a table lacks the column", () => {
+    for (const list of [pg.hotFields!, pg.doneFields!, pg.hotFieldsJ!, JOB_COLUMNS.hot, JOB_COLUMNS.done]) {
+      expect(aliases(list)).toEqual(JOB_FIELD_NAMES);
+    }
+    const items = (list: string) => list.split(",").map((s) => s.trim());
+    JOB_FIELDS.forEach((f, i) => {
+      expect(items(pg.hotFields!)[i]!.startsWith("NULL::")).toBe(!f.hot);
+      expect(items(pg.doneFields!)[i]!.startsWith("NULL::")).toBe(!f.done);
+      expect(items(JOB_COLUMNS.hot)[i]!.startsWith("NULL")).toBe(!f.hot);
+      expect(items(JOB_COLUMNS.done)[i]!.startsWith("NULL")).toBe(!f.done);
+      if (f.hot) expect(items(pg.hotFieldsJ!)[i]!.startsWith(`j.${f.column}`)).toBe(true);
+    });
+  });
+
+  it("keep the text the statements had before the table (whitespace aside)", () => {
+    expect(squash(pg.hotFields!)).toBe(
+      squash(`id, type, queue, state, payload, checkpoint, NULL::text AS result, priority, weight,
+  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
+  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
+  lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
+  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
+  NULL::bigint AS "finishedAt", owner`),
+    );
+    expect(squash(pg.doneFields!)).toBe(
+      squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
+  run_at AS "runAt", expires_at AS "expiresAt", attempt, max_attempts AS "maxAttempts", backoff,
+  retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
+  NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
+  lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
+  finished_at AS "finishedAt", owner`),
+    );
+    expect(squash(JOB_COLUMNS.hot)).toBe(
+      squash(`id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  NULL AS finishedAt, owner`),
+    );
+    expect(squash(JOB_COLUMNS.done)).toBe(
+      squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
+  run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, backoff,
+  retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
+  NULL AS leaseExpiresAt, NULL AS workerId, errors,
+  lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
+  finished_at AS finishedAt, owner`),
+    );
+    expect(squash(pg.sharedColumns!)).toBe(
+      squash(`id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
+  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
+  created_at, started_at, owner`),
+    );
+    expect(squash(pg.insertJob!)).toBe(
+      squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`),
+    );
+  });
+
+  it("PostgreSQL inserts a NewJob's fields in the table's order, then created_at", () => {
+    const columns = /\(([^)]*)\)/
+      .exec(pg.insertJob!)![1]!
+      .split(",")
+      .map((c) => c.trim());
+    const byColumn = new Map(JOB_FIELDS.map((f) => [f.column, f.name]));
+    expect(columns.filter((c) => c !== "state" && c !== "created_at").map((c) => byColumn.get(c))).toEqual(
+      NEW_JOB_FIELDS,
+    );
+    expect(columns.at(-1)).toBe("created_at");
+  });
+
+  it("SQLite binds each insert column to its NewJob field, one row or a chunk at a time", () => {
+    const calls: unknown[][] = [];
+    const noop = { run: () => ({ changes: 0 }) };
+    const q = {
+      enqueueFinishedId: { get: () => undefined },
+      enqueueOne: { run: (...args: unknown[]) => ({ changes: calls.push(args) && 1 }) },
+      enqueueChunk: { run: (...args: unknown[]) => ({ changes: calls.push(args) && INSERT_CHUNK }) },
+      enqueueChunkSavepoint: noop,
+      enqueueChunkRelease: noop,
+      enqueueChunkRollback: noop,
+    } as unknown as Statements;
+    const byColumn = new Map(JOB_FIELDS.map((f) => [f.column, f.name]));
+    const expected = INSERT_COLUMNS.filter((c) => c !== "state").map((c) =>
+      c === "created_at" ? NOW : newJob[byColumn.get(c) as keyof NewJob],
+    );
+    const job = { ...newJob, uniqueKey: null };
+    const expectedNoKey = expected.map((v) => (v === newJob.uniqueKey ? null : v));
+
+    insertJobs(q, [newJob], NOW, false, () => null);
+    expect(calls).toEqual([expected]);
+
+    calls.length = 0;
+    insertJobs(q, new Array(INSERT_CHUNK).fill(job), NOW, true, () => null);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toEqual(Array.from({ length: INSERT_CHUNK }, () => expectedNoKey).flat());
+  });
+});
+
+describe("the Redis codec against the table", () => {
+  /** A record as a job hash reply, every field written (none left to its default). */
+  function encode(r: JobRecord): string[] {
+    const reply = [r.id];
+    for (const f of JOB_FIELDS) {
+      if (f.name === "id") continue;
+      const value = r[f.name];
+      if (value === null) continue;
+      const text =
+        f.name === "state"
+          ? "a"
+          : f.name === "delivery"
+            ? value === "at_most_once"
+              ? "1"
+              : ""
+            : f.name === "backoff"
+              ? packBackoff(String(value))
+              : String(value);
+      reply.push(HASH_FIELDS.get(f.name as Exclude<keyof JobRecord, "id">)!, text);
+    }
+    return reply;
+  }
+
+  it("names every field but the id in the hash, each once", () => {
+    expect([...HASH_FIELDS.keys()]).toEqual(JOB_FIELD_NAMES.filter((n) => n !== "id"));
+    expect(new Set(HASH_FIELDS.values()).size).toBe(HASH_FIELDS.size);
+  });
+
+  it("decodes every field from its hash name", () => {
+    expect(decodeJob(encode(record))).toEqual(record);
+  });
+
+  it("gives a field left out of the hash the table's initial value (runAt: createdAt)", () => {
+    // A job enqueued with nothing but its type and payload: every other field at its initial value.
+    const n = Object.fromEntries(
+      JOB_FIELDS.filter((f) => f.newJob).map((f) => [
+        f.name,
+        f.initial === undefined ? newJob[f.name as keyof NewJob] : f.initial === "now" ? NOW : f.initial,
+      ]),
+    ) as unknown as NewJob;
+    const minimal = decodeJob([n.id, "t", n.type, "q", n.queue, "p", n.payload, "c", String(NOW)]);
+    expect(minimal).toEqual(insertedRecord(n, NOW));
+    expect(minimal.maxAttempts).toBe(5);
+  });
+
+  it("takes a NewJob's fields as script arguments in the table's order", () => {
+    const args: Array<string | number> = [];
+    pushNewJob(args, newJob);
+    expect(args).toHaveLength(NEW_JOB_FIELDS.length);
+    NEW_JOB_FIELDS.forEach((name, i) => {
+      const v = newJob[name];
+      if (name === "delivery") expect(args[i]).toBe("1");
+      else if (name === "backoff") expect(args[i]).toBe(packBackoff(newJob.backoff));
+      else expect(String(args[i])).toBe(String(v));
+    });
+  });
+
+  it("agrees with the Lua scripts' defaults and argument count", () => {
+    const lua = scripts.enqueueMany;
+    expect(lua).toContain(`local DEFAULT_MAX_ATTEMPTS = "${JOB_DEFAULTS.maxAttempts}"`);
+    expect(lua).toContain(`put("y", prio, "${JOB_DEFAULTS.priority}")`);
+    expect(lua).toContain(`put("w", ARGV[i + 5], "${JOB_DEFAULTS.weight}")`);
+    expect(lua).toContain(`local JOB_FIELDS = ${NEW_JOB_FIELDS.length}`);
+  });
+});
