@@ -9,6 +9,7 @@ import {
   NEW_JOB_FIELDS,
   PUBLIC_JOB_FIELDS,
 } from "../../src/job-fields.js";
+import { sharedSchemas } from "../../src/server/schemas.js";
 import { scripts } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
@@ -302,5 +303,19 @@ describe("the Redis codec against the table", () => {
     expect(lua).toContain(`put("y", prio, "${JOB_DEFAULTS.priority}")`);
     expect(lua).toContain(`put("w", ARGV[i + 5], "${JOB_DEFAULTS.weight}")`);
     expect(lua).toContain(`local JOB_FIELDS = ${NEW_JOB_FIELDS.length}`);
+  });
+});
+
+describe("the HTTP API's Job schema against the table", () => {
+  // The schema stays a literal (`as const`): the compile-time test in test/types derives the wire
+  // types from it. This keeps it in step with the table instead.
+  const job = sharedSchemas.find((s) => s.$id === "Job") as unknown as {
+    required: string[];
+    properties: Record<string, unknown>;
+  };
+
+  it("requires and describes exactly the public fields, in the table's order", () => {
+    expect(job.required).toEqual([...PUBLIC_JOB_FIELDS]);
+    expect(Object.keys(job.properties).filter((k) => k !== "duplicate")).toEqual([...PUBLIC_JOB_FIELDS]);
   });
 });
