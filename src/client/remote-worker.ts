@@ -87,13 +87,10 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly #logger: Logger | undefined;
   /** Runs the jobs this worker leases; the worker keeps only the leasing. */
   readonly #core: RunCore;
-  #state: "new" | "running" | "closing" | "closed" = "new";
   #leaseAbort = new AbortController();
   #loop: Promise<void> | null = null;
   #roomFreed: () => void = () => {};
   #stopHeartbeat: () => void = () => {};
-  #closePromise: Promise<void> | null = null;
-  #keepAlive: NodeJS.Timeout | null = null;
 
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
@@ -140,11 +137,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   /** Begins leasing. Resolves at once; jobs start as the server hands them out. */
   async start(): Promise<void> {
-    if (this.#state !== "new") {
-      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
-    }
-    this.#state = "running";
-    this.#keepAlive = setInterval(() => {}, 1 << 30);
+    this.#core.begin();
     const beat = () => {
       this.#stopHeartbeat = this.#clock.setTimer(this.#heartbeatMs, () => {
         void this.#core.heartbeatAll();
@@ -156,7 +149,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   }
 
   async #leaseLoop(): Promise<void> {
-    while (this.#state === "running") {
+    while (this.#core.state === "running") {
       const free = this.#concurrency - this.#core.runningWeight;
       if (free <= 0) {
         await new Promise<void>((resolve) => {
@@ -178,14 +171,14 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
           signal: this.#leaseAbort.signal,
         });
       } catch (error) {
-        if (this.#state !== "running") break;
+        if (this.#core.state !== "running") break;
         this.emit("error", error);
         await new Promise<void>((resolve) => this.#clock.setTimer(this.#retryDelayMs, resolve));
         continue;
       }
       for (const job of jobs) {
         // Leased while closing: give it straight back.
-        if (this.#state === "running") this.#core.start(job);
+        if (this.#core.state === "running") this.#core.start(job);
         else this.#core.releaseUnstarted(job);
       }
       if (jobs.length === 0 && this.#core.idle) this.emit("idle");
@@ -197,25 +190,15 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
    * them to the server (at-most-once jobs go to `dead`). Resolves when every outcome is reported.
    */
   close(options: CloseOptions = {}): Promise<void> {
-    this.#closePromise ??= this.#close(toMs("graceMs", options.graceMs ?? 10_000));
-    return this.#closePromise;
-  }
-
-  async #close(graceMs: number): Promise<void> {
-    if (this.#state === "new") {
-      this.#state = "closed";
-      return;
-    }
-    this.#state = "closing";
-    this.#leaseAbort.abort(new Error("worker closing"));
-    this.#roomFreed();
-    try {
-      await this.#core.close(graceMs, this.#loop);
-    } finally {
-      this.#stopHeartbeat();
-      if (this.#keepAlive) clearInterval(this.#keepAlive);
-      this.#state = "closed";
-    }
+    return this.#core.close(() => toMs("graceMs", options.graceMs ?? 10_000), {
+      stopTaking: () => {
+        this.#leaseAbort.abort(new Error("worker closing"));
+        this.#roomFreed();
+        // A lease under way gives its jobs straight back: the core waits for the loop to end.
+        return this.#loop;
+      },
+      stopped: () => this.#stopHeartbeat(),
+    });
   }
 }
 

@@ -61,6 +61,19 @@ export interface RunCoreOptions {
   onReported: () => void;
 }
 
+/**
+ * What a worker does around the core's part of close(). @internal
+ */
+export interface ShutdownSteps {
+  /** Stops taking jobs; returns what settles when jobs still arriving have been handed over. */
+  stopTaking(): Promise<unknown> | null;
+  /** After every outcome is written (or close failed): stop the worker's own timers. */
+  stopped(): Promise<void> | void;
+}
+
+/** `new` → start() → `running` → close() → `closing` (takes no jobs, grace period) → `closed`. */
+export type WorkerState = "new" | "running" | "closing" | "closed";
+
 type AbandonReason = "timeout" | "cancelled" | "lost" | "shutdown";
 
 /**
@@ -88,6 +101,10 @@ export class RunCore {
   #reports = 0;
   #drained: Array<() => void> = [];
   #reported: Array<() => void> = [];
+  #state: WorkerState = "new";
+  #closing: Promise<void> | null = null;
+  /** Clock timers never hold the process open; a running worker does, like a server. */
+  #keepAlive: NodeJS.Timeout | null = null;
   /** What every running job's context calls back into; one object, shared. */
   readonly #hooks: RunHooks;
 
@@ -110,6 +127,18 @@ export class RunCore {
       checkpoint: async (run, data) => (run.settled ? false : sink.checkpoint(run.job, data)),
       logger: options.logger,
     };
+  }
+
+  get state(): WorkerState {
+    return this.#state;
+  }
+
+  /** For the worker's start(): it runs once. */
+  begin(): void {
+    if (this.#state !== "new")
+      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
+    this.#state = "running";
+    this.#keepAlive = setInterval(() => {}, 1 << 30);
   }
 
   /** Jobs running now. */
@@ -291,12 +320,34 @@ export class RunCore {
   }
 
   /**
-   * The running part of close(): waits for the jobs still arriving (`arrivals`), lets running
-   * jobs finish until `graceMs` after the call, then aborts the rest and gives them back at once
-   * (at-most-once jobs, already started, go to `dead`). Resolves when every outcome is written.
-   * The worker has stopped taking jobs; heartbeats are its to keep going meanwhile.
+   * The worker's close(): once (a second call gets the same promise, and `graceMs` is read only
+   * by the first). Stops taking jobs, waits for the jobs still arriving, lets running jobs finish
+   * until `graceMs` after the call, then aborts the rest and gives them back at once (at-most-once
+   * jobs, already started, go to `dead`). Resolves when every outcome is written. Heartbeats are
+   * the worker's to keep going meanwhile.
    */
-  async close(graceMs: number, arrivals: Promise<unknown> | null): Promise<void> {
+  close(graceMs: () => number, steps: ShutdownSteps): Promise<void> {
+    this.#closing ??= this.#close(graceMs(), steps);
+    return this.#closing;
+  }
+
+  async #close(graceMs: number, steps: ShutdownSteps): Promise<void> {
+    if (this.#state === "new") {
+      this.#state = "closed";
+      return;
+    }
+    this.#state = "closing";
+    try {
+      await this.#drain(graceMs, steps.stopTaking());
+    } finally {
+      await steps.stopped();
+      if (this.#keepAlive) clearInterval(this.#keepAlive);
+      this.#keepAlive = null;
+      this.#state = "closed";
+    }
+  }
+
+  async #drain(graceMs: number, arrivals: Promise<unknown> | null): Promise<void> {
     // The grace period runs from the call, on the worker's clock.
     let cancelGrace = () => {};
     const graceOver = new Promise<void>((resolve) => {

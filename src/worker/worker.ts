@@ -150,7 +150,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #childLogger: Logger | undefined;
   /** Runs the jobs this worker claims; the worker keeps only the claiming. */
   readonly #core: RunCore;
-  #state: "new" | "running" | "closing" | "closed" = "new";
   #claiming = false;
   #claimAgain = false;
   #backlog = false;
@@ -158,11 +157,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #timers: Repeating[] = [];
   #maintainer: Maintainer | null = null;
   #unsubscribe: (() => void) | null = null;
-  #closePromise: Promise<void> | null = null;
   /** Settles when the claim loop under way, if any, has ended; close() waits for it. */
   #filling: Promise<void> | null = null;
-  /** Clock timers never hold the process open; a running worker does, like a server. */
-  #keepAlive: NodeJS.Timeout | null = null;
   readonly #onCancelled = (job: Job) => this.#core.abandon(job.id, "cancelled", new Error("job cancelled"));
 
   constructor(queue: Queue, options: WorkerOptions) {
@@ -206,7 +202,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       logger: () => this.#log,
       onSettled: () => {
         if (
-          this.#state === "running" &&
+          this.#core.state === "running" &&
           (this.#backlog || this.#claimAgain) &&
           this.#core.runningWeight <= this.#minConcurrency
         ) {
@@ -234,10 +230,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Begins claiming. Resolves once the first claim has been made. */
   async start(): Promise<void> {
-    if (this.#state !== "new")
-      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
-    this.#state = "running";
-    this.#keepAlive = setInterval(() => {}, 1 << 30);
+    this.#core.begin();
     this.#unsubscribe = this.queue.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
     const { clock } = this.queue;
@@ -258,7 +251,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   #wake(): void {
-    if (this.#state !== "running") return;
+    if (this.#core.state !== "running") return;
     if (this.#claiming) {
       this.#claimAgain = true;
       return;
@@ -284,7 +277,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (this.#core.runningWeight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
         this.#claimAgain = false;
         const free = this.#concurrency - this.#core.runningWeight;
-        if (free <= 0 || this.#state !== "running") break;
+        if (free <= 0 || this.#core.state !== "running") break;
         let jobs: Job[];
         try {
           jobs = await this.queue.claim({
@@ -304,7 +297,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.#backlog = jobs.length > 0;
         for (const job of jobs) {
           // Claimed while closing: give it straight back.
-          if (this.#state === "running") this.#core.start(job);
+          if (this.#core.state === "running") this.#core.start(job);
           else this.#core.releaseUnstarted(job);
         }
         // Not idle if a wake-up came during the claim (an outcome just written may have made a
@@ -330,39 +323,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Resolves when every outcome is written. Calling it again returns the same promise.
    */
   close(options: CloseOptions = {}): Promise<void> {
-    this.#closePromise ??= this.#close(toTimerMs("graceMs", options.graceMs ?? 10_000));
-    return this.#closePromise;
-  }
-
-  async #close(graceMs: number): Promise<void> {
-    if (this.#state === "new") {
-      this.#state = "closed";
-      return;
-    }
-    this.#state = "closing";
-    // Polls, heartbeats and maintenance stop now; a pass under way is waited for at the end, since
-    // the caller may close the store next (and the grace-period heartbeats start at once).
-    const stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
-    this.#timers = [];
-    this.#unsubscribe?.();
-    this.queue.off("cancelled", this.#onCancelled);
-    // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
-    const graceBeat = repeat(
-      this.queue.clock,
-      this.#heartbeatMs,
-      () => this.#core.heartbeatAll(),
-      (error) => this.#error(error),
-    );
-    try {
-      // A claim under way when close began gives its jobs straight back: the core waits for it.
-      await this.#core.close(graceMs, this.#filling);
-    } finally {
-      await graceBeat.stop();
-      await stopping;
-      if (this.#keepAlive) clearInterval(this.#keepAlive);
-      this.#keepAlive = null;
-      this.#state = "closed";
-    }
+    let stopping: Promise<unknown> = Promise.resolve();
+    let graceBeat: Repeating | null = null;
+    return this.#core.close(() => toTimerMs("graceMs", options.graceMs ?? 10_000), {
+      stopTaking: () => {
+        // Polls, heartbeats and maintenance stop now; a pass under way is waited for at the end,
+        // since the caller may close the store next (and the grace-period heartbeats start at once).
+        stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
+        this.#timers = [];
+        this.#unsubscribe?.();
+        this.queue.off("cancelled", this.#onCancelled);
+        // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
+        graceBeat = repeat(
+          this.queue.clock,
+          this.#heartbeatMs,
+          () => this.#core.heartbeatAll(),
+          (error) => this.#error(error),
+        );
+        // A claim under way gives its jobs straight back: the core waits for it.
+        return this.#filling;
+      },
+      stopped: async () => {
+        await graceBeat?.stop();
+        await stopping;
+      },
+    });
   }
 }
 
