@@ -2,13 +2,14 @@ import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../clock.js";
 import { defaultLogger } from "../default-logger.js";
-import type { AnyJobDefinition, JobContext } from "../define-job.js";
+import type { AnyJobDefinition } from "../define-job.js";
 import { toMs } from "../duration.js";
-import { ErrandError, type ErrandErrorCode, isNonRetryable, JobTimeoutError } from "../errors.js";
+import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
-import { SlotMap } from "../slot-map.js";
+import type { FailedAttempt } from "../worker/outcome-batcher.js";
+import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
 import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
 
@@ -61,14 +62,6 @@ const KEYS = new Set([
   "clock",
 ]);
 
-interface Run {
-  job: Job;
-  weight: number;
-  controller: AbortController;
-  settled: boolean;
-  cancelTimeout?: () => void;
-}
-
 /**
  * A {@link Worker} whose store is an errand server: the same job definitions, concurrency by
  * weight, weighted queues, automatic heartbeats, events and graceful close, over long-poll leases.
@@ -92,17 +85,12 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly #retryDelayMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger | undefined;
-  /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
-  readonly #running = new SlotMap<string, Run>();
-  readonly #reports = new Set<Promise<void>>();
-  #runningWeight = 0;
-  #state: "new" | "running" | "closing" | "closed" = "new";
+  /** Runs the jobs this worker leases; the worker keeps only the leasing. */
+  readonly #core: RunCore;
   #leaseAbort = new AbortController();
   #loop: Promise<void> | null = null;
   #roomFreed: () => void = () => {};
   #stopHeartbeat: () => void = () => {};
-  #closePromise: Promise<void> | null = null;
-  #keepAlive: NodeJS.Timeout | null = null;
 
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
@@ -121,6 +109,20 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     this.#clock = options.clock ?? systemClock;
     this.#logger = checkLogger("RemoteWorker: logger", options.logger);
     this.workerId = options.workerId ?? `remote:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+    this.#core = new RunCore({
+      sink: new RemoteSink(client, this.#leaseMs, this),
+      clock: this.#clock,
+      jobs: this.#jobs,
+      concurrency: this.#concurrency,
+      events: this,
+      logger: () => this.#log,
+      onSettled: () => {
+        const freed = this.#roomFreed;
+        this.#roomFreed = () => {};
+        freed();
+      },
+      onReported: () => {},
+    });
     this.on("error", (error) => this.#log.error({ err: error }, "remote worker error"));
   }
 
@@ -130,19 +132,15 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   /** Jobs running now. */
   get running(): number {
-    return this.#running.size;
+    return this.#core.running;
   }
 
   /** Begins leasing. Resolves at once; jobs start as the server hands them out. */
   async start(): Promise<void> {
-    if (this.#state !== "new") {
-      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
-    }
-    this.#state = "running";
-    this.#keepAlive = setInterval(() => {}, 1 << 30);
+    this.#core.begin();
     const beat = () => {
       this.#stopHeartbeat = this.#clock.setTimer(this.#heartbeatMs, () => {
-        void this.#heartbeatAll();
+        void this.#core.heartbeatAll();
         beat();
       });
     };
@@ -151,8 +149,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   }
 
   async #leaseLoop(): Promise<void> {
-    while (this.#state === "running") {
-      const free = this.#concurrency - this.#runningWeight;
+    while (this.#core.state === "running") {
+      const free = this.#concurrency - this.#core.runningWeight;
       if (free <= 0) {
         await new Promise<void>((resolve) => {
           this.#roomFreed = resolve;
@@ -168,84 +166,54 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
           maxWeight: free,
           weightCap: this.#concurrency,
           leaseMs: this.#leaseMs,
-          waitMs: this.#running.size > 0 ? Math.min(this.#waitMs, this.#heartbeatMs) : this.#waitMs,
+          waitMs: this.#core.running > 0 ? Math.min(this.#waitMs, this.#heartbeatMs) : this.#waitMs,
           workerId: this.workerId,
           signal: this.#leaseAbort.signal,
         });
       } catch (error) {
-        if (this.#state !== "running") break;
+        if (this.#core.state !== "running") break;
         this.emit("error", error);
         await new Promise<void>((resolve) => this.#clock.setTimer(this.#retryDelayMs, resolve));
         continue;
       }
-      for (const job of jobs) this.#start(job);
-      if (jobs.length === 0 && this.#running.size === 0 && this.#reports.size === 0) this.emit("idle");
+      for (const job of jobs) {
+        // Leased while closing: give it straight back.
+        if (this.#core.state === "running") this.#core.start(job);
+        else this.#core.releaseUnstarted(job);
+      }
+      if (jobs.length === 0 && this.#core.idle) this.emit("idle");
     }
   }
 
-  #start(job: Job): void {
-    if (this.#state !== "running") {
-      void this.#track(this.client.release(job).then(() => {}));
-      return;
-    }
-    const weight = Math.min(job.weight, this.#concurrency);
-    const run: Run = { job, weight, controller: new AbortController(), settled: false };
-    this.#running.set(job.id, run);
-    this.#runningWeight += weight;
-    this.emit("active", job);
-    void this.#execute(run);
-  }
-
-  async #execute(run: Run): Promise<void> {
-    const { job } = run;
-    const def = this.#jobs.get(job.type)!;
-    if (job.timeoutMs !== null) {
-      run.cancelTimeout = this.#clock.setTimer(job.timeoutMs, () => {
-        const error = new JobTimeoutError(job.timeoutMs!);
-        if (this.#abandon(run, error)) void this.#track(this.#fail(job, error));
-      });
-    }
-    const base = this.#log;
-    const ctx: JobContext = {
-      job,
-      attempt: job.attempt,
-      signal: run.controller.signal,
-      heartbeat: async () => {
-        if (run.settled) return false;
-        const ok = await this.client.heartbeat(job, { leaseMs: this.#leaseMs });
-        if (!ok) this.#lost(run);
-        return ok;
+  /**
+   * Stops leasing, lets running jobs finish for up to `graceMs`, then aborts the rest and releases
+   * them to the server (at-most-once jobs go to `dead`). Resolves when every outcome is reported.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    return this.#core.close(() => toMs("graceMs", options.graceMs ?? 10_000), {
+      stopTaking: () => {
+        this.#leaseAbort.abort(new Error("worker closing"));
+        this.#roomFreed();
+        // A lease under way gives its jobs straight back: the core waits for the loop to end.
+        return this.#loop;
       },
-      checkpoint: async (data) => (run.settled ? false : this.client.checkpoint(job, data)),
-      get log() {
-        return base.child({ jobId: job.id, type: job.type, attempt: job.attempt });
-      },
-    };
-    let result: unknown;
-    try {
-      result = await def.handler(job.payload, ctx);
-    } catch (error) {
-      if (run.settled) return;
-      this.#settle(run);
-      await this.#track(this.#fail(job, error));
-      return;
-    }
-    if (run.settled) return;
-    this.#settle(run);
-    await this.#track(
-      (async () => {
-        const ok = await this.#completeBatched(job, result);
-        if (ok) {
-          this.emit(
-            "completed",
-            { ...job, state: "completed", result, finishedAt: new Date(this.#clock.now()) },
-            result,
-          );
-        }
-      })(),
-    );
+      stopped: () => this.#stopHeartbeat(),
+    });
   }
+}
 
+function positive(field: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ≥ 1, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Where a remote worker's runs write their outcomes: the server, completions of one event-loop
+ * turn in one batch report (at concurrency 50, one round trip instead of fifty).
+ */
+class RemoteSink implements RunSink {
   #completions: Array<{
     job: Job;
     result: unknown;
@@ -253,12 +221,15 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     reject: (error: unknown) => void;
   }> = [];
 
-  /**
-   * Completes through the batch report endpoint: the completions of one event-loop turn go in one
-   * request (at concurrency 50, one round trip instead of fifty). Resolves false for a stale attempt.
-   */
-  #completeBatched(job: Job, result: unknown): Promise<boolean> {
-    return new Promise((resolve, reject) => {
+  constructor(
+    private readonly client: ErrandClient,
+    private readonly leaseMs: number,
+    private readonly events: EventEmitter<WorkerEvents>,
+  ) {}
+
+  /** Resolves false for a stale attempt; a fault is reported for each completion it fails. */
+  complete(job: Job, result: unknown): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
       if (this.#completions.push({ job, result, resolve, reject }) > 1) return;
       setImmediate(() => {
         const batch = this.#completions;
@@ -291,134 +262,58 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
             },
           );
       });
+    }).catch((error: unknown) => {
+      this.events.emit("error", error);
+      throw error;
     });
   }
 
-  async #fail(job: Job, error: unknown): Promise<void> {
-    const state = await this.client.failWithState(
-      job,
-      error,
-      isNonRetryable(error) ? { retryable: false } : {},
-    );
-    if (state === null) return;
-    const failed: Job = { ...job, state, leaseExpiresAt: null, workerId: null };
-    this.emit("failed", failed, error);
-    this.emit(state === "dead" ? "dead" : "retrying", failed, error);
-  }
-
-  /** Runs an outcome report, turning its failure into an `error` event; close() waits for it. */
-  #track(p: Promise<void>): Promise<void> {
-    const tracked = p.catch((error) => {
-      this.emit("error", error);
-    });
-    this.#reports.add(tracked);
-    void tracked.finally(() => this.#reports.delete(tracked));
-    return tracked;
-  }
-
-  #settle(run: Run): void {
-    if (run.settled) return;
-    run.settled = true;
-    run.cancelTimeout?.();
-    if (this.#running.get(run.job.id) === run) this.#running.delete(run.job.id);
-    this.#runningWeight -= run.weight;
-    const freed = this.#roomFreed;
-    this.#roomFreed = () => {};
-    freed();
-    if (this.#running.size === 0) this.#drained?.();
-  }
-
-  /** Aborts a run's signal and frees its slot; false when it had already settled. */
-  #abandon(run: Run, reason: Error): boolean {
-    if (run.settled) return false;
-    run.controller.abort(reason);
-    this.#settle(run);
-    return true;
-  }
-
-  /** The server refused a heartbeat: the job was cancelled or taken over. */
-  #lost(run: Run): void {
-    if (this.#abandon(run, new Error("lease lost: the job was cancelled or taken over"))) {
-      void this.client
-        .get(run.job.id)
-        .then((job) => {
-          if (job?.state === "cancelled") this.emit("cancelled", job);
-        })
-        .catch(() => {});
+  async fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<FailedAttempt> {
+    try {
+      const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
+      const state = await this.client.failWithState(job, error, retryable === false ? { retryable } : {});
+      if (state === null) return null;
+      return { job: { ...job, state, leaseExpiresAt: null, workerId: null }, error };
+    } catch (e) {
+      this.events.emit("error", e);
+      throw e;
     }
   }
 
-  async #heartbeatAll(): Promise<void> {
-    const runs = this.#running.values().filter((r) => !r.settled);
-    await Promise.all(
-      runs.map(async (run) => {
+  heartbeat(job: Job): Promise<boolean> {
+    return this.client.heartbeat(job, { leaseMs: this.leaseMs });
+  }
+
+  /** One request per job: a fault loses no lease but its own (a job gone from the server is lost). */
+  heartbeatMany(jobs: Job[]): Promise<boolean[]> {
+    return Promise.all(
+      jobs.map(async (job) => {
         try {
-          if (!(await this.client.heartbeat(run.job, { leaseMs: this.#leaseMs }))) this.#lost(run);
+          return await this.client.heartbeat(job, { leaseMs: this.leaseMs });
         } catch (error) {
-          if (error instanceof ErrandError && error.code === "JOB_NOT_FOUND") this.#lost(run);
-          else this.emit("error", error);
+          if (error instanceof ErrandError && error.code === "JOB_NOT_FOUND") return false;
+          this.events.emit("error", error);
+          return true;
         }
       }),
     );
   }
 
-  #drained: (() => void) | null = null;
-
-  /**
-   * Stops leasing, lets running jobs finish for up to `graceMs`, then aborts the rest and releases
-   * them to the server (at-most-once jobs go to `dead`). Resolves when every outcome is reported.
-   */
-  close(options: CloseOptions = {}): Promise<void> {
-    this.#closePromise ??= this.#close(toMs("graceMs", options.graceMs ?? 10_000));
-    return this.#closePromise;
+  checkpoint(job: Job, data: unknown): Promise<boolean> {
+    return this.client.checkpoint(job, data);
   }
 
-  async #close(graceMs: number): Promise<void> {
-    if (this.#state === "new") {
-      this.#state = "closed";
-      return;
-    }
-    this.#state = "closing";
-    this.#leaseAbort.abort(new Error("worker closing"));
-    this.#roomFreed();
-    // The grace period runs from the call, on the worker's clock.
-    let cancelGrace = () => {};
-    const graceOver = new Promise<void>((resolve) => {
-      cancelGrace = this.#clock.setTimer(graceMs, resolve);
-    });
-    await this.#loop;
-    try {
-      if (this.#running.size > 0) {
-        await Promise.race([
-          new Promise<void>((resolve) => {
-            this.#drained = resolve;
-          }),
-          graceOver,
-        ]);
-      }
-      cancelGrace();
-      for (const run of this.#running.values()) {
-        if (!this.#abandon(run, new Error("worker shut down"))) continue;
-        void this.#track(
-          run.job.delivery === "at_most_once"
-            ? this.client
-                .fail(run.job, new Error("worker shut down during an at-most-once job"), { retryable: false })
-                .then(() => {})
-            : this.client.release(run.job).then(() => {}),
-        );
-      }
-      while (this.#reports.size > 0) await Promise.all([...this.#reports]);
-    } finally {
-      this.#stopHeartbeat();
-      if (this.#keepAlive) clearInterval(this.#keepAlive);
-      this.#state = "closed";
-    }
+  release(job: Job): Promise<boolean> {
+    return this.client.release(job);
   }
-}
 
-function positive(field: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ≥ 1, got ${String(value)}`);
+  /** A cancel on the server shows up here as a refused heartbeat: say so if that is what it was. */
+  lost(job: Job): void {
+    void this.client
+      .get(job.id)
+      .then((current) => {
+        if (current?.state === "cancelled") this.events.emit("cancelled", current);
+      })
+      .catch(() => {});
   }
-  return value;
 }

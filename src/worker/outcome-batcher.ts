@@ -1,6 +1,7 @@
 import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
 import type { Completion } from "../store/instrument.js";
+import type { FailAttemptOptions, RunSink } from "./run-core.js";
 
 interface Pending<I, R> {
   item: I;
@@ -69,18 +70,23 @@ export type FailedAttempt = { job: Job; error: unknown } | null;
 /**
  * Gathers the outcomes of one event-loop turn into one `completeMany` and one `failMany` call
  * (graphile-worker's batched completions): at 50 jobs in flight that is one write instead of
- * fifty, whether the jobs succeed or fail.
+ * fifty, whether the jobs succeed or fail. It is the local worker's {@link RunSink}: the rest of
+ * what a run writes goes straight to the Queue.
  */
-export class OutcomeBatcher {
+export class OutcomeBatcher implements RunSink {
   readonly #completions: TurnBatch<Completion, boolean>;
   readonly #failures: TurnBatch<
     { job: Job; error: unknown; retryable?: boolean; kind?: string },
     FailedAttempt
   >;
 
-  /** @param onError - told once per write that failed; the callers' promises reject as well. */
+  /**
+   * @param leaseMs - what a heartbeat extends a lease to.
+   * @param onError - told once per batched write that failed; the callers' promises reject as well.
+   */
   constructor(
     private readonly queue: Queue,
+    private readonly leaseMs: number,
     onError: (error: unknown) => void,
   ) {
     this.#completions = new TurnBatch((items) => queue.completeAttempts(items), onError);
@@ -97,12 +103,27 @@ export class OutcomeBatcher {
   }
 
   /** {@link Queue.failAttempt}, written with the other failures of this turn. */
-  fail(
-    job: Job,
-    error: unknown,
-    options: { retryable?: boolean; kind?: string } = {},
-  ): Promise<FailedAttempt> {
+  fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<FailedAttempt> {
     return this.#failures.add({ job, error, ...options });
+  }
+
+  heartbeat(job: Job): Promise<boolean> {
+    return this.queue.heartbeat(job, { leaseMs: this.leaseMs });
+  }
+
+  heartbeatMany(jobs: Job[]): Promise<boolean[]> {
+    return this.queue.heartbeatAttempts({
+      leaseMs: this.leaseMs,
+      items: jobs.map((job) => ({ id: job.id, attempt: job.attempt })),
+    });
+  }
+
+  checkpoint(job: Job, data: unknown): Promise<boolean> {
+    return this.queue.checkpoint(job, data);
+  }
+
+  release(job: Job): Promise<boolean> {
+    return this.queue.release(job);
   }
 
   /** Writes whatever is gathered; resolves when every outcome so far is written. */

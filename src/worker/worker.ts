@@ -3,18 +3,17 @@ import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toTimerMs } from "../duration.js";
-import { ErrandError, JobTimeoutError } from "../errors.js";
+import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
-import { SlotMap } from "../slot-map.js";
 import type { QueueWeight } from "../store/store.js";
 import { checkInt, checkText, MAX_COUNT, MAX_KEY_LENGTH } from "../validation.js";
-import { JobRun, type RunHooks } from "./job-run.js";
 import { OutcomeBatcher } from "./outcome-batcher.js";
+import { RunCore } from "./run-core.js";
 
 /**
  * Options for a {@link Worker}. Every duration here becomes a timer, so each is at most
@@ -149,13 +148,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #pruneMs: number;
   readonly #logger: Logger | undefined;
   #childLogger: Logger | undefined;
-  /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
-  readonly #running = new SlotMap<string, JobRun>();
-  readonly #outcomes: OutcomeBatcher;
-  #runningWeight = 0;
-  /** Outcome writes under way; the worker is idle only when none are. */
-  #reports = 0;
-  #state: "new" | "running" | "closing" | "closed" = "new";
+  /** Runs the jobs this worker claims; the worker keeps only the claiming. */
+  readonly #core: RunCore;
   #claiming = false;
   #claimAgain = false;
   #backlog = false;
@@ -163,15 +157,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #timers: Repeating[] = [];
   #maintainer: Maintainer | null = null;
   #unsubscribe: (() => void) | null = null;
-  #drained: Array<() => void> = [];
-  #closePromise: Promise<void> | null = null;
   /** Settles when the claim loop under way, if any, has ended; close() waits for it. */
   #filling: Promise<void> | null = null;
-  /** Releases of jobs a claim returned while closing; close() waits for them. */
-  readonly #releasing: Promise<void>[] = [];
-  /** Clock timers never hold the process open; a running worker does, like a server. */
-  #keepAlive: NodeJS.Timeout | null = null;
-  readonly #onCancelled = (job: Job) => this.#abandon(job.id, "cancelled", new Error("job cancelled"));
+  readonly #onCancelled = (job: Job) => this.#core.abandon(job.id, "cancelled", new Error("job cancelled"));
 
   constructor(queue: Queue, options: WorkerOptions) {
     super();
@@ -205,7 +193,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (options.workerId !== undefined) checkText("workerId", options.workerId, MAX_KEY_LENGTH);
     this.workerId = options.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
     this.#logger = options.logger;
-    this.#outcomes = new OutcomeBatcher(queue, (error) => this.#error(error));
+    this.#core = new RunCore({
+      sink: new OutcomeBatcher(queue, this.#leaseMs, (error) => this.#error(error)),
+      clock: queue.clock,
+      jobs: this.#jobs,
+      concurrency: this.#concurrency,
+      events: this,
+      logger: () => this.#log,
+      onSettled: () => {
+        if (
+          this.#core.state === "running" &&
+          (this.#backlog || this.#claimAgain) &&
+          this.#core.runningWeight <= this.#minConcurrency
+        ) {
+          void this.#fill();
+        }
+      },
+      // An idle worker looks again after an outcome is written, since a retry may be ready now.
+      onReported: () => this.#wake(),
+    });
     queue.register(...options.jobs);
     // An unhandled "error" event would crash the process; errors are logged instead.
     this.on("error", (error) => this.#log.error({ err: error }, "worker error"));
@@ -219,22 +225,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Jobs running now. */
   get running(): number {
-    return this.#running.size;
+    return this.#core.running;
   }
 
   /** Begins claiming. Resolves once the first claim has been made. */
   async start(): Promise<void> {
-    if (this.#state !== "new")
-      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
-    this.#state = "running";
-    this.#keepAlive = setInterval(() => {}, 1 << 30);
+    this.#core.begin();
     this.#unsubscribe = this.queue.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
     const { clock } = this.queue;
     const onError = (error: unknown) => this.#error(error);
     this.#timers = [
       repeat(clock, this.#pollMs, () => this.#wake(), onError),
-      repeat(clock, this.#heartbeatMs, () => this.#heartbeatAll(), onError),
+      repeat(clock, this.#heartbeatMs, () => this.#core.heartbeatAll(), onError),
     ];
     if (this.#maintenance) {
       this.#maintainer = new Maintainer(this.queue, {
@@ -248,12 +251,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   #wake(): void {
-    if (this.#state !== "running") return;
+    if (this.#core.state !== "running") return;
     if (this.#claiming) {
       this.#claimAgain = true;
       return;
     }
-    if (this.#runningWeight < this.#concurrency) void this.#fill();
+    if (this.#core.runningWeight < this.#concurrency) void this.#fill();
   }
 
   async #fill(): Promise<void> {
@@ -271,10 +274,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // With jobs running, let the ones finishing this turn settle first: the claim then asks
         // for all the room they free, in one round trip, instead of a trickle of small claims.
         // (An idle worker claims at once: that is the wake-up latency.)
-        if (this.#runningWeight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.#core.runningWeight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
         this.#claimAgain = false;
-        const free = this.#concurrency - this.#runningWeight;
-        if (free <= 0 || this.#state !== "running") break;
+        const free = this.#concurrency - this.#core.runningWeight;
+        if (free <= 0 || this.#core.state !== "running") break;
         let jobs: Job[];
         try {
           jobs = await this.queue.claim({
@@ -292,199 +295,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
           break;
         }
         this.#backlog = jobs.length > 0;
-        for (const job of jobs) this.#start(job);
+        for (const job of jobs) {
+          // Claimed while closing: give it straight back.
+          if (this.#core.state === "running") this.#core.start(job);
+          else this.#core.releaseUnstarted(job);
+        }
         // Not idle if a wake-up came during the claim (an outcome just written may have made a
         // retry ready): with a networked store the claim can answer before that write committed.
-        if (jobs.length === 0 && !this.#claimAgain && this.#running.size === 0 && this.#reports === 0) {
+        if (jobs.length === 0 && !this.#claimAgain && this.#core.idle) {
           this.emit("idle");
         }
-      } while (this.#claimAgain || (this.#backlog && this.#runningWeight <= this.#minConcurrency));
+      } while (this.#claimAgain || (this.#backlog && this.#core.runningWeight <= this.#minConcurrency));
     } finally {
       this.#claiming = false;
       this.#filling = null;
       filled();
     }
-  }
-
-  #start(job: Job): void {
-    if (this.#state !== "running") {
-      // Claimed while closing: give it straight back.
-      this.#releasing.push(
-        this.queue.release(job).then(
-          () => {},
-          (e) => this.#error(e),
-        ),
-      );
-      return;
-    }
-    const weight = Math.min(job.weight, this.#concurrency);
-    const run = new JobRun(job, weight, this.#hooks);
-    // An earlier attempt of this job still running here has lost its lease (the job was recovered
-    // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
-    const earlier = this.#running.get(job.id);
-    if (earlier) {
-      this.#abandonRun(earlier, "lost", new Error("lease lost: the job was taken over by a newer attempt"));
-    }
-    this.#running.set(job.id, run);
-    this.#runningWeight += weight;
-    this.emit("active", job);
-    void this.#execute(run);
-  }
-
-  async #execute(run: JobRun): Promise<void> {
-    const { job } = run;
-    const def = this.#jobs.get(job.type);
-    if (!def) {
-      this.#settle(run);
-      await this.#fail(job, new ErrandError("UNKNOWN_JOB_TYPE", `no handler for job type "${job.type}"`), {
-        retryable: true,
-      });
-      return;
-    }
-    if (job.timeoutMs !== null) {
-      run.cancelTimeout = this.queue.clock.setTimer(job.timeoutMs, () =>
-        this.#abandon(job.id, "timeout", new JobTimeoutError(job.timeoutMs!)),
-      );
-    }
-    let result: unknown;
-    try {
-      result = await def.handler(job.payload as never, run.context);
-    } catch (error) {
-      if (run.settled) return;
-      this.#settle(run);
-      await this.#fail(job, error);
-      return;
-    }
-    if (run.settled || run.aborted) return;
-    this.#settle(run);
-    let ok: boolean;
-    this.#reports++;
-    try {
-      ok = await this.#outcomes.complete(job, result);
-    } catch (error) {
-      if (error instanceof ErrandError && error.code === "INVALID_PAYLOAD") {
-        // A result that cannot be stored (not JSON, too large) fails the attempt instead.
-        await this.#fail(job, error, { retryable: false });
-      }
-      // Otherwise the store failed (the batcher reported it), and the completion may or may not
-      // have been written: the attempt is left as it is. If it was not written, the lease runs
-      // out and the job runs again, as after a crash; it must not go to dead for a lost reply.
-      return;
-    } finally {
-      this.#reported();
-    }
-    if (ok && this.listenerCount("completed") > 0) {
-      const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.queue.clock.now()) };
-      this.emit("completed", done, result);
-    }
-  }
-
-  /**
-   * Records a failed attempt, in one write with the other failures of this turn, and re-emits the
-   * outcome as this worker's event.
-   */
-  async #fail(job: Job, error: unknown, options: { retryable?: boolean; kind?: string } = {}): Promise<void> {
-    this.#reports++;
-    try {
-      const out = await this.#outcomes.fail(job, error, options);
-      if (out) {
-        this.emit("failed", out.job, out.error);
-        this.emit(out.job.state === "dead" ? "dead" : "retrying", out.job, out.error);
-      }
-    } catch {
-      // The store failed (the batcher reported it, once for its write): the attempt is left as it
-      // is, and its lease runs out and the sweeper recovers it, as after a crash.
-    } finally {
-      this.#reported();
-    }
-  }
-
-  /** Runs a shutdown report (a release, or an at-most-once job's failure), counted as under way. */
-  async #report(report: () => Promise<unknown>): Promise<void> {
-    this.#reports++;
-    try {
-      await report();
-    } catch (error) {
-      this.#error(error);
-    } finally {
-      this.#reported();
-    }
-  }
-
-  /** After an outcome is written: an idle worker looks again, since a retry may be ready now. */
-  #reported(): void {
-    this.#reports--;
-    if (this.#reports === 0 && this.#running.size === 0) this.#wake();
-  }
-
-  /** Frees the job's slot and stops its timers; the outcome is decided from here on. */
-  #settle(run: JobRun): void {
-    if (run.settled) return;
-    run.settled = true;
-    run.cancelTimeout?.();
-    if (this.#running.get(run.job.id) === run) this.#running.delete(run.job.id);
-    this.#runningWeight -= run.weight;
-    if (this.#running.size === 0) {
-      for (const resolve of this.#drained.splice(0)) resolve();
-    }
-    if (
-      this.#state === "running" &&
-      (this.#backlog || this.#claimAgain) &&
-      this.#runningWeight <= this.#minConcurrency
-    ) {
-      void this.#fill();
-    }
-  }
-
-  /**
-   * Gives up on a running attempt: aborts its signal and frees its slot. A timeout fails the
-   * attempt; a cancel or lost lease needs no report (the store already moved on).
-   */
-  #abandon(id: string, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
-    const run = this.#running.get(id);
-    if (run) this.#abandonRun(run, why, reason);
-  }
-
-  #abandonRun(run: JobRun, why: "timeout" | "cancelled" | "lost" | "shutdown", reason: Error): void {
-    if (run.settled) return;
-    run.abort(reason);
-    this.#settle(run);
-    if (why === "timeout") {
-      void this.#fail(run.job, reason, { kind: "timeout" });
-    } else if (why === "cancelled") {
-      this.emit("cancelled", run.job);
-    }
-  }
-
-  /** What every running job's context calls back into; one object, shared. */
-  readonly #hooks: RunHooks = {
-    heartbeat: async (run) => {
-      if (run.settled) return false;
-      const ok = await this.queue.heartbeat(run.job, { leaseMs: this.#leaseMs });
-      if (!ok) this.#abandonRun(run, "lost", new Error("lease lost: the job was cancelled or taken over"));
-      return ok;
-    },
-    checkpoint: async (run, data) => (run.settled ? false : this.queue.checkpoint(run.job, data)),
-    logger: () => this.#log,
-  };
-
-  async #heartbeatAll(): Promise<void> {
-    const runs = this.#running.values().filter((r) => !r.settled);
-    if (runs.length === 0) return;
-    let results: boolean[];
-    try {
-      results = await this.queue.heartbeatAttempts({
-        leaseMs: this.#leaseMs,
-        items: runs.map((r) => ({ id: r.job.id, attempt: r.job.attempt })),
-      });
-    } catch (error) {
-      this.#error(error);
-      return;
-    }
-    results.forEach((ok, i) => {
-      if (!ok)
-        this.#abandonRun(runs[i]!, "lost", new Error("lease lost: the job was cancelled or taken over"));
-    });
   }
 
   #error(error: unknown): void {
@@ -497,69 +323,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Resolves when every outcome is written. Calling it again returns the same promise.
    */
   close(options: CloseOptions = {}): Promise<void> {
-    this.#closePromise ??= this.#close(toTimerMs("graceMs", options.graceMs ?? 10_000));
-    return this.#closePromise;
-  }
-
-  async #close(graceMs: number): Promise<void> {
-    if (this.#state === "new") {
-      this.#state = "closed";
-      return;
-    }
-    this.#state = "closing";
-    // Polls, heartbeats and maintenance stop now; a pass under way is waited for at the end, since
-    // the caller may close the store next (and the grace-period heartbeats start at once).
-    const stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
-    this.#timers = [];
-    this.#unsubscribe?.();
-    this.queue.off("cancelled", this.#onCancelled);
-    // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
-    const graceBeat = repeat(
-      this.queue.clock,
-      this.#heartbeatMs,
-      () => this.#heartbeatAll(),
-      (error) => this.#error(error),
-    );
-    try {
-      if (this.#running.size > 0) {
-        let cancelGrace = () => {};
-        await Promise.race([
-          new Promise<void>((resolve) => this.#drained.push(resolve)),
-          new Promise<void>((resolve) => {
-            cancelGrace = this.queue.clock.setTimer(graceMs, resolve);
-          }),
-        ]);
-        cancelGrace();
-      }
-      // A claim under way when close began gives its jobs straight back (see #start): let those
-      // releases land before resolving, or a store closed next would leave the jobs active.
-      await this.#filling;
-      await Promise.all(this.#releasing);
-      const left = this.#running.values();
-      for (const run of left) this.#abandon(run.job.id, "shutdown", new Error("worker shut down"));
-      await Promise.all(
-        left.map((run) =>
-          this.#report(async () => {
-            if (run.job.delivery === "at_most_once") {
-              await this.queue.failAttempt(
-                run.job,
-                new Error("worker shut down during an at-most-once job; it will not run again"),
-                { retryable: false, kind: "shutdown" },
-              );
-            } else {
-              await this.queue.release(run.job);
-            }
-          }),
-        ),
-      );
-      await this.#outcomes.flush();
-    } finally {
-      await graceBeat.stop();
-      await stopping;
-      if (this.#keepAlive) clearInterval(this.#keepAlive);
-      this.#keepAlive = null;
-      this.#state = "closed";
-    }
+    let stopping: Promise<unknown> = Promise.resolve();
+    let graceBeat: Repeating | null = null;
+    return this.#core.close(() => toTimerMs("graceMs", options.graceMs ?? 10_000), {
+      stopTaking: () => {
+        // Polls, heartbeats and maintenance stop now; a pass under way is waited for at the end,
+        // since the caller may close the store next (and the grace-period heartbeats start at once).
+        stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
+        this.#timers = [];
+        this.#unsubscribe?.();
+        this.queue.off("cancelled", this.#onCancelled);
+        // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
+        graceBeat = repeat(
+          this.queue.clock,
+          this.#heartbeatMs,
+          () => this.#core.heartbeatAll(),
+          (error) => this.#error(error),
+        );
+        // A claim under way gives its jobs straight back: the core waits for it.
+        return this.#filling;
+      },
+      stopped: async () => {
+        await graceBeat?.stop();
+        await stopping;
+      },
+    });
   }
 }
 

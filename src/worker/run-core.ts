@@ -1,0 +1,382 @@
+import type { EventEmitter } from "node:events";
+import type { Logger } from "pino";
+import type { Clock } from "../clock.js";
+import type { AnyJobDefinition } from "../define-job.js";
+import { ErrandError, JobTimeoutError } from "../errors.js";
+import type { Job } from "../job.js";
+import { SlotMap } from "../slot-map.js";
+import { JobRun, type RunHooks } from "./job-run.js";
+import type { FailedAttempt } from "./outcome-batcher.js";
+import type { WorkerEvents } from "./worker.js";
+
+/** How a failed attempt is recorded: `retryable: false` sends it to dead; `kind` labels the error. */
+export interface FailAttemptOptions {
+  retryable?: boolean;
+  kind?: string;
+}
+
+/**
+ * Where a {@link RunCore} writes what its runs come to: the Queue for a local worker (batched by
+ * the {@link OutcomeBatcher}), the server for a remote one.
+ *
+ * `complete` and `fail` report their own write faults (the worker's `error` event), once per
+ * write however many callers share it; the core only waits for them. Every other fault is the
+ * core's to report. @internal
+ */
+export interface RunSink {
+  /**
+   * `true` when the attempt is now completed, `false` when it was stale.
+   * @throws ErrandError `INVALID_PAYLOAD` when the result cannot be stored: the attempt fails instead.
+   */
+  complete(job: Job, result: unknown): Promise<boolean>;
+  /** Records a failed attempt; null when it was stale. */
+  fail(job: Job, error: unknown, options?: FailAttemptOptions): Promise<FailedAttempt>;
+  /** Extends one lease; `false` when the attempt is no longer current. */
+  heartbeat(job: Job): Promise<boolean>;
+  /** Extends many leases; one result per job, in order. */
+  heartbeatMany(jobs: Job[]): Promise<boolean[]>;
+  checkpoint(job: Job, data: unknown): Promise<boolean>;
+  /** Gives an attempt back without using it up. */
+  release(job: Job): Promise<unknown>;
+  /** A heartbeat found the lease gone; a remote worker asks the server whether it was a cancel. */
+  lost?(job: Job): void;
+  /** Writes whatever is gathered; close() calls it last. */
+  flush?(): Promise<void>;
+}
+
+/** What a {@link RunCore} needs from the worker that owns it. @internal */
+export interface RunCoreOptions {
+  sink: RunSink;
+  clock: Clock;
+  /** Handlers by job type. */
+  jobs: ReadonlyMap<string, AnyJobDefinition>;
+  concurrency: number;
+  /** Receives `active`, `completed`, `failed`, `retrying`, `dead`, `cancelled` and `error`. */
+  events: EventEmitter<WorkerEvents>;
+  /** Made on first use: most workers never log. */
+  logger: () => Logger;
+  /** A run settled and freed its weight: the worker may take more jobs. */
+  onSettled: () => void;
+  /** The last outcome write under way ended with nothing running: a retry may be ready now. */
+  onReported: () => void;
+}
+
+/**
+ * What a worker does around the core's part of close(). @internal
+ */
+export interface ShutdownSteps {
+  /** Stops taking jobs; returns what settles when jobs still arriving have been handed over. */
+  stopTaking(): Promise<unknown> | null;
+  /** After every outcome is written (or close failed): stop the worker's own timers. */
+  stopped(): Promise<void> | void;
+}
+
+/** `new` → start() → `running` → close() → `closing` (takes no jobs, grace period) → `closed`. */
+export type WorkerState = "new" | "running" | "closing" | "closed";
+
+type AbandonReason = "timeout" | "cancelled" | "lost" | "shutdown";
+
+/**
+ * The part of a worker that runs jobs, shared by the local {@link Worker} and the remote one; each
+ * keeps only how jobs arrive. It owns the running attempts by job id and their weight, runs each
+ * handler with its context, timeout and abort, settles or abandons it once, heartbeats them all,
+ * and on close lets them finish for the grace period before giving the rest back.
+ *
+ * Per job it makes one {@link JobRun} (with its context) and nothing else: the hooks are one
+ * object shared by every run, and the AbortController is made only if the handler asks.
+ * @internal
+ */
+export class RunCore {
+  readonly #sink: RunSink;
+  readonly #clock: Clock;
+  readonly #jobs: ReadonlyMap<string, AnyJobDefinition>;
+  readonly #concurrency: number;
+  readonly #events: EventEmitter<WorkerEvents>;
+  readonly #onSettled: () => void;
+  readonly #onReported: () => void;
+  /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
+  readonly #running = new SlotMap<string, JobRun>();
+  #runningWeight = 0;
+  /** Outcome writes under way; the worker is idle only when none are. */
+  #reports = 0;
+  #drained: Array<() => void> = [];
+  #reported: Array<() => void> = [];
+  #state: WorkerState = "new";
+  #closing: Promise<void> | null = null;
+  /** Clock timers never hold the process open; a running worker does, like a server. */
+  #keepAlive: NodeJS.Timeout | null = null;
+  /** What every running job's context calls back into; one object, shared. */
+  readonly #hooks: RunHooks;
+
+  constructor(options: RunCoreOptions) {
+    this.#sink = options.sink;
+    this.#clock = options.clock;
+    this.#jobs = options.jobs;
+    this.#concurrency = options.concurrency;
+    this.#events = options.events;
+    this.#onSettled = options.onSettled;
+    this.#onReported = options.onReported;
+    const sink = this.#sink;
+    this.#hooks = {
+      heartbeat: async (run) => {
+        if (run.settled) return false;
+        const ok = await sink.heartbeat(run.job);
+        if (!ok) this.#lost(run);
+        return ok;
+      },
+      checkpoint: async (run, data) => (run.settled ? false : sink.checkpoint(run.job, data)),
+      logger: options.logger,
+    };
+  }
+
+  get state(): WorkerState {
+    return this.#state;
+  }
+
+  /** For the worker's start(): it runs once. */
+  begin(): void {
+    if (this.#state !== "new")
+      throw new ErrandError("INVALID_STATE", `worker is ${this.#state}; start() runs once`);
+    this.#state = "running";
+    this.#keepAlive = setInterval(() => {}, 1 << 30);
+  }
+
+  /** Jobs running now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** Their total weight. */
+  get runningWeight(): number {
+    return this.#runningWeight;
+  }
+
+  /** Nothing running and no outcome write under way. */
+  get idle(): boolean {
+    return this.#running.size === 0 && this.#reports === 0;
+  }
+
+  /** Starts a job handed to this worker: emits `active` and runs its handler. */
+  start(job: Job): void {
+    const weight = Math.min(job.weight, this.#concurrency);
+    const run = new JobRun(job, weight, this.#hooks);
+    // An earlier attempt of this job still running here has lost its lease (the job was recovered
+    // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
+    const earlier = this.#running.get(job.id);
+    if (earlier) {
+      this.#abandonRun(earlier, "lost", new Error("lease lost: the job was taken over by a newer attempt"));
+    }
+    this.#running.set(job.id, run);
+    this.#runningWeight += weight;
+    this.#events.emit("active", job);
+    void this.#execute(run);
+  }
+
+  /** Gives back a job handed over while closing; close() waits for it. */
+  releaseUnstarted(job: Job): void {
+    void this.#report(this.#sink.release(job), true);
+  }
+
+  async #execute(run: JobRun): Promise<void> {
+    const { job } = run;
+    const def = this.#jobs.get(job.type);
+    if (!def) {
+      this.#settle(run);
+      await this.#fail(job, new ErrandError("UNKNOWN_JOB_TYPE", `no handler for job type "${job.type}"`), {
+        retryable: true,
+      });
+      return;
+    }
+    if (job.timeoutMs !== null) {
+      run.cancelTimeout = this.#clock.setTimer(job.timeoutMs, () =>
+        this.#abandonRun(run, "timeout", new JobTimeoutError(job.timeoutMs!)),
+      );
+    }
+    let result: unknown;
+    try {
+      result = await def.handler(job.payload as never, run.context);
+    } catch (error) {
+      if (run.settled) return;
+      this.#settle(run);
+      await this.#fail(job, error);
+      return;
+    }
+    if (run.settled || run.aborted) return;
+    this.#settle(run);
+    let ok: boolean;
+    this.#reports++;
+    try {
+      ok = await this.#sink.complete(job, result);
+    } catch (error) {
+      if (error instanceof ErrandError && error.code === "INVALID_PAYLOAD") {
+        // A result that cannot be stored (not JSON, too large) fails the attempt instead.
+        await this.#fail(job, error, { retryable: false });
+      }
+      // Otherwise the write failed (the sink reported it), and the completion may or may not have
+      // been written: the attempt is left as it is. If it was not written, the lease runs out and
+      // the job runs again, as after a crash; it must not go to dead for a lost reply.
+      return;
+    } finally {
+      this.#reportEnded();
+    }
+    if (ok && this.#events.listenerCount("completed") > 0) {
+      const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.#clock.now()) };
+      this.#events.emit("completed", done, result);
+    }
+  }
+
+  /** Records a failed attempt and re-emits the outcome as the worker's event. */
+  async #fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<void> {
+    this.#reports++;
+    try {
+      const out = await this.#sink.fail(job, error, options);
+      if (out) {
+        this.#events.emit("failed", out.job, out.error);
+        this.#events.emit(out.job.state === "dead" ? "dead" : "retrying", out.job, out.error);
+      }
+    } catch {
+      // The write failed (the sink reported it): the attempt is left as it is, and its lease runs
+      // out and it is recovered, as after a crash.
+    } finally {
+      this.#reportEnded();
+    }
+  }
+
+  /** Waits for a write, counted as under way; `reportFault`: the sink did not report it itself. */
+  async #report(write: Promise<unknown>, reportFault: boolean): Promise<void> {
+    this.#reports++;
+    try {
+      await write;
+    } catch (error) {
+      if (reportFault) this.#events.emit("error", error);
+    } finally {
+      this.#reportEnded();
+    }
+  }
+
+  #reportEnded(): void {
+    this.#reports--;
+    if (this.#reports !== 0) return;
+    if (this.#reported.length > 0) for (const resolve of this.#reported.splice(0)) resolve();
+    if (this.#running.size === 0) this.#onReported();
+  }
+
+  /** Frees the job's slot and stops its timers; the outcome is decided from here on. */
+  #settle(run: JobRun): void {
+    if (run.settled) return;
+    run.settled = true;
+    run.cancelTimeout?.();
+    if (this.#running.get(run.job.id) === run) this.#running.delete(run.job.id);
+    this.#runningWeight -= run.weight;
+    if (this.#running.size === 0 && this.#drained.length > 0) {
+      for (const resolve of this.#drained.splice(0)) resolve();
+    }
+    this.#onSettled();
+  }
+
+  /**
+   * Gives up on the running attempt of a job: aborts its signal and frees its slot. A timeout
+   * fails the attempt; a cancel or lost lease needs no report (the store already moved on).
+   */
+  abandon(id: string, why: AbandonReason, reason: Error): void {
+    const run = this.#running.get(id);
+    if (run) this.#abandonRun(run, why, reason);
+  }
+
+  /** False when the run had already settled. */
+  #abandonRun(run: JobRun, why: AbandonReason, reason: Error): boolean {
+    if (run.settled) return false;
+    run.abort(reason);
+    this.#settle(run);
+    if (why === "timeout") {
+      void this.#fail(run.job, reason, { kind: "timeout" });
+    } else if (why === "cancelled") {
+      this.#events.emit("cancelled", run.job);
+    }
+    return true;
+  }
+
+  /** A heartbeat was refused: the job was cancelled or taken over. */
+  #lost(run: JobRun): void {
+    if (this.#abandonRun(run, "lost", new Error("lease lost: the job was cancelled or taken over"))) {
+      this.#sink.lost?.(run.job);
+    }
+  }
+
+  /** Extends every running job's lease in one call, and gives up those whose lease is gone. */
+  async heartbeatAll(): Promise<void> {
+    const runs = this.#running.values().filter((r) => !r.settled);
+    if (runs.length === 0) return;
+    let results: boolean[];
+    try {
+      results = await this.#sink.heartbeatMany(runs.map((r) => r.job));
+    } catch (error) {
+      this.#events.emit("error", error);
+      return;
+    }
+    results.forEach((ok, i) => {
+      if (!ok) this.#lost(runs[i]!);
+    });
+  }
+
+  /**
+   * The worker's close(): once (a second call gets the same promise, and `graceMs` is read only
+   * by the first). Stops taking jobs, waits for the jobs still arriving, lets running jobs finish
+   * until `graceMs` after the call, then aborts the rest and gives them back at once (at-most-once
+   * jobs, already started, go to `dead`). Resolves when every outcome is written. Heartbeats are
+   * the worker's to keep going meanwhile.
+   */
+  close(graceMs: () => number, steps: ShutdownSteps): Promise<void> {
+    this.#closing ??= this.#close(graceMs(), steps);
+    return this.#closing;
+  }
+
+  async #close(graceMs: number, steps: ShutdownSteps): Promise<void> {
+    if (this.#state === "new") {
+      this.#state = "closed";
+      return;
+    }
+    this.#state = "closing";
+    try {
+      await this.#drain(graceMs, steps.stopTaking());
+    } finally {
+      await steps.stopped();
+      if (this.#keepAlive) clearInterval(this.#keepAlive);
+      this.#keepAlive = null;
+      this.#state = "closed";
+    }
+  }
+
+  async #drain(graceMs: number, arrivals: Promise<unknown> | null): Promise<void> {
+    // The grace period runs from the call, on the worker's clock.
+    let cancelGrace = () => {};
+    const graceOver = new Promise<void>((resolve) => {
+      cancelGrace = this.#clock.setTimer(graceMs, resolve);
+    });
+    try {
+      // Jobs a take under way hands over now are given straight back: wait for it to end.
+      await arrivals;
+      if (this.#running.size > 0) {
+        await Promise.race([new Promise<void>((resolve) => this.#drained.push(resolve)), graceOver]);
+      }
+    } finally {
+      cancelGrace();
+    }
+    const left = this.#running.values();
+    for (const run of left) this.#abandonRun(run, "shutdown", new Error("worker shut down"));
+    for (const run of left) {
+      void this.#report(
+        run.job.delivery === "at_most_once"
+          ? this.#sink.fail(
+              run.job,
+              new Error("worker shut down during an at-most-once job; it will not run again"),
+              { retryable: false, kind: "shutdown" },
+            )
+          : this.#sink.release(run.job),
+        run.job.delivery !== "at_most_once",
+      );
+    }
+    while (this.#reports > 0) await new Promise<void>((resolve) => this.#reported.push(resolve));
+    await this.#sink.flush?.();
+  }
+}
