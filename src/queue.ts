@@ -557,8 +557,8 @@ export class Queue extends EventEmitter<QueueEvents> {
       {
         id: checkJobId(job.id),
         attempt: checkAttempt(job.attempt),
-        result,
-        resultText: this.resultText(result),
+        result: this.resultText(result),
+        value: result,
         ...("state" in job ? { job } : {}),
       },
     ]);

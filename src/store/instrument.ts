@@ -37,14 +37,17 @@ import type {
   SweepParams,
 } from "./store.js";
 
-/** One completion through the door. */
+/**
+ * One completion through the door. It is also the store's completion item (`id`, `attempt`,
+ * `result`), so a batch goes to the store without a copy per job.
+ */
 export interface Completion {
   id: string;
   attempt: number;
+  /** The handler's result as JSON text, as stored. */
+  result: string;
   /** The handler's result, as given (for the `completed` event). */
-  result: unknown;
-  /** `result` as JSON text, as stored. */
-  resultText: string;
+  value: unknown;
   /**
    * The job as it was handed out, when the caller has it (a Worker, push delivery, the server's
    * lease protocol). Without it the door reads the job back, only when someone needs it: a
@@ -142,10 +145,7 @@ export class StoreDoor {
    */
   async complete(now: number, items: readonly Completion[]): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const oks = await this.#store.completeMany({
-      now,
-      items: items.map((c) => ({ id: c.id, attempt: c.attempt, result: c.resultText })),
-    });
+    const oks = await this.#store.completeMany({ now, items });
     const listening = this.#events.listenerCount("completed") > 0;
     let freed = false;
     for (let i = 0; i < items.length; i++) {
@@ -163,8 +163,8 @@ export class StoreDoor {
       if (listening) {
         this.#events.emit(
           "completed",
-          { ...job, state: "completed", result: c.result, finishedAt: new Date(now) },
-          c.result,
+          { ...job, state: "completed", result: c.value, finishedAt: new Date(now) },
+          c.value,
         );
       }
     }

@@ -241,7 +241,7 @@ export interface AttemptRef {
 export interface CompleteManyParams {
   now: number;
   /** `result` is JSON text. */
-  items: Array<AttemptRef & { result: string }>;
+  items: ReadonlyArray<AttemptRef & { result: string }>;
 }
 
 /** One failed attempt given to {@link Store.failMany}. */

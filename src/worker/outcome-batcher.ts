@@ -98,8 +98,8 @@ export class OutcomeBatcher implements RunSink {
    * @throws ErrandError `INVALID_PAYLOAD` at once when the result is not JSON-serialisable.
    */
   complete(job: Job, result: unknown): Promise<boolean> {
-    const resultText = this.queue.resultText(result);
-    return this.#completions.add({ id: job.id, attempt: job.attempt, result, resultText, job });
+    const text = this.queue.resultText(result);
+    return this.#completions.add({ id: job.id, attempt: job.attempt, result: text, value: result, job });
   }
 
   /** {@link Queue.failAttempt}, written with the other failures of this turn. */

@@ -108,7 +108,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   /** A completion through the queue, with the job as this server handed it out when it did. */
   const completion = (id: string, attempt: number, result: unknown, resultText: string): Completion => {
     const job = leased.get(id);
-    return { id, attempt, result, resultText, ...(job?.attempt === attempt ? { job } : {}) };
+    return { id, attempt, result: resultText, value: result, ...(job?.attempt === attempt ? { job } : {}) };
   };
   const repeatOrStale = async (id: string, attempt: number, resultText: string) => {
     const job = await queue.get(id);
@@ -221,7 +221,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     for (const [k, { i, item }] of completes.entries()) {
       try {
         if (oks[k]) leased.delete(item.id);
-        const duplicate = !oks[k] && (await repeatOrStale(item.id, item.attempt, item.resultText)).duplicate;
+        const duplicate = !oks[k] && (await repeatOrStale(item.id, item.attempt, item.result)).duplicate;
         results[i] = { id: item.id, ok: true, ...(duplicate ? { state: "completed" } : {}) };
       } catch (error) {
         results[i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
