@@ -1,6 +1,7 @@
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
 import type { StoredBackoff } from "./job.js";
+import { describe } from "./validation.js";
 
 /**
  * How long to wait before retrying a failed attempt.
@@ -38,11 +39,17 @@ export const DEFAULT_BACKOFF: Extract<StoredBackoff, { type: "exponential" }> = 
 export function toStoredBackoff(options: BackoffOptions | undefined): StoredBackoff {
   if (options === undefined) return DEFAULT_BACKOFF;
   if (typeof options === "function") return { type: "custom", fallback: DEFAULT_BACKOFF };
+  if (typeof options !== "object" || options === null) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `backoff must be an object or a function, got ${describe(options)}`,
+    );
+  }
   if (options.type === "fixed") return { type: "fixed", delayMs: toMs("backoff.delayMs", options.delayMs) };
   if (options.type === "exponential") {
     const factor = options.factor ?? DEFAULT_BACKOFF.factor;
     if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1) {
-      throw new ErrandError("INVALID_OPTION", `backoff.factor must be a number ≥ 1, got ${String(factor)}`);
+      throw new ErrandError("INVALID_OPTION", `backoff.factor must be a number ≥ 1, got ${describe(factor)}`);
     }
     return {
       type: "exponential",
@@ -54,7 +61,7 @@ export function toStoredBackoff(options: BackoffOptions | undefined): StoredBack
   }
   throw new ErrandError(
     "INVALID_OPTION",
-    `backoff.type must be "fixed" or "exponential" (or pass a function), got ${JSON.stringify((options as { type?: unknown }).type)}`,
+    `backoff.type must be "fixed" or "exponential" (or pass a function), got ${describe((options as { type?: unknown }).type)}`,
   );
 }
 

@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import { ErrandError } from "./errors.js";
+import { describe } from "./validation.js";
 
 /**
  * Checks an IANA timezone name.
@@ -12,7 +13,7 @@ export function checkTimezone(timezone: unknown): string {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });
   } catch (cause) {
-    throw new ErrandError("INVALID_TIMEZONE", `unknown timezone ${JSON.stringify(timezone)}`, { cause });
+    throw new ErrandError("INVALID_TIMEZONE", `unknown timezone ${describe(timezone)}`, { cause });
   }
   return timezone;
 }
@@ -30,11 +31,11 @@ export function nextCronTick(cron: string, timezone: string, after: number): num
     pattern = new Cron(cron, { timezone, paused: true });
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw new ErrandError("INVALID_CRON", `invalid cron expression ${JSON.stringify(cron)}: ${why}`, {
+    throw new ErrandError("INVALID_CRON", `invalid cron expression ${describe(cron)}: ${why}`, {
       cause,
     });
   }
   const next = pattern.nextRun(new Date(after));
-  if (!next) throw new ErrandError("INVALID_CRON", `cron expression ${JSON.stringify(cron)} never fires`);
+  if (!next) throw new ErrandError("INVALID_CRON", `cron expression ${describe(cron)} never fires`);
   return next.getTime();
 }

@@ -9,6 +9,7 @@ import {
   checkInt,
   checkQueueName,
   checkTypeName,
+  describe,
   MAX_COUNT,
   MAX_PRIORITY,
   MIN_PRIORITY,
@@ -158,6 +159,9 @@ export type PayloadOf<D> = D extends JobDefinition<infer P, unknown> ? P : never
 /** Result type of a definition. */
 export type ResultOf<D> = D extends JobDefinition<unknown, infer R> ? R : never;
 
+/** The definitions {@link defineJob} made: only these have had their options checked. */
+const MADE = new WeakSet<object>();
+
 const DEFINITION_KEYS = new Set([
   "type",
   "handler",
@@ -197,7 +201,7 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
     throw new ErrandError("INVALID_OPTION", `defineJob({ type: "${type}" }): handler must be a function`);
   }
   const defaults = resolveDefaults(options);
-  return Object.freeze({
+  const def = Object.freeze({
     type,
     handler: options.handler,
     ...defaults,
@@ -205,6 +209,17 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
       options.concurrency === undefined ? null : checkInt("concurrency", options.concurrency, 1, MAX_COUNT),
     schema: options.schema,
   });
+  MADE.add(def);
+  return def;
+}
+
+/**
+ * Whether `value` is a definition made by {@link defineJob}, whose options were checked then. An
+ * object that only looks like one (`{ type: "__proto__" }`) was checked by nothing.
+ * @since 0.1.0
+ */
+export function isJobDefinition(value: unknown): value is AnyJobDefinition {
+  return typeof value === "object" && value !== null && MADE.has(value);
 }
 
 /** Validates and fills {@link JobDefaults}, a field not given taking its {@link JOB_DEFAULTS} value. */
@@ -215,7 +230,7 @@ export function resolveDefaults(
   if (delivery !== "at_least_once" && delivery !== "at_most_once") {
     throw new ErrandError(
       "INVALID_OPTION",
-      `delivery must be "at_least_once" or "at_most_once", got ${String(delivery)}`,
+      `delivery must be "at_least_once" or "at_most_once", got ${describe(delivery)}`,
     );
   }
   return {

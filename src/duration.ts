@@ -1,5 +1,5 @@
 import { ErrandError } from "./errors.js";
-import { MAX_DATE_MS } from "./validation.js";
+import { describe, MAX_DATE_MS } from "./validation.js";
 
 /**
  * A span of time: milliseconds, or a readable string such as `"250ms"`, `"30s"`, `"5m"`, `"2h"`,
@@ -51,7 +51,7 @@ export function toMs(field: string, value: Duration, max: number = MAX_DURATION_
   if (ms > max) {
     throw new ErrandError(
       "INVALID_DURATION",
-      `${field} must be at most ${max} ms (${describeMax(max)}), got ${typeof value === "number" ? value : JSON.stringify(value)}`,
+      `${field} must be at most ${max} ms (${describeMax(max)}), got ${describe(value)}`,
       { details: { field, max } },
     );
   }
@@ -99,6 +99,6 @@ function parseMs(field: string, value: Duration): number {
   }
   throw new ErrandError(
     "INVALID_DURATION",
-    `${field} must be milliseconds or a duration like "30s", "5m", "2h", "1h30m"; got ${JSON.stringify(value)}`,
+    `${field} must be milliseconds or a duration like "30s", "5m", "2h", "1h30m"; got ${describe(value)}`,
   );
 }

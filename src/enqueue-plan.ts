@@ -3,7 +3,13 @@
  * a store inserts, every option checked before anything is stored.
  * @module
  */
-import { type AnyJobDefinition, type JobDefinition, resolveDefaults, validatePayload } from "./define-job.js";
+import {
+  type AnyJobDefinition,
+  isJobDefinition,
+  type JobDefinition,
+  resolveDefaults,
+  validatePayload,
+} from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
 import { uuidv7 } from "./id.js";
@@ -15,6 +21,8 @@ import {
   checkJobId,
   checkOwnerName,
   checkText,
+  checkTypeName,
+  describe,
   MAX_KEY_LENGTH,
   toEpochMs,
   toJsonText,
@@ -38,6 +46,29 @@ const ENQUEUE_KEYS = new Set([
   "delivery",
   "db",
 ]);
+
+/**
+ * The type and definition of the job an enqueue (or a schedule) names: a type name, checked, with
+ * its registered definition if any; or a definition made by `defineJob`. Anything else (a Symbol,
+ * null, an object that only looks like a definition) is refused here, before it reaches a store.
+ * @param where - the call, for the message (`"enqueue"`, `"jobs[3]"`).
+ * @throws ErrandError `INVALID_TYPE_NAME` for a bad name, `INVALID_OPTION` for what is neither.
+ */
+export function jobTarget(
+  where: string,
+  job: unknown,
+  definition: (type: string) => AnyJobDefinition | undefined,
+): { type: string; def: AnyJobDefinition | undefined } {
+  if (typeof job === "string") {
+    const type = checkTypeName(job);
+    return { type, def: definition(type) };
+  }
+  if (isJobDefinition(job)) return { type: checkTypeName(job.type), def: job };
+  throw new ErrandError(
+    "INVALID_OPTION",
+    `${where}: the job must be a type name or a definition made by defineJob, got ${describe(job)}`,
+  );
+}
 
 /** What planning a batch needs of the Queue, at one instant. */
 export interface Planner {
@@ -96,9 +127,15 @@ export async function planBatch(
   const values: unknown[] = new Array(items.length);
   let idsGenerated = true;
   for (let i = 0; i < items.length; i++) {
-    const { job, payload, options = {} } = items[i]!;
-    const def = typeof job === "string" ? p.definition(job) : job;
-    const type = typeof job === "string" ? job : job.type;
+    const item: unknown = items[i];
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `enqueueBatch: jobs[${i}] must be an object { job, payload, options? }, got ${describe(item)}`,
+      );
+    }
+    const { job, payload, options = {} } = item as (typeof items)[number];
+    const { type, def } = jobTarget(`enqueueBatch: jobs[${i}]`, job, p.definition);
     if (options.db !== undefined) {
       throw new ErrandError(
         "INVALID_OPTION",

@@ -10,7 +10,13 @@ import type { AnyJobDefinition } from "./define-job.js";
 import { isNonRetryable } from "./errors.js";
 import type { Job, JobErrorEntry, JobRecord } from "./job.js";
 import type { FailItem } from "./store/store.js";
-import { MAX_DATE_MS, MAX_ERROR_NAME_LENGTH, MAX_ERROR_TEXT_LENGTH, sanitizeText } from "./validation.js";
+import {
+  describe,
+  MAX_DATE_MS,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
+  sanitizeText,
+} from "./validation.js";
 
 /** Leases that may run out without an outcome before a job counts as a poison pill (`dead`). */
 export const POISON_PILL_LEASES = 3;
@@ -38,7 +44,7 @@ export function failureWrite(
   let retryAt: number | null = null;
   if (
     retryable !== false &&
-    !isNonRetryable(error) &&
+    !read(() => isNonRetryable(error), false) &&
     job.delivery === "at_least_once" &&
     job.attempt < job.maxAttempts
   ) {
@@ -69,31 +75,47 @@ export function leaseExpiryError(record: JobRecord): Error {
   return Object.assign(new Error(message), { retryable: !poison });
 }
 
+/**
+ * The history entry for a failure. It never throws, whatever a handler threw (a null-prototype
+ * object, a BigInt code, a throwing getter, a Proxy): a throw here would lose the failure and
+ * leave the job active.
+ */
 function errorEntry(error: unknown, attempt: number, at: number, kind?: string): JobErrorEntry {
-  const e = error instanceof Error ? error : undefined;
-  const message = e
-    ? e.message
-    : typeof (error as { message?: unknown } | null)?.message === "string"
-      ? (error as { message: string }).message
-      : typeof error === "string"
-        ? error
-        : safeJson(error);
+  const e = read(() => (error instanceof Error ? error : undefined), undefined);
+  const message = read(() => {
+    const m = e ? e.message : (error as { message?: unknown } | null | undefined)?.message;
+    if (typeof m === "string") return m;
+    if (typeof error === "string") return error;
+    return jsonOf(error);
+  }, describe(error));
   // What a handler threw is recorded, never refused (that would lose the failure): text no store
   // keeps as given (U+0000, lone surrogates) is replaced, and overlong text cut.
-  const entry: JobErrorEntry = { attempt, message: sanitizeText(String(message), MAX_ERROR_TEXT_LENGTH), at };
-  const code = (error as { code?: unknown } | null | undefined)?.code;
+  const entry: JobErrorEntry = { attempt, message: sanitizeText(message, MAX_ERROR_TEXT_LENGTH), at };
+  const code = read(() => (error as { code?: unknown } | null | undefined)?.code, undefined);
   // A numeric code (database drivers use them) is no name: keep the error's own name then.
-  const name = typeof code === "string" ? code : e?.name;
+  const name = typeof code === "string" ? code : read(() => e?.name, undefined);
   if (typeof name === "string") entry.name = sanitizeText(name, MAX_ERROR_NAME_LENGTH);
-  if (typeof e?.stack === "string" && e.stack) entry.stack = sanitizeText(e.stack, MAX_STACK);
+  const stack = read(() => e?.stack, undefined);
+  if (typeof stack === "string" && stack) entry.stack = sanitizeText(stack, MAX_STACK);
   if (kind) entry.kind = kind;
   return entry;
 }
 
-function safeJson(value: unknown): string {
+/** `get()`, or `fallback` when reading the thrown value throws (a getter, a Proxy trap). */
+function read<T>(get: () => T, fallback: T): T {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return get();
   } catch {
-    return String(value);
+    return fallback;
+  }
+}
+
+/** The thrown value as JSON when JSON can say it, else {@link describe}'s words for it. */
+function jsonOf(value: unknown): string {
+  try {
+    const text = JSON.stringify(value);
+    return typeof text === "string" ? text : describe(value);
+  } catch {
+    return describe(value);
   }
 }

@@ -1,8 +1,16 @@
 import { EventEmitter } from "node:events";
 import { type Clock, systemClock } from "./clock.js";
-import type { AnyJobDefinition, JobDefinition } from "./define-job.js";
+import { type AnyJobDefinition, isJobDefinition, type JobDefinition } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
-import { instant, type PlannedJobs, type Planner, planBatch, planEnqueue, planMany } from "./enqueue-plan.js";
+import {
+  instant,
+  jobTarget,
+  type PlannedJobs,
+  type Planner,
+  planBatch,
+  planEnqueue,
+  planMany,
+} from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
@@ -45,6 +53,7 @@ import {
   checkScheduleName,
   checkText,
   checkTypeName,
+  describe,
   MAX_COUNT,
   MAX_KEY_LENGTH,
   MAX_LIMIT,
@@ -107,6 +116,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   /** Prefer {@link openQueue}. */
   constructor(store: Store, options: Omit<OpenQueueOptions, "store"> & { ownsStore?: boolean } = {}) {
     super();
+    checkQueueOptions(store, options);
     this.store = store;
     this.#door = new StoreDoor(
       store,
@@ -193,8 +203,10 @@ export class Queue extends EventEmitter<QueueEvents> {
     options: EnqueueOptions = {},
   ): Promise<EnqueuedJob<P>[]> {
     this.#checkOpen();
+    const { type, def } = jobTarget("enqueue", job, (t) => this.#types.get(t));
     if (!Array.isArray(payloads))
       throw new ErrandError("INVALID_OPTION", "enqueueMany: payloads must be an array");
+    checkObject("enqueue", "options", options);
     if (payloads.length === 0) return [];
     if (options.id !== undefined && payloads.length > 1) {
       throw new ErrandError(
@@ -203,14 +215,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       );
     }
     const now = this.clock.now();
-    const def = typeof job === "string" ? this.#types.get(checkTypeName(job)) : job;
-    const plan = await planMany(
-      this.#planner(now),
-      typeof job === "string" ? job : job.type,
-      def,
-      payloads,
-      options,
-    );
+    const plan = await planMany(this.#planner(now), type, def, payloads, options);
     return this.#insert(plan, now, options.db) as Promise<EnqueuedJob<P>[]>;
   }
 
@@ -506,7 +511,19 @@ export class Queue extends EventEmitter<QueueEvents> {
       options,
       new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap", "maintenance"]),
     );
-    const types = options.types?.map(checkTypeName);
+    if (options.types !== undefined && !Array.isArray(options.types)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `lease: types must be a list of type names, got ${describe(options.types)}`,
+      );
+    }
+    if (options.queues !== undefined && (typeof options.queues !== "object" || options.queues === null)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `lease: queues must be a list of queue names or a map of weights, got ${describe(options.queues)}`,
+      );
+    }
+    const types = options.types?.map((t) => checkTypeName(t));
     const queues = toQueueWeights(options.queues ?? this.#types.queues(types));
     const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
     const leaseMs = leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000);
@@ -553,10 +570,10 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `INVALID_PAYLOAD` when the result is not JSON-serialisable.
    */
   async complete(job: AttemptRef | Job, result?: unknown): Promise<boolean> {
+    const ref = checkRef("complete", job);
     const [ok] = await this.completeAttempts([
       {
-        id: checkJobId(job.id),
-        attempt: checkAttempt(job.attempt),
+        ...ref,
         result: this.resultText(result),
         value: result,
         ...("state" in job ? { job } : {}),
@@ -583,8 +600,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    * not retryable, or it is `at_most_once`, goes to `dead`. `false` when the attempt is stale.
    */
   async fail(job: AttemptRef | Job, error: unknown, options: FailOptions = {}): Promise<boolean> {
-    checkJobId(job.id);
-    checkAttempt(job.attempt);
+    checkRef("fail", job);
+    checkObject("fail", "options", options);
     const full = "state" in job ? job : await this.get(job.id);
     if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
     const [failed] = await this.#failMany([{ job: full, error, retryable: options.retryable }]);
@@ -630,9 +647,11 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** Extends a lease. `false` when the attempt is no longer current. */
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
+    const ref = checkRef("heartbeat", job);
+    checkObject("heartbeat", "options", options);
     const [ok] = await this.heartbeatAttempts({
       leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
-      items: [{ id: checkJobId(job.id), attempt: checkAttempt(job.attempt) }],
+      items: [ref],
     });
     return ok === true;
   }
@@ -645,8 +664,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef | Job, data: unknown): Promise<boolean> {
     return this.#door.checkpoint({
-      id: checkJobId(job.id),
-      attempt: checkAttempt(job.attempt),
+      ...checkRef("checkpoint", job),
       now: this.clock.now(),
       checkpoint: toJsonText("checkpoint", data, this.#maxPayloadBytes),
     });
@@ -655,8 +673,7 @@ export class Queue extends EventEmitter<QueueEvents> {
   /** Gives an attempt back without using it up (the job is pending again at once). `false` when stale. */
   async release(job: AttemptRef | Job): Promise<boolean> {
     return this.#door.release({
-      id: checkJobId(job.id),
-      attempt: checkAttempt(job.attempt),
+      ...checkRef("release", job),
       now: this.clock.now(),
     });
   }
@@ -730,6 +747,12 @@ export class Queue extends EventEmitter<QueueEvents> {
  */
 export async function openQueue(target: string | OpenQueueOptions): Promise<Queue> {
   const options = typeof target === "string" ? { store: target } : target;
+  if (!isPlainObject(options)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `openQueue: give a store URL or an options object, got ${describe(options)}`,
+    );
+  }
   checkKnownKeys(
     "openQueue",
     options,
@@ -744,6 +767,9 @@ export async function openQueue(target: string | OpenQueueOptions): Promise<Queu
       "sweepIntervalMs",
     ]),
   );
+  if (options.store === undefined) {
+    throw new ErrandError("INVALID_STORE_URL", "openQueue: store is required (a store URL or a store)");
+  }
   if (typeof options.store !== "string") return new Queue(options.store, options);
   const store = await openStore(options.store);
   return new Queue(store, { ...options, ownsStore: true });
@@ -758,4 +784,91 @@ function leaseMsFrom(now: number, value: Duration): number {
   const ms = toMs("leaseMs", value);
   addToDate("leaseMs", now, ms);
   return ms;
+}
+
+/** Refuses an options (or reference) argument that is not an object, before any of it is read. */
+function checkObject(where: string, what: string, value: unknown): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ErrandError("INVALID_OPTION", `${where}: ${what} must be an object, got ${describe(value)}`);
+  }
+}
+
+/**
+ * The id and attempt of a report's reference (a {@link Job} or an {@link AttemptRef}), checked.
+ * @throws ErrandError `INVALID_OPTION` when it is not an object, `INVALID_JOB_ID`, `INVALID_ATTEMPT`
+ */
+function checkRef(where: string, job: unknown): AttemptRef {
+  if (typeof job !== "object" || job === null || Array.isArray(job)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${where}: the attempt must be a job or { id, attempt }, got ${describe(job)}`,
+    );
+  }
+  const { id, attempt } = job as { id?: unknown; attempt?: unknown };
+  return { id: checkJobId(id), attempt: checkAttempt(attempt) };
+}
+
+/** An object literal's kind (or `Object.create(null)`): not a Map, an array or a class instance. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Refuses what a Queue could not work with, when it is made rather than at its first call: the
+ * store, the clock, `random` and `jobs` are used later, where a wrong one would crash far from its
+ * cause. The other options are checked where they are read.
+ * @throws ErrandError `INVALID_OPTION`, naming the option.
+ */
+function checkQueueOptions(store: unknown, options: unknown): void {
+  if (!isPlainObject(options)) {
+    throw new ErrandError("INVALID_OPTION", `Queue: options must be an object, got ${describe(options)}`);
+  }
+  const s = store as Partial<Store> | null;
+  if (
+    typeof s !== "object" ||
+    s === null ||
+    typeof s.capabilities !== "object" ||
+    s.capabilities === null ||
+    typeof s.enqueueMany !== "function" ||
+    typeof s.claim !== "function"
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `store must be a store URL or a store (openStore), got ${describe(store)}`,
+    );
+  }
+  const { clock, random, jobs } = options as Partial<OpenQueueOptions>;
+  if (
+    clock !== undefined &&
+    (typeof clock !== "object" ||
+      clock === null ||
+      typeof clock.now !== "function" ||
+      typeof clock.setTimer !== "function")
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `clock must have now() and setTimer() (a Clock such as ManualClock), got ${describe(clock)}`,
+    );
+  }
+  if (random !== undefined && typeof random !== "function") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `random must be a function returning [0, 1), got ${describe(random)}`,
+    );
+  }
+  if (jobs !== undefined) {
+    if (!Array.isArray(jobs)) {
+      throw new ErrandError("INVALID_OPTION", `jobs must be a list of definitions, got ${describe(jobs)}`);
+    }
+    jobs.forEach((def, i) => {
+      if (!isJobDefinition(def)) {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          `jobs[${i}] must be a definition made by defineJob, got ${describe(def)}`,
+        );
+      }
+    });
+  }
 }

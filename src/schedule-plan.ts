@@ -5,11 +5,12 @@
  */
 import { checkTimezone, nextCronTick } from "./cron.js";
 import { type AnyJobDefinition, validatePayload } from "./define-job.js";
+import { jobTarget } from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
 import { checkKnownKeys } from "./known-keys.js";
 import type { EnqueueOptions, Schedule, ScheduleOptions } from "./queue-options.js";
 import type { NewJob, ScheduleRecord } from "./store/store.js";
-import { checkScheduleName, checkTypeName, toJsonText } from "./validation.js";
+import { checkScheduleName, describe, toJsonText } from "./validation.js";
 
 /** What {@link planSchedule} needs of the Queue. */
 export interface ScheduleHost {
@@ -23,7 +24,8 @@ export interface ScheduleHost {
 /**
  * The record for a new or replaced schedule. A replace that keeps the cron and zone keeps the
  * stored next tick, so redeploying the same schedule neither skips nor repeats one.
- * @throws ErrandError `INVALID_SCHEDULE_NAME`, `INVALID_CRON`, `INVALID_TIMEZONE`, `INVALID_PAYLOAD`, `INVALID_OPTION`
+ * @throws ErrandError `INVALID_SCHEDULE_NAME`, `INVALID_CRON`, `INVALID_TIMEZONE`, `INVALID_PAYLOAD`,
+ *   `INVALID_TYPE_NAME`, `INVALID_OPTION` (also for a missing `job`)
  */
 export async function planSchedule<P>(
   name: string,
@@ -35,9 +37,12 @@ export async function planSchedule<P>(
   checkScheduleName(name);
   const timezone = checkTimezone(options.timezone ?? "UTC");
   const nextRunAt = nextCronTick(options.cron, timezone, now);
-  const def = typeof options.job === "string" ? host.definition(checkTypeName(options.job)) : options.job;
-  const type = typeof options.job === "string" ? options.job : options.job.type;
-  const jobOptions = { ...(options.options ?? {}) } as EnqueueOptions;
+  const { type, def } = jobTarget("schedule", options.job, host.definition);
+  const given: unknown = options.options ?? {};
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    throw new ErrandError("INVALID_OPTION", `schedule: options must be an object, got ${describe(given)}`);
+  }
+  const jobOptions = { ...given } as EnqueueOptions;
   if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
     throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
   }

@@ -27,12 +27,45 @@ export const NAME_PATTERN = /^(?!(?:__proto__|constructor|prototype)$)[A-Za-z0-9
  */
 export const JOB_ID_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.:@+=-][A-Za-z0-9_.:@+=/-]{0,254}$/;
 
+/** Longest text {@link describe} gives for a value, before its ellipsis. */
+const DESCRIBE_MAX = 60;
+
+/**
+ * A short text for a user's value in an error message: a refusal must never fail while being
+ * written. `String()` throws for a null-prototype object and a Symbol's template, and
+ * `JSON.stringify()` for a BigInt, a cycle or deep nesting; this looks only at `typeof` (and at a
+ * string's or number's own text), never calls the value's own methods or getters, and is cut to
+ * about 60 characters.
+ * @since 0.1.0
+ */
+export function describe(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value.length > DESCRIBE_MAX ? `${value.slice(0, DESCRIBE_MAX)}…` : value);
+    case "number":
+    case "boolean":
+    case "undefined":
+      return String(value);
+    case "bigint":
+      return "a bigint";
+    case "symbol":
+      return "a symbol";
+    case "function":
+      return "a function";
+    default:
+      if (value === null) return "null";
+      try {
+        // A Proxy can throw from these (a revoked one, a getPrototypeOf trap): then "an object".
+        if (Array.isArray(value)) return "an array";
+        if (value instanceof Date) return "a Date";
+      } catch {}
+      return "an object";
+  }
+}
+
 function checkName(kind: string, code: ErrandErrorCode, value: unknown): string {
   if (typeof value !== "string" || !NAME_PATTERN.test(value)) {
-    const shown =
-      typeof value === "string"
-        ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
-        : typeof value;
+    const shown = describe(value);
     if (typeof value === "string" && RESERVED_NAMES.has(value)) {
       throw new ErrandError(
         code,
@@ -77,7 +110,7 @@ export function checkAttempt(value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > MAX_ATTEMPT) {
     throw new ErrandError(
       "INVALID_ATTEMPT",
-      `attempt must be an integer between 1 and ${MAX_ATTEMPT}, got ${String(value)}`,
+      `attempt must be an integer between 1 and ${MAX_ATTEMPT}, got ${describe(value)}`,
     );
   }
   return value;
@@ -87,7 +120,7 @@ export function checkAttempt(value: unknown): number {
 export function checkInt(field: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
     const bound = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `between ${min} and ${max}`;
-    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ${bound}, got ${String(value)}`, {
+    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ${bound}, got ${describe(value)}`, {
       details: { field, min, max },
     });
   }
@@ -116,7 +149,7 @@ export function toEpochMs(field: string, value: unknown): number {
   if (ms < MIN_DATE_MS || ms > MAX_DATE_MS) {
     throw new ErrandError(
       "INVALID_DATE",
-      `${field} must be from ${new Date(MIN_DATE_MS).toISOString()} to ${new Date(MAX_DATE_MS).toISOString()} (epoch ms ${MIN_DATE_MS} to ${MAX_DATE_MS}), got ${String(value instanceof Date ? ms : value)}`,
+      `${field} must be from ${new Date(MIN_DATE_MS).toISOString()} to ${new Date(MAX_DATE_MS).toISOString()} (epoch ms ${MIN_DATE_MS} to ${MAX_DATE_MS}), got ${value instanceof Date ? ms : describe(value)}`,
       { details: { field, min: MIN_DATE_MS, max: MAX_DATE_MS } },
     );
   }
@@ -163,7 +196,7 @@ export function checkText(
   if (typeof value !== "string" || value.length === 0 || value.length > maxLength) {
     throw new ErrandError(
       code,
-      `${field} must be a string of 1 to ${maxLength} characters, got ${typeof value === "string" ? `${value.length} characters` : typeof value}`,
+      `${field} must be a string of 1 to ${maxLength} characters, got ${typeof value === "string" ? `${value.length} characters` : describe(value)}`,
       { details: { field, maxLength } },
     );
   }

@@ -4,7 +4,7 @@ import { isIP } from "node:net";
 import type { FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { ErrandError } from "../errors.js";
-import { checkInt, NAME_PATTERN } from "../validation.js";
+import { checkInt, describe, NAME_PATTERN } from "../validation.js";
 
 /**
  * Who may do what:
@@ -189,7 +189,7 @@ export class Authenticator {
     if (this.#authorize) {
       const p = await this.#authorize(request);
       if (p && !ROLES.includes(p.role)) {
-        throw new ErrandError("INVALID_OPTION", `authorize() returned an unknown role ${String(p.role)}`);
+        throw new ErrandError("INVALID_OPTION", `authorize() returned an unknown role ${describe(p.role)}`);
       }
       if (p?.name !== undefined) checkPrincipalName(p.name);
       else if (p && OWN_JOBS_ONLY.includes(p.role)) {
@@ -230,7 +230,7 @@ function checkPrincipalName(name: unknown): string {
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) {
     throw new ErrandError(
       "INVALID_OPTION",
-      `auth: principal name ${JSON.stringify(name)} must match ${NAME_PATTERN} (it is the owner of the jobs it enqueues)`,
+      `auth: principal name ${describe(name)} must match ${NAME_PATTERN} (it is the owner of the jobs it enqueues)`,
     );
   }
   return name;

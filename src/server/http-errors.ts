@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import { ErrandError, type ErrandErrorCode } from "../errors.js";
 
 /**
@@ -101,4 +102,36 @@ export function toErrorResponse(error: unknown): { status: number; body: ErrorBo
     return { status, body: { code: "INVALID_REQUEST", message, details: null } };
   }
   return { status: 500, body: { code: "INTERNAL", message: "internal error", details: null } };
+}
+
+/**
+ * The raw HTTP response for a request Node refused before Fastify saw it (Fastify's
+ * `clientErrorHandler`), in errand's shape like every other refusal: a request head over Node's
+ * header limit (a path of some 16 KiB) is 431, a request that took too long to arrive 408, any
+ * other unparsable request 400. Null when there is no one left to answer (the peer reset).
+ */
+export function clientErrorResponse(error: { code?: unknown }): string | null {
+  if (error.code === "ECONNRESET") return null;
+  let status = 400;
+  let body: ErrorBody = {
+    code: "INVALID_REQUEST",
+    message: "the request is not valid HTTP/1.1",
+    details: null,
+  };
+  if (error.code === "HPE_HEADER_OVERFLOW") {
+    status = 431;
+    body = {
+      code: "INVALID_REQUEST",
+      message: "the request's path and headers are longer than the server accepts (Node's header limit)",
+      details: null,
+    };
+  } else if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    status = 408;
+    body = { code: "TIMEOUT", message: "the request did not arrive in time", details: null };
+  }
+  const text = JSON.stringify(body);
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`
+  );
 }

@@ -3,6 +3,7 @@ import { isIP } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
 import type { FastifyRequest } from "fastify";
 import { ErrandError } from "../errors.js";
+import { describe } from "../validation.js";
 
 /**
  * The checks every request passes before auth, against the two attacks a browser can make on a
@@ -91,7 +92,7 @@ export class RequestChecks {
       if (typeof entry !== "string" || !this.#allow(entry)) {
         throw new ErrandError(
           "INVALID_OPTION",
-          `allowedHosts: ${JSON.stringify(entry)} is not a host name (name, name:port, IPv4 or [IPv6])`,
+          `allowedHosts: ${describe(entry)} is not a host name (name, name:port, IPv4 or [IPv6])`,
         );
       }
     }

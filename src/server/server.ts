@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyListenOptions,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
 import { MAX_TIMER_MS } from "../duration.js";
@@ -18,7 +19,7 @@ import { Authenticator, type AuthOptions } from "./auth.js";
 import { parseJsonBody } from "./body.js";
 import type { ServerContext } from "./context.js";
 import { registerDashboard } from "./dashboard.js";
-import { toErrorResponse } from "./http-errors.js";
+import { clientErrorResponse, toErrorResponse } from "./http-errors.js";
 import { type JobTypeConfig, JobTypeRegistry } from "./job-types.js";
 import { LongPoll } from "./long-poll.js";
 import { ServerMetrics } from "./metrics.js";
@@ -192,10 +193,24 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     forceCloseConnections: true,
     trustProxy: options.trustProxy ?? false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    // The router's own refusals (bad percent-encoding, an over-long segment) in errand's shape.
-    frameworkErrors: (error, _request, reply) => {
-      const { status, body } = toErrorResponse(error);
+    // The router's own refusals (bad percent-encoding, an over-long segment) in errand's shape,
+    // after the request checks: a foreign host or another site's change is refused (403, 415)
+    // whatever its path, as it would be with a path the router can read.
+    frameworkErrors: (error, request, reply) => {
+      let refusal: unknown = error;
+      try {
+        checks.check(request as unknown as FastifyRequest);
+      } catch (checked) {
+        refusal = checked;
+      }
+      const { status, body } = toErrorResponse(refusal);
       return (reply as unknown as FastifyReply).status(status).send(body);
+    },
+    // Requests Node itself refused (a head over its header limit) in errand's shape too.
+    clientErrorHandler: (error, socket) => {
+      const response = clientErrorResponse(error as { code?: unknown });
+      if (response !== null && socket.writable) socket.write(response);
+      socket.destroy(error);
     },
   });
   const ctx: ServerContext = {

@@ -14,7 +14,7 @@
  * The routes are read from a live server's `/openapi.json` when this file loads, so a new route
  * is covered without a change here. Each tag (jobs, worker, types, …) is one test per store.
  */
-import { request } from "node:http";
+import { maxHeaderSize, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -42,6 +42,23 @@ import {
 import { SEEDS, seedStore } from "./seed.js";
 
 const RUNS_PER_ROUTE = 6;
+
+/**
+ * The status a refusal by the request checks (403, 415) has for this path: Node refuses a request
+ * head over its header limit before the server sees a header (431, in errand's shape: see
+ * clientErrorResponse), so no check can run for it. Between the two, the rest of the head decides.
+ */
+function checkedStatus(path: string, status: number): number | readonly number[] {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > maxHeaderSize) return 431;
+  return bytes > maxHeaderSize - 1024 ? [status, 431] : status;
+}
+
+/** Asserts `actual` is the status {@link checkedStatus} expects. */
+function expectStatus(actual: number, expected: number | readonly number[], what: string): void {
+  if (typeof expected === "number") expect(actual, what).toBe(expected);
+  else expect(expected, what).toContain(actual);
+}
 const TIMEOUT = propertyTimeout(RUNS_PER_ROUTE, 60_000);
 /** Long polls wait on the ManualClock; the test moves it this far at a time while one waits. */
 const LEASE_POLL_MS = 60_000;
@@ -149,7 +166,9 @@ function raw(
   const headers: Record<string, string> = { ...o.headers };
   if (o.body !== undefined) headers["content-length"] = String(Buffer.byteLength(o.body));
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+    // setHost: node:http replaces an empty Host header with its own: a given one goes out as given.
+    const setHost = !Object.keys(headers).some((k) => k.toLowerCase() === "host");
+    const req = request({ host: "127.0.0.1", port, method, path, headers, setHost, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
@@ -707,10 +726,11 @@ for (const backend of selectedBackends({ conformance: true })) {
                   { ...c, body: c.body ?? "" },
                   { "content-type": type },
                 );
-                expect(
+                expectStatus(
                   answer.status,
+                  checkedStatus(c.path, 415),
                   `${route.method} ${c.path} as ${type}: ${answer.text.slice(0, 200)}`,
-                ).toBe(415);
+                );
               },
             ),
           ),
@@ -740,10 +760,11 @@ for (const backend of selectedBackends({ conformance: true })) {
                 const crossSiteOnly = !("host" in headers);
                 if (crossSiteOnly && !MUTATIONS.has(route.method)) return;
                 const answer = await check(s, route.method, c, headers);
-                expect(
+                expectStatus(
                   answer.status,
+                  checkedStatus(c.path, 403),
                   `${route.method} ${c.path} with ${JSON.stringify(headers)}: ${answer.text.slice(0, 200)}`,
-                ).toBe(403);
+                );
               },
             ),
           ),
@@ -752,5 +773,26 @@ for (const backend of selectedBackends({ conformance: true })) {
       },
       TIMEOUT * 4,
     );
+
+    // The shrunk counterexamples of the properties above, as plain examples.
+    it("answers a path over Node's header limit with 431 in errand's shape, changing nothing", async () => {
+      const s = await startSeeded(backend);
+      const path = `/v1/jobs/${"z".repeat(maxHeaderSize + 1)}`;
+      for (const method of ["GET", "PUT", "DELETE"]) {
+        const answer = await check(s, method, { path, body: method === "PUT" ? "{}" : undefined });
+        expect(answer.status, `${method} over the header limit`).toBe(431);
+        expect(JSON.parse(answer.text).code).toBe("INVALID_REQUEST");
+      }
+    });
+
+    it("checks host, origin and content type before the router refuses a path", async () => {
+      const s = await startSeeded(backend);
+      const c = { path: "/v1/queues/%ED%A0%80/pause", body: undefined };
+      expect((await check(s, "POST", c)).status, "bad percent-encoding").toBe(400);
+      expect((await check(s, "POST", c, { host: "evil.example" })).status, "foreign host").toBe(403);
+      expect((await check(s, "POST", c, { origin: "http://evil.example" })).status, "origin").toBe(403);
+      expect((await check(s, "POST", c, { "content-type": "text/plain" })).status, "form").toBe(415);
+      expect((await check(s, "GET", c, { host: "" })).status, "empty Host").toBe(403);
+    });
   });
 }

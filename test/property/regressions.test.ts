@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
 import { openQueue, type Queue } from "../../src/queue.js";
+import { createServer } from "../../src/server/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { assertPrototypeClean, storeSnapshot } from "./checks.js";
 import { assertClientError, deepObject, outcome, prototypeKeys } from "./hostile.js";
@@ -133,6 +134,16 @@ for (const backend of selectedBackends({ conformance: true })) {
         ["defineJob timeoutMs deep", { timeoutMs: deep }],
       ] as const) {
         await refused(queue, what, () => defineJob({ type: "t", handler: () => null, ...options } as never));
+      }
+    });
+
+    // The same for a server's options: allowedHosts: [10n] threw JSON.stringify's TypeError.
+    it("createServer refuses allowedHosts it cannot describe with a typed error", async () => {
+      const { queue } = await backend.setup();
+      for (const entry of [10n, Object.create(null)]) {
+        const result = await outcome(() => createServer({ queue, allowedHosts: [entry] as never }));
+        expect(result.ok, "createServer with a hostile allowedHosts entry").toBe(false);
+        if (!result.ok) assertClientError(result.error, "createServer allowedHosts");
       }
     });
 
