@@ -162,9 +162,8 @@ export type ResultOf<D> = D extends JobDefinition<unknown, infer R> ? R : never;
 /** The definitions {@link defineJob} made: only these have had their options checked. */
 const MADE = new WeakSet<object>();
 
-const DEFINITION_KEYS = new Set([
-  "type",
-  "handler",
+/** The options of {@link JobDefaults}: a type's defaults, which each enqueue may override. */
+export const JOB_DEFAULT_KEYS: readonly (keyof JobDefaults)[] = [
   "queue",
   "priority",
   "weight",
@@ -173,9 +172,9 @@ const DEFINITION_KEYS = new Set([
   "retryQueue",
   "timeoutMs",
   "delivery",
-  "concurrency",
-  "schema",
-]);
+];
+
+const DEFINITION_KEYS = new Set(["type", "handler", ...JOB_DEFAULT_KEYS, "concurrency", "schema"]);
 
 /**
  * Defines a job type. Options are checked now, so a typo fails at startup, not at 3 a.m.

@@ -6,6 +6,7 @@
 import {
   type AnyJobDefinition,
   isJobDefinition,
+  JOB_DEFAULT_KEYS,
   type JobDefinition,
   resolveDefaults,
   validatePayload,
@@ -36,14 +37,7 @@ const ENQUEUE_KEYS = new Set([
   "runAt",
   "expiresAt",
   "expiresInMs",
-  "queue",
-  "priority",
-  "weight",
-  "maxAttempts",
-  "backoff",
-  "retryQueue",
-  "timeoutMs",
-  "delivery",
+  ...JOB_DEFAULT_KEYS,
   "db",
 ]);
 
