@@ -14,21 +14,9 @@ import { drain } from "../../src/testing/index.js";
 import { MAX_COUNT, MAX_DATE_MS, MAX_PRIORITY, MIN_PRIORITY } from "../../src/validation.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
+import { refused } from "./refused.js";
 
 const noop = defineJob({ type: "noop", handler: async () => null });
-
-/** Runs `action` (sync or async) and returns the ErrandError it must raise with `code`. */
-async function refused(action: () => unknown, code: ErrandErrorCode): Promise<ErrandError> {
-  let error: unknown;
-  try {
-    await action();
-  } catch (e) {
-    error = e;
-  }
-  expect(error, `expected ${code}`).toBeInstanceOf(ErrandError);
-  expect((error as ErrandError).code).toBe(code);
-  return error as ErrandError;
-}
 
 /** Everything observable about the store, to compare before and after a refused call. */
 async function snapshot(queue: Queue) {

@@ -6,23 +6,13 @@ import { once } from "node:events";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { ManualClock } from "../../src/clock.js";
 import { defineJob } from "../../src/define-job.js";
-import { ErrandError, type ErrandErrorCode } from "../../src/errors.js";
 import type { Job } from "../../src/job.js";
 import { drain } from "../../src/testing/index.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
+import { refused } from "./refused.js";
 
 const noop = defineJob({ type: "noop", handler: async () => null });
-
-async function refused(action: () => Promise<unknown>, code: ErrandErrorCode): Promise<ErrandError> {
-  const error = await action().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ErrandError);
-  expect((error as ErrandError).code).toBe(code);
-  return error as ErrandError;
-}
 
 function closeAfterTest(worker: Worker, clock: ManualClock): void {
   onTestFinished(async () => {

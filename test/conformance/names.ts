@@ -11,12 +11,12 @@ import fc from "fast-check";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { DEFAULT_BACKOFF } from "../../src/backoff.js";
 import { defineJob } from "../../src/define-job.js";
-import { ErrandError, type ErrandErrorCode } from "../../src/errors.js";
 import { nameRecord } from "../../src/name-record.js";
 import type { Queue } from "../../src/queue.js";
 import type { NewJob } from "../../src/store/store.js";
 import { NAME_PATTERN, RESERVED_NAMES } from "../../src/validation.js";
 import type { Backend } from "./backend.js";
+import { refused } from "./refused.js";
 
 /** A variable, so the key is read as a key (the linter takes `x.__proto__` for the accessor). */
 export const PROTO = "__proto__";
@@ -78,17 +78,6 @@ export function storedJob(id: string, name: string, now: number): NewJob {
     uniqueKey: null,
     owner: null,
   };
-}
-
-async function refused(action: () => unknown, code: ErrandErrorCode): Promise<void> {
-  let error: unknown;
-  try {
-    await action();
-  } catch (e) {
-    error = e;
-  }
-  expect(error, `expected ${code}`).toBeInstanceOf(ErrandError);
-  expect((error as ErrandError).code).toBe(code);
 }
 
 /** Everything observable in the store, for "nothing stored" checks. */
