@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { type BackoffFunction, type BackoffOptions, toStoredBackoff } from "./backoff.js";
 import { type Duration, toTimerMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
-import type { Delivery, Job, StoredBackoff } from "./job.js";
+import type { Delivery, DependencyFailurePolicy, Job, JobDependency, StoredBackoff } from "./job.js";
 import { JOB_DEFAULTS } from "./job-fields.js";
 import { checkKnownKeys } from "./known-keys.js";
 import {
@@ -62,6 +62,15 @@ export interface JobContext<P = unknown> {
    * Resolves `false` when the attempt is no longer current.
    */
   checkpoint(data: unknown): Promise<boolean>;
+  /**
+   * The jobs this one waited for (`dependsOn`), in the order given, each with its state and, when
+   * completed, its result. Empty for a job without dependencies.
+   * @example
+   * ```ts
+   * const pages = (await ctx.dependencies()).map((d) => d.result as string);
+   * ```
+   */
+  dependencies(): Promise<JobDependency[]>;
   /** A logger bound to this job's id, type and attempt. */
   readonly log: Logger;
 }
@@ -114,6 +123,13 @@ export interface JobDefaults {
    * @defaultValue "at_least_once"
    */
   delivery?: Delivery;
+  /**
+   * What a blocked job does when one of its dependencies ends `dead`, `cancelled` or `expired`:
+   * `"cancel"` ends it cancelled (and its own dependents after it); `"run"` runs it anyway once
+   * every dependency has finished, and `ctx.dependencies()` shows which did not succeed.
+   * @defaultValue "cancel"
+   */
+  onDependencyFailure?: DependencyFailurePolicy;
 }
 
 /**
@@ -150,6 +166,7 @@ export interface JobDefinition<P = unknown, R = unknown> {
   readonly retryQueue: string | null;
   readonly timeoutMs: number | null;
   readonly delivery: Delivery;
+  readonly onDependencyFailure: DependencyFailurePolicy;
   readonly concurrency: number | null;
   readonly schema: StandardSchemaV1<unknown, P> | undefined;
 }
@@ -172,6 +189,7 @@ export const JOB_DEFAULT_KEYS: readonly (keyof JobDefaults)[] = [
   "retryQueue",
   "timeoutMs",
   "delivery",
+  "onDependencyFailure",
 ];
 
 const DEFINITION_KEYS = new Set(["type", "handler", ...JOB_DEFAULT_KEYS, "concurrency", "schema"]);
@@ -232,6 +250,13 @@ export function resolveDefaults(
       `delivery must be "at_least_once" or "at_most_once", got ${describe(delivery)}`,
     );
   }
+  const onDependencyFailure = o.onDependencyFailure ?? JOB_DEFAULTS.onDependencyFailure;
+  if (onDependencyFailure !== "cancel" && onDependencyFailure !== "run") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `onDependencyFailure must be "cancel" or "run", got ${describe(onDependencyFailure)}`,
+    );
+  }
   return {
     queue: checkQueueName(o.queue ?? JOB_DEFAULTS.queue),
     priority: checkInt("priority", o.priority ?? JOB_DEFAULTS.priority, MIN_PRIORITY, MAX_PRIORITY),
@@ -242,6 +267,7 @@ export function resolveDefaults(
     retryQueue: o.retryQueue === undefined ? JOB_DEFAULTS.retryQueue : checkQueueName(o.retryQueue),
     timeoutMs: o.timeoutMs === undefined ? JOB_DEFAULTS.timeoutMs : toTimerMs("timeoutMs", o.timeoutMs),
     delivery,
+    onDependencyFailure,
   };
 }
 

@@ -19,6 +19,7 @@ import type { EnqueueOptions } from "./queue-options.js";
 import type { NewJob } from "./store/store.js";
 import {
   addToDate,
+  checkDependsOn,
   checkJobId,
   checkOwnerName,
   checkText,
@@ -37,6 +38,7 @@ const ENQUEUE_KEYS = new Set([
   "runAt",
   "expiresAt",
   "expiresInMs",
+  "dependsOn",
   ...JOB_DEFAULT_KEYS,
   "db",
 ]);
@@ -185,6 +187,7 @@ export function planEnqueue(
     timeoutMs: o.timeoutMs ?? def?.timeoutMs ?? undefined,
     delivery: o.delivery ?? def?.delivery,
     backoff: o.backoff,
+    onDependencyFailure: o.onDependencyFailure ?? def?.onDependencyFailure,
   });
   const runAt = instant("enqueue", ["delayMs", o.delayMs, "after"], ["runAt", o.runAt, "at"], now) ?? now;
   const expiresAt =
@@ -207,6 +210,11 @@ export function planEnqueue(
     timeoutMs: own.timeoutMs,
     uniqueKey: o.uniqueKey === undefined ? null : checkText("uniqueKey", o.uniqueKey, MAX_KEY_LENGTH),
     owner: o.owner === undefined ? null : checkOwnerName(o.owner),
+    dependsOn:
+      o.dependsOn === undefined
+        ? null
+        : checkDependsOn("enqueue", o.dependsOn, o.id === undefined ? undefined : String(o.id)),
+    onDependencyFailure: own.onDependencyFailure,
   };
 }
 
@@ -252,5 +260,7 @@ export function withPayload(base: NewJob, id: string, payload: string): NewJob {
     timeoutMs: base.timeoutMs,
     uniqueKey: base.uniqueKey,
     owner: base.owner,
+    dependsOn: base.dependsOn,
+    onDependencyFailure: base.onDependencyFailure,
   };
 }

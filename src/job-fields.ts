@@ -7,16 +7,25 @@
  * @module
  */
 import { DEFAULT_BACKOFF } from "./backoff.js";
-import type { Delivery, Job, JobRecord, StoredBackoff } from "./job.js";
+import type { Delivery, DependencyFailurePolicy, Job, JobRecord, StoredBackoff } from "./job.js";
 import type { NewJob } from "./store/store.js";
 
 /**
  * How a field is kept and shown: `text` and `int` as they are; `time` as epoch milliseconds in
  * stores and a `Date` (an ISO-8601 string over HTTP) on a {@link Job}; `json` as JSON text in
- * stores and parsed on a Job; `state`, `delivery`, `backoff` (a {@link StoredBackoff}) and `errors`
+ * stores and parsed on a Job; `state`, `delivery`, `dependency` (a DependencyFailurePolicy), `backoff` (a {@link StoredBackoff}) and `errors`
  * (a JobErrorEntry array) as text of a fixed shape.
  */
-export type JobFieldKind = "text" | "int" | "time" | "json" | "state" | "delivery" | "backoff" | "errors";
+export type JobFieldKind =
+  | "text"
+  | "int"
+  | "time"
+  | "json"
+  | "state"
+  | "delivery"
+  | "dependency"
+  | "backoff"
+  | "errors";
 
 /** One row of {@link JOB_FIELDS}. */
 export interface JobField {
@@ -55,6 +64,7 @@ export const JOB_DEFAULTS: Readonly<{
   retryQueue: null;
   timeoutMs: null;
   delivery: Delivery;
+  onDependencyFailure: DependencyFailurePolicy;
 }> = Object.freeze({
   queue: "default",
   priority: 0,
@@ -64,6 +74,7 @@ export const JOB_DEFAULTS: Readonly<{
   retryQueue: null,
   timeoutMs: null,
   delivery: "at_least_once",
+  onDependencyFailure: "cancel",
 });
 
 const f = (
@@ -121,6 +132,9 @@ export const JOB_FIELDS: readonly JobField[] = Object.freeze([
   f("startedAt", "started_at", "time", NULLABLE, null),
   f("finishedAt", "finished_at", "time", { nullable: true, hot: false }, null),
   f("owner", "owner", "text", NN, null),
+  f("dependsOn", "depends_on", "json", NN, null),
+  f("blockedBy", "blocked_by", "int", { nullable: true, done: false }, 0),
+  f("onDependencyFailure", "on_dependency_failure", "dependency", N, JOB_DEFAULTS.onDependencyFailure),
 ]);
 
 /** {@link JOB_FIELDS}' names: JobRecord's keys in order. @internal */

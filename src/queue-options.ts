@@ -5,7 +5,7 @@
 import type { Clock } from "./clock.js";
 import type { AnyJobDefinition, JobDefaults, JobDefinition } from "./define-job.js";
 import type { Duration } from "./duration.js";
-import type { FinishedState, Job, JobState } from "./job.js";
+import type { EnqueuedJob, FinishedState, Job, JobState } from "./job.js";
 import type { Store } from "./store/store.js";
 
 /**
@@ -28,6 +28,19 @@ export interface EnqueueOptions extends JobDefaults {
    * @defaultValue null (no owner)
    */
   owner?: string;
+  /**
+   * Ids of jobs this one waits for (up to 10 000, `MAX_DEPENDENCIES`; in any state; no
+   * duplicates). Until every one has completed the job is `blocked`: never claimed. When the last
+   * completes it becomes `pending`, and its `runAt`, priority and the rest apply from then on. A
+   * dependency that ends dead, cancelled or expired cancels it, unless `onDependencyFailure` is
+   * `"run"`. Its handler reads them with `ctx.dependencies()`.
+   * @throws ErrandError `DEPENDENCY_NOT_FOUND` when an id names no job; nothing is stored.
+   * @example
+   * ```ts
+   * const c = await queue.enqueue(merge, {}, { dependsOn: [a.id, b.id] }); // c.state === "blocked"
+   * ```
+   */
+  dependsOn?: string[];
   /** Run no sooner than this long from now. Not with `runAt`. */
   delayMs?: Duration;
   /** Run no sooner than this time. Not with `delayMs`. */
@@ -52,6 +65,15 @@ export interface EnqueueOptions extends JobDefaults {
    * ```
    */
   db?: unknown;
+}
+
+/**
+ * What {@link Queue.enqueueFlow} returns: every node's job by its ref (a record without a
+ * prototype, so any ref is an own key).
+ * @since 0.2.0
+ */
+export interface FlowResult {
+  jobs: Record<string, EnqueuedJob>;
 }
 
 /** Filters and paging for {@link Queue.list}. */

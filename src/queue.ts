@@ -14,8 +14,17 @@ import {
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
+import { type FlowNode, planFlow } from "./flow-plan.js";
 import { defaultWorkerId, uuidv7 } from "./id.js";
-import { type EnqueuedJob, type FinishedState, JOB_STATES, type Job, type JobState, toJob } from "./job.js";
+import {
+  type EnqueuedJob,
+  type FinishedState,
+  JOB_STATES,
+  type Job,
+  type JobDependency,
+  type JobState,
+  toJob,
+} from "./job.js";
 import { checkKnownKeys } from "./known-keys.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
 import { DuePass } from "./maintenance/due-pass.js";
@@ -28,6 +37,7 @@ import {
   DEFAULT_RETENTION,
   type EnqueueOptions,
   type FailOptions,
+  type FlowResult,
   type JobPage,
   type LeaseOptions,
   type ListOptions,
@@ -69,6 +79,7 @@ export type {
   AttemptFailure,
   EnqueueOptions,
   FailOptions,
+  FlowResult,
   JobPage,
   LeaseOptions,
   ListOptions,
@@ -236,6 +247,36 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.#insert(plan, now, undefined);
   }
 
+  /**
+   * Adds a DAG of jobs in one transaction (one script): every node or none. A node's `dependsOn`
+   * names other nodes by `ref`, or stored jobs as `{ id }`; a node waits, `blocked`, until they
+   * have completed. Nodes with their own `options.id` make re-running the flow a no-op that
+   * returns the same jobs.
+   * @example
+   * ```ts
+   * const flow = await queue.enqueueFlow([
+   *   { ref: "a", job: fetchPage, payload: { url: u1 } },
+   *   { ref: "b", job: fetchPage, payload: { url: u2 } },
+   *   { ref: "c", job: merge, payload: {}, dependsOn: ["a", "b"] },
+   * ]);
+   * flow.jobs.c.state; // "blocked"
+   * ```
+   * @throws ErrandError `INVALID_FLOW` for a cycle, a duplicate ref or a ref to nothing;
+   *   `DEPENDENCY_NOT_FOUND` for an `{ id }` that names no job; nothing is stored then.
+   * @since 0.2.0
+   */
+  async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
+    this.#checkOpen();
+    const now = this.clock.now();
+    const plan = await planFlow(this.#planner(now), nodes);
+    const enqueued = await this.#insert(plan, now, undefined);
+    const jobs: Record<string, EnqueuedJob> = Object.create(null);
+    plan.refs.forEach((ref, k) => {
+      jobs[ref] = enqueued[k]!;
+    });
+    return { jobs };
+  }
+
   /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
   #insert(
     { jobs, values, idsGenerated }: PlannedJobs,
@@ -277,6 +318,43 @@ export class Queue extends EventEmitter<QueueEvents> {
       queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
       type: options.type === undefined ? undefined : checkTypeName(options.type),
       owner: options.owner === undefined ? undefined : checkOwnerName(options.owner),
+      limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIST),
+      cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
+    });
+    return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * The jobs `id` waits for, in its `dependsOn` order, each with its state and result (null
+   * fields for one pruned by retention). What `ctx.dependencies()` returns.
+   * @throws ErrandError `JOB_NOT_FOUND` when there is no such job.
+   * @since 0.2.0
+   */
+  async dependencies(id: string): Promise<JobDependency[]> {
+    const job = await this.get(id);
+    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
+    if (job.dependsOn.length === 0) return [];
+    const records = await this.store.getMany({ ids: [...job.dependsOn] });
+    return job.dependsOn.map((depId, i) => {
+      const r = records[i];
+      if (!r) return { id: depId, type: null, state: null, result: null };
+      return {
+        id: depId,
+        type: r.type,
+        state: r.state,
+        result: r.result === null ? null : JSON.parse(r.result),
+      };
+    });
+  }
+
+  /**
+   * A page of the jobs waiting on `id` (whose `dependsOn` names it), in any state, in id order.
+   * @since 0.2.0
+   */
+  async dependents(id: string, options: { limit?: number; cursor?: string } = {}): Promise<JobPage> {
+    checkKnownKeys("dependents", options, new Set(["limit", "cursor"]));
+    const page = await this.store.dependents({
+      id: checkJobId(id),
       limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIST),
       cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
     });

@@ -96,7 +96,10 @@ export class StoreDoor {
     return results.map((r, i) => {
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
       const n = params.jobs[i]!;
-      const job = jobFromNew(n, values[i], parseBackoff(n.backoff), params.now);
+      const job =
+        r.record === undefined
+          ? jobFromNew(n, values[i], parseBackoff(n.backoff), params.now)
+          : { ...toJob(r.record), duplicate: false };
       if (emit) this.#events.emit("enqueued", job);
       return job;
     });
@@ -276,7 +279,8 @@ export class StoreDoor {
 }
 
 /**
- * The job a just-inserted {@link NewJob} is, without reading it back. A literal, not a loop over
+ * The job a just-inserted {@link NewJob} without dependencies is, without reading it back (a job
+ * with dependencies comes back from the store as stored). A literal, not a loop over
  * JOB_FIELDS: this runs per enqueued job; test/unit/job-fields.test.ts checks its keys.
  * @internal
  */
@@ -307,6 +311,11 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
     startedAt: null,
     finishedAt: null,
     owner: n.owner,
+    dependsOn: NO_DEPENDENCIES,
+    blockedBy: 0,
+    onDependencyFailure: n.onDependencyFailure,
     duplicate: false,
   };
 }
+
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);

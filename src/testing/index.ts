@@ -17,7 +17,7 @@ import {
   validatePayload,
 } from "../define-job.js";
 import { ErrandError } from "../errors.js";
-import type { Job, JobState } from "../job.js";
+import type { Job, JobDependency, JobState } from "../job.js";
 import type { Queue } from "../queue.js";
 import { toJsonText } from "../validation.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
@@ -69,6 +69,8 @@ export interface RunJobOptions {
   signal?: AbortSignal;
   /** Called with each `ctx.checkpoint(data)`. */
   onCheckpoint?: (data: unknown) => void;
+  /** What `ctx.dependencies()` returns (and so `ctx.job.dependsOn`). @defaultValue [] */
+  dependencies?: JobDependency[];
 }
 
 /**
@@ -113,6 +115,9 @@ export async function runJob<P, R>(
     startedAt: now,
     finishedAt: null,
     owner: null,
+    dependsOn: (options.dependencies ?? []).map((d) => d.id),
+    blockedBy: 0,
+    onDependencyFailure: def.onDependencyFailure,
   };
   const ctx: JobContext<P> = {
     job,
@@ -123,6 +128,7 @@ export async function runJob<P, R>(
       options.onCheckpoint?.(JSON.parse(toJsonText("checkpoint", data)));
       return true;
     },
+    dependencies: async () => options.dependencies ?? [],
     log: pino({ level: "silent" }),
   };
   const result = await def.handler(wire, ctx);

@@ -1,4 +1,4 @@
-import type { Job } from "../job.js";
+import type { Job, JobDependency } from "../job.js";
 import type { Queue } from "../queue.js";
 import type { Completion } from "../store/instrument.js";
 import type { FailAttemptOptions, RunSink } from "./run-core.js";
@@ -120,6 +120,10 @@ export class OutcomeBatcher implements RunSink {
 
   checkpoint(job: Job, data: unknown): Promise<boolean> {
     return this.queue.checkpoint(job, data);
+  }
+
+  dependencies(job: Job): Promise<JobDependency[]> {
+    return this.queue.dependencies(job.id);
   }
 
   release(job: Job): Promise<boolean> {

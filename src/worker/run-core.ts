@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
-import type { Job } from "../job.js";
+import type { Job, JobDependency } from "../job.js";
 import { SlotMap } from "../slot-map.js";
 import { JobRun, type RunHooks } from "./job-run.js";
 import type { FailedAttempt } from "./outcome-batcher.js";
@@ -36,6 +36,8 @@ export interface RunSink {
   /** Extends many leases; one result per job, in order. */
   heartbeatMany(jobs: Job[]): Promise<boolean[]>;
   checkpoint(job: Job, data: unknown): Promise<boolean>;
+  /** The job's dependencies with their states and results (`ctx.dependencies()`). */
+  dependencies(job: Job): Promise<JobDependency[]>;
   /** Gives an attempt back without using it up. */
   release(job: Job): Promise<unknown>;
   /** A heartbeat found the lease gone; a remote worker asks the server whether it was a cancel. */
@@ -125,6 +127,7 @@ export class RunCore {
         return ok;
       },
       checkpoint: async (run, data) => (run.settled ? false : sink.checkpoint(run.job, data)),
+      dependencies: (run) => sink.dependencies(run.job),
       logger: options.logger,
     };
   }

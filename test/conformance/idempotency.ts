@@ -240,6 +240,8 @@ export function exerciseIdempotency(backend: Backend): void {
         timeoutMs: null,
         uniqueKey: null,
         owner: null,
+        dependsOn: null,
+        onDependencyFailure: "cancel" as const,
       };
       const fresh = Array.from({ length: 200 }, (_, i) => ({
         ...base,

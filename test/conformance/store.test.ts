@@ -9,10 +9,14 @@ import { exerciseBadInput } from "./bad-input.js";
 import { exerciseCancel } from "./cancel.js";
 import { exerciseClaim } from "./claim.js";
 import { exerciseDelivery } from "./delivery.js";
+import { exerciseDependencies } from "./dependencies.js";
+import { exerciseDependencyFailure } from "./dependency-failure.js";
+import { exerciseDependencyRetention } from "./dependency-retention.js";
 import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
 import { exerciseFailMany } from "./fail-many.js";
 import { exerciseFencing } from "./fencing.js";
+import { exerciseFlows } from "./flows.js";
 import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
 import { exerciseLeases } from "./leases.js";
@@ -56,5 +60,9 @@ for (const backend of selectedBackends({ conformance: true })) {
     exercisePause(backend);
     exerciseNames(backend);
     exerciseReplay(backend);
+    exerciseDependencies(backend);
+    exerciseDependencyFailure(backend);
+    exerciseFlows(backend);
+    exerciseDependencyRetention(backend);
   });
 }

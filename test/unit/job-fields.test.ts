@@ -54,6 +54,9 @@ const record: JobRecord = {
   startedAt: NOW - 4,
   finishedAt: NOW - 3,
   owner: "alice",
+  dependsOn: '["dep-1"]',
+  blockedBy: 0,
+  onDependencyFailure: "run",
 };
 const newJob: NewJob = {
   id: "job-2",
@@ -71,6 +74,8 @@ const newJob: NewJob = {
   timeoutMs: 30_000,
   uniqueKey: "u-1",
   owner: "alice",
+  dependsOn: '["dep-1"]',
+  onDependencyFailure: "run",
 };
 
 /** The record a fresh insert of `n` holds, built from the table's initial values alone. */

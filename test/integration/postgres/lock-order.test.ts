@@ -52,6 +52,8 @@ async function leased(store: Store, round: number): Promise<AttemptRef[]> {
       timeoutMs: null,
       uniqueKey: null,
       owner: null,
+      dependsOn: null,
+      onDependencyFailure: "cancel" as const,
     })),
   });
   const claimed = await store.claim({

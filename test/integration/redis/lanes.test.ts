@@ -78,6 +78,8 @@ describe.runIf(redisSelected())("Redis store: ready lanes in pages", () => {
       timeoutMs: null,
       uniqueKey: null,
       owner: null,
+      dependsOn: null,
+      onDependencyFailure: "cancel" as const,
     });
     const enqueue = async (jobs: NewJob[]) => {
       const results = await store.enqueueMany({ jobs, now });
