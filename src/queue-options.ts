@@ -164,8 +164,8 @@ export interface FailOptions {
 }
 
 /**
- * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
- * and the options of {@link Queue.failAttempt}.
+ * One failed attempt for `Attempts.failMany` (src/attempts.ts): the job as it was handed out,
+ * what it threw, and how it failed.
  * @internal
  */
 export interface AttemptFailure {
