@@ -50,10 +50,14 @@ export const HASH_FIELDS: ReadonlyMap<Exclude<keyof JobRecord, "id">, string> = 
   ["startedAt", "g"],
   ["finishedAt", "f"],
   ["owner", "ow"],
+  ["dependsOn", "dp"],
+  ["blockedBy", "bb"],
+  ["onDependencyFailure", "df"],
 ]);
 
 // Maps, not object literals: a stray field or value such as "constructor" must find nothing.
 const STATES: ReadonlyMap<string, JobState> = new Map<string, JobState>([
+  ["b", "blocked"],
   ["p", "pending"],
   ["a", "active"],
   ["c", "completed"],
@@ -63,7 +67,7 @@ const STATES: ReadonlyMap<string, JobState> = new Map<string, JobState>([
 ]);
 
 /** Long text fields, which may be stored in pieces (`p`, `p:1`, `p:2`, …). */
-type LongField = "payload" | "checkpoint" | "result" | "uniqueKey" | "errors" | "workerId";
+type LongField = "payload" | "checkpoint" | "result" | "uniqueKey" | "errors" | "workerId" | "dependsOn";
 const LONG_FIELDS: ReadonlyMap<string, LongField> = new Map<string, LongField>([
   ["p", "payload"],
   ["k", "checkpoint"],
@@ -71,6 +75,7 @@ const LONG_FIELDS: ReadonlyMap<string, LongField> = new Map<string, LongField>([
   ["u", "uniqueKey"],
   ["e", "errors"],
   ["h", "workerId"],
+  ["dp", "dependsOn"],
 ]);
 
 /**
@@ -106,6 +111,9 @@ export function decodeJob(reply: readonly string[]): JobRecord {
     startedAt: null,
     finishedAt: null,
     owner: null,
+    dependsOn: null,
+    blockedBy: 0,
+    onDependencyFailure: JOB_DEFAULTS.onDependencyFailure,
   };
   let pieces: Map<LongField, string[]> | undefined;
   let runAt: string | undefined;
@@ -187,6 +195,16 @@ export function decodeJob(reply: readonly string[]): JobRecord {
       case "ow":
         r.owner = v;
         break;
+      case "dp":
+        r.dependsOn = v;
+        break;
+      case "bb":
+        r.blockedBy = Number(v);
+        break;
+      case "df":
+        // Stored only when not the default ("cancel"), as the policy's own name.
+        r.onDependencyFailure = v === "run" ? "run" : "cancel";
+        break;
       default: {
         // A later piece of a long value: "<field>:<n>".
         const field = reply[i]!;
@@ -231,6 +249,8 @@ export function pushNewJob(args: Array<string | number>, j: NewJob): void {
     j.timeoutMs ?? "",
     j.uniqueKey ?? "",
     j.owner ?? "",
+    j.dependsOn ?? "",
+    j.onDependencyFailure,
   );
 }
 

@@ -5,12 +5,14 @@
   There is no index of every job by id (it would cost a waiting job about 140 bytes more); each
   state is listed from the index it already has, in that index's time order:
     pending  the ready lanes (page by page, see includes/pages.lua) and {p}:sched, by runAt
+    blocked  {p}:blocked, by runAt
     active   {p}:lease, by leaseExpiresAt
     finished {p}:f:<state>, by finishedAt
   and several states are merged by (time, id), latest first. The cursor is "<time>:<id>" of the
   last job returned (or, for ids too long for that, the id alone: its time is looked up).
   Guarantees: a page costs O(limit × sources × log n) when no filter has to be checked job by job;
-  a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease)
+  a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease,
+  {p}:blocked)
   reads each candidate's queue and type; an owner filter (no index) reads each candidate's owner. At most `budget` candidates are examined per call: a page
   may then hold fewer than `limit` jobs and still have a cursor, so Redis is never held long.
 
@@ -35,7 +37,7 @@ if cursor ~= "" then
   if #cursor >= 200 and redis.call("EXISTS", job_key(cursor)) == 1 then
     local f = redis.call("HMGET", job_key(cursor), "s", "r", "l", "f", "c")
     max_id = cursor
-    max_score = tonumber(f[1] == "p" and (f[2] or f[5]) or f[1] == "a" and f[3] or f[4])
+    max_score = tonumber((f[1] == "p" or f[1] == "b") and (f[2] or f[5]) or f[1] == "a" and f[3] or f[4])
   else
     local score, id = string.match(cursor, "^(%-?%d+):(.+)$")
     if not score then
@@ -91,6 +93,9 @@ if want_state == "" or want_state == "pending" then
     end
   end
   add_source(SCHED, filtered)
+end
+if want_state == "" or want_state == "blocked" then
+  add_source(BLOCKED, filtered)
 end
 if want_state == "" or want_state == "active" then
   add_source(LEASE, filtered)

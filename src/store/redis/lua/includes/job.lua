@@ -6,13 +6,18 @@
   compact while it has at most hash-max-listpack-entries fields and no value longer than
   hash-max-listpack-value, 64 bytes by default):
 
-    t type        q queue        s state: p(ending) a(ctive) c(ompleted) d(ead) x (cancelled) e(xpired)
+    t type        q queue        s state: b(locked) p(ending) a(ctive) c(ompleted) d(ead) x (cancelled)
+                                 e(xpired)
     p payload*    k checkpoint*  x result*              y priority (0)      w weight (1)
     r runAt (c)   v expiresAt    a attempt (0)          m maxAttempts (5)   b backoff (packed by the client;
                                                                             absent: errand's default policy)
     rq retryQueue d delivery: "1" = at_most_once (at_least_once)           o timeoutMs
     u uniqueKey*  l leaseExpiresAt  h workerId*        e errors* ("[]")     z leaseExpirations (0)
     c createdAt   g startedAt    f finishedAt        ow owner
+    dp dependsOn* (JSON text of ids)  bb blockedBy (only while blocked)
+    df onDependencyFailure: "run" ("cancel")
+    hd "1" once some job depends on this one (not a record field): a completion or failure looks
+       for dependents only then, so a job without any pays nothing (includes/dependencies.lua)
 
   * Long text. A value over CHUNK bytes (and up to CHUNKED_MAX) is stored in pieces: the first in
   the field itself, the rest in "<field>:1", "<field>:2", ..., cut between UTF-8 characters, so a
@@ -31,7 +36,7 @@ local CHUNKED_MAX = 1024
 -- DEFAULT_WEIGHT and DEFAULT_MAX_ATTEMPTS, as text, written in by npm run gen.
 --@job-defaults
 
-local STATE_NAME = { p = "pending", a = "active", c = "completed", d = "dead", x = "cancelled", e = "expired" }
+local STATE_NAME = { b = "blocked", p = "pending", a = "active", c = "completed", d = "dead", x = "cancelled", e = "expired" }
 
 -- Appends field/value pairs for a long text value to `args` (an HSET argument list).
 local function push_long(args, field, value)

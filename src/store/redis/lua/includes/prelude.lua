@@ -17,9 +17,13 @@
     {p}:scratch                zset: sorts a batch inside one script, deleted before it ends
     {p}:sched                  zset: pending jobs not yet due (delayed, retrying), score runAt
     {p}:lease                  zset: active jobs, score leaseExpiresAt
-    {p}:exp                    zset: pending jobs with an expiresAt, score expiresAt
+    {p}:exp                    zset: pending and blocked jobs with an expiresAt, score expiresAt
+    {p}:blocked                zset: blocked jobs (waiting on dependencies), score runAt; in no lane
+                               and not in {p}:sched, so claims never see them (read by list only)
+    {p}:dep:<id>               zset: the jobs whose dependsOn names <id>, score 0, member id (lexical
+                               order pages dependents()); see includes/dependencies.lua
     {p}:f:<state>              zset: finished jobs (completed, dead, cancelled, expired), score finishedAt
-    {p}:uniq                   hash: uniqueKey -> id, while that job is pending or active
+    {p}:uniq                   hash: uniqueKey -> id, while that job is blocked, pending or active
     {p}:act                    hash: type -> active jobs (cluster-wide concurrency caps)
     {p}:n                      hash: counters: "<state>", "q|<queue>|<state>", "t|<type>|<state>", "retrying"
     {p}:s|<name>               hash: one recurring schedule
@@ -46,9 +50,15 @@ local COUNTS = P .. "n"
 local SCHEDULES = P .. "schd"
 local WAKE = P .. "wake"
 local SCRATCH = P .. "scratch"
+local BLOCKED = P .. "blocked"
 
 local function job_key(id)
   return P .. "j:" .. id
+end
+
+-- The jobs that depend on job `id` (includes/dependencies.lua).
+local function dependents_key(id)
+  return P .. "dep:" .. id
 end
 
 -- A ready lane is a paged sorted set (includes/pages.lua): its index key and its pages' prefix.
