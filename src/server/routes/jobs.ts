@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrandError } from "../../errors.js";
-import type { FlowNode } from "../../flow-plan.js";
+import { flowNodesFromWire } from "../../flow-plan.js";
 import type { Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
@@ -18,12 +18,6 @@ type WireJob = Job & { duplicate?: boolean };
 interface EnqueueBody extends EnqueueOptions {
   type: string;
   payload?: unknown;
-}
-
-/** One node of `POST /v1/flows`: an enqueue body with a `ref`, and `dependsOn` by ref or `{ id }`. */
-interface FlowNodeBody extends Omit<EnqueueBody, "dependsOn"> {
-  ref: string;
-  dependsOn?: Array<string | { id: string }>;
 }
 
 /** Registers the job routes on `app`. */
@@ -64,10 +58,9 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
 
   route("POST /v1/flows", "enqueue", async (request, reply) => {
     const p = principal(request);
-    const nodes: FlowNode[] = body<{ jobs: FlowNodeBody[] }>(request).jobs.map((n) => {
-      const { ref, dependsOn, ...rest } = n;
-      const { job, payload, options } = withOwner(p, toEnqueueItem(rest));
-      return { ref, job, payload, options, ...(dependsOn === undefined ? {} : { dependsOn }) };
+    const nodes = flowNodesFromWire(body(request)).map((n) => {
+      const owner = ownerFor(p, n.options?.owner);
+      return owner === undefined ? n : { ...n, options: { ...n.options, owner } };
     });
     const flow = await queue.enqueueFlow(nodes);
     // Refs are the caller's names: a null-prototype record, so a ref like `__proto__` is a plain key.
@@ -176,7 +169,7 @@ function enqueued(p: Principal | null, job: WireJob) {
   return job.duplicate && !readable(p, job) ? { id: job.id, duplicate: true } : job;
 }
 
-function toEnqueueItem(b: Omit<EnqueueBody, "dependsOn"> & { dependsOn?: string[] }): {
+function toEnqueueItem(b: EnqueueBody): {
   job: string;
   payload: unknown;
   options: EnqueueOptions;
