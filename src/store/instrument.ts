@@ -311,7 +311,7 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
     startedAt: null,
     finishedAt: null,
     owner: n.owner,
-    dependsOn: NO_DEPENDENCIES,
+    dependsOn: n.dependsOn === null ? NO_DEPENDENCIES : (JSON.parse(n.dependsOn) as string[]),
     blockedBy: 0,
     onDependencyFailure: n.onDependencyFailure,
     duplicate: false,

@@ -25,32 +25,44 @@ CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE uniqu
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON errand_schedule (next_run_at);
 
+-- table errand_dependency
+CREATE TABLE errand_dependency (
+  dep_id  TEXT NOT NULL,
+  job_id  TEXT NOT NULL,
+  PRIMARY KEY (dep_id, job_id)
+) WITHOUT ROWID;
+
 -- table errand_job
-CREATE TABLE errand_job (
-  id                TEXT PRIMARY KEY,
-  type              TEXT NOT NULL,
-  queue             TEXT NOT NULL,
-  state             TEXT NOT NULL CHECK (state IN ('pending', 'active')),
-  payload           TEXT NOT NULL,
-  checkpoint        TEXT,
-  priority          INTEGER NOT NULL,
-  weight            INTEGER NOT NULL,
-  run_at            INTEGER NOT NULL,
-  expires_at        INTEGER,
-  attempt           INTEGER NOT NULL DEFAULT 0,
-  max_attempts      INTEGER NOT NULL,
-  backoff           TEXT NOT NULL,
-  retry_queue       TEXT,
-  delivery          TEXT NOT NULL,
-  timeout_ms        INTEGER,
-  unique_key        TEXT,
-  lease_expires_at  INTEGER,
-  worker_id         TEXT,
-  errors            TEXT NOT NULL DEFAULT '[]',
-  lease_expirations INTEGER NOT NULL DEFAULT 0,
-  created_at        INTEGER NOT NULL,
-  started_at        INTEGER
-, owner TEXT);
+CREATE TABLE "errand_job" (
+  id                    TEXT PRIMARY KEY,
+  type                  TEXT NOT NULL,
+  queue                 TEXT NOT NULL,
+  state                 TEXT NOT NULL CHECK (state IN ('blocked', 'pending', 'active')),
+  payload               TEXT NOT NULL,
+  checkpoint            TEXT,
+  priority              INTEGER NOT NULL,
+  weight                INTEGER NOT NULL,
+  run_at                INTEGER NOT NULL,
+  expires_at            INTEGER,
+  attempt               INTEGER NOT NULL DEFAULT 0,
+  max_attempts          INTEGER NOT NULL,
+  backoff               TEXT NOT NULL,
+  retry_queue           TEXT,
+  delivery              TEXT NOT NULL,
+  timeout_ms            INTEGER,
+  unique_key            TEXT,
+  lease_expires_at      INTEGER,
+  worker_id             TEXT,
+  errors                TEXT NOT NULL DEFAULT '[]',
+  lease_expirations     INTEGER NOT NULL DEFAULT 0,
+  created_at            INTEGER NOT NULL,
+  started_at            INTEGER,
+  owner                 TEXT,
+  depends_on            TEXT,
+  blocked_by            INTEGER NOT NULL DEFAULT 0,
+  on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
+  has_dependents        INTEGER NOT NULL DEFAULT 0
+);
 
 -- table errand_job_done
 CREATE TABLE errand_job_done (
@@ -77,7 +89,7 @@ CREATE TABLE errand_job_done (
   created_at        INTEGER NOT NULL,
   started_at        INTEGER,
   finished_at       INTEGER NOT NULL
-, owner TEXT);
+, owner TEXT, depends_on TEXT, on_dependency_failure TEXT NOT NULL DEFAULT 'cancel');
 
 -- table errand_job_type
 CREATE TABLE errand_job_type (
@@ -110,4 +122,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"}]

@@ -15,6 +15,7 @@ import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
 import { HOT_FIELD_COUNT, sqlFragments } from "../../src/store/postgres/columns.js";
 import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
+import type { SqliteDependencies } from "../../src/store/sqlite/dependencies.js";
 import { insertJobs } from "../../src/store/sqlite/insert.js";
 import {
   INSERT_CHUNK,
@@ -168,7 +169,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  NULL::bigint AS "finishedAt", owner`),
+  NULL::bigint AS "finishedAt", owner, depends_on AS "dependsOn", blocked_by AS "blockedBy",
+  on_dependency_failure AS "onDependencyFailure"`),
     );
     expect(squash(pg.doneFields!)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -176,7 +178,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", owner`),
+  finished_at AS "finishedAt", owner, depends_on AS "dependsOn", NULL::bigint AS "blockedBy",
+  on_dependency_failure AS "onDependencyFailure"`),
     );
     expect(squash(JOB_COLUMNS.hot)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
@@ -184,7 +187,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner`),
+  NULL AS finishedAt, owner, depends_on AS dependsOn, blocked_by AS blockedBy,
+  on_dependency_failure AS onDependencyFailure`),
     );
     expect(squash(JOB_COLUMNS.done)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -192,16 +196,17 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   NULL AS leaseExpiresAt, NULL AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner`),
+  finished_at AS finishedAt, owner, depends_on AS dependsOn, NULL AS blockedBy,
+  on_dependency_failure AS onDependencyFailure`),
     );
     expect(squash(pg.sharedColumns!)).toBe(
       squash(`id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner`),
+  created_at, started_at, owner, depends_on, on_dependency_failure`),
     );
     expect(squash(pg.insertJob!)).toBe(
       squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`),
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, created_at)`),
     );
   });
 
@@ -232,14 +237,21 @@ describe("the SQL column lists derived from the table", () => {
     const expected = INSERT_COLUMNS.filter((c) => c !== "state").map((c) =>
       c === "created_at" ? NOW : newJob[byColumn.get(c) as keyof NewJob],
     );
-    const job = { ...newJob, uniqueKey: null };
-    const expectedNoKey = expected.map((v) => (v === newJob.uniqueKey ? null : v));
+    // Jobs with a unique key or dependencies go row by row; these have neither.
+    const job = { ...newJob, uniqueKey: null, dependsOn: null };
+    const expectedNoKey = expected.map((v) => (v === newJob.uniqueKey || v === newJob.dependsOn ? null : v));
+    const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };
+    const hooks = {
+      existing: () => null,
+      record: () => record,
+      dependencies: { plan: () => plan, attach: () => true } as unknown as SqliteDependencies,
+    };
 
-    insertJobs(q, [newJob], NOW, false, () => null);
+    insertJobs(q, [newJob], NOW, false, hooks);
     expect(calls).toEqual([expected]);
 
     calls.length = 0;
-    insertJobs(q, new Array(INSERT_CHUNK).fill(job), NOW, true, () => null);
+    insertJobs(q, new Array(INSERT_CHUNK).fill(job), NOW, true, hooks);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toEqual(Array.from({ length: INSERT_CHUNK }, () => expectedNoKey).flat());
   });

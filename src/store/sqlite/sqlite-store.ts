@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
-import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
+import { FINISHED_STATES, isFinished, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
 import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
@@ -12,12 +12,14 @@ import type {
   CompleteManyParams,
   DeleteJobTypeParams,
   DeleteScheduleParams,
+  DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
+  GetManyParams,
   GetParams,
   GetScheduleParams,
   HeartbeatManyParams,
@@ -42,6 +44,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { SqliteDependencies } from "./dependencies.js";
 import { insertJobs } from "./insert.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
@@ -100,10 +103,15 @@ export class SqliteStore implements Store {
   #closed = false;
   /** Every statement of queries/*.sql, prepared once at open. */
   readonly #q: Statements;
+  /** Dependency edges: blocking, unblocking, cascades (dependencies.ts). */
+  readonly #deps: SqliteDependencies;
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
     this.#q = prepareStatements(db);
+    this.#deps = new SqliteDependencies(this.#q, () => {
+      this.#ringAfterCommit = true;
+    });
     const memory = options.filename === ":memory:" || options.filename === "";
     this.capabilities = SqliteStore.capabilitiesFor(options.filename);
     this.#notifier = new SqliteNotifier(
@@ -163,13 +171,12 @@ export class SqliteStore implements Store {
   }
 
   #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
-    const { results, ready } = insertJobs(
-      this.#q,
-      jobs,
-      now,
-      idsGenerated,
-      (j) => this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
-    );
+    const { results, ready } = insertJobs(this.#q, jobs, now, idsGenerated, {
+      existing: (j) =>
+        this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
+      record: (id) => this.#getRecord(id)!,
+      dependencies: this.#deps,
+    });
     if (ready) this.#ringAfterCommit = true;
     return results;
   }
@@ -254,10 +261,11 @@ export class SqliteStore implements Store {
   completeMany(params: CompleteManyParams): Promise<boolean[]> {
     return this.#write(() => {
       const move = this.#q.completeMove;
-      const del = this.#q.deleteJob;
+      const del = this.#q.moveDelete;
       return params.items.map((item) => {
         if (move.run(item.result, params.now, item.id, item.attempt).changes === 0) return false;
-        del.run(item.id);
+        // The delete says whether anyone waits on the job: only then are dependents looked for.
+        if (del.get(item.id) === 1) this.#deps.completed(item.id);
         return true;
       });
     });
@@ -268,7 +276,7 @@ export class SqliteStore implements Store {
     return this.#write((): FailResult[] => {
       const retry = this.#q.failRetry;
       const kill = this.#q.failKill;
-      const del = this.#q.deleteJob;
+      const del = this.#q.moveDelete;
       return p.items.map((item): FailResult => {
         const error = JSON.stringify(item.error);
         const expired = item.leaseExpired ? 1 : 0;
@@ -281,7 +289,7 @@ export class SqliteStore implements Store {
           return "pending";
         }
         if (kill.run(error, expired, p.now, id, attempt, expired, p.now).changes === 0) return null;
-        del.run(id);
+        if (del.get(id) === 1) this.#deps.ended(id, "dead", p.now);
         return "dead";
       });
     });
@@ -321,13 +329,26 @@ export class SqliteStore implements Store {
     );
   }
 
+  async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {
+    return ids.map((id) => this.#getRecord(id));
+  }
+
+  async dependents(p: DependentsParams): Promise<ListResult> {
+    const ids = this.#deps.dependents(p.id, p.cursor, p.limit + 1);
+    const more = ids.length > p.limit;
+    if (more) ids.pop();
+    // An edge outlives nothing it names (prune drops both), so every id reads back.
+    const jobs = ids.flatMap((id) => this.#getRecord(id) ?? []);
+    return { jobs, nextCursor: more ? ids[ids.length - 1]! : null };
+  }
+
   async list(p: ListParams): Promise<ListResult> {
     // The state picks the table, and an owner filter its own statement (queries/list.sql says why).
     const q = this.#q;
     const owned = p.owner !== undefined;
     let stmt: Stmt;
     if (p.state === undefined) stmt = owned ? q.listAllByOwner : q.listAll;
-    else if (p.state === "pending" || p.state === "active") stmt = owned ? q.listHotByOwner : q.listHot;
+    else if (!isFinished(p.state)) stmt = owned ? q.listHotByOwner : q.listHot;
     else stmt = owned ? q.listDoneByOwner : q.listDone;
     const rows = stmt.all({
       state: p.state ?? null,
@@ -343,10 +364,7 @@ export class SqliteStore implements Store {
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
-    const states = Object.fromEntries(["pending", "active", ...FINISHED_STATES].map((s) => [s, 0])) as Record<
-      JobState,
-      number
-    >;
+    const states = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
     const queues: StoreStats["queues"] = nameRecord();
     const types: StoreStats["types"] = nameRecord();
@@ -391,15 +409,16 @@ export class SqliteStore implements Store {
     return this.#write((): JobMutation => {
       const record = this.#getRecord(p.id);
       if (!record) return null;
-      if (record.state !== "pending" && record.state !== "active") return { record, changed: false };
+      if (isFinished(record.state)) return { record, changed: false };
       this.#moveToDone(p.id, "cancelled", p.now);
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
 
+  /** Moves a blocked, pending or active job to the done table, and settles its dependents. */
   #moveToDone(id: string, state: "cancelled" | "expired", now: number): void {
     this.#q.moveToDone.run(state, now, id);
-    this.#q.deleteJob.run(id);
+    if (this.#q.moveDelete.get(id) === 1) this.#deps.ended(id, state, now);
   }
 
   reschedule(p: RescheduleParams): Promise<JobMutation> {
@@ -408,7 +427,7 @@ export class SqliteStore implements Store {
         this.#q.reschedule.run(p.runAt ?? null, p.priority ?? null, p.queue ?? null, p.id).changes === 1;
       const record = this.#getRecord(p.id);
       if (!record) return null;
-      if (changed && record.runAt <= p.now) this.#ringAfterCommit = true;
+      if (changed && record.state === "pending" && record.runAt <= p.now) this.#ringAfterCommit = true;
       return { record, changed };
     });
   }
@@ -422,7 +441,7 @@ export class SqliteStore implements Store {
       }
       this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
       this.#q.retryDeleteDone.run(p.id);
-      this.#ringAfterCommit = true;
+      if (this.#deps.retried(p.id, record.dependsOn)) this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
@@ -431,7 +450,7 @@ export class SqliteStore implements Store {
     return this.#write((): JobMutation => {
       const record = this.#getRecord(p.id);
       if (!record) return null;
-      if (record.state === "pending" || record.state === "active") return { record, changed: false };
+      if (!isFinished(record.state)) return { record, changed: false };
       if (record.state === "expired") {
         // Stored expired at once (replay.sql): nothing to run, no one to wake.
         this.#reinsert(this.#q.replayExpired, [p.newId, p.now, p.now, p.now, p.now, p.id], null);
@@ -480,7 +499,12 @@ export class SqliteStore implements Store {
       const stmt = this.#q.prune;
       for (const state of FINISHED_STATES) {
         if (deleted >= p.limit) break;
-        deleted += stmt.run(state, p.now - p.retainMs[state], p.limit - deleted).changes;
+        const rows = stmt.all(state, p.now - p.retainMs[state], p.limit - deleted) as Array<{
+          id: string;
+          depends_on: string | null;
+        }>;
+        for (const r of rows) this.#deps.pruned(r.id, r.depends_on);
+        deleted += rows.length;
       }
       return deleted;
     });

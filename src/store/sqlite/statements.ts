@@ -93,6 +93,9 @@ export function prepareStatements(db: Database.Database): Statements {
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
   q.claimCandidates.raw(true);
   q.enqueueFinishedId.pluck();
+  q.moveDelete.pluck();
+  q.dependencyUnfinished.pluck();
+  q.dependentsPage.pluck();
   q.pausedQueues.pluck();
   return q;
 }
