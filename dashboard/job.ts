@@ -77,7 +77,7 @@ function relations(j: Job, related: Related): HTMLElement | null {
         : null;
   return h(
     "section",
-    { class: "panel", "data-testid": "relations" },
+    { class: "panel relations", "data-testid": "relations" },
     h("p", {}, link(`#/flows/${encodeURIComponent(j.id)}`, "Show the flow graph »")),
     h("h2", {}, `Depends on (${dependencies.length})`),
     waiting === null
