@@ -67,7 +67,7 @@ function relations(j: Job, related: Related): HTMLElement | null {
       { "data-id": id },
       h("td", { class: "mono" }, link(`#/jobs/${encodeURIComponent(id)}`, id)),
       h("td", {}, type ?? "—"),
-      h("td", {}, state ? badge(state) : h("span", { class: "muted" }, "pruned")),
+      h("td", {}, state ? badge(state) : h("span", { class: "muted" }, "pruned or hidden")),
     );
   const waiting =
     j.state === "blocked"

@@ -346,6 +346,31 @@ for (const backend of selectedBackends()) {
       expect(
         (await h.http("GET", `/v1/jobs/${mine.body.id}/dependents`, { token: TOKENS.worker })).status,
       ).toBe(403);
+
+      // A flow's jobs belong to whoever enqueues it; only an admin names another owner.
+      const flow = await h.http("POST", "/v1/flows", {
+        body: {
+          jobs: [
+            { ref: "x", type: "t" },
+            { ref: "y", type: "t", dependsOn: ["x", { id: mineDep.body.id }] },
+          ],
+        },
+        token: "other-producer-0123456789",
+      });
+      expect(flow.status).toBe(201);
+      expect([flow.body.jobs.x.owner, flow.body.jobs.y.owner]).toEqual(["other", "other"]);
+      const before = await snapshot(h);
+      const forged = await h.http("POST", "/v1/flows", {
+        body: {
+          jobs: [
+            { ref: "x", type: "t" },
+            { ref: "z", type: "t", owner: "someone-else" },
+          ],
+        },
+        token: "other-producer-0123456789",
+      });
+      expect(forged).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
+      expect(await snapshot(h)).toEqual(before);
     });
 
     it("the client enqueues flows and reads dependencies; a RemoteWorker's ctx.dependencies() gets the results", async () => {
