@@ -252,12 +252,13 @@ export class ErrandClient {
    * @since 0.2.0
    */
   async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
+    // The options first: a stray `ref` or `type` among them must not replace the node's own.
     const jobs = nodes.map(({ ref, job, payload, dependsOn, options }) => ({
+      ...checkOptions(options ?? {}),
       ref,
       type: typeof job === "string" ? job : job.type,
       payload,
       ...(dependsOn === undefined ? {} : { dependsOn }),
-      ...checkOptions(options ?? {}),
     }));
     const out = await this.#call<{ jobs: Record<string, Record<string, unknown>> }>("POST", "/v1/flows", {
       jobs,
