@@ -116,7 +116,7 @@ describe("the errand CLI", () => {
     expect((await errand(["jobs", "retry", "j1", ...s])).stdout).toMatch(/pending/);
     const stats = JSON.parse((await errand(["stats", "--json", ...s])).stdout);
     expect(stats.states.pending).toBe(2);
-    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+1/);
+    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+0\s+1\s/); // blocked 0, pending 1
 
     expect(
       (await errand(["schedules", "set", "nightly", "--cron", "0 3 * * *", "--type", "report", ...s])).code,
