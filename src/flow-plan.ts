@@ -174,6 +174,15 @@ export async function planFlow(p: Planner, nodes: readonly unknown[]): Promise<P
   return { jobs, values, refs, idsGenerated };
 }
 
+/** A flow's jobs by ref, in a record without a prototype (a ref is any name). */
+export function byRef<J>(refs: readonly string[], jobs: readonly J[]): Record<string, J> {
+  const out: Record<string, J> = Object.create(null);
+  refs.forEach((ref, k) => {
+    out[ref] = jobs[k]!;
+  });
+  return out;
+}
+
 /**
  * Node indexes, every node after the nodes it depends on; among nodes ready at once, the given
  * order.

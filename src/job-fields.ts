@@ -175,17 +175,23 @@ export function selectList(
   );
 }
 
-/** Comma-separated, wrapped near 100 characters with an indent of two, as the SQL files are. @internal */
-export function wrapList(items: readonly string[]): string {
+/**
+ * Comma-separated, wrapped near 100 characters with an indent of two, as the SQL files are.
+ * @param start - the column the list starts at on its first line.
+ * @param indent - what the lines after the first start with.
+ * @internal
+ */
+export function wrapList(items: readonly string[], start = 0, indent = "  "): string {
   const lines: string[] = [];
   let line = "";
   for (let i = 0; i < items.length; i++) {
     const item = items[i] + (i < items.length - 1 ? "," : "");
-    if (line === "") line = lines.length === 0 ? item : `  ${item}`;
-    else if (line.length + 1 + item.length <= 100) line += ` ${item}`;
+    const width = lines.length === 0 ? start + line.length : line.length;
+    if (line === "") line = lines.length === 0 ? item : `${indent}${item}`;
+    else if (width + 1 + item.length <= 100) line += ` ${item}`;
     else {
       lines.push(line);
-      line = `  ${item}`;
+      line = `${indent}${item}`;
     }
   }
   lines.push(line);

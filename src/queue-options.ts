@@ -76,6 +76,14 @@ export interface FlowResult {
   jobs: Record<string, EnqueuedJob>;
 }
 
+/** Paging for {@link Queue.dependents}. */
+export interface DependentsOptions {
+  /** Page size, 1 to 1000. @defaultValue 50 */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string;
+}
+
 /** Filters and paging for {@link Queue.list}. */
 export interface ListOptions {
   state?: JobState;
@@ -186,8 +194,8 @@ export interface FailOptions {
 }
 
 /**
- * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
- * and the options of {@link Queue.failAttempt}.
+ * One failed attempt for `Attempts.failMany` (src/attempts.ts): the job as it was handed out,
+ * what it threw, and how it failed.
  * @internal
  */
 export interface AttemptFailure {

@@ -1,9 +1,10 @@
 import { EventEmitter } from "node:events";
+import { Attempts } from "./attempts.js";
 import { type Clock, systemClock } from "./clock.js";
-import { type AnyJobDefinition, isJobDefinition, type JobDefinition } from "./define-job.js";
-import { type Duration, toMs } from "./duration.js";
+import type { AnyJobDefinition, JobDefinition } from "./define-job.js";
+import { dependenciesOf } from "./dependency-reads.js";
+import type { Duration } from "./duration.js";
 import {
-  instant,
   jobTarget,
   type PlannedJobs,
   type Planner,
@@ -13,13 +14,11 @@ import {
 } from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
-import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
-import { type FlowNode, planFlow } from "./flow-plan.js";
-import { defaultWorkerId, uuidv7 } from "./id.js";
+import { byRef, type FlowNode, planFlow } from "./flow-plan.js";
+import { uuidv7 } from "./id.js";
 import {
   type EnqueuedJob,
   type FinishedState,
-  JOB_STATES,
   type Job,
   type JobDependency,
   type JobState,
@@ -33,45 +32,34 @@ import { recoverLeases } from "./maintenance/lease-recovery.js";
 import { pruneFinished, resolveRetention } from "./maintenance/pruner.js";
 import { openStore } from "./open-store.js";
 import {
-  type AttemptFailure,
-  DEFAULT_RETENTION,
-  type EnqueueOptions,
-  type FailOptions,
-  type FlowResult,
-  type JobPage,
-  type LeaseOptions,
-  type ListOptions,
-  type OpenQueueOptions,
-  type QueueStats,
-  type RetentionOptions,
-  type Schedule,
-  type ScheduleOptions,
-  type SweepResult,
+  checkDependents,
+  checkLeaseOptions,
+  checkListOptions,
+  checkObject,
+  checkOpenQueueTarget,
+  checkReschedule,
+  resolveQueueOptions,
+} from "./queue-checks.js";
+import type {
+  DependentsOptions,
+  EnqueueOptions,
+  FailOptions,
+  FlowResult,
+  JobPage,
+  LeaseOptions,
+  ListOptions,
+  OpenQueueOptions,
+  QueueStats,
+  RetentionOptions,
+  Schedule,
+  ScheduleOptions,
+  SweepResult,
 } from "./queue-options.js";
-import { toQueueWeights } from "./queue-weights.js";
 import { planSchedule, toSchedule } from "./schedule-plan.js";
-import { type Completion, StoreDoor } from "./store/instrument.js";
-import type { AttemptRef, ClaimParams, HeartbeatManyParams, NewJob, Store } from "./store/store.js";
+import { StoreDoor } from "./store/instrument.js";
+import type { AttemptRef, NewJob, Store } from "./store/store.js";
 import { TypeRegistry, type TypeSettings } from "./type-registry.js";
-import {
-  addToDate,
-  checkAttempt,
-  checkInt,
-  checkJobId,
-  checkOwnerName,
-  checkQueueName,
-  checkScheduleName,
-  checkText,
-  checkTypeName,
-  describe,
-  MAX_COUNT,
-  MAX_KEY_LENGTH,
-  MAX_LIMIT,
-  MAX_PAYLOAD_BYTES,
-  MAX_PRIORITY,
-  MIN_PRIORITY,
-  toJsonText,
-} from "./validation.js";
+import { checkJobId, checkQueueName, checkScheduleName, checkTypeName } from "./validation.js";
 
 export { defaultWorkerId } from "./id.js";
 export { openStore } from "./open-store.js";
@@ -95,7 +83,6 @@ export { toQueueWeights } from "./queue-weights.js";
 export type { TypeSettings } from "./type-registry.js";
 export type { EnqueuedJob, QueueEvents };
 
-const MAX_LIST = MAX_LIMIT;
 const SWEEP_BATCH = 500;
 
 type JobTarget<P> = JobDefinition<P, unknown> | string;
@@ -122,12 +109,18 @@ export class Queue extends EventEmitter<QueueEvents> {
   readonly #ownsStore: boolean;
   /** The lease API's own maintenance (see {@link OpenQueueOptions.maintenance}); null when off. */
   readonly #duePass: DuePass | null;
+  /**
+   * What happens to leased attempts, for the Worker, the server and push delivery, which claim
+   * and report through it (one turn's outcomes in one write); the lease API delegates to it.
+   * @internal
+   */
+  readonly attempts: Attempts;
   #closed = false;
 
   /** Prefer {@link openQueue}. */
   constructor(store: Store, options: Omit<OpenQueueOptions, "store"> & { ownsStore?: boolean } = {}) {
     super();
-    checkQueueOptions(store, options);
+    const resolved = resolveQueueOptions(store, options);
     this.store = store;
     this.#door = new StoreDoor(
       store,
@@ -138,29 +131,25 @@ export class Queue extends EventEmitter<QueueEvents> {
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
-    this.#maxPayloadBytes = checkInt(
-      "maxPayloadBytes",
-      options.maxPayloadBytes ?? 1_048_576,
-      1,
-      MAX_PAYLOAD_BYTES,
-    );
-    this.#retainMs = resolveRetention(DEFAULT_RETENTION, options.retention);
-    if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `maintenance must be true or false, got ${typeof options.maintenance}`,
-      );
-    }
-    const sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
+    this.#maxPayloadBytes = resolved.maxPayloadBytes;
+    this.#retainMs = resolved.retainMs;
     this.#duePass =
       options.maintenance === false
         ? null
         : new DuePass(
             this.clock,
-            sweepMs,
+            resolved.sweepMs,
             () => this.sweepJobs(),
             (error) => this.emit("error", error),
           );
+    this.attempts = new Attempts({
+      door: this.#door,
+      clock: this.clock,
+      random: this.#random,
+      types: this.#types,
+      maxPayloadBytes: this.#maxPayloadBytes,
+      get: (id) => this.get(id),
+    });
     for (const def of options.jobs ?? []) this.register(def);
     // An unhandled "error" event would crash the process; the default is to log nothing and go on.
     this.on("error", () => {});
@@ -269,12 +258,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     this.#checkOpen();
     const now = this.clock.now();
     const plan = await planFlow(this.#planner(now), nodes);
-    const enqueued = await this.#insert(plan, now, undefined);
-    const jobs: Record<string, EnqueuedJob> = Object.create(null);
-    plan.refs.forEach((ref, k) => {
-      jobs[ref] = enqueued[k]!;
-    });
-    return { jobs };
+    return { jobs: byRef(plan.refs, await this.#insert(plan, now, undefined)) };
   }
 
   /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
@@ -309,18 +293,7 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** A page of jobs, newest first. */
   async list(options: ListOptions = {}): Promise<JobPage> {
-    checkKnownKeys("list", options, new Set(["state", "queue", "type", "owner", "limit", "cursor"]));
-    if (options.state !== undefined && !JOB_STATES.includes(options.state)) {
-      throw new ErrandError("INVALID_OPTION", `list: state must be one of ${JOB_STATES.join(", ")}`);
-    }
-    const page = await this.store.list({
-      state: options.state,
-      queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
-      type: options.type === undefined ? undefined : checkTypeName(options.type),
-      owner: options.owner === undefined ? undefined : checkOwnerName(options.owner),
-      limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIST),
-      cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
-    });
+    const page = await this.store.list(checkListOptions(options));
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 
@@ -331,33 +304,15 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @since 0.2.0
    */
   async dependencies(id: string): Promise<JobDependency[]> {
-    const job = await this.get(id);
-    if (!job) throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(id)}`);
-    if (job.dependsOn.length === 0) return [];
-    const records = await this.store.getMany({ ids: [...job.dependsOn] });
-    return job.dependsOn.map((depId, i) => {
-      const r = records[i];
-      if (!r) return { id: depId, type: null, state: null, result: null };
-      return {
-        id: depId,
-        type: r.type,
-        state: r.state,
-        result: r.result === null ? null : JSON.parse(r.result),
-      };
-    });
+    return dependenciesOf(this.store, checkJobId(id));
   }
 
   /**
    * A page of the jobs waiting on `id` (whose `dependsOn` names it), in any state, in id order.
    * @since 0.2.0
    */
-  async dependents(id: string, options: { limit?: number; cursor?: string } = {}): Promise<JobPage> {
-    checkKnownKeys("dependents", options, new Set(["limit", "cursor"]));
-    const page = await this.store.dependents({
-      id: checkJobId(id),
-      limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIST),
-      cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
-    });
+  async dependents(id: string, options: DependentsOptions = {}): Promise<JobPage> {
+    const page = await this.store.dependents(checkDependents(id, options));
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 
@@ -429,24 +384,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     id: string,
     options: { runAt?: Date | string | number; delayMs?: Duration; priority?: number; queue?: string },
   ): Promise<Job> {
-    checkKnownKeys("reschedule", options, new Set(["runAt", "delayMs", "priority", "queue"]));
-    const now = this.clock.now();
-    const runAt = instant(
-      "reschedule",
-      ["runAt", options.runAt, "at"],
-      ["delayMs", options.delayMs, "after"],
-      now,
-    );
-    const m = await this.#door.reschedule({
-      id: checkJobId(id),
-      now,
-      runAt,
-      priority:
-        options.priority === undefined
-          ? undefined
-          : checkInt("priority", options.priority, MIN_PRIORITY, MAX_PRIORITY),
-      queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
-    });
+    const m = await this.#door.reschedule(checkReschedule(id, options, this.clock.now()));
     return this.#mutated(id, m, [], "reschedule");
   }
 
@@ -553,7 +491,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     this.#duePass?.ran(now);
     const recovered = await recoverLeases(
       this.#door,
-      (outcomes) => this.#failMany(outcomes),
+      (outcomes) => this.attempts.failOutcomes(outcomes),
       now,
       SWEEP_BATCH,
     );
@@ -584,62 +522,10 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async lease(options: LeaseOptions = {}): Promise<Job[]> {
     this.#checkOpen();
-    checkKnownKeys(
-      "lease",
-      options,
-      new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap", "maintenance"]),
-    );
-    if (options.types !== undefined && !Array.isArray(options.types)) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `lease: types must be a list of type names, got ${describe(options.types)}`,
-      );
-    }
-    if (options.queues !== undefined && (typeof options.queues !== "object" || options.queues === null)) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `lease: queues must be a list of queue names or a map of weights, got ${describe(options.queues)}`,
-      );
-    }
-    const types = options.types?.map((t) => checkTypeName(t));
-    const queues = toQueueWeights(options.queues ?? this.#types.queues(types));
-    const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
-    const leaseMs = leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000);
-    const workerId =
-      options.workerId === undefined
-        ? defaultWorkerId()
-        : checkText("workerId", options.workerId, MAX_KEY_LENGTH);
-    const maxWeight =
-      options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT);
-    const weightCap =
-      options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT);
+    const claim = checkLeaseOptions(options, this.clock, (types) => this.#types.queues(types));
     // After the checks: a refused lease changes nothing.
     if (options.maintenance !== false) await this.#duePass?.run();
-    return this.#door.claim({
-      now: this.clock.now(),
-      workerId,
-      queues,
-      types,
-      limit,
-      maxWeight,
-      weightCap,
-      leaseMs,
-      concurrencyLimits: this.#types.limits(types),
-      random: this.#random,
-    });
-  }
-
-  /**
-   * Leases for a {@link Worker}, which checks its own options once and claims with its own caps.
-   * @internal
-   */
-  claim(params: Omit<ClaimParams, "now" | "random">): Promise<Job[]> {
-    return this.#door.claim({ ...params, now: this.clock.now(), random: this.#random });
-  }
-
-  /** @internal Used by {@link Worker}, which leases with its own cap list. */
-  claimLimits(types: string[]): Record<string, number> | undefined {
-    return this.#types.limits(types);
+    return this.attempts.claim({ ...claim, concurrencyLimits: this.#types.limits(claim.types) });
   }
 
   /**
@@ -648,29 +534,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `INVALID_PAYLOAD` when the result is not JSON-serialisable.
    */
   async complete(job: AttemptRef | Job, result?: unknown): Promise<boolean> {
-    const ref = checkRef("complete", job);
-    const [ok] = await this.completeAttempts([
-      {
-        ...ref,
-        result: this.resultText(result),
-        value: result,
-        ...("state" in job ? { job } : {}),
-      },
-    ]);
-    return ok === true;
-  }
-
-  /** A result as the JSON text stored. @throws ErrandError `INVALID_PAYLOAD` @internal */
-  resultText(result: unknown): string {
-    return toJsonText("result", result === undefined ? null : result, this.#maxPayloadBytes);
-  }
-
-  /**
-   * Completes attempts in one store write, with their `completed` events and wake-ups.
-   * @internal Used by the worker (a turn's completions), push delivery and the server.
-   */
-  completeAttempts(items: readonly Completion[]): Promise<boolean[]> {
-    return this.#door.complete(this.clock.now(), items);
+    return this.attempts.complete(job, result);
   }
 
   /**
@@ -678,82 +542,22 @@ export class Queue extends EventEmitter<QueueEvents> {
    * not retryable, or it is `at_most_once`, goes to `dead`. `false` when the attempt is stale.
    */
   async fail(job: AttemptRef | Job, error: unknown, options: FailOptions = {}): Promise<boolean> {
-    checkRef("fail", job);
-    checkObject("fail", "options", options);
-    const full = "state" in job ? job : await this.get(job.id);
-    if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
-    const [failed] = await this.#failMany([{ job: full, error, retryable: options.retryable }]);
-    return failed != null;
-  }
-
-  /**
-   * Applies the retry rule to a failed attempt and records it. Returns the job as it now is and
-   * the error, or null when the attempt was stale.
-   * @internal
-   */
-  async failAttempt(
-    job: Job,
-    error: unknown,
-    options: { retryable?: boolean; kind?: string } = {},
-  ): Promise<{ job: Job; error: unknown } | null> {
-    const [out] = await this.failAttempts([{ job, error, ...options }]);
-    return out ?? null;
-  }
-
-  /**
-   * {@link failAttempt} for many attempts at once, recorded in one store write
-   * (`Store.failMany`). One result per item, in order; events go out as for each alone.
-   * @internal Used by the worker (a turn's failures) and the server (a batch report).
-   */
-  async failAttempts(items: readonly AttemptFailure[]): Promise<Array<{ job: Job; error: unknown } | null>> {
-    const failed = await this.#failMany(items);
-    return failed.map((job, i) => job && { job, error: items[i]!.error });
-  }
-
-  async #failMany(outcomes: readonly AttemptOutcome[]): Promise<Array<Job | null>> {
-    if (outcomes.length === 0) return [];
-    const now = this.clock.now();
-    return this.#door.fail(
-      now,
-      outcomes.map((o) => ({
-        job: o.job,
-        error: o.error,
-        write: failureWrite(o, this.#types.get(o.job.type), now, this.#random),
-      })),
-    );
+    return this.attempts.fail(job, error, options);
   }
 
   /** Extends a lease. `false` when the attempt is no longer current. */
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
-    const ref = checkRef("heartbeat", job);
-    checkObject("heartbeat", "options", options);
-    const [ok] = await this.heartbeatAttempts({
-      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
-      items: [ref],
-    });
-    return ok === true;
-  }
-
-  /** Extends many leases in one write. @internal Used by the worker. */
-  heartbeatAttempts(params: Omit<HeartbeatManyParams, "now">): Promise<boolean[]> {
-    return this.#door.heartbeat({ ...params, now: this.clock.now() });
+    return this.attempts.heartbeat(job, options);
   }
 
   /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef | Job, data: unknown): Promise<boolean> {
-    return this.#door.checkpoint({
-      ...checkRef("checkpoint", job),
-      now: this.clock.now(),
-      checkpoint: toJsonText("checkpoint", data, this.#maxPayloadBytes),
-    });
+    return this.attempts.checkpoint(job, data);
   }
 
   /** Gives an attempt back without using it up (the job is pending again at once). `false` when stale. */
   async release(job: AttemptRef | Job): Promise<boolean> {
-    return this.#door.release({
-      ...checkRef("release", job),
-      now: this.clock.now(),
-    });
+    return this.attempts.release(job);
   }
 
   // ---- wake-ups and stored job types ---------------------------------------------------------
@@ -824,129 +628,8 @@ export class Queue extends EventEmitter<QueueEvents> {
  * @since 0.1.0
  */
 export async function openQueue(target: string | OpenQueueOptions): Promise<Queue> {
-  const options = typeof target === "string" ? { store: target } : target;
-  if (!isPlainObject(options)) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `openQueue: give a store URL or an options object, got ${describe(options)}`,
-    );
-  }
-  checkKnownKeys(
-    "openQueue",
-    options,
-    new Set([
-      "store",
-      "clock",
-      "retention",
-      "maxPayloadBytes",
-      "jobs",
-      "random",
-      "maintenance",
-      "sweepIntervalMs",
-    ]),
-  );
-  if (options.store === undefined) {
-    throw new ErrandError("INVALID_STORE_URL", "openQueue: store is required (a store URL or a store)");
-  }
+  const options = checkOpenQueueTarget(target);
   if (typeof options.store !== "string") return new Queue(options.store, options);
   const store = await openStore(options.store);
   return new Queue(store, { ...options, ownsStore: true });
-}
-
-/**
- * A lease taken through the lease API: a date to store, not a timer here (a Worker bounds its own
- * `leaseMs` by its heartbeat timer), so it may run up to the latest date a store keeps.
- * @throws ErrandError `INVALID_DURATION`
- */
-function leaseMsFrom(now: number, value: Duration): number {
-  const ms = toMs("leaseMs", value);
-  addToDate("leaseMs", now, ms);
-  return ms;
-}
-
-/** Refuses an options (or reference) argument that is not an object, before any of it is read. */
-function checkObject(where: string, what: string, value: unknown): void {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ErrandError("INVALID_OPTION", `${where}: ${what} must be an object, got ${describe(value)}`);
-  }
-}
-
-/**
- * The id and attempt of a report's reference (a {@link Job} or an {@link AttemptRef}), checked.
- * @throws ErrandError `INVALID_OPTION` when it is not an object, `INVALID_JOB_ID`, `INVALID_ATTEMPT`
- */
-function checkRef(where: string, job: unknown): AttemptRef {
-  if (typeof job !== "object" || job === null || Array.isArray(job)) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `${where}: the attempt must be a job or { id, attempt }, got ${describe(job)}`,
-    );
-  }
-  const { id, attempt } = job as { id?: unknown; attempt?: unknown };
-  return { id: checkJobId(id), attempt: checkAttempt(attempt) };
-}
-
-/** An object literal's kind (or `Object.create(null)`): not a Map, an array or a class instance. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-/**
- * Refuses what a Queue could not work with, when it is made rather than at its first call: the
- * store, the clock, `random` and `jobs` are used later, where a wrong one would crash far from its
- * cause. The other options are checked where they are read.
- * @throws ErrandError `INVALID_OPTION`, naming the option.
- */
-function checkQueueOptions(store: unknown, options: unknown): void {
-  if (!isPlainObject(options)) {
-    throw new ErrandError("INVALID_OPTION", `Queue: options must be an object, got ${describe(options)}`);
-  }
-  const s = store as Partial<Store> | null;
-  if (
-    typeof s !== "object" ||
-    s === null ||
-    typeof s.capabilities !== "object" ||
-    s.capabilities === null ||
-    typeof s.enqueueMany !== "function" ||
-    typeof s.claim !== "function"
-  ) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `store must be a store URL or a store (openStore), got ${describe(store)}`,
-    );
-  }
-  const { clock, random, jobs } = options as Partial<OpenQueueOptions>;
-  if (
-    clock !== undefined &&
-    (typeof clock !== "object" ||
-      clock === null ||
-      typeof clock.now !== "function" ||
-      typeof clock.setTimer !== "function")
-  ) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `clock must have now() and setTimer() (a Clock such as ManualClock), got ${describe(clock)}`,
-    );
-  }
-  if (random !== undefined && typeof random !== "function") {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `random must be a function returning [0, 1), got ${describe(random)}`,
-    );
-  }
-  if (jobs !== undefined) {
-    if (!Array.isArray(jobs)) {
-      throw new ErrandError("INVALID_OPTION", `jobs must be a list of definitions, got ${describe(jobs)}`);
-    }
-    jobs.forEach((def, i) => {
-      if (!isJobDefinition(def)) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `jobs[${i}] must be a definition made by defineJob, got ${describe(def)}`,
-        );
-      }
-    });
-  }
 }

@@ -280,7 +280,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (free <= 0 || this.#core.state !== "running") break;
         let jobs: Job[];
         try {
-          jobs = await this.queue.claim({
+          jobs = await this.queue.attempts.claim({
             workerId: this.workerId,
             queues: this.#queues,
             types: this.#types,
@@ -288,7 +288,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             maxWeight: free,
             weightCap: this.#concurrency,
             leaseMs: this.#leaseMs,
-            concurrencyLimits: this.queue.claimLimits(this.#types),
+            concurrencyLimits: this.queue.attempts.claimLimits(this.#types),
           });
         } catch (error) {
           this.#error(error);

@@ -229,7 +229,7 @@ export function exerciseDependencies(backend: Backend): void {
         const jobs = await queue.lease({ types: ["part"], limit: 40 });
         expect(jobs.length).toBe(40);
         // One write completing 40 dependencies of the same job counts all 40.
-        const done = await queue.completeAttempts(
+        const done = await queue.attempts.completeMany(
           jobs.map((j) => ({ id: j.id, attempt: j.attempt, result: "null", value: null })),
         );
         expect(done).toEqual(jobs.map(() => true));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expandLuaMarkers, expandSqlMarkers } from "../../scripts/job-field-markers.js";
 import { resolveDefaults } from "../../src/define-job.js";
 import { withPayload } from "../../src/enqueue-plan.js";
 import { type JobRecord, toJob } from "../../src/job.js";
@@ -6,6 +7,7 @@ import {
   JOB_DEFAULTS,
   JOB_FIELD_NAMES,
   JOB_FIELDS,
+  type JobField,
   NEW_JOB_FIELDS,
   PUBLIC_JOB_FIELDS,
 } from "../../src/job-fields.js";
@@ -13,7 +15,13 @@ import { sharedSchemas } from "../../src/server/schemas.js";
 import { scripts } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
-import { HOT_FIELD_COUNT, sqlFragments } from "../../src/store/postgres/columns.js";
+import {
+  HOT_FIELD_COUNT,
+  INSERT_FIELDS,
+  INSERT_FIXED_PARAMS,
+  SHARED_FIELDS,
+  sqlFragments,
+} from "../../src/store/postgres/columns.js";
 import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
 import type { SqliteDependencies } from "../../src/store/sqlite/dependencies.js";
 import { insertJobs } from "../../src/store/sqlite/insert.js";
@@ -257,6 +265,70 @@ describe("the SQL column lists derived from the table", () => {
   });
 });
 
+describe("the job-field markers npm run gen expands in queries/*.sql", () => {
+  const columnsOf = (fields: readonly JobField[]) => fields.map((f) => f.column);
+  /** A generated list's items (no commas inside them). */
+  const items = (list: string) => list.split(",").map((x) => x.trim());
+  const param = (name: string) =>
+    `$${INSERT_FIXED_PARAMS + 1 + NEW_JOB_FIELDS.indexOf(name as keyof NewJob)}`;
+
+  it("SQLite: the insert columns and a row of values for them, from the table", () => {
+    expect(items(expandSqlMarkers("sqlite", "/*@insertColumns*/", "t"))).toEqual(INSERT_COLUMNS);
+    const row = expandSqlMarkers("sqlite", "/*@insertRow*/", "t");
+    expect(items(row.slice(1, -1))).toEqual(INSERT_COLUMNS.map((c) => (c === "state" ? "'pending'" : "?")));
+    expect(expandSqlMarkers("sqlite", "  /*@insertRows 3*/", "t").split("\n")).toEqual([
+      `  ${row},`,
+      `  ${row},`,
+      `  ${row}`,
+    ]);
+  });
+
+  it("PostgreSQL: each insert column's value, after the fixed parameters", () => {
+    expect(columnsOf(INSERT_FIELDS).join(", ")).toBe(
+      /\(([^)]*)\)/.exec(sqlFragments("s", "c").insertJob!)![1]!.replace(/\s+/g, " "),
+    );
+    const one = items(expandSqlMarkers("postgres", "/*@insertValues one*/", "t"));
+    const uniform = items(expandSqlMarkers("postgres", "/*@insertValues uniform*/", "t"));
+    const unnest = items(expandSqlMarkers("postgres", "/*@insertValues unnest*/", "t"));
+    INSERT_FIELDS.forEach((f, i) => {
+      if (f.name === "state")
+        expect([one[i], uniform[i], unnest[i]]).toEqual(["'pending'", "'pending'", "'pending'"]);
+      else if (f.name === "createdAt") expect([one[i], uniform[i], unnest[i]]).toEqual(["$1", "$1", "$1"]);
+      else {
+        expect(one[i]).toMatch(new RegExp(`^\\${param(f.name)}::(text|bigint)$`));
+        expect(uniform[i]).toBe(f.name === "id" || f.name === "payload" ? `u.${f.column}` : one[i]);
+        expect(unnest[i]).toBe(`u.${f.column}`);
+      }
+    });
+    expect(items(expandSqlMarkers("postgres", "/*@unnestColumns*/", "t"))).toEqual(
+      NEW_JOB_FIELDS.map((n) => JOB_FIELDS.find((f) => f.name === n)!.column),
+    );
+    expect(expandSqlMarkers("postgres", "/*@unnestArrays id payload*/", "t")).toBe(
+      `${param("id")}::text[], ${param("payload")}::text[]`,
+    );
+    expect(expandSqlMarkers("postgres", "/*@param owner*/", "t")).toBe(param("owner"));
+  });
+
+  it("PostgreSQL: a value for each shared column, the column itself unless the marker says", () => {
+    const list = expandSqlMarkers("postgres", "/*@sharedValues id = $2; attempt = 0*/", "t");
+    expect(items(list)).toEqual(
+      columnsOf(SHARED_FIELDS).map((c) => (c === "id" ? "$2" : c === "attempt" ? "0" : c)),
+    );
+    expect(items(sqlFragments("s", "c").sharedColumns!)).toEqual(columnsOf(SHARED_FIELDS));
+  });
+
+  it("refuses what it cannot expand, naming the file", () => {
+    expect(() => expandSqlMarkers("sqlite", "/*@nope*/", "a.sql")).toThrow(
+      "a.sql: /*@nope*/: unknown marker",
+    );
+    expect(() => expandSqlMarkers("postgres", "/*@sharedValues state = 1*/", "a.sql")).toThrow(
+      "names no shared column",
+    );
+    expect(() => expandSqlMarkers("postgres", "/*@param result*/", "a.sql")).toThrow("not a NewJob field");
+    expect(() => expandLuaMarkers("--@nope\n", "a.lua")).toThrow("a.lua: --@nope: unknown marker");
+  });
+});
+
 describe("the Redis codec against the table", () => {
   /** A record as a job hash reply, every field written (none left to its default). */
   function encode(r: JobRecord): string[] {
@@ -314,12 +386,16 @@ describe("the Redis codec against the table", () => {
     });
   });
 
-  it("agrees with the Lua scripts' defaults and argument count", () => {
+  it("gives the Lua scripts the table's defaults and argument count (npm run gen)", () => {
     const lua = scripts.enqueueMany;
+    expect(lua).toContain(`local DEFAULT_PRIORITY = "${JOB_DEFAULTS.priority}"`);
+    expect(lua).toContain(`local DEFAULT_WEIGHT = "${JOB_DEFAULTS.weight}"`);
     expect(lua).toContain(`local DEFAULT_MAX_ATTEMPTS = "${JOB_DEFAULTS.maxAttempts}"`);
-    expect(lua).toContain(`put("y", prio, "${JOB_DEFAULTS.priority}")`);
-    expect(lua).toContain(`put("w", ARGV[i + 5], "${JOB_DEFAULTS.weight}")`);
     expect(lua).toContain(`local JOB_FIELDS = ${NEW_JOB_FIELDS.length}`);
+    // insert-job leaves a default out of the hash by these names, not by literals of its own.
+    expect(lua).toContain(`put("y", prio, DEFAULT_PRIORITY)`);
+    expect(lua).toContain(`put("w", ARGV[i + 5], DEFAULT_WEIGHT)`);
+    expect(lua).not.toMatch(/--@(?!include)/);
   });
 });
 

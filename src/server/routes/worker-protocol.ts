@@ -97,8 +97,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
 
   /** Writes a completion; on a stale attempt, tells a repeat of the same completion from a conflict. */
   const complete = async (id: string, attempt: number, result: unknown) => {
-    const resultText = queue.resultText(result);
-    const [ok] = await queue.completeAttempts([completion(id, attempt, result, resultText)]);
+    const resultText = queue.attempts.resultText(result);
+    const [ok] = await queue.attempts.completeMany([completion(id, attempt, result, resultText)]);
     if (ok) {
       leased.delete(id);
       return { ok: true, duplicate: false };
@@ -142,7 +142,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       else if (job.state !== "active" || job.attempt !== f.attempt) out[k] = stale(job, f.attempt);
       else current.push(k);
     }
-    const failed = await queue.failAttempts(
+    const failed = await queue.attempts.failMany(
       current.map((k) => ({
         job: jobs[k]!,
         error: toError(items[k]!.error),
@@ -217,7 +217,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
         results[i]!.code = (error as ErrandError).code;
       }
     }
-    const oks = await queue.completeAttempts(completes.map((c) => c.item));
+    const oks = await queue.attempts.completeMany(completes.map((c) => c.item));
     for (const [k, { i, item }] of completes.entries()) {
       try {
         if (oks[k]) leased.delete(item.id);

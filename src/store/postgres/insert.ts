@@ -11,8 +11,8 @@ import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
 
 /**
- * The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql):
- * the table's order, see `insertJob` in columns.ts.
+ * The fields of a NewJob in the order of their insert parameters, after the fixed ones ($4 on,
+ * see INSERT_FIXED_PARAMS in columns.ts): the table's order.
  */
 const JOB_FIELDS = NEW_JOB_FIELDS;
 /** The fields a `uniform` batch shares: all but the id and the payload. */
@@ -26,7 +26,7 @@ const INSERT_STATEMENTS = {
 } as const satisfies Record<string, readonly [StatementName, StatementName]>;
 
 /**
- * The insert's parameters $1..$15 and the statement shape they fit: one job (every enqueue()
+ * The insert's field parameters ($4 on) and the statement shape they fit: one job (every enqueue()
  * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
  * when every job shares it (`uniform`), or every field as an array (`columns`).
  */
@@ -82,11 +82,12 @@ export async function insertJobs(
     const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
     const { ids, params, shape } = insertParams(batch);
     const text = sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
+    // The fixed parameters first (INSERT_FIXED_PARAMS), then the job's fields.
     const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, [
-      ...params,
       now,
       notifyTag,
       batch.length,
+      ...params,
     ]);
     let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
     if (checkDone && row!.n > 0) {

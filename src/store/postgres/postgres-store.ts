@@ -2,10 +2,8 @@ import { EventEmitter } from "node:events";
 import type pg from "pg";
 import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
 import { nameRecord } from "../../name-record.js";
-import { claimOrder } from "../claim-order.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
-import { hotRecord } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
 import type {
   CancelParams,
@@ -44,7 +42,8 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { CAP_LOCK, HOT_FIELD_COUNT, sqlFragments } from "./columns.js";
+import { claimJobs } from "./claim.js";
+import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
 import { insertJobs, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
@@ -186,80 +185,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   // ---- claim ---------------------------------------------------------------------------------
 
+  /** Leases ready jobs (claim.ts: one statement per queue share, cap locks in a transaction). */
   async claim(p: ClaimParams): Promise<JobRecord[]> {
-    const filterTypes = p.types && p.types.length > 0 ? p.types : null;
-    const capped = p.concurrencyLimits
-      ? Object.keys(p.concurrencyLimits)
-          .filter((t) => !filterTypes || filterTypes.includes(t))
-          .sort()
-      : [];
-    // One queue and no caps: a single statement, atomic by itself. Otherwise one transaction, so
-    // the cap locks hold throughout and a fault leaves no share claimed and unreported.
-    const mode = capped.length === 0 && p.queues.length === 1 ? "pool" : "tx";
-    return this.#op(mode, async (db) => {
-      const room = new Map<string, number>();
-      if (capped.length > 0) {
-        await this.#q(db, this.#sql.lockCaps, [CAP_LOCK, capped]);
-        for (const t of capped) room.set(t, p.concurrencyLimits![t]!);
-        const counts = await this.#q<{ type: string; n: number }>(db, this.#sql.countActive, [capped]);
-        for (const { type, n } of counts) room.set(type, room.get(type)! - n);
-      }
-      const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
-      let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
-      const leaseExpiresAt = p.now + p.leaseMs;
-      const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
-        const out: JobRecord[] = [];
-        for (;;) {
-          const excluded: string[] = [];
-          const capTypes: string[] = [];
-          const capRoom: number[] = [];
-          for (const [t, n] of room) {
-            if (n <= 0) excluded.push(t);
-            else {
-              capTypes.push(t);
-              capRoom.push(n);
-            }
-          }
-          const values: unknown[] = [
-            queue,
-            p.now,
-            count - out.length,
-            Number.isFinite(weightCap) ? weightCap : null,
-            Number.isFinite(budget) ? budget : null,
-            p.workerId,
-            leaseExpiresAt,
-            filterTypes,
-            excluded.length > 0 ? excluded : null,
-          ];
-          if (capTypes.length > 0) values.push(capTypes, capRoom);
-          const rows = await this.#q<unknown[]>(
-            db,
-            capTypes.length > 0 ? this.#sql.claimCapped : this.#sql.claim,
-            values,
-            true,
-          );
-          let overflow = false;
-          let skipped = false;
-          for (const row of rows) {
-            if (row[0] === null) {
-              overflow = row[HOT_FIELD_COUNT] === true;
-              skipped = row[HOT_FIELD_COUNT + 1] === true;
-              continue;
-            }
-            const record = hotRecord(row);
-            budget -= Math.min(record.weight, weightCap);
-            const left = room.get(record.type);
-            if (left !== undefined) room.set(record.type, left - 1);
-            out.push(record);
-          }
-          if (overflow) return { taken: out, full: true };
-          // Rows of a type that just hit its cap were passed over: look again without that type.
-          if (out.length === count || !skipped) return { taken: out, full: budget <= 0 };
-        }
-      });
-      taken.sort(claimOrder);
-      return taken;
-    });
+    return claimJobs(this.#connection, this.#sql, p);
   }
 
   // ---- outcomes ------------------------------------------------------------------------------

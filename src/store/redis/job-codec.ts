@@ -9,8 +9,8 @@ import { JOB_DEFAULTS } from "../../job-fields.js";
 import type { NewJob } from "../store.js";
 
 /**
- * Left out of the hash when a job has it (see lua/includes/job.lua, whose DEFAULT_MAX_ATTEMPTS
- * test/unit/job-fields.test.ts checks against JOB_DEFAULTS).
+ * Left out of the hash when a job has it (as the scripts' DEFAULT_MAX_ATTEMPTS, which `npm run gen`
+ * writes into lua/includes/job.lua from JOB_DEFAULTS).
  */
 const DEFAULT_MAX_ATTEMPTS = JOB_DEFAULTS.maxAttempts;
 const DEFAULT_BACKOFF_TEXT = JSON.stringify(JOB_DEFAULTS.backoff);

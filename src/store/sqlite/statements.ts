@@ -49,8 +49,9 @@ const RECORD_STATEMENTS: readonly StatementName[] = [
 
 /**
  * The columns an insert sets, in table order: a NewJob's, the state (written as 'pending') and
- * created_at (the enqueue's `now`). queries/enqueueMany.sql names them in this order and
- * `insertJobs` (insert.ts) binds them so; test/unit/job-fields.test.ts checks the binding.
+ * created_at (the enqueue's `now`). `npm run gen` writes them into queries/enqueueMany.sql (its
+ * job-field markers, scripts/job-field-markers.ts) and `insertJobs` (insert.ts) binds them so;
+ * test/unit/job-fields.test.ts checks the binding.
  */
 export const INSERT_COLUMNS: readonly string[] = JOB_FIELDS.filter(
   (x) => x.newJob || x.name === "state" || x.name === "createdAt",
@@ -59,7 +60,7 @@ export const INSERT_COLUMNS: readonly string[] = JOB_FIELDS.filter(
 export const ROW_PARAMS = INSERT_COLUMNS.length - 1;
 /** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
 export const INSERT_CHUNK = countParams(SQL.enqueueChunk) / ROW_PARAMS;
-// A field added to the table but not to the insert statements would be silently left out.
+// The statements are generated to match; a stale generated file would leave a field out silently.
 for (const name of ["enqueueOne", "enqueueChunk"] as const) {
   const columns = /INSERT INTO errand_job \(([^)]*)\)/
     .exec(SQL[name])?.[1]

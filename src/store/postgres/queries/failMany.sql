@@ -26,6 +26,8 @@
 --     different ones: a row has one attempt, and only items naming it match.
 --   - errors is a JSON array kept as text: the new entry is spliced in as text, so the entries
 --     already stored keep their exact text.
+--   - `killed` copies every shared column but errors and lease_expirations as they are; the list is
+--     written in by `npm run gen` from src/job-fields.ts (/*@sharedValues*/, scripts/job-field-markers.ts).
 --   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
 -- $1 ids, $2 attempts, $3 lease expired (0 or 1), $4 retryAt (NULL: dead), $5 retry queues (NULL:
@@ -58,10 +60,9 @@ WITH input AS (
   RETURNING j.*, l.error AS new_error, l.expired AS new_expired
 ), killed AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-    CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END,
-    lease_expirations + new_expired, created_at, started_at, owner,
+  SELECT /*@sharedValues
+      errors = CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END;
+      lease_expirations = lease_expirations + new_expired*/,
     'dead', NULL, $7
   FROM moved
   RETURNING id, attempt

@@ -7,7 +7,8 @@
   job's run), unique keys while the holder is pending or active ({p}:uniq). Jobs due now go to
   their ready lanes when the caller runs flush_ready(), in one batch per lane.
 ]]
-local JOB_FIELDS = 15
+-- JOB_FIELDS: the ARGV entries per new job, a NewJob's fields (written in by npm run gen).
+--@new-job-fields
 local any_ready = false
 
 -- Inserts the job at ARGV[i], created at `now` (the caller's ARGV text `now_text` is stored as is);
@@ -35,8 +36,8 @@ local function insert_job(i, now, now_text)
       args[#args + 1] = value
     end
   end
-  put("y", prio, "0")
-  put("w", ARGV[i + 5], "1")
+  put("y", prio, DEFAULT_PRIORITY)
+  put("w", ARGV[i + 5], DEFAULT_WEIGHT)
   -- Left out when equal to createdAt (see includes/job.lua).
   put("r", ARGV[i + 6], now_text)
   put("v", ARGV[i + 7], "")

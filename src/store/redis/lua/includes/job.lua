@@ -27,8 +27,9 @@
 
 local CHUNK = 64
 local CHUNKED_MAX = 1024
--- errand's default maxAttempts, left out of the hash like other defaults (src/queue.ts, define-job.ts).
-local DEFAULT_MAX_ATTEMPTS = "5"
+-- The defaults a job's hash leaves out (src/job-fields.ts JOB_DEFAULTS): DEFAULT_PRIORITY,
+-- DEFAULT_WEIGHT and DEFAULT_MAX_ATTEMPTS, as text, written in by npm run gen.
+--@job-defaults
 
 local STATE_NAME = { p = "pending", a = "active", c = "completed", d = "dead", x = "cancelled", e = "expired" }
 
