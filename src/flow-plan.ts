@@ -39,6 +39,31 @@ export interface PlannedFlow extends PlannedJobs {
 const NODE_KEYS = new Set(["ref", "job", "payload", "dependsOn", "options"]);
 
 /**
+ * A flow as HTTP and the CLI's flow files give it, `{ jobs: [{ ref, type, payload, dependsOn,
+ * ...options }] }`, as the nodes {@link planFlow} takes: `type` becomes `job`, the other keys
+ * `options`. Only the outer shape is checked here; {@link planFlow} checks the nodes.
+ * @throws ErrandError `INVALID_FLOW` when `body` is not `{ jobs: [...] }`.
+ */
+export function flowNodesFromWire(body: unknown): FlowNode[] {
+  const jobs = (body as { jobs?: unknown } | null)?.jobs;
+  if (typeof body !== "object" || body === null || !Array.isArray(jobs)) {
+    throw new ErrandError("INVALID_FLOW", `a flow must be { jobs: [...] }, got ${describe(body)}`);
+  }
+  return jobs.map((node: unknown) => {
+    // Anything else is passed on for planFlow to refuse with its index named.
+    if (typeof node !== "object" || node === null || Array.isArray(node)) return node as FlowNode;
+    const { ref, type, payload, dependsOn, ...options } = node as Record<string, unknown>;
+    return {
+      ref,
+      job: type,
+      payload: payload === undefined ? null : payload,
+      ...(dependsOn === undefined ? {} : { dependsOn }),
+      options,
+    } as FlowNode;
+  });
+}
+
+/**
  * Checks a flow and resolves it into jobs in dependency order (Kahn's algorithm, keeping the
  * given order among nodes that are ready together).
  * @throws ErrandError `INVALID_FLOW` for a bad or duplicate ref, a ref to nothing or a cycle;

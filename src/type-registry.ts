@@ -18,6 +18,7 @@ function overlay(code: AnyJobDefinition | undefined, type: string, settings: Typ
         ...(code.retryQueue !== null ? { retryQueue: code.retryQueue } : {}),
         ...(code.timeoutMs !== null ? { timeoutMs: code.timeoutMs } : {}),
         delivery: code.delivery,
+        onDependencyFailure: code.onDependencyFailure,
         ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
       }
     : {};

@@ -28,7 +28,12 @@ export function clearScreen(ctx: CliContext): void {
 
 /** A job on one line, as lists show it. */
 export function jobLine(j: Job): string {
-  const when = j.state === "pending" ? ` runAt=${j.runAt.toISOString()}` : "";
+  const when =
+    j.state === "pending"
+      ? ` runAt=${j.runAt.toISOString()}`
+      : j.state === "blocked"
+        ? ` blockedBy=${j.blockedBy}/${j.dependsOn.length}`
+        : "";
   return `${j.id}  ${j.type}  ${j.queue}  ${j.state}  attempt=${j.attempt}/${j.maxAttempts}${when}`;
 }
 

@@ -2,7 +2,7 @@ import type { BackoffOptions } from "../backoff.js";
 import { defineJob } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
-import type { Delivery } from "../job.js";
+import type { Delivery, DependencyFailurePolicy } from "../job.js";
 import type { Queue, TypeSettings } from "../queue.js";
 import { checkTypeName } from "../validation.js";
 
@@ -31,6 +31,8 @@ export interface JobTypeConfig {
   retryQueue?: string;
   timeoutMs?: Duration;
   delivery?: Delivery;
+  /** What the type's blocked jobs do when a dependency does not succeed. @defaultValue "cancel" */
+  onDependencyFailure?: DependencyFailurePolicy;
   concurrency?: number;
   push?: PushTarget;
 }

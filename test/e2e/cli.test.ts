@@ -116,7 +116,7 @@ describe("the errand CLI", () => {
     expect((await errand(["jobs", "retry", "j1", ...s])).stdout).toMatch(/pending/);
     const stats = JSON.parse((await errand(["stats", "--json", ...s])).stdout);
     expect(stats.states.pending).toBe(2);
-    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+1/);
+    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+0\s+1\s/); // blocked 0, pending 1
 
     expect(
       (await errand(["schedules", "set", "nightly", "--cron", "0 3 * * *", "--type", "report", ...s])).code,
@@ -172,6 +172,98 @@ describe("the errand CLI", () => {
     expect(denied.stderr).toMatch(/FORBIDDEN/);
     const down = await errand(["stats", "--server", "http://127.0.0.1:1"]);
     expect(down.code).toBe(5);
+  }, 120_000);
+
+  it("enqueues with dependencies and flows, and shows blocked jobs, on a store and through a server", async () => {
+    const dir = tempDir();
+    const s = ["--store", `sqlite:${join(dir, "d.db")}`];
+    expect((await errand(["enqueue", "fetch", "--id", "a", ...s])).code).toBe(0);
+    expect((await errand(["enqueue", "fetch", "--id", "b", ...s])).code).toBe(0);
+    const merge = await errand([
+      "enqueue",
+      "merge",
+      "--id",
+      "m",
+      "--depends-on",
+      "a",
+      "b",
+      "--on-dependency-failure",
+      "run",
+      "--json",
+      ...s,
+    ]);
+    expect(merge.stderr).toBe("");
+    expect(JSON.parse(merge.stdout)).toMatchObject({
+      state: "blocked",
+      blockedBy: 2,
+      dependsOn: ["a", "b"],
+      onDependencyFailure: "run",
+    });
+    const missing = await errand(["enqueue", "merge", "--depends-on", "nope", ...s]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/DEPENDENCY_NOT_FOUND/);
+    const badPolicy = await errand([
+      "enqueue",
+      "merge",
+      "--depends-on",
+      "a",
+      "--on-dependency-failure",
+      "x",
+      ...s,
+    ]);
+    expect(badPolicy.code).toBe(2);
+    expect(badPolicy.stderr).toMatch(/onDependencyFailure/);
+
+    const flowFile = join(dir, "flow.json");
+    writeFileSync(
+      flowFile,
+      JSON.stringify({
+        jobs: [
+          { ref: "report", type: "report", dependsOn: ["sum", { id: "m" }] },
+          { ref: "sum", type: "sum", payload: { n: 1 }, queue: "math" },
+        ],
+      }),
+    );
+    const flow = await errand(["flows", "enqueue", flowFile, ...s]);
+    expect(flow.code).toBe(0);
+    expect(flow.stdout).toMatch(/^enqueued sum {2}\S+ {2}sum {2}math {2}pending/m);
+    expect(flow.stdout).toMatch(/^enqueued report {2}\S+ {2}report {2}default {2}blocked .*blockedBy=2\/2/m);
+    writeFileSync(flowFile, JSON.stringify({ jobs: [{ ref: "x", type: "t", dependsOn: ["x"] }] }));
+    const cycle = await errand(["flows", "enqueue", flowFile, ...s]);
+    expect(cycle.code).toBe(2);
+    expect(cycle.stderr).toMatch(/INVALID_FLOW/);
+
+    const blocked = await errand(["jobs", "list", "--state", "blocked", ...s]);
+    expect(
+      blocked.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split("  ")[1]),
+    ).toEqual(["merge", "report"]);
+    expect((await errand(["jobs", "get", "m", ...s])).stdout).toMatch(
+      /dependsOn\s+\["a","b"\]\nblockedBy\s+2\n/,
+    );
+    expect((await errand(["jobs", "dependents", "m", ...s])).stdout).toMatch(/ report {2}default {2}blocked/);
+    expect((await errand(["stats", ...s])).stdout).toMatch(/^queue\s+blocked\s+pending/);
+    expect(JSON.parse((await errand(["stats", "--json", ...s])).stdout).states).toMatchObject({
+      blocked: 2,
+      pending: 3,
+    });
+
+    // The same through a server, by the client.
+    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const via = ["--server", h.base, "--token", TOKENS.admin];
+    await h.queue.enqueue("fetch", {}, { id: "a" });
+    writeFileSync(
+      flowFile,
+      JSON.stringify({ jobs: [{ ref: "m", type: "merge", dependsOn: [{ id: "a" }], id: "remote-m" }] }),
+    );
+    const remote = await errand(["flows", "enqueue", flowFile, "--json", ...via]);
+    expect(JSON.parse(remote.stdout).jobs.m).toMatchObject({ id: "remote-m", state: "blocked" });
+    const deps = await errand(["jobs", "dependencies", "remote-m", ...via]);
+    expect(deps.stdout).toBe("a  fetch  pending\n");
+    const dependent = await errand(["enqueue", "after", "--depends-on", "remote-m", "--json", ...via]);
+    expect(JSON.parse(dependent.stdout)).toMatchObject({ state: "blocked", dependsOn: ["remote-m"] });
   }, 120_000);
 
   it("pauses, resumes and lists queues on a store and through a server (admin only)", async () => {

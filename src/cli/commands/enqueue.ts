@@ -21,6 +21,8 @@ interface EnqueueCommandOptions extends TargetCommandOptions {
   at?: string;
   priority?: number;
   id?: string;
+  dependsOn?: string[];
+  onDependencyFailure?: string;
 }
 
 /** The enqueue options the command's flags give; a bare number for `--delay` is ms. */
@@ -31,6 +33,11 @@ function enqueueOptions(o: EnqueueCommandOptions): EnqueueOptions {
     ...(o.at ? { runAt: o.at } : {}),
     ...(o.priority !== undefined ? { priority: o.priority } : {}),
     ...(o.id ? { id: o.id } : {}),
+    ...(o.dependsOn ? { dependsOn: o.dependsOn } : {}),
+    // Checked by the target, which names the two values it takes.
+    ...(o.onDependencyFailure
+      ? { onDependencyFailure: o.onDependencyFailure as EnqueueOptions["onDependencyFailure"] }
+      : {}),
   };
 }
 
@@ -87,6 +94,11 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     .option("--at <time>", "run at this ISO-8601 time")
     .option("--priority <n>", "higher runs first", int("--priority"))
     .option("--id <id>", "your own id (idempotent)")
+    .option("--depends-on <id...>", "wait (blocked) until these jobs have completed")
+    .option(
+      "--on-dependency-failure <policy>",
+      'when a dependency ends dead, cancelled or expired: "cancel" (default) or "run"',
+    )
     .action(
       act(ctx, async ({ target }, o: EnqueueCommandOptions, type: string) => {
         const options = enqueueOptions(o);

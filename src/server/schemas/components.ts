@@ -69,6 +69,9 @@ export const sharedSchemas = [
       "startedAt",
       "finishedAt",
       "owner",
+      "dependsOn",
+      "blockedBy",
+      "onDependencyFailure",
     ],
     properties: {
       id: { type: "string" },
@@ -118,6 +121,10 @@ export const sharedSchemas = [
             stack: { type: "string" },
             at: { type: "integer" },
             kind: { type: "string" },
+            dependency: {
+              type: "string",
+              description: 'With `kind: "dependency_failed"`: the dependency that did not succeed',
+            },
           },
         },
       },
@@ -128,6 +135,16 @@ export const sharedSchemas = [
         type: ["string", "null"],
         description: "Who enqueued the job: the enqueuing token's name, or the `owner` given at enqueue.",
       },
+      dependsOn: {
+        type: "array",
+        items: { type: "string" },
+        description: "Ids of the jobs this one waits for, in the order given",
+      },
+      blockedBy: {
+        type: "integer",
+        description: "Dependencies still unfinished while `blocked`; 0 otherwise",
+      },
+      onDependencyFailure: { type: "string", enum: ["cancel", "run"] },
       duplicate: {
         type: "boolean",
         description:

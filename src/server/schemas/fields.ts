@@ -10,6 +10,7 @@ import {
   MAX_ATTEMPT,
   MAX_COUNT,
   MAX_DATE_MS,
+  MAX_DEPENDENCIES,
   MAX_ERROR_NAME_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,
@@ -94,6 +95,7 @@ export const storedExponential = {
 export const countsByState = {
   type: "object",
   properties: {
+    blocked: { type: "integer" },
     pending: { type: "integer" },
     active: { type: "integer" },
     completed: { type: "integer" },
@@ -113,6 +115,21 @@ export const typeDefaultProperties = {
   retryQueue: name,
   timeoutMs: timerDuration,
   delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
+  onDependencyFailure: {
+    type: "string",
+    enum: ["cancel", "run"],
+    description:
+      "When a dependency ends dead, cancelled or expired: `cancel` the waiting job (and its own dependents), or `run` it once every dependency has finished",
+  },
+} as const;
+
+/** A `dependsOn` list: ids of stored jobs, no duplicates (the server names a repeated id). */
+export const dependsOn = {
+  type: "array",
+  maxItems: MAX_DEPENDENCIES,
+  items: jobId,
+  description:
+    "Ids of jobs this one waits for (`blocked` until every one has completed); an unknown id is DEPENDENCY_NOT_FOUND and nothing is stored",
 } as const;
 
 /** Enqueue options, flat beside `type` and `payload` in an enqueue body. */
@@ -128,6 +145,7 @@ export const enqueueOptionProperties = {
   runAt: instant,
   expiresAt: instant,
   expiresInMs: duration,
+  dependsOn,
   ...typeDefaultProperties,
 } as const;
 
