@@ -6,7 +6,7 @@
  * @module
  */
 import type { Clock } from "./clock.js";
-import type { Duration } from "./duration.js";
+import { type Duration, toMs } from "./duration.js";
 import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
 import type { Job } from "./job.js";
 import { checkObject, checkRef, leaseMsFrom } from "./queue-checks.js";
@@ -14,7 +14,7 @@ import type { AttemptFailure, FailOptions } from "./queue-options.js";
 import type { Completion, StoreDoor } from "./store/instrument.js";
 import type { AttemptRef, ClaimParams, HeartbeatManyParams } from "./store/store.js";
 import type { TypeRegistry } from "./type-registry.js";
-import { toJsonText } from "./validation.js";
+import { addToDate, toJsonText } from "./validation.js";
 
 /** What {@link Attempts} works with: the Queue's door, clock, randomness, types and bounds. */
 export interface AttemptsContext {
@@ -128,6 +128,19 @@ export class Attempts {
   }
 
   /** Gives an attempt back without using it up; `false` when stale. */
+  /**
+   * Ends an attempt without failing it: pending again after `delay`, not counted as an attempt.
+   * @throws ErrandError `INVALID_DURATION`, `INVALID_JOB_ID`, `INVALID_ATTEMPT`.
+   */
+  async snooze(job: AttemptRef | Job, delay: Duration): Promise<boolean> {
+    const ref = checkRef("snooze", job);
+    const now = this.#c.clock.now();
+    const runAt = addToDate("snooze", now, toMs("snooze", delay));
+    // A Job handed out by errand (runAt a Date) lets the door build the event without a read.
+    const full = (job as Job).runAt instanceof Date ? (job as Job) : undefined;
+    return this.#c.door.snooze({ ...ref, now, runAt }, full);
+  }
+
   async release(job: AttemptRef | Job): Promise<boolean> {
     return this.#c.door.release({ ...checkRef("release", job), now: this.#c.clock.now() });
   }

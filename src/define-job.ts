@@ -5,6 +5,7 @@ import { ErrandError } from "./errors.js";
 import type { Delivery, DependencyFailurePolicy, Job, JobDependency, StoredBackoff } from "./job.js";
 import { JOB_DEFAULTS } from "./job-fields.js";
 import { checkKnownKeys } from "./known-keys.js";
+import type { Snooze } from "./snooze.js";
 import {
   checkInt,
   checkQueueName,
@@ -71,6 +72,13 @@ export interface JobContext<P = unknown> {
    * ```
    */
   dependencies(): Promise<JobDependency[]>;
+  /**
+   * Puts the job back for later without spending an attempt: return what it gives. The job is
+   * pending again at now + `delay`, its errors untouched; `job.snoozes` counts the snoozes.
+   * @example `if (!(await partner.ready())) return ctx.snooze("30s");`
+   * @throws ErrandError `INVALID_DURATION` for a bad delay.
+   */
+  snooze(delay: Duration): Snooze;
   /** A logger bound to this job's id, type and attempt. */
   readonly log: Logger;
 }

@@ -67,6 +67,7 @@ export {
   type ScheduleOptions,
   type SweepResult,
 } from "./queue.js";
+export { Snooze } from "./snooze.js";
 export type { Store, StoreCapabilities } from "./store/store.js";
 export {
   MAX_ATTEMPT,

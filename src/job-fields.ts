@@ -135,6 +135,9 @@ export const JOB_FIELDS: readonly JobField[] = Object.freeze([
   f("dependsOn", "depends_on", "json", NN, null),
   f("blockedBy", "blocked_by", "int", { nullable: true, done: false }, 0),
   f("onDependencyFailure", "on_dependency_failure", "dependency", N, JOB_DEFAULTS.onDependencyFailure),
+  f("key", "key", "text", NN, null),
+  f("debounceKey", "debounce_key", "text", NN, null),
+  f("snoozes", "snoozes", "int", {}, 0),
 ]);
 
 /** {@link JOB_FIELDS}' names: JobRecord's keys in order. @internal */

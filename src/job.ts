@@ -29,6 +29,7 @@
  *             │  │ └─ fail, retries │  │ └─ fail, no retries left / non-retryable /
  *             │  │    left (backoff)┘  │    at_most_once / lease lost 3× ──▶ dead
  *             │  └─ release (shutdown)─┘
+ *             │  ▲ └─ snooze (ctx.snooze: back at now + delay, not counted as an attempt)
  *             ├─ cancel ─▶ cancelled   (active jobs too: their signal aborts)
  *             └─ expiresAt passes ─▶ expired
  * ```
@@ -146,6 +147,15 @@ export interface Job<P = unknown, R = unknown> {
   readonly blockedBy: number;
   /** See {@link DependencyFailurePolicy}. */
   readonly onDependencyFailure: DependencyFailurePolicy;
+  /**
+   * The job's key (the `key` enqueue option): a tenant, customer or account the job belongs to.
+   * Per-key caps, rate limits, fairness and order of its type apply by it.
+   */
+  readonly key: string | null;
+  /** The debounce key it was enqueued with, while later enqueues with the key may replace it. */
+  readonly debounceKey: string | null;
+  /** Times the handler snoozed it (`ctx.snooze`): attempts that did not count toward `maxAttempts`. */
+  readonly snoozes: number;
 }
 
 /**
@@ -207,6 +217,9 @@ export interface JobRecord {
   /** Unfinished dependencies while blocked; null in the done table (read as 0). */
   blockedBy: number | null;
   onDependencyFailure: DependencyFailurePolicy;
+  key: string | null;
+  debounceKey: string | null;
+  snoozes: number;
 }
 
 const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
@@ -256,6 +269,9 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     dependsOn: r.dependsOn === null ? NO_DEPENDENCIES : (JSON.parse(r.dependsOn) as string[]),
     blockedBy: r.blockedBy ?? 0,
     onDependencyFailure: r.onDependencyFailure,
+    key: r.key,
+    debounceKey: r.debounceKey,
+    snoozes: r.snoozes,
   };
 }
 

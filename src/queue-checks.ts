@@ -34,6 +34,7 @@ import {
   checkAttempt,
   checkInt,
   checkJobId,
+  checkJobKey,
   checkOwnerName,
   checkQueueName,
   checkText,
@@ -66,7 +67,7 @@ type RescheduleOptions = {
   queue?: string;
 };
 
-const LIST_KEYS = new Set(["state", "queue", "type", "owner", "limit", "cursor"]);
+const LIST_KEYS = new Set(["state", "queue", "type", "owner", "key", "limit", "cursor"]);
 const RESCHEDULE_KEYS = new Set(["runAt", "delayMs", "priority", "queue"]);
 
 const LEASE_KEYS = new Set([
@@ -205,6 +206,7 @@ export function checkListOptions(options: ListOptions): ListParams {
     queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
     type: options.type === undefined ? undefined : checkTypeName(options.type),
     owner: options.owner === undefined ? undefined : checkOwnerName(options.owner),
+    key: options.key === undefined ? undefined : checkJobKey(options.key),
     limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIMIT),
     cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
   };

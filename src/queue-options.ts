@@ -41,6 +41,20 @@ export interface EnqueueOptions extends JobDefaults {
    * ```
    */
   dependsOn?: string[];
+  /**
+   * The job's key: the tenant, customer or account it belongs to (a name, like `owner`). Its
+   * type's `keyConcurrency`, `keyRateLimit`, `fair` and `ordered` apply per key; `list` filters by it.
+   * @defaultValue null (no key)
+   */
+  key?: string;
+  /**
+   * Collapse bursts: while a job with this debounce `key` is still pending and not started, this
+   * enqueue replaces its payload and pushes its `runAt` to now + `delayMs`, and returns that job
+   * (same id, `duplicate: true`); otherwise it enqueues a new job due at now + `delayMs`, which
+   * holds the key until it starts. Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
+   * @example `await queue.enqueue(reindex, { doc: 9 }, { debounce: { key: "reindex:9", delayMs: "5s" } })`
+   */
+  debounce?: { key: string; delayMs: Duration };
   /** Run no sooner than this long from now. Not with `runAt`. */
   delayMs?: Duration;
   /** Run no sooner than this time. Not with `delayMs`. */
@@ -91,6 +105,8 @@ export interface ListOptions {
   type?: string;
   /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
   owner?: string;
+  /** Only jobs with this key (see {@link EnqueueOptions.key}). */
+  key?: string;
   /** Page size, 1 to 1000. @defaultValue 50 */
   limit?: number;
   /** `nextCursor` from the previous page. */

@@ -560,6 +560,16 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.attempts.release(job);
   }
 
+  /**
+   * Ends the attempt without failing it: the job is pending again after `delay`, its errors
+   * untouched, and the attempt does not count toward `maxAttempts` (what `ctx.snooze` does for a
+   * Worker's handler). `false` when the attempt is no longer current.
+   * @since 0.2.0
+   */
+  async snooze(job: AttemptRef | Job, delay: Duration): Promise<boolean> {
+    return this.attempts.snooze(job, delay);
+  }
+
   // ---- wake-ups and stored job types ---------------------------------------------------------
 
   /**

@@ -92,6 +92,11 @@ export function checkScheduleName(value: unknown): string {
   return checkName("schedule", "INVALID_SCHEDULE_NAME", value);
 }
 
+/** A job's key (a tenant, an account) is a name. @throws ErrandError `INVALID_KEY` */
+export function checkJobKey(value: unknown): string {
+  return checkName("key", "INVALID_KEY", value);
+}
+
 /** A job's owner is a name too. @throws ErrandError `INVALID_OPTION` */
 export function checkOwnerName(value: unknown): string {
   return checkName("owner", "INVALID_OPTION", value);

@@ -1,5 +1,6 @@
 import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
+import { type Duration, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { FlowNode } from "../flow-plan.js";
 import type { Job, JobDependency } from "../job.js";
@@ -502,6 +503,15 @@ export class ErrandClient {
 
   async checkpoint(job: AttemptRef, data: unknown): Promise<boolean> {
     return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/checkpoint`, { attempt: job.attempt, data });
+  }
+
+  /**
+   * Ends the attempt without failing it: pending again after `delay`, not counted as an attempt
+   * (`ctx.snooze` of a RemoteWorker's handler). `false` when the attempt is stale.
+   */
+  async snooze(job: AttemptRef, delay: Duration): Promise<boolean> {
+    const delayMs = toMs("snooze", delay);
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/snooze`, { attempt: job.attempt, delayMs });
   }
 
   /** Gives an attempt back without using it up. */

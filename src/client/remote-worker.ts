@@ -303,6 +303,10 @@ class RemoteSink implements RunSink {
     return this.client.checkpoint(job, data);
   }
 
+  snooze(job: Job, delayMs: number): Promise<boolean> {
+    return this.client.snooze(job, delayMs);
+  }
+
   dependencies(job: Job): Promise<JobDependency[]> {
     return this.client.dependencies(job.id);
   }

@@ -40,6 +40,9 @@ export function hotRecord(r: unknown[]): JobRecord {
     dependsOn: r[26] as string | null,
     blockedBy: r[27] as number | null,
     onDependencyFailure: r[28] as JobRecord["onDependencyFailure"],
+    key: r[29] as string | null,
+    debounceKey: r[30] as string | null,
+    snoozes: r[31] as number,
   };
 }
 

@@ -33,6 +33,7 @@ import type {
   ReplayParams,
   RescheduleParams,
   RetryParams,
+  SnoozeParams,
   Store,
   SweepParams,
 } from "./store.js";
@@ -220,6 +221,33 @@ export class StoreDoor {
     return this.#store.release(params);
   }
 
+  /**
+   * Snoozes an attempt; `snoozed` is emitted with the job as it is now (built from `job` when the
+   * caller has it, else read back), and a capped type's claimers are woken (it left `active`).
+   */
+  async snooze(params: SnoozeParams, job?: Job): Promise<boolean> {
+    const ok = await this.#store.snooze(params);
+    if (!ok) return false;
+    if (this.#events.listenerCount("snoozed") > 0) {
+      const record = job ? null : await this.#store.get({ id: params.id });
+      const snoozed: Job | null = job
+        ? {
+            ...job,
+            state: "pending",
+            runAt: new Date(params.runAt),
+            snoozes: job.snoozes + 1,
+            maxAttempts: job.maxAttempts + 1,
+            leaseExpiresAt: null,
+            workerId: null,
+          }
+        : record && toJob(record);
+      if (snoozed) this.#events.emit("snoozed", snoozed);
+    }
+    const type = job?.type;
+    if (type === undefined || this.#capped(type)) this.#store.wake();
+    return true;
+  }
+
   // ---- by id ---------------------------------------------------------------------------------
 
   /** Cancels; a change is emitted as `cancelled` (a local worker running it aborts its signal). */
@@ -314,6 +342,9 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
     dependsOn: n.dependsOn === null ? NO_DEPENDENCIES : (JSON.parse(n.dependsOn) as string[]),
     blockedBy: 0,
     onDependencyFailure: n.onDependencyFailure,
+    key: n.key,
+    debounceKey: n.debounceKey,
+    snoozes: 0,
     duplicate: false,
   };
 }

@@ -55,6 +55,11 @@ export interface Store {
    * any state) is inserted `pending`; one with unfinished dependencies `blocked`, with `blockedBy`
    * counting them; one with a dependency already `dead`, `cancelled` or `expired` under
    * `"cancel"` is inserted `cancelled`, with a `dependency_failed` error entry naming it.
+   *
+   * Debounce (`NewJob.debounceKey`): while a job holding the debounce key is `pending` and was
+   * never started (attempt 0), a new job with the key is not inserted: that job's payload and
+   * `runAt` become the new job's, and it is returned as `{ inserted: false, existing }` (its new
+   * state). Otherwise the new job is inserted and holds the key until it is first claimed.
    * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
    *   nothing of the call is stored.
    */
@@ -89,6 +94,12 @@ export interface Store {
   checkpoint(params: CheckpointParams): Promise<boolean>;
   /** Gives an active attempt back at once (graceful shutdown). It does not use up an attempt. */
   release(params: ReleaseParams): Promise<boolean>;
+  /**
+   * Ends a current attempt without failing it (`ctx.snooze`): the job is pending again at
+   * `runAt`, `snoozes + 1` and `maxAttempts + 1` (the snooze does not use up an attempt), its
+   * errors untouched, its lease and holder cleared. `false` when the attempt is not current.
+   */
+  snooze(params: SnoozeParams): Promise<boolean>;
 
   // ---- jobs by id ----------------------------------------------------------------------------
 
@@ -224,6 +235,13 @@ export interface NewJob {
   /** JSON text of the ids this job waits for (no duplicates, not its own), or null for none. */
   dependsOn: string | null;
   onDependencyFailure: DependencyFailurePolicy;
+  /** The job's key (a name), or null. */
+  key: string | null;
+  /**
+   * With a debounce key, the enqueue replaces the payload and `runAt` of the pending, never
+   * started job holding the key, if any, instead of inserting (see {@link Store.enqueueMany}).
+   */
+  debounceKey: string | null;
 }
 
 export interface EnqueueManyParams {
@@ -328,6 +346,12 @@ export interface ReleaseParams extends AttemptRef {
   now: number;
 }
 
+export interface SnoozeParams extends AttemptRef {
+  now: number;
+  /** When the job is due again. */
+  runAt: number;
+}
+
 /** Result of an operation on one job by id: null when no such job. */
 export type JobMutation = { record: JobRecord; changed: boolean } | null;
 
@@ -361,6 +385,8 @@ export interface ListParams {
   type?: string;
   /** Only jobs with this owner. */
   owner?: string;
+  /** Only jobs with this key. */
+  key?: string;
   /** Newest first. */
   limit: number;
   /** The `nextCursor` of the previous page. */

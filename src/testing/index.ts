@@ -19,6 +19,7 @@ import {
 import { ErrandError } from "../errors.js";
 import type { Job, JobDependency, JobState } from "../job.js";
 import type { Queue } from "../queue.js";
+import { Snooze } from "../snooze.js";
 import { toJsonText } from "../validation.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 
@@ -71,6 +72,8 @@ export interface RunJobOptions {
   onCheckpoint?: (data: unknown) => void;
   /** What `ctx.dependencies()` returns (and so `ctx.job.dependsOn`). @defaultValue [] */
   dependencies?: JobDependency[];
+  /** The job's key (`ctx.job.key`). @defaultValue null */
+  key?: string;
 }
 
 /**
@@ -118,6 +121,9 @@ export async function runJob<P, R>(
     dependsOn: (options.dependencies ?? []).map((d) => d.id),
     blockedBy: 0,
     onDependencyFailure: def.onDependencyFailure,
+    key: options.key ?? null,
+    debounceKey: null,
+    snoozes: 0,
   };
   const ctx: JobContext<P> = {
     job,
@@ -129,6 +135,7 @@ export async function runJob<P, R>(
       return true;
     },
     dependencies: async () => options.dependencies ?? [],
+    snooze: (delay) => new Snooze(delay),
     log: pino({ level: "silent" }),
   };
   const result = await def.handler(wire, ctx);

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { JobContext } from "../define-job.js";
+import type { Duration } from "../duration.js";
 import type { Job, JobDependency } from "../job.js";
+import { Snooze } from "../snooze.js";
 
 /** What a running job's context asks of its worker. One object per worker, shared by every run. */
 export interface RunHooks {
@@ -85,6 +87,10 @@ class RunContext implements JobContext<never> {
 
   dependencies(): Promise<JobDependency[]> {
     return this.#hooks.dependencies(this.#run);
+  }
+
+  snooze(delay: Duration): Snooze {
+    return new Snooze(delay);
   }
 
   get log(): Logger {

@@ -122,6 +122,10 @@ export class OutcomeBatcher implements RunSink {
     return this.queue.checkpoint(job, data);
   }
 
+  snooze(job: Job, delayMs: number): Promise<boolean> {
+    return this.queue.attempts.snooze(job, delayMs);
+  }
+
   dependencies(job: Job): Promise<JobDependency[]> {
     return this.queue.dependencies(job.id);
   }

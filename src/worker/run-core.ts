@@ -5,6 +5,7 @@ import type { AnyJobDefinition } from "../define-job.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
 import { SlotMap } from "../slot-map.js";
+import { Snooze } from "../snooze.js";
 import { JobRun, type RunHooks } from "./job-run.js";
 import type { FailedAttempt } from "./outcome-batcher.js";
 import type { WorkerEvents } from "./worker.js";
@@ -36,6 +37,8 @@ export interface RunSink {
   /** Extends many leases; one result per job, in order. */
   heartbeatMany(jobs: Job[]): Promise<boolean[]>;
   checkpoint(job: Job, data: unknown): Promise<boolean>;
+  /** Ends the attempt without failing it: pending again in `delayMs`; `false` when it was stale. */
+  snooze(job: Job, delayMs: number): Promise<boolean>;
   /** The job's dependencies with their states and results (`ctx.dependencies()`). */
   dependencies(job: Job): Promise<JobDependency[]>;
   /** Gives an attempt back without using it up. */
@@ -206,6 +209,10 @@ export class RunCore {
     }
     if (run.settled || run.aborted) return;
     this.#settle(run);
+    if (result instanceof Snooze) {
+      await this.#snooze(job, result.delayMs);
+      return;
+    }
     let ok: boolean;
     this.#reports++;
     try {
@@ -229,6 +236,30 @@ export class RunCore {
   }
 
   /** Records a failed attempt and re-emits the outcome as the worker's event. */
+  async #snooze(job: Job, delayMs: number): Promise<void> {
+    this.#reports++;
+    let ok = false;
+    try {
+      ok = await this.#sink.snooze(job, delayMs);
+    } catch {
+      // The write failed (the sink reported it): as for a lost completion, the lease runs out and
+      // the job runs again.
+      return;
+    } finally {
+      this.#reportEnded();
+    }
+    if (ok && this.#events.listenerCount("snoozed") > 0) {
+      const runAt = new Date(this.#clock.now() + delayMs);
+      this.#events.emit("snoozed", {
+        ...job,
+        state: "pending",
+        runAt,
+        snoozes: job.snoozes + 1,
+        maxAttempts: job.maxAttempts + 1,
+      });
+    }
+  }
+
   async #fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<void> {
     this.#reports++;
     try {

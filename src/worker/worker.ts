@@ -95,6 +95,8 @@ export interface WorkerEvents {
   retrying: [job: Job, error: unknown];
   dead: [job: Job, error: unknown];
   cancelled: [job: Job];
+  /** The handler snoozed the job: pending again at `job.runAt`, no attempt spent. */
+  snoozed: [job: Job];
   /** A fault the worker survived: a store error during claim, heartbeat or sweep. */
   error: [error: unknown];
   /** Nothing running and the last claim came back empty. */

@@ -242,6 +242,8 @@ export function exerciseIdempotency(backend: Backend): void {
         owner: null,
         dependsOn: null,
         onDependencyFailure: "cancel" as const,
+        key: null,
+        debounceKey: null,
       };
       const fresh = Array.from({ length: 200 }, (_, i) => ({
         ...base,

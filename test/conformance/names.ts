@@ -79,6 +79,8 @@ export function storedJob(id: string, name: string, now: number): NewJob {
     owner: null,
     dependsOn: null,
     onDependencyFailure: "cancel" as const,
+    key: null,
+    debounceKey: null,
   };
 }
 

@@ -8,6 +8,7 @@ import { selectedBackends } from "./backend.js";
 import { exerciseBadInput } from "./bad-input.js";
 import { exerciseCancel } from "./cancel.js";
 import { exerciseClaim } from "./claim.js";
+import { exerciseDebounce } from "./debounce.js";
 import { exerciseDelivery } from "./delivery.js";
 import { exerciseDependencies } from "./dependencies.js";
 import { exerciseDependencyFailure } from "./dependency-failure.js";
@@ -19,6 +20,7 @@ import { exerciseFencing } from "./fencing.js";
 import { exerciseFlows } from "./flows.js";
 import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
+import { exerciseKeys } from "./keys.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
 import { exerciseNames } from "./names.js";
@@ -31,6 +33,7 @@ import { exerciseRetention } from "./retention.js";
 import { exerciseRetries } from "./retries.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exerciseShutdown } from "./shutdown.js";
+import { exerciseSnooze } from "./snooze.js";
 import { exerciseTimeouts } from "./timeouts.js";
 import { exerciseWakeups } from "./wakeups.js";
 
@@ -64,5 +67,8 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseDependencyFailure(backend);
     exerciseFlows(backend);
     exerciseDependencyRetention(backend);
+    exerciseKeys(backend);
+    exerciseSnooze(backend);
+    exerciseDebounce(backend);
   });
 }

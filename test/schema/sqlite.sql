@@ -4,6 +4,10 @@ CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON errand_job (queue, priority DESC, run_at, id) WHERE state = 'pending';
 
+-- index errand_job_debounce
+CREATE UNIQUE INDEX errand_job_debounce ON errand_job (debounce_key)
+  WHERE debounce_key IS NOT NULL AND state = 'pending' AND attempt = 0;
+
 -- index errand_job_done_owner
 CREATE INDEX errand_job_done_owner ON errand_job_done (owner, id) WHERE owner IS NOT NULL;
 
@@ -12,6 +16,9 @@ CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
 
 -- index errand_job_expiry
 CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NOT NULL;
+
+-- index errand_job_key_active
+CREATE INDEX errand_job_key_active ON errand_job (type, key) WHERE key IS NOT NULL;
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';
@@ -62,7 +69,7 @@ CREATE TABLE "errand_job" (
   blocked_by            INTEGER NOT NULL DEFAULT 0,
   on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
   has_dependents        INTEGER NOT NULL DEFAULT 0
-);
+, key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);
 
 -- table errand_job_done
 CREATE TABLE errand_job_done (
@@ -89,7 +96,7 @@ CREATE TABLE errand_job_done (
   created_at        INTEGER NOT NULL,
   started_at        INTEGER,
   finished_at       INTEGER NOT NULL
-, owner TEXT, depends_on TEXT, on_dependency_failure TEXT NOT NULL DEFAULT 'cancel');
+, owner TEXT, depends_on TEXT, on_dependency_failure TEXT NOT NULL DEFAULT 'cancel', key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);
 
 -- table errand_job_type
 CREATE TABLE errand_job_type (
@@ -122,4 +129,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"}]

@@ -66,6 +66,9 @@ const record: JobRecord = {
   dependsOn: '["dep-1"]',
   blockedBy: 0,
   onDependencyFailure: "run",
+  key: "tenant-7",
+  debounceKey: "d-1",
+  snoozes: 2,
 };
 const newJob: NewJob = {
   id: "job-2",
@@ -85,6 +88,8 @@ const newJob: NewJob = {
   owner: "alice",
   dependsOn: '["dep-1"]',
   onDependencyFailure: "run",
+  key: "tenant-7",
+  debounceKey: "d-1",
 };
 
 /** The record a fresh insert of `n` holds, built from the table's initial values alone. */
@@ -178,7 +183,7 @@ describe("the SQL column lists derived from the table", () => {
   lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
   NULL::bigint AS "finishedAt", owner, depends_on AS "dependsOn", blocked_by AS "blockedBy",
-  on_dependency_failure AS "onDependencyFailure"`),
+  on_dependency_failure AS "onDependencyFailure", key, debounce_key AS "debounceKey", snoozes`),
     );
     expect(squash(pg.doneFields!)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -187,7 +192,7 @@ describe("the SQL column lists derived from the table", () => {
   NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
   finished_at AS "finishedAt", owner, depends_on AS "dependsOn", NULL::bigint AS "blockedBy",
-  on_dependency_failure AS "onDependencyFailure"`),
+  on_dependency_failure AS "onDependencyFailure", key, debounce_key AS "debounceKey", snoozes`),
     );
     expect(squash(JOB_COLUMNS.hot)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
@@ -196,7 +201,7 @@ describe("the SQL column lists derived from the table", () => {
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
   NULL AS finishedAt, owner, depends_on AS dependsOn, blocked_by AS blockedBy,
-  on_dependency_failure AS onDependencyFailure`),
+  on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(JOB_COLUMNS.done)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -205,16 +210,16 @@ describe("the SQL column lists derived from the table", () => {
   NULL AS leaseExpiresAt, NULL AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
   finished_at AS finishedAt, owner, depends_on AS dependsOn, NULL AS blockedBy,
-  on_dependency_failure AS onDependencyFailure`),
+  on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(pg.sharedColumns!)).toBe(
       squash(`id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner, depends_on, on_dependency_failure`),
+  created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes`),
     );
     expect(squash(pg.insertJob!)).toBe(
       squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, created_at)`),
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, key, debounce_key, created_at)`),
     );
   });
 
@@ -235,6 +240,7 @@ describe("the SQL column lists derived from the table", () => {
     const noop = { run: () => ({ changes: 0 }) };
     const q = {
       enqueueFinishedId: { get: () => undefined },
+      enqueueDebounced: { get: () => undefined },
       enqueueOne: { run: (...args: unknown[]) => ({ changes: calls.push(args) && 1 }) },
       enqueueChunk: { run: (...args: unknown[]) => ({ changes: calls.push(args) && INSERT_CHUNK }) },
       enqueueChunkSavepoint: noop,
@@ -245,7 +251,7 @@ describe("the SQL column lists derived from the table", () => {
     const expected = INSERT_COLUMNS.filter((c) => c !== "state").map((c) =>
       c === "created_at" ? NOW : newJob[byColumn.get(c) as keyof NewJob],
     );
-    // Jobs with a unique key or dependencies go row by row; these have neither.
+    // Jobs with a unique key, dependencies or a debounce key go row by row; these have none.
     const job = { ...newJob, uniqueKey: null, dependsOn: null };
     const expectedNoKey = expected.map((v) => (v === newJob.uniqueKey || v === newJob.dependsOn ? null : v));
     const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };

@@ -47,7 +47,7 @@ export function insertJobs(
       let unique = false;
       for (let r = i; r < i + INSERT_CHUNK; r++) {
         const j = jobs[r]!;
-        if (j.uniqueKey !== null || j.dependsOn !== null) unique = true;
+        if (j.uniqueKey !== null || j.dependsOn !== null || j.debounceKey !== null) unique = true;
         args[k++] = j.id;
         args[k++] = j.type;
         args[k++] = j.queue;
@@ -66,6 +66,8 @@ export function insertJobs(
         args[k++] = j.owner;
         args[k++] = j.dependsOn;
         args[k++] = j.onDependencyFailure;
+        args[k++] = j.key;
+        args[k++] = j.debounceKey;
       }
       if (unique) break;
       q.enqueueChunkSavepoint.run();
@@ -100,6 +102,14 @@ export function insertJobs(
     }
     const j =
       plan === null || plan.dependsOn === given.dependsOn ? given : { ...given, dependsOn: plan.dependsOn };
+    if (j.debounceKey !== null) {
+      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey) as { id: string } | undefined;
+      if (held) {
+        if (j.runAt <= now) ready = true;
+        results[i] = { inserted: false, existing: hooks.record(held.id) };
+        continue;
+      }
+    }
     const taken = !idsGenerated && finished.get(j.id) !== undefined;
     const info = taken
       ? { changes: 0 }
@@ -122,6 +132,8 @@ export function insertJobs(
           j.owner,
           j.dependsOn,
           j.onDependencyFailure,
+          j.key,
+          j.debounceKey,
         );
     if (info.changes === 1) {
       if (plan === null) {

@@ -38,6 +38,7 @@ import type {
   ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  SnoozeParams,
   StatsParams,
   Store,
   StoreCapabilities,
@@ -307,6 +308,14 @@ export class SqliteStore implements Store {
     return this.#write(() => this.#q.checkpoint.run(p.checkpoint, p.id, p.attempt).changes === 1);
   }
 
+  snooze(p: SnoozeParams): Promise<boolean> {
+    return this.#write(() => {
+      const changed = this.#q.snooze.run(p.runAt, p.id, p.attempt).changes === 1;
+      if (changed && p.runAt <= p.now) this.#ringAfterCommit = true;
+      return changed;
+    });
+  }
+
   release(p: ReleaseParams): Promise<boolean> {
     return this.#write(() => {
       const changed = this.#q.release.run(p.now, p.id, p.attempt).changes === 1;
@@ -355,6 +364,7 @@ export class SqliteStore implements Store {
       queue: p.queue ?? null,
       type: p.type ?? null,
       owner: p.owner ?? null,
+      key: p.key ?? null,
       cursor: p.cursor ?? null,
       limit: p.limit + 1,
     }) as JobRecord[];

@@ -54,6 +54,8 @@ async function leased(store: Store, round: number): Promise<AttemptRef[]> {
       owner: null,
       dependsOn: null,
       onDependencyFailure: "cancel" as const,
+      key: null,
+      debounceKey: null,
     })),
   });
   const claimed = await store.claim({

@@ -80,6 +80,8 @@ describe.runIf(redisSelected())("Redis store: ready lanes in pages", () => {
       owner: null,
       dependsOn: null,
       onDependencyFailure: "cancel" as const,
+      key: null,
+      debounceKey: null,
     });
     const enqueue = async (jobs: NewJob[]) => {
       const results = await store.enqueueMany({ jobs, now });

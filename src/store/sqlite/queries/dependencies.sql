@@ -59,13 +59,15 @@ ORDER BY id;
 -- name: dependencyCancel
 INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, state, result,
+  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
+  state, result,
   finished_at)
 SELECT id, type, queue, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
   json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed',
     'dependency', ?, 'at', ?)),
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, 'cancelled', NULL,
+  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
+  'cancelled', NULL,
   ?
 FROM errand_job
 WHERE id = ?;

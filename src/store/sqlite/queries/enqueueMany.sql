@@ -19,7 +19,7 @@
 --     the store redoes the rest row by row with enqueueOne, which tells each job's outcome.
 --     The chunk is a fixed 64 rows written out below, not json_each(?) over a JSON array: that
 --     form inserted about half as fast (measured on 20,000-job batches), as SQLite parses the
---     JSON and extracts each field. 64 × 18 parameters stays far below SQLite's limit. The store
+--     JSON and extracts each field. 64 × 20 parameters stays far below SQLite's limit. The store
 --     derives the chunk size from this statement's parameter count.
 --
 --   - The column and value lists are the job's fields (src/job-fields.ts), written in by
@@ -29,9 +29,11 @@
 -- enqueueOne params: 1 id, 2 type, 3 queue, 4 payload (JSON text), 5 priority, 6 weight,
 --   7 runAt, 8 expiresAt, 9 maxAttempts, 10 backoff (JSON text), 11 retryQueue, 12 delivery,
 --   13 timeoutMs, 14 uniqueKey, 15 now (created_at), 16 owner, 17 dependsOn (JSON text or NULL),
---   18 onDependencyFailure: the insert columns but the state. A job with dependencies is inserted
+--   18 onDependencyFailure, 19 key, 20 debounceKey: the insert columns but the state. A job with dependencies is inserted
 --   pending, then blocked or cancelled by the statements of dependencies.sql in the same transaction.
--- enqueueChunk params: the 18 of enqueueOne for each of its 64 rows, row after row.
+-- enqueueChunk params: the 20 of enqueueOne for each of its 64 rows, row after row.
+-- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey: the pending, never started job
+--   holding the key takes the new payload and runAt (errand_job_debounce makes it at most one).
 -- enqueueFinishedId params: 1 id. enqueueByUniqueKey params: 1 uniqueKey.
 -- enqueueChunkSavepoint, enqueueChunkRollback, enqueueChunkRelease: none.
 
@@ -45,6 +47,11 @@ INSERT INTO errand_job (/*@insertColumns*/)
 VALUES
   /*@insertRows 64*/
 ON CONFLICT DO NOTHING;
+
+-- name: enqueueDebounced
+UPDATE errand_job SET payload = ?, run_at = ?
+WHERE debounce_key = ? AND state = 'pending' AND attempt = 0
+RETURNING id;
 
 -- name: enqueueFinishedId
 SELECT 1 FROM errand_job_done WHERE id = ?;
