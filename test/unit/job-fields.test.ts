@@ -252,8 +252,10 @@ describe("the SQL column lists derived from the table", () => {
       c === "created_at" ? NOW : newJob[byColumn.get(c) as keyof NewJob],
     );
     // Jobs with a unique key, dependencies or a debounce key go row by row; these have none.
-    const job = { ...newJob, uniqueKey: null, dependsOn: null };
-    const expectedNoKey = expected.map((v) => (v === newJob.uniqueKey || v === newJob.dependsOn ? null : v));
+    const job = { ...newJob, uniqueKey: null, dependsOn: null, debounceKey: null };
+    const expectedNoKey = expected.map((v) =>
+      v === newJob.uniqueKey || v === newJob.dependsOn || v === newJob.debounceKey ? null : v,
+    );
     const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };
     const hooks = {
       existing: () => null,
