@@ -12,7 +12,7 @@ import type { Job } from "./job.js";
 import { checkObject, checkRef, leaseMsFrom } from "./queue-checks.js";
 import type { AttemptFailure, FailOptions } from "./queue-options.js";
 import type { Completion, StoreDoor } from "./store/instrument.js";
-import type { AttemptRef, ClaimParams, HeartbeatManyParams } from "./store/store.js";
+import type { AttemptRef, ClaimParams, HeartbeatManyParams, KeyRules } from "./store/store.js";
 import type { TypeRegistry } from "./type-registry.js";
 import { addToDate, toJsonText } from "./validation.js";
 
@@ -43,6 +43,11 @@ export class Attempts {
   /** The cluster-wide caps of these types (all registered types when undefined). */
   claimLimits(types: readonly string[] | undefined): Record<string, number> | undefined {
     return this.#c.types.limits(types);
+  }
+
+  /** The per-key rules (keyConcurrency, ordered) a claim of `types` must keep. */
+  claimKeyRules(types: readonly string[] | undefined): Record<string, KeyRules> | undefined {
+    return this.#c.types.keyRules(types);
   }
 
   /** One attempt completed; `true` exactly once per attempt. */

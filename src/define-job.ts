@@ -153,6 +153,19 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
    * {@link MAX_COUNT}). No cap by default.
    */
   concurrency?: number;
+  /**
+   * At most this many jobs of this type and one key (the `key` enqueue option) run at once,
+   * across every worker sharing the store (1 to {@link MAX_COUNT}). Jobs without a key are not
+   * limited by it. Composes with `concurrency`: both hold.
+   */
+  keyConcurrency?: number;
+  /**
+   * Jobs of this type with the same key start one at a time, in enqueue order: a later one never
+   * starts before an earlier one has finished. A retrying job holds its key until it completes or
+   * ends dead; a dead, cancelled or expired job releases it. Jobs without a key are not ordered.
+   * @defaultValue false
+   */
+  ordered?: boolean;
   /** Validates payloads at enqueue (and at {@link runJob}); invalid ones are refused. */
   schema?: StandardSchemaV1<unknown, P>;
 }
@@ -176,6 +189,8 @@ export interface JobDefinition<P = unknown, R = unknown> {
   readonly delivery: Delivery;
   readonly onDependencyFailure: DependencyFailurePolicy;
   readonly concurrency: number | null;
+  readonly keyConcurrency: number | null;
+  readonly ordered: boolean;
   readonly schema: StandardSchemaV1<unknown, P> | undefined;
 }
 
@@ -200,7 +215,15 @@ export const JOB_DEFAULT_KEYS: readonly (keyof JobDefaults)[] = [
   "onDependencyFailure",
 ];
 
-const DEFINITION_KEYS = new Set(["type", "handler", ...JOB_DEFAULT_KEYS, "concurrency", "schema"]);
+const DEFINITION_KEYS = new Set([
+  "type",
+  "handler",
+  ...JOB_DEFAULT_KEYS,
+  "concurrency",
+  "keyConcurrency",
+  "ordered",
+  "schema",
+]);
 
 /**
  * Defines a job type. Options are checked now, so a typo fails at startup, not at 3 a.m.
@@ -232,6 +255,11 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
     ...defaults,
     concurrency:
       options.concurrency === undefined ? null : checkInt("concurrency", options.concurrency, 1, MAX_COUNT),
+    keyConcurrency:
+      options.keyConcurrency === undefined
+        ? null
+        : checkInt("keyConcurrency", options.keyConcurrency, 1, MAX_COUNT),
+    ordered: checkFlag("ordered", options.ordered),
     schema: options.schema,
   });
   MADE.add(def);
@@ -250,7 +278,7 @@ export function isJobDefinition(value: unknown): value is AnyJobDefinition {
 /** Validates and fills {@link JobDefaults}, a field not given taking its {@link JOB_DEFAULTS} value. */
 export function resolveDefaults(
   o: JobDefaults,
-): Omit<JobDefinition, "type" | "handler" | "concurrency" | "schema"> {
+): Omit<JobDefinition, "type" | "handler" | "concurrency" | "keyConcurrency" | "ordered" | "schema"> {
   const delivery = o.delivery ?? JOB_DEFAULTS.delivery;
   if (delivery !== "at_least_once" && delivery !== "at_most_once") {
     throw new ErrandError(
@@ -277,6 +305,15 @@ export function resolveDefaults(
     delivery,
     onDependencyFailure,
   };
+}
+
+/** An optional boolean option. @throws ErrandError `INVALID_OPTION` for anything but a boolean. */
+function checkFlag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") {
+    throw new ErrandError("INVALID_OPTION", `${name} must be true or false, got ${describe(value)}`);
+  }
+  return value;
 }
 
 /**

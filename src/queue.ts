@@ -126,7 +126,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       store,
       this,
       (type) => this.#types.capped(type),
-      () => this.#types.limits(undefined) !== undefined,
+      () => this.#types.limits(undefined) !== undefined || this.#types.keyRules(undefined) !== undefined,
     );
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
@@ -525,7 +525,11 @@ export class Queue extends EventEmitter<QueueEvents> {
     const claim = checkLeaseOptions(options, this.clock, (types) => this.#types.queues(types));
     // After the checks: a refused lease changes nothing.
     if (options.maintenance !== false) await this.#duePass?.run();
-    return this.attempts.claim({ ...claim, concurrencyLimits: this.#types.limits(claim.types) });
+    return this.attempts.claim({
+      ...claim,
+      concurrencyLimits: this.#types.limits(claim.types),
+      keyRules: this.#types.keyRules(claim.types),
+    });
   }
 
   /**

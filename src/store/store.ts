@@ -295,8 +295,23 @@ export interface ClaimParams {
    * type named `toString` finds no cap unless it has one; the Queue builds it without a prototype.
    */
   concurrencyLimits?: Record<string, number>;
+  /**
+   * Per-key rules by type, read as `concurrencyLimits` is (own keys only, null prototype): a job
+   * with a key is taken only while its type's `keyConcurrency` leaves room for that key, and, under
+   * `ordered`, only when it is the key's earliest job (by createdAt, then id) still in the hot set
+   * (blocked, pending or active) — so the key's jobs start one at a time, in enqueue order.
+   */
+  keyRules?: Record<string, KeyRules>;
   /** Random source in [0, 1) for weighted queue choice; injectable for tests. */
   random?: () => number;
+}
+
+/** A type's per-key rules, as a claim enforces them cluster-wide. */
+export interface KeyRules {
+  /** At most this many active jobs of the type per key. */
+  keyConcurrency?: number;
+  /** One at a time per key, in enqueue order. */
+  ordered?: boolean;
 }
 
 /** A claimed attempt, named by the job and its fencing token. */

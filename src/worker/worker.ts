@@ -291,6 +291,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             weightCap: this.#concurrency,
             leaseMs: this.#leaseMs,
             concurrencyLimits: this.queue.attempts.claimLimits(this.#types),
+            keyRules: this.queue.attempts.claimKeyRules(this.#types),
           });
         } catch (error) {
           this.#error(error);

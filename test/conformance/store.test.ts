@@ -20,10 +20,12 @@ import { exerciseFencing } from "./fencing.js";
 import { exerciseFlows } from "./flows.js";
 import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
+import { exerciseKeyLimits } from "./key-limits.js";
 import { exerciseKeys } from "./keys.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
 import { exerciseNames } from "./names.js";
+import { exerciseOrdered } from "./ordered.js";
 import { exerciseOwners } from "./owners.js";
 import { exercisePause } from "./pause.js";
 import { exerciseQueues } from "./queues.js";
@@ -70,5 +72,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseKeys(backend);
     exerciseSnooze(backend);
     exerciseDebounce(backend);
+    exerciseKeyLimits(backend);
+    exerciseOrdered(backend);
   });
 }
