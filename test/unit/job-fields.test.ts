@@ -195,7 +195,9 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner, depends_on AS dependsOn, blocked_by AS blockedBy,
+  NULL AS finishedAt, owner, depends_on AS dependsOn,
+  CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b
+    WHERE b.job_id = errand_job.id) ELSE 0 END AS blockedBy,
   on_dependency_failure AS onDependencyFailure`),
     );
     expect(squash(JOB_COLUMNS.done)).toBe(
