@@ -31,8 +31,8 @@ export const HOT_FIELD_COUNT = JOB_FIELDS.length;
 const SHARED = wrapList(JOB_FIELDS.filter((x) => x.hot && x.done && x.name !== "state").map((x) => x.column));
 
 /**
- * The columns an insert sets: a NewJob's (the parameters $1..$15 in table order, see insert.ts)
- * with state where the table has it, then created_at ($16). queries/enqueueMany.sql writes the
+ * The columns an insert sets: a NewJob's (the parameters $1..$17 in table order, see insert.ts)
+ * with state where the table has it, then created_at ($18). queries/enqueueMany.sql writes the
  * values in this order.
  */
 const INSERT_COLUMNS = wrapList([
@@ -58,6 +58,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandSchedule: `"${schema}".errand_schedule`,
     errandJobType: `"${schema}".errand_job_type`,
     errandQueuePause: `"${schema}".errand_queue_pause`,
+    errandDependency: `"${schema}".errand_dependency`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,
@@ -65,7 +66,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,
     insertOutcome: `SELECT count(*)::integer AS n,
-  CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
+  CASE WHEN count(*) < $20::integer THEN array_agg(id) END AS ids,
   (SELECT count(*) FROM n) AS notified
 FROM ins`,
   };

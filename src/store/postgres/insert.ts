@@ -9,9 +9,10 @@ import { NEW_JOB_FIELDS } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
+import { insertWithDependencies } from "./dependencies.js";
 
 /**
- * The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql):
+ * The fields of a NewJob in the order of the insert parameters $1..$17 (queries/enqueueMany.sql):
  * the table's order, see `insertJob` in columns.ts.
  */
 const JOB_FIELDS = NEW_JOB_FIELDS;
@@ -26,7 +27,7 @@ const INSERT_STATEMENTS = {
 } as const satisfies Record<string, readonly [StatementName, StatementName]>;
 
 /**
- * The insert's parameters $1..$15 and the statement shape they fit: one job (every enqueue()
+ * The insert's parameters $1..$17 and the statement shape they fit: one job (every enqueue()
  * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
  * when every job shares it (`uniform`), or every field as an array (`columns`).
  */
@@ -131,6 +132,30 @@ export async function insertJobs(
   return { results, ready };
 }
 
+/** Whether any of `jobs` waits for other jobs: then the insert needs a transaction (dependencies.ts). */
+export function hasDependencies(jobs: readonly NewJob[]): boolean {
+  for (const j of jobs) if (j.dependsOn !== null) return true;
+  return false;
+}
+
+/**
+ * Inserts jobs on `db` (a transaction when any has dependencies): {@link insertJobs}, or, for a
+ * batch with dependencies, {@link insertWithDependencies}.
+ */
+export function insertAny(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  return hasDependencies(jobs)
+    ? insertWithDependencies(connection, sql, db, jobs, now, checkDone, notifyTag)
+    : insertJobs(connection, sql, db, jobs, now, checkDone, notifyTag);
+}
+
 /**
  * Enqueue inside the caller's transaction, on the connection they passed: one attempt, no retry,
  * since the transaction (and whether it commits) is theirs.
@@ -152,8 +177,38 @@ export async function insertOnConnection(
   if (connection.closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
   try {
     // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
-    return (await insertJobs(connection, sql, db, params.jobs, params.now, checkDone, "")).results;
+    if (!hasDependencies(params.jobs)) {
+      return (await insertJobs(connection, sql, db, params.jobs, params.now, checkDone, "")).results;
+    }
+    return await allOrNothing(db, () =>
+      insertWithDependencies(connection, sql, db, params.jobs, params.now, checkDone, ""),
+    ).then((r) => r.results);
   } catch (error) {
     throw error instanceof ErrandError ? error : storeError(error, "enqueue on the given connection failed");
+  }
+}
+
+/**
+ * Runs `fn` on the caller's connection so that a refusal (a dependency that names no job) stores
+ * nothing of the call and leaves their transaction usable: under a savepoint inside their
+ * transaction, or in a transaction of its own when the connection has none open.
+ */
+async function allOrNothing<T>(db: Queryable, fn: () => Promise<T>): Promise<T> {
+  let own = false;
+  try {
+    await db.query("SAVEPOINT errand_enqueue");
+  } catch (error) {
+    // 25P01: no transaction block is open on this connection.
+    if ((error as { code?: unknown }).code !== "25P01") throw error;
+    await db.query("BEGIN");
+    own = true;
+  }
+  try {
+    const result = await fn();
+    await db.query(own ? "COMMIT" : "RELEASE SAVEPOINT errand_enqueue");
+    return result;
+  } catch (error) {
+    await db.query(own ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT errand_enqueue").catch(() => {});
+    throw error;
   }
 }

@@ -17,7 +17,7 @@
 --     plan for any batch, rows inserted (and unique keys won) in the caller's order.
 --   - The *Uniform statements take every field but ids and payloads as one value for all jobs
 --     (enqueueMany's batches share them), so 20,000 jobs do not send and parse 20,000 copies of
---     the same thirteen values. The four statements differ only there and in the done-id check.
+--     the same fifteen values. The four statements differ only there and in the done-id check.
 --   - The *One statements serve the most common call, `enqueue()` of a single job, with a plain
 --     VALUES row instead of unnest over one-element arrays: as a bare statement 0.55–0.69 ms
 --     against 0.86–0.96 ms here; end to end, enqueue() p50 went from ~0.74 to ~0.69 ms.
@@ -37,96 +37,104 @@
 -- insert, insertChecked (a job's fields as one array each):
 --   $1 ids, $2 type, $3 queue, $4 payloads, $5 priority, $6 weight, $7 run_at, $8 expires_at,
 --   $9 max_attempts, $10 backoff, $11 retry_queue, $12 delivery, $13 timeout_ms, $14 unique_key,
---   $15 owner; $16 now, $17 notify tag (the NOTIFY payload: the store's origin, '' to wake this
---   process too), $18 batch size.
--- insertUniform, insertUniformChecked: the same, but $2, $3 and $5 to $15 are one value each.
--- insertOne, insertOneChecked: one job, every field one value ($1 to $15), $18 always 1.
---   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $18), notified.
+--   $15 owner, $16 depends_on, $17 on_dependency_failure; $18 now, $19 notify tag (the NOTIFY
+--   payload: the store's origin, '' to wake this process too), $20 batch size.
+-- insertUniform, insertUniformChecked: the same, but $2, $3 and $5 to $17 are one value each.
+-- insertOne, insertOneChecked: one job, every field one value ($1 to $17), $20 always 1.
+--   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $20), notified.
+--   Every job goes in pending; a job with dependencies is settled by the statements of
+--   dependencies.sql in the same transaction (insert.ts), before anyone can see it.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
---   by id in either table (false), and pending or active jobs by unique key (true).
+--   by id in either table (false), and blocked, pending or active jobs by unique key (true).
 
 -- name: insert
 WITH ins AS (
   {{insertJob}}
   SELECT u.id, u.type, u.queue, 'pending', u.payload, u.priority, u.weight, u.run_at, u.expires_at,
-    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, $16
+    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, u.depends_on,
+    u.on_dependency_failure, $18
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
+      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
+      $16::text[], $17::text[])
     WITH ORDINALITY AS u(id, type, queue, payload, priority, weight, run_at, expires_at, max_attempts,
-      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, ord)
+      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, ord)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $18),
+n AS (SELECT pg_notify({{channel}}, $19) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertChecked
 WITH ins AS (
   {{insertJob}}
   SELECT u.id, u.type, u.queue, 'pending', u.payload, u.priority, u.weight, u.run_at, u.expires_at,
-    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, $16
+    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, u.depends_on,
+    u.on_dependency_failure, $18
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
+      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
+      $16::text[], $17::text[])
     WITH ORDINALITY AS u(id, type, queue, payload, priority, weight, run_at, expires_at, max_attempts,
-      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, ord)
+      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, ord)
   WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $18),
+n AS (SELECT pg_notify({{channel}}, $19) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertUniform
 WITH ins AS (
   {{insertJob}}
   SELECT u.id, $2::text, $3::text, 'pending', u.payload, $5::bigint, $6::bigint, $7::bigint, $8::bigint,
-    $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16
+    $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16::text, $17::text, $18
   FROM unnest($1::text[], $4::text[])
     WITH ORDINALITY AS u(id, payload, ord)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $18),
+n AS (SELECT pg_notify({{channel}}, $19) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertUniformChecked
 WITH ins AS (
   {{insertJob}}
   SELECT u.id, $2::text, $3::text, 'pending', u.payload, $5::bigint, $6::bigint, $7::bigint, $8::bigint,
-    $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16
+    $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16::text, $17::text, $18
   FROM unnest($1::text[], $4::text[])
     WITH ORDINALITY AS u(id, payload, ord)
   WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $18),
+n AS (SELECT pg_notify({{channel}}, $19) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertOne
 WITH ins AS (
   {{insertJob}}
   VALUES ($1::text, $2::text, $3::text, 'pending', $4::text, $5::bigint, $6::bigint, $7::bigint,
-    $8::bigint, $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16)
+    $8::bigint, $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16::text,
+    $17::text, $18)
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), n AS (SELECT pg_notify({{channel}}, $17) FROM ins WHERE run_at <= $16)
+), n AS (SELECT pg_notify({{channel}}, $19) FROM ins WHERE run_at <= $18)
 {{insertOutcome}}
 
 -- name: insertOneChecked
 WITH ins AS (
   {{insertJob}}
   SELECT $1::text, $2::text, $3::text, 'pending', $4::text, $5::bigint, $6::bigint, $7::bigint,
-    $8::bigint, $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16
+    $8::bigint, $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16::text,
+    $17::text, $18
   WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = $1::text)
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), n AS (SELECT pg_notify({{channel}}, $17) FROM ins WHERE run_at <= $16)
+), n AS (SELECT pg_notify({{channel}}, $19) FROM ins WHERE run_at <= $18)
 {{insertOutcome}}
 
 -- name: dropRaced

@@ -2,7 +2,8 @@
 --
 -- Guarantees:
 --   - The copy is pending at $3 with the original's type, queue, payload, priority, weight,
---     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start.
+--     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start,
+--     and no dependencies (the original's have finished; the copy waits for nothing).
 --     The original stays in history unchanged.
 --   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
 --     long to start as it had ($3 + expires_at - created_at), and a copy of a job that ended
@@ -27,16 +28,17 @@ WITH src AS (
 ), ins AS (
   INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
     attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-    lease_expirations, created_at, started_at, owner)
+    lease_expirations, created_at, started_at, owner, on_dependency_failure)
   SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, $3 + (expires_at - created_at), 0,
-    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner
+    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner,
+    on_dependency_failure
   FROM src WHERE state <> 'expired'
   RETURNING {{hotFields}}
 ), gone AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT $2, type, queue, payload, NULL, priority, weight, $3, $3, 0,
     max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner,
-    'expired', NULL, $3
+    NULL, on_dependency_failure, 'expired', NULL, $3
   FROM src WHERE state = 'expired'
   RETURNING {{doneFields}}
 ), n AS (SELECT pg_notify({{channel}}, $4) FROM (SELECT 1 FROM ins LIMIT 1) AS r)
