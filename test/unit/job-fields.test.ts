@@ -168,7 +168,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  NULL::bigint AS "finishedAt", owner`),
+  NULL::bigint AS "finishedAt", owner, depends_on AS "dependsOn", blocked_by AS "blockedBy",
+  on_dependency_failure AS "onDependencyFailure"`),
     );
     expect(squash(pg.doneFields!)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -176,7 +177,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", owner`),
+  finished_at AS "finishedAt", owner, depends_on AS "dependsOn", NULL::bigint AS "blockedBy",
+  on_dependency_failure AS "onDependencyFailure"`),
     );
     expect(squash(JOB_COLUMNS.hot)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
@@ -197,11 +199,12 @@ describe("the SQL column lists derived from the table", () => {
     expect(squash(pg.sharedColumns!)).toBe(
       squash(`id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner`),
+  created_at, started_at, owner, depends_on, on_dependency_failure`),
     );
     expect(squash(pg.insertJob!)).toBe(
       squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`),
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on,
+    on_dependency_failure, created_at)`),
     );
   });
 
