@@ -28,6 +28,16 @@ export interface FailedJob {
 
 const UNFINISHED: ReadonlySet<string> = new Set<JobState>(["blocked", "pending", "active"]);
 
+function notFound(id: string): ErrandError {
+  return new ErrandError(
+    "DEPENDENCY_NOT_FOUND",
+    `enqueue: the dependency ${JSON.stringify(id)} names no job`,
+    {
+      details: { id },
+    },
+  );
+}
+
 /** The error entry of a job cancelled because `dependency` ended `state`. */
 export function dependencyFailedEntry(
   attempt: number,
@@ -81,12 +91,15 @@ export async function lockDependencyStates(
 /**
  * Inserts jobs some of which have dependencies, inside the caller's transaction (all or none).
  *
- * The jobs go in waves: a wave ends before the first job that depends on a job of the same wave,
- * so every dependency is stored (or was skipped, and stands for the job that took its id or
+ * The stored jobs the call names are locked first, all at once and in id order (so two calls
+ * naming the same jobs cannot deadlock), and an unknown id is refused before anything is written.
+ * Then the jobs go in waves: a wave ends before the first job that depends on a job of the same
+ * wave, so every dependency is stored (or was skipped, and stands for the job that took its id or
  * unique key) before a job naming it is inserted. Each wave is inserted pending by
- * {@link insertJobs}; then, before anyone can see them, its jobs with dependencies lock their
- * dependencies, get their edges, and become blocked, or cancelled (a dependency already failed,
- * under `"cancel"`), or stay pending (every dependency done).
+ * {@link insertJobs}; then, before anyone can see them, its jobs with dependencies get their
+ * edges and become blocked, or cancelled (a dependency already failed, under `"cancel"`), or stay
+ * pending (every dependency done). A dependency's state, once read under its lock, holds to the
+ * commit.
  * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
  *   the caller's transaction must then be rolled back.
  */
@@ -104,6 +117,20 @@ export async function insertWithDependencies(
   const standIn = new Map<string, string>();
   const withDependencies: number[] = [];
   let ready = false;
+  // Dependencies that are not jobs earlier in the call must be stored already.
+  const earlier = new Set<string>();
+  const stored = new Set<string>();
+  for (const j of jobs) {
+    if (j.dependsOn !== null) {
+      for (const d of JSON.parse(j.dependsOn) as string[]) if (!earlier.has(d)) stored.add(d);
+    }
+    earlier.add(j.id);
+  }
+  const states =
+    stored.size > 0
+      ? await lockDependencyStates(connection, sql, db, [...stored])
+      : new Map<string, string>();
+  for (const id of stored) if (!states.has(id)) throw notFound(id);
   for (let start = 0; start < jobs.length; ) {
     const waveIds = new Set<string>();
     const wave: NewJob[] = [];
@@ -135,7 +162,7 @@ export async function insertWithDependencies(
     });
     if (
       dependents.length > 0 &&
-      (await settleInserted(connection, sql, db, wave, waveDeps, dependents, now))
+      (await settleInserted(connection, sql, db, wave, waveDeps, dependents, states, now))
     ) {
       ready = true;
     }
@@ -162,10 +189,14 @@ async function settleInserted(
   wave: NewJob[],
   waveDeps: Array<string[] | null>,
   dependents: number[],
+  states: Map<string, string>,
   now: number,
 ): Promise<boolean> {
-  const wanted = [...new Set(dependents.flatMap((k) => waveDeps[k]!))];
-  const states = await lockDependencyStates(connection, sql, db, wanted);
+  // Jobs of this call from earlier waves (or stored jobs standing for them) are read now.
+  const unread = [...new Set(dependents.flatMap((k) => waveDeps[k]!))].filter((d) => !states.has(d));
+  if (unread.length > 0) {
+    for (const [id, state] of await lockDependencyStates(connection, sql, db, unread)) states.set(id, state);
+  }
   const blockedIds: string[] = [];
   const blockedBy: number[] = [];
   const cancelIds: string[] = [];
@@ -179,15 +210,7 @@ async function settleInserted(
     let failed: string | null = null;
     for (const d of waveDeps[k]!) {
       const state = states.get(d);
-      if (state === undefined) {
-        throw new ErrandError(
-          "DEPENDENCY_NOT_FOUND",
-          `enqueue: the dependency ${JSON.stringify(d)} names no job`,
-          {
-            details: { id: d },
-          },
-        );
-      }
+      if (state === undefined) throw notFound(d);
       if (UNFINISHED.has(state)) unfinished++;
       else if (state !== "completed" && failed === null) failed = d;
       edgeDeps.push(d);
