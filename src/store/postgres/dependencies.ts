@@ -16,7 +16,7 @@ import type { JobErrorEntry, JobRecord, JobState } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
-import { insertJobs } from "./insert.js";
+import { type InitialState, insertJobs } from "./insert.js";
 
 type Sql = Readonly<Record<StatementName, string>>;
 
@@ -95,11 +95,10 @@ export async function lockDependencyStates(
  * naming the same jobs cannot deadlock), and an unknown id is refused before anything is written.
  * Then the jobs go in waves: a wave ends before the first job that depends on a job of the same
  * wave, so every dependency is stored (or was skipped, and stands for the job that took its id or
- * unique key) before a job naming it is inserted. Each wave is inserted pending by
- * {@link insertJobs}; then, before anyone can see them, its jobs with dependencies get their
- * edges and become blocked, or cancelled (a dependency already failed, under `"cancel"`), or stay
- * pending (every dependency done). A dependency's state, once read under its lock, holds to the
- * commit.
+ * unique key) before a job naming it is inserted. A dependency's state, once read under its lock,
+ * holds to the commit, so each job of a wave goes in as it will stay: blocked on its unfinished
+ * dependencies, or pending when every one is done, or (a dependency already failed, under
+ * `"cancel"`) blocked and then moved to history as cancelled. Then its edges go in.
  * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
  *   the caller's transaction must then be rolled back.
  */
@@ -135,39 +134,47 @@ export async function insertWithDependencies(
     const waveIds = new Set<string>();
     const wave: NewJob[] = [];
     const waveDeps: Array<string[] | null> = [];
-    let end = start;
-    for (; end < jobs.length; end++) {
-      const job = jobs[end]!;
+    for (let i = start; i < jobs.length; i++) {
+      const job = jobs[i]!;
       const given = job.dependsOn === null ? null : (JSON.parse(job.dependsOn) as string[]);
       if (given?.some((d) => waveIds.has(d))) break;
       waveIds.add(job.id);
       const deps = given === null ? null : [...new Set(given.map((d) => standIn.get(d) ?? d))];
       const changed =
-        deps !== null && (deps.length !== given!.length || deps.some((d, i) => d !== given![i]));
+        deps !== null && (deps.length !== given!.length || deps.some((d, k) => d !== given![k]));
       wave.push(changed ? { ...job, dependsOn: JSON.stringify(deps) } : job);
       waveDeps.push(deps);
     }
-    const inserted = await insertJobs(connection, sql, db, wave, now, checkDone, notifyTag);
-    const dependents: number[] = [];
+    const plan = await planWave(connection, sql, db, wave, waveDeps, states, now);
+    const inserted = await insertJobs(connection, sql, db, wave, now, checkDone, notifyTag, plan.initial);
+    if (inserted.ready) ready = true;
+    const edgeDeps: string[] = [];
+    const edgeJobs: string[] = [];
+    const cancelIds: string[] = [];
+    const entries: string[] = [];
     wave.forEach((job, k) => {
       const r = inserted.results[k]!;
       results[start + k] = r;
       if (!r.inserted) {
         if (r.existing.id !== job.id) standIn.set(job.id, r.existing.id);
-      } else if (waveDeps[k] === null) {
-        if (job.runAt <= now) ready = true;
-      } else {
-        dependents.push(k);
+        return;
+      }
+      const deps = waveDeps[k] ?? null;
+      if (deps === null) return;
+      withDependencies.push(start + k);
+      for (const d of deps) {
+        edgeDeps.push(d);
+        edgeJobs.push(job.id);
+      }
+      const entry = plan.cancel.get(k);
+      if (entry !== undefined) {
+        cancelIds.push(job.id);
+        entries.push(entry);
       }
     });
-    if (
-      dependents.length > 0 &&
-      (await settleInserted(connection, sql, db, wave, waveDeps, dependents, states, now))
-    ) {
-      ready = true;
-    }
-    for (const k of dependents) withDependencies.push(start + k);
-    start = end;
+    if (edgeDeps.length > 0) await connection.query(db, sql.addEdges, [edgeDeps, edgeJobs]);
+    if (cancelIds.length > 0) await connection.query(db, sql.cancelDependents, [cancelIds, entries, now]);
+    start += wave.length;
   }
   if (withDependencies.length > 0) {
     const ids = withDependencies.map((i) => jobs[i]!.id);
@@ -179,56 +186,42 @@ export async function insertWithDependencies(
 }
 
 /**
- * Settles the jobs of one wave just inserted (pending) with dependencies: blocked, cancelled or
- * left pending by the states of their dependencies, locked first. Returns whether one is ready.
+ * The state each job of a wave goes in with (see {@link insertWithDependencies}), and the error
+ * entry of each to be cancelled, by index in the wave. Reads, under their locks, the dependencies
+ * not read yet: jobs of earlier waves of the call, or stored jobs standing for them.
  */
-async function settleInserted(
+async function planWave(
   connection: PgConnection,
   sql: Sql,
   db: Queryable,
   wave: NewJob[],
   waveDeps: Array<string[] | null>,
-  dependents: number[],
   states: Map<string, string>,
   now: number,
-): Promise<boolean> {
-  // Jobs of this call from earlier waves (or stored jobs standing for them) are read now.
-  const unread = [...new Set(dependents.flatMap((k) => waveDeps[k]!))].filter((d) => !states.has(d));
+): Promise<{ initial: InitialState[]; cancel: Map<number, string> }> {
+  const unread = [...new Set(waveDeps.flatMap((deps) => deps ?? []))].filter((d) => !states.has(d));
   if (unread.length > 0) {
     for (const [id, state] of await lockDependencyStates(connection, sql, db, unread)) states.set(id, state);
   }
-  const blockedIds: string[] = [];
-  const blockedBy: number[] = [];
-  const cancelIds: string[] = [];
-  const entries: string[] = [];
-  const edgeDeps: string[] = [];
-  const edgeJobs: string[] = [];
-  let ready = false;
-  for (const k of dependents) {
-    const job = wave[k]!;
+  const cancel = new Map<number, string>();
+  const initial = wave.map((job, k): InitialState => {
+    const deps = waveDeps[k] ?? null;
+    if (deps === null) return { state: "pending", blockedBy: 0 };
     let unfinished = 0;
     let failed: string | null = null;
-    for (const d of waveDeps[k]!) {
+    for (const d of deps) {
       const state = states.get(d);
       if (state === undefined) throw notFound(d);
       if (UNFINISHED.has(state)) unfinished++;
       else if (state !== "completed" && failed === null) failed = d;
-      edgeDeps.push(d);
-      edgeJobs.push(job.id);
     }
     if (failed !== null && job.onDependencyFailure === "cancel") {
-      cancelIds.push(job.id);
-      entries.push(dependencyFailedEntry(0, failed, states.get(failed)!, now));
-    } else if (unfinished > 0) {
-      blockedIds.push(job.id);
-      blockedBy.push(unfinished);
-    } else if (job.runAt <= now) {
-      ready = true;
+      cancel.set(k, dependencyFailedEntry(0, failed, states.get(failed)!, now));
+      return { state: "blocked", blockedBy: unfinished };
     }
-  }
-  await connection.query(db, sql.settleNew, [blockedIds, blockedBy, edgeDeps, edgeJobs]);
-  if (cancelIds.length > 0) await connection.query(db, sql.cancelDependents, [cancelIds, entries, now]);
-  return ready;
+    return unfinished > 0 ? { state: "blocked", blockedBy: unfinished } : { state: "pending", blockedBy: 0 };
+  });
+  return { initial, cancel };
 }
 
 /**

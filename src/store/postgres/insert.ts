@@ -24,6 +24,7 @@ const INSERT_STATEMENTS = {
   one: ["insertOne", "insertOneChecked"],
   uniform: ["insertUniform", "insertUniformChecked"],
   columns: ["insert", "insertChecked"],
+  settled: ["insertSettled", "insertSettledChecked"],
 } as const satisfies Record<string, readonly [StatementName, StatementName]>;
 
 /**
@@ -31,13 +32,19 @@ const INSERT_STATEMENTS = {
  * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
  * when every job shares it (`uniform`), or every field as an array (`columns`).
  */
-function insertParams(jobs: NewJob[]): {
+function insertParams(
+  jobs: NewJob[],
+  initial: readonly InitialState[] | undefined,
+): {
   ids: string[];
   params: unknown[];
   shape: keyof typeof INSERT_STATEMENTS;
 } {
   const first = jobs[0]!;
   const ids = jobs.map((j) => j.id);
+  if (initial !== undefined) {
+    return { ids, params: JOB_FIELDS.map((f) => jobs.map((j) => j[f])), shape: "settled" };
+  }
   if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
   let uniform = true;
   for (let i = 1; i < jobs.length && uniform; i++) {
@@ -57,8 +64,19 @@ function insertParams(jobs: NewJob[]): {
 }
 
 /**
+ * The state a job with dependencies is inserted in (dependencies.ts): blocked on `blockedBy`
+ * unfinished dependencies, or pending. One that is to be cancelled goes in blocked, so that, like
+ * every blocked job, it never enters the claim index.
+ */
+export interface InitialState {
+  state: "blocked" | "pending";
+  blockedBy: number;
+}
+
+/**
  * Inserts in one statement (unnest of one array per column), skipping jobs whose id or unique
- * key is taken, then looks up what the skipped ones matched.
+ * key is taken, then looks up what the skipped ones matched. With `initial` (one per job), each
+ * job goes in in that state rather than pending.
  *
  * With caller-chosen ids (`checkDone`), ids are unique across both tables: the insert skips ids
  * found in `errand_job_done`, and — inside the same transaction, in a later statement with a
@@ -73,6 +91,7 @@ export async function insertJobs(
   now: number,
   checkDone: boolean,
   notifyTag: string,
+  initial?: readonly InitialState[],
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
@@ -81,14 +100,17 @@ export async function insertJobs(
     // A unique key's holder can finish between our insert and our lookup: insert those again.
     if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
     const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
-    const { ids, params, shape } = insertParams(batch);
+    const batchInitial = initial === undefined || round === 0 ? initial : pending.map((i) => initial[i]!);
+    const { ids, params, shape } = insertParams(batch, batchInitial);
     const text = sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
-    const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, [
-      ...params,
-      now,
-      notifyTag,
-      batch.length,
-    ]);
+    const values = [...params, now, notifyTag, batch.length];
+    if (batchInitial !== undefined) {
+      values.push(
+        batchInitial.map((x) => x.state),
+        batchInitial.map((x) => x.blockedBy),
+      );
+    }
+    const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, values);
     let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
     if (checkDone && row!.n > 0) {
       const raced = await connection.query<{ id: string }>(db, sql.dropRaced, [
@@ -106,7 +128,7 @@ export async function insertJobs(
       if ((inserted === null || inserted.has(j.id)) && !claimed.has(j.id)) {
         claimed.add(j.id);
         results[i] = { inserted: true };
-        if (j.runAt <= now) ready = true;
+        if (j.runAt <= now && (initial === undefined || initial[i]!.state === "pending")) ready = true;
       } else {
         lookups.push(i);
       }

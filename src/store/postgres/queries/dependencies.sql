@@ -18,9 +18,7 @@
 --   of each.
 -- shareDependencies: $1 ids. Locks those in errand_job_done FOR SHARE (id order), so neither a
 --   retry nor a pruner changes them before the enqueue commits. Returns (id, state) of each.
--- settleNew: $1 ids of jobs just inserted (pending) that are blocked, $2 their blocked_by; $3, $4
---   the edges (dependency id, job id) of every job just inserted with dependencies.
---   Returns one row: n (jobs blocked).
+-- addEdges: $1 dependency ids, $2 job ids: the edges of jobs just inserted with dependencies.
 -- cancelDependents: $1 ids of locked blocked jobs (or jobs just inserted), $2 the error entry
 --   (JSON text) each gets, $3 now. Moves them to errand_job_done as cancelled. Returns (id,
 --   "hasDependents") of each.
@@ -44,16 +42,9 @@ SELECT id, state FROM locked
 -- name: shareDependencies
 SELECT id, state FROM {{errandJobDone}} WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE
 
--- name: settleNew
-WITH edges AS (
-  INSERT INTO {{errandDependency}} (dep_id, job_id)
-  SELECT * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING
-), upd AS (
-  UPDATE {{errandJob}} j SET state = 'blocked', blocked_by = u.n
-  FROM unnest($1::text[], $2::integer[]) AS u(id, n) WHERE j.id = u.id
-  RETURNING 1
-)
-SELECT count(*)::integer AS n FROM upd
+-- name: addEdges
+INSERT INTO {{errandDependency}} (dep_id, job_id)
+SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING
 
 -- name: cancelDependents
 WITH moved AS (

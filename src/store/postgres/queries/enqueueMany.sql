@@ -42,8 +42,11 @@
 -- insertUniform, insertUniformChecked: the same, but $2, $3 and $5 to $17 are one value each.
 -- insertOne, insertOneChecked: one job, every field one value ($1 to $17), $20 always 1.
 --   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $20), notified.
---   Every job goes in pending; a job with dependencies is settled by the statements of
---   dependencies.sql in the same transaction (insert.ts), before anyone can see it.
+--   Every job goes in pending.
+-- insertSettled, insertSettledChecked: as insert and insertChecked, for jobs with dependencies
+--   (dependencies.ts), each in the state it will have: $21 states ('blocked' or 'pending'), $22
+--   blocked_by. A blocked job never enters the claim index (not even as a version to vacuum),
+--   and wakes no one.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
 --   by id in either table (false), and blocked, pending or active jobs by unique key (true).
@@ -135,6 +138,49 @@ WITH ins AS (
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
 ), n AS (SELECT pg_notify({{channel}}, $19) FROM ins WHERE run_at <= $18)
+{{insertOutcome}}
+
+-- name: insertSettled
+WITH ins AS (
+  INSERT INTO {{errandJob}} (id, type, queue, state, payload, priority, weight, run_at, expires_at,
+    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on,
+    on_dependency_failure, created_at, blocked_by)
+  SELECT u.id, u.type, u.queue, u.state, u.payload, u.priority, u.weight, u.run_at, u.expires_at,
+    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, u.depends_on,
+    u.on_dependency_failure, $18, u.blocked_by
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
+      $16::text[], $17::text[], $21::text[], $22::integer[])
+    WITH ORDINALITY AS u(id, type, queue, payload, priority, weight, run_at, expires_at, max_attempts,
+      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, state,
+      blocked_by, ord)
+  ORDER BY u.ord
+  ON CONFLICT DO NOTHING
+  RETURNING id, state, run_at
+), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $18),
+n AS (SELECT pg_notify({{channel}}, $19) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+{{insertOutcome}}
+
+-- name: insertSettledChecked
+WITH ins AS (
+  INSERT INTO {{errandJob}} (id, type, queue, state, payload, priority, weight, run_at, expires_at,
+    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on,
+    on_dependency_failure, created_at, blocked_by)
+  SELECT u.id, u.type, u.queue, u.state, u.payload, u.priority, u.weight, u.run_at, u.expires_at,
+    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, u.depends_on,
+    u.on_dependency_failure, $18, u.blocked_by
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[],
+      $16::text[], $17::text[], $21::text[], $22::integer[])
+    WITH ORDINALITY AS u(id, type, queue, payload, priority, weight, run_at, expires_at, max_attempts,
+      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, state,
+      blocked_by, ord)
+  WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
+  ORDER BY u.ord
+  ON CONFLICT DO NOTHING
+  RETURNING id, state, run_at
+), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $18),
+n AS (SELECT pg_notify({{channel}}, $19) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: dropRaced
