@@ -11,7 +11,8 @@
 --     dependencies' row locks from `lockDependencies` to its commit).
 --   - Dependents are locked in id order, as by every statement that locks several jobs and waits.
 --     Locks run from a dependency down to its dependents (never up), except in `lockDependencies`
---     and `shareDependencies`, which lock the dependencies of a job that nothing can see yet.
+--     and `shareDependencies`, which lock the dependencies of a job that nothing can see yet (an
+--     enqueue) or that is in history (a retry, before it moves the job back).
 --
 -- lockDependencies: $1 ids. Locks those in errand_job (id order) and marks them has_dependents
 --   (only where it is not set yet, so marking a dependency twice writes once). Returns (id, state)
@@ -19,9 +20,9 @@
 -- shareDependencies: $1 ids. Locks those in errand_job_done FOR SHARE (id order), so neither a
 --   retry nor a pruner changes them before the enqueue commits. Returns (id, state) of each.
 -- addEdges: $1 dependency ids, $2 job ids: the edges of jobs just inserted with dependencies.
--- cancelDependents: $1 ids of locked blocked jobs (or jobs just inserted), $2 the error entry
---   (JSON text) each gets, $3 now. Moves them to errand_job_done as cancelled. Returns (id,
---   "hasDependents") of each.
+-- cancelDependents: $1 ids of locked blocked jobs (or of jobs just inserted blocked), $2 the
+--   error entry (JSON text) each gets, $3 now. Moves them to errand_job_done as cancelled.
+--   Returns (id, "hasDependents") of each.
 -- dependentsToSettle: $1 ids of jobs that just ended dead, cancelled or expired. Locks their
 --   blocked dependents (id order) and returns each as (id, attempt, "dependsOn",
 --   "onDependencyFailure").
