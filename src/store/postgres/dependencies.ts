@@ -9,6 +9,12 @@
  * (`lockDependencies`, `shareDependencies`) until it commits. So a completion either sees a new
  * dependent (it waited for the enqueue's commit), or the enqueue sees the dependency finished (it
  * waited for the completion's).
+ *
+ * The hot path pays one flag: `lockDependencies` sets `has_dependents` with an UPDATE, so a
+ * statement finishing the job, having waited for that row lock, reads the flag as committed. A
+ * job whose flag is false under its lock has no dependent and can get none before that statement
+ * commits, so completeMany and failMany finish it in their one statement as before; one whose
+ * flag is set is finished again in a transaction with the statements here.
  * @module
  */
 import { ErrandError } from "../../errors.js";
