@@ -216,7 +216,8 @@ describe("the SQL column lists derived from the table", () => {
     );
     expect(squash(pg.insertJob!)).toBe(
       squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, created_at)`),
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on,
+    on_dependency_failure, created_at)`),
     );
   });
 
