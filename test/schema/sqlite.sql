@@ -32,6 +32,13 @@ CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE uniqu
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON errand_schedule (next_run_at);
 
+-- table errand_blocked
+CREATE TABLE errand_blocked (
+  job_id                TEXT PRIMARY KEY,
+  blocked_by            INTEGER NOT NULL,
+  on_dependency_failure TEXT NOT NULL
+) WITHOUT ROWID;
+
 -- table errand_dependency
 CREATE TABLE errand_dependency (
   dep_id  TEXT NOT NULL,
@@ -66,7 +73,6 @@ CREATE TABLE "errand_job" (
   started_at            INTEGER,
   owner                 TEXT,
   depends_on            TEXT,
-  blocked_by            INTEGER NOT NULL DEFAULT 0,
   on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
   has_dependents        INTEGER NOT NULL DEFAULT 0
 , key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);

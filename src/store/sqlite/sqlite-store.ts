@@ -420,14 +420,15 @@ export class SqliteStore implements Store {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (isFinished(record.state)) return { record, changed: false };
-      this.#moveToDone(p.id, "cancelled", p.now);
+      this.#moveToDone(p.id, "cancelled", p.now, record.state === "blocked");
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
 
   /** Moves a blocked, pending or active job to the done table, and settles its dependents. */
-  #moveToDone(id: string, state: "cancelled" | "expired", now: number): void {
+  #moveToDone(id: string, state: "cancelled" | "expired", now: number, wasBlocked: boolean): void {
     this.#q.moveToDone.run(state, now, id);
+    if (wasBlocked) this.#deps.left(id);
     if (this.#q.moveDelete.get(id) === 1) this.#deps.ended(id, state, now);
   }
 
@@ -451,7 +452,8 @@ export class SqliteStore implements Store {
       }
       this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
       this.#q.retryDeleteDone.run(p.id);
-      if (this.#deps.retried(p.id, record.dependsOn)) this.#ringAfterCommit = true;
+      if (this.#deps.retried(p.id, record.dependsOn, record.onDependencyFailure))
+        this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
@@ -495,9 +497,9 @@ export class SqliteStore implements Store {
 
   expirePending(p: SweepParams): Promise<JobRecord[]> {
     return this.#write(() => {
-      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string }>;
-      return rows.map(({ id }) => {
-        this.#moveToDone(id, "expired", p.now);
+      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string; state: string }>;
+      return rows.map(({ id, state }) => {
+        this.#moveToDone(id, "expired", p.now, state === "blocked");
         return this.#getRecord(id)!;
       });
     });

@@ -22,6 +22,13 @@ const HOT_FIELDS = selectList(
   "hot",
   () => "NULL",
   (name) => name,
+  undefined,
+  // A blocked job's count lives in errand_blocked (migrations/0004 says why); the CASE reads it
+  // for blocked rows only, so a claim (pending rows) never probes that table.
+  (f) =>
+    f.name === "blockedBy"
+      ? "CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END"
+      : undefined,
 );
 const DONE_FIELDS = selectList(
   "done",
