@@ -17,8 +17,11 @@ CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
 -- index errand_job_expiry
 CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NOT NULL;
 
--- index errand_job_key_active
-CREATE INDEX errand_job_key_active ON errand_job (type, key) WHERE key IS NOT NULL;
+-- index errand_job_key_order
+CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;
+
+-- index errand_job_key_state
+CREATE INDEX errand_job_key_state ON errand_job (type, key, state) WHERE key IS NOT NULL;
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';

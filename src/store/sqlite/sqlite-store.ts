@@ -47,6 +47,7 @@ import type {
 } from "../store.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { insertJobs } from "./insert.js";
+import { KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
 import { prepareStatements, type Statements, type Stmt } from "./statements.js";
@@ -78,6 +79,9 @@ export interface SqliteStoreOptions {
    */
   crossProcessWake?: boolean;
 }
+
+/** The candidates query's per-key parameters when the claim has no per-key rules. */
+const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
 
 /**
  * The embedded store: one SQLite file, WAL, any number of processes.
@@ -215,6 +219,7 @@ export class SqliteStore implements Store {
 
     const activate = this.#q.claimActivate;
     const candidates = this.#q.claimCandidates;
+    const gate = p.keyRules ? new KeyGate(this.#q, p.keyRules, p.now) : null;
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];
@@ -226,6 +231,7 @@ export class SqliteStore implements Store {
             now: p.now,
             types,
             excluded: excluded.length > 0 ? JSON.stringify(excluded) : null,
+            ...(gate ? gate.params() : NO_KEY_PARAMS),
             limit: count - out.length,
           }) as unknown[][]
         ).map(hotRecord);
@@ -236,11 +242,16 @@ export class SqliteStore implements Store {
             skipped = true;
             continue;
           }
+          if (gate && !gate.admit(row, queue)) {
+            skipped = true;
+            continue;
+          }
           const w = Math.min(row.weight, weightCap);
           if (w > budget) return { taken: out, full: true };
           budget -= w;
           if (left !== undefined) room.set(row.type, left - 1);
           activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
+          gate?.took(row);
           row.state = "active";
           row.attempt += 1;
           row.workerId = p.workerId;

@@ -104,6 +104,7 @@ export function prepareStatements(db: Database.Database): Statements {
   q.moveDelete.pluck();
   q.dependencyUnfinished.pluck();
   q.dependentsPage.pluck();
+  q.claimKeyActive.pluck();
   q.pausedQueues.pluck();
   return q;
 }
