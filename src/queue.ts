@@ -24,7 +24,6 @@ import {
   type JobState,
   toJob,
 } from "./job.js";
-import { checkKnownKeys } from "./known-keys.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
 import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
