@@ -131,7 +131,8 @@ local function key_allows(id, jtype, jkey)
   if rule.ordered then
     local head = key_heads[field]
     if not head then
-      head = redis.call("ZRANGE", key_order_key(jtype, jkey), 0, 0)[1] or ""
+      -- An empty order (its keys lost) holds nothing back: this job heads it for this claim.
+      head = redis.call("ZRANGE", key_order_key(jtype, jkey), 0, 0)[1] or id
       key_heads[field] = head
     end
     if head ~= id then
