@@ -20,9 +20,11 @@
       does not fit ends the whole claim.
     - Delayed and retrying jobs that came due ({p}:sched, score <= now) are promoted to their lanes
       first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims.
-  Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired jobs passed over; never a scan of the
-  whole queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to
-  find each page, and removals touch only the pages jobs were taken from.
+  Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired
+  jobs passed over, and up to HELD_MAX jobs held back by key rules; never a scan of the whole
+  queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
+  each page, and removals touch only the pages jobs were taken from. A job with a key costs one
+  HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
