@@ -1,10 +1,10 @@
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
-import { FINISHED_STATES, isFinished, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
-import { nameRecord } from "../../name-record.js";
+import { FINISHED_STATES, isFinished, type JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
 import { hotRecord } from "../hot-record.js";
+import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -385,43 +385,8 @@ export class SqliteStore implements Store {
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
-    const states = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
-    const queues: StoreStats["queues"] = nameRecord();
-    const types: StoreStats["types"] = nameRecord();
-    const add = (state: JobState, queue: string, type: string, n: number) => {
-      states[state] += n;
-      const q = (queues[queue] ??= {});
-      q[state] = (q[state] ?? 0) + n;
-      const t = (types[type] ??= {});
-      t[state] = (t[state] ?? 0) + n;
-    };
-    const hot = this.#q.statsHot.all({ now: p.now }) as Array<{
-      state: JobState;
-      queue: string;
-      type: string;
-      n: number;
-      scheduled: number;
-      retrying: number;
-      oldest: number | null;
-    }>;
-    let scheduled = 0;
-    let retrying = 0;
-    let oldestReadyAt: number | null = null;
-    for (const r of hot) {
-      add(r.state, r.queue, r.type, r.n);
-      scheduled += r.scheduled;
-      retrying += r.retrying;
-      if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
-    }
-    const done = this.#q.statsDone.all() as Array<{
-      state: JobState;
-      queue: string;
-      type: string;
-      n: number;
-    }>;
-    for (const r of done) add(r.state, r.queue, r.type, r.n);
-    return { states, scheduled, retrying, queues, types, oldestReadyAt };
+    const hot = this.#q.statsHot.all({ now: p.now }) as StatsRow[];
+    return statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
   }
 
   // ---- changes by id -------------------------------------------------------------------------
