@@ -73,6 +73,8 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,
+    /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
+    hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,
