@@ -58,6 +58,12 @@ const INSERT_COLUMNS = wrapList(INSERT_FIELDS.map((x) => x.column));
 export const CAP_LOCK = 0x65727263;
 
 /**
+ * First key of the two-key advisory lock that serialises claims of one (type, key) of a type with
+ * per-key rules ("errk"); the second is a hash of the schema, the type and the key.
+ */
+export const KEY_LOCK = 0x6572726b;
+
+/**
  * The `{{fragment}}`s of queries/*.sql: table names qualified by the schema (a quoted identifier),
  * the NOTIFY channel (a quoted literal), both checked by `checkSchemaName` (migrate.ts), and the
  * column lists many statements share.
@@ -73,6 +79,8 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,
+    /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
+    hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,

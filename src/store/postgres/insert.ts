@@ -93,6 +93,101 @@ export async function insertJobs(
   notifyTag: string,
   initial?: readonly InitialState[],
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  for (const j of jobs) {
+    if (j.debounceKey !== null) {
+      return insertDebounced(connection, sql, db, jobs, now, checkDone, notifyTag, initial);
+    }
+  }
+  return insertRows(connection, sql, db, jobs, now, checkDone, notifyTag, initial);
+}
+
+/**
+ * {@link insertJobs} for a batch with debounced jobs: the others in one insert, then each
+ * debounced job in batch order, as its own `debounce` update (the pending, never started job
+ * holding its key takes its payload and runAt) or, when no job holds the key, its own insert. An
+ * insert that conflicts on errand_job_debounce lost the key to a concurrent enqueue, committed by
+ * then (ON CONFLICT waited for it), so the update runs again and finds that job. One at a time,
+ * because a later job of the batch may debounce onto an earlier one.
+ */
+async function insertDebounced(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+  initial: readonly InitialState[] | undefined,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  const results: EnqueueResult[] = new Array(jobs.length);
+  let ready = false;
+  const plain: number[] = [];
+  for (let i = 0; i < jobs.length; i++) if (jobs[i]!.debounceKey === null) plain.push(i);
+  if (plain.length > 0) {
+    const some = await insertRows(
+      connection,
+      sql,
+      db,
+      plain.map((i) => jobs[i]!),
+      now,
+      checkDone,
+      notifyTag,
+      initial && plain.map((i) => initial[i]!),
+    );
+    plain.forEach((i, k) => {
+      results[i] = some.results[k]!;
+    });
+    ready = some.ready;
+  }
+  for (let i = 0; i < jobs.length; i++) {
+    const j = jobs[i]!;
+    if (j.debounceKey === null) continue;
+    for (let round = 0; results[i] === undefined; round++) {
+      if (round === 10)
+        throw new Error("enqueue: debounce key holders kept changing; gave up after 10 rounds");
+      const [held] = await connection.query<JobRecord>(db, sql.debounce, [
+        j.debounceKey,
+        j.payload,
+        j.runAt,
+        now,
+        notifyTag,
+      ]);
+      if (held) {
+        results[i] = { inserted: false, existing: held };
+        if (j.runAt <= now) ready = true;
+        break;
+      }
+      const one = await insertRows(
+        connection,
+        sql,
+        db,
+        [j],
+        now,
+        checkDone,
+        notifyTag,
+        initial && [initial[i]!],
+      );
+      if (one.results[0] !== undefined) results[i] = one.results[0];
+      if (one.ready) ready = true;
+    }
+  }
+  return { results, ready };
+}
+
+/**
+ * {@link insertJobs}' insert of rows; a debounced job that lost its key to a concurrent enqueue is
+ * left without a result, for {@link insertDebounced} to update that enqueue's job instead.
+ */
+async function insertRows(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+  initial?: readonly InitialState[],
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
   let pending = jobs.map((_, i) => i);
@@ -150,7 +245,7 @@ export async function insertJobs(
       const j = jobs[i]!;
       const existing = byId.get(j.id) ?? (j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey));
       if (existing) results[i] = { inserted: false, existing };
-      else pending.push(i);
+      else if (j.debounceKey === null) pending.push(i);
     }
   }
   return { results, ready };

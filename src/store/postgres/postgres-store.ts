@@ -38,6 +38,7 @@ import type {
   ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  SnoozeParams,
   StatsParams,
   Store,
   StoreCapabilities,
@@ -333,6 +334,15 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return changed;
   }
 
+  async snooze(p: SnoozeParams): Promise<boolean> {
+    const [row] = await this.#op("pool", (db) =>
+      this.#q<{ changed: number }>(db, this.#sql.snooze, [p.id, p.attempt, p.runAt, p.now, this.#origin]),
+    );
+    const changed = (row?.changed ?? 0) > 0;
+    if (changed && p.runAt <= p.now) this.#emitWake();
+    return changed;
+  }
+
   // ---- reads ---------------------------------------------------------------------------------
 
   async get({ id }: GetParams): Promise<JobRecord | null> {
@@ -361,6 +371,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         p.type ?? null,
         p.cursor ?? null,
         p.limit + 1,
+        p.key ?? null,
         ...(owned ? [p.owner] : []),
       ]),
     );

@@ -23,6 +23,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0002_job_types_and_owner.sql",
       "0003_queue_pause.sql",
       "0004_dependencies.sql",
+      "0005_keys_snooze_debounce.sql",
     ],
   });
 

@@ -54,10 +54,8 @@ WITH moved AS (
   RETURNING j.*, u.error AS new_error
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-    CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END,
-    lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure,
+  SELECT /*@sharedValues
+      errors = CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END*/,
     'cancelled', NULL, $3
   FROM moved
   RETURNING id

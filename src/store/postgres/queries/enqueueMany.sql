@@ -40,15 +40,22 @@
 -- All six: $1 now (created_at), $2 notify tag (the NOTIFY payload: the store's origin, '' to wake
 --   this process too), $3 batch size; then a NewJob's fields in table order: $4 id, $5 type,
 --   $6 queue, $7 payload, $8 priority, $9 weight, $10 run_at, $11 expires_at, $12 max_attempts,
---   $13 backoff, $14 retry_queue, $15 delivery, $16 timeout_ms, $17 unique_key, $18 owner.
+--   $13 backoff, $14 retry_queue, $15 delivery, $16 timeout_ms, $17 unique_key, $18 owner,
+--   $19 depends_on, $20 on_dependency_failure, $21 key, $22 debounce_key.
 -- insert, insertChecked: each field one array (one element per job).
 -- insertUniform, insertUniformChecked: ids and payloads arrays, every other field one value.
 -- insertOne, insertOneChecked: one job, every field one value, $3 always 1.
---   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $18), notified.
+--   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $3), notified.
 -- insertSettled, insertSettledChecked: as insert and insertChecked, for jobs with dependencies
 --   (dependencies.ts), each in the state it will have: the two parameters after the job's fields
 --   (/*@afterFields*/) are the states ('blocked' or 'pending') and blocked_by. A blocked job never
 --   enters the claim index (not even as a version to vacuum), and wakes no one.
+-- debounce: $1 debounce key, $2 payload, $3 run at, $4 now, $5 notify tag. The pending job never
+--   started that holds the key (errand_job_debounce: at most one) takes the new payload and run_at;
+--   returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
+--   job, and if that insert conflicts on the index, a concurrent enqueue's job now holds it: the
+--   store runs debounce again). A job being claimed is waited for, then no longer matches. NOTIFYs
+--   the wake channel when the job is due at once.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
 --   by id in either table (false), and pending or active jobs by unique key (true).
@@ -152,6 +159,14 @@ WITH ins AS (
 ), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $1),
 n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
+
+-- name: debounce
+WITH upd AS (
+  UPDATE {{errandJob}} SET payload = $2, run_at = $3
+  WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0
+  RETURNING {{hotFields}}
+), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE "runAt" <= $4) AS r)
+SELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0
 
 -- name: dropRaced
 DELETE FROM {{errandJob}} j WHERE j.id = ANY($1::text[])

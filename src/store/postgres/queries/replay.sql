@@ -3,7 +3,8 @@
 -- Guarantees:
 --   - The copy is pending at $3 with the original's type, queue, payload, priority, weight,
 --     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start,
---     and no dependencies (the original's have finished; the copy waits for nothing).
+--     and no dependencies (the original's have finished; the copy waits for nothing). It keeps
+--     the key but no debounce key (it is no debounce target) and starts with no snoozes.
 --     The original stays in history unchanged.
 --   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
 --     long to start as it had ($3 + expires_at - created_at), and a copy of a job that ended
@@ -31,7 +32,7 @@ WITH src AS (
   INSERT INTO {{errandJob}} ({{sharedColumns}}, state)
   SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3 + (expires_at - created_at);
       attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
-      depends_on = NULL*/,
+      depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
     'pending'
   FROM src WHERE state <> 'expired'
   RETURNING {{hotFields}}
@@ -39,7 +40,7 @@ WITH src AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3;
       attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
-      depends_on = NULL*/,
+      depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
     'expired', NULL, $3
   FROM src WHERE state = 'expired'
   RETURNING {{doneFields}}

@@ -3,8 +3,10 @@
 -- Guarantees:
 --   - The job moves from errand_job_done back to errand_job, keeping its id, attempts and errors;
 --     max_attempts grows when needed so one more attempt is allowed. Its expiry and lease-expiry
---     count are cleared. It is pending at $2, or blocked when $4 (the store's count of its
---     dependencies still unfinished, taken under their row locks: `retryDependencies`) is above 0.
+--     count are cleared, and so is its debounce key: a job retried by hand is no debounce target,
+--     and back pending at attempt 0 it would contend for errand_job_debounce. It is pending at
+--     $2, or blocked when $4 (the store's count of its dependencies still unfinished, taken
+--     under their row locks: `retryDependencies`) is above 0.
 --   - A completed, blocked, pending, active or unknown job changes nothing (no row: the store then
 --     reads it with get).
 --   - A blocked, pending or active job holding its unique key makes the insert fail (unique
@@ -33,11 +35,12 @@ WITH moved AS (
   INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
     attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
     lease_expirations, created_at, started_at, owner, depends_on, blocked_by, on_dependency_failure,
-    has_dependents)
+    key, debounce_key, snoozes, has_dependents)
   SELECT id, type, queue, CASE WHEN $4::integer > 0 THEN 'blocked' ELSE 'pending' END, payload, checkpoint,
     priority, weight, $2, NULL, attempt, greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery,
     timeout_ms, unique_key, errors, 0, created_at, started_at, owner, depends_on, $4::integer,
-    on_dependency_failure, EXISTS (SELECT 1 FROM {{errandDependency}} e WHERE e.dep_id = moved.id)
+    on_dependency_failure, key, NULL, snoozes,
+    EXISTS (SELECT 1 FROM {{errandDependency}} e WHERE e.dep_id = moved.id)
   FROM moved
   RETURNING {{hotFields}}, has_dependents AS "hasDependents"
 ), n AS (SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM ins WHERE state = 'pending' LIMIT 1) AS r)
