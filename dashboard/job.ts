@@ -1,5 +1,6 @@
 import { ApiError, api, withQuery } from "./api.js";
 import { badge, duration, h, json, link, table, time } from "./dom.js";
+import { keyHref } from "./jobs.js";
 import type { Job, JobDependency, JobPage, JobState } from "./types.js";
 import type { View } from "./view.js";
 
@@ -169,6 +170,10 @@ function render(
         field("type", j.type),
         field("queue", j.queue),
         field("attempt", `${j.attempt} of ${j.maxAttempts}`),
+        field("key", j.key === null ? null : link(keyHref(j.key), j.key)),
+        // Each snooze gave back the attempt it ended: maxAttempts grew by one.
+        field("snoozes", j.snoozes),
+        field("debounce key", j.debounceKey),
         field("priority", j.priority),
         field("weight", j.weight),
         field("delivery", j.delivery),
