@@ -134,7 +134,7 @@ function render(
     );
   const field = (name: string, value: Node | string | number | null | undefined) => [
     h("dt", {}, name),
-    h("dd", {}, value === null || value === undefined || value === "" ? "—" : value),
+    h("dd", { "data-field": name }, value === null || value === undefined || value === "" ? "—" : value),
   ];
   return [
     h("p", {}, link("#/jobs", "« Jobs")),
