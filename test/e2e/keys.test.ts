@@ -41,6 +41,10 @@ for (const backend of selectedBackends()) {
         body: { jobs: [{ ref: "a", type: "sync", key: "tenant-9" }] },
       });
       expect(flow.body.jobs.a.key).toBe("tenant-9");
+      const schedule = await h.http("PUT", "/v1/schedules/nightly", {
+        body: { cron: "0 3 * * *", type: "sync", options: { key: "tenant-9" } },
+      });
+      expect(schedule).toMatchObject({ status: 200, body: { options: { key: "tenant-9" } } });
 
       const listed = await h.http("GET", "/v1/jobs?key=tenant-7");
       expect(listed.status).toBe(200);
@@ -73,6 +77,7 @@ for (const backend of selectedBackends()) {
         ["POST", "/v1/jobs", { type: "t", debounce: { key: "k", delayMs: 1 }, delayMs: 5 }, "INVALID_OPTION"],
         ["POST", "/v1/jobs", { type: "t", debounce: { key: "k" } }, "INVALID_REQUEST"],
         ["GET", "/v1/jobs?key=two%20words", undefined, "INVALID_KEY"],
+        ["PUT", "/v1/schedules/s1", { cron: "0 3 * * *", type: "t", options: { key: "a b" } }, "INVALID_KEY"],
       ];
       for (const [method, path, body, code] of cases) {
         const r = await h.http(method, path, body === undefined ? {} : { body });
