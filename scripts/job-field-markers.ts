@@ -10,12 +10,14 @@
 //   - /*@insertRows N*/   N such rows, one per line.
 // - PostgreSQL (postgres/queries), where a NewJob's fields are the insert's parameters after the
 //   fixed ones ($1 now, $2 the NOTIFY tag, $3 the batch size; see postgres/columns.ts):
-//   - /*@insertValues unnest|uniform|one*/  the values of an insert's columns (INSERT_FIELDS):
-//                         each field from the unnest row u, only the id and payload from it and
-//                         the rest one parameter each, or every field a parameter;
+//   - /*@insertValues unnest|settled|uniform|one*/  the values of an insert's columns
+//                         (INSERT_FIELDS): each field from the unnest row u (settled: the state
+//                         too), only the id and payload from it and the rest one parameter each,
+//                         or every field a parameter;
 //   - /*@unnestArrays [field …]*/, /*@unnestColumns [field …]*/  the NewJob fields' array
 //                         parameters ($n::type[]) and their columns (all, or those named);
 //   - /*@param field*/    a NewJob field's parameter ($n);
+//   - /*@afterFields n*/  the n-th parameter after the job's fields;
 //   - /*@sharedValues column = expression; …*/  a value for each column of {{sharedColumns}}: the
 //                         column itself, or the expression given for it.
 // - Lua (redis/lua), whole lines:
@@ -102,15 +104,26 @@ function postgres(name: string, arg: string, text: string, at: number, fail: Fai
       at,
       newJobFields(arg, fail).map((f) => f.column),
     );
+  if (name === "afterFields") {
+    // The n-th parameter after the job's fields (what a statement takes besides them).
+    const n = Number(arg);
+    if (!Number.isInteger(n) || n < 1) fail("needs a position from 1");
+    return `$${INSERT_FIXED_PARAMS + NEW_JOB_FIELDS.length + n}`;
+  }
   if (name === "insertValues") {
-    // unnest: every field from the unnest row `u`; uniform: the id and payload from it, the rest
-    // one parameter each; one: every field a parameter.
-    if (arg !== "unnest" && arg !== "uniform" && arg !== "one") fail("give unnest, uniform or one");
+    // unnest: every field from the unnest row `u`; settled: the same with the state from it too;
+    // uniform: the id and payload from it, the rest one parameter each; one: every field a parameter.
+    if (arg !== "unnest" && arg !== "settled" && arg !== "uniform" && arg !== "one")
+      fail("give unnest, settled, uniform or one");
     const perRow = (f: JobField) =>
-      arg === "unnest" || (arg === "uniform" && (f.name === "id" || f.name === "payload"));
+      arg === "unnest" ||
+      arg === "settled" ||
+      (arg === "uniform" && (f.name === "id" || f.name === "payload"));
     const values = INSERT_FIELDS.map((f) =>
       f.name === "state"
-        ? `'${f.initial}'`
+        ? arg === "settled"
+          ? "u.state"
+          : `'${f.initial}'`
         : f.name === "createdAt"
           ? "$1"
           : perRow(f)

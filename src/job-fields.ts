@@ -168,10 +168,14 @@ export function selectList(
   nullOf: (field: JobField) => string,
   quote: (name: string) => string,
   alias?: string,
+  /** An expression to read a field by instead of its column (a store that keeps it elsewhere). */
+  expression?: (field: JobField) => string | undefined,
 ): string {
   return wrapList(
     JOB_FIELDS.map((x) => {
       if (!x[table]) return `${nullOf(x)} AS ${x.name === x.column ? x.name : quote(x.name)}`;
+      const own = expression?.(x);
+      if (own !== undefined) return `${own} AS ${quote(x.name)}`;
       const column = alias ? `${alias}.${x.column}` : x.column;
       return x.name === x.column ? column : `${column} AS ${quote(x.name)}`;
     }),

@@ -1,20 +1,13 @@
 import { EventEmitter } from "node:events";
 import { Attempts } from "./attempts.js";
 import { type Clock, systemClock } from "./clock.js";
-import type { AnyJobDefinition, JobDefinition } from "./define-job.js";
+import type { AnyJobDefinition } from "./define-job.js";
 import { dependenciesOf } from "./dependency-reads.js";
 import type { Duration } from "./duration.js";
-import {
-  jobTarget,
-  type PlannedJobs,
-  type Planner,
-  planBatch,
-  planEnqueue,
-  planMany,
-} from "./enqueue-plan.js";
+import { Enqueuer, type JobTarget } from "./enqueuer.js";
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
-import { byRef, type FlowNode, planFlow } from "./flow-plan.js";
+import type { FlowNode } from "./flow-plan.js";
 import { uuidv7 } from "./id.js";
 import {
   type EnqueuedJob,
@@ -24,7 +17,6 @@ import {
   type JobState,
   toJob,
 } from "./job.js";
-import { checkKnownKeys } from "./known-keys.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
 import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
@@ -35,7 +27,6 @@ import {
   checkDependents,
   checkLeaseOptions,
   checkListOptions,
-  checkObject,
   checkOpenQueueTarget,
   checkReschedule,
   resolveQueueOptions,
@@ -57,9 +48,9 @@ import type {
 } from "./queue-options.js";
 import { planSchedule, toSchedule } from "./schedule-plan.js";
 import { StoreDoor } from "./store/instrument.js";
-import type { AttemptRef, NewJob, Store } from "./store/store.js";
+import type { AttemptRef, Store } from "./store/store.js";
 import { TypeRegistry, type TypeSettings } from "./type-registry.js";
-import { checkJobId, checkQueueName, checkScheduleName, checkTypeName } from "./validation.js";
+import { checkJobId, checkQueueName, checkScheduleName } from "./validation.js";
 
 export { defaultWorkerId } from "./id.js";
 export { openStore } from "./open-store.js";
@@ -84,8 +75,6 @@ export type { TypeSettings } from "./type-registry.js";
 export type { EnqueuedJob, QueueEvents };
 
 const SWEEP_BATCH = 500;
-
-type JobTarget<P> = JobDefinition<P, unknown> | string;
 
 /**
  * The handle on a store: enqueue, inspect, change and (for custom runners) lease jobs.
@@ -115,6 +104,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @internal
    */
   readonly attempts: Attempts;
+  readonly #enqueuer: Enqueuer;
   #closed = false;
 
   /** Prefer {@link openQueue}. */
@@ -142,6 +132,13 @@ export class Queue extends EventEmitter<QueueEvents> {
             () => this.sweepJobs(),
             (error) => this.emit("error", error),
           );
+    this.#enqueuer = new Enqueuer({
+      door: this.#door,
+      clock: this.clock,
+      types: this.#types,
+      maxPayloadBytes: this.#maxPayloadBytes,
+      canEnlist: store.capabilities.transactionalEnqueue,
+    });
     this.attempts = new Attempts({
       door: this.#door,
       clock: this.clock,
@@ -203,20 +200,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     options: EnqueueOptions = {},
   ): Promise<EnqueuedJob<P>[]> {
     this.#checkOpen();
-    const { type, def } = jobTarget("enqueue", job, (t) => this.#types.get(t));
-    if (!Array.isArray(payloads))
-      throw new ErrandError("INVALID_OPTION", "enqueueMany: payloads must be an array");
-    checkObject("enqueue", "options", options);
-    if (payloads.length === 0) return [];
-    if (options.id !== undefined && payloads.length > 1) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "enqueueMany: options.id names one job; give each job its own enqueue",
-      );
-    }
-    const now = this.clock.now();
-    const plan = await planMany(this.#planner(now), type, def, payloads, options);
-    return this.#insert(plan, now, options.db) as Promise<EnqueuedJob<P>[]>;
+    return this.#enqueuer.many(job, payloads, options);
   }
 
   /**
@@ -228,12 +212,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     items: ReadonlyArray<{ job: JobTarget<unknown>; payload: unknown; options?: EnqueueOptions }>,
   ): Promise<EnqueuedJob[]> {
     this.#checkOpen();
-    if (!Array.isArray(items))
-      throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
-    if (items.length === 0) return [];
-    const now = this.clock.now();
-    const plan = await planBatch(this.#planner(now), items);
-    return this.#insert(plan, now, undefined);
+    return this.#enqueuer.batch(items);
   }
 
   /**
@@ -256,31 +235,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
     this.#checkOpen();
-    const now = this.clock.now();
-    const plan = await planFlow(this.#planner(now), nodes);
-    return { jobs: byRef(plan.refs, await this.#insert(plan, now, undefined)) };
-  }
-
-  /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
-  #insert(
-    { jobs, values, idsGenerated }: PlannedJobs,
-    now: number,
-    connection: unknown,
-  ): Promise<EnqueuedJob[]> {
-    return this.#door.enqueue({ jobs, now, idsGenerated, connection }, values);
-  }
-
-  #planner(now: number): Planner {
-    return {
-      now,
-      definition: (type) => this.#types.get(checkTypeName(type)),
-      plan: (type, def, options) => this.#plan(type, def, options, now),
-      maxPayloadBytes: this.#maxPayloadBytes,
-    };
-  }
-
-  #plan(type: string, def: AnyJobDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
-    return planEnqueue(type, def, o, now, this.store.capabilities.transactionalEnqueue);
+    return this.#enqueuer.flow(nodes);
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -437,7 +392,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const now = this.clock.now();
     const record = await planSchedule(name, options, now, {
       definition: (type) => this.#types.get(type),
-      plan: (type, def, jobOptions) => this.#plan(type, def, jobOptions, now),
+      plan: (type, def, jobOptions) => this.#enqueuer.plan(type, def, jobOptions, now),
       existing: (n) => this.store.getSchedule({ name: n }),
       maxPayloadBytes: this.#maxPayloadBytes,
     });
@@ -468,7 +423,8 @@ export class Queue extends EventEmitter<QueueEvents> {
     const { recovered, expired } = await this.#sweepJobs(now);
     const fired = await fireDueSchedules(
       this.#door,
-      (s, at) => this.#plan(s.type, this.#types.get(s.type), JSON.parse(s.options) as EnqueueOptions, at),
+      (s, at) =>
+        this.#enqueuer.plan(s.type, this.#types.get(s.type), JSON.parse(s.options) as EnqueueOptions, at),
       now,
       SWEEP_BATCH,
       (error) => this.emit("error", error),

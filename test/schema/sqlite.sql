@@ -17,8 +17,11 @@ CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
 -- index errand_job_expiry
 CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NOT NULL;
 
--- index errand_job_key_active
-CREATE INDEX errand_job_key_active ON errand_job (type, key) WHERE key IS NOT NULL;
+-- index errand_job_key_order
+CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;
+
+-- index errand_job_key_state
+CREATE INDEX errand_job_key_state ON errand_job (type, key, state) WHERE key IS NOT NULL;
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';
@@ -31,6 +34,13 @@ CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE uniqu
 
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON errand_schedule (next_run_at);
+
+-- table errand_blocked
+CREATE TABLE errand_blocked (
+  job_id                TEXT PRIMARY KEY,
+  blocked_by            INTEGER NOT NULL,
+  on_dependency_failure TEXT NOT NULL
+) WITHOUT ROWID;
 
 -- table errand_dependency
 CREATE TABLE errand_dependency (
@@ -66,7 +76,6 @@ CREATE TABLE "errand_job" (
   started_at            INTEGER,
   owner                 TEXT,
   depends_on            TEXT,
-  blocked_by            INTEGER NOT NULL DEFAULT 0,
   on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
   has_dependents        INTEGER NOT NULL DEFAULT 0
 , key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);

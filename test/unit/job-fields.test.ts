@@ -200,7 +200,9 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner, depends_on AS dependsOn, blocked_by AS blockedBy,
+  NULL AS finishedAt, owner, depends_on AS dependsOn,
+  CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b
+    WHERE b.job_id = errand_job.id) ELSE 0 END AS blockedBy,
   on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(JOB_COLUMNS.done)).toBe(
@@ -219,7 +221,8 @@ describe("the SQL column lists derived from the table", () => {
     );
     expect(squash(pg.insertJob!)).toBe(
       squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on, on_dependency_failure, key, debounce_key, created_at)`),
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on,
+    on_dependency_failure, key, debounce_key, created_at)`),
     );
   });
 

@@ -6,7 +6,11 @@ export const statements = {
   /** checkpoint.sql */
   checkpoint: "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** claim.sql */
-  claimCandidates: "SELECT {{hotFields}}\nFROM errand_job\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\n  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
+  claimCandidates: "SELECT {{hotFields}}\nFROM errand_job\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\n  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
+  /** claim.sql */
+  claimKeyActive: "SELECT count(*) FROM errand_job WHERE type = ? AND key = ? AND state = 'active';",
+  /** claim.sql */
+  claimKeyEarliest: "SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job\nWHERE type = ? AND key = ?\nORDER BY created_at, id\nLIMIT 1;",
   /** claim.sql */
   claimActiveCounts: "SELECT type, count(*) AS n\nFROM errand_job\nWHERE state = 'active' AND type IN (SELECT value FROM json_each(?))\nGROUP BY type;",
   /** claim.sql */
@@ -26,13 +30,19 @@ export const statements = {
   /** dependencies.sql */
   dependencyMark: "UPDATE errand_job SET has_dependents = 1 WHERE id = ? AND has_dependents = 0;",
   /** dependencies.sql */
-  dependencyBlock: "UPDATE errand_job SET state = 'blocked', blocked_by = ? WHERE id = ?;",
+  dependencyBlock: "INSERT INTO errand_blocked (job_id, blocked_by, on_dependency_failure) VALUES (?, ?, ?);",
   /** dependencies.sql */
-  dependencyUnblock: "UPDATE errand_job\nSET blocked_by = blocked_by - 1, state = CASE WHEN blocked_by <= 1 THEN 'pending' ELSE 'blocked' END\nWHERE state = 'blocked' AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nRETURNING state;",
+  dependencyBlockState: "UPDATE errand_job SET state = 'blocked' WHERE id = ?;",
   /** dependencies.sql */
-  dependencyRunOn: "UPDATE errand_job\nSET blocked_by = blocked_by - 1, state = CASE WHEN blocked_by <= 1 THEN 'pending' ELSE 'blocked' END\nWHERE state = 'blocked' AND on_dependency_failure = 'run'\n  AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nRETURNING state;",
+  dependencyUnblock: "UPDATE errand_blocked SET blocked_by = blocked_by - 1\nWHERE job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nRETURNING job_id, blocked_by;",
   /** dependencies.sql */
-  dependencyDoomed: "SELECT id FROM errand_job\nWHERE state = 'blocked' AND on_dependency_failure = 'cancel'\n  AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nORDER BY id;",
+  dependencyRunOn: "UPDATE errand_blocked SET blocked_by = blocked_by - 1\nWHERE on_dependency_failure = 'run' AND job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nRETURNING job_id, blocked_by;",
+  /** dependencies.sql */
+  dependencyRelease: "UPDATE errand_job SET state = 'pending' WHERE id = ? AND state = 'blocked';",
+  /** dependencies.sql */
+  dependencyUnblocked: "DELETE FROM errand_blocked WHERE job_id = ?;",
+  /** dependencies.sql */
+  dependencyDoomed: "SELECT job_id AS id FROM errand_blocked\nWHERE on_dependency_failure = 'cancel' AND job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nORDER BY job_id;",
   /** dependencies.sql */
   dependencyCancel: "INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  state, result,\n  finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed',\n    'dependency', ?, 'at', ?)),\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'cancelled', NULL,\n  ?\nFROM errand_job\nWHERE id = ?;",
   /** dependencies.sql */
@@ -40,9 +50,9 @@ export const statements = {
   /** dependencies.sql */
   dependencyUnfinished: "SELECT count(*) FROM json_each(?) AS d JOIN errand_job AS j ON j.id = d.value;",
   /** dependencies.sql */
-  dependencyRestore: "UPDATE errand_job\nSET state = CASE WHEN $blockedBy > 0 THEN 'blocked' ELSE state END, blocked_by = $blockedBy,\n  has_dependents = EXISTS (SELECT 1 FROM errand_dependency WHERE dep_id = $id)\nWHERE id = $id;",
+  dependencyRestore: "UPDATE errand_job\nSET state = CASE WHEN $blockedBy > 0 THEN 'blocked' ELSE state END,\n  has_dependents = EXISTS (SELECT 1 FROM errand_dependency WHERE dep_id = $id)\nWHERE id = $id;",
   /** dependencies.sql */
-  dependencyRetried: "UPDATE errand_job SET blocked_by = blocked_by + 1\nWHERE state = 'blocked' AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?);",
+  dependencyRetried: "UPDATE errand_blocked SET blocked_by = blocked_by + 1\nWHERE job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?);",
   /** dependencies.sql */
   dependentsPage: "SELECT job_id FROM errand_dependency\nWHERE dep_id = $id AND ($cursor IS NULL OR job_id > $cursor)\nORDER BY job_id\nLIMIT $limit;",
   /** dependencies.sql */
@@ -68,7 +78,7 @@ export const statements = {
   /** enqueueMany.sql */
   enqueueChunkRelease: "RELEASE errand_chunk;",
   /** expirePending.sql */
-  expirePendingDue: "SELECT id FROM errand_job\nWHERE expires_at IS NOT NULL AND expires_at <= ? AND state IN ('pending', 'blocked')\nLIMIT ?;",
+  expirePendingDue: "SELECT id, state FROM errand_job\nWHERE expires_at IS NOT NULL AND expires_at <= ? AND state IN ('pending', 'blocked')\nLIMIT ?;",
   /** expiredLeases.sql */
   expiredLeases: "SELECT {{hotFields}}\nFROM errand_job\nWHERE state = 'active' AND lease_expires_at <= ?\nORDER BY lease_expires_at\nLIMIT ?;",
   /** failMany.sql */
@@ -108,7 +118,7 @@ export const statements = {
   /** pausedQueues.sql */
   pausedQueues: "SELECT name FROM errand_queue_pause ORDER BY name;",
   /** prune.sql */
-  prune: "DELETE FROM errand_job_done WHERE rowid IN\n  (SELECT rowid FROM errand_job_done AS d\n   WHERE state = ? AND finished_at < ?\n     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_job AS j ON j.id = e.job_id\n                     WHERE e.dep_id = d.id AND j.state = 'blocked')\n   LIMIT ?)\nRETURNING id, depends_on;",
+  prune: "DELETE FROM errand_job_done WHERE rowid IN\n  (SELECT rowid FROM errand_job_done AS d\n   WHERE state = ? AND finished_at < ?\n     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id\n                     WHERE e.dep_id = d.id)\n   LIMIT ?)\nRETURNING id, depends_on;",
   /** putJobType.sql */
   putJobTypeExists: "SELECT 1 FROM errand_job_type WHERE name = ?;",
   /** putJobType.sql */

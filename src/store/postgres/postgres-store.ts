@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type pg from "pg";
-import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
+import { FINISHED_STATES, isFinished, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
 import { nameRecord } from "../../name-record.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
@@ -12,12 +12,14 @@ import type {
   CompleteManyParams,
   DeleteJobTypeParams,
   DeleteScheduleParams,
+  DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
+  GetManyParams,
   GetParams,
   GetScheduleParams,
   HeartbeatManyParams,
@@ -45,7 +47,8 @@ import type {
 import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
-import { insertJobs, insertOnConnection } from "./insert.js";
+import { type FailedJob, lockDependencyStates, settleFailed, unblockDependents } from "./dependencies.js";
+import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { checkOptions, type PostgresStoreOptions } from "./options.js";
@@ -63,8 +66,12 @@ export type { PostgresStoreOptions } from "./options.js";
  *   {@link planClaimAsync}), so concurrent claimers never wait on each other's rows.
  * - A type's cluster-wide cap is held by a transaction-scoped advisory lock per capped type,
  *   taken before counting its active jobs, so no two claimers can both see the same free room.
- * - Pending and active jobs live in `errand_job`, finished ones in `errand_job_done`: the claim's
- *   partial index covers the hot set only.
+ * - Blocked, pending and active jobs live in `errand_job`, finished ones in `errand_job_done`:
+ *   the claim's partial index covers pending jobs only, so neither history nor blocked jobs cost
+ *   claims anything.
+ * - Dependencies: an edge table (`errand_dependency`) finds a job's dependents, and a flag on the
+ *   job (`has_dependents`) spares the completion of a job nothing waits for from looking
+ *   (dependencies.ts).
  * - Enqueue, completion batches and heartbeats are one statement each, whatever the batch size
  *   (enqueue with caller-chosen ids adds a second, in the same transaction, see insert.ts).
  * - Wake-ups travel by LISTEN/NOTIFY on a channel per schema; the NOTIFY is part of the statement
@@ -170,8 +177,10 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     if (params.connection !== undefined) {
       return insertOnConnection(this.#connection, this.#sql, params, checkDone);
     }
-    // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs).
-    const { results, ready } = await this.#op(checkDone ? "tx" : "pool", (db) =>
+    // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs),
+    // as do dependencies (all or none, and their row locks held to the commit).
+    const mode = checkDone || hasDependencies(params.jobs) ? "tx" : "pool";
+    const { results, ready } = await this.#op(mode, (db) =>
       this.#insertJobs(db, params.jobs, params.now, checkDone, this.#origin),
     );
     if (ready) this.#emitWake();
@@ -180,7 +189,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   /** Inserts jobs, skipping and looking up those whose id or unique key is taken (insert.ts). */
   #insertJobs(db: Queryable, jobs: NewJob[], now: number, checkDone: boolean, notifyTag: string) {
-    return insertJobs(this.#connection, this.#sql, db, jobs, now, checkDone, notifyTag);
+    return insertAny(this.#connection, this.#sql, db, jobs, now, checkDone, notifyTag);
   }
 
   // ---- claim ---------------------------------------------------------------------------------
@@ -193,17 +202,42 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   // ---- outcomes ------------------------------------------------------------------------------
 
   async completeMany(params: CompleteManyParams): Promise<boolean[]> {
-    const { items } = params;
+    const { items, now } = params;
     if (items.length === 0) return [];
-    const done = await this.#op("pool", (db) =>
-      this.#q<{ id: string; attempt: number }>(db, this.#sql.completeMany, [
-        items.map((i) => i.id),
-        items.map((i) => i.attempt),
-        items.map((i) => i.result),
-        params.now,
-      ]),
-    );
-    const won = new Set(done.map((r) => `${r.attempt}:${r.id}`));
+    const completeSql = this.#sql.completeMany;
+    const args = (list: typeof items, all: boolean) => [
+      list.map((i) => i.id),
+      list.map((i) => i.attempt),
+      list.map((i) => i.result),
+      now,
+      all,
+    ];
+    type Row = { id: string; attempt: number; deferred: boolean };
+    // One statement for jobs nothing waits for; jobs with dependents come back deferred and are
+    // completed again in a transaction that settles their dependents (dependencies.ts).
+    const rows = await this.#op("pool", (db) => this.#q<Row>(db, completeSql, args(items, false)));
+    const won = new Set<string>();
+    const deferred = new Set<string>();
+    for (const r of rows) (r.deferred ? deferred : won).add(`${r.attempt}:${r.id}`);
+    if (deferred.size > 0) {
+      const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));
+      const { done, ready } = await this.#op("tx", async (db) => {
+        const done = await this.#q<Row>(db, completeSql, args(later, true));
+        const ready =
+          done.length > 0 &&
+          (await unblockDependents(
+            this.#connection,
+            this.#sql,
+            db,
+            done.map((r) => r.id),
+            now,
+            this.#origin,
+          ));
+        return { done, ready };
+      });
+      for (const r of done) won.add(`${r.attempt}:${r.id}`);
+      if (ready) this.#emitWake();
+    }
     // Exactly one report per attempt wins, even when a batch names an attempt twice.
     return items.map((i) => won.delete(`${i.attempt}:${i.id}`));
   }
@@ -211,20 +245,42 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   async failMany(params: FailManyParams): Promise<FailResult[]> {
     const { items, now } = params;
     if (items.length === 0) return [];
-    const rows = await this.#op("pool", (db) =>
-      this.#q<{ id: string; attempt: number; state: "pending" | "dead" }>(db, this.#sql.failMany, [
-        items.map((i) => i.id),
-        items.map((i) => i.attempt),
-        items.map((i) => (i.leaseExpired ? 1 : 0)),
-        items.map((i) => i.retryAt),
-        items.map((i) => (i.retryAt === null ? null : (i.retryQueue ?? null))),
-        items.map((i) => JSON.stringify(i.error)),
-        now,
-        this.#origin,
-      ]),
-    );
-    const outcome = new Map(rows.map((r) => [`${r.attempt}:${r.id}`, r.state]));
+    const failSql = this.#sql.failMany;
+    const args = (list: typeof items, all: boolean) => [
+      list.map((i) => i.id),
+      list.map((i) => i.attempt),
+      list.map((i) => (i.leaseExpired ? 1 : 0)),
+      list.map((i) => i.retryAt),
+      list.map((i) => (i.retryAt === null ? null : (i.retryQueue ?? null))),
+      list.map((i) => JSON.stringify(i.error)),
+      now,
+      this.#origin,
+      all,
+    ];
+    type Row = { id: string; attempt: number; state: "pending" | "dead" | "deferred" };
+    const rows = await this.#op("pool", (db) => this.#q<Row>(db, failSql, args(items, false)));
+    const outcome = new Map<string, "pending" | "dead">();
+    const deferred = new Set<string>();
+    for (const r of rows) {
+      const key = `${r.attempt}:${r.id}`;
+      if (r.state === "deferred") deferred.add(key);
+      else outcome.set(key, r.state);
+    }
     let ready = false;
+    if (deferred.size > 0) {
+      // Jobs with dependents that end dead: again, in a transaction that settles their dependents.
+      const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));
+      const killed = await this.#op("tx", async (db) => {
+        const dead = (await this.#q<Row>(db, failSql, args(later, true))).filter((r) => r.state === "dead");
+        const failed: FailedJob[] = dead.map((r) => ({ id: r.id, state: "dead" }));
+        const woke =
+          failed.length > 0 &&
+          (await settleFailed(this.#connection, this.#sql, db, failed, now, this.#origin));
+        return { dead, woke };
+      });
+      for (const r of killed.dead) outcome.set(`${r.attempt}:${r.id}`, "dead");
+      if (killed.woke) ready = true;
+    }
     // The statement applied the first item naming each attempt; a repeat of it is stale.
     const results = items.map((i): FailResult => {
       const key = `${i.attempt}:${i.id}`;
@@ -291,7 +347,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         ? owned
           ? this.#sql.listAllOwner
           : this.#sql.listAll
-        : p.state === "pending" || p.state === "active"
+        : p.state === "blocked" || p.state === "pending" || p.state === "active"
           ? owned
             ? this.#sql.listHotOwner
             : this.#sql.listHot
@@ -313,6 +369,22 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
   }
 
+  async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {
+    if (ids.length === 0) return [];
+    const rows = await this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.getMany, [ids]));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  async dependents(p: DependentsParams): Promise<ListResult> {
+    const rows = await this.#op("pool", (db) =>
+      this.#q<JobRecord>(db, this.#sql.dependents, [p.id, p.cursor ?? null, p.limit + 1]),
+    );
+    const more = rows.length > p.limit;
+    if (more) rows.pop();
+    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
+  }
+
   async stats(p: StatsParams): Promise<StoreStats> {
     const rows = await this.#op("pool", (db) =>
       this.#q<{
@@ -325,10 +397,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         oldest: number | null;
       }>(db, this.#sql.stats, [p.now]),
     );
-    const states = Object.fromEntries(["pending", "active", ...FINISHED_STATES].map((s) => [s, 0])) as Record<
-      JobState,
-      number
-    >;
+    const states = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
     const queues: StoreStats["queues"] = nameRecord();
     const types: StoreStats["types"] = nameRecord();
@@ -351,12 +420,26 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   // ---- changes by id -------------------------------------------------------------------------
 
   async cancel(p: CancelParams): Promise<JobMutation> {
-    return this.#op("pool", async (db): Promise<JobMutation> => {
-      const [moved] = await this.#q<JobRecord>(db, this.#sql.cancel, [p.id, p.now]);
-      if (moved) return { record: moved, changed: true };
+    let ready = false;
+    const m = await this.#op("tx", async (db): Promise<JobMutation> => {
+      ready = false;
+      const [moved] = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.cancel, [
+        p.id,
+        p.now,
+      ]);
+      if (moved) {
+        const { hasDependents, ...record } = moved;
+        if (hasDependents) {
+          const failed: FailedJob[] = [{ id: record.id, state: "cancelled" }];
+          ready = await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin);
+        }
+        return { record, changed: true };
+      }
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
+    if (ready) this.#emitWake();
+    return m;
   }
 
   async reschedule(p: RescheduleParams): Promise<JobMutation> {
@@ -373,20 +456,43 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
-    if (m?.changed && m.record.runAt <= p.now) this.#emitWake();
+    if (m?.changed && m.record.state === "pending" && m.record.runAt <= p.now) this.#emitWake();
     return m;
   }
 
   async retry(p: RetryParams): Promise<JobMutation> {
-    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
-      const [moved] = await uniqueConflict(
-        this.#q<JobRecord>(db, this.#sql.retry, [p.id, p.now, this.#origin]),
+    const m = await this.#op("tx", async (db): Promise<JobMutation> => {
+      // Its own dependencies still unfinished, counted under their row locks, decide whether the
+      // job comes back blocked (see dependencies.ts for why the locks).
+      const [source] = await this.#q<{ dependsOn: string | null; state: JobState }>(
+        db,
+        this.#sql.retryDependencies,
+        [p.id],
       );
-      if (moved) return { record: moved, changed: true };
+      let unfinished = 0;
+      if (source?.dependsOn && source.state !== "completed") {
+        const ids = JSON.parse(source.dependsOn) as string[];
+        const states = await lockDependencyStates(this.#connection, this.#sql, db, ids);
+        for (const state of states.values()) if (!isFinished(state as JobState)) unfinished++;
+      }
+      const [moved] = await uniqueConflict(
+        this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.retry, [
+          p.id,
+          p.now,
+          this.#origin,
+          unfinished,
+        ]),
+      );
+      if (moved) {
+        const { hasDependents, ...record } = moved;
+        // Dependents still blocked had counted it finished (under "run"): unfinished again.
+        if (hasDependents) await this.#q(db, this.#sql.recountDependents, [record.id]);
+        return { record, changed: true };
+      }
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
-    if (m?.changed) this.#emitWake();
+    if (m?.changed && m.record.state === "pending") this.#emitWake();
     return m;
   }
 
@@ -410,8 +516,23 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expiredLeases, [p.now, p.limit]));
   }
 
-  expirePending(p: SweepParams): Promise<JobRecord[]> {
-    return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expirePending, [p.now, p.limit]));
+  async expirePending(p: SweepParams): Promise<JobRecord[]> {
+    let ready = false;
+    const expired = await this.#op("tx", async (db) => {
+      const rows = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.expirePending, [
+        p.now,
+        p.limit,
+      ]);
+      const failed: FailedJob[] = rows
+        .filter((r) => r.hasDependents)
+        .map((r) => ({ id: r.id, state: "expired" }));
+      ready =
+        failed.length > 0 &&
+        (await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin));
+      return rows.map(({ hasDependents: _, ...record }) => record);
+    });
+    if (ready) this.#emitWake();
+    return expired;
   }
 
   prune(p: PruneParams): Promise<number> {

@@ -53,6 +53,9 @@ export const HASH_FIELDS: ReadonlyMap<Exclude<keyof JobRecord, "id">, string> = 
   ["dependsOn", "dp"],
   ["blockedBy", "bb"],
   ["onDependencyFailure", "df"],
+  ["key", "ky"],
+  ["debounceKey", "dk"],
+  ["snoozes", "sn"],
 ]);
 
 // Maps, not object literals: a stray field or value such as "constructor" must find nothing.
@@ -114,6 +117,9 @@ export function decodeJob(reply: readonly string[]): JobRecord {
     dependsOn: null,
     blockedBy: 0,
     onDependencyFailure: JOB_DEFAULTS.onDependencyFailure,
+    key: null,
+    debounceKey: null,
+    snoozes: 0,
   };
   let pieces: Map<LongField, string[]> | undefined;
   let runAt: string | undefined;
@@ -205,6 +211,15 @@ export function decodeJob(reply: readonly string[]): JobRecord {
         // Stored only when not the default ("cancel"), as the policy's own name.
         r.onDependencyFailure = v === "run" ? "run" : "cancel";
         break;
+      case "ky":
+        r.key = v;
+        break;
+      case "dk":
+        r.debounceKey = v;
+        break;
+      case "sn":
+        r.snoozes = Number(v);
+        break;
       default: {
         // A later piece of a long value: "<field>:<n>".
         const field = reply[i]!;
@@ -251,6 +266,8 @@ export function pushNewJob(args: Array<string | number>, j: NewJob): void {
     j.owner ?? "",
     j.dependsOn ?? "",
     j.onDependencyFailure,
+    j.key ?? "",
+    j.debounceKey ?? "",
   );
 }
 

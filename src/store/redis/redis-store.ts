@@ -37,6 +37,7 @@ import type {
   ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  SnoozeParams,
   StatsParams,
   Store,
   StoreCapabilities,
@@ -200,6 +201,9 @@ export class RedisStore implements Store {
       caps.length,
     ];
     for (const [type, cap] of caps) args.push(type, cap);
+    const rules = Object.entries(p.keyRules ?? {});
+    args.push(rules.length);
+    for (const [type, rule] of rules) args.push(type, rule.keyConcurrency ?? "", rule.ordered ? "1" : "");
     args.push(p.queues.length);
     for (const q of p.queues) args.push(q.name, q.weight);
     // planClaim draws at most `limit` numbers per round, and rounds with two or more open queues
@@ -263,6 +267,10 @@ export class RedisStore implements Store {
     return (await this.#write("release", [p.now, p.id, p.attempt])) === 1;
   }
 
+  async snooze(p: SnoozeParams): Promise<boolean> {
+    return (await this.#write("snooze", [p.now, p.id, p.attempt, p.runAt])) === 1;
+  }
+
   // ---- reads ---------------------------------------------------------------------------------
 
   async get({ id }: GetParams): Promise<JobRecord | null> {
@@ -300,6 +308,7 @@ export class RedisStore implements Store {
       p.cursor ?? "",
       LIST_BUDGET,
       p.owner ?? "",
+      p.key ?? "",
     ])) as [Reply[], string | null, string | null];
     let nextCursor: string | null = null;
     if (id !== null && time !== null) {

@@ -5,7 +5,7 @@
  * @module
  */
 import { ErrandError } from "../../errors.js";
-import type { JobState } from "../../job.js";
+import type { DependencyFailurePolicy, JobState } from "../../job.js";
 import type { NewJob } from "../store.js";
 import type { Statements } from "./statements.js";
 
@@ -21,6 +21,12 @@ export interface DependencyPlan {
 }
 
 const UNFINISHED: ReadonlySet<string> = new Set(["blocked", "pending", "active"]);
+
+/** A dependent whose count changed: its id and the count left. */
+interface Counted {
+  job_id: string;
+  blocked_by: number;
+}
 
 export class SqliteDependencies {
   readonly #q: Statements;
@@ -78,7 +84,7 @@ export class SqliteDependencies {
     }
     // Under "run" a failed dependency is finished, as a completed one is.
     if (plan.unfinished > 0) {
-      this.#q.dependencyBlock.run(plan.unfinished, job.id);
+      this.#block(job.id, plan.unfinished, job.onDependencyFailure);
       return false;
     }
     return true;
@@ -86,7 +92,7 @@ export class SqliteDependencies {
 
   /** A job completed: each blocked dependent counts one dependency fewer. */
   completed(id: string): void {
-    this.#woke(this.#q.dependencyUnblock.all(id) as Array<{ state: string }>);
+    this.#counted(this.#q.dependencyUnblock.all(id) as Counted[]);
   }
 
   /**
@@ -97,7 +103,7 @@ export class SqliteDependencies {
     const frontier: Array<[string, JobState]> = [[id, state]];
     for (let next = frontier.pop(); next; next = frontier.pop()) {
       const [dep, depState] = next;
-      this.#woke(this.#q.dependencyRunOn.all(dep) as Array<{ state: string }>);
+      this.#counted(this.#q.dependencyRunOn.all(dep) as Counted[]);
       for (const { id: doomed } of this.#q.dependencyDoomed.all(dep) as Array<{ id: string }>) {
         if (this.#cancel(doomed, dep, depState, now)) frontier.push([doomed, "cancelled"]);
       }
@@ -109,11 +115,17 @@ export class SqliteDependencies {
    * if it has any; and its blocked dependents, which had counted it finished, count it again.
    * @returns whether it is pending.
    */
-  retried(id: string, dependsOn: string | null): boolean {
+  retried(id: string, dependsOn: string | null, policy: DependencyFailurePolicy): boolean {
     const unfinished = dependsOn === null ? 0 : (this.#q.dependencyUnfinished.get(dependsOn) as number);
     this.#q.dependencyRestore.run({ blockedBy: unfinished, id });
+    if (unfinished > 0) this.#q.dependencyBlock.run(id, unfinished, policy);
     this.#q.dependencyRetried.run(id);
     return unfinished === 0;
+  }
+
+  /** A job left `blocked` by a cancel or an expiry: its count goes with it. */
+  left(id: string): void {
+    this.#q.dependencyUnblocked.run(id);
   }
 
   /** A finished job was pruned: its edges go with it. */
@@ -130,15 +142,24 @@ export class SqliteDependencies {
   /** Moves a blocked job to the done table as cancelled; true when it has dependents of its own. */
   #cancel(id: string, dep: string, depState: JobState, now: number): boolean {
     this.#q.dependencyCancel.run(`dependency ${dep} ended ${depState}`, dep, now, now, id);
+    this.#q.dependencyUnblocked.run(id);
     return this.#q.moveDelete.get(id) === 1;
   }
 
-  #woke(rows: Array<{ state: string }>): void {
+  #block(id: string, unfinished: number, policy: DependencyFailurePolicy): void {
+    this.#q.dependencyBlock.run(id, unfinished, policy);
+    this.#q.dependencyBlockState.run(id);
+  }
+
+  /** Dependents whose count went down: those at 0 are pending now (one write of their row each). */
+  #counted(rows: readonly Counted[]): void {
+    let ready = false;
     for (const r of rows) {
-      if (r.state === "pending") {
-        this.#ready();
-        return;
-      }
+      if (r.blocked_by > 0) continue;
+      this.#q.dependencyRelease.run(r.job_id);
+      this.#q.dependencyUnblocked.run(r.job_id);
+      ready = true;
     }
+    if (ready) this.#ready();
   }
 }

@@ -1,10 +1,10 @@
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
-import { FINISHED_STATES, isFinished, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
-import { nameRecord } from "../../name-record.js";
+import { FINISHED_STATES, isFinished, type JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
 import { hotRecord } from "../hot-record.js";
+import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -47,6 +47,7 @@ import type {
 } from "../store.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { insertJobs } from "./insert.js";
+import { KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
 import { prepareStatements, type Statements, type Stmt } from "./statements.js";
@@ -78,6 +79,9 @@ export interface SqliteStoreOptions {
    */
   crossProcessWake?: boolean;
 }
+
+/** The candidates query's per-key parameters when the claim has no per-key rules. */
+const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
 
 /**
  * The embedded store: one SQLite file, WAL, any number of processes.
@@ -215,6 +219,7 @@ export class SqliteStore implements Store {
 
     const activate = this.#q.claimActivate;
     const candidates = this.#q.claimCandidates;
+    const gate = p.keyRules ? new KeyGate(this.#q, p.keyRules, p.now) : null;
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];
@@ -226,6 +231,7 @@ export class SqliteStore implements Store {
             now: p.now,
             types,
             excluded: excluded.length > 0 ? JSON.stringify(excluded) : null,
+            ...(gate ? gate.params() : NO_KEY_PARAMS),
             limit: count - out.length,
           }) as unknown[][]
         ).map(hotRecord);
@@ -236,11 +242,16 @@ export class SqliteStore implements Store {
             skipped = true;
             continue;
           }
+          if (gate && !gate.admit(row, queue)) {
+            skipped = true;
+            continue;
+          }
           const w = Math.min(row.weight, weightCap);
           if (w > budget) return { taken: out, full: true };
           budget -= w;
           if (left !== undefined) room.set(row.type, left - 1);
           activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
+          gate?.took(row);
           row.state = "active";
           row.attempt += 1;
           row.workerId = p.workerId;
@@ -374,43 +385,8 @@ export class SqliteStore implements Store {
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
-    const states = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
-    const queues: StoreStats["queues"] = nameRecord();
-    const types: StoreStats["types"] = nameRecord();
-    const add = (state: JobState, queue: string, type: string, n: number) => {
-      states[state] += n;
-      const q = (queues[queue] ??= {});
-      q[state] = (q[state] ?? 0) + n;
-      const t = (types[type] ??= {});
-      t[state] = (t[state] ?? 0) + n;
-    };
-    const hot = this.#q.statsHot.all({ now: p.now }) as Array<{
-      state: JobState;
-      queue: string;
-      type: string;
-      n: number;
-      scheduled: number;
-      retrying: number;
-      oldest: number | null;
-    }>;
-    let scheduled = 0;
-    let retrying = 0;
-    let oldestReadyAt: number | null = null;
-    for (const r of hot) {
-      add(r.state, r.queue, r.type, r.n);
-      scheduled += r.scheduled;
-      retrying += r.retrying;
-      if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
-    }
-    const done = this.#q.statsDone.all() as Array<{
-      state: JobState;
-      queue: string;
-      type: string;
-      n: number;
-    }>;
-    for (const r of done) add(r.state, r.queue, r.type, r.n);
-    return { states, scheduled, retrying, queues, types, oldestReadyAt };
+    const hot = this.#q.statsHot.all({ now: p.now }) as StatsRow[];
+    return statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
   }
 
   // ---- changes by id -------------------------------------------------------------------------
@@ -420,14 +396,15 @@ export class SqliteStore implements Store {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (isFinished(record.state)) return { record, changed: false };
-      this.#moveToDone(p.id, "cancelled", p.now);
+      this.#moveToDone(p.id, "cancelled", p.now, record.state === "blocked");
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
 
   /** Moves a blocked, pending or active job to the done table, and settles its dependents. */
-  #moveToDone(id: string, state: "cancelled" | "expired", now: number): void {
+  #moveToDone(id: string, state: "cancelled" | "expired", now: number, wasBlocked: boolean): void {
     this.#q.moveToDone.run(state, now, id);
+    if (wasBlocked) this.#deps.left(id);
     if (this.#q.moveDelete.get(id) === 1) this.#deps.ended(id, state, now);
   }
 
@@ -451,7 +428,8 @@ export class SqliteStore implements Store {
       }
       this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
       this.#q.retryDeleteDone.run(p.id);
-      if (this.#deps.retried(p.id, record.dependsOn)) this.#ringAfterCommit = true;
+      if (this.#deps.retried(p.id, record.dependsOn, record.onDependencyFailure))
+        this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
@@ -495,9 +473,9 @@ export class SqliteStore implements Store {
 
   expirePending(p: SweepParams): Promise<JobRecord[]> {
     return this.#write(() => {
-      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string }>;
-      return rows.map(({ id }) => {
-        this.#moveToDone(id, "expired", p.now);
+      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string; state: string }>;
+      return rows.map(({ id, state }) => {
+        this.#moveToDone(id, "expired", p.now, state === "blocked");
         return this.#getRecord(id)!;
       });
     });

@@ -22,6 +22,13 @@ const HOT_FIELDS = selectList(
   "hot",
   () => "NULL",
   (name) => name,
+  undefined,
+  // A blocked job's count lives in errand_blocked (migrations/0004 says why); the CASE reads it
+  // for blocked rows only, so a claim (pending rows) never probes that table.
+  (f) =>
+    f.name === "blockedBy"
+      ? "CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END"
+      : undefined,
 );
 const DONE_FIELDS = selectList(
   "done",
@@ -97,6 +104,7 @@ export function prepareStatements(db: Database.Database): Statements {
   q.moveDelete.pluck();
   q.dependencyUnfinished.pluck();
   q.dependentsPage.pluck();
+  q.claimKeyActive.pluck();
   q.pausedQueues.pluck();
   return q;
 }

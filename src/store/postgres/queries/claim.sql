@@ -72,7 +72,7 @@ WITH cand AS (
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false)
 FROM fits
@@ -108,7 +108,7 @@ WITH cand AS (
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false)
 FROM fits

@@ -45,6 +45,10 @@
 -- insertUniform, insertUniformChecked: ids and payloads arrays, every other field one value.
 -- insertOne, insertOneChecked: one job, every field one value, $3 always 1.
 --   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $18), notified.
+-- insertSettled, insertSettledChecked: as insert and insertChecked, for jobs with dependencies
+--   (dependencies.ts), each in the state it will have: the two parameters after the job's fields
+--   (/*@afterFields*/) are the states ('blocked' or 'pending') and blocked_by. A blocked job never
+--   enters the claim index (not even as a version to vacuum), and wakes no one.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
 --   by id in either table (false), and pending or active jobs by unique key (true).
@@ -120,6 +124,33 @@ WITH ins AS (
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
 ), n AS (SELECT pg_notify({{channel}}, $2) FROM ins WHERE run_at <= $1)
+{{insertOutcome}}
+
+-- name: insertSettled
+WITH ins AS (
+  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by)
+  SELECT /*@insertValues settled*/, u.blocked_by
+  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[])
+    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, ord)
+  ORDER BY u.ord
+  ON CONFLICT DO NOTHING
+  RETURNING id, state, run_at
+), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+{{insertOutcome}}
+
+-- name: insertSettledChecked
+WITH ins AS (
+  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by)
+  SELECT /*@insertValues settled*/, u.blocked_by
+  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[])
+    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, ord)
+  WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
+  ORDER BY u.ord
+  ON CONFLICT DO NOTHING
+  RETURNING id, state, run_at
+), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: dropRaced

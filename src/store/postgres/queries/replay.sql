@@ -2,7 +2,8 @@
 --
 -- Guarantees:
 --   - The copy is pending at $3 with the original's type, queue, payload, priority, weight,
---     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start.
+--     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start,
+--     and no dependencies (the original's have finished; the copy waits for nothing).
 --     The original stays in history unchanged.
 --   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
 --     long to start as it had ($3 + expires_at - created_at), and a copy of a job that ended
@@ -29,14 +30,16 @@ WITH src AS (
 ), ins AS (
   INSERT INTO {{errandJob}} ({{sharedColumns}}, state)
   SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3 + (expires_at - created_at);
-      attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL*/,
+      attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
+      depends_on = NULL*/,
     'pending'
   FROM src WHERE state <> 'expired'
   RETURNING {{hotFields}}
 ), gone AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3;
-      attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL*/,
+      attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
+      depends_on = NULL*/,
     'expired', NULL, $3
   FROM src WHERE state = 'expired'
   RETURNING {{doneFields}}

@@ -4,8 +4,9 @@
   Guarantees: atomic with respect to claims and reports: a pending job leaves its lane (or
   {p}:sched) and can never be claimed; a blocked one leaves {p}:blocked; an active job's lease and
   cap slot are freed, and every later report of its attempt is stale (the state is no longer
-  active). Its blocked dependents are settled in the same script (includes/dependencies.lua).
-  Finished jobs are returned unchanged.
+  active). The job gives up its key's room and place in order, and its debounce key. Its blocked
+  dependents are settled in the same script (includes/dependencies.lua). Finished jobs are
+  returned unchanged.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
@@ -23,7 +24,7 @@ end
 
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "q", "t", "y", "v", "r", "c", "hd")
+local f = read_fields(key, "s", "a", "q", "t", "y", "v", "r", "c", "hd", "ky")
 if not f.s then
   return nil
 end
@@ -46,6 +47,9 @@ elseif f.s == "b" then
 elseif f.s == "a" then
   redis.call("ZREM", LEASE, id)
   count_active_type(f.t, -1)
+  if f.ky then
+    count_key_active(f.t, f.ky, -1)
+  end
   count("active", f.q, f.t, -1)
 else
   return { 0, job_reply(id) }

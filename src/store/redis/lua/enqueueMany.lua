@@ -5,8 +5,10 @@
   Guarantees: an id that exists (in any state, finished jobs too) is not inserted again, and a
   unique key held by a blocked, pending or active job returns that job instead; either way the
   batch's counts, lanes and indexes are untouched by the duplicate, so the queue length does not
-  grow. Jobs due now go straight to their ready lane, others to {p}:sched, blocked ones to
-  {p}:blocked (includes/dependencies.lua). Claimers are woken when any inserted job is ready.
+  grow. A job whose debounce key a pending, never started job holds updates that job instead (its
+  payload and runAt; includes/insert-job.lua), returned as the duplicate. Jobs due now go straight
+  to their ready lane, others to {p}:sched, blocked ones to {p}:blocked
+  (includes/dependencies.lua). Claimers are woken when any inserted or debounced job is ready.
   Every dependency must name a stored job or one earlier in the batch (a skipped one stands for
   the job returned in its place); otherwise the script fails with ERRAND_DEPENDENCY_NOT_FOUND
   before writing anything.
@@ -16,7 +18,7 @@
   ARGV[5] "1" when the jobs come in (runAt, id) order, else "" (the client checks; the ready lanes
   rely on it, and sort a batch themselves without it)
   ARGV[6] "1" when some job has dependencies, else ""
-  then n jobs of 17 values each (see includes/insert-job.lua)
+  then n jobs of 19 values each (see includes/insert-job.lua)
   Returns the duplicates and the inserted jobs with dependencies: index (0-based) and job reply
   for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies.
 ]]

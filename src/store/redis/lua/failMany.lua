@@ -27,7 +27,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "l", "q", "t", "y", "v", "z", "hd")
+local f = read_fields(key, "s", "a", "l", "q", "t", "y", "v", "z", "hd", "ky")
 if f.s ~= "a" or f.a ~= ARGV[5] then
   return nil
 end
@@ -43,6 +43,9 @@ end
 redis.call("ZREM", LEASE, id)
 count_active_type(f.t, -1)
 count("active", f.q, f.t, -1)
+if f.ky then
+  count_key_active(f.t, f.ky, -1)
+end
 
 if ARGV[7] ~= "" then
   local retry_at = tonumber(ARGV[7])

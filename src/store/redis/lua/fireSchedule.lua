@@ -8,7 +8,7 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] name  ARGV[5] expectedRunAt
-  ARGV[6] nextRunAt  then the job's 17 values (see includes/insert-job.lua)
+  ARGV[6] nextRunAt  then the job's 19 values (see includes/insert-job.lua)
   Returns 1 when it fired, else 0.
 ]]
 --@include "includes/prelude.lua"

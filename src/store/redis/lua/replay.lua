@@ -48,9 +48,10 @@ if unique and not expired then
   redis.call("HSET", UNIQ, unique, new_id)
 end
 -- Kept: type, queue, payload, priority, weight, maxAttempts, backoff, retryQueue, delivery,
--- timeoutMs, uniqueKey (with the pieces of long values), owner, onDependencyFailure. Everything
--- else starts afresh: the copy waits for no dependency (dependsOn is not kept).
-local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true, df = true }
+-- timeoutMs, uniqueKey (with the pieces of long values), owner, onDependencyFailure, key.
+-- Everything else starts afresh: the copy waits for no dependency (dependsOn is not kept), is no
+-- debounce target (debounceKey is not kept) and has not snoozed.
+local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true, df = true, ky = true }
 local args = { "s", expired and "e" or "p", "c", ARGV[3] } -- runAt = createdAt: r left out
 local expires_at = nil
 if expired then
@@ -81,6 +82,9 @@ if expired then
 end
 if expires_at then
   redis.call("ZADD", EXP, expires_at, new_id)
+end
+if f.ky then
+  enter_key_order(new_id, f.t, f.ky, now)
 end
 add_ready(new_id, f.q, f.y or "0", f.t, now)
 count("pending", f.q, f.t, 1)

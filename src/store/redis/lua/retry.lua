@@ -5,7 +5,8 @@
   one counts as finished).
 
   Guarantees: atomic; other states are returned unchanged. expiresAt, result, finishedAt and the
-  expired-lease count are cleared, as for a fresh job. If another blocked, pending or active job
+  expired-lease count are cleared, as for a fresh job, and the debounce key: the job is no debounce
+  target. With a key, it takes its place in the key's order again by its createdAt. If another blocked, pending or active job
   holds the job's unique key, nothing changes and the script fails with ERRAND_INVALID_STATE. Its
   blocked dependents (under "run", they had counted it finished) count it unfinished again;
   dependents it cancelled stay cancelled.
@@ -27,7 +28,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "m", "q", "t", "y", "hd")
+local f = read_fields(key, "s", "a", "m", "q", "t", "y", "hd", "ky", "c")
 if not f.s then
   return nil
 end
@@ -46,8 +47,12 @@ local attempt = tonumber(f.a or "0")
 local blocked_by = unfinished_count(dependency_ids(get_long(key, "dp")))
 redis.call("ZREM", finished_key(STATE_NAME[f.s]), id)
 redis.call("HSET", key, "s", blocked_by > 0 and "b" or "p", "r", ARGV[3], "m", math.max(tonumber(f.m or DEFAULT_MAX_ATTEMPTS), attempt + 1))
-redis.call("HDEL", key, "v", "z", "f")
+-- dk: a job retried by hand is no debounce target.
+redis.call("HDEL", key, "v", "z", "f", "dk")
 del_long(key, "x")
+if f.ky then
+  enter_key_order(id, f.t, f.ky, f.c)
+end
 count(STATE_NAME[f.s], f.q, f.t, -1)
 if f.hd then
   dependency_retried(id)

@@ -5,7 +5,12 @@
 -- state = 'pending', so blocked jobs cost claims nothing however many there are.
 --
 -- - depends_on (both tables): JSON text of the ids the job waits for, in the order given, or NULL.
--- - blocked_by (errand_job): how many of them are unfinished while the job is blocked.
+-- - errand_blocked: one row per blocked job, with how many of its dependencies are unfinished
+--   and its on_dependency_failure. The count is kept apart from errand_job because SQLite
+--   rewrites a whole row (overflow pages included) on every UPDATE: a job waiting on 10,000 jobs
+--   holds ~370 KB of depends_on, and decrementing a column of its own row at each of the 10,000
+--   completions would cost O(edges) each, O(edges²) in all. Its row here is a few bytes. The row
+--   exists exactly while the job is blocked, so it also answers "is anyone blocked on me?".
 -- - on_dependency_failure (both tables): 'cancel' or 'run', what a failed dependency does to it.
 -- - has_dependents (errand_job): 1 once some job depends on this one, so a completion looks for
 --   dependents to unblock only when there are some (a flow-free completion pays nothing).
@@ -42,7 +47,6 @@ CREATE TABLE errand_job_v4 (
   started_at            INTEGER,
   owner                 TEXT,
   depends_on            TEXT,
-  blocked_by            INTEGER NOT NULL DEFAULT 0,
   on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
   has_dependents        INTEGER NOT NULL DEFAULT 0
 );
@@ -67,6 +71,12 @@ CREATE INDEX errand_job_owner ON errand_job (owner, id) WHERE owner IS NOT NULL;
 
 ALTER TABLE errand_job_done ADD COLUMN depends_on TEXT;
 ALTER TABLE errand_job_done ADD COLUMN on_dependency_failure TEXT NOT NULL DEFAULT 'cancel';
+
+CREATE TABLE errand_blocked (
+  job_id                TEXT PRIMARY KEY,
+  blocked_by            INTEGER NOT NULL,
+  on_dependency_failure TEXT NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE errand_dependency (
   dep_id  TEXT NOT NULL,

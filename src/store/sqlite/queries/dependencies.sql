@@ -4,22 +4,27 @@
 --
 -- Guarantees (each runs inside the calling method's write transaction, so a completion and the
 -- unblocking it causes commit together):
---   - A blocked job's blocked_by counts its dependencies that are unfinished (in errand_job:
---     blocked, pending or active), or under 'run' not finished in any state; it is pending from
---     the write that brings the count to 0.
---   - dependencyUnblock and dependencyRunOn touch only blocked dependents: a dependent that was
---     already cancelled, or already ran, is never brought back.
+--   - A blocked job has a row in errand_blocked whose blocked_by counts its dependencies that are
+--     unfinished (in errand_job: blocked, pending or active), or under 'run' not finished in any
+--     state; it is pending from the write that brings the count to 0 (the store then runs
+--     dependencyRelease), and the row goes whenever the job leaves blocked.
+--   - dependencyUnblock and dependencyRunOn touch only blocked dependents (those with a row): a
+--     dependent that was already cancelled, or already ran, is never brought back.
 --   - has_dependents is set on a job when the first edge to it is written, so a completion looks
 --     for dependents (one primary-key prefix probe) only when it has some.
 -- Why: SQLite has one writer, so these run one after another and need no row locks; statements
 -- that change several dependents do it in one UPDATE over the edge table's primary key.
 --
 -- dependencyState params: $id. dependencyEdge: 1 dep_id, 2 job_id. dependencyMark: 1 id.
--- dependencyBlock: 1 blocked_by, 2 id. dependencyUnblock: 1 dep_id (all blocked dependents).
--- dependencyRunOn: 1 dep_id (blocked dependents under 'run'). dependencyDoomed: 1 dep_id.
+-- dependencyBlock: 1 id, 2 blocked_by, 3 on_dependency_failure; dependencyBlockState: 1 id.
+-- dependencyUnblock: 1 dep_id (all blocked dependents); dependencyRunOn: 1 dep_id (blocked
+-- dependents under 'run'); both return each dependent's id and count left.
+-- dependencyRelease: 1 id (a job whose count reached 0 is pending); dependencyUnblocked: 1 id.
+-- dependencyDoomed: 1 dep_id.
 -- dependencyCancel: 1 message, 2 dependency id, 3 now, 4 now (finished_at), 5 id.
 -- moveDelete: 1 id. dependencyUnfinished: 1 depends_on (JSON text).
--- dependencyRestore: $blockedBy, $id. dependencyRetried: 1 dep_id.
+-- dependencyRestore: $blockedBy, $id (with dependencyBlock when $blockedBy > 0).
+-- dependencyRetried: 1 dep_id.
 -- dependentsPage: $id (the dependency), $cursor or NULL, $limit. dropEdgesAsDependency: 1 dep_id.
 -- dropEdgesOfJob: 1 job_id, 2 depends_on (JSON text).
 
@@ -35,26 +40,31 @@ INSERT INTO errand_dependency (dep_id, job_id) VALUES (?, ?) ON CONFLICT DO NOTH
 UPDATE errand_job SET has_dependents = 1 WHERE id = ? AND has_dependents = 0;
 
 -- name: dependencyBlock
-UPDATE errand_job SET state = 'blocked', blocked_by = ? WHERE id = ?;
+INSERT INTO errand_blocked (job_id, blocked_by, on_dependency_failure) VALUES (?, ?, ?);
+
+-- name: dependencyBlockState
+UPDATE errand_job SET state = 'blocked' WHERE id = ?;
 
 -- name: dependencyUnblock
-UPDATE errand_job
-SET blocked_by = blocked_by - 1, state = CASE WHEN blocked_by <= 1 THEN 'pending' ELSE 'blocked' END
-WHERE state = 'blocked' AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)
-RETURNING state;
+UPDATE errand_blocked SET blocked_by = blocked_by - 1
+WHERE job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)
+RETURNING job_id, blocked_by;
 
 -- name: dependencyRunOn
-UPDATE errand_job
-SET blocked_by = blocked_by - 1, state = CASE WHEN blocked_by <= 1 THEN 'pending' ELSE 'blocked' END
-WHERE state = 'blocked' AND on_dependency_failure = 'run'
-  AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)
-RETURNING state;
+UPDATE errand_blocked SET blocked_by = blocked_by - 1
+WHERE on_dependency_failure = 'run' AND job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)
+RETURNING job_id, blocked_by;
+
+-- name: dependencyRelease
+UPDATE errand_job SET state = 'pending' WHERE id = ? AND state = 'blocked';
+
+-- name: dependencyUnblocked
+DELETE FROM errand_blocked WHERE job_id = ?;
 
 -- name: dependencyDoomed
-SELECT id FROM errand_job
-WHERE state = 'blocked' AND on_dependency_failure = 'cancel'
-  AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)
-ORDER BY id;
+SELECT job_id AS id FROM errand_blocked
+WHERE on_dependency_failure = 'cancel' AND job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)
+ORDER BY job_id;
 
 -- name: dependencyCancel
 INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
@@ -80,13 +90,13 @@ SELECT count(*) FROM json_each(?) AS d JOIN errand_job AS j ON j.id = d.value;
 
 -- name: dependencyRestore
 UPDATE errand_job
-SET state = CASE WHEN $blockedBy > 0 THEN 'blocked' ELSE state END, blocked_by = $blockedBy,
+SET state = CASE WHEN $blockedBy > 0 THEN 'blocked' ELSE state END,
   has_dependents = EXISTS (SELECT 1 FROM errand_dependency WHERE dep_id = $id)
 WHERE id = $id;
 
 -- name: dependencyRetried
-UPDATE errand_job SET blocked_by = blocked_by + 1
-WHERE state = 'blocked' AND id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?);
+UPDATE errand_blocked SET blocked_by = blocked_by + 1
+WHERE job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?);
 
 -- name: dependentsPage
 SELECT job_id FROM errand_dependency

@@ -12,6 +12,6 @@
 -- Params: 1 now, 2 limit.
 
 -- name: expirePendingDue
-SELECT id FROM errand_job
+SELECT id, state FROM errand_job
 WHERE expires_at IS NOT NULL AND expires_at <= ? AND state IN ('pending', 'blocked')
 LIMIT ?;

@@ -17,7 +17,7 @@
 DELETE FROM errand_job_done WHERE rowid IN
   (SELECT rowid FROM errand_job_done AS d
    WHERE state = ? AND finished_at < ?
-     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_job AS j ON j.id = e.job_id
-                     WHERE e.dep_id = d.id AND j.state = 'blocked')
+     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id
+                     WHERE e.dep_id = d.id)
    LIMIT ?)
 RETURNING id, depends_on;

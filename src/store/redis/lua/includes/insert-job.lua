@@ -2,12 +2,17 @@
   insert-job: inserting new jobs (enqueueMany, fireSchedule). Include includes/dependencies.lua
   before it.
 
-  A new job is ARGV[i .. i+16]: id, type, queue, payload, priority, weight, runAt, expiresAt,
+  A new job is ARGV[i .. i+18]: id, type, queue, payload, priority, weight, runAt, expiresAt,
   maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, dependsOn,
-  onDependencyFailure, with "" for null (and for at_least_once delivery, and for the default
-  backoff policy). Ids are unique across live and finished jobs (the hash outlives the job's run),
-  unique keys while the holder is blocked, pending or active ({p}:uniq). Jobs due now go to their
-  ready lanes when the caller runs flush_ready(), in one batch per lane.
+  onDependencyFailure, key, debounceKey, with "" for null (and for at_least_once delivery, and for
+  the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
+  job's run), unique keys while the holder is blocked, pending or active ({p}:uniq). Jobs due now
+  go to their ready lanes when the caller runs flush_ready(), in one batch per lane.
+
+  Debounce: while the job a debounce key names in {p}:deb is pending and was never started, a new
+  job with the key is not inserted; that job takes its payload and runAt and is returned in its
+  place. A job with a debounce key goes into its lane at once, not in the batch, so a later job of
+  the same call can move it.
 
   A job with dependencies starts pending when every one is completed (or, under "run", finished
   in any state), cancelled when under "cancel" one already ended dead, cancelled or expired, else
@@ -24,6 +29,26 @@ local any_ready = false
 local function insert_job(i, now, now_text)
   local id = ARGV[i]
   local key = job_key(id)
+  local debounce = ARGV[i + 18]
+  if debounce ~= "" then
+    local holder = redis.call("HGET", DEBOUNCE, debounce)
+    if holder then
+      local hkey = job_key(holder)
+      local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c")
+      if h.s == "p" and (not h.a or h.a == "0") then
+        local run_at = tonumber(ARGV[i + 6])
+        remove_pending(holder, h.q, h.y or "0", h.t, run_at_of(h))
+        set_long(hkey, "p", ARGV[i + 3])
+        redis.call("HSET", hkey, "r", ARGV[i + 6])
+        if add_pending(holder, h.q, h.y or "0", h.t, run_at, now) then
+          any_ready = true
+        end
+        stands[id] = holder
+        return holder
+      end
+      -- Kept by a job that left without freeing it (keys lost): the new job takes the key.
+    end
+  end
   if redis.call("EXISTS", key) == 1 then
     return id
   end
@@ -62,6 +87,8 @@ local function insert_job(i, now, now_text)
   put("o", ARGV[i + 12], "")
   put("ow", ARGV[i + 14], "")
   put("df", ARGV[i + 16], "cancel")
+  put("ky", ARGV[i + 17], "")
+  put("dk", debounce, "")
   if unique ~= "" then
     push_long(args, "u", unique)
   end
@@ -88,6 +115,9 @@ local function insert_job(i, now, now_text)
   if unique ~= "" then
     redis.call("HSET", UNIQ, unique, id)
   end
+  if ARGV[i + 17] ~= "" then
+    enter_key_order(id, jtype, ARGV[i + 17], now)
+  end
   if ARGV[i + 7] ~= "" then
     redis.call("ZADD", EXP, ARGV[i + 7], id)
   end
@@ -96,7 +126,12 @@ local function insert_job(i, now, now_text)
     count("blocked", queue, jtype, 1)
     return nil, true
   end
-  if run_at <= now then
+  if debounce ~= "" then
+    redis.call("HSET", DEBOUNCE, debounce, id)
+    if add_pending(id, queue, prio, jtype, run_at, now) then
+      any_ready = true
+    end
+  elseif run_at <= now then
     add_ready_later(id, queue, prio, jtype, run_at)
     any_ready = true
   else

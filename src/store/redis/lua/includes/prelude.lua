@@ -25,6 +25,11 @@
     {p}:f:<state>              zset: finished jobs (completed, dead, cancelled, expired), score finishedAt
     {p}:uniq                   hash: uniqueKey -> id, while that job is blocked, pending or active
     {p}:act                    hash: type -> active jobs (cluster-wide concurrency caps)
+    {p}:kact                   hash: "<type>|<key>" -> active jobs of the type with that key (jobs
+                               with a key only; keyConcurrency)
+    {p}:ko|<type>|<key>        zset: the blocked, pending and active jobs of the type with that key,
+                               score createdAt, member id: its first is the key's earliest (ordered)
+    {p}:deb                    hash: debounceKey -> id, while that job is pending and never started
     {p}:n                      hash: counters: "<state>", "q|<queue>|<state>", "t|<type>|<state>", "retrying"
     {p}:s|<name>               hash: one recurring schedule
     {p}:schd                   zset: schedules, score nextRunAt
@@ -51,6 +56,8 @@ local SCHEDULES = P .. "schd"
 local WAKE = P .. "wake"
 local SCRATCH = P .. "scratch"
 local BLOCKED = P .. "blocked"
+local KEY_ACTIVE = P .. "kact"
+local DEBOUNCE = P .. "deb"
 
 local function job_key(id)
   return P .. "j:" .. id
@@ -59,6 +66,11 @@ end
 -- The jobs that depend on job `id` (includes/dependencies.lua).
 local function dependents_key(id)
   return P .. "dep:" .. id
+end
+
+-- The hot jobs of one type and key, by (createdAt, id). Names cannot hold "|" (NAME_PATTERN).
+local function key_order_key(jtype, jkey)
+  return P .. "ko|" .. jtype .. "|" .. jkey
 end
 
 -- A ready lane is a paged sorted set (includes/pages.lua): its index key and its pages' prefix.
