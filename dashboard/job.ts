@@ -1,5 +1,6 @@
 import { ApiError, api, withQuery } from "./api.js";
 import { badge, duration, h, json, link, table, time } from "./dom.js";
+import { keyHref } from "./jobs.js";
 import type { Job, JobDependency, JobPage, JobState } from "./types.js";
 import type { View } from "./view.js";
 
@@ -133,7 +134,7 @@ function render(
     );
   const field = (name: string, value: Node | string | number | null | undefined) => [
     h("dt", {}, name),
-    h("dd", {}, value === null || value === undefined || value === "" ? "—" : value),
+    h("dd", { "data-field": name }, value === null || value === undefined || value === "" ? "—" : value),
   ];
   return [
     h("p", {}, link("#/jobs", "« Jobs")),
@@ -169,6 +170,10 @@ function render(
         field("type", j.type),
         field("queue", j.queue),
         field("attempt", `${j.attempt} of ${j.maxAttempts}`),
+        field("key", j.key === null ? null : link(keyHref(j.key), j.key)),
+        // Each snooze gave back the attempt it ended: maxAttempts grew by one.
+        field("snoozes", j.snoozes),
+        field("debounce key", j.debounceKey),
         field("priority", j.priority),
         field("weight", j.weight),
         field("delivery", j.delivery),

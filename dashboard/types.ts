@@ -57,6 +57,12 @@ export interface Job {
   /** Dependencies still unfinished while blocked. */
   blockedBy: number;
   onDependencyFailure: string;
+  /** The job's key (a tenant, an account), or null. */
+  key: string | null;
+  /** The debounce key it holds while pending and not started. */
+  debounceKey: string | null;
+  /** Times its handler snoozed it (attempts not counted toward maxAttempts). */
+  snoozes: number;
 }
 
 /** One of a job's dependencies (`GET v1/jobs/{id}/dependencies`); nulls for a pruned one. */

@@ -256,7 +256,7 @@ function checkDebounce(o: EnqueueOptions, now: number): { key: string; runAt: nu
     );
   }
   return {
-    key: checkText("debounce.key", key, MAX_KEY_LENGTH),
+    key: checkText("debounce.key", key, MAX_KEY_LENGTH, "INVALID_KEY"),
     runAt: addToDate("debounce.delayMs", now, toMs("debounce.delayMs", delayMs as Duration)),
   };
 }

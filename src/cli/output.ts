@@ -34,7 +34,8 @@ export function jobLine(j: Job): string {
       : j.state === "blocked"
         ? ` blockedBy=${j.blockedBy}/${j.dependsOn.length}`
         : "";
-  return `${j.id}  ${j.type}  ${j.queue}  ${j.state}  attempt=${j.attempt}/${j.maxAttempts}${when}`;
+  const key = j.key === null ? "" : `  key=${j.key}`;
+  return `${j.id}  ${j.type}  ${j.queue}  ${j.state}  attempt=${j.attempt}/${j.maxAttempts}${key}${when}`;
 }
 
 /** A job field by field, one per line. */

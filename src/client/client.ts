@@ -50,6 +50,10 @@ export interface RemoteJobType {
   /** What the type's blocked jobs do when a dependency ends dead, cancelled or expired. */
   onDependencyFailure?: "cancel" | "run";
   concurrency?: number;
+  /** At most this many jobs of the type and one key running at once, cluster-wide. */
+  keyConcurrency?: number;
+  /** Jobs of the type with the same key start one at a time, in enqueue order. */
+  ordered?: boolean;
   push?: { url: string; secret?: string; timeoutMs?: number };
 }
 
@@ -65,9 +69,13 @@ export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "main
   signal?: AbortSignal;
 }
 
-/** One outcome for {@link ErrandClient.report}. */
+/** One outcome for {@link ErrandClient.report}; a snooze is pending again after `delayMs`. */
 export type ReportItem = AttemptRef &
-  ({ outcome: "complete"; result?: unknown } | { outcome: "fail"; error: unknown; retryable?: boolean });
+  (
+    | { outcome: "complete"; result?: unknown }
+    | { outcome: "fail"; error: unknown; retryable?: boolean }
+    | { outcome: "snooze"; delayMs: Duration }
+  );
 
 const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
 
@@ -523,17 +531,21 @@ export class ErrandClient {
   async report(
     items: ReportItem[],
   ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
-    const reports = items.map((r) =>
-      r.outcome === "complete"
-        ? { id: r.id, attempt: r.attempt, outcome: r.outcome, result: r.result ?? null }
-        : {
-            id: r.id,
-            attempt: r.attempt,
-            outcome: r.outcome,
-            error: wireError(r.error),
-            ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
-          },
-    );
+    const reports = items.map((r) => {
+      if (r.outcome === "complete") {
+        return { id: r.id, attempt: r.attempt, outcome: r.outcome, result: r.result ?? null };
+      }
+      if (r.outcome === "snooze") {
+        return { id: r.id, attempt: r.attempt, outcome: r.outcome, delayMs: toMs("snooze", r.delayMs) };
+      }
+      return {
+        id: r.id,
+        attempt: r.attempt,
+        outcome: r.outcome,
+        error: wireError(r.error),
+        ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
+      };
+    });
     return (
       await this.#call<{ results: Array<{ id: string; ok: boolean; code?: string; state?: string }> }>(
         "POST",

@@ -235,7 +235,7 @@ export class RunCore {
     }
   }
 
-  /** Records a failed attempt and re-emits the outcome as the worker's event. */
+  /** Records a snooze and re-emits it as the worker's `snoozed` event. */
   async #snooze(job: Job, delayMs: number): Promise<void> {
     this.#reports++;
     let ok = false;
@@ -260,6 +260,7 @@ export class RunCore {
     }
   }
 
+  /** Records a failed attempt and re-emits the outcome as the worker's event. */
   async #fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<void> {
     this.#reports++;
     try {

@@ -31,6 +31,7 @@ const NEEDS: Record<keyof typeof routeSchemas, Permission | Permission[]> = {
   "POST /v1/jobs/:id/heartbeat": "work",
   "POST /v1/jobs/:id/checkpoint": "work",
   "POST /v1/jobs/:id/release": "work",
+  "POST /v1/jobs/:id/snooze": "work",
   "POST /v1/report": "work",
   "PUT /v1/types/:type": "manage",
   "GET /v1/types/:type": "read",

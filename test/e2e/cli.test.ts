@@ -266,6 +266,75 @@ describe("the errand CLI", () => {
     expect(JSON.parse(dependent.stdout)).toMatchObject({ state: "blocked", dependsOn: ["remote-m"] });
   }, 120_000);
 
+  it("enqueues with --key and --debounce-key/--debounce-ms, lists by --key, shows key and snoozes", async () => {
+    const dir = tempDir();
+    const s = ["--store", `sqlite:${join(dir, "d.db")}`];
+    const keyed = await errand(["enqueue", "sync", "--id", "k1", "--key", "tenant-7", "--json", ...s]);
+    expect(keyed.stderr).toBe("");
+    expect(JSON.parse(keyed.stdout)).toMatchObject({ id: "k1", key: "tenant-7", snoozes: 0 });
+    expect((await errand(["enqueue", "sync", "--id", "k2", ...s])).code).toBe(0);
+    const badKey = await errand(["enqueue", "sync", "--key", "two words", ...s]);
+    expect(badKey.code).toBe(2);
+    expect(badKey.stderr).toMatch(/INVALID_KEY/);
+
+    const d1 = await errand([
+      "enqueue",
+      "reindex",
+      "--payload",
+      '{"v":1}',
+      "--debounce-key",
+      "reindex:9",
+      "--debounce-ms",
+      "5s",
+      "--json",
+      ...s,
+    ]);
+    const first = JSON.parse(d1.stdout);
+    expect(first).toMatchObject({ debounceKey: "reindex:9", duplicate: false });
+    const d2 = await errand([
+      "enqueue",
+      "reindex",
+      "--payload",
+      '{"v":2}',
+      "--debounce-key",
+      "reindex:9",
+      "--debounce-ms",
+      "5000",
+      ...s,
+    ]);
+    expect(d2.stdout).toMatch(new RegExp(`^exists +${first.id} `));
+    const half = await errand(["enqueue", "reindex", "--debounce-key", "reindex:9", ...s]);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toMatch(/--debounce-key and --debounce-ms/);
+
+    const listed = await errand(["jobs", "list", "--key", "tenant-7", ...s]);
+    expect(listed.stdout).toMatch(/^k1 {2}sync {2}default {2}pending {2}attempt=0\/5 {2}key=tenant-7 runAt=/);
+    expect(listed.stdout.trim().split("\n")).toHaveLength(1);
+    const got = await errand(["jobs", "get", "k1", ...s]);
+    expect(got.stdout).toMatch(/^key\s+tenant-7$/m);
+    expect(got.stdout).toMatch(/^snoozes\s+0$/m);
+    const payload = await errand(["jobs", "get", first.id, "--json", ...s]);
+    expect(JSON.parse(payload.stdout)).toMatchObject({ payload: { v: 2 }, debounceKey: "reindex:9" });
+
+    // Through a server: the same flags, and per-key type settings with `types set`.
+    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const via = ["--server", h.base, "--token", TOKENS.admin];
+    const remote = await errand(["enqueue", "sync", "--key", "tenant-8", "--json", ...via]);
+    expect(JSON.parse(remote.stdout)).toMatchObject({ key: "tenant-8" });
+    const remoteList = await errand(["jobs", "list", "--key", "tenant-8", "--json", ...via]);
+    expect(JSON.parse(remoteList.stdout).jobs.map((j: { key: string }) => j.key)).toEqual(["tenant-8"]);
+    const type = await errand([
+      "types",
+      "set",
+      "sync",
+      "--config",
+      '{"keyConcurrency": 2, "ordered": true}',
+      "--json",
+      ...via,
+    ]);
+    expect(JSON.parse(type.stdout)).toEqual({ type: "sync", keyConcurrency: 2, ordered: true });
+  }, 120_000);
+
   it("pauses, resumes and lists queues on a store and through a server (admin only)", async () => {
     const dir = tempDir();
     const store = `sqlite:${join(dir, "q.db")}`;

@@ -344,6 +344,42 @@ describe(`dashboard on ${backend.name}`, () => {
     );
   });
 
+  it("shows jobs' keys, filters the table by key, and a job's key, snoozes and debounce key", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("sync", 1, { id: "s1", key: "tenant-7" });
+    await h.queue.enqueue("sync", 2, { id: "s2", key: "tenant-8" });
+    await h.queue.enqueue("sync", 3, { id: "s3" });
+    await h.queue.enqueue("reindex", 4, { id: "r1", debounce: { key: "reindex:9", delayMs: 1000 } });
+    const [leased] = await h.queue.lease({ types: ["sync"], limit: 1 });
+    expect(leased?.id).toBe("s1");
+    expect(await h.queue.snooze(leased!, "1m")).toBe(true);
+
+    const page = await open(h, "#/jobs");
+    await vi.waitFor(async () => expect(await rowIds(page)).toHaveLength(4));
+    expect(await text(page, "tr[data-id=s2] td:nth-child(5)")).toBe("tenant-8");
+    expect(await text(page, "tr[data-id=s3] td:nth-child(5)")).toBe("—");
+    await page.fill("[data-testid=filter-key]", "tenant-7");
+    await page.press("[data-testid=filter-key]", "Enter");
+    await vi.waitFor(async () => expect(await rowIds(page)).toEqual(["s1"]));
+    expect(page.url()).toContain("key=tenant-7");
+    await page.fill("[data-testid=filter-key]", "");
+    await page.press("[data-testid=filter-key]", "Enter");
+    await vi.waitFor(async () => expect(await rowIds(page)).toHaveLength(4));
+    // A row's key is a link to the jobs of that key.
+    await page.click("tr[data-id=s2] td:nth-child(5) a");
+    await vi.waitFor(async () => expect(await rowIds(page)).toEqual(["s2"]));
+
+    await page.goto(`${h.base}/dashboard/#/jobs/s1`);
+    await page.locator("dd[data-field=key]").waitFor();
+    expect(await text(page, "dd[data-field=key]")).toBe("tenant-7");
+    expect(await text(page, "dd[data-field=snoozes]")).toBe("1");
+    expect(await text(page, "dd[data-field=attempt]")).toBe("1 of 6");
+    await page.goto(`${h.base}/dashboard/#/jobs/r1`);
+    await page.locator("dd[data-field='debounce key']").waitFor();
+    expect(await text(page, "dd[data-field='debounce key']")).toBe("reindex:9");
+    expect(await text(page, "dd[data-field=key]")).toBe("—");
+  });
+
   it("opens a dead job, shows its history, and retries it; replays a completed one", async () => {
     const h = await startServer(backend);
     await h.queue.enqueue("charge", { order: 42, amount: 1999 }, { id: "order-42", maxAttempts: 1 });

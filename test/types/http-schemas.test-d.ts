@@ -161,6 +161,9 @@ expectTypeOf<Body<"POST /v1/jobs/:id/checkpoint">>().toEqualTypeOf<
   Json<Pick<AttemptRef, "attempt"> & { data: Parameters<ErrandClient["checkpoint"]>[1] }>
 >();
 expectTypeOf<Body<"POST /v1/jobs/:id/release">>().toEqualTypeOf<Json<Pick<AttemptRef, "attempt">>>();
+expectTypeOf<Body<"POST /v1/jobs/:id/snooze">>().toEqualTypeOf<
+  Json<Pick<AttemptRef, "attempt"> & { delayMs: Parameters<ErrandClient["snooze"]>[1] }>
+>();
 
 /** A report as `client.report` sends it: its error through `wireError`. */
 type SentReport = ReportItem extends infer I

@@ -14,6 +14,7 @@ interface ListOptions extends TargetCommandOptions {
   state?: string;
   queue?: string;
   type?: string;
+  key?: string;
   limit: number;
   cursor?: string;
 }
@@ -26,6 +27,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .option("--state <state>", "blocked, pending, active, completed, dead, cancelled or expired")
     .option("--queue <name>")
     .option("--type <type>")
+    .option("--key <key>", "only jobs with this key")
     .option("--limit <n>", "page size (1 to 1000)", int("--limit"), 50)
     .option("--cursor <cursor>", "next page, from the previous page's nextCursor")
     .action(
@@ -35,6 +37,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
           ...(o.state ? { state: o.state as JobState } : {}),
           ...(o.queue ? { queue: o.queue } : {}),
           ...(o.type ? { type: o.type } : {}),
+          ...(o.key !== undefined ? { key: o.key } : {}),
           ...(o.cursor ? { cursor: o.cursor } : {}),
           limit: o.limit,
         });

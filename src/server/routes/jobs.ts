@@ -120,6 +120,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(q.queue ? { queue: q.queue } : {}),
       ...(q.type ? { type: q.type } : {}),
       ...(owner ? { owner } : {}),
+      ...(q.key !== undefined ? { key: q.key } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
       limit: q.limit === undefined ? 50 : Number(q.limit),
     });

@@ -72,6 +72,9 @@ export const sharedSchemas = [
       "dependsOn",
       "blockedBy",
       "onDependencyFailure",
+      "key",
+      "debounceKey",
+      "snoozes",
     ],
     properties: {
       id: { type: "string" },
@@ -145,6 +148,19 @@ export const sharedSchemas = [
         description: "Dependencies still unfinished while `blocked`; 0 otherwise",
       },
       onDependencyFailure: { type: "string", enum: ["cancel", "run"] },
+      key: {
+        type: ["string", "null"],
+        description: "The job's key (a tenant, customer or account), given at enqueue",
+      },
+      debounceKey: {
+        type: ["string", "null"],
+        description:
+          "The debounce key the job holds while it is pending and not started (later enqueues with it replace its payload and runAt)",
+      },
+      snoozes: {
+        type: "integer",
+        description: "Times a handler snoozed the job: attempts that did not count toward `maxAttempts`",
+      },
       duplicate: {
         type: "boolean",
         description:
@@ -156,12 +172,22 @@ export const sharedSchemas = [
     $id: "JobType",
     type: "object",
     description:
-      "A job type's server-side settings: defaults applied at enqueue, and a cluster-wide cap at lease.",
+      "A job type's server-side settings: defaults applied at enqueue, and cluster-wide caps (per type, per key) and order at lease.",
     additionalProperties: false,
     properties: {
       type: name,
       ...typeDefaultProperties,
       concurrency: count,
+      keyConcurrency: {
+        ...count,
+        description:
+          "At most this many jobs of the type and one key running at once, cluster-wide (jobs without a key are not limited by it)",
+      },
+      ordered: {
+        type: "boolean",
+        description:
+          "Jobs of the type with the same key start one at a time, in enqueue order (jobs without a key are not ordered)",
+      },
       push: {
         type: "object",
         description: "Push delivery: the server leases this type's jobs and POSTs each to `url`.",
