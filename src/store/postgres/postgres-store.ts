@@ -1,10 +1,10 @@
 import { EventEmitter } from "node:events";
 import type pg from "pg";
-import { FINISHED_STATES, isFinished, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
-import { nameRecord } from "../../name-record.js";
+import { FINISHED_STATES, isFinished, type JobRecord, type JobState } from "../../job.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
 import { renderStatements } from "../sql-template.js";
+import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -48,11 +48,12 @@ import type {
 import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
-import { type FailedJob, lockDependencyStates, settleFailed, unblockDependents } from "./dependencies.js";
+import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
 import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { checkOptions, type PostgresStoreOptions } from "./options.js";
+import { completeJobs, failJobs } from "./outcomes.js";
 
 // Besides errand/postgres (index.ts), tests import these from here.
 export { migrate } from "./migrate.js";
@@ -203,94 +204,13 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   // ---- outcomes ------------------------------------------------------------------------------
 
   async completeMany(params: CompleteManyParams): Promise<boolean[]> {
-    const { items, now } = params;
-    if (items.length === 0) return [];
-    const completeSql = this.#sql.completeMany;
-    const args = (list: typeof items, all: boolean) => [
-      list.map((i) => i.id),
-      list.map((i) => i.attempt),
-      list.map((i) => i.result),
-      now,
-      all,
-    ];
-    type Row = { id: string; attempt: number; deferred: boolean };
-    // One statement for jobs nothing waits for; jobs with dependents come back deferred and are
-    // completed again in a transaction that settles their dependents (dependencies.ts).
-    const rows = await this.#op("pool", (db) => this.#q<Row>(db, completeSql, args(items, false)));
-    const won = new Set<string>();
-    const deferred = new Set<string>();
-    for (const r of rows) (r.deferred ? deferred : won).add(`${r.attempt}:${r.id}`);
-    if (deferred.size > 0) {
-      const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));
-      const { done, ready } = await this.#op("tx", async (db) => {
-        const done = await this.#q<Row>(db, completeSql, args(later, true));
-        const ready =
-          done.length > 0 &&
-          (await unblockDependents(
-            this.#connection,
-            this.#sql,
-            db,
-            done.map((r) => r.id),
-            now,
-            this.#origin,
-          ));
-        return { done, ready };
-      });
-      for (const r of done) won.add(`${r.attempt}:${r.id}`);
-      if (ready) this.#emitWake();
-    }
-    // Exactly one report per attempt wins, even when a batch names an attempt twice.
-    return items.map((i) => won.delete(`${i.attempt}:${i.id}`));
+    const { results, ready } = await completeJobs(this.#connection, this.#sql, params, this.#origin);
+    if (ready) this.#emitWake();
+    return results;
   }
 
   async failMany(params: FailManyParams): Promise<FailResult[]> {
-    const { items, now } = params;
-    if (items.length === 0) return [];
-    const failSql = this.#sql.failMany;
-    const args = (list: typeof items, all: boolean) => [
-      list.map((i) => i.id),
-      list.map((i) => i.attempt),
-      list.map((i) => (i.leaseExpired ? 1 : 0)),
-      list.map((i) => i.retryAt),
-      list.map((i) => (i.retryAt === null ? null : (i.retryQueue ?? null))),
-      list.map((i) => JSON.stringify(i.error)),
-      now,
-      this.#origin,
-      all,
-    ];
-    type Row = { id: string; attempt: number; state: "pending" | "dead" | "deferred" };
-    const rows = await this.#op("pool", (db) => this.#q<Row>(db, failSql, args(items, false)));
-    const outcome = new Map<string, "pending" | "dead">();
-    const deferred = new Set<string>();
-    for (const r of rows) {
-      const key = `${r.attempt}:${r.id}`;
-      if (r.state === "deferred") deferred.add(key);
-      else outcome.set(key, r.state);
-    }
-    let ready = false;
-    if (deferred.size > 0) {
-      // Jobs with dependents that end dead: again, in a transaction that settles their dependents.
-      const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));
-      const killed = await this.#op("tx", async (db) => {
-        const dead = (await this.#q<Row>(db, failSql, args(later, true))).filter((r) => r.state === "dead");
-        const failed: FailedJob[] = dead.map((r) => ({ id: r.id, state: "dead" }));
-        const woke =
-          failed.length > 0 &&
-          (await settleFailed(this.#connection, this.#sql, db, failed, now, this.#origin));
-        return { dead, woke };
-      });
-      for (const r of killed.dead) outcome.set(`${r.attempt}:${r.id}`, "dead");
-      if (killed.woke) ready = true;
-    }
-    // The statement applied the first item naming each attempt; a repeat of it is stale.
-    const results = items.map((i): FailResult => {
-      const key = `${i.attempt}:${i.id}`;
-      const state = outcome.get(key);
-      if (state === undefined) return null;
-      outcome.delete(key);
-      if (state === "pending" && i.retryAt !== null && i.retryAt <= now) ready = true;
-      return state;
-    });
+    const { results, ready } = await failJobs(this.#connection, this.#sql, params, this.#origin);
     if (ready) this.#emitWake();
     return results;
   }
@@ -397,35 +317,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
-    const rows = await this.#op("pool", (db) =>
-      this.#q<{
-        state: JobState;
-        queue: string;
-        type: string;
-        n: number;
-        scheduled: number;
-        retrying: number;
-        oldest: number | null;
-      }>(db, this.#sql.stats, [p.now]),
-    );
-    const states = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
-    const queues: StoreStats["queues"] = nameRecord();
-    const types: StoreStats["types"] = nameRecord();
-    let scheduled = 0;
-    let retrying = 0;
-    let oldestReadyAt: number | null = null;
-    for (const r of rows) {
-      states[r.state] += r.n;
-      const q = (queues[r.queue] ??= {});
-      q[r.state] = (q[r.state] ?? 0) + r.n;
-      const t = (types[r.type] ??= {});
-      t[r.state] = (t[r.state] ?? 0) + r.n;
-      scheduled += r.scheduled;
-      retrying += r.retrying;
-      if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
-    }
-    return { states, scheduled, retrying, queues, types, oldestReadyAt };
+    return statsFromRows(await this.#op("pool", (db) => this.#q<StatsRow>(db, this.#sql.stats, [p.now])));
   }
 
   // ---- changes by id -------------------------------------------------------------------------
