@@ -231,6 +231,7 @@ const ON_MISSING_JOB: Record<string, [unknown, number, string]> = {
   "POST /v1/jobs/{id}/heartbeat": [{ attempt: 1 }, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/checkpoint": [{ attempt: 1, data: null }, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/release": [{ attempt: 1 }, 404, "JOB_NOT_FOUND"],
+  "POST /v1/jobs/{id}/snooze": [{ attempt: 1, delayMs: 0 }, 404, "JOB_NOT_FOUND"],
 };
 
 for (const b of selectedBackends()) {
@@ -282,6 +283,9 @@ for (const b of selectedBackends()) {
         ] as const) {
           expect((await call(route, { id }, body)).status, route).toBe(200);
         }
+        attempt = await lease();
+        const snoozed = await call("POST /v1/jobs/{id}/snooze", { id }, { attempt, delayMs: 0 });
+        expect(snoozed.status).toBe(200);
         attempt = await lease();
         const failed = await call(
           "POST /v1/jobs/{id}/fail",
