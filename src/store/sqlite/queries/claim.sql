@@ -36,7 +36,7 @@
 -- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
 
 -- name: claimCandidates
-SELECT {{hotFields}}
+SELECT {{pendingFields}}
 FROM errand_job
 WHERE queue = $queue AND state = 'pending' AND run_at <= $now
   AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)
