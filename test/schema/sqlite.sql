@@ -5,8 +5,7 @@ CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
 CREATE INDEX errand_job_claim ON errand_job (queue, priority DESC, run_at, id) WHERE state = 'pending';
 
 -- index errand_job_debounce
-CREATE UNIQUE INDEX errand_job_debounce ON errand_job (debounce_key)
-  WHERE debounce_key IS NOT NULL AND state = 'pending' AND attempt = 0;
+CREATE INDEX errand_job_debounce ON errand_job (debounce_key) WHERE debounce_key IS NOT NULL;
 
 -- index errand_job_done_owner
 CREATE INDEX errand_job_done_owner ON errand_job_done (owner, id) WHERE owner IS NOT NULL;
@@ -19,9 +18,6 @@ CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NO
 
 -- index errand_job_key_order
 CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;
-
--- index errand_job_key_state
-CREATE INDEX errand_job_key_state ON errand_job (type, key, state) WHERE key IS NOT NULL;
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';

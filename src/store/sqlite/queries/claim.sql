@@ -29,7 +29,8 @@
 --   $skip      JSON array of ids passed over for a per-key rule in this claim, or NULL
 --   $xkeys     JSON array of [type, key] pairs with no room left in this claim, or NULL
 --   $limit     how many rows to read
--- claimKeyActive params: 1 type, 2 key: its running jobs (errand_job_key_state).
+-- claimKeyActive params: 1 type, 2 key: its running jobs (errand_job_active_type: the active
+--   set is bounded by the cluster's concurrency).
 -- claimKeyEarliest params: 1 type, 2 key: its earliest job in the hot set, by (created_at, id)
 --   (errand_job_key_order), which alone may start under `ordered`.
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
@@ -51,7 +52,8 @@ ORDER BY priority DESC, run_at, id
 LIMIT $limit;
 
 -- name: claimKeyActive
-SELECT count(*) FROM errand_job WHERE type = ? AND key = ? AND state = 'active';
+SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type
+WHERE type = ? AND state = 'active' AND key = ?;
 
 -- name: claimKeyEarliest
 SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job
