@@ -126,6 +126,57 @@ export function rows(r: Results, t: Targets): Row[] {
       b.ratio >= t.backlogRatio,
     );
   }
+  const bl = r["drain-blocked"];
+  if (bl) {
+    add(`drain with ${fmtInt(bl.blocked)} blocked in the store`, `${fmtInt(bl.jobsPerSec)} jobs/s`, "", null);
+    add(
+      "  vs drain with none blocked",
+      `${(bl.ratio * 100).toFixed(0)} %`,
+      `≥ ${(t.blockedRatio * 100).toFixed(0)} %`,
+      bl.ratio >= t.blockedRatio,
+    );
+    add("  each ran exactly once, the blocked still blocked", String(bl.exactlyOnce), "true", bl.exactlyOnce);
+  }
+  const fi = r["deps-fan-in"];
+  if (fi) {
+    add(
+      `fan-in: one job waiting on ${fmtInt(fi.edges)} (drain of all, concurrency ${fi.concurrency})`,
+      `${fmtInt(fi.jobsPerSec)} jobs/s`,
+      "",
+      null,
+    );
+    add(
+      "  the join's start after its last dependency's end",
+      `${fi.joinStartAfterMs} ms`,
+      `≤ ${t.joinStartMs} ms`,
+      fi.joinStartAfterMs <= t.joinStartMs,
+    );
+    add(
+      `  per edge (join enqueue + drain), vs at ${fmtInt(fi.small.edges)}`,
+      `${fi.msPerEdge} ms, ×${fi.perEdgeRatio}`,
+      "",
+      null,
+    );
+    add("  each ran exactly once, the join last", String(fi.exactlyOnce), "true", fi.exactlyOnce);
+  }
+  const fo = r["deps-fan-out"];
+  if (fo) {
+    add(
+      `fan-out: the completion unblocking ${fmtInt(fo.edges)} waiting on it`,
+      `${fo.completeMs} ms`,
+      "",
+      null,
+    );
+    add(
+      "  all pending right after that one write",
+      String(fo.unblockedInOneWrite),
+      "true",
+      fo.unblockedInOneWrite,
+    );
+    add(`  per edge, vs at ${fmtInt(fo.small.edges)}`, `${fo.msPerEdge} ms, ×${fo.perEdgeRatio}`, "", null);
+    add(`  drain of the ${fmtInt(fo.edges)} after`, `${fmtInt(fo.jobsPerSec)} jobs/s`, "", null);
+    add("  each ran exactly once", String(fo.exactlyOnce), "true", fo.exactlyOnce);
+  }
   const sc = r["drain-scale"];
   if (sc) {
     add(

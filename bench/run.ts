@@ -11,14 +11,22 @@
  *                         has a scale-out target: postgres)
  *                         drain-fail: the 20k drain with every job throwing a NonRetryableError
  *                         (the failure path: each job goes to dead); only when asked for
+ *                         deps-fan-in: one job waiting on --jobs (at most 10,000) jobs, drained
+ *                         by one worker: its start after the last dependency's end, ms per edge
+ *                         (and at a tenth of the size: the O(edges) check)
+ *                         deps-fan-out: --jobs (at most 10,000) jobs waiting on one: the time of
+ *                         the one completion that unblocks them all, and the drain after
+ *                         drain-blocked: the 20k drain with --backlog blocked jobs in the store
+ *                         (100,000 at most with --quick), as a share of the drain's rate
  *   --jobs N              jobs per throughput scenario (default 20000)
- *   --backlog N           backlog size for drain-backlog (default 1000000)
+ *   --backlog N           backlog size for drain-backlog and drain-blocked (default 1000000)
  *   --latency-jobs N      jobs in the latency scenario (default 300)
  *   --scenario http       issue 5's HTTP server figures (SQLite; one server child per scenario;
  *                         not in the default run): http-enqueue, http-work, http-remote-worker,
  *                         http-wake, http-idle
  *   --http-loops N        concurrent lease → report loops in http-work (default 4)
- *   --quick               skip drain-backlog
+ *   --quick               skip drain-backlog and drain-blocked (asked for, drain-blocked runs
+ *                         with at most 100,000 blocked)
  *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of
  *                         under tsx; tsx alone adds ~30 MB to a process's RSS
  *   --json                print one JSON object to stdout instead of a table

@@ -12,6 +12,13 @@ export interface Targets {
   rssMB: number;
   /** Drain rate with the big backlog waiting, as a share of the rate with 20,000 waiting. */
   backlogRatio: number;
+  /** Issue 14: drain rate with a million blocked jobs in the store, as a share of the rate with none. */
+  blockedRatio: number;
+  /**
+   * Issue 14: a fan-in's join starts "within one claim cycle" of its last dependency's end: the
+   * bench reads that as this many ms, far under the Worker's 1 s poll it must not wait for.
+   */
+  joinStartMs: number;
   /** Drain rate of 4 worker processes as a multiple of one process's (stores many processes share). */
   scaleRatio?: number;
   /** Store memory per waiting job (stores that can tell: `BenchStore.usedMemory`, stores.ts). */
@@ -25,6 +32,8 @@ export const SQLITE_TARGETS: Targets = {
   p99Ms: 5,
   rssMB: 80,
   backlogRatio: 0.8,
+  blockedRatio: 0.9,
+  joinStartMs: 50,
 };
 
 /** Issue 3's targets. */
@@ -35,6 +44,8 @@ export const POSTGRES_TARGETS: Targets = {
   p99Ms: 8,
   rssMB: 80,
   backlogRatio: 0.75,
+  blockedRatio: 0.9,
+  joinStartMs: 50,
   scaleRatio: 1.3,
 };
 
@@ -46,6 +57,8 @@ export const REDIS_TARGETS: Targets = {
   p99Ms: 4,
   rssMB: 80,
   backlogRatio: 0.75,
+  blockedRatio: 0.9,
+  joinStartMs: 50,
   bytesPerJob: 400,
 };
 

@@ -4,7 +4,9 @@
  * plain node (importing a compiled build): `entry` in the init message says which.
  *
  * parent → child: `init` { entry, url, mode: "drain" | "drain-fail" | "latency" | "scale", concurrency, expect,
- *   indices? (payload.i runs over [0, indices); default expect), warm? (scale: warm-up jobs first) },
+ *   indices? (payload.i runs over [0, indices); default expect), warm? (scale: warm-up jobs first),
+ *   join? (drain: the payload.i of a job waiting on all the others; `done` then carries joinStart,
+ *   when its handler started, and lastDepDone, when the last other job's handler returned) },
  *   `go`, `ping`, `exit`
  * child → parent: `ready` (worker built; for latency: started and idle), `done` {..., cpuMs}, `pong`, `error`
  *
@@ -28,10 +30,16 @@ async function init(o) {
   // would inflate the worker's measured RSS (about 15 MB on PostgreSQL, by growing V8's new space).
   const calls = new Calls(o.indices ?? o.expect);
   const starts = [];
+  let joinStart = null;
+  let lastDepDone = null;
   const noop = defineJob({
     type: "noop",
     handler: async (payload) => {
       if (o.mode === "latency") starts[payload.i] = now();
+      if (payload.i === o.join) joinStart = now();
+      // Not the completed event: the completion's write and the claim it prompts both come
+      // before that event is emitted, so the join would seem to start before its last dependency ended.
+      else if (o.join !== undefined) lastDepDone = now();
       calls.add(payload.i);
       if (o.mode === "drain-fail") throw new NonRetryableError("bench: every job fails");
     },
@@ -87,6 +95,8 @@ async function init(o) {
     heapUsedBytes: heapUsed,
     heapTotalBytes: heapTotal,
     cpuMs: cpu,
+    joinStart,
+    lastDepDone,
     ...calls.summary(),
   });
 }

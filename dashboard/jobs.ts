@@ -6,12 +6,17 @@ import type { View } from "./view.js";
 const DEFAULT_LIMIT = 25;
 
 /**
- * Jobs newest first, filtered by state, queue and type, a page at a time. The filters and the
- * cursor live in the URL (`#/jobs?state=dead&cursor=…`), so the back button and links work.
+ * Jobs newest first, filtered by state, queue, type and key, a page at a time. The filters and
+ * the cursor live in the URL (`#/jobs?state=dead&cursor=…`), so the back button and links work.
  */
 export const jobs: View = async (ctx) => {
   const q = ctx.query;
-  const filter = { state: q.get("state") ?? "", queue: q.get("queue") ?? "", type: q.get("type") ?? "" };
+  const filter = {
+    state: q.get("state") ?? "",
+    queue: q.get("queue") ?? "",
+    type: q.get("type") ?? "",
+    key: q.get("key") ?? "",
+  };
   const limit = Math.min(1000, Math.max(1, Number(q.get("limit")) || DEFAULT_LIMIT));
   const cursor = q.get("cursor");
   const [stats, page] = await Promise.all([
@@ -72,7 +77,21 @@ export const jobs: View = async (ctx) => {
       select("state", [...JOB_STATES]),
       select("queue", Object.keys(stats.queues).sort()),
       select("type", Object.keys(stats.types).sort()),
-      filter.state || filter.queue || filter.type ? link("#/jobs", "clear filters") : null,
+      // Keys are many and open-ended (a tenant, an account): typed, not picked from a list.
+      h(
+        "label",
+        {},
+        "key ",
+        h("input", {
+          name: "key",
+          type: "search",
+          value: filter.key,
+          placeholder: "any",
+          "data-testid": "filter-key",
+          onchange: (e: Event) => go({ key: (e.target as HTMLInputElement).value.trim(), cursor: null }),
+        }),
+      ),
+      filter.state || filter.queue || filter.type || filter.key ? link("#/jobs", "clear filters") : null,
     ),
     h(
       "div",
@@ -83,6 +102,7 @@ export const jobs: View = async (ctx) => {
           "type",
           "queue",
           "state",
+          "key",
           ["attempt", "num"],
           ["priority", "num"],
           "run at",
@@ -106,12 +126,18 @@ function jobRow(j: Job): HTMLTableRowElement {
     h("td", {}, j.type),
     h("td", {}, j.queue),
     h("td", {}, badge(j.state)),
+    h("td", { class: "mono" }, j.key === null ? "—" : link(keyHref(j.key), j.key)),
     h("td", { class: "num" }, `${j.attempt} / ${j.maxAttempts}`),
     h("td", { class: "num" }, String(j.priority)),
     h("td", {}, time(j.runAt)),
     h("td", {}, time(j.createdAt)),
     h("td", {}, time(j.finishedAt)),
   );
+}
+
+/** The jobs list filtered by one key. */
+export function keyHref(key: string): string {
+  return `#/jobs?${new URLSearchParams({ key }).toString()}`;
 }
 
 function withoutCursor(q: URLSearchParams): string {

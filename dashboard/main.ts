@@ -1,10 +1,12 @@
 /**
- * The dashboard's router: `#/` overview, `#/jobs`, `#/jobs/{id}`, `#/schedules`, `#/types`.
+ * The dashboard's router: `#/` overview, `#/jobs`, `#/jobs/{id}`, `#/flows/{id}` (the graph of a
+ * job's flow), `#/schedules`, `#/types`.
  * Each navigation builds the view afresh in a new element; errors from the API end up here, where
  * a 401 turns into the token form and anything else into a message above the view.
  */
 import { ApiError, getToken, setToken } from "./api.js";
 import { h } from "./dom.js";
+import { flow } from "./flow.js";
 import { job } from "./job.js";
 import { jobs } from "./jobs.js";
 import { schedules, types } from "./lists.js";
@@ -57,6 +59,7 @@ function route(): { view: View; name: string; path: string[]; query: URLSearchPa
     return { view: job, name: "jobs", path: [id], query };
   }
   if (name === "jobs") return { view: jobs, name, path: rest, query };
+  if (name === "flows" && rest.length) return { view: flow, name: "jobs", path: [rest.join("/")], query };
   if (name === "schedules") return { view: schedules, name, path: rest, query };
   if (name === "types") return { view: types, name, path: rest, query };
   return { view: overview, name: "overview", path: rest, query };

@@ -3,9 +3,10 @@
  * live in src/; the dashboard is compiled on its own for the browser, so it keeps these copies.
  */
 
-export type JobState = "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
+export type JobState = "blocked" | "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
 
 export const JOB_STATES: readonly JobState[] = [
+  "blocked",
   "pending",
   "active",
   "completed",
@@ -22,6 +23,8 @@ export interface JobError {
   /** Epoch milliseconds. */
   at: number;
   kind?: string;
+  /** With `kind: "dependency_failed"`: the dependency that did not succeed. */
+  dependency?: string;
 }
 
 export interface Job {
@@ -49,6 +52,25 @@ export interface Job {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** Ids of the jobs this one waits for. */
+  dependsOn: string[];
+  /** Dependencies still unfinished while blocked. */
+  blockedBy: number;
+  onDependencyFailure: string;
+  /** The job's key (a tenant, an account), or null. */
+  key: string | null;
+  /** The debounce key it holds while pending and not started. */
+  debounceKey: string | null;
+  /** Times its handler snoozed it (attempts not counted toward maxAttempts). */
+  snoozes: number;
+}
+
+/** One of a job's dependencies (`GET v1/jobs/{id}/dependencies`); nulls for a pruned one. */
+export interface JobDependency {
+  id: string;
+  type: string | null;
+  state: JobState | null;
+  result: unknown;
 }
 
 export type Counts = Partial<Record<JobState, number>>;
@@ -97,6 +119,7 @@ export interface JobType {
   retryQueue?: string;
   timeoutMs?: number | string;
   delivery?: string;
+  onDependencyFailure?: string;
   concurrency?: number;
   push?: { url: string; timeoutMs?: number };
 }

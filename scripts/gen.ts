@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { expandLuaMarkers, expandSqlMarkers } from "./job-field-markers.js";
 
 const check = process.argv.includes("--check");
 const targets: Array<{ from: string; to: string }> = [
@@ -41,7 +42,8 @@ for (const { from, to } of targets) {
 }
 
 // Redis: one Lua script per Store operation (src/store/redis/lua/*.lua), each with its
-// `--@include "includes/…"` lines replaced by those files (each include once per script).
+// `--@include "includes/…"` lines replaced by those files (each include once per script) and its
+// job-field markers (`--@job-defaults`, …) expanded from src/job-fields.ts (job-field-markers.ts).
 const luaTargets: Array<{ from: string; to: string }> = [
   { from: "src/store/redis/lua", to: "src/store/generated/redis-scripts.ts" },
 ];
@@ -59,13 +61,14 @@ for (const { from, to } of luaTargets) {
 // SQL stores: one file per Store operation (src/store/<store>/queries/<operation>.sql). A file holds
 // one or more statements, each opened by a `-- name: <statementName>` line; what comes before the
 // first is the file's header (what it guarantees, its params) and is not embedded. Statement names
-// are unique per store; `{{fragment}}` placeholders are filled by the store at open
-// (src/store/sql-template.ts), so table names can carry a configured schema.
-const queryTargets: Array<{ from: string; to: string }> = [
-  { from: "src/store/sqlite/queries", to: "src/store/generated/sqlite-queries.ts" },
-  { from: "src/store/postgres/queries", to: "src/store/generated/postgres-queries.ts" },
+// are unique per store. Job-field markers (`/*@insertColumns*/`, …) are expanded here from
+// src/job-fields.ts (job-field-markers.ts); `{{fragment}}` placeholders are filled by the store at
+// open (src/store/sql-template.ts), so table names can carry a configured schema.
+const queryTargets: Array<{ store: "sqlite" | "postgres"; from: string; to: string }> = [
+  { store: "sqlite", from: "src/store/sqlite/queries", to: "src/store/generated/sqlite-queries.ts" },
+  { store: "postgres", from: "src/store/postgres/queries", to: "src/store/generated/postgres-queries.ts" },
 ];
-for (const { from, to } of queryTargets) {
+for (const { store, from, to } of queryTargets) {
   if (!existsSync(from)) continue;
   const files = readdirSync(from)
     .filter((f) => /^[a-z][a-zA-Z0-9-]*\.sql$/.test(f))
@@ -76,7 +79,7 @@ for (const { from, to } of queryTargets) {
     if (parts.length < 3) throw new Error(`${from}/${file}: no "-- name: <statement>" line`);
     for (let i = 1; i < parts.length; i += 2) {
       const name = parts[i]!;
-      const sql = parts[i + 1]!.trim();
+      const sql = expandSqlMarkers(store, parts[i + 1]!.trim(), `${from}/${file}`);
       const clash = statements.get(name);
       if (clash) throw new Error(`${from}/${file}: statement ${name} is also in ${clash.file}`);
       if (!sql) throw new Error(`${from}/${file}: statement ${name} is empty`);
@@ -91,7 +94,7 @@ for (const { from, to } of queryTargets) {
 }
 
 function inlineLua(dir: string, file: string, seen: Set<string>): string {
-  return readFileSync(join(dir, file), "utf8").replace(
+  return expandLuaMarkers(readFileSync(join(dir, file), "utf8"), `${dir}/${file}`).replace(
     /^--@include "([^"]+)"[ \t]*$/gm,
     (_, path: string) => {
       if (seen.has(path)) return `-- ${path}: included above`;

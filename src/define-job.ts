@@ -2,9 +2,10 @@ import type { Logger } from "pino";
 import { type BackoffFunction, type BackoffOptions, toStoredBackoff } from "./backoff.js";
 import { type Duration, toTimerMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
-import type { Delivery, Job, StoredBackoff } from "./job.js";
+import type { Delivery, DependencyFailurePolicy, Job, JobDependency, StoredBackoff } from "./job.js";
 import { JOB_DEFAULTS } from "./job-fields.js";
 import { checkKnownKeys } from "./known-keys.js";
+import type { Snooze } from "./snooze.js";
 import {
   checkInt,
   checkQueueName,
@@ -62,6 +63,22 @@ export interface JobContext<P = unknown> {
    * Resolves `false` when the attempt is no longer current.
    */
   checkpoint(data: unknown): Promise<boolean>;
+  /**
+   * The jobs this one waited for (`dependsOn`), in the order given, each with its state and, when
+   * completed, its result. Empty for a job without dependencies.
+   * @example
+   * ```ts
+   * const pages = (await ctx.dependencies()).map((d) => d.result as string);
+   * ```
+   */
+  dependencies(): Promise<JobDependency[]>;
+  /**
+   * Puts the job back for later without spending an attempt: return what it gives. The job is
+   * pending again at now + `delay`, its errors untouched; `job.snoozes` counts the snoozes.
+   * @example `if (!(await partner.ready())) return ctx.snooze("30s");`
+   * @throws ErrandError `INVALID_DURATION` for a bad delay.
+   */
+  snooze(delay: Duration): Snooze;
   /** A logger bound to this job's id, type and attempt. */
   readonly log: Logger;
 }
@@ -114,6 +131,13 @@ export interface JobDefaults {
    * @defaultValue "at_least_once"
    */
   delivery?: Delivery;
+  /**
+   * What a blocked job does when one of its dependencies ends `dead`, `cancelled` or `expired`:
+   * `"cancel"` ends it cancelled (and its own dependents after it); `"run"` runs it anyway once
+   * every dependency has finished, and `ctx.dependencies()` shows which did not succeed.
+   * @defaultValue "cancel"
+   */
+  onDependencyFailure?: DependencyFailurePolicy;
 }
 
 /**
@@ -129,6 +153,19 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
    * {@link MAX_COUNT}). No cap by default.
    */
   concurrency?: number;
+  /**
+   * At most this many jobs of this type and one key (the `key` enqueue option) run at once,
+   * across every worker sharing the store (1 to {@link MAX_COUNT}). Jobs without a key are not
+   * limited by it. Composes with `concurrency`: both hold.
+   */
+  keyConcurrency?: number;
+  /**
+   * Jobs of this type with the same key start one at a time, in enqueue order: a later one never
+   * starts before an earlier one has finished. A retrying job holds its key until it completes or
+   * ends dead; a dead, cancelled or expired job releases it. Jobs without a key are not ordered.
+   * @defaultValue false
+   */
+  ordered?: boolean;
   /** Validates payloads at enqueue (and at {@link runJob}); invalid ones are refused. */
   schema?: StandardSchemaV1<unknown, P>;
 }
@@ -150,7 +187,10 @@ export interface JobDefinition<P = unknown, R = unknown> {
   readonly retryQueue: string | null;
   readonly timeoutMs: number | null;
   readonly delivery: Delivery;
+  readonly onDependencyFailure: DependencyFailurePolicy;
   readonly concurrency: number | null;
+  readonly keyConcurrency: number | null;
+  readonly ordered: boolean;
   readonly schema: StandardSchemaV1<unknown, P> | undefined;
 }
 
@@ -172,9 +212,18 @@ export const JOB_DEFAULT_KEYS: readonly (keyof JobDefaults)[] = [
   "retryQueue",
   "timeoutMs",
   "delivery",
+  "onDependencyFailure",
 ];
 
-const DEFINITION_KEYS = new Set(["type", "handler", ...JOB_DEFAULT_KEYS, "concurrency", "schema"]);
+const DEFINITION_KEYS = new Set([
+  "type",
+  "handler",
+  ...JOB_DEFAULT_KEYS,
+  "concurrency",
+  "keyConcurrency",
+  "ordered",
+  "schema",
+]);
 
 /**
  * Defines a job type. Options are checked now, so a typo fails at startup, not at 3 a.m.
@@ -206,6 +255,11 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
     ...defaults,
     concurrency:
       options.concurrency === undefined ? null : checkInt("concurrency", options.concurrency, 1, MAX_COUNT),
+    keyConcurrency:
+      options.keyConcurrency === undefined
+        ? null
+        : checkInt("keyConcurrency", options.keyConcurrency, 1, MAX_COUNT),
+    ordered: checkFlag("ordered", options.ordered),
     schema: options.schema,
   });
   MADE.add(def);
@@ -224,12 +278,19 @@ export function isJobDefinition(value: unknown): value is AnyJobDefinition {
 /** Validates and fills {@link JobDefaults}, a field not given taking its {@link JOB_DEFAULTS} value. */
 export function resolveDefaults(
   o: JobDefaults,
-): Omit<JobDefinition, "type" | "handler" | "concurrency" | "schema"> {
+): Omit<JobDefinition, "type" | "handler" | "concurrency" | "keyConcurrency" | "ordered" | "schema"> {
   const delivery = o.delivery ?? JOB_DEFAULTS.delivery;
   if (delivery !== "at_least_once" && delivery !== "at_most_once") {
     throw new ErrandError(
       "INVALID_OPTION",
       `delivery must be "at_least_once" or "at_most_once", got ${describe(delivery)}`,
+    );
+  }
+  const onDependencyFailure = o.onDependencyFailure ?? JOB_DEFAULTS.onDependencyFailure;
+  if (onDependencyFailure !== "cancel" && onDependencyFailure !== "run") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `onDependencyFailure must be "cancel" or "run", got ${describe(onDependencyFailure)}`,
     );
   }
   return {
@@ -242,7 +303,17 @@ export function resolveDefaults(
     retryQueue: o.retryQueue === undefined ? JOB_DEFAULTS.retryQueue : checkQueueName(o.retryQueue),
     timeoutMs: o.timeoutMs === undefined ? JOB_DEFAULTS.timeoutMs : toTimerMs("timeoutMs", o.timeoutMs),
     delivery,
+    onDependencyFailure,
   };
+}
+
+/** An optional boolean option. @throws ErrandError `INVALID_OPTION` for anything but a boolean. */
+function checkFlag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") {
+    throw new ErrandError("INVALID_OPTION", `${name} must be true or false, got ${describe(value)}`);
+  }
+  return value;
 }
 
 /**

@@ -19,7 +19,9 @@ import type { EnqueueOptions } from "./queue-options.js";
 import type { NewJob } from "./store/store.js";
 import {
   addToDate,
+  checkDependsOn,
   checkJobId,
+  checkJobKey,
   checkOwnerName,
   checkText,
   checkTypeName,
@@ -37,6 +39,9 @@ const ENQUEUE_KEYS = new Set([
   "runAt",
   "expiresAt",
   "expiresInMs",
+  "dependsOn",
+  "key",
+  "debounce",
   ...JOB_DEFAULT_KEYS,
   "db",
 ]);
@@ -185,8 +190,13 @@ export function planEnqueue(
     timeoutMs: o.timeoutMs ?? def?.timeoutMs ?? undefined,
     delivery: o.delivery ?? def?.delivery,
     backoff: o.backoff,
+    onDependencyFailure: o.onDependencyFailure ?? def?.onDependencyFailure,
   });
-  const runAt = instant("enqueue", ["delayMs", o.delayMs, "after"], ["runAt", o.runAt, "at"], now) ?? now;
+  const debounce = o.debounce === undefined ? null : checkDebounce(o, now);
+  const runAt =
+    debounce?.runAt ??
+    instant("enqueue", ["delayMs", o.delayMs, "after"], ["runAt", o.runAt, "at"], now) ??
+    now;
   const expiresAt =
     instant("enqueue", ["expiresAt", o.expiresAt, "at"], ["expiresInMs", o.expiresInMs, "after"], now) ??
     null;
@@ -207,6 +217,47 @@ export function planEnqueue(
     timeoutMs: own.timeoutMs,
     uniqueKey: o.uniqueKey === undefined ? null : checkText("uniqueKey", o.uniqueKey, MAX_KEY_LENGTH),
     owner: o.owner === undefined ? null : checkOwnerName(o.owner),
+    dependsOn:
+      o.dependsOn === undefined
+        ? null
+        : checkDependsOn("enqueue", o.dependsOn, o.id === undefined ? undefined : String(o.id)),
+    onDependencyFailure: own.onDependencyFailure,
+    key: o.key === undefined ? null : checkJobKey(o.key),
+    debounceKey: debounce?.key ?? null,
+  };
+}
+
+const DEBOUNCE_KEYS = new Set(["key", "delayMs"]);
+
+/**
+ * The `debounce` option: its key and when the job is due.
+ * @throws ErrandError `INVALID_OPTION` for a bad shape or a clashing option, `INVALID_KEY`,
+ *   `INVALID_DURATION`.
+ */
+function checkDebounce(o: EnqueueOptions, now: number): { key: string; runAt: number } {
+  const d: unknown = o.debounce;
+  if (typeof d !== "object" || d === null || Array.isArray(d)) {
+    throw new ErrandError("INVALID_OPTION", `enqueue: debounce must be { key, delayMs }, got ${describe(d)}`);
+  }
+  checkKnownKeys("enqueue: debounce", d, DEBOUNCE_KEYS);
+  for (const clash of ["runAt", "delayMs", "uniqueKey", "dependsOn"] as const) {
+    if (o[clash] !== undefined) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `enqueue: debounce decides when the job runs and which job it is; not with ${clash}`,
+      );
+    }
+  }
+  const { key, delayMs } = d as { key: unknown; delayMs: unknown };
+  if (typeof key !== "string" || key.length === 0) {
+    throw new ErrandError(
+      "INVALID_KEY",
+      `enqueue: debounce.key must be a non-empty string, got ${describe(key)}`,
+    );
+  }
+  return {
+    key: checkText("debounce.key", key, MAX_KEY_LENGTH, "INVALID_KEY"),
+    runAt: addToDate("debounce.delayMs", now, toMs("debounce.delayMs", delayMs as Duration)),
   };
 }
 
@@ -252,5 +303,9 @@ export function withPayload(base: NewJob, id: string, payload: string): NewJob {
     timeoutMs: base.timeoutMs,
     uniqueKey: base.uniqueKey,
     owner: base.owner,
+    dependsOn: base.dependsOn,
+    onDependencyFailure: base.onDependencyFailure,
+    key: base.key,
+    debounceKey: base.debounceKey,
   };
 }

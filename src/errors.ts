@@ -27,6 +27,14 @@ export type ErrandErrorCode =
   | "INVALID_OPTION"
   /** An attempt number is not a positive integer. */
   | "INVALID_ATTEMPT"
+  /** `dependsOn` names a job that does not exist (or was pruned); nothing was stored. */
+  | "DEPENDENCY_NOT_FOUND"
+  /** An `enqueueFlow` graph has a cycle, a duplicate ref or a ref to nothing; nothing was stored. */
+  | "INVALID_FLOW"
+  /** A job's `key` (or a debounce key) is not a name of the allowed pattern and length. */
+  | "INVALID_KEY"
+  /** A `rateLimit` / `keyRateLimit` is not `{ limit, periodMs }` within bounds. */
+  | "INVALID_RATE_LIMIT"
   /** A store URL names no known store, or cannot be opened. */
   | "INVALID_STORE_URL"
   /** A worker claimed a job whose type it has no handler for. */

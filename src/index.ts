@@ -34,12 +34,15 @@ export {
   JobTimeoutError,
   NonRetryableError,
 } from "./errors.js";
+export type { FlowNode } from "./flow-plan.js";
 export {
   type Delivery,
+  type DependencyFailurePolicy,
   FINISHED_STATES,
   type FinishedState,
   JOB_STATES,
   type Job,
+  type JobDependency,
   type JobErrorEntry,
   type JobState,
   type StoredBackoff,
@@ -49,6 +52,7 @@ export {
   type EnqueuedJob,
   type EnqueueOptions,
   type FailOptions,
+  type FlowResult,
   type JobPage,
   type LeaseOptions,
   type ListOptions,
@@ -63,11 +67,13 @@ export {
   type ScheduleOptions,
   type SweepResult,
 } from "./queue.js";
+export { Snooze } from "./snooze.js";
 export type { Store, StoreCapabilities } from "./store/store.js";
 export {
   MAX_ATTEMPT,
   MAX_COUNT,
   MAX_DATE_MS,
+  MAX_DEPENDENCIES,
   MAX_ERROR_NAME_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,

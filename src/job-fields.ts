@@ -7,16 +7,25 @@
  * @module
  */
 import { DEFAULT_BACKOFF } from "./backoff.js";
-import type { Delivery, Job, JobRecord, StoredBackoff } from "./job.js";
+import type { Delivery, DependencyFailurePolicy, Job, JobRecord, StoredBackoff } from "./job.js";
 import type { NewJob } from "./store/store.js";
 
 /**
  * How a field is kept and shown: `text` and `int` as they are; `time` as epoch milliseconds in
  * stores and a `Date` (an ISO-8601 string over HTTP) on a {@link Job}; `json` as JSON text in
- * stores and parsed on a Job; `state`, `delivery`, `backoff` (a {@link StoredBackoff}) and `errors`
+ * stores and parsed on a Job; `state`, `delivery`, `dependency` (a DependencyFailurePolicy), `backoff` (a {@link StoredBackoff}) and `errors`
  * (a JobErrorEntry array) as text of a fixed shape.
  */
-export type JobFieldKind = "text" | "int" | "time" | "json" | "state" | "delivery" | "backoff" | "errors";
+export type JobFieldKind =
+  | "text"
+  | "int"
+  | "time"
+  | "json"
+  | "state"
+  | "delivery"
+  | "dependency"
+  | "backoff"
+  | "errors";
 
 /** One row of {@link JOB_FIELDS}. */
 export interface JobField {
@@ -55,6 +64,7 @@ export const JOB_DEFAULTS: Readonly<{
   retryQueue: null;
   timeoutMs: null;
   delivery: Delivery;
+  onDependencyFailure: DependencyFailurePolicy;
 }> = Object.freeze({
   queue: "default",
   priority: 0,
@@ -64,6 +74,7 @@ export const JOB_DEFAULTS: Readonly<{
   retryQueue: null,
   timeoutMs: null,
   delivery: "at_least_once",
+  onDependencyFailure: "cancel",
 });
 
 const f = (
@@ -121,6 +132,12 @@ export const JOB_FIELDS: readonly JobField[] = Object.freeze([
   f("startedAt", "started_at", "time", NULLABLE, null),
   f("finishedAt", "finished_at", "time", { nullable: true, hot: false }, null),
   f("owner", "owner", "text", NN, null),
+  f("dependsOn", "depends_on", "json", NN, null),
+  f("blockedBy", "blocked_by", "int", { nullable: true, done: false }, 0),
+  f("onDependencyFailure", "on_dependency_failure", "dependency", N, JOB_DEFAULTS.onDependencyFailure),
+  f("key", "key", "text", NN, null),
+  f("debounceKey", "debounce_key", "text", NN, null),
+  f("snoozes", "snoozes", "int", {}, 0),
 ]);
 
 /** {@link JOB_FIELDS}' names: JobRecord's keys in order. @internal */
@@ -151,27 +168,37 @@ export function selectList(
   nullOf: (field: JobField) => string,
   quote: (name: string) => string,
   alias?: string,
+  /** An expression to read a field by instead of its column (a store that keeps it elsewhere). */
+  expression?: (field: JobField) => string | undefined,
 ): string {
   return wrapList(
     JOB_FIELDS.map((x) => {
       if (!x[table]) return `${nullOf(x)} AS ${x.name === x.column ? x.name : quote(x.name)}`;
+      const own = expression?.(x);
+      if (own !== undefined) return `${own} AS ${quote(x.name)}`;
       const column = alias ? `${alias}.${x.column}` : x.column;
       return x.name === x.column ? column : `${column} AS ${quote(x.name)}`;
     }),
   );
 }
 
-/** Comma-separated, wrapped near 100 characters with an indent of two, as the SQL files are. @internal */
-export function wrapList(items: readonly string[]): string {
+/**
+ * Comma-separated, wrapped near 100 characters with an indent of two, as the SQL files are.
+ * @param start - the column the list starts at on its first line.
+ * @param indent - what the lines after the first start with.
+ * @internal
+ */
+export function wrapList(items: readonly string[], start = 0, indent = "  "): string {
   const lines: string[] = [];
   let line = "";
   for (let i = 0; i < items.length; i++) {
     const item = items[i] + (i < items.length - 1 ? "," : "");
-    if (line === "") line = lines.length === 0 ? item : `  ${item}`;
-    else if (line.length + 1 + item.length <= 100) line += ` ${item}`;
+    const width = lines.length === 0 ? start + line.length : line.length;
+    if (line === "") line = lines.length === 0 ? item : `${indent}${item}`;
+    else if (width + 1 + item.length <= 100) line += ` ${item}`;
     else {
       lines.push(line);
-      line = `  ${item}`;
+      line = `${indent}${item}`;
     }
   }
   lines.push(line);

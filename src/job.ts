@@ -9,20 +9,27 @@
  *   about, and a report for any attempt but the current one changes nothing.
  * - **lease**: the time a claimed job belongs to one worker (`leaseExpiresAt`). Heartbeats extend
  *   it; when it runs out the attempt counts as failed and the job goes back (or dies).
- * - **hot set**: pending and active jobs. Finished jobs (completed, dead, cancelled, expired)
- *   leave the hot set so claim cost does not grow with history.
+ * - **hot set**: blocked, pending and active jobs. Finished jobs (completed, dead, cancelled,
+ *   expired) leave the hot set so claim cost does not grow with history.
+ * - **dependency**: a job another waits for (`dependsOn`). A job with unfinished dependencies is
+ *   `blocked`: claims never see it. The completion of its last dependency makes it `pending` in
+ *   the same transaction. A dependency that ends `dead`, `cancelled` or `expired` cancels its
+ *   blocked dependents, and theirs in turn, unless a dependent says `onDependencyFailure: "run"`
+ *   (then a dependency that finished in any state counts as done).
  *
  * The state machine:
  *
  * ```
- *            enqueue
- *               │
- *               ▼         claim            complete
+ *   enqueue with unfinished dependencies ─▶ blocked ──(last dependency done)──┐
+ *            enqueue                            └─ cancel, expiry, a dependency │
+ *               │                                  failed ─▶ cancelled/expired  │
+ *               ▼         claim            complete  ◀──────────────────────────┘
  *  retry ──▶ pending ─────────────▶ active ─────────▶ completed
  *  (manual)   │  ▲ ▲                │  │ │
  *             │  │ └─ fail, retries │  │ └─ fail, no retries left / non-retryable /
  *             │  │    left (backoff)┘  │    at_most_once / lease lost 3× ──▶ dead
  *             │  └─ release (shutdown)─┘
+ *             │  ▲ └─ snooze (ctx.snooze: back at now + delay, not counted as an attempt)
  *             ├─ cancel ─▶ cancelled   (active jobs too: their signal aborts)
  *             └─ expiresAt passes ─▶ expired
  * ```
@@ -30,13 +37,14 @@
  */
 
 /** Where a job is in its life. See the module doc for the transitions. */
-export type JobState = "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
+export type JobState = "blocked" | "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
 
 /** The states a job never leaves on its own. */
 export type FinishedState = "completed" | "dead" | "cancelled" | "expired";
 
 /** Every state, in lifecycle order. */
 export const JOB_STATES: readonly JobState[] = [
+  "blocked",
   "pending",
   "active",
   "completed",
@@ -53,6 +61,13 @@ export const FINISHED_STATES: readonly FinishedState[] = ["completed", "dead", "
  * never started twice; any failure, lost lease or shutdown sends it to `dead`.
  */
 export type Delivery = "at_least_once" | "at_most_once";
+
+/**
+ * What a blocked job does when a dependency ends `dead`, `cancelled` or `expired`: `"cancel"` (the
+ * default) ends it `cancelled`, with the dependency named in its error history, and so on down to
+ * its own dependents; `"run"` lets it run once every dependency has finished, in whatever state.
+ */
+export type DependencyFailurePolicy = "cancel" | "run";
 
 /** How a job waits between failed attempts, in the serialisable form stored with the job. */
 export type StoredBackoff =
@@ -73,8 +88,13 @@ export interface JobErrorEntry {
   stack?: string;
   /** Epoch milliseconds. */
   at: number;
-  /** Why the attempt failed when no handler threw: `"lease_expired"`, `"timeout"`, `"shutdown"`. */
+  /**
+   * Why the attempt failed when no handler threw: `"lease_expired"`, `"timeout"`, `"shutdown"`;
+   * `"dependency_failed"` when a blocked job was cancelled because a dependency did not succeed.
+   */
   kind?: string;
+  /** With `kind: "dependency_failed"`: the id of the dependency that ended dead, cancelled or expired. */
+  dependency?: string;
 }
 
 /**
@@ -121,6 +141,34 @@ export interface Job<P = unknown, R = unknown> {
    * token that enqueued it. A server's `producer` tokens read only the jobs they own.
    */
   readonly owner: string | null;
+  /** The ids of the jobs this one waits for, in the order given; empty for most jobs. */
+  readonly dependsOn: readonly string[];
+  /** How many of {@link dependsOn} are still unfinished while the job is `blocked`; 0 otherwise. */
+  readonly blockedBy: number;
+  /** See {@link DependencyFailurePolicy}. */
+  readonly onDependencyFailure: DependencyFailurePolicy;
+  /**
+   * The job's key (the `key` enqueue option): a tenant, customer or account the job belongs to.
+   * Per-key caps, rate limits, fairness and order of its type apply by it.
+   */
+  readonly key: string | null;
+  /** The debounce key it was enqueued with, while later enqueues with the key may replace it. */
+  readonly debounceKey: string | null;
+  /** Times the handler snoozed it (`ctx.snooze`): attempts that did not count toward `maxAttempts`. */
+  readonly snoozes: number;
+}
+
+/**
+ * One of a job's dependencies as its handler sees it (`ctx.dependencies()`): `state`, `type` and
+ * `result` are null when the dependency was pruned by retention.
+ * @since 0.2.0
+ */
+export interface JobDependency<R = unknown> {
+  readonly id: string;
+  readonly type: string | null;
+  readonly state: JobState | null;
+  /** What the dependency returned, once `completed`. */
+  readonly result: R | null;
 }
 
 /** A job just enqueued; `duplicate` tells whether its id or unique key matched an existing job. */
@@ -164,9 +212,18 @@ export interface JobRecord {
   startedAt: number | null;
   finishedAt: number | null;
   owner: string | null;
+  /** JSON text of an id array, or null for none. */
+  dependsOn: string | null;
+  /** Unfinished dependencies while blocked; null in the done table (read as 0). */
+  blockedBy: number | null;
+  onDependencyFailure: DependencyFailurePolicy;
+  key: string | null;
+  debounceKey: string | null;
+  snoozes: number;
 }
 
 const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 
 const backoffs = new Map<string, StoredBackoff>();
@@ -209,10 +266,16 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     startedAt: date(r.startedAt),
     finishedAt: date(r.finishedAt),
     owner: r.owner,
+    dependsOn: r.dependsOn === null ? NO_DEPENDENCIES : (JSON.parse(r.dependsOn) as string[]),
+    blockedBy: r.blockedBy ?? 0,
+    onDependencyFailure: r.onDependencyFailure,
+    key: r.key,
+    debounceKey: r.debounceKey,
+    snoozes: r.snoozes,
   };
 }
 
 /** True for completed, dead, cancelled and expired. */
 export function isFinished(state: JobState): state is FinishedState {
-  return state !== "pending" && state !== "active";
+  return state !== "pending" && state !== "active" && state !== "blocked";
 }

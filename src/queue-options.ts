@@ -5,7 +5,7 @@
 import type { Clock } from "./clock.js";
 import type { AnyJobDefinition, JobDefaults, JobDefinition } from "./define-job.js";
 import type { Duration } from "./duration.js";
-import type { FinishedState, Job, JobState } from "./job.js";
+import type { EnqueuedJob, FinishedState, Job, JobState } from "./job.js";
 import type { Store } from "./store/store.js";
 
 /**
@@ -28,6 +28,33 @@ export interface EnqueueOptions extends JobDefaults {
    * @defaultValue null (no owner)
    */
   owner?: string;
+  /**
+   * Ids of jobs this one waits for (up to 10 000, `MAX_DEPENDENCIES`; in any state; no
+   * duplicates). Until every one has completed the job is `blocked`: never claimed. When the last
+   * completes it becomes `pending`, and its `runAt`, priority and the rest apply from then on. A
+   * dependency that ends dead, cancelled or expired cancels it, unless `onDependencyFailure` is
+   * `"run"`. Its handler reads them with `ctx.dependencies()`.
+   * @throws ErrandError `DEPENDENCY_NOT_FOUND` when an id names no job; nothing is stored.
+   * @example
+   * ```ts
+   * const c = await queue.enqueue(merge, {}, { dependsOn: [a.id, b.id] }); // c.state === "blocked"
+   * ```
+   */
+  dependsOn?: string[];
+  /**
+   * The job's key: the tenant, customer or account it belongs to (a name, like `owner`). Its
+   * type's `keyConcurrency`, `keyRateLimit`, `fair` and `ordered` apply per key; `list` filters by it.
+   * @defaultValue null (no key)
+   */
+  key?: string;
+  /**
+   * Collapse bursts: while a job with this debounce `key` is still pending and not started, this
+   * enqueue replaces its payload and pushes its `runAt` to now + `delayMs`, and returns that job
+   * (same id, `duplicate: true`); otherwise it enqueues a new job due at now + `delayMs`, which
+   * holds the key until it starts. Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
+   * @example `await queue.enqueue(reindex, { doc: 9 }, { debounce: { key: "reindex:9", delayMs: "5s" } })`
+   */
+  debounce?: { key: string; delayMs: Duration };
   /** Run no sooner than this long from now. Not with `runAt`. */
   delayMs?: Duration;
   /** Run no sooner than this time. Not with `delayMs`. */
@@ -54,6 +81,23 @@ export interface EnqueueOptions extends JobDefaults {
   db?: unknown;
 }
 
+/**
+ * What {@link Queue.enqueueFlow} returns: every node's job by its ref (a record without a
+ * prototype, so any ref is an own key).
+ * @since 0.2.0
+ */
+export interface FlowResult {
+  jobs: Record<string, EnqueuedJob>;
+}
+
+/** Paging for {@link Queue.dependents}. */
+export interface DependentsOptions {
+  /** Page size, 1 to 1000. @defaultValue 50 */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string;
+}
+
 /** Filters and paging for {@link Queue.list}. */
 export interface ListOptions {
   state?: JobState;
@@ -61,6 +105,8 @@ export interface ListOptions {
   type?: string;
   /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
   owner?: string;
+  /** Only jobs with this key (see {@link EnqueueOptions.key}). */
+  key?: string;
   /** Page size, 1 to 1000. @defaultValue 50 */
   limit?: number;
   /** `nextCursor` from the previous page. */
@@ -164,8 +210,8 @@ export interface FailOptions {
 }
 
 /**
- * One failed attempt for {@link Queue.failAttempts}: the job as it was handed out, what it threw,
- * and the options of {@link Queue.failAttempt}.
+ * One failed attempt for `Attempts.failMany` (src/attempts.ts): the job as it was handed out,
+ * what it threw, and how it failed.
  * @internal
  */
 export interface AttemptFailure {

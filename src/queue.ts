@@ -1,22 +1,22 @@
 import { EventEmitter } from "node:events";
+import { Attempts } from "./attempts.js";
 import { type Clock, systemClock } from "./clock.js";
-import { type AnyJobDefinition, isJobDefinition, type JobDefinition } from "./define-job.js";
-import { type Duration, toMs } from "./duration.js";
-import {
-  instant,
-  jobTarget,
-  type PlannedJobs,
-  type Planner,
-  planBatch,
-  planEnqueue,
-  planMany,
-} from "./enqueue-plan.js";
+import type { AnyJobDefinition } from "./define-job.js";
+import { dependenciesOf } from "./dependency-reads.js";
+import type { Duration } from "./duration.js";
+import { Enqueuer, type JobTarget } from "./enqueuer.js";
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
-import { type AttemptOutcome, failureWrite } from "./failure-rule.js";
-import { defaultWorkerId, uuidv7 } from "./id.js";
-import { type EnqueuedJob, type FinishedState, JOB_STATES, type Job, type JobState, toJob } from "./job.js";
-import { checkKnownKeys } from "./known-keys.js";
+import type { FlowNode } from "./flow-plan.js";
+import { uuidv7 } from "./id.js";
+import {
+  type EnqueuedJob,
+  type FinishedState,
+  type Job,
+  type JobDependency,
+  type JobState,
+  toJob,
+} from "./job.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
 import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
@@ -24,44 +24,33 @@ import { recoverLeases } from "./maintenance/lease-recovery.js";
 import { pruneFinished, resolveRetention } from "./maintenance/pruner.js";
 import { openStore } from "./open-store.js";
 import {
-  type AttemptFailure,
-  DEFAULT_RETENTION,
-  type EnqueueOptions,
-  type FailOptions,
-  type JobPage,
-  type LeaseOptions,
-  type ListOptions,
-  type OpenQueueOptions,
-  type QueueStats,
-  type RetentionOptions,
-  type Schedule,
-  type ScheduleOptions,
-  type SweepResult,
+  checkDependents,
+  checkLeaseOptions,
+  checkListOptions,
+  checkOpenQueueTarget,
+  checkReschedule,
+  resolveQueueOptions,
+} from "./queue-checks.js";
+import type {
+  DependentsOptions,
+  EnqueueOptions,
+  FailOptions,
+  FlowResult,
+  JobPage,
+  LeaseOptions,
+  ListOptions,
+  OpenQueueOptions,
+  QueueStats,
+  RetentionOptions,
+  Schedule,
+  ScheduleOptions,
+  SweepResult,
 } from "./queue-options.js";
-import { toQueueWeights } from "./queue-weights.js";
 import { planSchedule, toSchedule } from "./schedule-plan.js";
-import { type Completion, StoreDoor } from "./store/instrument.js";
-import type { AttemptRef, ClaimParams, HeartbeatManyParams, NewJob, Store } from "./store/store.js";
+import { StoreDoor } from "./store/instrument.js";
+import type { AttemptRef, Store } from "./store/store.js";
 import { TypeRegistry, type TypeSettings } from "./type-registry.js";
-import {
-  addToDate,
-  checkAttempt,
-  checkInt,
-  checkJobId,
-  checkOwnerName,
-  checkQueueName,
-  checkScheduleName,
-  checkText,
-  checkTypeName,
-  describe,
-  MAX_COUNT,
-  MAX_KEY_LENGTH,
-  MAX_LIMIT,
-  MAX_PAYLOAD_BYTES,
-  MAX_PRIORITY,
-  MIN_PRIORITY,
-  toJsonText,
-} from "./validation.js";
+import { checkJobId, checkQueueName, checkScheduleName } from "./validation.js";
 
 export { defaultWorkerId } from "./id.js";
 export { openStore } from "./open-store.js";
@@ -69,6 +58,7 @@ export type {
   AttemptFailure,
   EnqueueOptions,
   FailOptions,
+  FlowResult,
   JobPage,
   LeaseOptions,
   ListOptions,
@@ -84,10 +74,7 @@ export { toQueueWeights } from "./queue-weights.js";
 export type { TypeSettings } from "./type-registry.js";
 export type { EnqueuedJob, QueueEvents };
 
-const MAX_LIST = MAX_LIMIT;
 const SWEEP_BATCH = 500;
-
-type JobTarget<P> = JobDefinition<P, unknown> | string;
 
 /**
  * The handle on a store: enqueue, inspect, change and (for custom runners) lease jobs.
@@ -111,45 +98,55 @@ export class Queue extends EventEmitter<QueueEvents> {
   readonly #ownsStore: boolean;
   /** The lease API's own maintenance (see {@link OpenQueueOptions.maintenance}); null when off. */
   readonly #duePass: DuePass | null;
+  /**
+   * What happens to leased attempts, for the Worker, the server and push delivery, which claim
+   * and report through it (one turn's outcomes in one write); the lease API delegates to it.
+   * @internal
+   */
+  readonly attempts: Attempts;
+  readonly #enqueuer: Enqueuer;
   #closed = false;
 
   /** Prefer {@link openQueue}. */
   constructor(store: Store, options: Omit<OpenQueueOptions, "store"> & { ownsStore?: boolean } = {}) {
     super();
-    checkQueueOptions(store, options);
+    const resolved = resolveQueueOptions(store, options);
     this.store = store;
     this.#door = new StoreDoor(
       store,
       this,
       (type) => this.#types.capped(type),
-      () => this.#types.limits(undefined) !== undefined,
+      () => this.#types.limits(undefined) !== undefined || this.#types.keyRules(undefined) !== undefined,
     );
     this.clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
-    this.#maxPayloadBytes = checkInt(
-      "maxPayloadBytes",
-      options.maxPayloadBytes ?? 1_048_576,
-      1,
-      MAX_PAYLOAD_BYTES,
-    );
-    this.#retainMs = resolveRetention(DEFAULT_RETENTION, options.retention);
-    if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `maintenance must be true or false, got ${typeof options.maintenance}`,
-      );
-    }
-    const sweepMs = toMs("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
+    this.#maxPayloadBytes = resolved.maxPayloadBytes;
+    this.#retainMs = resolved.retainMs;
     this.#duePass =
       options.maintenance === false
         ? null
         : new DuePass(
             this.clock,
-            sweepMs,
+            resolved.sweepMs,
             () => this.sweepJobs(),
             (error) => this.emit("error", error),
           );
+    this.#enqueuer = new Enqueuer({
+      door: this.#door,
+      clock: this.clock,
+      types: this.#types,
+      maxPayloadBytes: this.#maxPayloadBytes,
+      canEnlist: store.capabilities.transactionalEnqueue,
+    });
+    this.attempts = new Attempts({
+      door: this.#door,
+      clock: this.clock,
+      random: this.#random,
+      types: this.#types,
+      maxPayloadBytes: this.#maxPayloadBytes,
+      get: (id) => this.get(id),
+    });
     for (const def of options.jobs ?? []) this.register(def);
     // An unhandled "error" event would crash the process; the default is to log nothing and go on.
     this.on("error", () => {});
@@ -203,20 +200,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     options: EnqueueOptions = {},
   ): Promise<EnqueuedJob<P>[]> {
     this.#checkOpen();
-    const { type, def } = jobTarget("enqueue", job, (t) => this.#types.get(t));
-    if (!Array.isArray(payloads))
-      throw new ErrandError("INVALID_OPTION", "enqueueMany: payloads must be an array");
-    checkObject("enqueue", "options", options);
-    if (payloads.length === 0) return [];
-    if (options.id !== undefined && payloads.length > 1) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        "enqueueMany: options.id names one job; give each job its own enqueue",
-      );
-    }
-    const now = this.clock.now();
-    const plan = await planMany(this.#planner(now), type, def, payloads, options);
-    return this.#insert(plan, now, options.db) as Promise<EnqueuedJob<P>[]>;
+    return this.#enqueuer.many(job, payloads, options);
   }
 
   /**
@@ -228,34 +212,30 @@ export class Queue extends EventEmitter<QueueEvents> {
     items: ReadonlyArray<{ job: JobTarget<unknown>; payload: unknown; options?: EnqueueOptions }>,
   ): Promise<EnqueuedJob[]> {
     this.#checkOpen();
-    if (!Array.isArray(items))
-      throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
-    if (items.length === 0) return [];
-    const now = this.clock.now();
-    const plan = await planBatch(this.#planner(now), items);
-    return this.#insert(plan, now, undefined);
+    return this.#enqueuer.batch(items);
   }
 
-  /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
-  #insert(
-    { jobs, values, idsGenerated }: PlannedJobs,
-    now: number,
-    connection: unknown,
-  ): Promise<EnqueuedJob[]> {
-    return this.#door.enqueue({ jobs, now, idsGenerated, connection }, values);
-  }
-
-  #planner(now: number): Planner {
-    return {
-      now,
-      definition: (type) => this.#types.get(checkTypeName(type)),
-      plan: (type, def, options) => this.#plan(type, def, options, now),
-      maxPayloadBytes: this.#maxPayloadBytes,
-    };
-  }
-
-  #plan(type: string, def: AnyJobDefinition | undefined, o: EnqueueOptions, now: number): NewJob {
-    return planEnqueue(type, def, o, now, this.store.capabilities.transactionalEnqueue);
+  /**
+   * Adds a DAG of jobs in one transaction (one script): every node or none. A node's `dependsOn`
+   * names other nodes by `ref`, or stored jobs as `{ id }`; a node waits, `blocked`, until they
+   * have completed. Nodes with their own `options.id` make re-running the flow a no-op that
+   * returns the same jobs.
+   * @example
+   * ```ts
+   * const flow = await queue.enqueueFlow([
+   *   { ref: "a", job: fetchPage, payload: { url: u1 } },
+   *   { ref: "b", job: fetchPage, payload: { url: u2 } },
+   *   { ref: "c", job: merge, payload: {}, dependsOn: ["a", "b"] },
+   * ]);
+   * flow.jobs.c.state; // "blocked"
+   * ```
+   * @throws ErrandError `INVALID_FLOW` for a cycle, a duplicate ref or a ref to nothing;
+   *   `DEPENDENCY_NOT_FOUND` for an `{ id }` that names no job; nothing is stored then.
+   * @since 0.2.0
+   */
+  async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
+    this.#checkOpen();
+    return this.#enqueuer.flow(nodes);
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -268,18 +248,26 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** A page of jobs, newest first. */
   async list(options: ListOptions = {}): Promise<JobPage> {
-    checkKnownKeys("list", options, new Set(["state", "queue", "type", "owner", "limit", "cursor"]));
-    if (options.state !== undefined && !JOB_STATES.includes(options.state)) {
-      throw new ErrandError("INVALID_OPTION", `list: state must be one of ${JOB_STATES.join(", ")}`);
-    }
-    const page = await this.store.list({
-      state: options.state,
-      queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
-      type: options.type === undefined ? undefined : checkTypeName(options.type),
-      owner: options.owner === undefined ? undefined : checkOwnerName(options.owner),
-      limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIST),
-      cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
-    });
+    const page = await this.store.list(checkListOptions(options));
+    return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * The jobs `id` waits for, in its `dependsOn` order, each with its state and result (null
+   * fields for one pruned by retention). What `ctx.dependencies()` returns.
+   * @throws ErrandError `JOB_NOT_FOUND` when there is no such job.
+   * @since 0.2.0
+   */
+  async dependencies(id: string): Promise<JobDependency[]> {
+    return dependenciesOf(this.store, checkJobId(id));
+  }
+
+  /**
+   * A page of the jobs waiting on `id` (whose `dependsOn` names it), in any state, in id order.
+   * @since 0.2.0
+   */
+  async dependents(id: string, options: DependentsOptions = {}): Promise<JobPage> {
+    const page = await this.store.dependents(checkDependents(id, options));
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 
@@ -351,24 +339,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     id: string,
     options: { runAt?: Date | string | number; delayMs?: Duration; priority?: number; queue?: string },
   ): Promise<Job> {
-    checkKnownKeys("reschedule", options, new Set(["runAt", "delayMs", "priority", "queue"]));
-    const now = this.clock.now();
-    const runAt = instant(
-      "reschedule",
-      ["runAt", options.runAt, "at"],
-      ["delayMs", options.delayMs, "after"],
-      now,
-    );
-    const m = await this.#door.reschedule({
-      id: checkJobId(id),
-      now,
-      runAt,
-      priority:
-        options.priority === undefined
-          ? undefined
-          : checkInt("priority", options.priority, MIN_PRIORITY, MAX_PRIORITY),
-      queue: options.queue === undefined ? undefined : checkQueueName(options.queue),
-    });
+    const m = await this.#door.reschedule(checkReschedule(id, options, this.clock.now()));
     return this.#mutated(id, m, [], "reschedule");
   }
 
@@ -421,7 +392,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const now = this.clock.now();
     const record = await planSchedule(name, options, now, {
       definition: (type) => this.#types.get(type),
-      plan: (type, def, jobOptions) => this.#plan(type, def, jobOptions, now),
+      plan: (type, def, jobOptions) => this.#enqueuer.plan(type, def, jobOptions, now),
       existing: (n) => this.store.getSchedule({ name: n }),
       maxPayloadBytes: this.#maxPayloadBytes,
     });
@@ -452,7 +423,8 @@ export class Queue extends EventEmitter<QueueEvents> {
     const { recovered, expired } = await this.#sweepJobs(now);
     const fired = await fireDueSchedules(
       this.#door,
-      (s, at) => this.#plan(s.type, this.#types.get(s.type), JSON.parse(s.options) as EnqueueOptions, at),
+      (s, at) =>
+        this.#enqueuer.plan(s.type, this.#types.get(s.type), JSON.parse(s.options) as EnqueueOptions, at),
       now,
       SWEEP_BATCH,
       (error) => this.emit("error", error),
@@ -475,7 +447,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     this.#duePass?.ran(now);
     const recovered = await recoverLeases(
       this.#door,
-      (outcomes) => this.#failMany(outcomes),
+      (outcomes) => this.attempts.failOutcomes(outcomes),
       now,
       SWEEP_BATCH,
     );
@@ -506,62 +478,14 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async lease(options: LeaseOptions = {}): Promise<Job[]> {
     this.#checkOpen();
-    checkKnownKeys(
-      "lease",
-      options,
-      new Set(["types", "queues", "limit", "leaseMs", "workerId", "maxWeight", "weightCap", "maintenance"]),
-    );
-    if (options.types !== undefined && !Array.isArray(options.types)) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `lease: types must be a list of type names, got ${describe(options.types)}`,
-      );
-    }
-    if (options.queues !== undefined && (typeof options.queues !== "object" || options.queues === null)) {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `lease: queues must be a list of queue names or a map of weights, got ${describe(options.queues)}`,
-      );
-    }
-    const types = options.types?.map((t) => checkTypeName(t));
-    const queues = toQueueWeights(options.queues ?? this.#types.queues(types));
-    const limit = checkInt("limit", options.limit ?? 1, 1, MAX_LIST);
-    const leaseMs = leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000);
-    const workerId =
-      options.workerId === undefined
-        ? defaultWorkerId()
-        : checkText("workerId", options.workerId, MAX_KEY_LENGTH);
-    const maxWeight =
-      options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT);
-    const weightCap =
-      options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT);
+    const claim = checkLeaseOptions(options, this.clock, (types) => this.#types.queues(types));
     // After the checks: a refused lease changes nothing.
     if (options.maintenance !== false) await this.#duePass?.run();
-    return this.#door.claim({
-      now: this.clock.now(),
-      workerId,
-      queues,
-      types,
-      limit,
-      maxWeight,
-      weightCap,
-      leaseMs,
-      concurrencyLimits: this.#types.limits(types),
-      random: this.#random,
+    return this.attempts.claim({
+      ...claim,
+      concurrencyLimits: this.#types.limits(claim.types),
+      keyRules: this.#types.keyRules(claim.types),
     });
-  }
-
-  /**
-   * Leases for a {@link Worker}, which checks its own options once and claims with its own caps.
-   * @internal
-   */
-  claim(params: Omit<ClaimParams, "now" | "random">): Promise<Job[]> {
-    return this.#door.claim({ ...params, now: this.clock.now(), random: this.#random });
-  }
-
-  /** @internal Used by {@link Worker}, which leases with its own cap list. */
-  claimLimits(types: string[]): Record<string, number> | undefined {
-    return this.#types.limits(types);
   }
 
   /**
@@ -570,29 +494,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `INVALID_PAYLOAD` when the result is not JSON-serialisable.
    */
   async complete(job: AttemptRef | Job, result?: unknown): Promise<boolean> {
-    const ref = checkRef("complete", job);
-    const [ok] = await this.completeAttempts([
-      {
-        ...ref,
-        result: this.resultText(result),
-        value: result,
-        ...("state" in job ? { job } : {}),
-      },
-    ]);
-    return ok === true;
-  }
-
-  /** A result as the JSON text stored. @throws ErrandError `INVALID_PAYLOAD` @internal */
-  resultText(result: unknown): string {
-    return toJsonText("result", result === undefined ? null : result, this.#maxPayloadBytes);
-  }
-
-  /**
-   * Completes attempts in one store write, with their `completed` events and wake-ups.
-   * @internal Used by the worker (a turn's completions), push delivery and the server.
-   */
-  completeAttempts(items: readonly Completion[]): Promise<boolean[]> {
-    return this.#door.complete(this.clock.now(), items);
+    return this.attempts.complete(job, result);
   }
 
   /**
@@ -600,82 +502,32 @@ export class Queue extends EventEmitter<QueueEvents> {
    * not retryable, or it is `at_most_once`, goes to `dead`. `false` when the attempt is stale.
    */
   async fail(job: AttemptRef | Job, error: unknown, options: FailOptions = {}): Promise<boolean> {
-    checkRef("fail", job);
-    checkObject("fail", "options", options);
-    const full = "state" in job ? job : await this.get(job.id);
-    if (!full || full.attempt !== job.attempt || full.state !== "active") return false;
-    const [failed] = await this.#failMany([{ job: full, error, retryable: options.retryable }]);
-    return failed != null;
-  }
-
-  /**
-   * Applies the retry rule to a failed attempt and records it. Returns the job as it now is and
-   * the error, or null when the attempt was stale.
-   * @internal
-   */
-  async failAttempt(
-    job: Job,
-    error: unknown,
-    options: { retryable?: boolean; kind?: string } = {},
-  ): Promise<{ job: Job; error: unknown } | null> {
-    const [out] = await this.failAttempts([{ job, error, ...options }]);
-    return out ?? null;
-  }
-
-  /**
-   * {@link failAttempt} for many attempts at once, recorded in one store write
-   * (`Store.failMany`). One result per item, in order; events go out as for each alone.
-   * @internal Used by the worker (a turn's failures) and the server (a batch report).
-   */
-  async failAttempts(items: readonly AttemptFailure[]): Promise<Array<{ job: Job; error: unknown } | null>> {
-    const failed = await this.#failMany(items);
-    return failed.map((job, i) => job && { job, error: items[i]!.error });
-  }
-
-  async #failMany(outcomes: readonly AttemptOutcome[]): Promise<Array<Job | null>> {
-    if (outcomes.length === 0) return [];
-    const now = this.clock.now();
-    return this.#door.fail(
-      now,
-      outcomes.map((o) => ({
-        job: o.job,
-        error: o.error,
-        write: failureWrite(o, this.#types.get(o.job.type), now, this.#random),
-      })),
-    );
+    return this.attempts.fail(job, error, options);
   }
 
   /** Extends a lease. `false` when the attempt is no longer current. */
   async heartbeat(job: AttemptRef | Job, options: { leaseMs?: Duration } = {}): Promise<boolean> {
-    const ref = checkRef("heartbeat", job);
-    checkObject("heartbeat", "options", options);
-    const [ok] = await this.heartbeatAttempts({
-      leaseMs: leaseMsFrom(this.clock.now(), options.leaseMs ?? 30_000),
-      items: [ref],
-    });
-    return ok === true;
-  }
-
-  /** Extends many leases in one write. @internal Used by the worker. */
-  heartbeatAttempts(params: Omit<HeartbeatManyParams, "now">): Promise<boolean[]> {
-    return this.#door.heartbeat({ ...params, now: this.clock.now() });
+    return this.attempts.heartbeat(job, options);
   }
 
   /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef | Job, data: unknown): Promise<boolean> {
-    return this.#door.checkpoint({
-      ...checkRef("checkpoint", job),
-      now: this.clock.now(),
-      checkpoint: toJsonText("checkpoint", data, this.#maxPayloadBytes),
-    });
+    return this.attempts.checkpoint(job, data);
   }
 
   /** Gives an attempt back without using it up (the job is pending again at once). `false` when stale. */
   async release(job: AttemptRef | Job): Promise<boolean> {
-    return this.#door.release({
-      ...checkRef("release", job),
-      now: this.clock.now(),
-    });
+    return this.attempts.release(job);
+  }
+
+  /**
+   * Ends the attempt without failing it: the job is pending again after `delay`, its errors
+   * untouched, and the attempt does not count toward `maxAttempts` (what `ctx.snooze` does for a
+   * Worker's handler). `false` when the attempt is no longer current.
+   * @since 0.2.0
+   */
+  async snooze(job: AttemptRef | Job, delay: Duration): Promise<boolean> {
+    return this.attempts.snooze(job, delay);
   }
 
   // ---- wake-ups and stored job types ---------------------------------------------------------
@@ -746,129 +598,8 @@ export class Queue extends EventEmitter<QueueEvents> {
  * @since 0.1.0
  */
 export async function openQueue(target: string | OpenQueueOptions): Promise<Queue> {
-  const options = typeof target === "string" ? { store: target } : target;
-  if (!isPlainObject(options)) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `openQueue: give a store URL or an options object, got ${describe(options)}`,
-    );
-  }
-  checkKnownKeys(
-    "openQueue",
-    options,
-    new Set([
-      "store",
-      "clock",
-      "retention",
-      "maxPayloadBytes",
-      "jobs",
-      "random",
-      "maintenance",
-      "sweepIntervalMs",
-    ]),
-  );
-  if (options.store === undefined) {
-    throw new ErrandError("INVALID_STORE_URL", "openQueue: store is required (a store URL or a store)");
-  }
+  const options = checkOpenQueueTarget(target);
   if (typeof options.store !== "string") return new Queue(options.store, options);
   const store = await openStore(options.store);
   return new Queue(store, { ...options, ownsStore: true });
-}
-
-/**
- * A lease taken through the lease API: a date to store, not a timer here (a Worker bounds its own
- * `leaseMs` by its heartbeat timer), so it may run up to the latest date a store keeps.
- * @throws ErrandError `INVALID_DURATION`
- */
-function leaseMsFrom(now: number, value: Duration): number {
-  const ms = toMs("leaseMs", value);
-  addToDate("leaseMs", now, ms);
-  return ms;
-}
-
-/** Refuses an options (or reference) argument that is not an object, before any of it is read. */
-function checkObject(where: string, what: string, value: unknown): void {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ErrandError("INVALID_OPTION", `${where}: ${what} must be an object, got ${describe(value)}`);
-  }
-}
-
-/**
- * The id and attempt of a report's reference (a {@link Job} or an {@link AttemptRef}), checked.
- * @throws ErrandError `INVALID_OPTION` when it is not an object, `INVALID_JOB_ID`, `INVALID_ATTEMPT`
- */
-function checkRef(where: string, job: unknown): AttemptRef {
-  if (typeof job !== "object" || job === null || Array.isArray(job)) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `${where}: the attempt must be a job or { id, attempt }, got ${describe(job)}`,
-    );
-  }
-  const { id, attempt } = job as { id?: unknown; attempt?: unknown };
-  return { id: checkJobId(id), attempt: checkAttempt(attempt) };
-}
-
-/** An object literal's kind (or `Object.create(null)`): not a Map, an array or a class instance. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-/**
- * Refuses what a Queue could not work with, when it is made rather than at its first call: the
- * store, the clock, `random` and `jobs` are used later, where a wrong one would crash far from its
- * cause. The other options are checked where they are read.
- * @throws ErrandError `INVALID_OPTION`, naming the option.
- */
-function checkQueueOptions(store: unknown, options: unknown): void {
-  if (!isPlainObject(options)) {
-    throw new ErrandError("INVALID_OPTION", `Queue: options must be an object, got ${describe(options)}`);
-  }
-  const s = store as Partial<Store> | null;
-  if (
-    typeof s !== "object" ||
-    s === null ||
-    typeof s.capabilities !== "object" ||
-    s.capabilities === null ||
-    typeof s.enqueueMany !== "function" ||
-    typeof s.claim !== "function"
-  ) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `store must be a store URL or a store (openStore), got ${describe(store)}`,
-    );
-  }
-  const { clock, random, jobs } = options as Partial<OpenQueueOptions>;
-  if (
-    clock !== undefined &&
-    (typeof clock !== "object" ||
-      clock === null ||
-      typeof clock.now !== "function" ||
-      typeof clock.setTimer !== "function")
-  ) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `clock must have now() and setTimer() (a Clock such as ManualClock), got ${describe(clock)}`,
-    );
-  }
-  if (random !== undefined && typeof random !== "function") {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `random must be a function returning [0, 1), got ${describe(random)}`,
-    );
-  }
-  if (jobs !== undefined) {
-    if (!Array.isArray(jobs)) {
-      throw new ErrandError("INVALID_OPTION", `jobs must be a list of definitions, got ${describe(jobs)}`);
-    }
-    jobs.forEach((def, i) => {
-      if (!isJobDefinition(def)) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `jobs[${i}] must be a definition made by defineJob, got ${describe(def)}`,
-        );
-      }
-    });
-  }
 }

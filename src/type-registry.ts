@@ -2,6 +2,7 @@ import type { BackoffOptions } from "./backoff.js";
 import { type AnyJobDefinition, defineJob, type JobDefinitionOptions } from "./define-job.js";
 import { ErrandError } from "./errors.js";
 import { nameRecord } from "./name-record.js";
+import type { KeyRules } from "./store/store.js";
 
 /** A type's settings from outside its code: {@link defineJob}'s options but the type and handler. */
 export type TypeSettings = Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler" | "schema">;
@@ -18,7 +19,10 @@ function overlay(code: AnyJobDefinition | undefined, type: string, settings: Typ
         ...(code.retryQueue !== null ? { retryQueue: code.retryQueue } : {}),
         ...(code.timeoutMs !== null ? { timeoutMs: code.timeoutMs } : {}),
         delivery: code.delivery,
+        onDependencyFailure: code.onDependencyFailure,
         ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
+        ...(code.keyConcurrency !== null ? { keyConcurrency: code.keyConcurrency } : {}),
+        ...(code.ordered ? { ordered: true } : {}),
       }
     : {};
   return defineJob({
@@ -74,9 +78,13 @@ export class TypeRegistry {
     return this.#definitions.get(type);
   }
 
-  /** Whether the type has a cluster-wide cap (its jobs' ends free room no enqueue announces). */
+  /**
+   * Whether the type has a cluster-wide cap, per type or per key, or an order (its jobs' ends free
+   * room no enqueue announces).
+   */
   capped(type: string): boolean {
-    return this.#definitions.get(type)?.concurrency != null;
+    const def = this.#definitions.get(type);
+    return def !== undefined && (def.concurrency !== null || def.keyConcurrency !== null || def.ordered);
   }
 
   /** `"default"` and the queues of the known types among `types` (all when undefined). */
@@ -97,5 +105,18 @@ export class TypeRegistry {
       (limits ??= nameRecord())[def.type] = def.concurrency;
     }
     return limits;
+  }
+
+  /** Per-key rules (keyConcurrency, ordered) of the known types among `types`; undefined when none. */
+  keyRules(types: readonly string[] | undefined): Record<string, KeyRules> | undefined {
+    let rules: Record<string, KeyRules> | undefined;
+    for (const def of this.#definitions.values()) {
+      if ((def.keyConcurrency === null && !def.ordered) || (types && !types.includes(def.type))) continue;
+      (rules ??= nameRecord())[def.type] = {
+        ...(def.keyConcurrency !== null ? { keyConcurrency: def.keyConcurrency } : {}),
+        ...(def.ordered ? { ordered: true } : {}),
+      };
+    }
+    return rules;
   }
 }

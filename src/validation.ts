@@ -92,6 +92,11 @@ export function checkScheduleName(value: unknown): string {
   return checkName("schedule", "INVALID_SCHEDULE_NAME", value);
 }
 
+/** A job's key (a tenant, an account) is a name. @throws ErrandError `INVALID_KEY` */
+export function checkJobKey(value: unknown): string {
+  return checkName("key", "INVALID_KEY", value);
+}
+
 /** A job's owner is a name too. @throws ErrandError `INVALID_OPTION` */
 export function checkOwnerName(value: unknown): string {
   return checkName("owner", "INVALID_OPTION", value);
@@ -329,6 +334,48 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
 
 /** Longest unique key and worker id, in UTF-16 code units: 255. @since 0.1.0 */
 export const MAX_KEY_LENGTH = 255;
+
+/**
+ * Most dependencies one job may have (`dependsOn`), and most nodes in one `enqueueFlow`: 10 000.
+ * A job waiting on more is better expressed as a tree of flows.
+ */
+export const MAX_DEPENDENCIES = 10_000;
+
+/**
+ * Checks a `dependsOn` list: an array of job ids, no duplicates, at most {@link MAX_DEPENDENCIES},
+ * none equal to `self`. Returns its JSON text, or null for an empty list.
+ * @throws ErrandError `INVALID_OPTION` (or `INVALID_JOB_ID` for a bad id) naming `where`.
+ */
+export function checkDependsOn(where: string, value: unknown, self: string | undefined): string | null {
+  if (!Array.isArray(value)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${where}: dependsOn must be an array of job ids, got ${describe(value)}`,
+    );
+  }
+  if (value.length > MAX_DEPENDENCIES) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${where}: dependsOn has ${value.length} ids; at most ${MAX_DEPENDENCIES}`,
+    );
+  }
+  if (value.length === 0) return null;
+  const seen = new Set<string>();
+  for (const id of value) {
+    const checked = checkJobId(id);
+    if (seen.has(checked)) {
+      throw new ErrandError("INVALID_OPTION", `${where}: dependsOn names ${JSON.stringify(checked)} twice`);
+    }
+    if (checked === self) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `${where}: a job cannot depend on itself (${JSON.stringify(checked)})`,
+      );
+    }
+    seen.add(checked);
+  }
+  return JSON.stringify(value);
+}
 
 /**
  * Longest error message (and stack) recorded for a failed attempt: 65 536 characters. A remote

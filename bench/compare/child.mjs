@@ -2,10 +2,13 @@
  * A worker process for `npm run bench:compare`: opens one queue through its adapter, runs one
  * worker, and reports over IPC.
  *
- * parent → child: `init` { lib, ns, env, mode: "drain" | "latency", expect, concurrency }, `go`
- *   (drain), `ping`, `exit`
+ * parent → child: `init` { lib, ns, env, mode: "enqueue" | "drain" | "latency", expect,
+ *   concurrency }, `go` (drain), `ping`, `exit`
  * child → parent: `ready`, `done`, `pong`, `error`
  *
+ * `enqueue`: opens the queue, then times its bulk call with `expect` jobs twice: the first call
+ * in this fresh process (cold: whatever the queue prepares, compiles or loads on first use is
+ * in it, as in a user's first call) and the second (warm); reports `done` { coldMs, warmMs }.
  * `drain`: on `go`, starts the worker and reports once every one of the `expect` jobs (payload.i
  * in [0, expect)) has reached the handler and the store holds none still to do: the time covers
  * the completions being written, for every queue alike.
@@ -21,6 +24,19 @@ serve(init);
 async function init(o) {
   const adapter = await ADAPTERS[o.lib]();
   const session = await adapter.open(o.ns, o.env);
+  if (o.mode === "enqueue") {
+    const timed = async () => {
+      const payloads = Array.from({ length: o.expect }, (_, i) => ({ i }));
+      const t0 = now();
+      await session.enqueueBulk(payloads);
+      return now() - t0;
+    };
+    const coldMs = await timed();
+    const warmMs = await timed();
+    await session.close();
+    send({ type: "done", coldMs, warmMs });
+    return;
+  }
   const counts = new Uint32Array(o.expect);
   let strays = 0;
   let seen = 0;

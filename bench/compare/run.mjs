@@ -1,24 +1,31 @@
 /**
  * `npm run bench:compare [-- options]`: errand and the queues it is measured against (plainjob on
  * SQLite, graphile-worker and pg-boss on PostgreSQL, BullMQ on Redis), side by side in one run on
- * one machine, through one harness: the same scenarios, timed the same way, for every queue.
+ * one machine, through one harness: the same scenarios, timed the same way, for every queue. Each
+ * other queue is configured as its own documentation advises for throughput; its adapter cites the
+ * docs, and its row of the table names the settings.
  *
- *   enqueue-bulk  one bulk call of 20,000 no-op jobs (each queue's own bulk API), median of 3
- *                 after one warm-up call, in this process
+ *   enqueue-bulk  one bulk call of 20,000 no-op jobs (each queue's own bulk API) in a fresh worker
+ *                 process on an empty store, after the queue is opened: cold, the process's first
+ *                 call (as a user's first call), and warm, its second call
  *   drain         20,000 waiting no-op jobs, one worker process at concurrency 50: from starting
  *                 the worker until every job has run and the store holds none still to do; each
- *                 job must run exactly once; the worker's RSS after it
+ *                 job must run exactly once; the worker's RSS and CPU after it
  *   latency       an idle worker (concurrency 50) in another process; this process enqueues 300
  *                 jobs 10 ms apart: enqueue call → handler start, p50 / p99
+ *
+ * Every scenario runs `--runs` times (3 by default) and the table shows the medians; the runs go
+ * in rounds (every queue once, then again), so a spell of load from elsewhere on the machine falls
+ * on every queue rather than on one.
  *
  * The other queues are installed on first use into bench/compare/node_modules (their own
  * package.json and lock, apart from errand's dependencies); errand runs compiled (tsc), as it is
  * deployed. Each queue gets a fresh file, schema or key prefix, removed afterwards.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { cpus } from "node:os";
-import { join } from "node:path";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { Child } from "../child.ts";
@@ -34,7 +41,7 @@ async function loadAdapters() {
     log("installing the queues to compare with into bench/compare/node_modules (npm ci)…");
     execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: here, stdio: "inherit" });
   }
-  return (await import("./adapters/index.mjs")).ADAPTERS;
+  return import("./adapters/index.mjs");
 }
 
 const payloads = (n) => Array.from({ length: n }, (_, i) => ({ i }));
@@ -58,20 +65,21 @@ async function withSession(adapter, ns, env, fn) {
   }
 }
 
-async function enqueueBulk(adapter, env, o) {
-  return withNamespace(adapter, env, (ns) =>
-    withSession(adapter, ns, env, async (session) => {
-      await session.enqueueBulk(payloads(o.jobs));
-      const runs = [];
-      for (let k = 0; k < 3; k++) {
-        const jobs = payloads(o.jobs);
-        const t0 = now();
-        await session.enqueueBulk(jobs);
-        runs.push(Math.round(o.jobs / ((now() - t0) / 1000)));
-      }
-      return { runs, jobsPerSec: median(runs) };
-    }),
-  );
+/** One fresh process's first (cold) and second (warm) bulk call, on an empty namespace. */
+async function enqueueBulk(lib, adapter, env, o) {
+  return withNamespace(adapter, env, async (ns) => {
+    const child = new Child("./compare/child.mjs", CHILD_DEADLINE_MS, `${lib} enqueue process`, false);
+    try {
+      child.send({ type: "init", lib, ns, env, mode: "enqueue", expect: o.jobs, concurrency: 0 });
+      const { coldMs, warmMs } = await child.next("done");
+      return {
+        coldJobsPerSec: Math.round(o.jobs / (coldMs / 1000)),
+        warmJobsPerSec: Math.round(o.jobs / (warmMs / 1000)),
+      };
+    } finally {
+      await child.stop();
+    }
+  });
 }
 
 async function drain(lib, adapter, env, o) {
@@ -125,22 +133,77 @@ async function latency(lib, adapter, env, o) {
 }
 
 const fmtCell = (n) => (n === undefined ? "—" : fmtInt(n));
+const medianOf = (runs, pick) => {
+  const xs = runs.map(pick).filter((x) => x !== undefined);
+  return xs.length === 0 ? undefined : median(xs);
+};
 
-/** The side-by-side table: one row per queue, errand first within each store. */
+/** Medians over a queue's runs of each figure; exactly once only if it held in every run. */
+function summarize(runs) {
+  const enq = runs.map((r) => r.enqueue).filter(Boolean);
+  const dr = runs.map((r) => r.drain).filter(Boolean);
+  const lat = runs.map((r) => r.latency).filter(Boolean);
+  return {
+    enqueue: enq.length
+      ? {
+          coldJobsPerSec: medianOf(enq, (x) => x.coldJobsPerSec),
+          warmJobsPerSec: medianOf(enq, (x) => x.warmJobsPerSec),
+        }
+      : undefined,
+    drain: dr.length
+      ? {
+          jobsPerSec: medianOf(dr, (x) => x.jobsPerSec),
+          exactlyOnce: dr.every((x) => x.exactlyOnce),
+          workerRssMB: medianOf(dr, (x) => x.workerRssMB),
+          workerCpuUsPerJob: medianOf(dr, (x) => x.workerCpuUsPerJob),
+        }
+      : undefined,
+    latency: lat.length
+      ? {
+          p50: medianOf(lat, (x) => x.p50),
+          p95: medianOf(lat, (x) => x.p95),
+          p99: medianOf(lat, (x) => x.p99),
+        }
+      : undefined,
+  };
+}
+
+/** The side-by-side table: one row per queue, errand first within each store, its settings last. */
 function table(results) {
-  const head = ["queue", "store", "bulk enqueue/s", "drain/s", "once", "RSS MB", "p50 ms", "p99 ms"];
-  const rows = results.map((r) => [
-    r.name,
-    r.store,
-    fmtCell(r.enqueue?.jobsPerSec),
-    fmtCell(r.drain?.jobsPerSec),
-    r.drain ? (r.drain.exactlyOnce ? "yes" : "NO") : "—",
-    r.drain ? String(r.drain.workerRssMB) : "—",
-    r.latency ? String(r.latency.p50) : "—",
-    r.latency ? String(r.latency.p99) : "—",
+  const head = [
+    "queue",
+    "store",
+    "enqueue cold/s",
+    "enqueue warm/s",
+    "drain/s",
+    "once",
+    "RSS MB",
+    "CPU µs/job",
+    "p50 ms",
+    "p99 ms",
+    "settings",
+  ];
+  const rows = results.map(({ name, store, settings, median: m }) => [
+    name,
+    store,
+    fmtCell(m.enqueue?.coldJobsPerSec),
+    fmtCell(m.enqueue?.warmJobsPerSec),
+    fmtCell(m.drain?.jobsPerSec),
+    m.drain ? (m.drain.exactlyOnce ? "yes" : "NO") : "—",
+    m.drain ? String(m.drain.workerRssMB) : "—",
+    m.drain ? String(m.drain.workerCpuUsPerJob) : "—",
+    m.latency ? String(m.latency.p50) : "—",
+    m.latency ? String(m.latency.p99) : "—",
+    settings,
   ]);
+  const last = head.length - 1;
   const w = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (cells) => cells.map((x, c) => (c < 2 ? x.padEnd(w[c]) : x.padStart(w[c]))).join("  ");
+  const left = (c) => c < 2 || c === last;
+  const line = (cells) =>
+    cells
+      .map((x, c) => (c === last ? x : left(c) ? x.padEnd(w[c]) : x.padStart(w[c])))
+      .join("  ")
+      .trimEnd();
   return [line(head), line(w.map((n) => "-".repeat(n))), ...rows.map(line)].join("\n");
 }
 
@@ -149,61 +212,94 @@ function ratios(results) {
   const out = [];
   for (const r of results) {
     if (r.package === "errand") continue;
-    const e = results.find((x) => x.package === "errand" && x.store === r.store);
+    const e = results.find((x) => x.package === "errand" && x.store === r.store)?.median;
     if (!e) continue;
+    const p = r.median;
     const x = (a, b) => (a && b ? `×${round(a / b, 2)}` : "—");
     out.push(
-      `errand (${r.store}) vs ${r.name}: enqueue ${x(e.enqueue?.jobsPerSec, r.enqueue?.jobsPerSec)}, ` +
-        `drain ${x(e.drain?.jobsPerSec, r.drain?.jobsPerSec)}, ` +
-        `p50 latency ${x(r.latency?.p50, e.latency?.p50)} lower`,
+      `errand (${r.store}) vs ${r.name}: enqueue cold ${x(e.enqueue?.coldJobsPerSec, p.enqueue?.coldJobsPerSec)}, ` +
+        `warm ${x(e.enqueue?.warmJobsPerSec, p.enqueue?.warmJobsPerSec)}, ` +
+        `drain ${x(e.drain?.jobsPerSec, p.drain?.jobsPerSec)}, ` +
+        `p50 latency ${x(p.latency?.p50, e.latency?.p50)} lower`,
     );
   }
   return out.join("\n");
 }
 
+/**
+ * Compiles src/ for this run alone: node_modules may be shared by several checkouts, so the build's
+ * folder is named by this process and removed when it exits.
+ */
+function buildErrand() {
+  log("compiling errand (tsc)…");
+  const { entry } = compileErrand(`errand-compare-${process.pid}`);
+  process.on("exit", () => rmSync(dirname(fileURLToPath(entry)), { recursive: true, force: true }));
+  return entry;
+}
+
 async function main() {
   const program = new Command("npm run bench:compare --")
     .description("errand side by side with the queues it is measured against (see bench/compare/run.mjs)")
-    .option("--lib <names>", "comma-separated queues to run (default: all; see bench/compare/adapters)")
+    .option("--lib <names>", "comma-separated queues to run (default: all but graphile-worker-defaults)")
     .addOption(
       new Option("--scenario <name>", "run one scenario").choices(["enqueue-bulk", "drain", "latency"]),
     )
     .option("--jobs <n>", "jobs in the enqueue and drain scenarios", positiveInt, 20_000)
     .option("--latency-jobs <n>", "jobs in the latency scenario", positiveInt, 300)
+    .option("--runs <n>", "runs of each scenario for each queue; the table shows medians", positiveInt, 3)
+    .option(
+      "--errand-entry <url>",
+      "a compiled errand's index.js (file: URL) to measure instead of compiling src/, e.g. a build of another commit",
+    )
     .option("--pg <url>", "PostgreSQL for the PostgreSQL queues", "postgres://postgres@127.0.0.1:5432/test")
     .option("--redis <url>", "Redis for the Redis queues", "redis://127.0.0.1:6379")
     .option("--json", "print one JSON object to stdout instead of a table", false)
     .showHelpAfterError("(npm run bench:compare -- --help for the options)")
     .parse(process.argv.slice(2), { from: "user" });
   const o = program.opts();
-  const adapters = await loadAdapters();
-  const libs = o.lib ? o.lib.split(",").map((s) => s.trim()) : Object.keys(adapters);
+  const { ADAPTERS: adapters, DEFAULT_LIBS } = await loadAdapters();
+  const libs = o.lib ? o.lib.split(",").map((s) => s.trim()) : DEFAULT_LIBS;
   for (const lib of libs) {
     if (!adapters[lib]) program.error(`unknown queue "${lib}"; one of ${Object.keys(adapters).join(", ")}`);
   }
-  log("compiling errand (tsc)…");
-  const env = { pgUrl: o.pg, redisUrl: o.redis, errand: compileErrand("errand-compare").entry };
+  const loadBefore = loadavg().map((x) => round(x, 2));
+  log(`load average ${loadBefore.join(" ")}`);
+  const env = { pgUrl: o.pg, redisUrl: o.redis, errand: o.errandEntry ?? buildErrand() };
   const wanted = (s) => !o.scenario || o.scenario === s;
   const results = [];
   for (const lib of libs) {
     const a = await adapters[lib]();
-    const r = { lib, name: a.name, store: a.store, package: a.package, settings: a.settings };
-    if (wanted("enqueue-bulk")) {
-      r.enqueue = await enqueueBulk(a, env, o);
-      log(`${a.name}: bulk enqueue ${r.enqueue.runs.map(fmtInt).join(", ")} jobs/s`);
-    }
-    if (wanted("drain")) {
-      r.drain = await drain(lib, a, env, o);
-      log(
-        `${a.name}: drain ${fmtInt(r.drain.jobsPerSec)} jobs/s, exactly once: ${r.drain.exactlyOnce}, RSS ${r.drain.workerRssMB} MB`,
-      );
-    }
-    if (wanted("latency")) {
-      r.latency = await latency(lib, a, env, o);
-      log(`${a.name}: latency p50 ${r.latency.p50} ms, p95 ${r.latency.p95} ms, p99 ${r.latency.p99} ms`);
-    }
-    results.push(r);
+    results.push({ lib, name: a.name, store: a.store, package: a.package, settings: a.settings, runs: [] });
   }
+  for (let round_ = 1; round_ <= o.runs; round_++) {
+    for (const r of results) {
+      const a = await adapters[r.lib]();
+      const run = {};
+      const tag = `${r.name} [${round_}/${o.runs}]`;
+      if (wanted("enqueue-bulk")) {
+        run.enqueue = await enqueueBulk(r.lib, a, env, o);
+        log(
+          `${tag}: bulk enqueue cold ${fmtInt(run.enqueue.coldJobsPerSec)}, warm ${fmtInt(run.enqueue.warmJobsPerSec)} jobs/s`,
+        );
+      }
+      if (wanted("drain")) {
+        run.drain = await drain(r.lib, a, env, o);
+        log(
+          `${tag}: drain ${fmtInt(run.drain.jobsPerSec)} jobs/s, exactly once: ${run.drain.exactlyOnce}, ` +
+            `RSS ${run.drain.workerRssMB} MB, ${run.drain.workerCpuUsPerJob} µs CPU/job`,
+        );
+      }
+      if (wanted("latency")) {
+        run.latency = await latency(r.lib, a, env, o);
+        log(
+          `${tag}: latency p50 ${run.latency.p50} ms, p95 ${run.latency.p95} ms, p99 ${run.latency.p99} ms`,
+        );
+      }
+      r.runs.push(run);
+    }
+  }
+  for (const r of results) r.median = summarize(r.runs);
+  const loadAfter = loadavg().map((x) => round(x, 2));
   const lock = JSON.parse(readFileSync(join(here, "package-lock.json"), "utf8"));
   const versions = Object.fromEntries(
     ["bullmq", "graphile-worker", "pg-boss", "plainjob", "pg", "ioredis"].map((p) => [
@@ -213,10 +309,16 @@ async function main() {
   );
   const report = {
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      node: process.version,
+      loadavg: { before: loadBefore, after: loadAfter },
+    },
     versions,
     jobs: o.jobs,
     latencyJobs: o.latencyJobs,
+    runs: o.runs,
     results,
   };
   if (o.json) {
@@ -225,6 +327,10 @@ async function main() {
   }
   console.log(`\n${report.machine.cpus} × ${report.machine.cpuModel}, node ${report.machine.node}`);
   console.log(
+    `load average (1, 5, 15 min) before ${loadBefore.join(" ")}, after ${loadAfter.join(" ")}; ` +
+      `${o.jobs} jobs, medians of ${o.runs} run${o.runs === 1 ? "" : "s"}`,
+  );
+  console.log(
     `${Object.entries(versions)
       .map(([p, v]) => `${p} ${v}`)
       .join(", ")}\n`,
@@ -232,7 +338,7 @@ async function main() {
   console.log(table(results));
   const rs = ratios(results);
   if (rs) console.log(`\n${rs}`);
-  console.log(`\nsettings:\n${results.map((r) => `  ${r.name}: ${r.settings}`).join("\n")}\n`);
+  console.log("");
 }
 
 main().then(

@@ -1,6 +1,9 @@
 /** Every scenario, in the order a run takes them (the order matters: see the notes inline). */
+import { depsFanIn } from "./deps-fan-in.js";
+import { depsFanOut } from "./deps-fan-out.js";
 import { drain } from "./drain.js";
 import { drainBacklog } from "./drain-backlog.js";
+import { drainBlocked } from "./drain-blocked.js";
 import { drainFail } from "./drain-fail.js";
 import { drainScale } from "./drain-scale.js";
 import { enqueueBulk } from "./enqueue-bulk.js";
@@ -23,9 +26,13 @@ export const SCENARIOS: readonly Scenario[] = [
   drain,
   drainFail,
   latency,
+  // Issue 14's dependencies; drain-blocked, with its million jobs, goes with the backlog below.
+  depsFanIn,
+  depsFanOut,
   // Before the backlog: a million-row table just dropped keeps the server busy for a while.
   drainScale,
   drainBacklog,
+  drainBlocked,
   // Issue 5's HTTP server figures: only when asked for (`--scenario http` runs them all).
   httpEnqueue,
   httpWork,

@@ -29,11 +29,15 @@ export interface DrainDone {
   calls: number;
   distinct: number;
   repeated: number;
+  /** With `join`: when the join's handler started, and when the last other job's handler returned. */
+  joinStart: number | null;
+  lastDepDone: number | null;
 }
 
 /**
  * Drains `measure` jobs from a database already holding `waiting` jobs, in a worker child
- * (`drain-fail`: every job fails for good, and `measure` jobs dead end it).
+ * (`drain-fail`: every job fails for good, and `measure` jobs dead end it). `join`: the payload
+ * index of a job that waits on the others, whose start the child times (deps-fan-in).
  */
 export async function drainIn(
   store: BenchStore,
@@ -43,10 +47,20 @@ export async function drainIn(
   rt: Runtime,
   mode: "drain" | "drain-fail" = "drain",
   indices = measure,
+  join?: number,
 ): Promise<DrainDone> {
   const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "drain worker", rt.tsx);
   try {
-    child.send({ type: "init", entry: rt.entry, url: db.url, mode, concurrency, expect: measure, indices });
+    child.send({
+      type: "init",
+      entry: rt.entry,
+      url: db.url,
+      mode,
+      concurrency,
+      expect: measure,
+      indices,
+      join,
+    });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
     const serverCpu = serverCpuSpan(store);
     child.send({ type: "go" });

@@ -17,6 +17,8 @@ const EXIT: Partial<Record<ErrandErrorCode, number>> & { default: number } = {
   default: 1,
   JOB_NOT_FOUND: 3,
   NOT_FOUND: 3,
+  // An input error (HTTP 400) like the INVALID_* codes: nothing was stored.
+  DEPENDENCY_NOT_FOUND: 2,
   INVALID_STATE: 4,
   STALE_ATTEMPT: 4,
   STORE_ERROR: 5,

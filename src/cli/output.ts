@@ -28,8 +28,14 @@ export function clearScreen(ctx: CliContext): void {
 
 /** A job on one line, as lists show it. */
 export function jobLine(j: Job): string {
-  const when = j.state === "pending" ? ` runAt=${j.runAt.toISOString()}` : "";
-  return `${j.id}  ${j.type}  ${j.queue}  ${j.state}  attempt=${j.attempt}/${j.maxAttempts}${when}`;
+  const when =
+    j.state === "pending"
+      ? ` runAt=${j.runAt.toISOString()}`
+      : j.state === "blocked"
+        ? ` blockedBy=${j.blockedBy}/${j.dependsOn.length}`
+        : "";
+  const key = j.key === null ? "" : `  key=${j.key}`;
+  return `${j.id}  ${j.type}  ${j.queue}  ${j.state}  attempt=${j.attempt}/${j.maxAttempts}${key}${when}`;
 }
 
 /** A job field by field, one per line. */

@@ -5,6 +5,7 @@
  */
 import { Command } from "commander";
 import { registerEnqueue } from "./commands/enqueue.js";
+import { registerFlows } from "./commands/flows.js";
 import { registerJobs } from "./commands/jobs.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerQueues } from "./commands/queues.js";
@@ -28,6 +29,7 @@ export function buildProgram(ctx: CliContext = processContext()): Command {
   registerServe(program, ctx);
   registerWorker(program, ctx);
   registerEnqueue(program, ctx);
+  registerFlows(program, ctx);
   registerJobs(program, ctx);
   registerStats(program, ctx);
   registerSchedules(program, ctx);

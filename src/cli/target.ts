@@ -16,7 +16,10 @@ export type Target = Pick<
   Queue,
   | "enqueue"
   | "enqueueBatch"
+  | "enqueueFlow"
   | "get"
+  | "dependencies"
+  | "dependents"
   | "list"
   | "cancel"
   | "retry"

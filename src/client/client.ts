@@ -1,12 +1,15 @@
 import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
+import { type Duration, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
-import type { Job } from "../job.js";
+import type { FlowNode } from "../flow-plan.js";
+import type { Job, JobDependency } from "../job.js";
 import { toNameRecord } from "../name-record.js";
 import type {
   EnqueuedJob,
   EnqueueOptions,
   FailOptions,
+  FlowResult,
   JobPage,
   LeaseOptions,
   ListOptions,
@@ -44,7 +47,13 @@ export interface RemoteJobType {
   retryQueue?: string;
   timeoutMs?: number | string;
   delivery?: "at_least_once" | "at_most_once";
+  /** What the type's blocked jobs do when a dependency ends dead, cancelled or expired. */
+  onDependencyFailure?: "cancel" | "run";
   concurrency?: number;
+  /** At most this many jobs of the type and one key running at once, cluster-wide. */
+  keyConcurrency?: number;
+  /** Jobs of the type with the same key start one at a time, in enqueue order. */
+  ordered?: boolean;
   push?: { url: string; secret?: string; timeoutMs?: number };
 }
 
@@ -60,9 +69,13 @@ export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "main
   signal?: AbortSignal;
 }
 
-/** One outcome for {@link ErrandClient.report}. */
+/** One outcome for {@link ErrandClient.report}; a snooze is pending again after `delayMs`. */
 export type ReportItem = AttemptRef &
-  ({ outcome: "complete"; result?: unknown } | { outcome: "fail"; error: unknown; retryable?: boolean });
+  (
+    | { outcome: "complete"; result?: unknown }
+    | { outcome: "fail"; error: unknown; retryable?: boolean }
+    | { outcome: "snooze"; delayMs: Duration }
+  );
 
 const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
 
@@ -231,6 +244,40 @@ export class ErrandClient {
     return out.jobs.map((j) => reviveJob<EnqueuedJob<P>>(j));
   }
 
+  /**
+   * Adds a DAG of jobs in one request and one transaction: every node or none (see
+   * `Queue.enqueueFlow`). A node's `dependsOn` names other nodes by `ref`, or stored jobs as `{ id }`.
+   * @example
+   * ```ts
+   * const flow = await client.enqueueFlow([
+   *   { ref: "a", job: "fetch-page", payload: { url: u1 } },
+   *   { ref: "b", job: "fetch-page", payload: { url: u2 } },
+   *   { ref: "c", job: "merge", payload: {}, dependsOn: ["a", "b"] },
+   * ]);
+   * flow.jobs.c.state; // "blocked"
+   * ```
+   * @throws ErrandError `INVALID_FLOW` (a cycle, a duplicate ref, a ref to nothing),
+   *   `DEPENDENCY_NOT_FOUND` (an `{ id }` that names no job); nothing is stored then.
+   * @since 0.2.0
+   */
+  async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
+    // The options first: a stray `ref` or `type` among them must not replace the node's own.
+    const jobs = nodes.map(({ ref, job, payload, dependsOn, options }) => ({
+      ...checkOptions(options ?? {}),
+      ref,
+      type: typeof job === "string" ? job : job.type,
+      payload,
+      ...(dependsOn === undefined ? {} : { dependsOn }),
+    }));
+    const out = await this.#call<{ jobs: Record<string, Record<string, unknown>> }>("POST", "/v1/flows", {
+      jobs,
+    });
+    // Refs are the caller's names: a null-prototype record, as `Queue.enqueueFlow` returns.
+    const byRef: FlowResult["jobs"] = Object.create(null);
+    for (const [ref, wire] of Object.entries(out.jobs)) byRef[ref] = reviveJob(wire);
+    return { jobs: byRef };
+  }
+
   // ---- reads and changes ---------------------------------------------------------------------
 
   /** The job, whatever its state; null when there is none. */
@@ -251,6 +298,38 @@ export class ErrandClient {
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
       `/v1/jobs${qs ? `?${qs}` : ""}`,
+    );
+    return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * The jobs `id` waits for, in its `dependsOn` order, each with its state and result (what a
+   * handler's `ctx.dependencies()` returns; null fields for a pruned one).
+   * @throws ErrandError `JOB_NOT_FOUND`
+   * @since 0.2.0
+   */
+  async dependencies(id: string): Promise<JobDependency[]> {
+    return (
+      await this.#call<{ dependencies: JobDependency[] }>(
+        "GET",
+        `/v1/jobs/${encodeURIComponent(id)}/dependencies`,
+      )
+    ).dependencies;
+  }
+
+  /**
+   * A page of the jobs waiting on `id`, in id order; pass `nextCursor` back as `cursor` for the next.
+   * @throws ErrandError `JOB_NOT_FOUND`
+   * @since 0.2.0
+   */
+  async dependents(id: string, options: { limit?: number; cursor?: string } = {}): Promise<JobPage> {
+    const q = new URLSearchParams();
+    if (options.limit !== undefined) q.set("limit", String(options.limit));
+    if (options.cursor !== undefined) q.set("cursor", options.cursor);
+    const qs = q.toString();
+    const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
+      "GET",
+      `/v1/jobs/${encodeURIComponent(id)}/dependents${qs ? `?${qs}` : ""}`,
     );
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
@@ -434,6 +513,15 @@ export class ErrandClient {
     return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/checkpoint`, { attempt: job.attempt, data });
   }
 
+  /**
+   * Ends the attempt without failing it: pending again after `delay`, not counted as an attempt
+   * (`ctx.snooze` of a RemoteWorker's handler). `false` when the attempt is stale.
+   */
+  async snooze(job: AttemptRef, delay: Duration): Promise<boolean> {
+    const delayMs = toMs("snooze", delay);
+    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/snooze`, { attempt: job.attempt, delayMs });
+  }
+
   /** Gives an attempt back without using it up. */
   async release(job: AttemptRef): Promise<boolean> {
     return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/release`, { attempt: job.attempt });
@@ -443,17 +531,21 @@ export class ErrandClient {
   async report(
     items: ReportItem[],
   ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
-    const reports = items.map((r) =>
-      r.outcome === "complete"
-        ? { id: r.id, attempt: r.attempt, outcome: r.outcome, result: r.result ?? null }
-        : {
-            id: r.id,
-            attempt: r.attempt,
-            outcome: r.outcome,
-            error: wireError(r.error),
-            ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
-          },
-    );
+    const reports = items.map((r) => {
+      if (r.outcome === "complete") {
+        return { id: r.id, attempt: r.attempt, outcome: r.outcome, result: r.result ?? null };
+      }
+      if (r.outcome === "snooze") {
+        return { id: r.id, attempt: r.attempt, outcome: r.outcome, delayMs: toMs("snooze", r.delayMs) };
+      }
+      return {
+        id: r.id,
+        attempt: r.attempt,
+        outcome: r.outcome,
+        error: wireError(r.error),
+        ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
+      };
+    });
     return (
       await this.#call<{ results: Array<{ id: string; ok: boolean; code?: string; state?: string }> }>(
         "POST",

@@ -5,7 +5,7 @@ import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
-import type { Job } from "../job.js";
+import type { Job, JobDependency } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
@@ -301,6 +301,14 @@ class RemoteSink implements RunSink {
 
   checkpoint(job: Job, data: unknown): Promise<boolean> {
     return this.client.checkpoint(job, data);
+  }
+
+  snooze(job: Job, delayMs: number): Promise<boolean> {
+    return this.client.snooze(job, delayMs);
+  }
+
+  dependencies(job: Job): Promise<JobDependency[]> {
+    return this.client.dependencies(job.id);
   }
 
   release(job: Job): Promise<boolean> {

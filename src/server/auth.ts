@@ -241,11 +241,16 @@ export function readsOwnJobsOnly(principal: Principal | null): boolean {
   return principal !== null && OWN_JOBS_ONLY.includes(principal.role);
 }
 
-/** @throws ErrandError `FORBIDDEN` unless `principal`'s role holds `permission`. */
-export function checkPermission(principal: Principal, permission: Permission): void {
-  if (!ROLE_PERMISSIONS[principal.role].includes(permission)) {
-    throw new ErrandError("FORBIDDEN", `role "${principal.role}" may not ${permission}`, {
-      details: { role: principal.role, needs: permission },
+/**
+ * @throws ErrandError `FORBIDDEN` unless `principal`'s role holds `permission` (one of them, for a
+ *   list: a route that both readers and workers use).
+ */
+export function checkPermission(principal: Principal, permission: Permission | readonly Permission[]): void {
+  const anyOf: readonly Permission[] = typeof permission === "string" ? [permission] : permission;
+  if (!anyOf.some((p) => ROLE_PERMISSIONS[principal.role].includes(p))) {
+    const needs = anyOf.join(" or ");
+    throw new ErrandError("FORBIDDEN", `role "${principal.role}" may not ${needs}`, {
+      details: { role: principal.role, needs: typeof permission === "string" ? permission : anyOf },
     });
   }
 }

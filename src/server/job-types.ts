@@ -2,7 +2,7 @@ import type { BackoffOptions } from "../backoff.js";
 import { defineJob } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
-import type { Delivery } from "../job.js";
+import type { Delivery, DependencyFailurePolicy } from "../job.js";
 import type { Queue, TypeSettings } from "../queue.js";
 import { checkTypeName } from "../validation.js";
 
@@ -31,7 +31,13 @@ export interface JobTypeConfig {
   retryQueue?: string;
   timeoutMs?: Duration;
   delivery?: Delivery;
+  /** What the type's blocked jobs do when a dependency does not succeed. @defaultValue "cancel" */
+  onDependencyFailure?: DependencyFailurePolicy;
   concurrency?: number;
+  /** At most this many jobs of the type and one key running at once, cluster-wide. */
+  keyConcurrency?: number;
+  /** Jobs of the type with the same key start one at a time, in enqueue order. @defaultValue false */
+  ordered?: boolean;
   push?: PushTarget;
 }
 
@@ -129,9 +135,14 @@ export class JobTypeRegistry {
     return [...this.#types.values()].map((t) => t.config).sort((a, b) => a.type.localeCompare(b.type));
   }
 
-  /** True when some type caps its concurrency: a finished job may let a held-back lease go on. */
+  /**
+   * True when some type caps its concurrency, per type or per key, or orders its keys: a finished
+   * job may let a held-back lease go on.
+   */
   get hasCaps(): boolean {
-    for (const t of this.#types.values()) if (t.config.concurrency !== undefined) return true;
+    for (const { config: c } of this.#types.values()) {
+      if (c.concurrency !== undefined || c.keyConcurrency !== undefined || c.ordered === true) return true;
+    }
     return false;
   }
 

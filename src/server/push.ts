@@ -189,7 +189,9 @@ export class PushDelivery {
     } catch (cause) {
       const why =
         (cause as Error).name === "TimeoutError" ? "timed out" : `failed: ${(cause as Error).message}`;
-      await this.#queue.failAttempt(job, new Error(`push to ${push.url} ${why}`), { kind: "push" });
+      await this.#queue.attempts.failMany([
+        { job, error: new Error(`push to ${push.url} ${why}`), kind: "push" },
+      ]);
       return;
     }
     const text = await response.text().catch(() => "");
@@ -215,6 +217,6 @@ export class PushDelivery {
     const error = new Error(
       `push to ${push.url} answered ${response.status}${message ? `: ${String(message)}` : ""}`,
     );
-    await this.#queue.failAttempt(job, error, { retryable, kind: "push" });
+    await this.#queue.attempts.failMany([{ job, error, retryable, kind: "push" }]);
   }
 }

@@ -5,8 +5,15 @@ import { type RouteKey, routeSchemas } from "./schemas.js";
 /** A route's handler, as Fastify calls it. */
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/** Registers one route: its schema from schemas.ts, the permission it needs, its handler. */
-export type Route = (key: RouteKey, permission: Permission, handler: RouteHandler) => void;
+/**
+ * Registers one route: its schema from schemas.ts, the permission it needs (or a list, any one of
+ * which will do), its handler.
+ */
+export type Route = (
+  key: RouteKey,
+  permission: Permission | readonly Permission[],
+  handler: RouteHandler,
+) => void;
 
 /**
  * The guard in front of every route but health, and who passed it: each route names the
@@ -36,7 +43,7 @@ export class Routing {
   }
 
   /** An `onRequest` hook that lets through only a principal with `permission` (anyone, without auth). */
-  guard(permission: Permission): (request: FastifyRequest) => Promise<void> {
+  guard(permission: Permission | readonly Permission[]): (request: FastifyRequest) => Promise<void> {
     return async (request) => {
       if (!this.#auth.enabled) return;
       const principal = await this.#auth.authenticate(request);

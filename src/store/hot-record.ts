@@ -6,7 +6,7 @@ import { JOB_FIELD_NAMES } from "../job-fields.js";
  * record. Claims read rows this way: drivers build row objects property by property, which costs
  * about as much as the rest of the read, while this makes one fixed-shape object. The columns must
  * come in the order of the record's keys (`id, type, queue, state, payload, checkpoint, result,
- * priority, …, finishedAt, owner`, the order of JOB_FIELDS in job-fields.ts, from which the SQL
+ * priority, …, finishedAt, owner, dependsOn, blockedBy, onDependencyFailure`, the order of JOB_FIELDS in job-fields.ts, from which the SQL
  * stores derive their column lists); this module checks that order once, when it loads.
  */
 export function hotRecord(r: unknown[]): JobRecord {
@@ -37,6 +37,12 @@ export function hotRecord(r: unknown[]): JobRecord {
     startedAt: r[23] as number | null,
     finishedAt: null,
     owner: r[25] as string | null,
+    dependsOn: r[26] as string | null,
+    blockedBy: r[27] as number | null,
+    onDependencyFailure: r[28] as JobRecord["onDependencyFailure"],
+    key: r[29] as string | null,
+    debounceKey: r[30] as string | null,
+    snoozes: r[31] as number,
   };
 }
 

@@ -33,6 +33,7 @@ import type {
   ReplayParams,
   RescheduleParams,
   RetryParams,
+  SnoozeParams,
   Store,
   SweepParams,
 } from "./store.js";
@@ -96,7 +97,10 @@ export class StoreDoor {
     return results.map((r, i) => {
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
       const n = params.jobs[i]!;
-      const job = jobFromNew(n, values[i], parseBackoff(n.backoff), params.now);
+      const job =
+        r.record === undefined
+          ? jobFromNew(n, values[i], parseBackoff(n.backoff), params.now)
+          : { ...toJob(r.record), duplicate: false };
       if (emit) this.#events.emit("enqueued", job);
       return job;
     });
@@ -217,6 +221,33 @@ export class StoreDoor {
     return this.#store.release(params);
   }
 
+  /**
+   * Snoozes an attempt; `snoozed` is emitted with the job as it is now (built from `job` when the
+   * caller has it, else read back), and a capped type's claimers are woken (it left `active`).
+   */
+  async snooze(params: SnoozeParams, job?: Job): Promise<boolean> {
+    const ok = await this.#store.snooze(params);
+    if (!ok) return false;
+    if (this.#events.listenerCount("snoozed") > 0) {
+      const record = job ? null : await this.#store.get({ id: params.id });
+      const snoozed: Job | null = job
+        ? {
+            ...job,
+            state: "pending",
+            runAt: new Date(params.runAt),
+            snoozes: job.snoozes + 1,
+            maxAttempts: job.maxAttempts + 1,
+            leaseExpiresAt: null,
+            workerId: null,
+          }
+        : record && toJob(record);
+      if (snoozed) this.#events.emit("snoozed", snoozed);
+    }
+    const type = job?.type;
+    if (type === undefined || this.#capped(type)) this.#store.wake();
+    return true;
+  }
+
   // ---- by id ---------------------------------------------------------------------------------
 
   /** Cancels; a change is emitted as `cancelled` (a local worker running it aborts its signal). */
@@ -276,7 +307,8 @@ export class StoreDoor {
 }
 
 /**
- * The job a just-inserted {@link NewJob} is, without reading it back. A literal, not a loop over
+ * The job a just-inserted {@link NewJob} without dependencies is, without reading it back (a job
+ * with dependencies comes back from the store as stored). A literal, not a loop over
  * JOB_FIELDS: this runs per enqueued job; test/unit/job-fields.test.ts checks its keys.
  * @internal
  */
@@ -307,6 +339,14 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
     startedAt: null,
     finishedAt: null,
     owner: n.owner,
+    dependsOn: n.dependsOn === null ? NO_DEPENDENCIES : (JSON.parse(n.dependsOn) as string[]),
+    blockedBy: 0,
+    onDependencyFailure: n.onDependencyFailure,
+    key: n.key,
+    debounceKey: n.debounceKey,
+    snoozes: 0,
     duplicate: false,
   };
 }
+
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);

@@ -1,4 +1,11 @@
-import type { Delivery, FinishedState, JobErrorEntry, JobRecord, JobState } from "../job.js";
+import type {
+  Delivery,
+  DependencyFailurePolicy,
+  FinishedState,
+  JobErrorEntry,
+  JobRecord,
+  JobState,
+} from "../job.js";
 
 /**
  * What a store can do beyond the contract every store keeps. Code branches on these, never on a
@@ -38,7 +45,23 @@ export interface Store {
 
   /**
    * Inserts jobs in one round trip, skipping each whose id (of any job, finished or not) or unique
-   * key (of a pending or active job) is taken: one result per job, in order.
+   * key (of a blocked, pending or active job) is taken: one result per job, in order. All or none:
+   * the call is one transaction (one script).
+   *
+   * Dependencies (`NewJob.dependsOn`): each id names a stored job or a job earlier in the same
+   * call. An earlier job of the call that was skipped stands for the existing job returned in its
+   * place (so re-running a flow with the same ids, or a node whose unique key is taken, points at
+   * the stored job). A job whose dependencies are all `completed` (or, under `"run"`, finished in
+   * any state) is inserted `pending`; one with unfinished dependencies `blocked`, with `blockedBy`
+   * counting them; one with a dependency already `dead`, `cancelled` or `expired` under
+   * `"cancel"` is inserted `cancelled`, with a `dependency_failed` error entry naming it.
+   *
+   * Debounce (`NewJob.debounceKey`): while a job holding the debounce key is `pending` and was
+   * never started (attempt 0), a new job with the key is not inserted: that job's payload and
+   * `runAt` become the new job's, and it is returned as `{ inserted: false, existing }` (its new
+   * state). Otherwise the new job is inserted and holds the key until it is first claimed.
+   * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
+   *   nothing of the call is stored.
    */
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
 
@@ -53,13 +76,16 @@ export interface Store {
   /**
    * Completes attempts: `true` for each item whose attempt was current and is now `completed`
    * with its result; `false` for a stale one (nothing changed). Exactly one complete per attempt
-   * returns `true`.
+   * returns `true`. In the same transaction each blocked dependent of a completed job counts one
+   * dependency fewer, and one with none left becomes `pending` (claimers are woken).
    */
   completeMany(params: CompleteManyParams): Promise<boolean[]>;
   /**
    * Records failed attempts: each current one goes back to pending at its `retryAt` or, with
    * `retryAt` null, to dead. One result per item, in order; null for a stale attempt (nothing
    * changed). When two items name the same attempt, the first is applied and the second is stale.
+   * A job that ends dead settles its blocked dependents in the same transaction (see
+   * {@link Store.cancel}).
    */
   failMany(params: FailManyParams): Promise<FailResult[]>;
   /** Extends leases; `false` for an attempt that is no longer current (lost, cancelled, finished). */
@@ -68,6 +94,12 @@ export interface Store {
   checkpoint(params: CheckpointParams): Promise<boolean>;
   /** Gives an active attempt back at once (graceful shutdown). It does not use up an attempt. */
   release(params: ReleaseParams): Promise<boolean>;
+  /**
+   * Ends a current attempt without failing it (`ctx.snooze`): the job is pending again at
+   * `runAt`, `snoozes + 1` and `maxAttempts + 1` (the snooze does not use up an attempt), its
+   * errors untouched, its lease and holder cleared. `false` when the attempt is not current.
+   */
+  snooze(params: SnoozeParams): Promise<boolean>;
 
   // ---- jobs by id ----------------------------------------------------------------------------
 
@@ -75,11 +107,28 @@ export interface Store {
   get(params: GetParams): Promise<JobRecord | null>;
   /** A page of jobs, newest (highest id) first, filtered. */
   list(params: ListParams): Promise<ListResult>;
-  /** Pending or active → cancelled. Finished jobs are returned unchanged. */
+  /** A page of the jobs whose `dependsOn` names this id, in id order, in any state. */
+  dependents(params: DependentsParams): Promise<ListResult>;
+  /** The jobs with these ids, in order; null for each id that names no job. */
+  getMany(params: GetManyParams): Promise<Array<JobRecord | null>>;
+  /**
+   * Blocked, pending or active → cancelled. Finished jobs are returned unchanged.
+   *
+   * Whenever a job ends `dead`, `cancelled` or `expired` (here, in failMany, in expirePending), in
+   * the same transaction its blocked dependents are settled: under `"cancel"` each becomes
+   * `cancelled` with a `dependency_failed` error entry naming the job, and its own blocked
+   * dependents are settled in turn; under `"run"` each counts one dependency fewer and becomes
+   * `pending` when none is left.
+   */
   cancel(params: CancelParams): Promise<JobMutation>;
-  /** Pending only; other states are returned unchanged. */
+  /** Blocked or pending only (for a blocked job, what applies once it is unblocked); other states are returned unchanged. */
   reschedule(params: RescheduleParams): Promise<JobMutation>;
-  /** Dead, cancelled or expired → pending, with at least one more attempt. */
+  /**
+   * Dead, cancelled or expired → pending, with at least one more attempt; `blocked` instead when
+   * some of its own dependencies are unfinished (blockedBy counts them). Its blocked dependents
+   * (those under `"run"` that had counted it finished) count it unfinished again; dependents it
+   * cancelled stay cancelled.
+   */
   retry(params: RetryParams): Promise<JobMutation>;
   /**
    * A finished job copied under `newId` as a fresh pending job; null when the source is missing.
@@ -92,9 +141,15 @@ export interface Store {
 
   /** Active jobs whose lease ran out by `now`; the caller fails each with `leaseExpired`. */
   expiredLeases(params: SweepParams): Promise<JobRecord[]>;
-  /** Pending jobs whose `expiresAt` passed → expired. Returns them. */
+  /**
+   * Pending and blocked jobs whose `expiresAt` passed → expired (their dependents settled as in
+   * {@link Store.cancel}). Returns them.
+   */
   expirePending(params: SweepParams): Promise<JobRecord[]>;
-  /** Deletes finished jobs past retention, at most `limit`; returns how many. */
+  /**
+   * Deletes finished jobs past retention, at most `limit`; returns how many. A job some blocked
+   * job still waits for is kept.
+   */
   prune(params: PruneParams): Promise<number>;
   /** Counts by state, queue and type; the cost does not grow with finished history. */
   stats(params: StatsParams): Promise<StoreStats>;
@@ -177,6 +232,16 @@ export interface NewJob {
   uniqueKey: string | null;
   /** Who enqueued the job (a name), or null. */
   owner: string | null;
+  /** JSON text of the ids this job waits for (no duplicates, not its own), or null for none. */
+  dependsOn: string | null;
+  onDependencyFailure: DependencyFailurePolicy;
+  /** The job's key (a name), or null. */
+  key: string | null;
+  /**
+   * With a debounce key, the enqueue replaces the payload and `runAt` of the pending, never
+   * started job holding the key, if any, instead of inserting (see {@link Store.enqueueMany}).
+   */
+  debounceKey: string | null;
 }
 
 export interface EnqueueManyParams {
@@ -198,9 +263,11 @@ export interface EnqueueManyParams {
 
 /**
  * One per job given to {@link Store.enqueueMany}, in the same order. When `inserted` is false the
- * id or the unique key matched a job already stored, and `existing` is that job.
+ * id or the unique key matched a job already stored, and `existing` is that job. An inserted job
+ * with dependencies comes back as stored (`record`: blocked, pending or cancelled); one without
+ * is pending exactly as given, and `record` is absent.
  */
-export type EnqueueResult = { inserted: true } | { inserted: false; existing: JobRecord };
+export type EnqueueResult = { inserted: true; record?: JobRecord } | { inserted: false; existing: JobRecord };
 
 /** A queue a claimer takes from, and its share when several have ready jobs. */
 export interface QueueWeight {
@@ -228,8 +295,23 @@ export interface ClaimParams {
    * type named `toString` finds no cap unless it has one; the Queue builds it without a prototype.
    */
   concurrencyLimits?: Record<string, number>;
+  /**
+   * Per-key rules by type, read as `concurrencyLimits` is (own keys only, null prototype): a job
+   * with a key is taken only while its type's `keyConcurrency` leaves room for that key, and, under
+   * `ordered`, only when it is the key's earliest job (by createdAt, then id) still in the hot set
+   * (blocked, pending or active) — so the key's jobs start one at a time, in enqueue order.
+   */
+  keyRules?: Record<string, KeyRules>;
   /** Random source in [0, 1) for weighted queue choice; injectable for tests. */
   random?: () => number;
+}
+
+/** A type's per-key rules, as a claim enforces them cluster-wide. */
+export interface KeyRules {
+  /** At most this many active jobs of the type per key. */
+  keyConcurrency?: number;
+  /** One at a time per key, in enqueue order. */
+  ordered?: boolean;
 }
 
 /** A claimed attempt, named by the job and its fencing token. */
@@ -279,6 +361,12 @@ export interface ReleaseParams extends AttemptRef {
   now: number;
 }
 
+export interface SnoozeParams extends AttemptRef {
+  now: number;
+  /** When the job is due again. */
+  runAt: number;
+}
+
 /** Result of an operation on one job by id: null when no such job. */
 export type JobMutation = { record: JobRecord; changed: boolean } | null;
 
@@ -312,6 +400,8 @@ export interface ListParams {
   type?: string;
   /** Only jobs with this owner. */
   owner?: string;
+  /** Only jobs with this key. */
+  key?: string;
   /** Newest first. */
   limit: number;
   /** The `nextCursor` of the previous page. */
@@ -339,7 +429,7 @@ export interface PruneParams {
 /** Counts for humans and autoscalers. */
 export interface StoreStats {
   states: Record<JobState, number>;
-  /** Pending with runAt in the future. */
+  /** Pending with runAt in the future (blocked jobs are counted in `states.blocked` only). */
   scheduled: number;
   /** Pending after a failed attempt. */
   retrying: number;
@@ -392,6 +482,17 @@ export interface FireScheduleParams {
 
 export interface GetParams {
   id: string;
+}
+
+export interface GetManyParams {
+  ids: string[];
+}
+
+export interface DependentsParams {
+  id: string;
+  limit: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
 }
 
 export interface StatsParams {

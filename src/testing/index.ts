@@ -17,8 +17,9 @@ import {
   validatePayload,
 } from "../define-job.js";
 import { ErrandError } from "../errors.js";
-import type { Job, JobState } from "../job.js";
+import type { Job, JobDependency, JobState } from "../job.js";
 import type { Queue } from "../queue.js";
+import { Snooze } from "../snooze.js";
 import { toJsonText } from "../validation.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 
@@ -69,6 +70,10 @@ export interface RunJobOptions {
   signal?: AbortSignal;
   /** Called with each `ctx.checkpoint(data)`. */
   onCheckpoint?: (data: unknown) => void;
+  /** What `ctx.dependencies()` returns (and so `ctx.job.dependsOn`). @defaultValue [] */
+  dependencies?: JobDependency[];
+  /** The job's key (`ctx.job.key`). @defaultValue null */
+  key?: string;
 }
 
 /**
@@ -113,6 +118,12 @@ export async function runJob<P, R>(
     startedAt: now,
     finishedAt: null,
     owner: null,
+    dependsOn: (options.dependencies ?? []).map((d) => d.id),
+    blockedBy: 0,
+    onDependencyFailure: def.onDependencyFailure,
+    key: options.key ?? null,
+    debounceKey: null,
+    snoozes: 0,
   };
   const ctx: JobContext<P> = {
     job,
@@ -123,6 +134,8 @@ export async function runJob<P, R>(
       options.onCheckpoint?.(JSON.parse(toJsonText("checkpoint", data)));
       return true;
     },
+    dependencies: async () => options.dependencies ?? [],
+    snooze: (delay) => new Snooze(delay),
     log: pino({ level: "silent" }),
   };
   const result = await def.handler(wire, ctx);

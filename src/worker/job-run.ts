@@ -1,11 +1,14 @@
 import type { Logger } from "pino";
 import type { JobContext } from "../define-job.js";
-import type { Job } from "../job.js";
+import type { Duration } from "../duration.js";
+import type { Job, JobDependency } from "../job.js";
+import { Snooze } from "../snooze.js";
 
 /** What a running job's context asks of its worker. One object per worker, shared by every run. */
 export interface RunHooks {
   heartbeat(run: JobRun): Promise<boolean>;
   checkpoint(run: JobRun, data: unknown): Promise<boolean>;
+  dependencies(run: JobRun): Promise<JobDependency[]>;
   logger(): Logger;
 }
 
@@ -80,6 +83,14 @@ class RunContext implements JobContext<never> {
 
   checkpoint(data: unknown): Promise<boolean> {
     return this.#hooks.checkpoint(this.#run, data);
+  }
+
+  dependencies(): Promise<JobDependency[]> {
+    return this.#hooks.dependencies(this.#run);
+  }
+
+  snooze(delay: Duration): Snooze {
+    return new Snooze(delay);
   }
 
   get log(): Logger {

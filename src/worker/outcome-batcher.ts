@@ -1,4 +1,4 @@
-import type { Job } from "../job.js";
+import type { Job, JobDependency } from "../job.js";
 import type { Queue } from "../queue.js";
 import type { Completion } from "../store/instrument.js";
 import type { FailAttemptOptions, RunSink } from "./run-core.js";
@@ -89,8 +89,8 @@ export class OutcomeBatcher implements RunSink {
     private readonly leaseMs: number,
     onError: (error: unknown) => void,
   ) {
-    this.#completions = new TurnBatch((items) => queue.completeAttempts(items), onError);
-    this.#failures = new TurnBatch((items) => queue.failAttempts(items), onError);
+    this.#completions = new TurnBatch((items) => queue.attempts.completeMany(items), onError);
+    this.#failures = new TurnBatch((items) => queue.attempts.failMany(items), onError);
   }
 
   /**
@@ -98,11 +98,11 @@ export class OutcomeBatcher implements RunSink {
    * @throws ErrandError `INVALID_PAYLOAD` at once when the result is not JSON-serialisable.
    */
   complete(job: Job, result: unknown): Promise<boolean> {
-    const text = this.queue.resultText(result);
+    const text = this.queue.attempts.resultText(result);
     return this.#completions.add({ id: job.id, attempt: job.attempt, result: text, value: result, job });
   }
 
-  /** {@link Queue.failAttempt}, written with the other failures of this turn. */
+  /** One failed attempt (`Attempts.failMany`), written with the other failures of this turn. */
   fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<FailedAttempt> {
     return this.#failures.add({ job, error, ...options });
   }
@@ -112,7 +112,7 @@ export class OutcomeBatcher implements RunSink {
   }
 
   heartbeatMany(jobs: Job[]): Promise<boolean[]> {
-    return this.queue.heartbeatAttempts({
+    return this.queue.attempts.heartbeatMany({
       leaseMs: this.leaseMs,
       items: jobs.map((job) => ({ id: job.id, attempt: job.attempt })),
     });
@@ -120,6 +120,14 @@ export class OutcomeBatcher implements RunSink {
 
   checkpoint(job: Job, data: unknown): Promise<boolean> {
     return this.queue.checkpoint(job, data);
+  }
+
+  snooze(job: Job, delayMs: number): Promise<boolean> {
+    return this.queue.attempts.snooze(job, delayMs);
+  }
+
+  dependencies(job: Job): Promise<JobDependency[]> {
+    return this.queue.dependencies(job.id);
   }
 
   release(job: Job): Promise<boolean> {

@@ -3,8 +3,9 @@ import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
-import type { Job } from "../job.js";
+import type { Job, JobDependency } from "../job.js";
 import { SlotMap } from "../slot-map.js";
+import { Snooze } from "../snooze.js";
 import { JobRun, type RunHooks } from "./job-run.js";
 import type { FailedAttempt } from "./outcome-batcher.js";
 import type { WorkerEvents } from "./worker.js";
@@ -36,6 +37,10 @@ export interface RunSink {
   /** Extends many leases; one result per job, in order. */
   heartbeatMany(jobs: Job[]): Promise<boolean[]>;
   checkpoint(job: Job, data: unknown): Promise<boolean>;
+  /** Ends the attempt without failing it: pending again in `delayMs`; `false` when it was stale. */
+  snooze(job: Job, delayMs: number): Promise<boolean>;
+  /** The job's dependencies with their states and results (`ctx.dependencies()`). */
+  dependencies(job: Job): Promise<JobDependency[]>;
   /** Gives an attempt back without using it up. */
   release(job: Job): Promise<unknown>;
   /** A heartbeat found the lease gone; a remote worker asks the server whether it was a cancel. */
@@ -125,6 +130,7 @@ export class RunCore {
         return ok;
       },
       checkpoint: async (run, data) => (run.settled ? false : sink.checkpoint(run.job, data)),
+      dependencies: (run) => sink.dependencies(run.job),
       logger: options.logger,
     };
   }
@@ -203,6 +209,10 @@ export class RunCore {
     }
     if (run.settled || run.aborted) return;
     this.#settle(run);
+    if (result instanceof Snooze) {
+      await this.#snooze(job, result.delayMs);
+      return;
+    }
     let ok: boolean;
     this.#reports++;
     try {
@@ -222,6 +232,31 @@ export class RunCore {
     if (ok && this.#events.listenerCount("completed") > 0) {
       const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.#clock.now()) };
       this.#events.emit("completed", done, result);
+    }
+  }
+
+  /** Records a snooze and re-emits it as the worker's `snoozed` event. */
+  async #snooze(job: Job, delayMs: number): Promise<void> {
+    this.#reports++;
+    let ok = false;
+    try {
+      ok = await this.#sink.snooze(job, delayMs);
+    } catch {
+      // The write failed (the sink reported it): as for a lost completion, the lease runs out and
+      // the job runs again.
+      return;
+    } finally {
+      this.#reportEnded();
+    }
+    if (ok && this.#events.listenerCount("snoozed") > 0) {
+      const runAt = new Date(this.#clock.now() + delayMs);
+      this.#events.emit("snoozed", {
+        ...job,
+        state: "pending",
+        runAt,
+        snoozes: job.snoozes + 1,
+        maxAttempts: job.maxAttempts + 1,
+      });
     }
   }
 

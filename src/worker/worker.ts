@@ -95,6 +95,8 @@ export interface WorkerEvents {
   retrying: [job: Job, error: unknown];
   dead: [job: Job, error: unknown];
   cancelled: [job: Job];
+  /** The handler snoozed the job: pending again at `job.runAt`, no attempt spent. */
+  snoozed: [job: Job];
   /** A fault the worker survived: a store error during claim, heartbeat or sweep. */
   error: [error: unknown];
   /** Nothing running and the last claim came back empty. */
@@ -280,7 +282,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (free <= 0 || this.#core.state !== "running") break;
         let jobs: Job[];
         try {
-          jobs = await this.queue.claim({
+          jobs = await this.queue.attempts.claim({
             workerId: this.workerId,
             queues: this.#queues,
             types: this.#types,
@@ -288,7 +290,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
             maxWeight: free,
             weightCap: this.#concurrency,
             leaseMs: this.#leaseMs,
-            concurrencyLimits: this.queue.claimLimits(this.#types),
+            concurrencyLimits: this.queue.attempts.claimLimits(this.#types),
+            keyRules: this.queue.attempts.claimKeyRules(this.#types),
           });
         } catch (error) {
           this.#error(error);

@@ -240,6 +240,10 @@ export function exerciseIdempotency(backend: Backend): void {
         timeoutMs: null,
         uniqueKey: null,
         owner: null,
+        dependsOn: null,
+        onDependencyFailure: "cancel" as const,
+        key: null,
+        debounceKey: null,
       };
       const fresh = Array.from({ length: 200 }, (_, i) => ({
         ...base,

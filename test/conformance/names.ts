@@ -77,6 +77,10 @@ export function storedJob(id: string, name: string, now: number): NewJob {
     timeoutMs: null,
     uniqueKey: null,
     owner: null,
+    dependsOn: null,
+    onDependencyFailure: "cancel" as const,
+    key: null,
+    debounceKey: null,
   };
 }
 

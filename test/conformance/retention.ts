@@ -108,6 +108,7 @@ export function exerciseRetention(backend: Backend): void {
 
       const stats = await queue.stats();
       expect(stats.states).toEqual({
+        blocked: 0,
         pending: 2,
         active: 0,
         completed: total,

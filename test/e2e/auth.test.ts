@@ -8,12 +8,19 @@ import type { routeSchemas } from "../../src/server/schemas.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { ALL_TOKENS, snapshot, startServer, TOKENS } from "./harness.js";
 
-/** What each route needs, as the server declares it: kept here on purpose, as the contract. */
-const NEEDS: Record<keyof typeof routeSchemas, "enqueue" | "read" | "work" | "manage"> = {
+type Permission = "enqueue" | "read" | "work" | "manage";
+/**
+ * What each route needs, as the server declares it: kept here on purpose, as the contract. A list
+ * means any one of them.
+ */
+const NEEDS: Record<keyof typeof routeSchemas, Permission | Permission[]> = {
   "POST /v1/jobs": "enqueue",
   "PUT /v1/jobs/:id": "enqueue",
+  "POST /v1/flows": "enqueue",
   "GET /v1/jobs/:id": "read",
   "GET /v1/jobs": "read",
+  "GET /v1/jobs/:id/dependencies": ["read", "work"],
+  "GET /v1/jobs/:id/dependents": "read",
   "POST /v1/jobs/:id/cancel": "manage",
   "POST /v1/jobs/:id/retry": "manage",
   "POST /v1/jobs/:id/replay": "manage",
@@ -24,6 +31,7 @@ const NEEDS: Record<keyof typeof routeSchemas, "enqueue" | "read" | "work" | "ma
   "POST /v1/jobs/:id/heartbeat": "work",
   "POST /v1/jobs/:id/checkpoint": "work",
   "POST /v1/jobs/:id/release": "work",
+  "POST /v1/jobs/:id/snooze": "work",
   "POST /v1/report": "work",
   "PUT /v1/types/:type": "manage",
   "GET /v1/types/:type": "read",
@@ -65,7 +73,7 @@ for (const backend of selectedBackends()) {
         expect(wrong.status, `${key} with a wrong token`).toBe(401);
         for (const { role, token } of ALL_TOKENS) {
           const r = await h.http(method, path, { ...o, token });
-          const allowed = ROLE_PERMISSIONS[role as Role].includes(needs);
+          const allowed = [needs].flat().some((n) => ROLE_PERMISSIONS[role as Role].includes(n));
           if (allowed) expect([401, 403], `${key} as ${role}`).not.toContain(r.status);
           else expect(r, `${key} as ${role}`).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
         }

@@ -116,7 +116,7 @@ describe("the errand CLI", () => {
     expect((await errand(["jobs", "retry", "j1", ...s])).stdout).toMatch(/pending/);
     const stats = JSON.parse((await errand(["stats", "--json", ...s])).stdout);
     expect(stats.states.pending).toBe(2);
-    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+1/);
+    expect((await errand(["stats", ...s])).stdout).toMatch(/later\s+0\s+1\s/); // blocked 0, pending 1
 
     expect(
       (await errand(["schedules", "set", "nightly", "--cron", "0 3 * * *", "--type", "report", ...s])).code,
@@ -172,6 +172,167 @@ describe("the errand CLI", () => {
     expect(denied.stderr).toMatch(/FORBIDDEN/);
     const down = await errand(["stats", "--server", "http://127.0.0.1:1"]);
     expect(down.code).toBe(5);
+  }, 120_000);
+
+  it("enqueues with dependencies and flows, and shows blocked jobs, on a store and through a server", async () => {
+    const dir = tempDir();
+    const s = ["--store", `sqlite:${join(dir, "d.db")}`];
+    expect((await errand(["enqueue", "fetch", "--id", "a", ...s])).code).toBe(0);
+    expect((await errand(["enqueue", "fetch", "--id", "b", ...s])).code).toBe(0);
+    const merge = await errand([
+      "enqueue",
+      "merge",
+      "--id",
+      "m",
+      "--depends-on",
+      "a",
+      "b",
+      "--on-dependency-failure",
+      "run",
+      "--json",
+      ...s,
+    ]);
+    expect(merge.stderr).toBe("");
+    expect(JSON.parse(merge.stdout)).toMatchObject({
+      state: "blocked",
+      blockedBy: 2,
+      dependsOn: ["a", "b"],
+      onDependencyFailure: "run",
+    });
+    const missing = await errand(["enqueue", "merge", "--depends-on", "nope", ...s]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/DEPENDENCY_NOT_FOUND/);
+    const badPolicy = await errand([
+      "enqueue",
+      "merge",
+      "--depends-on",
+      "a",
+      "--on-dependency-failure",
+      "x",
+      ...s,
+    ]);
+    expect(badPolicy.code).toBe(2);
+    expect(badPolicy.stderr).toMatch(/onDependencyFailure/);
+
+    const flowFile = join(dir, "flow.json");
+    writeFileSync(
+      flowFile,
+      JSON.stringify({
+        jobs: [
+          { ref: "report", type: "report", dependsOn: ["sum", { id: "m" }] },
+          { ref: "sum", type: "sum", payload: { n: 1 }, queue: "math" },
+        ],
+      }),
+    );
+    const flow = await errand(["flows", "enqueue", flowFile, ...s]);
+    expect(flow.code).toBe(0);
+    expect(flow.stdout).toMatch(/^enqueued sum {2}\S+ {2}sum {2}math {2}pending/m);
+    expect(flow.stdout).toMatch(/^enqueued report {2}\S+ {2}report {2}default {2}blocked .*blockedBy=2\/2/m);
+    writeFileSync(flowFile, JSON.stringify({ jobs: [{ ref: "x", type: "t", dependsOn: ["x"] }] }));
+    const cycle = await errand(["flows", "enqueue", flowFile, ...s]);
+    expect(cycle.code).toBe(2);
+    expect(cycle.stderr).toMatch(/INVALID_FLOW/);
+
+    const blocked = await errand(["jobs", "list", "--state", "blocked", ...s]);
+    expect(
+      blocked.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split("  ")[1]),
+    ).toEqual(["merge", "report"]);
+    expect((await errand(["jobs", "get", "m", ...s])).stdout).toMatch(
+      /dependsOn\s+\["a","b"\]\nblockedBy\s+2\n/,
+    );
+    expect((await errand(["jobs", "dependents", "m", ...s])).stdout).toMatch(/ report {2}default {2}blocked/);
+    expect((await errand(["stats", ...s])).stdout).toMatch(/^queue\s+blocked\s+pending/);
+    expect(JSON.parse((await errand(["stats", "--json", ...s])).stdout).states).toMatchObject({
+      blocked: 2,
+      pending: 3,
+    });
+
+    // The same through a server, by the client.
+    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const via = ["--server", h.base, "--token", TOKENS.admin];
+    await h.queue.enqueue("fetch", {}, { id: "a" });
+    writeFileSync(
+      flowFile,
+      JSON.stringify({ jobs: [{ ref: "m", type: "merge", dependsOn: [{ id: "a" }], id: "remote-m" }] }),
+    );
+    const remote = await errand(["flows", "enqueue", flowFile, "--json", ...via]);
+    expect(JSON.parse(remote.stdout).jobs.m).toMatchObject({ id: "remote-m", state: "blocked" });
+    const deps = await errand(["jobs", "dependencies", "remote-m", ...via]);
+    expect(deps.stdout).toBe("a  fetch  pending\n");
+    const dependent = await errand(["enqueue", "after", "--depends-on", "remote-m", "--json", ...via]);
+    expect(JSON.parse(dependent.stdout)).toMatchObject({ state: "blocked", dependsOn: ["remote-m"] });
+  }, 120_000);
+
+  it("enqueues with --key and --debounce-key/--debounce-ms, lists by --key, shows key and snoozes", async () => {
+    const dir = tempDir();
+    const s = ["--store", `sqlite:${join(dir, "d.db")}`];
+    const keyed = await errand(["enqueue", "sync", "--id", "k1", "--key", "tenant-7", "--json", ...s]);
+    expect(keyed.stderr).toBe("");
+    expect(JSON.parse(keyed.stdout)).toMatchObject({ id: "k1", key: "tenant-7", snoozes: 0 });
+    expect((await errand(["enqueue", "sync", "--id", "k2", ...s])).code).toBe(0);
+    const badKey = await errand(["enqueue", "sync", "--key", "two words", ...s]);
+    expect(badKey.code).toBe(2);
+    expect(badKey.stderr).toMatch(/INVALID_KEY/);
+
+    const d1 = await errand([
+      "enqueue",
+      "reindex",
+      "--payload",
+      '{"v":1}',
+      "--debounce-key",
+      "reindex:9",
+      "--debounce-ms",
+      "5s",
+      "--json",
+      ...s,
+    ]);
+    const first = JSON.parse(d1.stdout);
+    expect(first).toMatchObject({ debounceKey: "reindex:9", duplicate: false });
+    const d2 = await errand([
+      "enqueue",
+      "reindex",
+      "--payload",
+      '{"v":2}',
+      "--debounce-key",
+      "reindex:9",
+      "--debounce-ms",
+      "5000",
+      ...s,
+    ]);
+    expect(d2.stdout).toMatch(new RegExp(`^exists +${first.id} `));
+    const half = await errand(["enqueue", "reindex", "--debounce-key", "reindex:9", ...s]);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toMatch(/--debounce-key and --debounce-ms/);
+
+    const listed = await errand(["jobs", "list", "--key", "tenant-7", ...s]);
+    expect(listed.stdout).toMatch(/^k1 {2}sync {2}default {2}pending {2}attempt=0\/5 {2}key=tenant-7 runAt=/);
+    expect(listed.stdout.trim().split("\n")).toHaveLength(1);
+    const got = await errand(["jobs", "get", "k1", ...s]);
+    expect(got.stdout).toMatch(/^key\s+tenant-7$/m);
+    expect(got.stdout).toMatch(/^snoozes\s+0$/m);
+    const payload = await errand(["jobs", "get", first.id, "--json", ...s]);
+    expect(JSON.parse(payload.stdout)).toMatchObject({ payload: { v: 2 }, debounceKey: "reindex:9" });
+
+    // Through a server: the same flags, and per-key type settings with `types set`.
+    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const via = ["--server", h.base, "--token", TOKENS.admin];
+    const remote = await errand(["enqueue", "sync", "--key", "tenant-8", "--json", ...via]);
+    expect(JSON.parse(remote.stdout)).toMatchObject({ key: "tenant-8" });
+    const remoteList = await errand(["jobs", "list", "--key", "tenant-8", "--json", ...via]);
+    expect(JSON.parse(remoteList.stdout).jobs.map((j: { key: string }) => j.key)).toEqual(["tenant-8"]);
+    const type = await errand([
+      "types",
+      "set",
+      "sync",
+      "--config",
+      '{"keyConcurrency": 2, "ordered": true}',
+      "--json",
+      ...via,
+    ]);
+    expect(JSON.parse(type.stdout)).toEqual({ type: "sync", keyConcurrency: 2, ordered: true });
   }, 120_000);
 
   it("pauses, resumes and lists queues on a store and through a server (admin only)", async () => {

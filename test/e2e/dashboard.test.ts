@@ -223,6 +223,83 @@ describe(`dashboard on ${backend.name}`, () => {
     unpolluted();
   });
 
+  it("counts blocked jobs, lists a job's dependencies and dependents with their states, and draws its flow", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueueFlow([
+      { ref: "a", job: "fetch", payload: { url: "a" }, options: { id: "page-a" } },
+      { ref: "b", job: "fetch", payload: { url: "b" }, options: { id: "page-b" } },
+      { ref: "m", job: "merge", payload: {}, dependsOn: ["a", "b"], options: { id: "merged" } },
+      { ref: "r", job: "report", payload: {}, dependsOn: ["m"], options: { id: "report" } },
+      { ref: "n", job: "notify", payload: {}, dependsOn: ["a"], options: { id: "notify" } },
+    ]);
+    await h.queue.enqueue("unrelated", {}, { id: "elsewhere" });
+    const [a] = await h.queue.lease({ types: ["fetch"], limit: 1 });
+    expect(a!.id).toBe("page-a");
+    await h.queue.complete(a!, "A");
+
+    const page = await open(h);
+    await page.locator("[data-state=blocked] [data-testid=count]").waitFor();
+    expect(await text(page, ".cards [data-state=blocked] [data-testid=count]")).toBe("2");
+    expect(await text(page, "tr[data-name=default] td[data-state=blocked]")).toBe("2");
+
+    await page.goto(`${h.base}/dashboard/#/jobs/merged`);
+    const deps = page.locator("[data-testid=dependencies] tbody tr");
+    await deps.first().waitFor();
+    expect(await page.locator("h1 [data-testid=state]").innerText()).toBe("blocked");
+    expect(await text(page, "[data-testid=dependencies] p")).toContain("waiting on 1 of 2");
+    expect(
+      await deps.evaluateAll((rows) =>
+        rows.map((r) => (r as unknown as { innerText: string }).innerText.split("\t").map((c) => c.trim())),
+      ),
+    ).toEqual([
+      ["page-a", "fetch", "completed"],
+      ["page-b", "fetch", "pending"],
+    ]);
+    expect(await text(page, "[data-testid=dependents] tbody tr[data-id=report]")).toContain("blocked");
+    expect(await page.locator("button[data-action=cancel]").isEnabled()).toBe(true);
+    await page.locator("[data-testid=dependencies] a", { hasText: "page-a" }).click();
+    await page.locator("[data-testid=dependents] tbody tr[data-id=notify]").waitFor();
+    expect(await page.locator("[data-testid=dependents] tbody tr").count()).toBe(2);
+    expect(await page.locator("[data-testid=dependencies]").count()).toBe(0);
+
+    // The flow, walked from a leaf: every job of it and no other, each with its state, every edge.
+    await page.goto(`${h.base}/dashboard/#/flows/report`);
+    const graph = page.locator("[data-testid=flow-graph]");
+    await graph.waitFor();
+    const nodes = await graph.locator("a.flow-node").evaluateAll((els) =>
+      Object.fromEntries(
+        els.map((e) => {
+          const d = (e as unknown as { dataset: { id: string; state: string } }).dataset;
+          return [d.id, d.state];
+        }),
+      ),
+    );
+    expect(nodes).toEqual({
+      "page-a": "completed",
+      "page-b": "pending",
+      merged: "blocked",
+      report: "blocked",
+      notify: "pending",
+    });
+    const edges = await graph.locator("path.flow-edge").evaluateAll((els) =>
+      els
+        .map((e) => {
+          const d = (e as unknown as { dataset: { from: string; to: string } }).dataset;
+          return `${d.from}>${d.to}`;
+        })
+        .sort(),
+    );
+    expect(edges).toEqual(["merged>report", "page-a>merged", "page-a>notify", "page-b>merged"]);
+    expect(await text(page, "[data-testid=flow-summary]")).toBe("5 jobs, 4 dependencies.");
+    // Every edge points right: a job is drawn right of each job it waits for.
+    const x = async (id: string) => Number(await graph.locator(`a[data-id="${id}"] rect`).getAttribute("x"));
+    expect(await x("page-a")).toBeLessThan(await x("merged"));
+    expect(await x("merged")).toBeLessThan(await x("report"));
+    await graph.locator('a[data-id="page-b"]').click();
+    await page.waitForFunction(() => (globalThis as unknown as Browser).location.hash === "#/jobs/page-b");
+    await page.locator("[data-testid=dependents] tbody tr[data-id=merged]").waitFor();
+  });
+
   it("filters the jobs table by state, queue and type, and pages with the cursor", async () => {
     const h = await startServer(backend);
     const bulk = await h.queue.enqueueBatch(
@@ -265,6 +342,42 @@ describe(`dashboard on ${backend.name}`, () => {
     await vi.waitFor(async () =>
       expect((await rowIds(page)).sort()).toEqual((await idsOf(h, "other")).sort()),
     );
+  });
+
+  it("shows jobs' keys, filters the table by key, and a job's key, snoozes and debounce key", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("sync", 1, { id: "s1", key: "tenant-7" });
+    await h.queue.enqueue("sync", 2, { id: "s2", key: "tenant-8" });
+    await h.queue.enqueue("sync", 3, { id: "s3" });
+    await h.queue.enqueue("reindex", 4, { id: "r1", debounce: { key: "reindex:9", delayMs: 1000 } });
+    const [leased] = await h.queue.lease({ types: ["sync"], limit: 1 });
+    expect(leased?.id).toBe("s1");
+    expect(await h.queue.snooze(leased!, "1m")).toBe(true);
+
+    const page = await open(h, "#/jobs");
+    await vi.waitFor(async () => expect(await rowIds(page)).toHaveLength(4));
+    expect(await text(page, "tr[data-id=s2] td:nth-child(5)")).toBe("tenant-8");
+    expect(await text(page, "tr[data-id=s3] td:nth-child(5)")).toBe("—");
+    await page.fill("[data-testid=filter-key]", "tenant-7");
+    await page.press("[data-testid=filter-key]", "Enter");
+    await vi.waitFor(async () => expect(await rowIds(page)).toEqual(["s1"]));
+    expect(page.url()).toContain("key=tenant-7");
+    await page.fill("[data-testid=filter-key]", "");
+    await page.press("[data-testid=filter-key]", "Enter");
+    await vi.waitFor(async () => expect(await rowIds(page)).toHaveLength(4));
+    // A row's key is a link to the jobs of that key.
+    await page.click("tr[data-id=s2] td:nth-child(5) a");
+    await vi.waitFor(async () => expect(await rowIds(page)).toEqual(["s2"]));
+
+    await page.goto(`${h.base}/dashboard/#/jobs/s1`);
+    await page.locator("dd[data-field=key]").waitFor();
+    expect(await text(page, "dd[data-field=key]")).toBe("tenant-7");
+    expect(await text(page, "dd[data-field=snoozes]")).toBe("1");
+    expect(await text(page, "dd[data-field=attempt]")).toBe("1 of 6");
+    await page.goto(`${h.base}/dashboard/#/jobs/r1`);
+    await page.locator("dd[data-field='debounce key']").waitFor();
+    expect(await text(page, "dd[data-field='debounce key']")).toBe("reindex:9");
+    expect(await text(page, "dd[data-field=key]")).toBe("—");
   });
 
   it("opens a dead job, shows its history, and retries it; replays a completed one", async () => {

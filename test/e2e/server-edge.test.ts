@@ -220,6 +220,8 @@ const enc = encodeURIComponent;
 /** Expected answers for a job id nobody has used, route by route. */
 const ON_MISSING_JOB: Record<string, [unknown, number, string]> = {
   "GET /v1/jobs/{id}": [undefined, 404, "JOB_NOT_FOUND"],
+  "GET /v1/jobs/{id}/dependencies": [undefined, 404, "JOB_NOT_FOUND"],
+  "GET /v1/jobs/{id}/dependents": [undefined, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/cancel": [{}, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/retry": [{}, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/replay": [{}, 404, "JOB_NOT_FOUND"],
@@ -229,6 +231,7 @@ const ON_MISSING_JOB: Record<string, [unknown, number, string]> = {
   "POST /v1/jobs/{id}/heartbeat": [{ attempt: 1 }, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/checkpoint": [{ attempt: 1, data: null }, 404, "JOB_NOT_FOUND"],
   "POST /v1/jobs/{id}/release": [{ attempt: 1 }, 404, "JOB_NOT_FOUND"],
+  "POST /v1/jobs/{id}/snooze": [{ attempt: 1, delayMs: 0 }, 404, "JOB_NOT_FOUND"],
 };
 
 for (const b of selectedBackends()) {
@@ -259,6 +262,13 @@ for (const b of selectedBackends()) {
         const put = await call("PUT /v1/jobs/{id}", { id }, { type: LONG_NAME, queue: LONG_NAME });
         expect(put).toMatchObject({ status: 201, body: { id } });
         expect((await call("GET /v1/jobs/{id}", { id })).body).toMatchObject({ id, type: LONG_NAME });
+        const waiting = await h.http("POST", "/v1/jobs", { body: { type: "after", dependsOn: [id] } });
+        expect(waiting.body).toMatchObject({ state: "blocked", dependsOn: [id] });
+        expect((await call("GET /v1/jobs/{id}/dependents", { id })).body.jobs).toMatchObject([
+          { id: waiting.body.id },
+        ]);
+        const deps = await call("GET /v1/jobs/{id}/dependencies", { id: waiting.body.id });
+        expect(deps.body.dependencies).toMatchObject([{ id, type: LONG_NAME }]);
         expect((await call("POST /v1/jobs/{id}/reschedule", { id }, { priority: 2 })).body.priority).toBe(2);
         const lease = async () => {
           const r = await h.http("POST", "/v1/lease", { body: { types: [LONG_NAME], queues: [LONG_NAME] } });
@@ -273,6 +283,9 @@ for (const b of selectedBackends()) {
         ] as const) {
           expect((await call(route, { id }, body)).status, route).toBe(200);
         }
+        attempt = await lease();
+        const snoozed = await call("POST /v1/jobs/{id}/snooze", { id }, { attempt, delayMs: 0 });
+        expect(snoozed.status).toBe(200);
         attempt = await lease();
         const failed = await call(
           "POST /v1/jobs/{id}/fail",

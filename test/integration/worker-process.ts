@@ -37,7 +37,7 @@ async function main(init: WorkerInit): Promise<void> {
     else await new Promise((r) => setImmediate(r));
     return { pid: process.pid };
   }
-  const jobs = ["mp-noop", "crash-alo", "crash-amo"].map((type) =>
+  const jobs = ["mp-noop", "mp-join", "crash-alo", "crash-amo"].map((type) =>
     defineJob({ type, handler: (_payload: unknown, ctx) => run(ctx.job.id, type, ctx.attempt) }),
   );
 

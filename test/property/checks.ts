@@ -122,7 +122,13 @@ export function assertSameJob(given: Job, stored: Job | null, where: string): vo
   for (const key of Object.keys(b) as Array<keyof Job>) {
     const x = a[key];
     const y = b[key];
-    if (key === "payload" || key === "result" || key === "checkpoint" || key === "errors") {
+    if (
+      key === "payload" ||
+      key === "result" ||
+      key === "checkpoint" ||
+      key === "errors" ||
+      key === "dependsOn"
+    ) {
       expect(jsonOf(y), `${where}: ${key} did not round-trip`).toBe(jsonOf(x));
     } else if (x instanceof Date || y instanceof Date) {
       expect((y as Date | null)?.getTime() ?? null, `${where}: ${key} did not round-trip`).toBe(

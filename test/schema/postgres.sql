@@ -1,3 +1,9 @@
+-- table errand_dependency
+CREATE TABLE <schema>.errand_dependency (
+  dep_id text COLLATE "C" NOT NULL,
+  job_id text COLLATE "C" NOT NULL
+);
+
 -- table errand_job
 CREATE TABLE <schema>.errand_job (
   id text COLLATE "C" NOT NULL,
@@ -23,7 +29,14 @@ CREATE TABLE <schema>.errand_job (
   lease_expirations integer NOT NULL DEFAULT 0,
   created_at bigint NOT NULL,
   started_at bigint,
-  owner text COLLATE "C"
+  owner text COLLATE "C",
+  depends_on text,
+  blocked_by integer NOT NULL DEFAULT 0,
+  on_dependency_failure text COLLATE "C" NOT NULL DEFAULT 'cancel'::text,
+  has_dependents boolean NOT NULL DEFAULT false,
+  key text COLLATE "C",
+  debounce_key text COLLATE "C",
+  snoozes integer NOT NULL DEFAULT 0
 ) WITH (autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_insert_scale_factor=0.01, autovacuum_analyze_scale_factor=0.02);
 
 -- table errand_job_done
@@ -51,7 +64,12 @@ CREATE TABLE <schema>.errand_job_done (
   created_at bigint NOT NULL,
   started_at bigint,
   finished_at bigint NOT NULL,
-  owner text COLLATE "C"
+  owner text COLLATE "C",
+  depends_on text,
+  on_dependency_failure text COLLATE "C" NOT NULL DEFAULT 'cancel'::text,
+  key text COLLATE "C",
+  debounce_key text COLLATE "C",
+  snoozes integer NOT NULL DEFAULT 0
 );
 
 -- table errand_job_type
@@ -88,11 +106,14 @@ CREATE TABLE <schema>.errand_schedule (
   updated_at bigint NOT NULL
 );
 
+-- constraint errand_dependency_pkey
+ALTER TABLE <schema>.errand_dependency ADD CONSTRAINT errand_dependency_pkey PRIMARY KEY (dep_id, job_id);
+
 -- constraint errand_job_pkey
 ALTER TABLE <schema>.errand_job ADD CONSTRAINT errand_job_pkey PRIMARY KEY (id);
 
 -- constraint errand_job_state_check
-ALTER TABLE <schema>.errand_job ADD CONSTRAINT errand_job_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text])));
+ALTER TABLE <schema>.errand_job ADD CONSTRAINT errand_job_state_check CHECK ((state = ANY (ARRAY['blocked'::text, 'pending'::text, 'active'::text])));
 
 -- constraint errand_job_done_pkey
 ALTER TABLE <schema>.errand_job_done ADD CONSTRAINT errand_job_done_pkey PRIMARY KEY (id);
@@ -112,8 +133,14 @@ ALTER TABLE <schema>.errand_queue_pause ADD CONSTRAINT errand_queue_pause_pkey P
 -- constraint errand_schedule_pkey
 ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY KEY (name);
 
+-- index errand_dependency_pkey
+CREATE UNIQUE INDEX errand_dependency_pkey ON <schema>.errand_dependency USING btree (dep_id, job_id);
+
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, priority DESC, run_at, id) WHERE (state = 'pending'::text);
+
+-- index errand_job_debounce
+CREATE UNIQUE INDEX errand_job_debounce ON <schema>.errand_job USING btree (debounce_key) WHERE ((debounce_key IS NOT NULL) AND (state = 'pending'::text) AND (attempt = 0));
 
 -- index errand_job_done_owner
 CREATE INDEX errand_job_done_owner ON <schema>.errand_job_done USING btree (owner, id) WHERE (owner IS NOT NULL);
@@ -125,7 +152,13 @@ CREATE UNIQUE INDEX errand_job_done_pkey ON <schema>.errand_job_done USING btree
 CREATE INDEX errand_job_done_state ON <schema>.errand_job_done USING btree (state, finished_at);
 
 -- index errand_job_expiry
-CREATE INDEX errand_job_expiry ON <schema>.errand_job USING btree (expires_at) WHERE ((state = 'pending'::text) AND (expires_at IS NOT NULL));
+CREATE INDEX errand_job_expiry ON <schema>.errand_job USING btree (expires_at) WHERE ((state = ANY (ARRAY['blocked'::text, 'pending'::text])) AND (expires_at IS NOT NULL));
+
+-- index errand_job_key_active
+CREATE INDEX errand_job_key_active ON <schema>.errand_job USING btree (type, key) WHERE ((key IS NOT NULL) AND (state = 'active'::text));
+
+-- index errand_job_key_order
+CREATE INDEX errand_job_key_order ON <schema>.errand_job USING btree (type, key, created_at, id) WHERE (key IS NOT NULL);
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON <schema>.errand_job USING btree (lease_expires_at) WHERE (state = 'active'::text);
@@ -154,4 +187,4 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"}]

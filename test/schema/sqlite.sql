@@ -4,6 +4,9 @@ CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON errand_job (queue, priority DESC, run_at, id) WHERE state = 'pending';
 
+-- index errand_job_debounce
+CREATE INDEX errand_job_debounce ON errand_job (debounce_key) WHERE debounce_key IS NOT NULL;
+
 -- index errand_job_done_owner
 CREATE INDEX errand_job_done_owner ON errand_job_done (owner, id) WHERE owner IS NOT NULL;
 
@@ -12,6 +15,9 @@ CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
 
 -- index errand_job_expiry
 CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NOT NULL;
+
+-- index errand_job_key_order
+CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';
@@ -25,32 +31,50 @@ CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE uniqu
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON errand_schedule (next_run_at);
 
+-- table errand_blocked
+CREATE TABLE errand_blocked (
+  job_id                TEXT PRIMARY KEY,
+  blocked_by            INTEGER NOT NULL,
+  on_dependency_failure TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- table errand_dependency
+CREATE TABLE errand_dependency (
+  dep_id  TEXT NOT NULL,
+  job_id  TEXT NOT NULL,
+  PRIMARY KEY (dep_id, job_id)
+) WITHOUT ROWID;
+
 -- table errand_job
-CREATE TABLE errand_job (
-  id                TEXT PRIMARY KEY,
-  type              TEXT NOT NULL,
-  queue             TEXT NOT NULL,
-  state             TEXT NOT NULL CHECK (state IN ('pending', 'active')),
-  payload           TEXT NOT NULL,
-  checkpoint        TEXT,
-  priority          INTEGER NOT NULL,
-  weight            INTEGER NOT NULL,
-  run_at            INTEGER NOT NULL,
-  expires_at        INTEGER,
-  attempt           INTEGER NOT NULL DEFAULT 0,
-  max_attempts      INTEGER NOT NULL,
-  backoff           TEXT NOT NULL,
-  retry_queue       TEXT,
-  delivery          TEXT NOT NULL,
-  timeout_ms        INTEGER,
-  unique_key        TEXT,
-  lease_expires_at  INTEGER,
-  worker_id         TEXT,
-  errors            TEXT NOT NULL DEFAULT '[]',
-  lease_expirations INTEGER NOT NULL DEFAULT 0,
-  created_at        INTEGER NOT NULL,
-  started_at        INTEGER
-, owner TEXT);
+CREATE TABLE "errand_job" (
+  id                    TEXT PRIMARY KEY,
+  type                  TEXT NOT NULL,
+  queue                 TEXT NOT NULL,
+  state                 TEXT NOT NULL CHECK (state = 'pending' OR state = 'active' OR state = 'blocked'),
+  payload               TEXT NOT NULL,
+  checkpoint            TEXT,
+  priority              INTEGER NOT NULL,
+  weight                INTEGER NOT NULL,
+  run_at                INTEGER NOT NULL,
+  expires_at            INTEGER,
+  attempt               INTEGER NOT NULL DEFAULT 0,
+  max_attempts          INTEGER NOT NULL,
+  backoff               TEXT NOT NULL,
+  retry_queue           TEXT,
+  delivery              TEXT NOT NULL,
+  timeout_ms            INTEGER,
+  unique_key            TEXT,
+  lease_expires_at      INTEGER,
+  worker_id             TEXT,
+  errors                TEXT NOT NULL DEFAULT '[]',
+  lease_expirations     INTEGER NOT NULL DEFAULT 0,
+  created_at            INTEGER NOT NULL,
+  started_at            INTEGER,
+  owner                 TEXT,
+  depends_on            TEXT,
+  on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
+  has_dependents        INTEGER NOT NULL DEFAULT 0
+, key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);
 
 -- table errand_job_done
 CREATE TABLE errand_job_done (
@@ -77,7 +101,7 @@ CREATE TABLE errand_job_done (
   created_at        INTEGER NOT NULL,
   started_at        INTEGER,
   finished_at       INTEGER NOT NULL
-, owner TEXT);
+, owner TEXT, depends_on TEXT, on_dependency_failure TEXT NOT NULL DEFAULT 'cancel', key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);
 
 -- table errand_job_type
 CREATE TABLE errand_job_type (
@@ -110,4 +134,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"}]

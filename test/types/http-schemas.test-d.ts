@@ -17,7 +17,8 @@ import type {
   ReportItem,
   wireError,
 } from "../../src/client/client.js";
-import type { Job } from "../../src/job.js";
+import type { FlowNode } from "../../src/flow-plan.js";
+import type { Job, JobDependency } from "../../src/job.js";
 import type {
   EnqueuedJob,
   EnqueueOptions,
@@ -120,6 +121,22 @@ expectTypeOf<Body<"POST /v1/jobs/:id/reschedule">>().toEqualTypeOf<
   Json<Parameters<ErrandClient["reschedule"]>[1]>
 >();
 expectTypeOf<Reply<"POST /v1/jobs/:id/cancel", 200>>().toEqualTypeOf<WireJob>();
+
+// A flow node as the client sends it: `job` goes as `type`, its options flat beside it.
+type SentFlowNode = Omit<FlowNode, "job" | "payload" | "options"> & {
+  type: string;
+  payload?: unknown;
+} & Omit<SentOptions, "dependsOn">;
+expectTypeOf<Body<"POST /v1/flows">>().toEqualTypeOf<{ jobs: Json<SentFlowNode>[] }>();
+expectTypeOf<Reply<"POST /v1/flows", 201>>().toEqualTypeOf<{ jobs: Record<string, WireJob> }>();
+expectTypeOf<Reply<"POST /v1/flows", 200>>().toEqualTypeOf<{ jobs: Record<string, WireJob> }>();
+expectTypeOf<Reply<"GET /v1/jobs/:id/dependencies", 200>>().toEqualTypeOf<{
+  dependencies: Json<Awaited2<ErrandClient["dependencies"]>>;
+}>();
+expectTypeOf<Json<JobDependency>>().toEqualTypeOf<
+  Reply<"GET /v1/jobs/:id/dependencies", 200>["dependencies"][number]
+>();
+expectTypeOf<Reply<"GET /v1/jobs/:id/dependents", 200>>().toEqualTypeOf<Reply<"GET /v1/jobs", 200>>();
 expectTypeOf<Reply<"POST /v1/jobs/:id/replay", 201>>().toEqualTypeOf<WireJob>();
 
 // ---- the remote-worker protocol -----------------------------------------------------------------
@@ -144,6 +161,9 @@ expectTypeOf<Body<"POST /v1/jobs/:id/checkpoint">>().toEqualTypeOf<
   Json<Pick<AttemptRef, "attempt"> & { data: Parameters<ErrandClient["checkpoint"]>[1] }>
 >();
 expectTypeOf<Body<"POST /v1/jobs/:id/release">>().toEqualTypeOf<Json<Pick<AttemptRef, "attempt">>>();
+expectTypeOf<Body<"POST /v1/jobs/:id/snooze">>().toEqualTypeOf<
+  Json<Pick<AttemptRef, "attempt"> & { delayMs: Parameters<ErrandClient["snooze"]>[1] }>
+>();
 
 /** A report as `client.report` sends it: its error through `wireError`. */
 type SentReport = ReportItem extends infer I

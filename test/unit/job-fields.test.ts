@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expandLuaMarkers, expandSqlMarkers } from "../../scripts/job-field-markers.js";
 import { resolveDefaults } from "../../src/define-job.js";
 import { withPayload } from "../../src/enqueue-plan.js";
 import { type JobRecord, toJob } from "../../src/job.js";
@@ -6,6 +7,7 @@ import {
   JOB_DEFAULTS,
   JOB_FIELD_NAMES,
   JOB_FIELDS,
+  type JobField,
   NEW_JOB_FIELDS,
   PUBLIC_JOB_FIELDS,
 } from "../../src/job-fields.js";
@@ -13,8 +15,15 @@ import { sharedSchemas } from "../../src/server/schemas.js";
 import { scripts } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
-import { HOT_FIELD_COUNT, sqlFragments } from "../../src/store/postgres/columns.js";
+import {
+  HOT_FIELD_COUNT,
+  INSERT_FIELDS,
+  INSERT_FIXED_PARAMS,
+  SHARED_FIELDS,
+  sqlFragments,
+} from "../../src/store/postgres/columns.js";
 import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
+import type { SqliteDependencies } from "../../src/store/sqlite/dependencies.js";
 import { insertJobs } from "../../src/store/sqlite/insert.js";
 import {
   INSERT_CHUNK,
@@ -54,6 +63,12 @@ const record: JobRecord = {
   startedAt: NOW - 4,
   finishedAt: NOW - 3,
   owner: "alice",
+  dependsOn: '["dep-1"]',
+  blockedBy: 0,
+  onDependencyFailure: "run",
+  key: "tenant-7",
+  debounceKey: "d-1",
+  snoozes: 2,
 };
 const newJob: NewJob = {
   id: "job-2",
@@ -71,6 +86,10 @@ const newJob: NewJob = {
   timeoutMs: 30_000,
   uniqueKey: "u-1",
   owner: "alice",
+  dependsOn: '["dep-1"]',
+  onDependencyFailure: "run",
+  key: "tenant-7",
+  debounceKey: "d-1",
 };
 
 /** The record a fresh insert of `n` holds, built from the table's initial values alone. */
@@ -163,7 +182,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   lease_expires_at AS "leaseExpiresAt", worker_id AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  NULL::bigint AS "finishedAt", owner`),
+  NULL::bigint AS "finishedAt", owner, depends_on AS "dependsOn", blocked_by AS "blockedBy",
+  on_dependency_failure AS "onDependencyFailure", key, debounce_key AS "debounceKey", snoozes`),
     );
     expect(squash(pg.doneFields!)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -171,7 +191,8 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", owner`),
+  finished_at AS "finishedAt", owner, depends_on AS "dependsOn", NULL::bigint AS "blockedBy",
+  on_dependency_failure AS "onDependencyFailure", key, debounce_key AS "debounceKey", snoozes`),
     );
     expect(squash(JOB_COLUMNS.hot)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
@@ -179,7 +200,10 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner`),
+  NULL AS finishedAt, owner, depends_on AS dependsOn,
+  CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b
+    WHERE b.job_id = errand_job.id) ELSE 0 END AS blockedBy,
+  on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(JOB_COLUMNS.done)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
@@ -187,16 +211,18 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   NULL AS leaseExpiresAt, NULL AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner`),
+  finished_at AS finishedAt, owner, depends_on AS dependsOn, NULL AS blockedBy,
+  on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(pg.sharedColumns!)).toBe(
       squash(`id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors, lease_expirations,
-  created_at, started_at, owner`),
+  created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes`),
     );
     expect(squash(pg.insertJob!)).toBe(
       squash(`INSERT INTO "s".errand_job (id, type, queue, state, payload, priority, weight, run_at,
-    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, created_at)`),
+    expires_at, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, owner, depends_on,
+    on_dependency_failure, key, debounce_key, created_at)`),
     );
   });
 
@@ -217,6 +243,7 @@ describe("the SQL column lists derived from the table", () => {
     const noop = { run: () => ({ changes: 0 }) };
     const q = {
       enqueueFinishedId: { get: () => undefined },
+      enqueueDebounced: { get: () => undefined },
       enqueueOne: { run: (...args: unknown[]) => ({ changes: calls.push(args) && 1 }) },
       enqueueChunk: { run: (...args: unknown[]) => ({ changes: calls.push(args) && INSERT_CHUNK }) },
       enqueueChunkSavepoint: noop,
@@ -227,16 +254,89 @@ describe("the SQL column lists derived from the table", () => {
     const expected = INSERT_COLUMNS.filter((c) => c !== "state").map((c) =>
       c === "created_at" ? NOW : newJob[byColumn.get(c) as keyof NewJob],
     );
-    const job = { ...newJob, uniqueKey: null };
-    const expectedNoKey = expected.map((v) => (v === newJob.uniqueKey ? null : v));
+    // Jobs with a unique key, dependencies or a debounce key go row by row; these have none.
+    const job = { ...newJob, uniqueKey: null, dependsOn: null, debounceKey: null };
+    const expectedNoKey = expected.map((v) =>
+      v === newJob.uniqueKey || v === newJob.dependsOn || v === newJob.debounceKey ? null : v,
+    );
+    const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };
+    const hooks = {
+      existing: () => null,
+      record: () => record,
+      dependencies: { plan: () => plan, attach: () => true } as unknown as SqliteDependencies,
+    };
 
-    insertJobs(q, [newJob], NOW, false, () => null);
+    insertJobs(q, [newJob], NOW, false, hooks);
     expect(calls).toEqual([expected]);
 
     calls.length = 0;
-    insertJobs(q, new Array(INSERT_CHUNK).fill(job), NOW, true, () => null);
+    insertJobs(q, new Array(INSERT_CHUNK).fill(job), NOW, true, hooks);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toEqual(Array.from({ length: INSERT_CHUNK }, () => expectedNoKey).flat());
+  });
+});
+
+describe("the job-field markers npm run gen expands in queries/*.sql", () => {
+  const columnsOf = (fields: readonly JobField[]) => fields.map((f) => f.column);
+  /** A generated list's items (no commas inside them). */
+  const items = (list: string) => list.split(",").map((x) => x.trim());
+  const param = (name: string) =>
+    `$${INSERT_FIXED_PARAMS + 1 + NEW_JOB_FIELDS.indexOf(name as keyof NewJob)}`;
+
+  it("SQLite: the insert columns and a row of values for them, from the table", () => {
+    expect(items(expandSqlMarkers("sqlite", "/*@insertColumns*/", "t"))).toEqual(INSERT_COLUMNS);
+    const row = expandSqlMarkers("sqlite", "/*@insertRow*/", "t");
+    expect(items(row.slice(1, -1))).toEqual(INSERT_COLUMNS.map((c) => (c === "state" ? "'pending'" : "?")));
+    expect(expandSqlMarkers("sqlite", "  /*@insertRows 3*/", "t").split("\n")).toEqual([
+      `  ${row},`,
+      `  ${row},`,
+      `  ${row}`,
+    ]);
+  });
+
+  it("PostgreSQL: each insert column's value, after the fixed parameters", () => {
+    expect(columnsOf(INSERT_FIELDS).join(", ")).toBe(
+      /\(([^)]*)\)/.exec(sqlFragments("s", "c").insertJob!)![1]!.replace(/\s+/g, " "),
+    );
+    const one = items(expandSqlMarkers("postgres", "/*@insertValues one*/", "t"));
+    const uniform = items(expandSqlMarkers("postgres", "/*@insertValues uniform*/", "t"));
+    const unnest = items(expandSqlMarkers("postgres", "/*@insertValues unnest*/", "t"));
+    INSERT_FIELDS.forEach((f, i) => {
+      if (f.name === "state")
+        expect([one[i], uniform[i], unnest[i]]).toEqual(["'pending'", "'pending'", "'pending'"]);
+      else if (f.name === "createdAt") expect([one[i], uniform[i], unnest[i]]).toEqual(["$1", "$1", "$1"]);
+      else {
+        expect(one[i]).toMatch(new RegExp(`^\\${param(f.name)}::(text|bigint)$`));
+        expect(uniform[i]).toBe(f.name === "id" || f.name === "payload" ? `u.${f.column}` : one[i]);
+        expect(unnest[i]).toBe(`u.${f.column}`);
+      }
+    });
+    expect(items(expandSqlMarkers("postgres", "/*@unnestColumns*/", "t"))).toEqual(
+      NEW_JOB_FIELDS.map((n) => JOB_FIELDS.find((f) => f.name === n)!.column),
+    );
+    expect(expandSqlMarkers("postgres", "/*@unnestArrays id payload*/", "t")).toBe(
+      `${param("id")}::text[], ${param("payload")}::text[]`,
+    );
+    expect(expandSqlMarkers("postgres", "/*@param owner*/", "t")).toBe(param("owner"));
+  });
+
+  it("PostgreSQL: a value for each shared column, the column itself unless the marker says", () => {
+    const list = expandSqlMarkers("postgres", "/*@sharedValues id = $2; attempt = 0*/", "t");
+    expect(items(list)).toEqual(
+      columnsOf(SHARED_FIELDS).map((c) => (c === "id" ? "$2" : c === "attempt" ? "0" : c)),
+    );
+    expect(items(sqlFragments("s", "c").sharedColumns!)).toEqual(columnsOf(SHARED_FIELDS));
+  });
+
+  it("refuses what it cannot expand, naming the file", () => {
+    expect(() => expandSqlMarkers("sqlite", "/*@nope*/", "a.sql")).toThrow(
+      "a.sql: /*@nope*/: unknown marker",
+    );
+    expect(() => expandSqlMarkers("postgres", "/*@sharedValues state = 1*/", "a.sql")).toThrow(
+      "names no shared column",
+    );
+    expect(() => expandSqlMarkers("postgres", "/*@param result*/", "a.sql")).toThrow("not a NewJob field");
+    expect(() => expandLuaMarkers("--@nope\n", "a.lua")).toThrow("a.lua: --@nope: unknown marker");
   });
 });
 
@@ -297,12 +397,16 @@ describe("the Redis codec against the table", () => {
     });
   });
 
-  it("agrees with the Lua scripts' defaults and argument count", () => {
+  it("gives the Lua scripts the table's defaults and argument count (npm run gen)", () => {
     const lua = scripts.enqueueMany;
+    expect(lua).toContain(`local DEFAULT_PRIORITY = "${JOB_DEFAULTS.priority}"`);
+    expect(lua).toContain(`local DEFAULT_WEIGHT = "${JOB_DEFAULTS.weight}"`);
     expect(lua).toContain(`local DEFAULT_MAX_ATTEMPTS = "${JOB_DEFAULTS.maxAttempts}"`);
-    expect(lua).toContain(`put("y", prio, "${JOB_DEFAULTS.priority}")`);
-    expect(lua).toContain(`put("w", ARGV[i + 5], "${JOB_DEFAULTS.weight}")`);
     expect(lua).toContain(`local JOB_FIELDS = ${NEW_JOB_FIELDS.length}`);
+    // insert-job leaves a default out of the hash by these names, not by literals of its own.
+    expect(lua).toContain(`put("y", prio, DEFAULT_PRIORITY)`);
+    expect(lua).toContain(`put("w", ARGV[i + 5], DEFAULT_WEIGHT)`);
+    expect(lua).not.toMatch(/--@(?!include)/);
   });
 });
 

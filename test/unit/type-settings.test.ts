@@ -42,6 +42,21 @@ describe("Queue.setTypeSettings", () => {
     expect(q.definition("send")).toBe(code);
   });
 
+  it("keeps the code's onDependencyFailure under settings that do not name it, and lets settings set it", async () => {
+    const q = await open();
+    q.register(defineJob({ type: "merge", onDependencyFailure: "run", handler }));
+    q.setTypeSettings("merge", { maxAttempts: 2 });
+    expect(q.definition("merge")).toMatchObject({ maxAttempts: 2, onDependencyFailure: "run" });
+    q.setTypeSettings("merge", { onDependencyFailure: "cancel" });
+    expect(q.definition("merge")!.onDependencyFailure).toBe("cancel");
+    q.setTypeSettings("strict", { onDependencyFailure: "run" });
+    await q.enqueue("x", {}, { id: "dep" });
+    expect(await q.enqueue("strict", {}, { dependsOn: ["dep"] })).toMatchObject({
+      state: "blocked",
+      onDependencyFailure: "run",
+    });
+  });
+
   it("gives a type with settings and no code a handler that refuses to run here", async () => {
     const q = await open();
     q.setTypeSettings("remote", { concurrency: 3 });

@@ -1,6 +1,8 @@
 /**
- * BullMQ on Redis: `addBulk` for the bulk enqueue, a `Worker` with `concurrency` (blocking
- * commands wake it), defaults otherwise (completed jobs are kept, as errand keeps them too).
+ * BullMQ on Redis: `addBulk` for the bulk enqueue (https://docs.bullmq.io/guide/queues/adding-bulks),
+ * a `Worker` with `concurrency` (https://docs.bullmq.io/guide/workers/concurrency; blocking
+ * commands wake it), its defaults otherwise: its docs name no other setting for throughput, and
+ * completed jobs are kept by default, as errand keeps them too.
  */
 import { Queue, Worker } from "bullmq";
 import { flushPrefix, freshName } from "./util.mjs";
@@ -9,13 +11,15 @@ export const bullmq = {
   name: "BullMQ",
   store: "redis",
   package: "bullmq",
-  settings: "new Worker(name, fn, { concurrency: 50 }), defaults otherwise",
+  settings: "Worker concurrency 50, defaults otherwise",
   create: async () => freshName("cmp_bull"),
 
   async open(prefix, env) {
     const url = new URL(env.redisUrl);
     const connection = { host: url.hostname, port: Number(url.port || 6379) };
     const queue = new Queue("noop", { connection, prefix });
+    // Connected before the first call, as every other queue's session is.
+    await queue.waitUntilReady();
     /** @type {Worker | null} */
     let worker = null;
     return {

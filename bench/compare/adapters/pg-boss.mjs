@@ -1,10 +1,20 @@
 /**
- * pg-boss on PostgreSQL: `insert` for the bulk enqueue; a worker fetching batches of 50 and
- * fetching again at once while batches come back full (`burstWhenBatchFull`), so 50 jobs are in
- * hand at a time; its fastest wake-up: LISTEN/NOTIFY on (`useListenNotify`, queue `notify`),
- * polling at its minimum of 0.5 s as the fallback. (`localConcurrency: 50` with single-job
- * fetches is its plainer mapping of "concurrency 50", but each of those 50 loops waits out the
- * poll interval after every job: ~100 jobs/s.)
+ * pg-boss on PostgreSQL: `insert` for the bulk enqueue (its docs, api/jobs.md: many jobs in one
+ * statement); a worker that fetches batches, as its docs advise for throughput.
+ *
+ * Settings, each from its docs for v12 (https://pgboss.io/api/workers, and the TSDoc of
+ * `WorkOptions` in the installed dist/types.d.ts, 12.38):
+ * - `batchSize: 50`: "the number of jobs to fetch" in one query (default 1, "1 job every 2
+ *   seconds"); 50 = the harness's concurrency, so 50 jobs are in hand at a time as for the others.
+ * - `burstWhenBatchFull: true`: "while each fetch returns a full `batchSize` batch there is clearly
+ *   more work, so the worker keeps fetching continuously with no delay" (default false).
+ * - `useListenNotify: true` on the instance and `notify: true` on the queue: its fastest wake-up
+ *   (NOTIFY wakes workers at once); `pollingIntervalSeconds: 0.5`, its documented minimum, for
+ *   when the listener is unavailable.
+ * `teamSize` (pg-boss ≤ 9) is gone in v12: its types have no such option; `localConcurrency` (a
+ * count of polling loops, default 1) replaced it. `localConcurrency: 50` with single-job fetches
+ * is its plainer mapping of "concurrency 50", but each of those loops waits out the poll interval
+ * after every job: ~100 jobs/s, so the batch fetch is its best here.
  */
 
 import pg from "pg";
@@ -16,7 +26,7 @@ export const pgBoss = {
   store: "postgres",
   package: "pg-boss",
   settings:
-    "work({ batchSize: 50, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }), useListenNotify and queue notify on",
+    "work batchSize 50, burstWhenBatchFull, pollingIntervalSeconds 0.5; useListenNotify, queue notify",
   create: async () => freshName("cmp_pgb"),
 
   async open(schema, env) {

@@ -1,7 +1,9 @@
 /**
- * plainjob on SQLite (better-sqlite3): `addMany` for the bulk enqueue. Its workers take one job at
- * a time and poll, so concurrency 50 is 50 workers in the process, each at its default poll
- * interval (1 s).
+ * plainjob on SQLite (better-sqlite3): `addMany` for the bulk enqueue. Its defaults, as its README
+ * ("Defining Workers") shows them: its workers take one job at a time and poll, so concurrency 50
+ * is 50 `defineWorker()` workers in the process, each at its default poll interval
+ * (`pollIntervall`, 1000 ms, src/worker.ts). Its README's advice for more throughput is more
+ * worker processes ("Multi-process Workers"), which the one-process drain leaves out for every queue.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +17,7 @@ export const plainjob = {
   name: "plainjob",
   store: "sqlite",
   package: "plainjob",
-  settings: "50 defineWorker() workers in one process, default poll interval (1 s)",
+  settings: "50 defineWorker() workers, defaults (poll 1 s)",
   create: async () => join(mkdtempSync(join(tmpdir(), "plainjob-compare-")), "bench.db"),
 
   async open(file) {

@@ -21,16 +21,45 @@ interface EnqueueCommandOptions extends TargetCommandOptions {
   at?: string;
   priority?: number;
   id?: string;
+  dependsOn?: string[];
+  onDependencyFailure?: string;
+  key?: string;
+  debounceKey?: string;
+  debounceMs?: string;
+}
+
+/** A duration flag: a bare number is ms, anything else a duration like "30s" (the target checks it). */
+function durationFlag(value: string): number | string {
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * `--debounce-key` with `--debounce-ms`, as the `debounce` option.
+ * @throws ErrandError `INVALID_OPTION` when only one of the two is given.
+ */
+function debounceOption(o: EnqueueCommandOptions): Pick<EnqueueOptions, "debounce"> {
+  if (o.debounceKey === undefined && o.debounceMs === undefined) return {};
+  if (o.debounceKey === undefined || o.debounceMs === undefined) {
+    throw new ErrandError("INVALID_OPTION", "enqueue: give --debounce-key and --debounce-ms together");
+  }
+  return { debounce: { key: o.debounceKey, delayMs: durationFlag(o.debounceMs) } };
 }
 
 /** The enqueue options the command's flags give; a bare number for `--delay` is ms. */
 function enqueueOptions(o: EnqueueCommandOptions): EnqueueOptions {
   return {
     ...(o.queue ? { queue: o.queue } : {}),
-    ...(o.delay ? { delayMs: /^\d+$/.test(o.delay) ? Number(o.delay) : o.delay } : {}),
+    ...(o.delay ? { delayMs: durationFlag(o.delay) } : {}),
     ...(o.at ? { runAt: o.at } : {}),
     ...(o.priority !== undefined ? { priority: o.priority } : {}),
     ...(o.id ? { id: o.id } : {}),
+    ...(o.dependsOn ? { dependsOn: o.dependsOn } : {}),
+    // Checked by the target, which names the two values it takes.
+    ...(o.onDependencyFailure
+      ? { onDependencyFailure: o.onDependencyFailure as EnqueueOptions["onDependencyFailure"] }
+      : {}),
+    ...(o.key !== undefined ? { key: o.key } : {}),
+    ...debounceOption(o),
   };
 }
 
@@ -87,6 +116,20 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     .option("--at <time>", "run at this ISO-8601 time")
     .option("--priority <n>", "higher runs first", int("--priority"))
     .option("--id <id>", "your own id (idempotent)")
+    .option("--depends-on <id...>", "wait (blocked) until these jobs have completed")
+    .option(
+      "--on-dependency-failure <policy>",
+      'when a dependency ends dead, cancelled or expired: "cancel" (default) or "run"',
+    )
+    .option(
+      "--key <key>",
+      "the job's key (tenant, account): its type's keyConcurrency and order apply per key",
+    )
+    .option(
+      "--debounce-key <key>",
+      "collapse bursts: replace the pending, not started job holding this key (with --debounce-ms)",
+    )
+    .option("--debounce-ms <duration>", 'with --debounce-key: run after this long ("5s", or ms)')
     .action(
       act(ctx, async ({ target }, o: EnqueueCommandOptions, type: string) => {
         const options = enqueueOptions(o);

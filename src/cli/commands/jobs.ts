@@ -14,6 +14,7 @@ interface ListOptions extends TargetCommandOptions {
   state?: string;
   queue?: string;
   type?: string;
+  key?: string;
   limit: number;
   cursor?: string;
 }
@@ -23,9 +24,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   const jobs = program.command("jobs").description("list, inspect and change jobs");
   withTarget(jobs.command("list"))
     .description("list jobs, newest first")
-    .option("--state <state>")
+    .option("--state <state>", "blocked, pending, active, completed, dead, cancelled or expired")
     .option("--queue <name>")
     .option("--type <type>")
+    .option("--key <key>", "only jobs with this key")
     .option("--limit <n>", "page size (1 to 1000)", int("--limit"), 50)
     .option("--cursor <cursor>", "next page, from the previous page's nextCursor")
     .action(
@@ -35,6 +37,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
           ...(o.state ? { state: o.state as JobState } : {}),
           ...(o.queue ? { queue: o.queue } : {}),
           ...(o.type ? { type: o.type } : {}),
+          ...(o.key !== undefined ? { key: o.key } : {}),
           ...(o.cursor ? { cursor: o.cursor } : {}),
           limit: o.limit,
         });
@@ -60,8 +63,47 @@ export function registerJobs(program: Command, ctx: CliContext): void {
         print(ctx, o, job, () => jobDetail(job));
       }),
     );
+  withTarget(jobs.command("dependencies"))
+    .description("the jobs one waits for, with their states")
+    .argument("<id>")
+    .action(
+      act(ctx, async ({ target }, o, id: string) => {
+        const deps = await target.dependencies(id);
+        print(
+          ctx,
+          o,
+          deps,
+          () =>
+            deps.map((d) => `${d.id}  ${d.type ?? "-"}  ${d.state ?? "pruned"}`).join("\n") ||
+            "no dependencies",
+        );
+      }),
+    );
+  withTarget(jobs.command("dependents"))
+    .description("the jobs waiting on one, in id order")
+    .argument("<id>")
+    .option("--limit <n>", "page size (1 to 1000)", int("--limit"), 50)
+    .option("--cursor <cursor>", "next page, from the previous page's nextCursor")
+    .action(
+      act(ctx, async ({ target }, o: ListOptions, id: string) => {
+        const page = await target.dependents(id, {
+          limit: o.limit,
+          ...(o.cursor ? { cursor: o.cursor } : {}),
+        });
+        print(
+          ctx,
+          o,
+          page,
+          () =>
+            [
+              ...page.jobs.map(jobLine),
+              ...(page.nextCursor ? [`next: --cursor ${page.nextCursor}`] : []),
+            ].join("\n") || "no dependents",
+        );
+      }),
+    );
   for (const [name, description] of [
-    ["cancel", "cancel a pending or active job"],
+    ["cancel", "cancel a blocked, pending or active job"],
     ["retry", "put a dead, cancelled or expired job back to pending"],
     ["replay", "enqueue a finished job again under a new id"],
   ] as const) {

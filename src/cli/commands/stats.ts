@@ -43,7 +43,7 @@ function refreshInterval(v: string): number {
   return ms;
 }
 
-const STATES = ["pending", "active", "completed", "dead", "cancelled", "expired"] as const;
+const STATES = ["blocked", "pending", "active", "completed", "dead", "cancelled", "expired"] as const;
 
 /** A table of queues by state with a total row, then the derived counts. */
 function statsText(s: QueueStats): string {

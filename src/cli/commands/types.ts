@@ -39,7 +39,7 @@ export function registerTypes(program: Command, ctx: CliContext): void {
     .argument("<type>")
     .requiredOption(
       "--config <json>",
-      'settings: JSON, @file or -, e.g. {"maxAttempts": 3, "concurrency": 5}',
+      'settings: JSON, @file or -, e.g. {"maxAttempts": 3, "concurrency": 5, "keyConcurrency": 1}',
     )
     .action(
       act(ctx, async ({ client }, o: { config: string; json?: boolean }, type: string) => {

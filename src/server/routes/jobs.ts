@@ -1,7 +1,12 @@
-/** The job routes: enqueue (one, many, idempotent PUT), get, list, cancel, retry, replay, reschedule. @module */
+/**
+ * The job routes: enqueue (one, many, idempotent PUT), flows, get, list, dependencies,
+ * dependents, cancel, retry, replay, reschedule.
+ * @module
+ */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrandError } from "../../errors.js";
-import type { Job } from "../../job.js";
+import { flowNodesFromWire } from "../../flow-plan.js";
+import type { Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
@@ -20,6 +25,15 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   const { queue, routing } = ctx;
   const route = routing.on(app);
   const principal = (r: FastifyRequest) => routing.principal(r);
+  /** The job the path names, if the principal may read it. */
+  const readableJob = async (request: FastifyRequest): Promise<Job> => {
+    const job = await queue.get(params(request).id!);
+    // Another owner's job is not found, for a producer: it learns nothing of it, not even that it exists.
+    if (!job || !readable(principal(request), job)) {
+      throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params(request).id)}`);
+    }
+    return job;
+  };
 
   route("POST /v1/jobs", "enqueue", async (request, reply) => {
     const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
@@ -42,13 +56,51 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
   });
 
-  route("GET /v1/jobs/:id", "read", async (request) => {
-    const job = await queue.get(params(request).id!);
-    // Another owner's job is not found, for a producer: it learns nothing of it, not even that it exists.
-    if (!job || !readable(principal(request), job)) {
-      throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params(request).id)}`);
+  route("POST /v1/flows", "enqueue", async (request, reply) => {
+    const p = principal(request);
+    const nodes = flowNodesFromWire(body(request)).map((n) => {
+      const owner = ownerFor(p, n.options?.owner);
+      return owner === undefined ? n : { ...n, options: { ...n.options, owner } };
+    });
+    const flow = await queue.enqueueFlow(nodes);
+    // Refs are the caller's names: a null-prototype record, so a ref like `__proto__` is a plain key.
+    const jobs: Record<string, unknown> = Object.create(null);
+    let allDuplicates = true;
+    for (const [ref, job] of Object.entries(flow.jobs)) {
+      jobs[ref] = enqueued(p, job);
+      allDuplicates &&= job.duplicate;
     }
-    return job;
+    return reply.status(allDuplicates ? 200 : 201).send({ jobs });
+  });
+
+  route("GET /v1/jobs/:id", "read", async (request) => readableJob(request));
+
+  // A remote worker reads its job's dependencies (ctx.dependencies()), so `work` will do as well as `read`.
+  route("GET /v1/jobs/:id/dependencies", ["read", "work"], async (request) => {
+    const p = principal(request);
+    const job = await readableJob(request);
+    const dependencies = await queue.dependencies(job.id);
+    if (!readsOwnJobsOnly(p)) return { dependencies };
+    // A producer learns nothing of another owner's job: it reads as a pruned one.
+    const owners = await Promise.all(dependencies.map((d) => (d.state === null ? null : queue.get(d.id))));
+    return {
+      dependencies: dependencies.map(
+        (d, i): JobDependency =>
+          owners[i] && readable(p, owners[i]) ? d : { id: d.id, type: null, state: null, result: null },
+      ),
+    };
+  });
+
+  route("GET /v1/jobs/:id/dependents", "read", async (request) => {
+    const q = request.query as Record<string, string | undefined>;
+    const p = principal(request);
+    const job = await readableJob(request);
+    const page = await queue.dependents(job.id, {
+      limit: q.limit === undefined ? 50 : Number(q.limit),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+    });
+    // The cursor stays the store's, so a page thinned for a producer still leads to the next.
+    return { jobs: page.jobs.filter((j) => readable(p, j)), nextCursor: page.nextCursor };
   });
 
   route("GET /v1/jobs", "read", async (request) => {
@@ -68,6 +120,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(q.queue ? { queue: q.queue } : {}),
       ...(q.type ? { type: q.type } : {}),
       ...(owner ? { owner } : {}),
+      ...(q.key !== undefined ? { key: q.key } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
       limit: q.limit === undefined ? 50 : Number(q.limit),
     });
@@ -117,7 +170,11 @@ function enqueued(p: Principal | null, job: WireJob) {
   return job.duplicate && !readable(p, job) ? { id: job.id, duplicate: true } : job;
 }
 
-function toEnqueueItem(b: EnqueueBody): { job: string; payload: unknown; options: EnqueueOptions } {
+function toEnqueueItem(b: EnqueueBody): {
+  job: string;
+  payload: unknown;
+  options: EnqueueOptions;
+} {
   const { type, payload, ...options } = b;
   return { job: type, payload: payload === undefined ? null : payload, options };
 }

@@ -1,10 +1,11 @@
 /**
- * The remote-worker protocol: long-poll lease, then complete, fail, heartbeat, checkpoint or
- * release each attempt by its number, or report many outcomes at once.
+ * The remote-worker protocol: long-poll lease, then complete, fail, heartbeat, checkpoint,
+ * release or snooze each attempt by its number, or report many outcomes at once.
  * @module
  */
 import { isDeepStrictEqual } from "node:util";
 import type { FastifyInstance } from "fastify";
+import type { Duration } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import type { Job } from "../../job.js";
 import type { Completion } from "../../store/instrument.js";
@@ -42,10 +43,11 @@ interface FailOutcome {
 interface ReportItem {
   id: string;
   attempt: number;
-  outcome: "complete" | "fail";
+  outcome: "complete" | "fail" | "snooze";
   result?: unknown;
   error?: FailError;
   retryable?: boolean;
+  delayMs?: Duration;
 }
 
 /** Registers the worker protocol's routes on `app`. */
@@ -97,8 +99,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
 
   /** Writes a completion; on a stale attempt, tells a repeat of the same completion from a conflict. */
   const complete = async (id: string, attempt: number, result: unknown) => {
-    const resultText = queue.resultText(result);
-    const [ok] = await queue.completeAttempts([completion(id, attempt, result, resultText)]);
+    const resultText = queue.attempts.resultText(result);
+    const [ok] = await queue.attempts.completeMany([completion(id, attempt, result, resultText)]);
     if (ok) {
       leased.delete(id);
       return { ok: true, duplicate: false };
@@ -142,7 +144,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       else if (job.state !== "active" || job.attempt !== f.attempt) out[k] = stale(job, f.attempt);
       else current.push(k);
     }
-    const failed = await queue.failAttempts(
+    const failed = await queue.attempts.failMany(
       current.map((k) => ({
         job: jobs[k]!,
         error: toError(items[k]!.error),
@@ -200,6 +202,26 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     return ok ? { ok } : refused(id!, b.attempt);
   });
 
+  /**
+   * Snoozes an attempt, with the job as this server handed it out when it did (its `snoozed`
+   * event then needs no read-back). `false` when the attempt is not current.
+   * @throws ErrandError `INVALID_DURATION` for a bad delay, before anything changes.
+   */
+  const snooze = async (id: string, attempt: number, delayMs: Duration | undefined): Promise<boolean> => {
+    const job = leased.get(id);
+    const ok = await queue.snooze(job?.attempt === attempt ? job : { id, attempt }, delayMs as Duration);
+    if (ok) leased.delete(id);
+    return ok;
+  };
+
+  // Answered as a release is: `{ ok }`, or 404 / 409 for a report that changed nothing.
+  route("POST /v1/jobs/:id/snooze", "work", async (request) => {
+    const { id } = params(request);
+    const b = body<{ attempt: number; delayMs: Duration }>(request);
+    const ok = await snooze(id!, b.attempt, b.delayMs);
+    return ok ? { ok } : refused(id!, b.attempt);
+  });
+
   route("POST /v1/report", "work", async (request) => {
     const { reports } = body<{ reports: ReportItem[] }>(request);
     const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = reports.map((r) => ({
@@ -217,7 +239,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
         results[i]!.code = (error as ErrandError).code;
       }
     }
-    const oks = await queue.completeAttempts(completes.map((c) => c.item));
+    const oks = await queue.attempts.completeMany(completes.map((c) => c.item));
     for (const [k, { i, item }] of completes.entries()) {
       try {
         if (oks[k]) leased.delete(item.id);
@@ -240,6 +262,16 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       const out = failed[n]!;
       if (out instanceof ErrandError) results[i]!.code = out.code;
       else results[i] = { id: r.id, ok: true, state: out.state };
+    }
+    // Snoozes are rare beside completions: one write each.
+    for (const [i, r] of reports.entries()) {
+      if (r.outcome !== "snooze") continue;
+      try {
+        if (await snooze(r.id, r.attempt, r.delayMs)) results[i] = { id: r.id, ok: true, state: "pending" };
+        else await refused(r.id, r.attempt);
+      } catch (error) {
+        results[i]!.code = error instanceof ErrandError ? error.code : "INTERNAL";
+      }
     }
     return { results };
   });

@@ -69,6 +69,12 @@ export const sharedSchemas = [
       "startedAt",
       "finishedAt",
       "owner",
+      "dependsOn",
+      "blockedBy",
+      "onDependencyFailure",
+      "key",
+      "debounceKey",
+      "snoozes",
     ],
     properties: {
       id: { type: "string" },
@@ -118,6 +124,10 @@ export const sharedSchemas = [
             stack: { type: "string" },
             at: { type: "integer" },
             kind: { type: "string" },
+            dependency: {
+              type: "string",
+              description: 'With `kind: "dependency_failed"`: the dependency that did not succeed',
+            },
           },
         },
       },
@@ -127,6 +137,29 @@ export const sharedSchemas = [
       owner: {
         type: ["string", "null"],
         description: "Who enqueued the job: the enqueuing token's name, or the `owner` given at enqueue.",
+      },
+      dependsOn: {
+        type: "array",
+        items: { type: "string" },
+        description: "Ids of the jobs this one waits for, in the order given",
+      },
+      blockedBy: {
+        type: "integer",
+        description: "Dependencies still unfinished while `blocked`; 0 otherwise",
+      },
+      onDependencyFailure: { type: "string", enum: ["cancel", "run"] },
+      key: {
+        type: ["string", "null"],
+        description: "The job's key (a tenant, customer or account), given at enqueue",
+      },
+      debounceKey: {
+        type: ["string", "null"],
+        description:
+          "The debounce key the job holds while it is pending and not started (later enqueues with it replace its payload and runAt)",
+      },
+      snoozes: {
+        type: "integer",
+        description: "Times a handler snoozed the job: attempts that did not count toward `maxAttempts`",
       },
       duplicate: {
         type: "boolean",
@@ -139,12 +172,22 @@ export const sharedSchemas = [
     $id: "JobType",
     type: "object",
     description:
-      "A job type's server-side settings: defaults applied at enqueue, and a cluster-wide cap at lease.",
+      "A job type's server-side settings: defaults applied at enqueue, and cluster-wide caps (per type, per key) and order at lease.",
     additionalProperties: false,
     properties: {
       type: name,
       ...typeDefaultProperties,
       concurrency: count,
+      keyConcurrency: {
+        ...count,
+        description:
+          "At most this many jobs of the type and one key running at once, cluster-wide (jobs without a key are not limited by it)",
+      },
+      ordered: {
+        type: "boolean",
+        description:
+          "Jobs of the type with the same key start one at a time, in enqueue order (jobs without a key are not ordered)",
+      },
       push: {
         type: "object",
         description: "Push delivery: the server leases this type's jobs and POSTs each to `url`.",

@@ -10,6 +10,7 @@ import {
   MAX_ATTEMPT,
   MAX_COUNT,
   MAX_DATE_MS,
+  MAX_DEPENDENCIES,
   MAX_ERROR_NAME_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,
@@ -94,6 +95,7 @@ export const storedExponential = {
 export const countsByState = {
   type: "object",
   properties: {
+    blocked: { type: "integer" },
     pending: { type: "integer" },
     active: { type: "integer" },
     completed: { type: "integer" },
@@ -113,6 +115,46 @@ export const typeDefaultProperties = {
   retryQueue: name,
   timeoutMs: timerDuration,
   delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
+  onDependencyFailure: {
+    type: "string",
+    enum: ["cancel", "run"],
+    description:
+      "When a dependency ends dead, cancelled or expired: `cancel` the waiting job (and its own dependents), or `run` it once every dependency has finished",
+  },
+} as const;
+
+/** A `dependsOn` list: ids of stored jobs, no duplicates (the server names a repeated id). */
+export const dependsOn = {
+  type: "array",
+  maxItems: MAX_DEPENDENCIES,
+  items: jobId,
+  description:
+    "Ids of jobs this one waits for (`blocked` until every one has completed); an unknown id is DEPENDENCY_NOT_FOUND and nothing is stored",
+} as const;
+
+/**
+ * A job's key: the tenant, customer or account it belongs to. A name, but checked by the server
+ * rather than by the schema, so that a bad one is refused as `INVALID_KEY`, as the Queue does.
+ */
+export const jobKey = {
+  type: "string",
+  description: `The job's key (a tenant, customer or account): a name (${NAME_PATTERN.source}, at most 128 characters), else INVALID_KEY. Its type's \`keyConcurrency\` and \`ordered\` apply per key`,
+} as const;
+
+/** The `debounce` enqueue option; its key is checked by the server (`INVALID_KEY`), as `key` is. */
+export const debounce = {
+  type: "object",
+  required: ["key", "delayMs"],
+  additionalProperties: false,
+  description:
+    "Collapse bursts: while a job holding this debounce key is pending and not started, the enqueue replaces its payload and moves its runAt to now + delayMs, and answers that job (`duplicate`); otherwise a new job due at now + delayMs holds the key until it starts. Not with runAt, delayMs, uniqueKey or dependsOn",
+  properties: {
+    key: {
+      type: "string",
+      description: `non-empty text, at most ${MAX_KEY_LENGTH} characters, else INVALID_KEY`,
+    },
+    delayMs: duration,
+  },
 } as const;
 
 /** Enqueue options, flat beside `type` and `payload` in an enqueue body. */
@@ -128,6 +170,9 @@ export const enqueueOptionProperties = {
   runAt: instant,
   expiresAt: instant,
   expiresInMs: duration,
+  dependsOn,
+  key: jobKey,
+  debounce,
   ...typeDefaultProperties,
 } as const;
 

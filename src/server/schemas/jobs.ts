@@ -1,5 +1,10 @@
-/** Schemas of the job routes: enqueue, read, list, cancel, retry, replay, reschedule. @module */
+/**
+ * Schemas of the job routes: enqueue, flows, read, list, dependencies, dependents, cancel, retry,
+ * replay, reschedule.
+ * @module
+ */
 import { JOB_STATES } from "../../job.js";
+import { MAX_DEPENDENCIES } from "../../validation.js";
 import {
   duration,
   enqueueJob,
@@ -9,12 +14,76 @@ import {
   instant,
   integer,
   jobId,
+  jobKey,
   jobReply,
   jobsReply,
   MAX_BULK,
   name,
   omit,
 } from "./fields.js";
+
+/**
+ * One node of a flow: `{ ref, type, payload, dependsOn, ...options }`. `dependsOn` names other
+ * nodes by ref, or stored jobs as `{ id }`.
+ */
+const flowNode = {
+  type: "object",
+  required: ["ref", "type"],
+  additionalProperties: false,
+  properties: {
+    ref: { ...name, description: "The node's name within the flow; the reply's `jobs` is keyed by it" },
+    type: name,
+    payload: {},
+    dependsOn: {
+      type: "array",
+      maxItems: MAX_DEPENDENCIES,
+      description: "Refs of nodes of this flow, or `{ id }` of jobs already stored",
+      items: {
+        anyOf: [
+          name,
+          { type: "object", required: ["id"], additionalProperties: false, properties: { id: jobId } },
+        ],
+      },
+    },
+    ...omit(enqueueOptionProperties, "dependsOn"),
+  },
+} as const;
+
+/** A flow's jobs by ref. */
+const flowReply = {
+  type: "object",
+  required: ["jobs"],
+  properties: {
+    jobs: {
+      type: "object",
+      description: "Every node's job, keyed by its ref; `duplicate` marks jobs that already existed",
+      additionalProperties: jobReply,
+    },
+  },
+} as const;
+
+/** One dependency as a handler sees it (`ctx.dependencies()`). */
+const jobDependency = {
+  type: "object",
+  required: ["id", "type", "state", "result"],
+  description:
+    "`type`, `state` and `result` are null when the dependency was pruned (or, for a producer, is another owner's)",
+  properties: {
+    id: { type: "string" },
+    type: { type: ["string", "null"] },
+    state: { type: ["string", "null"], enum: [...JOB_STATES, null] },
+    result: {},
+  },
+} as const;
+
+const pageQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
+    cursor: jobId,
+  },
+} as const;
 
 /** The job routes' schemas, keyed by `"METHOD /path"`. */
 export const jobRouteSchemas = {
@@ -57,6 +126,22 @@ export const jobRouteSchemas = {
     },
     response: { 200: jobReply, 201: jobReply, ...errors },
   },
+  "POST /v1/flows": {
+    summary:
+      "Enqueue a DAG of jobs in one transaction: every node or none; a node waits (`blocked`) for the nodes it depends on",
+    tags: ["jobs"],
+    body: {
+      type: "object",
+      required: ["jobs"],
+      additionalProperties: false,
+      properties: { jobs: { type: "array", minItems: 1, maxItems: MAX_DEPENDENCIES, items: flowNode } },
+    },
+    response: {
+      200: { description: "Every node's job already existed (`duplicate`)", ...flowReply },
+      201: { description: "Every node's job, by ref", ...flowReply },
+      ...errors,
+    },
+  },
   "GET /v1/jobs/:id": {
     summary: "A job, whatever its state (for a producer: only its own jobs; others are 404)",
     tags: ["jobs"],
@@ -74,6 +159,7 @@ export const jobRouteSchemas = {
         queue: name,
         type: name,
         owner: { ...name, description: "Only this owner's jobs (a producer sees only its own anyway)" },
+        key: { ...jobKey, description: "Only jobs with this key (a name, else INVALID_KEY)" },
         limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
         cursor: jobId,
       },
@@ -87,14 +173,43 @@ export const jobRouteSchemas = {
       ...errors,
     },
   },
+  "GET /v1/jobs/:id/dependencies": {
+    summary:
+      "The jobs this one waits for, in its `dependsOn` order, with their states and results (also for the worker role)",
+    tags: ["jobs"],
+    params: idParams,
+    response: {
+      200: {
+        type: "object",
+        required: ["dependencies"],
+        properties: { dependencies: { type: "array", items: jobDependency } },
+      },
+      ...errors,
+    },
+  },
+  "GET /v1/jobs/:id/dependents": {
+    summary: "A page of the jobs waiting on this one, in id order (for a producer: only its own)",
+    tags: ["jobs"],
+    params: idParams,
+    querystring: pageQuery,
+    response: {
+      200: {
+        type: "object",
+        required: ["jobs", "nextCursor"],
+        properties: { jobs: { type: "array", items: jobReply }, nextCursor: { type: ["string", "null"] } },
+      },
+      ...errors,
+    },
+  },
   "POST /v1/jobs/:id/cancel": {
-    summary: "Cancel a pending or active job",
+    summary: "Cancel a blocked, pending or active job",
     tags: ["jobs"],
     params: idParams,
     response: { 200: jobReply, ...errors },
   },
   "POST /v1/jobs/:id/retry": {
-    summary: "Put a dead, cancelled or expired job back to pending",
+    summary:
+      "Put a dead, cancelled or expired job back to pending (blocked while some of its dependencies are unfinished)",
     tags: ["jobs"],
     params: idParams,
     response: { 200: jobReply, ...errors },
@@ -106,7 +221,8 @@ export const jobRouteSchemas = {
     response: { 201: jobReply, ...errors },
   },
   "POST /v1/jobs/:id/reschedule": {
-    summary: "Move a pending job in time, priority or queue",
+    summary:
+      "Move a pending job in time, priority or queue (a blocked one: what applies once it is unblocked)",
     tags: ["jobs"],
     params: idParams,
     body: {

@@ -27,7 +27,7 @@ export const queueRouteSchemas = {
         properties: {
           states: {
             ...countsByState,
-            required: ["pending", "active", "completed", "dead", "cancelled", "expired"],
+            required: ["blocked", "pending", "active", "completed", "dead", "cancelled", "expired"],
           },
           scheduled: { type: "integer" },
           retrying: { type: "integer" },

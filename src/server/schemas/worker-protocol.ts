@@ -1,8 +1,13 @@
-/** Schemas of the remote-worker protocol: lease, complete, fail, heartbeat, checkpoint, release, report. @module */
+/**
+ * Schemas of the remote-worker protocol: lease, complete, fail, heartbeat, checkpoint, release,
+ * snooze, report.
+ * @module
+ */
 import { MAX_KEY_LENGTH } from "../../validation.js";
 import {
   attempt,
   count,
+  duration,
   errors,
   idParams,
   jobId,
@@ -122,8 +127,22 @@ export const workerRouteSchemas = {
     body: { type: "object", required: ["attempt"], additionalProperties: false, properties: { attempt } },
     response: { 200: ok, ...errors },
   },
+  "POST /v1/jobs/:id/snooze": {
+    summary:
+      "End an attempt without failing it: the job is pending again after `delayMs`, its errors untouched, and the attempt does not count toward `maxAttempts` (`job.snoozes` counts it); 409 when the attempt is not current",
+    tags: ["worker"],
+    params: idParams,
+    body: {
+      type: "object",
+      required: ["attempt", "delayMs"],
+      additionalProperties: false,
+      properties: { attempt, delayMs: duration },
+    },
+    response: { 200: ok, ...errors },
+  },
   "POST /v1/report": {
-    summary: "Report many outcomes in one request (completions are written in one transaction)",
+    summary:
+      "Report many outcomes in one request (completions are written in one transaction); a snooze needs `delayMs`",
     tags: ["worker"],
     body: {
       type: "object",
@@ -141,10 +160,11 @@ export const workerRouteSchemas = {
             properties: {
               id: jobId,
               attempt,
-              outcome: { type: "string", enum: ["complete", "fail"] },
+              outcome: { type: "string", enum: ["complete", "fail", "snooze"] },
               result: {},
               error: reportedError,
               retryable: { type: "boolean" },
+              delayMs: { ...duration, description: `With \`outcome: "snooze"\`: ${duration.description}` },
             },
           },
         },

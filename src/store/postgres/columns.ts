@@ -25,26 +25,43 @@ const HOT_FIELDS_J = selectList("hot", nullOf, quote, "j");
 export const HOT_FIELD_COUNT = JOB_FIELDS.length;
 
 /**
- * Columns shared by both job tables but the state, for moving a row from the hot table to
- * history (the statements set state, result and finished_at themselves).
+ * The fields both job tables have but the state: what moving a job between them copies (the
+ * statements set state, result and finished_at themselves). `{{sharedColumns}}` lists their
+ * columns; the `@sharedValues` markers of queries/*.sql a value for each (scripts/job-field-markers.ts).
  */
-const SHARED = wrapList(JOB_FIELDS.filter((x) => x.hot && x.done && x.name !== "state").map((x) => x.column));
+export const SHARED_FIELDS: readonly JobField[] = JOB_FIELDS.filter(
+  (x) => x.hot && x.done && x.name !== "state",
+);
+const SHARED = wrapList(SHARED_FIELDS.map((x) => x.column));
 
 /**
- * The columns an insert sets: a NewJob's (the parameters $1..$15 in table order, see insert.ts)
- * with state where the table has it, then created_at ($16). queries/enqueueMany.sql writes the
- * values in this order.
+ * The insert's parameters before the job's fields: $1 now (created_at), $2 the NOTIFY tag, $3 the
+ * batch size. A NewJob's fields follow in table order ($4 on, see insert.ts).
  */
-const INSERT_COLUMNS = wrapList([
-  ...JOB_FIELDS.filter((x) => x.newJob || x.name === "state").map((x) => x.column),
-  "created_at",
-]);
+export const INSERT_FIXED_PARAMS = 3;
+
+/**
+ * The fields an insert sets, in its column order: a NewJob's and the state, in table order, then
+ * created_at. The `@insertValues` markers of queries/enqueueMany.sql write the values in this
+ * order (scripts/job-field-markers.ts).
+ */
+export const INSERT_FIELDS: readonly JobField[] = [
+  ...JOB_FIELDS.filter((x) => x.newJob || x.name === "state"),
+  JOB_FIELDS.find((x) => x.name === "createdAt")!,
+];
+const INSERT_COLUMNS = wrapList(INSERT_FIELDS.map((x) => x.column));
 
 /**
  * First key of the two-key advisory lock that serialises claims of one capped type ("errc"); the
  * second is a hash of the schema and the type, so installations in other schemas do not contend.
  */
 export const CAP_LOCK = 0x65727263;
+
+/**
+ * First key of the two-key advisory lock that serialises claims of one (type, key) of a type with
+ * per-key rules ("errk"); the second is a hash of the schema, the type and the key.
+ */
+export const KEY_LOCK = 0x6572726b;
 
 /**
  * The `{{fragment}}`s of queries/*.sql: table names qualified by the schema (a quoted identifier),
@@ -58,14 +75,18 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandSchedule: `"${schema}".errand_schedule`,
     errandJobType: `"${schema}".errand_job_type`,
     errandQueuePause: `"${schema}".errand_queue_pause`,
+    errandDependency: `"${schema}".errand_dependency`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,
+    /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
+    hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,
+    insertColumns: INSERT_COLUMNS,
     insertOutcome: `SELECT count(*)::integer AS n,
-  CASE WHEN count(*) < $18::integer THEN array_agg(id) END AS ids,
+  CASE WHEN count(*) < $3::integer THEN array_agg(id) END AS ids,
   (SELECT count(*) FROM n) AS notified
 FROM ins`,
   };

@@ -9,10 +9,11 @@ import { NEW_JOB_FIELDS } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
+import { insertWithDependencies } from "./dependencies.js";
 
 /**
- * The fields of a NewJob in the order of the insert parameters $1..$15 (queries/enqueueMany.sql):
- * the table's order, see `insertJob` in columns.ts.
+ * The fields of a NewJob in the order of their insert parameters, after the fixed ones ($4 on,
+ * see INSERT_FIXED_PARAMS in columns.ts): the table's order.
  */
 const JOB_FIELDS = NEW_JOB_FIELDS;
 /** The fields a `uniform` batch shares: all but the id and the payload. */
@@ -23,20 +24,27 @@ const INSERT_STATEMENTS = {
   one: ["insertOne", "insertOneChecked"],
   uniform: ["insertUniform", "insertUniformChecked"],
   columns: ["insert", "insertChecked"],
+  settled: ["insertSettled", "insertSettledChecked"],
 } as const satisfies Record<string, readonly [StatementName, StatementName]>;
 
 /**
- * The insert's parameters $1..$15 and the statement shape they fit: one job (every enqueue()
+ * The insert's field parameters ($4 on) and the statement shape they fit: one job (every enqueue()
  * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
  * when every job shares it (`uniform`), or every field as an array (`columns`).
  */
-function insertParams(jobs: NewJob[]): {
+function insertParams(
+  jobs: NewJob[],
+  initial: readonly InitialState[] | undefined,
+): {
   ids: string[];
   params: unknown[];
   shape: keyof typeof INSERT_STATEMENTS;
 } {
   const first = jobs[0]!;
   const ids = jobs.map((j) => j.id);
+  if (initial !== undefined) {
+    return { ids, params: JOB_FIELDS.map((f) => jobs.map((j) => j[f])), shape: "settled" };
+  }
   if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
   let uniform = true;
   for (let i = 1; i < jobs.length && uniform; i++) {
@@ -56,8 +64,19 @@ function insertParams(jobs: NewJob[]): {
 }
 
 /**
+ * The state a job with dependencies is inserted in (dependencies.ts): blocked on `blockedBy`
+ * unfinished dependencies, or pending. One that is to be cancelled goes in blocked, so that, like
+ * every blocked job, it never enters the claim index.
+ */
+export interface InitialState {
+  state: "blocked" | "pending";
+  blockedBy: number;
+}
+
+/**
  * Inserts in one statement (unnest of one array per column), skipping jobs whose id or unique
- * key is taken, then looks up what the skipped ones matched.
+ * key is taken, then looks up what the skipped ones matched. With `initial` (one per job), each
+ * job goes in in that state rather than pending.
  *
  * With caller-chosen ids (`checkDone`), ids are unique across both tables: the insert skips ids
  * found in `errand_job_done`, and — inside the same transaction, in a later statement with a
@@ -72,6 +91,102 @@ export async function insertJobs(
   now: number,
   checkDone: boolean,
   notifyTag: string,
+  initial?: readonly InitialState[],
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  for (const j of jobs) {
+    if (j.debounceKey !== null) {
+      return insertDebounced(connection, sql, db, jobs, now, checkDone, notifyTag, initial);
+    }
+  }
+  return insertRows(connection, sql, db, jobs, now, checkDone, notifyTag, initial);
+}
+
+/**
+ * {@link insertJobs} for a batch with debounced jobs: the others in one insert, then each
+ * debounced job in batch order, as its own `debounce` update (the pending, never started job
+ * holding its key takes its payload and runAt) or, when no job holds the key, its own insert. An
+ * insert that conflicts on errand_job_debounce lost the key to a concurrent enqueue, committed by
+ * then (ON CONFLICT waited for it), so the update runs again and finds that job. One at a time,
+ * because a later job of the batch may debounce onto an earlier one.
+ */
+async function insertDebounced(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+  initial: readonly InitialState[] | undefined,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  const results: EnqueueResult[] = new Array(jobs.length);
+  let ready = false;
+  const plain: number[] = [];
+  for (let i = 0; i < jobs.length; i++) if (jobs[i]!.debounceKey === null) plain.push(i);
+  if (plain.length > 0) {
+    const some = await insertRows(
+      connection,
+      sql,
+      db,
+      plain.map((i) => jobs[i]!),
+      now,
+      checkDone,
+      notifyTag,
+      initial && plain.map((i) => initial[i]!),
+    );
+    plain.forEach((i, k) => {
+      results[i] = some.results[k]!;
+    });
+    ready = some.ready;
+  }
+  for (let i = 0; i < jobs.length; i++) {
+    const j = jobs[i]!;
+    if (j.debounceKey === null) continue;
+    for (let round = 0; results[i] === undefined; round++) {
+      if (round === 10)
+        throw new Error("enqueue: debounce key holders kept changing; gave up after 10 rounds");
+      const [held] = await connection.query<JobRecord>(db, sql.debounce, [
+        j.debounceKey,
+        j.payload,
+        j.runAt,
+        now,
+        notifyTag,
+      ]);
+      if (held) {
+        results[i] = { inserted: false, existing: held };
+        if (j.runAt <= now) ready = true;
+        break;
+      }
+      const one = await insertRows(
+        connection,
+        sql,
+        db,
+        [j],
+        now,
+        checkDone,
+        notifyTag,
+        initial && [initial[i]!],
+      );
+      if (one.results[0] !== undefined) results[i] = one.results[0];
+      if (one.ready) ready = true;
+    }
+  }
+  return { results, ready };
+}
+
+/**
+ * {@link insertJobs}' insert of rows; a debounced job that lost its key to a concurrent enqueue is
+ * left without a result, for {@link insertDebounced} to update that enqueue's job instead.
+ */
+async function insertRows(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+  initial?: readonly InitialState[],
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
@@ -80,14 +195,19 @@ export async function insertJobs(
     // A unique key's holder can finish between our insert and our lookup: insert those again.
     if (round === 10) throw new Error("enqueue: unique-key holders kept changing; gave up after 10 rounds");
     const batch = round === 0 ? jobs : pending.map((i) => jobs[i]!);
-    const { ids, params, shape } = insertParams(batch);
+    const batchInitial = initial === undefined || round === 0 ? initial : pending.map((i) => initial[i]!);
+    const { ids, params, shape } = insertParams(batch, batchInitial);
     const text = sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
-    const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, [
-      ...params,
-      now,
-      notifyTag,
-      batch.length,
-    ]);
+    // The fixed parameters first (INSERT_FIXED_PARAMS), then the job's fields, then for jobs
+    // with dependencies each one's initial state and count (the /*@afterFields*/ parameters).
+    const values = [now, notifyTag, batch.length, ...params];
+    if (batchInitial !== undefined) {
+      values.push(
+        batchInitial.map((x) => x.state),
+        batchInitial.map((x) => x.blockedBy),
+      );
+    }
+    const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, values);
     let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
     if (checkDone && row!.n > 0) {
       const raced = await connection.query<{ id: string }>(db, sql.dropRaced, [
@@ -105,7 +225,7 @@ export async function insertJobs(
       if ((inserted === null || inserted.has(j.id)) && !claimed.has(j.id)) {
         claimed.add(j.id);
         results[i] = { inserted: true };
-        if (j.runAt <= now) ready = true;
+        if (j.runAt <= now && (initial === undefined || initial[i]!.state === "pending")) ready = true;
       } else {
         lookups.push(i);
       }
@@ -125,10 +245,34 @@ export async function insertJobs(
       const j = jobs[i]!;
       const existing = byId.get(j.id) ?? (j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey));
       if (existing) results[i] = { inserted: false, existing };
-      else pending.push(i);
+      else if (j.debounceKey === null) pending.push(i);
     }
   }
   return { results, ready };
+}
+
+/** Whether any of `jobs` waits for other jobs: then the insert needs a transaction (dependencies.ts). */
+export function hasDependencies(jobs: readonly NewJob[]): boolean {
+  for (const j of jobs) if (j.dependsOn !== null) return true;
+  return false;
+}
+
+/**
+ * Inserts jobs on `db` (a transaction when any has dependencies): {@link insertJobs}, or, for a
+ * batch with dependencies, {@link insertWithDependencies}.
+ */
+export function insertAny(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  return hasDependencies(jobs)
+    ? insertWithDependencies(connection, sql, db, jobs, now, checkDone, notifyTag)
+    : insertJobs(connection, sql, db, jobs, now, checkDone, notifyTag);
 }
 
 /**
@@ -152,8 +296,38 @@ export async function insertOnConnection(
   if (connection.closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
   try {
     // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
-    return (await insertJobs(connection, sql, db, params.jobs, params.now, checkDone, "")).results;
+    if (!hasDependencies(params.jobs)) {
+      return (await insertJobs(connection, sql, db, params.jobs, params.now, checkDone, "")).results;
+    }
+    return await allOrNothing(db, () =>
+      insertWithDependencies(connection, sql, db, params.jobs, params.now, checkDone, ""),
+    ).then((r) => r.results);
   } catch (error) {
     throw error instanceof ErrandError ? error : storeError(error, "enqueue on the given connection failed");
+  }
+}
+
+/**
+ * Runs `fn` on the caller's connection so that a refusal (a dependency that names no job) stores
+ * nothing of the call and leaves their transaction usable: under a savepoint inside their
+ * transaction, or in a transaction of its own when the connection has none open.
+ */
+async function allOrNothing<T>(db: Queryable, fn: () => Promise<T>): Promise<T> {
+  let own = false;
+  try {
+    await db.query("SAVEPOINT errand_enqueue");
+  } catch (error) {
+    // 25P01: no transaction block is open on this connection.
+    if ((error as { code?: unknown }).code !== "25P01") throw error;
+    await db.query("BEGIN");
+    own = true;
+  }
+  try {
+    const result = await fn();
+    await db.query(own ? "COMMIT" : "RELEASE SAVEPOINT errand_enqueue");
+    return result;
+  } catch (error) {
+    await db.query(own ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT errand_enqueue").catch(() => {});
+    throw error;
   }
 }

@@ -1,12 +1,10 @@
 import { EventEmitter } from "node:events";
 import type pg from "pg";
-import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
-import { nameRecord } from "../../name-record.js";
-import { claimOrder } from "../claim-order.js";
+import { FINISHED_STATES, isFinished, type JobRecord, type JobState } from "../../job.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
-import { hotRecord } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
+import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -14,12 +12,14 @@ import type {
   CompleteManyParams,
   DeleteJobTypeParams,
   DeleteScheduleParams,
+  DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
+  GetManyParams,
   GetParams,
   GetScheduleParams,
   HeartbeatManyParams,
@@ -38,18 +38,22 @@ import type {
   ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  SnoozeParams,
   StatsParams,
   Store,
   StoreCapabilities,
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { CAP_LOCK, HOT_FIELD_COUNT, sqlFragments } from "./columns.js";
+import { claimJobs } from "./claim.js";
+import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
-import { insertJobs, insertOnConnection } from "./insert.js";
+import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
+import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { checkOptions, type PostgresStoreOptions } from "./options.js";
+import { completeJobs, failJobs } from "./outcomes.js";
 
 // Besides errand/postgres (index.ts), tests import these from here.
 export { migrate } from "./migrate.js";
@@ -64,8 +68,12 @@ export type { PostgresStoreOptions } from "./options.js";
  *   {@link planClaimAsync}), so concurrent claimers never wait on each other's rows.
  * - A type's cluster-wide cap is held by a transaction-scoped advisory lock per capped type,
  *   taken before counting its active jobs, so no two claimers can both see the same free room.
- * - Pending and active jobs live in `errand_job`, finished ones in `errand_job_done`: the claim's
- *   partial index covers the hot set only.
+ * - Blocked, pending and active jobs live in `errand_job`, finished ones in `errand_job_done`:
+ *   the claim's partial index covers pending jobs only, so neither history nor blocked jobs cost
+ *   claims anything.
+ * - Dependencies: an edge table (`errand_dependency`) finds a job's dependents, and a flag on the
+ *   job (`has_dependents`) spares the completion of a job nothing waits for from looking
+ *   (dependencies.ts).
  * - Enqueue, completion batches and heartbeats are one statement each, whatever the batch size
  *   (enqueue with caller-chosen ids adds a second, in the same transaction, see insert.ts).
  * - Wake-ups travel by LISTEN/NOTIFY on a channel per schema; the NOTIFY is part of the statement
@@ -171,8 +179,10 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     if (params.connection !== undefined) {
       return insertOnConnection(this.#connection, this.#sql, params, checkDone);
     }
-    // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs).
-    const { results, ready } = await this.#op(checkDone ? "tx" : "pool", (db) =>
+    // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs),
+    // as do dependencies (all or none, and their row locks held to the commit).
+    const mode = checkDone || hasDependencies(params.jobs) ? "tx" : "pool";
+    const { results, ready } = await this.#op(mode, (db) =>
       this.#insertJobs(db, params.jobs, params.now, checkDone, this.#origin),
     );
     if (ready) this.#emitWake();
@@ -181,131 +191,26 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   /** Inserts jobs, skipping and looking up those whose id or unique key is taken (insert.ts). */
   #insertJobs(db: Queryable, jobs: NewJob[], now: number, checkDone: boolean, notifyTag: string) {
-    return insertJobs(this.#connection, this.#sql, db, jobs, now, checkDone, notifyTag);
+    return insertAny(this.#connection, this.#sql, db, jobs, now, checkDone, notifyTag);
   }
 
   // ---- claim ---------------------------------------------------------------------------------
 
+  /** Leases ready jobs (claim.ts: one statement per queue share, cap locks in a transaction). */
   async claim(p: ClaimParams): Promise<JobRecord[]> {
-    const filterTypes = p.types && p.types.length > 0 ? p.types : null;
-    const capped = p.concurrencyLimits
-      ? Object.keys(p.concurrencyLimits)
-          .filter((t) => !filterTypes || filterTypes.includes(t))
-          .sort()
-      : [];
-    // One queue and no caps: a single statement, atomic by itself. Otherwise one transaction, so
-    // the cap locks hold throughout and a fault leaves no share claimed and unreported.
-    const mode = capped.length === 0 && p.queues.length === 1 ? "pool" : "tx";
-    return this.#op(mode, async (db) => {
-      const room = new Map<string, number>();
-      if (capped.length > 0) {
-        await this.#q(db, this.#sql.lockCaps, [CAP_LOCK, capped]);
-        for (const t of capped) room.set(t, p.concurrencyLimits![t]!);
-        const counts = await this.#q<{ type: string; n: number }>(db, this.#sql.countActive, [capped]);
-        for (const { type, n } of counts) room.set(type, room.get(type)! - n);
-      }
-      const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
-      let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
-      const leaseExpiresAt = p.now + p.leaseMs;
-      const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
-        const out: JobRecord[] = [];
-        for (;;) {
-          const excluded: string[] = [];
-          const capTypes: string[] = [];
-          const capRoom: number[] = [];
-          for (const [t, n] of room) {
-            if (n <= 0) excluded.push(t);
-            else {
-              capTypes.push(t);
-              capRoom.push(n);
-            }
-          }
-          const values: unknown[] = [
-            queue,
-            p.now,
-            count - out.length,
-            Number.isFinite(weightCap) ? weightCap : null,
-            Number.isFinite(budget) ? budget : null,
-            p.workerId,
-            leaseExpiresAt,
-            filterTypes,
-            excluded.length > 0 ? excluded : null,
-          ];
-          if (capTypes.length > 0) values.push(capTypes, capRoom);
-          const rows = await this.#q<unknown[]>(
-            db,
-            capTypes.length > 0 ? this.#sql.claimCapped : this.#sql.claim,
-            values,
-            true,
-          );
-          let overflow = false;
-          let skipped = false;
-          for (const row of rows) {
-            if (row[0] === null) {
-              overflow = row[HOT_FIELD_COUNT] === true;
-              skipped = row[HOT_FIELD_COUNT + 1] === true;
-              continue;
-            }
-            const record = hotRecord(row);
-            budget -= Math.min(record.weight, weightCap);
-            const left = room.get(record.type);
-            if (left !== undefined) room.set(record.type, left - 1);
-            out.push(record);
-          }
-          if (overflow) return { taken: out, full: true };
-          // Rows of a type that just hit its cap were passed over: look again without that type.
-          if (out.length === count || !skipped) return { taken: out, full: budget <= 0 };
-        }
-      });
-      taken.sort(claimOrder);
-      return taken;
-    });
+    return claimJobs(this.#connection, this.#sql, p);
   }
 
   // ---- outcomes ------------------------------------------------------------------------------
 
   async completeMany(params: CompleteManyParams): Promise<boolean[]> {
-    const { items } = params;
-    if (items.length === 0) return [];
-    const done = await this.#op("pool", (db) =>
-      this.#q<{ id: string; attempt: number }>(db, this.#sql.completeMany, [
-        items.map((i) => i.id),
-        items.map((i) => i.attempt),
-        items.map((i) => i.result),
-        params.now,
-      ]),
-    );
-    const won = new Set(done.map((r) => `${r.attempt}:${r.id}`));
-    // Exactly one report per attempt wins, even when a batch names an attempt twice.
-    return items.map((i) => won.delete(`${i.attempt}:${i.id}`));
+    const { results, ready } = await completeJobs(this.#connection, this.#sql, params, this.#origin);
+    if (ready) this.#emitWake();
+    return results;
   }
 
   async failMany(params: FailManyParams): Promise<FailResult[]> {
-    const { items, now } = params;
-    if (items.length === 0) return [];
-    const rows = await this.#op("pool", (db) =>
-      this.#q<{ id: string; attempt: number; state: "pending" | "dead" }>(db, this.#sql.failMany, [
-        items.map((i) => i.id),
-        items.map((i) => i.attempt),
-        items.map((i) => (i.leaseExpired ? 1 : 0)),
-        items.map((i) => i.retryAt),
-        items.map((i) => (i.retryAt === null ? null : (i.retryQueue ?? null))),
-        items.map((i) => JSON.stringify(i.error)),
-        now,
-        this.#origin,
-      ]),
-    );
-    const outcome = new Map(rows.map((r) => [`${r.attempt}:${r.id}`, r.state]));
-    let ready = false;
-    // The statement applied the first item naming each attempt; a repeat of it is stale.
-    const results = items.map((i): FailResult => {
-      const key = `${i.attempt}:${i.id}`;
-      const state = outcome.get(key);
-      if (state === undefined) return null;
-      outcome.delete(key);
-      if (state === "pending" && i.retryAt !== null && i.retryAt <= now) ready = true;
-      return state;
-    });
+    const { results, ready } = await failJobs(this.#connection, this.#sql, params, this.#origin);
     if (ready) this.#emitWake();
     return results;
   }
@@ -349,6 +254,15 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return changed;
   }
 
+  async snooze(p: SnoozeParams): Promise<boolean> {
+    const [row] = await this.#op("pool", (db) =>
+      this.#q<{ changed: number }>(db, this.#sql.snooze, [p.id, p.attempt, p.runAt, p.now, this.#origin]),
+    );
+    const changed = (row?.changed ?? 0) > 0;
+    if (changed && p.runAt <= p.now) this.#emitWake();
+    return changed;
+  }
+
   // ---- reads ---------------------------------------------------------------------------------
 
   async get({ id }: GetParams): Promise<JobRecord | null> {
@@ -363,7 +277,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         ? owned
           ? this.#sql.listAllOwner
           : this.#sql.listAll
-        : p.state === "pending" || p.state === "active"
+        : p.state === "blocked" || p.state === "pending" || p.state === "active"
           ? owned
             ? this.#sql.listHotOwner
             : this.#sql.listHot
@@ -377,6 +291,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         p.type ?? null,
         p.cursor ?? null,
         p.limit + 1,
+        p.key ?? null,
         ...(owned ? [p.owner] : []),
       ]),
     );
@@ -385,50 +300,49 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
   }
 
-  async stats(p: StatsParams): Promise<StoreStats> {
+  async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {
+    if (ids.length === 0) return [];
+    const rows = await this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.getMany, [ids]));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  async dependents(p: DependentsParams): Promise<ListResult> {
     const rows = await this.#op("pool", (db) =>
-      this.#q<{
-        state: JobState;
-        queue: string;
-        type: string;
-        n: number;
-        scheduled: number;
-        retrying: number;
-        oldest: number | null;
-      }>(db, this.#sql.stats, [p.now]),
+      this.#q<JobRecord>(db, this.#sql.dependents, [p.id, p.cursor ?? null, p.limit + 1]),
     );
-    const states = Object.fromEntries(["pending", "active", ...FINISHED_STATES].map((s) => [s, 0])) as Record<
-      JobState,
-      number
-    >;
-    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
-    const queues: StoreStats["queues"] = nameRecord();
-    const types: StoreStats["types"] = nameRecord();
-    let scheduled = 0;
-    let retrying = 0;
-    let oldestReadyAt: number | null = null;
-    for (const r of rows) {
-      states[r.state] += r.n;
-      const q = (queues[r.queue] ??= {});
-      q[r.state] = (q[r.state] ?? 0) + r.n;
-      const t = (types[r.type] ??= {});
-      t[r.state] = (t[r.state] ?? 0) + r.n;
-      scheduled += r.scheduled;
-      retrying += r.retrying;
-      if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
-    }
-    return { states, scheduled, retrying, queues, types, oldestReadyAt };
+    const more = rows.length > p.limit;
+    if (more) rows.pop();
+    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
+  }
+
+  async stats(p: StatsParams): Promise<StoreStats> {
+    return statsFromRows(await this.#op("pool", (db) => this.#q<StatsRow>(db, this.#sql.stats, [p.now])));
   }
 
   // ---- changes by id -------------------------------------------------------------------------
 
   async cancel(p: CancelParams): Promise<JobMutation> {
-    return this.#op("pool", async (db): Promise<JobMutation> => {
-      const [moved] = await this.#q<JobRecord>(db, this.#sql.cancel, [p.id, p.now]);
-      if (moved) return { record: moved, changed: true };
+    let ready = false;
+    const m = await this.#op("tx", async (db): Promise<JobMutation> => {
+      ready = false;
+      const [moved] = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.cancel, [
+        p.id,
+        p.now,
+      ]);
+      if (moved) {
+        const { hasDependents, ...record } = moved;
+        if (hasDependents) {
+          const failed: FailedJob[] = [{ id: record.id, state: "cancelled" }];
+          ready = await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin);
+        }
+        return { record, changed: true };
+      }
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
+    if (ready) this.#emitWake();
+    return m;
   }
 
   async reschedule(p: RescheduleParams): Promise<JobMutation> {
@@ -445,20 +359,43 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
-    if (m?.changed && m.record.runAt <= p.now) this.#emitWake();
+    if (m?.changed && m.record.state === "pending" && m.record.runAt <= p.now) this.#emitWake();
     return m;
   }
 
   async retry(p: RetryParams): Promise<JobMutation> {
-    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
-      const [moved] = await uniqueConflict(
-        this.#q<JobRecord>(db, this.#sql.retry, [p.id, p.now, this.#origin]),
+    const m = await this.#op("tx", async (db): Promise<JobMutation> => {
+      // Its own dependencies still unfinished, counted under their row locks, decide whether the
+      // job comes back blocked (see dependencies.ts for why the locks).
+      const [source] = await this.#q<{ dependsOn: string | null; state: JobState }>(
+        db,
+        this.#sql.retryDependencies,
+        [p.id],
       );
-      if (moved) return { record: moved, changed: true };
+      let unfinished = 0;
+      if (source?.dependsOn && source.state !== "completed") {
+        const ids = JSON.parse(source.dependsOn) as string[];
+        const states = await lockDependencyStates(this.#connection, this.#sql, db, ids);
+        for (const state of states.values()) if (!isFinished(state as JobState)) unfinished++;
+      }
+      const [moved] = await uniqueConflict(
+        this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.retry, [
+          p.id,
+          p.now,
+          this.#origin,
+          unfinished,
+        ]),
+      );
+      if (moved) {
+        const { hasDependents, ...record } = moved;
+        // Dependents still blocked had counted it finished (under "run"): unfinished again.
+        if (hasDependents) await this.#q(db, this.#sql.recountDependents, [record.id]);
+        return { record, changed: true };
+      }
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
-    if (m?.changed) this.#emitWake();
+    if (m?.changed && m.record.state === "pending") this.#emitWake();
     return m;
   }
 
@@ -482,8 +419,23 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expiredLeases, [p.now, p.limit]));
   }
 
-  expirePending(p: SweepParams): Promise<JobRecord[]> {
-    return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expirePending, [p.now, p.limit]));
+  async expirePending(p: SweepParams): Promise<JobRecord[]> {
+    let ready = false;
+    const expired = await this.#op("tx", async (db) => {
+      const rows = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.expirePending, [
+        p.now,
+        p.limit,
+      ]);
+      const failed: FailedJob[] = rows
+        .filter((r) => r.hasDependents)
+        .map((r) => ({ id: r.id, state: "expired" }));
+      ready =
+        failed.length > 0 &&
+        (await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin));
+      return rows.map(({ hasDependents: _, ...record }) => record);
+    });
+    if (ready) this.#emitWake();
+    return expired;
   }
 
   prune(p: PruneParams): Promise<number> {

@@ -9,8 +9,8 @@ import { JOB_DEFAULTS } from "../../job-fields.js";
 import type { NewJob } from "../store.js";
 
 /**
- * Left out of the hash when a job has it (see lua/includes/job.lua, whose DEFAULT_MAX_ATTEMPTS
- * test/unit/job-fields.test.ts checks against JOB_DEFAULTS).
+ * Left out of the hash when a job has it (as the scripts' DEFAULT_MAX_ATTEMPTS, which `npm run gen`
+ * writes into lua/includes/job.lua from JOB_DEFAULTS).
  */
 const DEFAULT_MAX_ATTEMPTS = JOB_DEFAULTS.maxAttempts;
 const DEFAULT_BACKOFF_TEXT = JSON.stringify(JOB_DEFAULTS.backoff);
@@ -50,10 +50,17 @@ export const HASH_FIELDS: ReadonlyMap<Exclude<keyof JobRecord, "id">, string> = 
   ["startedAt", "g"],
   ["finishedAt", "f"],
   ["owner", "ow"],
+  ["dependsOn", "dp"],
+  ["blockedBy", "bb"],
+  ["onDependencyFailure", "df"],
+  ["key", "ky"],
+  ["debounceKey", "dk"],
+  ["snoozes", "sn"],
 ]);
 
 // Maps, not object literals: a stray field or value such as "constructor" must find nothing.
 const STATES: ReadonlyMap<string, JobState> = new Map<string, JobState>([
+  ["b", "blocked"],
   ["p", "pending"],
   ["a", "active"],
   ["c", "completed"],
@@ -63,7 +70,7 @@ const STATES: ReadonlyMap<string, JobState> = new Map<string, JobState>([
 ]);
 
 /** Long text fields, which may be stored in pieces (`p`, `p:1`, `p:2`, …). */
-type LongField = "payload" | "checkpoint" | "result" | "uniqueKey" | "errors" | "workerId";
+type LongField = "payload" | "checkpoint" | "result" | "uniqueKey" | "errors" | "workerId" | "dependsOn";
 const LONG_FIELDS: ReadonlyMap<string, LongField> = new Map<string, LongField>([
   ["p", "payload"],
   ["k", "checkpoint"],
@@ -71,6 +78,7 @@ const LONG_FIELDS: ReadonlyMap<string, LongField> = new Map<string, LongField>([
   ["u", "uniqueKey"],
   ["e", "errors"],
   ["h", "workerId"],
+  ["dp", "dependsOn"],
 ]);
 
 /**
@@ -106,6 +114,12 @@ export function decodeJob(reply: readonly string[]): JobRecord {
     startedAt: null,
     finishedAt: null,
     owner: null,
+    dependsOn: null,
+    blockedBy: 0,
+    onDependencyFailure: JOB_DEFAULTS.onDependencyFailure,
+    key: null,
+    debounceKey: null,
+    snoozes: 0,
   };
   let pieces: Map<LongField, string[]> | undefined;
   let runAt: string | undefined;
@@ -187,6 +201,25 @@ export function decodeJob(reply: readonly string[]): JobRecord {
       case "ow":
         r.owner = v;
         break;
+      case "dp":
+        r.dependsOn = v;
+        break;
+      case "bb":
+        r.blockedBy = Number(v);
+        break;
+      case "df":
+        // Stored only when not the default ("cancel"), as the policy's own name.
+        r.onDependencyFailure = v === "run" ? "run" : "cancel";
+        break;
+      case "ky":
+        r.key = v;
+        break;
+      case "dk":
+        r.debounceKey = v;
+        break;
+      case "sn":
+        r.snoozes = Number(v);
+        break;
       default: {
         // A later piece of a long value: "<field>:<n>".
         const field = reply[i]!;
@@ -231,6 +264,10 @@ export function pushNewJob(args: Array<string | number>, j: NewJob): void {
     j.timeoutMs ?? "",
     j.uniqueKey ?? "",
     j.owner ?? "",
+    j.dependsOn ?? "",
+    j.onDependencyFailure,
+    j.key ?? "",
+    j.debounceKey ?? "",
   );
 }
 

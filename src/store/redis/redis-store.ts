@@ -11,12 +11,14 @@ import type {
   CompleteManyParams,
   DeleteJobTypeParams,
   DeleteScheduleParams,
+  DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
+  GetManyParams,
   GetParams,
   GetScheduleParams,
   HeartbeatManyParams,
@@ -35,6 +37,7 @@ import type {
   ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  SnoozeParams,
   StatsParams,
   Store,
   StoreCapabilities,
@@ -160,12 +163,22 @@ export class RedisStore implements Store {
         "the Redis store cannot enqueue inside a caller's database transaction (connection)",
       );
     }
-    const args: Arg[] = [p.now, p.jobs.length, inClaimOrder(p.jobs) ? "1" : ""];
-    for (const job of p.jobs) pushNewJob(args, job);
-    const duplicates = (await this.#write("enqueueMany", args)) as Array<number | Reply>;
+    const args: Arg[] = [p.now, p.jobs.length, inClaimOrder(p.jobs) ? "1" : "", ""];
+    let withDependencies = false;
+    for (const job of p.jobs) {
+      pushNewJob(args, job);
+      if (job.dependsOn !== null) withDependencies = true;
+    }
+    // Tells the script to check every dependency before it writes anything.
+    if (withDependencies) args[3] = "1";
+    const replies = (await this.#write("enqueueMany", args)) as Array<number | Reply>;
     const results: EnqueueResult[] = new Array(p.jobs.length).fill(INSERTED);
-    for (let i = 0; i < duplicates.length; i += 2) {
-      results[duplicates[i] as number] = { inserted: false, existing: decodeJob(duplicates[i + 1] as Reply) };
+    for (let i = 0; i < replies.length; i += 2) {
+      const index = replies[i] as number;
+      const record = decodeJob(replies[i + 1] as Reply);
+      // A negative index is an inserted job with dependencies, returned as stored (enqueueMany.lua).
+      if (index < 0) results[-index - 1] = { inserted: true, record };
+      else results[index] = { inserted: false, existing: record };
     }
     return results;
   }
@@ -188,6 +201,9 @@ export class RedisStore implements Store {
       caps.length,
     ];
     for (const [type, cap] of caps) args.push(type, cap);
+    const rules = Object.entries(p.keyRules ?? {});
+    args.push(rules.length);
+    for (const [type, rule] of rules) args.push(type, rule.keyConcurrency ?? "", rule.ordered ? "1" : "");
     args.push(p.queues.length);
     for (const q of p.queues) args.push(q.name, q.weight);
     // planClaim draws at most `limit` numbers per round, and rounds with two or more open queues
@@ -251,6 +267,10 @@ export class RedisStore implements Store {
     return (await this.#write("release", [p.now, p.id, p.attempt])) === 1;
   }
 
+  async snooze(p: SnoozeParams): Promise<boolean> {
+    return (await this.#write("snooze", [p.now, p.id, p.attempt, p.runAt])) === 1;
+  }
+
   // ---- reads ---------------------------------------------------------------------------------
 
   async get({ id }: GetParams): Promise<JobRecord | null> {
@@ -258,9 +278,23 @@ export class RedisStore implements Store {
     return flat.length === 0 ? null : decodeJob([id, ...flat]);
   }
 
+  async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {
+    if (ids.length === 0) return [];
+    const replies = (await this.#run("getMany", ids)) as Reply[];
+    return replies.map((reply) => (reply.length > 1 ? decodeJob(reply) : null));
+  }
+
+  async dependents(p: DependentsParams): Promise<ListResult> {
+    const [replies, next] = (await this.#run("dependents", [p.id, p.limit, p.cursor ?? ""])) as [
+      Reply[],
+      string | null,
+    ];
+    return { jobs: replies.map(decodeJob), nextCursor: next };
+  }
+
   /**
    * A page of jobs, latest first. Each state is listed in the time order of its own index:
-   * pending jobs by `runAt`, active ones by `leaseExpiresAt`, finished ones by `finishedAt` (and
+   * pending and blocked jobs by `runAt`, active ones by `leaseExpiresAt`, finished ones by `finishedAt` (and
    * by id within the same millisecond); without a state filter the states are merged in that
    * order. A page may hold fewer than `limit` jobs and still have a `nextCursor` when the filters
    * made the store examine many jobs: keep paging until `nextCursor` is null.
@@ -274,6 +308,7 @@ export class RedisStore implements Store {
       p.cursor ?? "",
       LIST_BUDGET,
       p.owner ?? "",
+      p.key ?? "",
     ])) as [Reply[], string | null, string | null];
     let nextCursor: string | null = null;
     if (id !== null && time !== null) {

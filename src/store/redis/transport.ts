@@ -332,6 +332,13 @@ export class RedisTransport {
     if (text.startsWith("ERRAND_INVALID_STATE ")) {
       return new ErrandError("INVALID_STATE", text.slice("ERRAND_INVALID_STATE ".length), { cause: error });
     }
+    if (text.startsWith("ERRAND_DEPENDENCY_NOT_FOUND ")) {
+      const id = text.slice("ERRAND_DEPENDENCY_NOT_FOUND ".length);
+      return new ErrandError("DEPENDENCY_NOT_FOUND", `dependsOn names no job: ${JSON.stringify(id)}`, {
+        cause: error,
+        details: { id },
+      });
+    }
     if (text.startsWith("ERRAND_INVALID_CURSOR ")) {
       return new ErrandError("INVALID_OPTION", "list: the cursor is not one the Redis store gave", {
         cause: error,

@@ -6,18 +6,29 @@
 import type { JobRecord } from "../../job.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { EnqueueResult, NewJob } from "../store.js";
+import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
 import { INSERT_CHUNK, ROW_PARAMS, type Statements } from "./statements.js";
+
+/** What inserting needs of the store besides its statements. */
+export interface InsertHooks {
+  /** The job holding a skipped job's id or unique key. */
+  existing(job: NewJob): JobRecord | null;
+  /** The job as stored, for the result of a job with dependencies. */
+  record(id: string): JobRecord;
+  dependencies: SqliteDependencies;
+}
 
 /**
  * Inserts `jobs` inside the caller's write transaction; `ready` when one of them can run now.
- * @param existing - the job holding a skipped job's id or unique key.
+ * A job with dependencies goes row by row: they are checked first (any missing one throws and the
+ * caller's savepoint undoes the whole call), then it is blocked or cancelled as they stand.
  */
 export function insertJobs(
   q: Statements,
   jobs: NewJob[],
   now: number,
   idsGenerated: boolean,
-  existing: (job: NewJob) => JobRecord | null,
+  hooks: InsertHooks,
 ): { results: EnqueueResult[]; ready: boolean } {
   // Ids are unique across both tables, so a finished job's id is taken. A separate lookup (same
   // transaction) costs far less than a NOT EXISTS inside INSERT … SELECT: ~20% on bulk enqueue.
@@ -36,7 +47,7 @@ export function insertJobs(
       let unique = false;
       for (let r = i; r < i + INSERT_CHUNK; r++) {
         const j = jobs[r]!;
-        if (j.uniqueKey !== null) unique = true;
+        if (j.uniqueKey !== null || j.dependsOn !== null || j.debounceKey !== null) unique = true;
         args[k++] = j.id;
         args[k++] = j.type;
         args[k++] = j.queue;
@@ -53,6 +64,10 @@ export function insertJobs(
         args[k++] = j.uniqueKey;
         args[k++] = now;
         args[k++] = j.owner;
+        args[k++] = j.dependsOn;
+        args[k++] = j.onDependencyFailure;
+        args[k++] = j.key;
+        args[k++] = j.debounceKey;
       }
       if (unique) break;
       q.enqueueChunkSavepoint.run();
@@ -68,8 +83,33 @@ export function insertJobs(
       }
     }
   }
+  // Jobs of this call that were not inserted, by id, and the job that stood in their place.
+  let replaced: Map<string, string> | undefined;
   for (; i < jobs.length; i++) {
-    const j = jobs[i]!;
+    const given = jobs[i]!;
+    let plan: DependencyPlan | null = null;
+    if (given.dependsOn !== null) {
+      try {
+        plan = hooks.dependencies.plan(given, (replaced ??= new Map()));
+      } catch (error) {
+        // A job stored already is returned as it is, whatever became of its dependencies since
+        // (re-running a flow whose finished jobs were pruned is still a no-op).
+        const stored = hooks.existing(given);
+        if (stored?.id !== given.id) throw error;
+        results[i] = { inserted: false, existing: stored };
+        continue;
+      }
+    }
+    const j =
+      plan === null || plan.dependsOn === given.dependsOn ? given : { ...given, dependsOn: plan.dependsOn };
+    if (j.debounceKey !== null) {
+      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey) as { id: string } | undefined;
+      if (held) {
+        if (j.runAt <= now) ready = true;
+        results[i] = { inserted: false, existing: hooks.record(held.id) };
+        continue;
+      }
+    }
     const taken = !idsGenerated && finished.get(j.id) !== undefined;
     const info = taken
       ? { changes: 0 }
@@ -90,13 +130,23 @@ export function insertJobs(
           j.uniqueKey,
           now,
           j.owner,
+          j.dependsOn,
+          j.onDependencyFailure,
+          j.key,
+          j.debounceKey,
         );
     if (info.changes === 1) {
-      results[i] = INSERTED;
-      if (j.runAt <= now) ready = true;
+      if (plan === null) {
+        results[i] = INSERTED;
+        if (j.runAt <= now) ready = true;
+      } else {
+        if (hooks.dependencies.attach(j, plan, now) && j.runAt <= now) ready = true;
+        results[i] = { inserted: true, record: hooks.record(j.id) };
+      }
     } else {
-      const found = existing(j);
+      const found = hooks.existing(j);
       if (!found) throw new Error(`job ${j.id} was neither inserted nor found`);
+      if (found.id !== j.id) (replaced ??= new Map()).set(j.id, found.id);
       results[i] = { inserted: false, existing: found };
     }
   }

@@ -1,10 +1,10 @@
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
-import { FINISHED_STATES, type JobRecord, type JobState } from "../../job.js";
-import { nameRecord } from "../../name-record.js";
+import { FINISHED_STATES, isFinished, type JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
 import { hotRecord } from "../hot-record.js";
+import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -12,12 +12,14 @@ import type {
   CompleteManyParams,
   DeleteJobTypeParams,
   DeleteScheduleParams,
+  DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
   FailManyParams,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
+  GetManyParams,
   GetParams,
   GetScheduleParams,
   HeartbeatManyParams,
@@ -36,13 +38,16 @@ import type {
   ResumeQueueParams,
   RetryParams,
   ScheduleRecord,
+  SnoozeParams,
   StatsParams,
   Store,
   StoreCapabilities,
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { SqliteDependencies } from "./dependencies.js";
 import { insertJobs } from "./insert.js";
+import { KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
 import { prepareStatements, type Statements, type Stmt } from "./statements.js";
@@ -75,6 +80,9 @@ export interface SqliteStoreOptions {
   crossProcessWake?: boolean;
 }
 
+/** The candidates query's per-key parameters when the claim has no per-key rules. */
+const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
+
 /**
  * The embedded store: one SQLite file, WAL, any number of processes.
  *
@@ -100,10 +108,15 @@ export class SqliteStore implements Store {
   #closed = false;
   /** Every statement of queries/*.sql, prepared once at open. */
   readonly #q: Statements;
+  /** Dependency edges: blocking, unblocking, cascades (dependencies.ts). */
+  readonly #deps: SqliteDependencies;
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
     this.#q = prepareStatements(db);
+    this.#deps = new SqliteDependencies(this.#q, () => {
+      this.#ringAfterCommit = true;
+    });
     const memory = options.filename === ":memory:" || options.filename === "";
     this.capabilities = SqliteStore.capabilitiesFor(options.filename);
     this.#notifier = new SqliteNotifier(
@@ -163,13 +176,12 @@ export class SqliteStore implements Store {
   }
 
   #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
-    const { results, ready } = insertJobs(
-      this.#q,
-      jobs,
-      now,
-      idsGenerated,
-      (j) => this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
-    );
+    const { results, ready } = insertJobs(this.#q, jobs, now, idsGenerated, {
+      existing: (j) =>
+        this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
+      record: (id) => this.#getRecord(id)!,
+      dependencies: this.#deps,
+    });
     if (ready) this.#ringAfterCommit = true;
     return results;
   }
@@ -207,6 +219,7 @@ export class SqliteStore implements Store {
 
     const activate = this.#q.claimActivate;
     const candidates = this.#q.claimCandidates;
+    const gate = p.keyRules ? new KeyGate(this.#q, p.keyRules, p.now) : null;
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];
@@ -218,6 +231,7 @@ export class SqliteStore implements Store {
             now: p.now,
             types,
             excluded: excluded.length > 0 ? JSON.stringify(excluded) : null,
+            ...(gate ? gate.params() : NO_KEY_PARAMS),
             limit: count - out.length,
           }) as unknown[][]
         ).map(hotRecord);
@@ -228,11 +242,16 @@ export class SqliteStore implements Store {
             skipped = true;
             continue;
           }
+          if (gate && !gate.admit(row, queue)) {
+            skipped = true;
+            continue;
+          }
           const w = Math.min(row.weight, weightCap);
           if (w > budget) return { taken: out, full: true };
           budget -= w;
           if (left !== undefined) room.set(row.type, left - 1);
           activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
+          gate?.took(row);
           row.state = "active";
           row.attempt += 1;
           row.workerId = p.workerId;
@@ -254,10 +273,11 @@ export class SqliteStore implements Store {
   completeMany(params: CompleteManyParams): Promise<boolean[]> {
     return this.#write(() => {
       const move = this.#q.completeMove;
-      const del = this.#q.deleteJob;
+      const del = this.#q.moveDelete;
       return params.items.map((item) => {
         if (move.run(item.result, params.now, item.id, item.attempt).changes === 0) return false;
-        del.run(item.id);
+        // The delete says whether anyone waits on the job: only then are dependents looked for.
+        if (del.get(item.id) === 1) this.#deps.completed(item.id);
         return true;
       });
     });
@@ -268,7 +288,7 @@ export class SqliteStore implements Store {
     return this.#write((): FailResult[] => {
       const retry = this.#q.failRetry;
       const kill = this.#q.failKill;
-      const del = this.#q.deleteJob;
+      const del = this.#q.moveDelete;
       return p.items.map((item): FailResult => {
         const error = JSON.stringify(item.error);
         const expired = item.leaseExpired ? 1 : 0;
@@ -281,7 +301,7 @@ export class SqliteStore implements Store {
           return "pending";
         }
         if (kill.run(error, expired, p.now, id, attempt, expired, p.now).changes === 0) return null;
-        del.run(id);
+        if (del.get(id) === 1) this.#deps.ended(id, "dead", p.now);
         return "dead";
       });
     });
@@ -297,6 +317,14 @@ export class SqliteStore implements Store {
 
   checkpoint(p: CheckpointParams): Promise<boolean> {
     return this.#write(() => this.#q.checkpoint.run(p.checkpoint, p.id, p.attempt).changes === 1);
+  }
+
+  snooze(p: SnoozeParams): Promise<boolean> {
+    return this.#write(() => {
+      const changed = this.#q.snooze.run(p.runAt, p.id, p.attempt).changes === 1;
+      if (changed && p.runAt <= p.now) this.#ringAfterCommit = true;
+      return changed;
+    });
   }
 
   release(p: ReleaseParams): Promise<boolean> {
@@ -321,19 +349,33 @@ export class SqliteStore implements Store {
     );
   }
 
+  async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {
+    return ids.map((id) => this.#getRecord(id));
+  }
+
+  async dependents(p: DependentsParams): Promise<ListResult> {
+    const ids = this.#deps.dependents(p.id, p.cursor, p.limit + 1);
+    const more = ids.length > p.limit;
+    if (more) ids.pop();
+    // An edge outlives nothing it names (prune drops both), so every id reads back.
+    const jobs = ids.flatMap((id) => this.#getRecord(id) ?? []);
+    return { jobs, nextCursor: more ? ids[ids.length - 1]! : null };
+  }
+
   async list(p: ListParams): Promise<ListResult> {
     // The state picks the table, and an owner filter its own statement (queries/list.sql says why).
     const q = this.#q;
     const owned = p.owner !== undefined;
     let stmt: Stmt;
     if (p.state === undefined) stmt = owned ? q.listAllByOwner : q.listAll;
-    else if (p.state === "pending" || p.state === "active") stmt = owned ? q.listHotByOwner : q.listHot;
+    else if (!isFinished(p.state)) stmt = owned ? q.listHotByOwner : q.listHot;
     else stmt = owned ? q.listDoneByOwner : q.listDone;
     const rows = stmt.all({
       state: p.state ?? null,
       queue: p.queue ?? null,
       type: p.type ?? null,
       owner: p.owner ?? null,
+      key: p.key ?? null,
       cursor: p.cursor ?? null,
       limit: p.limit + 1,
     }) as JobRecord[];
@@ -343,46 +385,8 @@ export class SqliteStore implements Store {
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
-    const states = Object.fromEntries(["pending", "active", ...FINISHED_STATES].map((s) => [s, 0])) as Record<
-      JobState,
-      number
-    >;
-    // Keyed by names from the store: null prototypes, so "__proto__" or "toString" is just a key.
-    const queues: StoreStats["queues"] = nameRecord();
-    const types: StoreStats["types"] = nameRecord();
-    const add = (state: JobState, queue: string, type: string, n: number) => {
-      states[state] += n;
-      const q = (queues[queue] ??= {});
-      q[state] = (q[state] ?? 0) + n;
-      const t = (types[type] ??= {});
-      t[state] = (t[state] ?? 0) + n;
-    };
-    const hot = this.#q.statsHot.all({ now: p.now }) as Array<{
-      state: JobState;
-      queue: string;
-      type: string;
-      n: number;
-      scheduled: number;
-      retrying: number;
-      oldest: number | null;
-    }>;
-    let scheduled = 0;
-    let retrying = 0;
-    let oldestReadyAt: number | null = null;
-    for (const r of hot) {
-      add(r.state, r.queue, r.type, r.n);
-      scheduled += r.scheduled;
-      retrying += r.retrying;
-      if (r.oldest !== null && (oldestReadyAt === null || r.oldest < oldestReadyAt)) oldestReadyAt = r.oldest;
-    }
-    const done = this.#q.statsDone.all() as Array<{
-      state: JobState;
-      queue: string;
-      type: string;
-      n: number;
-    }>;
-    for (const r of done) add(r.state, r.queue, r.type, r.n);
-    return { states, scheduled, retrying, queues, types, oldestReadyAt };
+    const hot = this.#q.statsHot.all({ now: p.now }) as StatsRow[];
+    return statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
   }
 
   // ---- changes by id -------------------------------------------------------------------------
@@ -391,15 +395,17 @@ export class SqliteStore implements Store {
     return this.#write((): JobMutation => {
       const record = this.#getRecord(p.id);
       if (!record) return null;
-      if (record.state !== "pending" && record.state !== "active") return { record, changed: false };
-      this.#moveToDone(p.id, "cancelled", p.now);
+      if (isFinished(record.state)) return { record, changed: false };
+      this.#moveToDone(p.id, "cancelled", p.now, record.state === "blocked");
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
 
-  #moveToDone(id: string, state: "cancelled" | "expired", now: number): void {
+  /** Moves a blocked, pending or active job to the done table, and settles its dependents. */
+  #moveToDone(id: string, state: "cancelled" | "expired", now: number, wasBlocked: boolean): void {
     this.#q.moveToDone.run(state, now, id);
-    this.#q.deleteJob.run(id);
+    if (wasBlocked) this.#deps.left(id);
+    if (this.#q.moveDelete.get(id) === 1) this.#deps.ended(id, state, now);
   }
 
   reschedule(p: RescheduleParams): Promise<JobMutation> {
@@ -408,7 +414,7 @@ export class SqliteStore implements Store {
         this.#q.reschedule.run(p.runAt ?? null, p.priority ?? null, p.queue ?? null, p.id).changes === 1;
       const record = this.#getRecord(p.id);
       if (!record) return null;
-      if (changed && record.runAt <= p.now) this.#ringAfterCommit = true;
+      if (changed && record.state === "pending" && record.runAt <= p.now) this.#ringAfterCommit = true;
       return { record, changed };
     });
   }
@@ -422,7 +428,8 @@ export class SqliteStore implements Store {
       }
       this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
       this.#q.retryDeleteDone.run(p.id);
-      this.#ringAfterCommit = true;
+      if (this.#deps.retried(p.id, record.dependsOn, record.onDependencyFailure))
+        this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.id)!, changed: true };
     });
   }
@@ -431,7 +438,7 @@ export class SqliteStore implements Store {
     return this.#write((): JobMutation => {
       const record = this.#getRecord(p.id);
       if (!record) return null;
-      if (record.state === "pending" || record.state === "active") return { record, changed: false };
+      if (!isFinished(record.state)) return { record, changed: false };
       if (record.state === "expired") {
         // Stored expired at once (replay.sql): nothing to run, no one to wake.
         this.#reinsert(this.#q.replayExpired, [p.newId, p.now, p.now, p.now, p.now, p.id], null);
@@ -466,9 +473,9 @@ export class SqliteStore implements Store {
 
   expirePending(p: SweepParams): Promise<JobRecord[]> {
     return this.#write(() => {
-      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string }>;
-      return rows.map(({ id }) => {
-        this.#moveToDone(id, "expired", p.now);
+      const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string; state: string }>;
+      return rows.map(({ id, state }) => {
+        this.#moveToDone(id, "expired", p.now, state === "blocked");
         return this.#getRecord(id)!;
       });
     });
@@ -480,7 +487,12 @@ export class SqliteStore implements Store {
       const stmt = this.#q.prune;
       for (const state of FINISHED_STATES) {
         if (deleted >= p.limit) break;
-        deleted += stmt.run(state, p.now - p.retainMs[state], p.limit - deleted).changes;
+        const rows = stmt.all(state, p.now - p.retainMs[state], p.limit - deleted) as Array<{
+          id: string;
+          depends_on: string | null;
+        }>;
+        for (const r of rows) this.#deps.pruned(r.id, r.depends_on);
+        deleted += rows.length;
       }
       return deleted;
     });

@@ -22,15 +22,37 @@ const HOT_FIELDS = selectList(
   "hot",
   () => "NULL",
   (name) => name,
+  undefined,
+  // A blocked job's count lives in errand_blocked (migrations/0004 says why); the CASE reads it
+  // for blocked rows only, so a claim (pending rows) never probes that table.
+  (f) =>
+    f.name === "blockedBy"
+      ? "CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END"
+      : undefined,
 );
 const DONE_FIELDS = selectList(
   "done",
   () => "NULL",
   (name) => name,
 );
+/**
+ * The hot list for rows known to be pending (the claim's candidates): a pending job has no count,
+ * so the claim reads a constant instead of evaluating the CASE per row.
+ */
+const PENDING_FIELDS = selectList(
+  "hot",
+  () => "NULL",
+  (name) => name,
+  undefined,
+  (f) => (f.name === "blockedBy" ? "0" : undefined),
+);
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
-const SQL = renderStatements(statements, { hotFields: HOT_FIELDS, doneFields: DONE_FIELDS });
+const SQL = renderStatements(statements, {
+  hotFields: HOT_FIELDS,
+  pendingFields: PENDING_FIELDS,
+  doneFields: DONE_FIELDS,
+});
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
 const RECORD_STATEMENTS: readonly StatementName[] = [
@@ -49,8 +71,9 @@ const RECORD_STATEMENTS: readonly StatementName[] = [
 
 /**
  * The columns an insert sets, in table order: a NewJob's, the state (written as 'pending') and
- * created_at (the enqueue's `now`). queries/enqueueMany.sql names them in this order and
- * `insertJobs` (insert.ts) binds them so; test/unit/job-fields.test.ts checks the binding.
+ * created_at (the enqueue's `now`). `npm run gen` writes them into queries/enqueueMany.sql (its
+ * job-field markers, scripts/job-field-markers.ts) and `insertJobs` (insert.ts) binds them so;
+ * test/unit/job-fields.test.ts checks the binding.
  */
 export const INSERT_COLUMNS: readonly string[] = JOB_FIELDS.filter(
   (x) => x.newJob || x.name === "state" || x.name === "createdAt",
@@ -59,7 +82,7 @@ export const INSERT_COLUMNS: readonly string[] = JOB_FIELDS.filter(
 export const ROW_PARAMS = INSERT_COLUMNS.length - 1;
 /** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
 export const INSERT_CHUNK = countParams(SQL.enqueueChunk) / ROW_PARAMS;
-// A field added to the table but not to the insert statements would be silently left out.
+// The statements are generated to match; a stale generated file would leave a field out silently.
 for (const name of ["enqueueOne", "enqueueChunk"] as const) {
   const columns = /INSERT INTO errand_job \(([^)]*)\)/
     .exec(SQL[name])?.[1]
@@ -93,6 +116,10 @@ export function prepareStatements(db: Database.Database): Statements {
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
   q.claimCandidates.raw(true);
   q.enqueueFinishedId.pluck();
+  q.moveDelete.pluck();
+  q.dependencyUnfinished.pluck();
+  q.dependentsPage.pluck();
+  q.claimKeyActive.pluck();
   q.pausedQueues.pluck();
   return q;
 }

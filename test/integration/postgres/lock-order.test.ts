@@ -52,6 +52,10 @@ async function leased(store: Store, round: number): Promise<AttemptRef[]> {
       timeoutMs: null,
       uniqueKey: null,
       owner: null,
+      dependsOn: null,
+      onDependencyFailure: "cancel" as const,
+      key: null,
+      debounceKey: null,
     })),
   });
   const claimed = await store.claim({

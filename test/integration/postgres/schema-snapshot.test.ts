@@ -18,7 +18,13 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
   const result = await migrate({ connectionString: PG_URL, schema });
   expect(result).toMatchObject({
     from: 0,
-    applied: ["0001_init.sql", "0002_job_types_and_owner.sql", "0003_queue_pause.sql"],
+    applied: [
+      "0001_init.sql",
+      "0002_job_types_and_owner.sql",
+      "0003_queue_pause.sql",
+      "0004_dependencies.sql",
+      "0005_keys_snooze_debounce.sql",
+    ],
   });
 
   const dump = await withPg(async (c) => {

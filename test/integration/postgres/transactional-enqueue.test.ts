@@ -147,3 +147,69 @@ test("refuses a db that is not a connection, a db on a schedule, and a db on SQL
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a job with dependencies enqueued in the caller's transaction: blocked inside it, refused whole on an unknown id", async () => {
+  const { schema, store, queue, app } = await setup();
+  const dep = await queue.enqueue(receipt, { order: 1 });
+  await app.query("BEGIN");
+  await app.query(`INSERT INTO "${schema}".orders VALUES (2)`);
+  const after = await queue.enqueue(receipt, { order: 2 }, { dependsOn: [dep.id], db: app });
+  expect(after).toMatchObject({ state: "blocked", blockedBy: 1, dependsOn: [dep.id] });
+  // A refusal stores nothing of its call and leaves the caller's transaction usable.
+  await expect(
+    queue.enqueue(receipt, { order: 3 }, { id: "lost", dependsOn: [dep.id, "nowhere"], db: app }),
+  ).rejects.toMatchObject({ code: "DEPENDENCY_NOT_FOUND", details: { id: "nowhere" } });
+  await app.query(`INSERT INTO "${schema}".orders VALUES (3)`);
+  await app.query("COMMIT");
+  expect(await queue.get("lost")).toBeNull();
+  expect(await queue.get(after.id)).toMatchObject({ state: "blocked" });
+  const { rows } = await app.query(`SELECT count(*)::int AS n FROM "${schema}".orders`);
+  expect(rows[0].n).toBe(2);
+
+  // Outside any transaction the call is still all or none, in a transaction of its own: a job
+  // of the call that comes later is no dependency (it must be earlier, or stored).
+  const base = {
+    type: "receipt",
+    queue: "default",
+    payload: "{}",
+    priority: 0,
+    weight: 1,
+    runAt: Date.now(),
+    expiresAt: null,
+    maxAttempts: 3,
+    backoff: '{"type":"fixed","delayMs":0}',
+    retryQueue: null,
+    delivery: "at_least_once" as const,
+    timeoutMs: null,
+    uniqueKey: null,
+    owner: null,
+    onDependencyFailure: "cancel" as const,
+    key: null,
+    debounceKey: null,
+  };
+  await expect(
+    store.enqueueMany({
+      now: Date.now(),
+      connection: app,
+      jobs: [
+        { ...base, id: "ok", dependsOn: JSON.stringify([dep.id]) },
+        { ...base, id: "bad", dependsOn: JSON.stringify(["late"]) },
+        { ...base, id: "late", dependsOn: null },
+      ],
+    }),
+  ).rejects.toMatchObject({ code: "DEPENDENCY_NOT_FOUND", details: { id: "late" } });
+  expect(await queue.get("ok")).toBeNull();
+  expect(await queue.get("late")).toBeNull();
+  const stored = await store.enqueueMany({
+    now: Date.now(),
+    connection: app,
+    jobs: [
+      { ...base, id: "first", dependsOn: null },
+      { ...base, id: "second", dependsOn: JSON.stringify(["first", dep.id]) },
+    ],
+  });
+  expect(stored[1]).toMatchObject({ inserted: true, record: { state: "blocked", blockedBy: 2 } });
+  // Committed: another connection sees both.
+  expect(await queue.get("second")).toMatchObject({ state: "blocked", blockedBy: 2 });
+  expect((await queue.dependents("first")).jobs.map((j) => j.id)).toEqual(["second"]);
+});

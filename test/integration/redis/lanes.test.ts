@@ -78,6 +78,10 @@ describe.runIf(redisSelected())("Redis store: ready lanes in pages", () => {
       timeoutMs: null,
       uniqueKey: null,
       owner: null,
+      dependsOn: null,
+      onDependencyFailure: "cancel" as const,
+      key: null,
+      debounceKey: null,
     });
     const enqueue = async (jobs: NewJob[]) => {
       const results = await store.enqueueMany({ jobs, now });

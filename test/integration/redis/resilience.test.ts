@@ -147,7 +147,15 @@ describe.runIf(redisSelected())("Redis store: resilience", () => {
     expect(errors.length).toBeGreaterThan(0);
     for (const e of errors) expect(e).toMatchObject({ name: "ErrandError", code: "STORE_ERROR" });
     const { states } = await producer.stats();
-    expect(states).toEqual({ pending: 0, active: 0, completed: JOBS, dead: 0, cancelled: 0, expired: 0 });
+    expect(states).toEqual({
+      blocked: 0,
+      pending: 0,
+      active: 0,
+      completed: JOBS,
+      dead: 0,
+      cancelled: 0,
+      expired: 0,
+    });
     // Every job ran; the ten whose completion was lost ran again after their lease ran out.
     expect(task.runs.size).toBe(JOBS);
     const again = jobs.filter((j) => task.runs.get(j.id)! > 1);
@@ -204,6 +212,7 @@ describe.runIf(redisSelected())("Redis store: resilience", () => {
     expect((await keysOf(admin, "emptied")).sort()).toEqual(["{emptied}:meta", "{emptied}:schema_version"]);
     for (const j of old.slice(0, 12)) expect(await producer.get(j.id)).toBeNull();
     expect((await queue.stats()).states).toEqual({
+      blocked: 0,
       pending: 0,
       active: 0,
       completed: 0,

@@ -1,11 +1,13 @@
--- cancel: Store.cancel(). Cancels a pending or active job.
+-- cancel: Store.cancel(). Cancels a blocked, pending or active job.
 --
 -- Guarantees: the job leaves errand_job and enters errand_job_done as cancelled (finished_at = now)
 -- in one statement; a finished or unknown job changes nothing (no row: the store then reads it
 -- with get). Cancelling an active job ends its lease: the holder's later reports are stale.
+-- "hasDependents" (read under the row lock the DELETE took) tells the store whether to settle
+-- the job's blocked dependents in the next statements of its transaction (dependencies.sql).
 --
 -- $1 id, $2 now.
--- Returns the cancelled job as a JobRecord, or no row.
+-- Returns the cancelled job as a JobRecord with "hasDependents", or no row.
 
 -- name: cancel
 WITH moved AS (DELETE FROM {{errandJob}} WHERE id = $1 RETURNING *),
@@ -14,4 +16,4 @@ ins AS (
   SELECT {{sharedColumns}}, 'cancelled', NULL, $2 FROM moved
   RETURNING {{doneFields}}
 )
-SELECT * FROM ins
+SELECT ins.*, (SELECT has_dependents FROM moved) AS "hasDependents" FROM ins

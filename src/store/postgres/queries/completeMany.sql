@@ -19,8 +19,16 @@
 --     a row the other waits for. A row changed while it waited is re-checked against the WHERE
 --     clause; the DELETE touches only rows `locked` holds.
 --
--- $1 ids, $2 attempts, $3 results (JSON text), $4 now.
--- Returns (id, attempt) of each attempt completed.
+--   - Dependencies: a job some other job waits for (has_dependents, read under its row lock, so
+--     an enqueue that named it as a dependency and committed while we waited is seen) is not
+--     completed by the plain statement ($5 false): it comes back as deferred, and the store
+--     completes it again with $5 true in a transaction whose next statement (`unblock`,
+--     dependencies.sql) settles its dependents with a snapshot taken after this one's locks. A
+--     drain of jobs nothing waits for pays one boolean per row for this.
+--
+-- $1 ids, $2 attempts, $3 results (JSON text), $4 now, $5 also complete jobs with dependents.
+-- Returns (id, attempt, deferred) of each attempt completed (deferred false) and of each current
+-- attempt left for the transaction (deferred true, only when $5 is false).
 
 -- name: completeMany
 WITH input AS (
@@ -28,17 +36,20 @@ WITH input AS (
   FROM unnest($1::text[], $2::integer[], $3::text[]) WITH ORDINALITY AS i(id, attempt, result, ord)
   ORDER BY id, attempt, ord
 ), locked AS MATERIALIZED (
-  SELECT j.id, i.result FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
+  SELECT j.id, j.attempt, i.result, j.has_dependents AND NOT $5::boolean AS deferred
+  FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
   WHERE j.state = 'active'
   ORDER BY j.id
   FOR UPDATE OF j
 ), moved AS (
   DELETE FROM {{errandJob}} j USING locked l
-  WHERE j.id = l.id AND j.state = 'active'
+  WHERE j.id = l.id AND j.state = 'active' AND NOT l.deferred
   RETURNING j.*, l.result AS new_result
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT {{sharedColumns}}, 'completed', new_result, $4 FROM moved
   RETURNING id, attempt
 )
-SELECT id, attempt FROM ins
+SELECT id, attempt, false AS deferred FROM ins
+UNION ALL
+SELECT id, attempt, true FROM locked WHERE deferred

@@ -25,8 +25,11 @@
 --   - The `n` CTE is referenced by the final SELECT because PostgreSQL runs only the plain
 --     (non-modifying) CTEs that are read; `ready` sends at most one notification per statement.
 --   - The insertJob fragment is `INSERT INTO errand_job (<the columns set here>)` and insertOutcome the
---     closing SELECT of n, ids and notified, the same in all six (postgres-store.ts,
---     sqlFragments).
+--     closing SELECT of n, ids and notified, the same in all six (postgres/columns.ts,
+--     sqlFragments). The lists of the job's fields are written in by `npm run gen` from
+--     src/job-fields.ts (scripts/job-field-markers.ts): /*@insertValues …*/ a value for each insert
+--     column, /*@unnestArrays*/ and /*@unnestColumns*/ the fields' arrays and their names.
+--   - The fixed parameters come first, so adding a field to the table renumbers none of them.
 --   - Not in id order, unlike the statements that lock several existing jobs (heartbeatMany,
 --     completeMany, failMany): an insert locks no existing row, and batch order decides which job
 --     of a batch wins a unique key. Two uncommitted batches inserting the same caller-chosen ids or
@@ -34,14 +37,25 @@
 --     insert's commit) and deadlock; the store retries the statement (40P01), which inserts each
 --     job once whatever the first try did.
 --
--- insert, insertChecked (a job's fields as one array each):
---   $1 ids, $2 type, $3 queue, $4 payloads, $5 priority, $6 weight, $7 run_at, $8 expires_at,
---   $9 max_attempts, $10 backoff, $11 retry_queue, $12 delivery, $13 timeout_ms, $14 unique_key,
---   $15 owner; $16 now, $17 notify tag (the NOTIFY payload: the store's origin, '' to wake this
---   process too), $18 batch size.
--- insertUniform, insertUniformChecked: the same, but $2, $3 and $5 to $15 are one value each.
--- insertOne, insertOneChecked: one job, every field one value ($1 to $15), $18 always 1.
---   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $18), notified.
+-- All six: $1 now (created_at), $2 notify tag (the NOTIFY payload: the store's origin, '' to wake
+--   this process too), $3 batch size; then a NewJob's fields in table order: $4 id, $5 type,
+--   $6 queue, $7 payload, $8 priority, $9 weight, $10 run_at, $11 expires_at, $12 max_attempts,
+--   $13 backoff, $14 retry_queue, $15 delivery, $16 timeout_ms, $17 unique_key, $18 owner,
+--   $19 depends_on, $20 on_dependency_failure, $21 key, $22 debounce_key.
+-- insert, insertChecked: each field one array (one element per job).
+-- insertUniform, insertUniformChecked: ids and payloads arrays, every other field one value.
+-- insertOne, insertOneChecked: one job, every field one value, $3 always 1.
+--   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $3), notified.
+-- insertSettled, insertSettledChecked: as insert and insertChecked, for jobs with dependencies
+--   (dependencies.ts), each in the state it will have: the two parameters after the job's fields
+--   (/*@afterFields*/) are the states ('blocked' or 'pending') and blocked_by. A blocked job never
+--   enters the claim index (not even as a version to vacuum), and wakes no one.
+-- debounce: $1 debounce key, $2 payload, $3 run at, $4 now, $5 notify tag. The pending job never
+--   started that holds the key (errand_job_debounce: at most one) takes the new payload and run_at;
+--   returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
+--   job, and if that insert conflicts on the index, a concurrent enqueue's job now holds it: the
+--   store runs debounce again). A job being claimed is waited for, then no longer matches. NOTIFYs
+--   the wake channel when the job is due at once.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
 --   by id in either table (false), and pending or active jobs by unique key (true).
@@ -49,85 +63,110 @@
 -- name: insert
 WITH ins AS (
   {{insertJob}}
-  SELECT u.id, u.type, u.queue, 'pending', u.payload, u.priority, u.weight, u.run_at, u.expires_at,
-    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, $16
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
-    WITH ORDINALITY AS u(id, type, queue, payload, priority, weight, run_at, expires_at, max_attempts,
-      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, ord)
+  SELECT /*@insertValues unnest*/
+  FROM unnest(/*@unnestArrays*/)
+    WITH ORDINALITY AS u(/*@unnestColumns*/, ord)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertChecked
 WITH ins AS (
   {{insertJob}}
-  SELECT u.id, u.type, u.queue, 'pending', u.payload, u.priority, u.weight, u.run_at, u.expires_at,
-    u.max_attempts, u.backoff, u.retry_queue, u.delivery, u.timeout_ms, u.unique_key, u.owner, $16
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
-      $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[])
-    WITH ORDINALITY AS u(id, type, queue, payload, priority, weight, run_at, expires_at, max_attempts,
-      backoff, retry_queue, delivery, timeout_ms, unique_key, owner, ord)
+  SELECT /*@insertValues unnest*/
+  FROM unnest(/*@unnestArrays*/)
+    WITH ORDINALITY AS u(/*@unnestColumns*/, ord)
   WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertUniform
 WITH ins AS (
   {{insertJob}}
-  SELECT u.id, $2::text, $3::text, 'pending', u.payload, $5::bigint, $6::bigint, $7::bigint, $8::bigint,
-    $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16
-  FROM unnest($1::text[], $4::text[])
-    WITH ORDINALITY AS u(id, payload, ord)
+  SELECT /*@insertValues uniform*/
+  FROM unnest(/*@unnestArrays id payload*/)
+    WITH ORDINALITY AS u(/*@unnestColumns id payload*/, ord)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertUniformChecked
 WITH ins AS (
   {{insertJob}}
-  SELECT u.id, $2::text, $3::text, 'pending', u.payload, $5::bigint, $6::bigint, $7::bigint, $8::bigint,
-    $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16
-  FROM unnest($1::text[], $4::text[])
-    WITH ORDINALITY AS u(id, payload, ord)
+  SELECT /*@insertValues uniform*/
+  FROM unnest(/*@unnestArrays id payload*/)
+    WITH ORDINALITY AS u(/*@unnestColumns id payload*/, ord)
   WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), ready AS (SELECT 1 FROM ins WHERE run_at <= $16),
-n AS (SELECT pg_notify({{channel}}, $17) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+), ready AS (SELECT 1 FROM ins WHERE run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 {{insertOutcome}}
 
 -- name: insertOne
 WITH ins AS (
   {{insertJob}}
-  VALUES ($1::text, $2::text, $3::text, 'pending', $4::text, $5::bigint, $6::bigint, $7::bigint,
-    $8::bigint, $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16)
+  VALUES (/*@insertValues one*/)
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), n AS (SELECT pg_notify({{channel}}, $17) FROM ins WHERE run_at <= $16)
+), n AS (SELECT pg_notify({{channel}}, $2) FROM ins WHERE run_at <= $1)
 {{insertOutcome}}
 
 -- name: insertOneChecked
 WITH ins AS (
   {{insertJob}}
-  SELECT $1::text, $2::text, $3::text, 'pending', $4::text, $5::bigint, $6::bigint, $7::bigint,
-    $8::bigint, $9::bigint, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::text, $16
-  WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = $1::text)
+  SELECT /*@insertValues one*/
+  WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = /*@param id*/::text)
   ON CONFLICT DO NOTHING
   RETURNING id, run_at
-), n AS (SELECT pg_notify({{channel}}, $17) FROM ins WHERE run_at <= $16)
+), n AS (SELECT pg_notify({{channel}}, $2) FROM ins WHERE run_at <= $1)
 {{insertOutcome}}
+
+-- name: insertSettled
+WITH ins AS (
+  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by)
+  SELECT /*@insertValues settled*/, u.blocked_by
+  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[])
+    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, ord)
+  ORDER BY u.ord
+  ON CONFLICT DO NOTHING
+  RETURNING id, state, run_at
+), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+{{insertOutcome}}
+
+-- name: insertSettledChecked
+WITH ins AS (
+  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by)
+  SELECT /*@insertValues settled*/, u.blocked_by
+  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[])
+    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, ord)
+  WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
+  ORDER BY u.ord
+  ON CONFLICT DO NOTHING
+  RETURNING id, state, run_at
+), ready AS (SELECT 1 FROM ins WHERE state = 'pending' AND run_at <= $1),
+n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
+{{insertOutcome}}
+
+-- name: debounce
+WITH upd AS (
+  UPDATE {{errandJob}} SET payload = $2, run_at = $3
+  WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0
+  RETURNING {{hotFields}}
+), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE "runAt" <= $4) AS r)
+SELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0
 
 -- name: dropRaced
 DELETE FROM {{errandJob}} j WHERE j.id = ANY($1::text[])

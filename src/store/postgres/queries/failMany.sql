@@ -26,11 +26,20 @@
 --     different ones: a row has one attempt, and only items naming it match.
 --   - errors is a JSON array kept as text: the new entry is spliced in as text, so the entries
 --     already stored keep their exact text.
+--   - `killed` copies every shared column but errors and lease_expirations as they are; the list is
+--     written in by `npm run gen` from src/job-fields.ts (/*@sharedValues*/, scripts/job-field-markers.ts).
 --   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
+--   - Dependencies: an attempt that would end dead on a job some other job waits for
+--     (has_dependents, read under its row lock) is left alone by the plain statement ($9 false)
+--     and comes back as 'deferred'; the store fails it again with $9 true in a transaction whose
+--     next statements settle its dependents (dependencies.sql), as completeMany does.
+--
 -- $1 ids, $2 attempts, $3 lease expired (0 or 1), $4 retryAt (NULL: dead), $5 retry queues (NULL:
--- keep the queue), $6 errors (JSON text), $7 now, $8 notify tag.
--- Returns (id, attempt, state) for each attempt failed, state 'pending' or 'dead'.
+-- keep the queue), $6 errors (JSON text), $7 now, $8 notify tag, $9 also kill jobs with
+-- dependents.
+-- Returns (id, attempt, state) for each attempt failed, state 'pending' or 'dead', and 'deferred'
+-- for each left for the transaction (only when $9 is false).
 
 -- name: failMany
 WITH input AS (
@@ -39,7 +48,8 @@ WITH input AS (
     WITH ORDINALITY AS i(id, attempt, expired, retry_at, retry_queue, error, ord)
   ORDER BY id, attempt, ord
 ), locked AS MATERIALIZED (
-  SELECT j.id, i.expired, i.retry_at, i.retry_queue, i.error
+  SELECT j.id, j.attempt, i.expired, i.retry_at, i.retry_queue, i.error,
+    i.retry_at IS NULL AND j.has_dependents AND NOT $9::boolean AS deferred
   FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
   WHERE j.state = 'active' AND (i.expired = 0 OR j.lease_expires_at <= $7)
   ORDER BY j.id
@@ -54,14 +64,13 @@ WITH input AS (
   RETURNING j.id, j.attempt, j.run_at
 ), moved AS (
   DELETE FROM {{errandJob}} j USING locked l
-  WHERE l.retry_at IS NULL AND j.id = l.id AND j.state = 'active'
+  WHERE l.retry_at IS NULL AND NOT l.deferred AND j.id = l.id AND j.state = 'active'
   RETURNING j.*, l.error AS new_error, l.expired AS new_expired
 ), killed AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-    CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END,
-    lease_expirations + new_expired, created_at, started_at, owner,
+  SELECT /*@sharedValues
+      errors = CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END;
+      lease_expirations = lease_expirations + new_expired*/,
     'dead', NULL, $7
   FROM moved
   RETURNING id, attempt
@@ -70,3 +79,5 @@ n AS (SELECT pg_notify({{channel}}, $8) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 SELECT id, attempt, 'pending' AS state FROM retried WHERE (SELECT count(*) FROM n) >= 0
 UNION ALL
 SELECT id, attempt, 'dead' FROM killed
+UNION ALL
+SELECT id, attempt, 'deferred' FROM locked WHERE deferred

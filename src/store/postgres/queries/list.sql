@@ -1,4 +1,5 @@
--- list: Store.list(). A page of jobs, newest id first, filtered by state, queue, type and owner.
+-- list: Store.list(). A page of jobs, newest id first, filtered by state, queue, type, key and
+-- owner.
 --
 -- Guarantees: ids below the cursor only, in descending id order, at most $5 rows (the store asks
 -- for one more than the page to know whether another follows). listAll reads both tables in one
@@ -11,7 +12,7 @@
 --     generic plan can use the owner indexes.
 --
 -- $1 state (NULL: any), $2 queue (NULL: any), $3 type (NULL: any), $4 cursor (NULL: from the
--- newest), $5 limit; the *Owner statements also $6 owner.
+-- newest), $5 limit, $6 key (NULL: any); the *Owner statements also $7 owner.
 -- Returns JobRecords.
 
 -- name: listAll
@@ -19,10 +20,12 @@ SELECT * FROM (
   SELECT {{hotFields}} FROM {{errandJob}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
     AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
   UNION ALL
   SELECT {{doneFields}} FROM {{errandJobDone}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
     AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
 ) AS j ORDER BY id DESC LIMIT $5
 
 -- name: listHot
@@ -30,6 +33,7 @@ SELECT * FROM (
   SELECT {{hotFields}} FROM {{errandJob}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
     AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
 ) AS j ORDER BY id DESC LIMIT $5
 
 -- name: listDone
@@ -37,29 +41,38 @@ SELECT * FROM (
   SELECT {{doneFields}} FROM {{errandJobDone}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
     AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
 ) AS j ORDER BY id DESC LIMIT $5
 
 -- name: listAllOwner
 SELECT * FROM (
   SELECT {{hotFields}} FROM {{errandJob}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
-    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4) AND owner = $6
+    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
+    AND ($6::text IS NULL OR key = $6) AND owner = $7
   UNION ALL
   SELECT {{doneFields}} FROM {{errandJobDone}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
-    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4) AND owner = $6
+    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
+    AND ($6::text IS NULL OR key = $6) AND owner = $7
 ) AS j ORDER BY id DESC LIMIT $5
 
 -- name: listHotOwner
 SELECT * FROM (
   SELECT {{hotFields}} FROM {{errandJob}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
-    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4) AND owner = $6
+    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
+    AND ($6::text IS NULL OR key = $6) AND owner = $7
 ) AS j ORDER BY id DESC LIMIT $5
 
 -- name: listDoneOwner
 SELECT * FROM (
   SELECT {{doneFields}} FROM {{errandJobDone}}
   WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)
-    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4) AND owner = $6
+    AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR id < $4)
+    AND ($6::text IS NULL OR key = $6)
+    AND ($6::text IS NULL OR key = $6) AND owner = $7
 ) AS j ORDER BY id DESC LIMIT $5

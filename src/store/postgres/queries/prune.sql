@@ -1,8 +1,10 @@
 -- prune: Store.prune(). Deletes finished jobs of one state that finished before a cutoff.
 --
--- Guarantees: deletes at most $3 rows of errand_job_done per call; pending and active jobs are
--- never touched. The store runs it once per finished state, each with that state's retention,
--- until its limit is used up.
+-- Guarantees: deletes at most $3 rows of errand_job_done per call; blocked, pending and active
+-- jobs are never touched. A finished job that some blocked job still waits for is kept (its
+-- dependent would lose the outcome it waits for); the edges of each job deleted go with it, both
+-- those naming its dependencies and those naming it as one. The store runs it once per finished
+-- state, each with that state's retention, until its limit is used up.
 --
 -- Why:
 --   - The LIMIT in a subquery bounds each delete, so a large backlog is pruned in short statements
@@ -12,6 +14,10 @@
 --     could hold a row the other waits for. A pruner never waits for a row now, so it cannot
 --     deadlock, and concurrent pruners split the backlog instead of queueing on the same rows.
 --     Sorting by id instead would sort every prunable row on each call.
+--   - An enqueue naming a finished job as a dependency holds it FOR SHARE until it commits, so a
+--     pruner skips it rather than deleting what the new job will wait on.
+--   - The "still waited for" check probes errand_dependency's primary key by dep_id; a job never
+--     named as a dependency finds no edge and costs one index probe.
 --
 -- $1 state, $2 cutoff (finished_at before it is deleted), $3 limit.
 -- Returns one row: n (rows deleted).
@@ -19,9 +25,20 @@
 -- name: prune
 WITH gone AS (
   DELETE FROM {{errandJobDone}} WHERE id IN (
-    SELECT id FROM {{errandJobDone}} WHERE state = $1 AND finished_at < $2 LIMIT $3
-    FOR UPDATE SKIP LOCKED
+    SELECT d.id FROM {{errandJobDone}} d WHERE d.state = $1 AND d.finished_at < $2
+      AND NOT EXISTS (
+        SELECT 1 FROM {{errandDependency}} e JOIN {{errandJob}} j ON j.id = e.job_id
+        WHERE e.dep_id = d.id AND j.state = 'blocked'
+      )
+    LIMIT $3
+    FOR UPDATE OF d SKIP LOCKED
   )
-  RETURNING 1
+  RETURNING id, depends_on
+), waited AS (
+  DELETE FROM {{errandDependency}} e USING gone g WHERE e.dep_id = g.id
+), waiting AS (
+  DELETE FROM {{errandDependency}} e USING gone g
+  WHERE g.depends_on IS NOT NULL AND e.job_id = g.id
+    AND e.dep_id IN (SELECT jsonb_array_elements_text(g.depends_on::jsonb))
 )
 SELECT count(*)::integer AS n FROM gone

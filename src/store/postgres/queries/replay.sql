@@ -2,7 +2,9 @@
 --
 -- Guarantees:
 --   - The copy is pending at $3 with the original's type, queue, payload, priority, weight,
---     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start.
+--     options, unique key and owner, and a clean slate: no checkpoint, attempts, errors or start,
+--     and no dependencies (the original's have finished; the copy waits for nothing). It keeps
+--     the key but no debounce key (it is no debounce target) and starts with no snoozes.
 --     The original stays in history unchanged.
 --   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
 --     long to start as it had ($3 + expires_at - created_at), and a copy of a job that ended
@@ -16,6 +18,8 @@
 -- Why:
 --   - `src` is read once; `ins` (a pending copy, into errand_job) and `gone` (an expired one,
 --     into errand_job_done) each take the rows of their case, so exactly one of them inserts.
+--   - Both copy every shared column as it is but those the /*@sharedValues*/ marker names (the
+--     list is written in by `npm run gen` from src/job-fields.ts, scripts/job-field-markers.ts).
 --   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
 -- $1 id of the finished job, $2 new id, $3 now, $4 notify tag.
@@ -25,17 +29,18 @@
 WITH src AS (
   SELECT * FROM {{errandJobDone}} WHERE id = $1
 ), ins AS (
-  INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
-    attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-    lease_expirations, created_at, started_at, owner)
-  SELECT $2, type, queue, 'pending', payload, NULL, priority, weight, $3, $3 + (expires_at - created_at), 0,
-    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner
+  INSERT INTO {{errandJob}} ({{sharedColumns}}, state)
+  SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3 + (expires_at - created_at);
+      attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
+      depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
+    'pending'
   FROM src WHERE state <> 'expired'
   RETURNING {{hotFields}}
 ), gone AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT $2, type, queue, payload, NULL, priority, weight, $3, $3, 0,
-    max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, $3, NULL, owner,
+  SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3;
+      attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
+      depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
     'expired', NULL, $3
   FROM src WHERE state = 'expired'
   RETURNING {{doneFields}}

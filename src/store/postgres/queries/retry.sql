@@ -1,19 +1,32 @@
 -- retry: Store.retry(). Runs a dead, cancelled or expired job again, as the same job.
 --
 -- Guarantees:
---   - The job moves from errand_job_done back to errand_job as pending at $2, keeping its id,
---     attempts and errors; max_attempts grows when needed so one more attempt is allowed. Its
---     expiry and lease-expiry count are cleared.
---   - A completed, pending, active or unknown job changes nothing (no row: the store then reads
---     it with get).
---   - A pending or active job holding its unique key makes the insert fail (unique violation),
---     which rolls the whole statement back; the store reports INVALID_STATE.
---   - NOTIFYs the wake channel when it moved the job.
+--   - The job moves from errand_job_done back to errand_job, keeping its id, attempts and errors;
+--     max_attempts grows when needed so one more attempt is allowed. Its expiry and lease-expiry
+--     count are cleared, and so is its debounce key: a job retried by hand is no debounce target,
+--     and back pending at attempt 0 it would contend for errand_job_debounce. It is pending at
+--     $2, or blocked when $4 (the store's count of its dependencies still unfinished, taken
+--     under their row locks: `retryDependencies`) is above 0.
+--   - A completed, blocked, pending, active or unknown job changes nothing (no row: the store then
+--     reads it with get).
+--   - A blocked, pending or active job holding its unique key makes the insert fail (unique
+--     violation), which rolls the whole statement back; the store reports INVALID_STATE.
+--   - NOTIFYs the wake channel when it made the job pending.
+--   - has_dependents is set again from errand_dependency, so the job's next finish settles the
+--     dependents waiting on it; "hasDependents" tells the store to count it unfinished again for
+--     those still blocked (`recountDependents`).
 --
 -- Why: `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
--- $1 id, $2 now, $3 notify tag.
--- Returns the job as now pending, as a JobRecord, or no row.
+-- retryDependencies: $1 id. Returns the job's depends_on and state if it is in errand_job_done
+--   (a plain read: the statements that follow lock what they change).
+-- retry: $1 id, $2 now, $3 notify tag, $4 unfinished dependencies.
+--   Returns the job as now pending or blocked, as a JobRecord with "hasDependents", or no row.
+-- recountDependents: $1 id. Counts the job unfinished again for each blocked job waiting on it
+--   (row locks in id order). Returns one row: n (jobs changed).
+
+-- name: retryDependencies
+SELECT depends_on AS "dependsOn", state FROM {{errandJobDone}} WHERE id = $1
 
 -- name: retry
 WITH moved AS (
@@ -21,11 +34,27 @@ WITH moved AS (
 ), ins AS (
   INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
     attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-    lease_expirations, created_at, started_at, owner)
-  SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, $2, NULL, attempt,
-    greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-    created_at, started_at, owner
+    lease_expirations, created_at, started_at, owner, depends_on, blocked_by, on_dependency_failure,
+    key, debounce_key, snoozes, has_dependents)
+  SELECT id, type, queue, CASE WHEN $4::integer > 0 THEN 'blocked' ELSE 'pending' END, payload, checkpoint,
+    priority, weight, $2, NULL, attempt, greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery,
+    timeout_ms, unique_key, errors, 0, created_at, started_at, owner, depends_on, $4::integer,
+    on_dependency_failure, key, NULL, snoozes,
+    EXISTS (SELECT 1 FROM {{errandDependency}} e WHERE e.dep_id = moved.id)
   FROM moved
-  RETURNING {{hotFields}}
-), n AS (SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM ins LIMIT 1) AS r)
+  RETURNING {{hotFields}}, has_dependents AS "hasDependents"
+), n AS (SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM ins WHERE state = 'pending' LIMIT 1) AS r)
 SELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0
+
+-- name: recountDependents
+WITH locked AS MATERIALIZED (
+  SELECT j.id FROM {{errandJob}} j
+  WHERE j.id IN (SELECT e.job_id FROM {{errandDependency}} e WHERE e.dep_id = $1) AND j.state = 'blocked'
+  ORDER BY j.id
+  FOR UPDATE OF j
+), upd AS (
+  UPDATE {{errandJob}} j SET blocked_by = j.blocked_by + 1
+  FROM locked l WHERE j.id = l.id AND j.state = 'blocked'
+  RETURNING 1
+)
+SELECT count(*)::integer AS n FROM upd

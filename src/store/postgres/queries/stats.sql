@@ -5,7 +5,8 @@
 --
 -- Why: grouped by (state, queue, type) so one scan serves every breakdown; the store sums the
 -- groups. Only pending jobs are scheduled (run_at in the future), retrying (attempt > 0) or ready
--- (the oldest ready run_at), so the finished groups report 0 and NULL for those.
+-- (the oldest ready run_at), so the blocked and finished groups report 0 and NULL for those: a
+-- blocked job's run_at applies only once it is unblocked.
 --
 -- $1 now.
 -- Returns (state, queue, type, n, scheduled, retrying, oldest) per group.

@@ -9,18 +9,28 @@
     - Paused queues ({p}:paused, a hash of queue name -> pausedAt) give nothing; their jobs stay in
       their lanes, and the other queues of a weighted claim share the slots.
     - Cluster-wide caps: never more active jobs of a capped type than its cap ({p}:act).
+    - Key rules, for a job with a key of a type that has them: under keyConcurrency, never more
+      active jobs of the type and key than it ({p}:kact, counting those this claim takes); under
+      ordered, only the key's earliest blocked, pending or active job by (createdAt, id) (the
+      first of {p}:ko|<type>|<key>), so one at a time, in enqueue order. A job held back stays in
+      its lane; at most HELD_MAX are passed over per claim (a lane of one busy key is not scanned
+      to its end on every claim); after that, lanes of types with rules are left for the next.
+    - A job's first claim frees its debounce key ({p}:deb).
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.
     - Delayed and retrying jobs that came due ({p}:sched, score <= now) are promoted to their lanes
       first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims.
-  Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired jobs passed over; never a scan of the
-  whole queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to
-  find each page, and removals touch only the pages jobs were taken from.
+  Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired
+  jobs passed over, and up to HELD_MAX jobs held back by key rules; never a scan of the whole
+  queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
+  each page, and removals touch only the pages jobs were taken from. A job with a key costs one
+  HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
   ARGV[6] limit  ARGV[7] maxWeight ("" = none)  ARGV[8] weightCap ("" = none)
-  then: nTypes, type...; nCaps, (type, cap)...; nQueues, (queue, weight)...; nRandoms, random...
+  then: nTypes, type...; nCaps, (type, cap)...; nRules, (type, keyConcurrency ("" = none),
+  ordered ("1" or ""))...; nQueues, (queue, weight)...; nRandoms, random...
   Returns the claimed jobs as they were just before the claim ({id, field, value, ...} each); the
   client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows.
 ]]
@@ -37,6 +47,7 @@ end
 local PROMOTE_MAX = 1000
 local PAUSED = P .. "paused"
 local BUFFER = 32
+local HELD_MAX = 1000
 
 local now = tonumber(ARGV[3])
 local worker_id = ARGV[4]
@@ -66,6 +77,14 @@ for i = 0, n_caps - 1 do
   end
 end
 at = at + 2 * n_caps
+local n_rules = tonumber(ARGV[at])
+at = at + 1
+local rules = {}
+for i = 0, n_rules - 1 do
+  local j = at + 3 * i
+  rules[ARGV[j]] = { kc = tonumber(ARGV[j + 1]), ordered = ARGV[j + 2] == "1" }
+end
+at = at + 3 * n_rules
 local n_queues = tonumber(ARGV[at])
 at = at + 1
 local queues = {}
@@ -98,10 +117,45 @@ if #due > 0 then
 end
 
 local leased = {}
+-- Per "<type>|<key>" under rules, as this claim goes: the key's earliest hot job, its active count.
+local key_heads = {}
+local key_active = {}
+local held = 0
 
--- Claims one job whose hash is `flat` (HGETALL); false when it is passed over.
+-- Whether the key rules of `jtype` let job `id` with key `jkey` start now; and, when they cap the
+-- key, its "<type>|<key>" and active count.
+local function key_allows(id, jtype, jkey)
+  local rule = rules[jtype]
+  if not rule then
+    return true
+  end
+  local field = jtype .. "|" .. jkey
+  if rule.ordered then
+    local head = key_heads[field]
+    if not head then
+      -- An empty order (its keys lost) holds nothing back: this job heads it for this claim.
+      head = redis.call("ZRANGE", key_order_key(jtype, jkey), 0, 0)[1] or id
+      key_heads[field] = head
+    end
+    if head ~= id then
+      return false
+    end
+  end
+  if rule.kc then
+    local n = key_active[field] or tonumber(redis.call("HGET", KEY_ACTIVE, field) or "0")
+    if n >= rule.kc then
+      key_active[field] = n
+      return false
+    end
+    return true, field, n
+  end
+  return true
+end
+
+-- Claims one job whose hash is `flat` (HGETALL): "taken", or why not ("skip": expired, "held": its
+-- key's rules, "full": the weight budget).
 local function claim_one(id, flat, jtype, queue)
-  local weight, expires, attempt = 1, nil, 0
+  local weight, expires, attempt, jkey, debounce = 1, nil, 0, nil, nil
   for i = 1, #flat, 2 do
     local f = flat[i]
     if f == "w" then
@@ -110,10 +164,22 @@ local function claim_one(id, flat, jtype, queue)
       expires = tonumber(flat[i + 1])
     elseif f == "a" then
       attempt = tonumber(flat[i + 1])
+    elseif f == "ky" then
+      jkey = flat[i + 1]
+    elseif f == "dk" then
+      debounce = flat[i + 1]
     end
   end
   if expires and expires <= now then
     return "skip"
+  end
+  local capped_field, capped_n = nil, nil
+  if jkey then
+    local ok
+    ok, capped_field, capped_n = key_allows(id, jtype, jkey)
+    if not ok then
+      return "held"
+    end
   end
   local w = math.min(weight, weight_cap)
   if w > budget then
@@ -122,6 +188,15 @@ local function claim_one(id, flat, jtype, queue)
   budget = budget - w
   if room[jtype] then
     room[jtype] = room[jtype] - 1
+  end
+  if jkey then
+    count_key_active(jtype, jkey, 1)
+    if capped_field then
+      key_active[capped_field] = capped_n + 1
+    end
+  end
+  if debounce and attempt == 0 then
+    release_debounce(id, debounce)
   end
   local key = job_key(id)
   local args = { "s", "a", "a", attempt + 1, "l", lease_until, "g", ARGV[3] }
@@ -178,7 +253,10 @@ local function take(queue, want)
     while #out < want do
       local best, best_id, best_run = nil, nil, nil
       for _, lane in ipairs(group) do
-        if room[lane.jtype] == nil or room[lane.jtype] > 0 then
+        if
+          (room[lane.jtype] == nil or room[lane.jtype] > 0)
+          and not (held >= HELD_MAX and rules[lane.jtype])
+        then
           lane.used = true
           local id, run_at = paged_head(lane)
           if id and (not best or run_at < best_run or (run_at == best_run and id_less(id, best_id))) then
@@ -205,6 +283,8 @@ local function take(queue, want)
         if outcome == "full" then
           full = true
           break
+        elseif outcome == "held" then
+          held = held + 1
         elseif outcome == "taken" then
           paged_take(best)
           table.insert(flat, 1, best_id)

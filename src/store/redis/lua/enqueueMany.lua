@@ -3,21 +3,29 @@
   fault, none (a script's writes are applied together).
 
   Guarantees: an id that exists (in any state, finished jobs too) is not inserted again, and a
-  unique key held by a pending or active job returns that job instead; either way the batch's
-  counts, lanes and indexes are untouched by the duplicate, so the queue length does not grow.
-  Jobs due now go straight to their ready lane, others to {p}:sched. Claimers are woken when any
-  inserted job is ready.
+  unique key held by a blocked, pending or active job returns that job instead; either way the
+  batch's counts, lanes and indexes are untouched by the duplicate, so the queue length does not
+  grow. A job whose debounce key a pending, never started job holds updates that job instead (its
+  payload and runAt; includes/insert-job.lua), returned as the duplicate. Jobs due now go straight
+  to their ready lane, others to {p}:sched, blocked ones to {p}:blocked
+  (includes/dependencies.lua). Claimers are woken when any inserted or debounced job is ready.
+  Every dependency must name a stored job or one earlier in the batch (a skipped one stands for
+  the job returned in its place); otherwise the script fails with ERRAND_DEPENDENCY_NOT_FOUND
+  before writing anything.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n
   ARGV[5] "1" when the jobs come in (runAt, id) order, else "" (the client checks; the ready lanes
   rely on it, and sort a batch themselves without it)
-  then n jobs of 15 values each (see includes/insert-job.lua)
-  Returns the duplicates only: index (0-based), job reply, index, job reply, ...
+  ARGV[6] "1" when some job has dependencies, else ""
+  then n jobs of 19 values each (see includes/insert-job.lua)
+  Returns the duplicates and the inserted jobs with dependencies: index (0-based) and job reply
+  for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
+--@include "includes/dependencies.lua"
 --@include "includes/insert-job.lua"
 
 local err = check_epoch()
@@ -27,12 +35,31 @@ end
 
 local now = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
-local duplicates = {}
+local FIRST = 7
+
+if ARGV[6] == "1" then
+  -- Checked before any write: a script's writes cannot be taken back.
+  local earlier = {}
+  for j = 0, n - 1 do
+    local i = FIRST + j * JOB_FIELDS
+    for _, dep in ipairs(dependency_ids(ARGV[i + 15])) do
+      if not earlier[dep] and redis.call("EXISTS", job_key(dep)) == 0 then
+        return redis.error_reply("ERRAND_DEPENDENCY_NOT_FOUND " .. dep)
+      end
+    end
+    earlier[ARGV[i]] = true
+  end
+end
+
+local out = {}
 for j = 0, n - 1 do
-  local existing = insert_job(6 + j * JOB_FIELDS, now, ARGV[3])
+  local existing, with_dependencies = insert_job(FIRST + j * JOB_FIELDS, now, ARGV[3])
   if existing then
-    duplicates[#duplicates + 1] = j
-    duplicates[#duplicates + 1] = job_reply(existing)
+    out[#out + 1] = j
+    out[#out + 1] = job_reply(existing)
+  elseif with_dependencies then
+    out[#out + 1] = -(j + 1)
+    out[#out + 1] = job_reply(ARGV[FIRST + j * JOB_FIELDS])
   end
 end
 flush_ready(ARGV[5] == "1")
@@ -40,4 +67,4 @@ flush_counts()
 if any_ready then
   redis.call("PUBLISH", WAKE, "")
 end
-return duplicates
+return out

@@ -1,9 +1,12 @@
 --[[
-  expirePending: Store.expirePending(). Pending jobs whose expiresAt has passed become expired.
+  expirePending: Store.expirePending(). Pending and blocked jobs whose expiresAt has passed become
+  expired.
 
-  Guarantees: reads {p}:exp (pending jobs with an expiresAt, by expiresAt), so the cost is the
-  number expired, never the queue length; each job is expired once, atomically, and can no longer
-  be claimed. Jobs already claimed keep running (only pending jobs are in {p}:exp).
+  Guarantees: reads {p}:exp (pending and blocked jobs with an expiresAt, by expiresAt), so the cost
+  is the number expired, never the queue length; each job is expired once, atomically, and can no
+  longer be claimed. Jobs already claimed keep running (only pending and blocked jobs are in
+  {p}:exp). An expired job's blocked dependents are settled in the same script
+  (includes/dependencies.lua).
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] limit
@@ -12,28 +15,39 @@
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
+--@include "includes/dependencies.lua"
 
 local err = check_epoch()
 if err then
   return err
 end
 
+local now = tonumber(ARGV[3])
 local ids = redis.call("ZRANGEBYSCORE", EXP, "-inf", ARGV[3], "LIMIT", 0, tonumber(ARGV[4]))
 local out = {}
 for _, id in ipairs(ids) do
   local key = job_key(id)
-  local f = read_fields(key, "s", "a", "q", "t", "y", "r", "c")
+  local f = read_fields(key, "s", "a", "q", "t", "y", "r", "c", "hd")
   redis.call("ZREM", EXP, id)
-  if f.s == "p" then
-    remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+  if f.s == "p" or f.s == "b" then
+    if f.s == "p" then
+      remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+      if f.a and f.a ~= "0" then
+        bump("retrying", -1)
+      end
+    else
+      redis.call("ZREM", BLOCKED, id)
+      redis.call("HDEL", key, "bb")
+    end
     finish(id, key, "e", ARGV[3])
-    count("pending", f.q, f.t, -1)
+    count(STATE_NAME[f.s], f.q, f.t, -1)
     count("expired", f.q, f.t, 1)
-    if f.a and f.a ~= "0" then
-      bump("retrying", -1)
+    if f.hd then
+      settle_dependents(id, "expired", now, ARGV[3])
     end
     out[#out + 1] = job_reply(id)
   end
 end
+flush_dependencies()
 flush_counts()
 return out

@@ -7,6 +7,7 @@
   having run out by now (the sweeper's check, so a heartbeat that won the race keeps the job). A
   stale call returns nil and changes nothing. The error is appended to the job's history; an
   expired lease also counts towards the poison-pill limit (z). A retry due at once wakes claimers.
+  A job that ends dead settles its blocked dependents (includes/dependencies.lua).
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] attempt  ARGV[6] error (JSON)
@@ -16,6 +17,7 @@
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
+--@include "includes/dependencies.lua"
 
 local err = check_epoch()
 if err then
@@ -25,7 +27,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "l", "q", "t", "y", "v", "z")
+local f = read_fields(key, "s", "a", "l", "q", "t", "y", "v", "z", "hd", "ky")
 if f.s ~= "a" or f.a ~= ARGV[5] then
   return nil
 end
@@ -34,19 +36,16 @@ if lease_expired and not (f.l and tonumber(f.l) <= now) then
   return nil
 end
 
-local errors = get_long(key, "e")
-if errors and errors ~= "[]" then
-  errors = string.sub(errors, 1, -2) .. "," .. ARGV[6] .. "]"
-else
-  errors = "[" .. ARGV[6] .. "]"
-end
-set_long(key, "e", errors)
+append_error(key, ARGV[6])
 if lease_expired then
   redis.call("HSET", key, "z", tonumber(f.z or "0") + 1)
 end
 redis.call("ZREM", LEASE, id)
 count_active_type(f.t, -1)
 count("active", f.q, f.t, -1)
+if f.ky then
+  count_key_active(f.t, f.ky, -1)
+end
 
 if ARGV[7] ~= "" then
   local retry_at = tonumber(ARGV[7])
@@ -69,5 +68,9 @@ end
 
 finish(id, key, "d", ARGV[3])
 count("dead", f.q, f.t, 1)
+if f.hd then
+  settle_dependents(id, "dead", now, ARGV[3])
+  flush_dependencies()
+end
 flush_counts()
 return "dead"

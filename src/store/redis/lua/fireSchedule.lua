@@ -8,12 +8,13 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] name  ARGV[5] expectedRunAt
-  ARGV[6] nextRunAt  then the job's 15 values (see includes/insert-job.lua)
+  ARGV[6] nextRunAt  then the job's 19 values (see includes/insert-job.lua)
   Returns 1 when it fired, else 0.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
+--@include "includes/dependencies.lua"
 --@include "includes/insert-job.lua"
 
 local err = check_epoch()

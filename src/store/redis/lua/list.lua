@@ -1,22 +1,24 @@
 --[[
-  list: Store.list(). A page of jobs, latest first, with optional state, queue, type and owner
-  filters.
+  list: Store.list(). A page of jobs, latest first, with optional state, queue, type, owner and
+  key filters.
 
   There is no index of every job by id (it would cost a waiting job about 140 bytes more); each
   state is listed from the index it already has, in that index's time order:
     pending  the ready lanes (page by page, see includes/pages.lua) and {p}:sched, by runAt
+    blocked  {p}:blocked, by runAt
     active   {p}:lease, by leaseExpiresAt
     finished {p}:f:<state>, by finishedAt
   and several states are merged by (time, id), latest first. The cursor is "<time>:<id>" of the
   last job returned (or, for ids too long for that, the id alone: its time is looked up).
   Guarantees: a page costs O(limit × sources × log n) when no filter has to be checked job by job;
-  a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease)
-  reads each candidate's queue and type; an owner filter (no index) reads each candidate's owner. At most `budget` candidates are examined per call: a page
-  may then hold fewer than `limit` jobs and still have a cursor, so Redis is never held long.
+  a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease,
+  {p}:blocked) reads each candidate's queue and type; an owner or key filter (no index) reads each
+  candidate's owner and key. At most `budget` candidates are examined per call: a page may then
+  hold fewer than `limit` jobs and still have a cursor, so Redis is never held long.
 
   KEYS[1] {p}:meta
   ARGV[1] state ("" = all)  ARGV[2] queue ("")  ARGV[3] type ("")  ARGV[4] limit  ARGV[5] cursor ("")
-  ARGV[6] budget  ARGV[7] owner ("")
+  ARGV[6] budget  ARGV[7] owner ("")  ARGV[8] key ("")
   Returns {job replies, next time or false, next id or false}.
 ]]
 --@include "includes/prelude.lua"
@@ -27,6 +29,7 @@ local limit = tonumber(ARGV[4])
 local cursor = ARGV[5]
 local budget = tonumber(ARGV[6])
 local want_owner = ARGV[7] or ""
+local want_key = ARGV[8] or ""
 local BUFFER = 64
 
 -- The cursor: "<time>:<id>", or a bare id for ids too long to fit.
@@ -35,7 +38,7 @@ if cursor ~= "" then
   if #cursor >= 200 and redis.call("EXISTS", job_key(cursor)) == 1 then
     local f = redis.call("HMGET", job_key(cursor), "s", "r", "l", "f", "c")
     max_id = cursor
-    max_score = tonumber(f[1] == "p" and (f[2] or f[5]) or f[1] == "a" and f[3] or f[4])
+    max_score = tonumber((f[1] == "p" or f[1] == "b") and (f[2] or f[5]) or f[1] == "a" and f[3] or f[4])
   else
     local score, id = string.match(cursor, "^(%-?%d+):(.+)$")
     if not score then
@@ -65,7 +68,7 @@ local function add_lane(index, pages, check)
     src.index, src.pages, src.rank = index, pages, rank
   end
 end
-local filtered = want_queue ~= "" or want_type ~= "" or want_owner ~= ""
+local filtered = want_queue ~= "" or want_type ~= "" or want_owner ~= "" or want_key ~= ""
 
 if want_state == "" or want_state == "pending" then
   local queues = {}
@@ -86,11 +89,14 @@ if want_state == "" or want_state == "pending" then
       local jtype = string.sub(member, bar + 1)
       if want_type == "" or want_type == jtype then
         local index, pages = lane_keys(queue, string.sub(member, 1, bar - 1), jtype)
-        add_lane(index, pages, want_owner ~= "")
+        add_lane(index, pages, want_owner ~= "" or want_key ~= "")
       end
     end
   end
   add_source(SCHED, filtered)
+end
+if want_state == "" or want_state == "blocked" then
+  add_source(BLOCKED, filtered)
 end
 if want_state == "" or want_state == "active" then
   add_source(LEASE, filtered)
@@ -156,10 +162,11 @@ while #out <= limit do
   examined = examined + 1
   local keep = true
   if best.check then
-    local f = redis.call("HMGET", job_key(best_id), "q", "t", "ow")
+    local f = redis.call("HMGET", job_key(best_id), "q", "t", "ow", "ky")
     keep = (want_queue == "" or f[1] == want_queue)
       and (want_type == "" or f[2] == want_type)
       and (want_owner == "" or f[3] == want_owner)
+      and (want_key == "" or f[4] == want_key)
   end
   if keep then
     local reply = job_reply(best_id)

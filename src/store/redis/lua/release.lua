@@ -22,7 +22,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "q", "t", "y", "v", "m")
+local f = read_fields(key, "s", "a", "q", "t", "y", "v", "m", "ky")
 if f.s ~= "a" or f.a ~= ARGV[5] then
   return 0
 end
@@ -35,6 +35,9 @@ if f.v then
   redis.call("ZADD", EXP, f.v, id)
 end
 count_active_type(f.t, -1)
+if f.ky then
+  count_key_active(f.t, f.ky, -1)
+end
 count("active", f.q, f.t, -1)
 count("pending", f.q, f.t, 1)
 bump("retrying", 1)

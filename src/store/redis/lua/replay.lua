@@ -2,7 +2,7 @@
   replay: Store.replay(). Copies a finished job under a new id as a fresh pending job (attempt 0,
   no errors, checkpoint or result), ready now; the original stays as it was.
 
-  Guarantees: atomic; a pending or active source is returned unchanged. If the new id is taken, or
+  Guarantees: atomic; a blocked, pending or active source is returned unchanged. If the new id is taken, or
   another pending or active job holds the unique key, nothing changes and the script fails with
   ERRAND_INVALID_STATE. The copy keeps the original's expiry rule: an original with an expiresAt
   gives the copy as long to start as it had (now + v - c), and a copy of a job that ended expired
@@ -32,7 +32,7 @@ local f = {}
 for i = 1, #flat, 2 do
   f[flat[i]] = flat[i + 1]
 end
-if f.s == "p" or f.s == "a" then
+if f.s == "p" or f.s == "a" or f.s == "b" then
   return { 0, job_reply(id) }
 end
 local new_key = job_key(new_id)
@@ -48,8 +48,10 @@ if unique and not expired then
   redis.call("HSET", UNIQ, unique, new_id)
 end
 -- Kept: type, queue, payload, priority, weight, maxAttempts, backoff, retryQueue, delivery,
--- timeoutMs, uniqueKey (with the pieces of long values), owner. Everything else starts afresh.
-local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true }
+-- timeoutMs, uniqueKey (with the pieces of long values), owner, onDependencyFailure, key.
+-- Everything else starts afresh: the copy waits for no dependency (dependsOn is not kept), is no
+-- debounce target (debounceKey is not kept) and has not snoozed.
+local KEEP = { t = true, q = true, p = true, y = true, w = true, m = true, b = true, rq = true, d = true, o = true, u = true, ow = true, df = true, ky = true }
 local args = { "s", expired and "e" or "p", "c", ARGV[3] } -- runAt = createdAt: r left out
 local expires_at = nil
 if expired then
@@ -80,6 +82,9 @@ if expired then
 end
 if expires_at then
   redis.call("ZADD", EXP, expires_at, new_id)
+end
+if f.ky then
+  enter_key_order(new_id, f.t, f.ky, now)
 end
 add_ready(new_id, f.q, f.y or "0", f.t, now)
 count("pending", f.q, f.t, 1)

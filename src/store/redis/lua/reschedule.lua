@@ -1,9 +1,10 @@
 --[[
-  reschedule: Store.reschedule(). Moves a pending job in time, priority or queue.
+  reschedule: Store.reschedule(). Moves a pending or blocked job in time, priority or queue.
 
-  Guarantees: only a pending job changes (atomically: out of its lane or {p}:sched, fields updated,
-  back where its new runAt puts it); other states are returned unchanged. A job made due at once
-  wakes claimers.
+  Guarantees: only a pending or blocked job changes (atomically: out of its lane or {p}:sched,
+  fields updated, back where its new runAt puts it; a blocked job stays blocked, its new values
+  applying once it is unblocked); other states are returned unchanged. A job made due at once wakes
+  claimers.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
@@ -26,21 +27,27 @@ local f = read_fields(key, "s", "q", "t", "y", "r", "c")
 if not f.s then
   return nil
 end
-if f.s ~= "p" then
+if f.s ~= "p" and f.s ~= "b" then
   return { 0, job_reply(id) }
 end
-remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+local blocked = f.s == "b"
+if not blocked then
+  remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+end
 local run_at = ARGV[5] ~= "" and ARGV[5] or run_at_of(f)
 local prio = ARGV[6] ~= "" and ARGV[6] or (f.y or "0")
 local queue = ARGV[7] ~= "" and ARGV[7] or f.q
 redis.call("HSET", key, "r", run_at, "q", queue)
 set_or_del(key, "y", prio, "0")
 if queue ~= f.q then
-  count("pending", f.q, f.t, -1)
-  count("pending", queue, f.t, 1)
+  local state = blocked and "blocked" or "pending"
+  count(state, f.q, f.t, -1)
+  count(state, queue, f.t, 1)
   flush_counts()
 end
-if add_pending(id, queue, prio, f.t, tonumber(run_at), now) then
+if blocked then
+  redis.call("ZADD", BLOCKED, run_at, id)
+elseif add_pending(id, queue, prio, f.t, tonumber(run_at), now) then
   redis.call("PUBLISH", WAKE, "")
 end
 return { 1, job_reply(id) }

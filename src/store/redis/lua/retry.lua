@@ -1,10 +1,15 @@
 --[[
   retry: Store.retry(). A dead, cancelled or expired job goes back to pending under its id, ready
-  now, with its history (errors, checkpoint, attempt) kept and at least one attempt left.
+  now, with its history (errors, checkpoint, attempt) kept and at least one attempt left; or to
+  blocked, when some of its own dependencies are unfinished (blocked, pending or active; a pruned
+  one counts as finished).
 
   Guarantees: atomic; other states are returned unchanged. expiresAt, result, finishedAt and the
-  expired-lease count are cleared, as for a fresh job. If another pending or active job holds the
-  job's unique key, nothing changes and the script fails with ERRAND_INVALID_STATE.
+  expired-lease count are cleared, as for a fresh job, and the debounce key: the job is no debounce
+  target. With a key, it takes its place in the key's order again by its createdAt. If another blocked, pending or active job
+  holds the job's unique key, nothing changes and the script fails with ERRAND_INVALID_STATE. Its
+  blocked dependents (under "run", they had counted it finished) count it unfinished again;
+  dependents it cancelled stay cancelled.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
@@ -13,6 +18,7 @@
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
+--@include "includes/dependencies.lua"
 
 local err = check_epoch()
 if err then
@@ -22,7 +28,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "m", "q", "t", "y")
+local f = read_fields(key, "s", "a", "m", "q", "t", "y", "hd", "ky", "c")
 if not f.s then
   return nil
 end
@@ -33,17 +39,32 @@ local unique = get_long(key, "u")
 if unique then
   local holder = redis.call("HGET", UNIQ, unique)
   if holder and holder ~= id then
-    return redis.error_reply("ERRAND_INVALID_STATE another pending or active job holds this job's unique key")
+    return redis.error_reply("ERRAND_INVALID_STATE another blocked, pending or active job holds this job's unique key")
   end
   redis.call("HSET", UNIQ, unique, id)
 end
 local attempt = tonumber(f.a or "0")
+local blocked_by = unfinished_count(dependency_ids(get_long(key, "dp")))
 redis.call("ZREM", finished_key(STATE_NAME[f.s]), id)
-redis.call("HSET", key, "s", "p", "r", ARGV[3], "m", math.max(tonumber(f.m or DEFAULT_MAX_ATTEMPTS), attempt + 1))
-redis.call("HDEL", key, "v", "z", "f")
+redis.call("HSET", key, "s", blocked_by > 0 and "b" or "p", "r", ARGV[3], "m", math.max(tonumber(f.m or DEFAULT_MAX_ATTEMPTS), attempt + 1))
+-- dk: a job retried by hand is no debounce target.
+redis.call("HDEL", key, "v", "z", "f", "dk")
 del_long(key, "x")
-add_ready(id, f.q, f.y or "0", f.t, now)
+if f.ky then
+  enter_key_order(id, f.t, f.ky, f.c)
+end
 count(STATE_NAME[f.s], f.q, f.t, -1)
+if f.hd then
+  dependency_retried(id)
+end
+if blocked_by > 0 then
+  redis.call("HSET", key, "bb", blocked_by)
+  redis.call("ZADD", BLOCKED, now, id)
+  count("blocked", f.q, f.t, 1)
+  flush_counts()
+  return { 1, job_reply(id) }
+end
+add_ready(id, f.q, f.y or "0", f.t, now)
 count("pending", f.q, f.t, 1)
 if attempt > 0 then
   bump("retrying", 1)

@@ -9,6 +9,9 @@
 --   - Paused queues (errand_queue_pause) give nothing; their jobs stay pending.
 --   - Cluster-wide caps: claimActiveCounts counts active jobs of the capped types once per claim;
 --     the store keeps the room left per type and passes the exhausted ones to claimCandidates.
+--   - Per-key rules (keyConcurrency, ordered; key-gate.ts): a keyed job of such a type is taken
+--     only while its key has room and, under ordered, only as its key's earliest hot job; the rows
+--     passed over go in $skip and keys with no room left in $xkeys, and the walk goes on.
 -- Why: the pause check names only $queue, not a column, so SQLite runs it once per statement as a
 -- constant (one primary-key probe of a near-empty table) and skips the walk when the queue is paused.
 -- The type and cap filters are `$x IS NULL OR …` so one statement serves every claim while
@@ -23,20 +26,40 @@
 --   $now       epoch ms
 --   $types     JSON array of the job types this worker handles, or NULL for any type
 --   $excluded  JSON array of the capped types with no room left, or NULL for none
+--   $skip      JSON array of ids passed over for a per-key rule in this claim, or NULL
+--   $xkeys     JSON array of [type, key] pairs with no room left in this claim, or NULL
 --   $limit     how many rows to read
+-- claimKeyActive params: 1 type, 2 key: its running jobs (errand_job_active_type: the active
+--   set is bounded by the cluster's concurrency).
+-- claimKeyEarliest params: 1 type, 2 key: its earliest job in the hot set, by (created_at, id)
+--   (errand_job_key_order), which alone may start under `ordered`.
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
 -- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
 
 -- name: claimCandidates
-SELECT {{hotFields}}
+SELECT {{pendingFields}}
 FROM errand_job
 WHERE queue = $queue AND state = 'pending' AND run_at <= $now
   AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)
   AND (expires_at IS NULL OR expires_at > $now)
   AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))
   AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))
+  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
+  AND ($xkeys IS NULL OR key IS NULL
+    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
+                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))
 ORDER BY priority DESC, run_at, id
 LIMIT $limit;
+
+-- name: claimKeyActive
+SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type
+WHERE type = ? AND state = 'active' AND key = ?;
+
+-- name: claimKeyEarliest
+SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job
+WHERE type = ? AND key = ?
+ORDER BY created_at, id
+LIMIT 1;
 
 -- name: claimActiveCounts
 SELECT type, count(*) AS n

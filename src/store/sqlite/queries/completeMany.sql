@@ -17,10 +17,13 @@
 -- name: completeMove
 INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, state, result, finished_at)
+  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
+  state, result,
+  finished_at)
 SELECT id, type, queue, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, 'completed', ?, ?
+  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
+  'completed', ?, ?
 FROM errand_job
 WHERE id = ? AND state = 'active' AND attempt = ?;
 

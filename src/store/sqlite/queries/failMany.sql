@@ -28,10 +28,12 @@ WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at
 -- name: failKill
 INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, state, result, finished_at)
+  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
+  state, result,
+  finished_at)
 SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
   max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
   json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,
-  'dead', NULL, ?
+  depends_on, on_dependency_failure, key, debounce_key, snoozes, 'dead', NULL, ?
 FROM errand_job
 WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);

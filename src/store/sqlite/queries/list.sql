@@ -20,6 +20,7 @@
 --   $state   a job state
 --   $queue   a queue name
 --   $type    a job type
+--   $key     a job key
 --   $cursor  list ids below this one
 --   $owner   the owner (…ByOwner only; required there)
 --   $limit   rows to read
@@ -29,12 +30,14 @@ SELECT * FROM (
   SELECT {{hotFields}}
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+    AND ($cursor IS NULL OR id < $cursor)
   UNION ALL
   SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+    AND ($cursor IS NULL OR id < $cursor)
 )
 ORDER BY id DESC
 LIMIT $limit;
@@ -44,13 +47,15 @@ SELECT * FROM (
   SELECT {{hotFields}}
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+    AND ($cursor IS NULL OR id < $cursor)
     AND owner = $owner
   UNION ALL
   SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-    AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+    AND ($cursor IS NULL OR id < $cursor)
     AND owner = $owner
 )
 ORDER BY id DESC
@@ -60,7 +65,8 @@ LIMIT $limit;
 SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+  AND ($cursor IS NULL OR id < $cursor)
 ORDER BY id DESC
 LIMIT $limit;
 
@@ -68,7 +74,8 @@ LIMIT $limit;
 SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+  AND ($cursor IS NULL OR id < $cursor)
   AND owner = $owner
 ORDER BY id DESC
 LIMIT $limit;
@@ -77,7 +84,8 @@ LIMIT $limit;
 SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+  AND ($cursor IS NULL OR id < $cursor)
 ORDER BY id DESC
 LIMIT $limit;
 
@@ -85,7 +93,8 @@ LIMIT $limit;
 SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
-  AND ($type IS NULL OR type = $type) AND ($cursor IS NULL OR id < $cursor)
+  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
+  AND ($cursor IS NULL OR id < $cursor)
   AND owner = $owner
 ORDER BY id DESC
 LIMIT $limit;

@@ -5,6 +5,8 @@
 --   - Only errand_job_done rows of the given state with finished_at before the cutoff go.
 --   - The store runs it once per finished state, each with the limit left, in one write
 --     transaction, so a call deletes at most `limit` rows.
+--   - A job a blocked job still depends on is kept (one probe of errand_dependency's primary key
+--     per candidate); the store drops the edges of the rows it returns (dependencies.sql).
 -- Why: the rows are picked by rowid in a subquery because DELETE … LIMIT exists only in SQLite
 -- builds with SQLITE_ENABLE_UPDATE_DELETE_LIMIT; errand_job_done_state (state, finished_at) finds
 -- them without a scan.
@@ -13,4 +15,9 @@
 
 -- name: prune
 DELETE FROM errand_job_done WHERE rowid IN
-  (SELECT rowid FROM errand_job_done WHERE state = ? AND finished_at < ? LIMIT ?);
+  (SELECT rowid FROM errand_job_done AS d
+   WHERE state = ? AND finished_at < ?
+     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id
+                     WHERE e.dep_id = d.id)
+   LIMIT ?)
+RETURNING id, depends_on;

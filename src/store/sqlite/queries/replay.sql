@@ -22,17 +22,19 @@
 -- name: replay
 INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner)
+  lease_expirations, created_at, started_at, owner, on_dependency_failure, key)
 SELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, ? + (expires_at - created_at), 0,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner
+  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner,
+  on_dependency_failure, key
 FROM errand_job_done
 WHERE id = ?;
 
 -- name: replayExpired
 INSERT INTO errand_job_done (id, type, queue, state, payload, checkpoint, result, priority, weight,
   run_at, expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-  errors, lease_expirations, created_at, started_at, finished_at, owner)
+  errors, lease_expirations, created_at, started_at, finished_at, owner, on_dependency_failure, key)
 SELECT ?, type, queue, 'expired', payload, NULL, NULL, priority, weight, ?, ?, 0,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, ?, owner
+  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, ?, owner,
+  on_dependency_failure, key
 FROM errand_job_done
 WHERE id = ?;

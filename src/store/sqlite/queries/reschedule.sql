@@ -1,7 +1,8 @@
--- reschedule: Store.reschedule(). Changes a pending job's run_at, priority or queue.
+-- reschedule: Store.reschedule(). Changes a pending or blocked job's run_at, priority or queue
+-- (for a blocked job, what applies once it is unblocked).
 --
 -- Guarantees:
---   - Only a pending job changes; an active or finished one is left as it is (the store then
+--   - Only a pending or blocked job changes; an active or finished one is left as it is (the store then
 --     reads it, get.sql, and reports changed: false).
 --   - A NULL parameter keeps that field.
 -- Why: one primary-key UPDATE with COALESCE, so any mix of the three fields is one statement.
@@ -11,4 +12,4 @@
 -- name: reschedule
 UPDATE errand_job
 SET run_at = COALESCE(?, run_at), priority = COALESCE(?, priority), queue = COALESCE(?, queue)
-WHERE id = ? AND state = 'pending';
+WHERE id = ? AND state IN ('pending', 'blocked');

@@ -17,10 +17,11 @@
 -- name: retryReinsert
 INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,
   expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner)
+  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes)
 SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,
   max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-  created_at, started_at, owner
+  created_at, started_at, owner, depends_on, on_dependency_failure, key, NULL,
+  snoozes
 FROM errand_job_done
 WHERE id = ?;
 

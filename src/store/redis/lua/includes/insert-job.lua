@@ -1,20 +1,54 @@
 --[[
-  insert-job: inserting new jobs (enqueueMany, fireSchedule).
+  insert-job: inserting new jobs (enqueueMany, fireSchedule). Include includes/dependencies.lua
+  before it.
 
-  A new job is ARGV[i .. i+14]: id, type, queue, payload, priority, weight, runAt, expiresAt,
-  maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, with "" for null (and for
-  at_least_once delivery, and for the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
-  job's run), unique keys while the holder is pending or active ({p}:uniq). Jobs due now go to
-  their ready lanes when the caller runs flush_ready(), in one batch per lane.
+  A new job is ARGV[i .. i+18]: id, type, queue, payload, priority, weight, runAt, expiresAt,
+  maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, dependsOn,
+  onDependencyFailure, key, debounceKey, with "" for null (and for at_least_once delivery, and for
+  the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
+  job's run), unique keys while the holder is blocked, pending or active ({p}:uniq). Jobs due now
+  go to their ready lanes when the caller runs flush_ready(), in one batch per lane.
+
+  Debounce: while the job a debounce key names in {p}:deb is pending and was never started, a new
+  job with the key is not inserted; that job takes its payload and runAt and is returned in its
+  place. A job with a debounce key goes into its lane at once, not in the batch, so a later job of
+  the same call can move it.
+
+  A job with dependencies starts pending when every one is completed (or, under "run", finished
+  in any state), cancelled when under "cancel" one already ended dead, cancelled or expired, else
+  blocked (see includes/dependencies.lua). A dependency that names no job counts as finished here:
+  enqueueMany refuses such a call before inserting anything.
 ]]
-local JOB_FIELDS = 15
+-- JOB_FIELDS: the ARGV entries per new job, a NewJob's fields (written in by npm run gen).
+--@new-job-fields
 local any_ready = false
 
 -- Inserts the job at ARGV[i], created at `now` (the caller's ARGV text `now_text` is stored as is);
--- returns nil, or the id of the job that already has its id or unique key.
+-- returns nil, or the id of the job that already has its id or unique key; and, second, true when
+-- the job has dependencies (its stored state is then the caller's to report).
 local function insert_job(i, now, now_text)
   local id = ARGV[i]
   local key = job_key(id)
+  local debounce = ARGV[i + 18]
+  if debounce ~= "" then
+    local holder = redis.call("HGET", DEBOUNCE, debounce)
+    if holder then
+      local hkey = job_key(holder)
+      local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c")
+      if h.s == "p" and (not h.a or h.a == "0") then
+        local run_at = tonumber(ARGV[i + 6])
+        remove_pending(holder, h.q, h.y or "0", h.t, run_at_of(h))
+        set_long(hkey, "p", ARGV[i + 3])
+        redis.call("HSET", hkey, "r", ARGV[i + 6])
+        if add_pending(holder, h.q, h.y or "0", h.t, run_at, now) then
+          any_ready = true
+        end
+        stands[id] = holder
+        return holder
+      end
+      -- Kept by a job that left without freeing it (keys lost): the new job takes the key.
+    end
+  end
   if redis.call("EXISTS", key) == 1 then
     return id
   end
@@ -22,12 +56,18 @@ local function insert_job(i, now, now_text)
   if unique ~= "" then
     local holder = redis.call("HGET", UNIQ, unique)
     if holder then
+      stands[id] = holder
       return holder
     end
   end
   local jtype, queue, prio = ARGV[i + 1], ARGV[i + 2], ARGV[i + 4]
   local run_at = tonumber(ARGV[i + 6])
-  local args = { "t", jtype, "q", queue, "s", "p" }
+  local deps_text = ARGV[i + 15]
+  local state, deps, blocked_by, failed, failed_state = "p", nil, 0, nil, nil
+  if deps_text ~= "" then
+    deps_text, deps, state, blocked_by, failed, failed_state = resolve_new(deps_text, ARGV[i + 16] == "run")
+  end
+  local args = { "t", jtype, "q", queue, "s", state }
   push_long(args, "p", ARGV[i + 3])
   local function put(field, value, default)
     if value ~= default then
@@ -35,8 +75,8 @@ local function insert_job(i, now, now_text)
       args[#args + 1] = value
     end
   end
-  put("y", prio, "0")
-  put("w", ARGV[i + 5], "1")
+  put("y", prio, DEFAULT_PRIORITY)
+  put("w", ARGV[i + 5], DEFAULT_WEIGHT)
   -- Left out when equal to createdAt (see includes/job.lua).
   put("r", ARGV[i + 6], now_text)
   put("v", ARGV[i + 7], "")
@@ -46,23 +86,57 @@ local function insert_job(i, now, now_text)
   put("d", ARGV[i + 11], "")
   put("o", ARGV[i + 12], "")
   put("ow", ARGV[i + 14], "")
+  put("df", ARGV[i + 16], "cancel")
+  put("ky", ARGV[i + 17], "")
+  put("dk", debounce, "")
   if unique ~= "" then
     push_long(args, "u", unique)
   end
   put("c", now_text, nil)
+  if deps then
+    push_long(args, "dp", deps_text)
+    if state == "b" then
+      put("bb", blocked_by, nil)
+    elseif state == "x" then
+      put("f", now_text, nil)
+      push_long(args, "e", "[" .. dependency_error(0, failed, failed_state, now_text) .. "]")
+    end
+  end
   redis.call("HSET", key, unpack(args))
+  if deps then
+    add_edges(id, deps)
+    if state == "x" then
+      -- Never ran and never will: no unique key held, no expiry, straight to its retention index.
+      redis.call("ZADD", finished_key("cancelled"), now, id)
+      count("cancelled", queue, jtype, 1)
+      return nil, true
+    end
+  end
   if unique ~= "" then
     redis.call("HSET", UNIQ, unique, id)
+  end
+  if ARGV[i + 17] ~= "" then
+    enter_key_order(id, jtype, ARGV[i + 17], now)
   end
   if ARGV[i + 7] ~= "" then
     redis.call("ZADD", EXP, ARGV[i + 7], id)
   end
-  if run_at <= now then
+  if state == "b" then
+    redis.call("ZADD", BLOCKED, run_at, id)
+    count("blocked", queue, jtype, 1)
+    return nil, true
+  end
+  if debounce ~= "" then
+    redis.call("HSET", DEBOUNCE, debounce, id)
+    if add_pending(id, queue, prio, jtype, run_at, now) then
+      any_ready = true
+    end
+  elseif run_at <= now then
     add_ready_later(id, queue, prio, jtype, run_at)
     any_ready = true
   else
     redis.call("ZADD", SCHED, run_at, id)
   end
   count("pending", queue, jtype, 1)
-  return nil
+  return nil, deps ~= nil
 end

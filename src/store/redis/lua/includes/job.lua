@@ -6,13 +6,22 @@
   compact while it has at most hash-max-listpack-entries fields and no value longer than
   hash-max-listpack-value, 64 bytes by default):
 
-    t type        q queue        s state: p(ending) a(ctive) c(ompleted) d(ead) x (cancelled) e(xpired)
+    t type        q queue        s state: b(locked) p(ending) a(ctive) c(ompleted) d(ead) x (cancelled)
+                                 e(xpired)
     p payload*    k checkpoint*  x result*              y priority (0)      w weight (1)
     r runAt (c)   v expiresAt    a attempt (0)          m maxAttempts (5)   b backoff (packed by the client;
                                                                             absent: errand's default policy)
     rq retryQueue d delivery: "1" = at_most_once (at_least_once)           o timeoutMs
     u uniqueKey*  l leaseExpiresAt  h workerId*        e errors* ("[]")     z leaseExpirations (0)
     c createdAt   g startedAt    f finishedAt        ow owner
+    dp dependsOn* (JSON text of ids)  bb blockedBy (only while blocked)
+    df onDependencyFailure: "run" ("cancel")
+    ky key        dk debounceKey (kept after the job leaves {p}:deb)          sn snoozes (0)
+    hd "1" once some job depends on this one (not a record field): a completion or failure looks
+       for dependents only then, so a job without any pays nothing (includes/dependencies.lua)
+
+  ky and dk are names and short texts, stored whole (never in pieces), so a claim compares a key
+  from the one field it reads.
 
   * Long text. A value over CHUNK bytes (and up to CHUNKED_MAX) is stored in pieces: the first in
   the field itself, the rest in "<field>:1", "<field>:2", ..., cut between UTF-8 characters, so a
@@ -27,10 +36,11 @@
 
 local CHUNK = 64
 local CHUNKED_MAX = 1024
--- errand's default maxAttempts, left out of the hash like other defaults (src/queue.ts, define-job.ts).
-local DEFAULT_MAX_ATTEMPTS = "5"
+-- The defaults a job's hash leaves out (src/job-fields.ts JOB_DEFAULTS): DEFAULT_PRIORITY,
+-- DEFAULT_WEIGHT and DEFAULT_MAX_ATTEMPTS, as text, written in by npm run gen.
+--@job-defaults
 
-local STATE_NAME = { p = "pending", a = "active", c = "completed", d = "dead", x = "cancelled", e = "expired" }
+local STATE_NAME = { b = "blocked", p = "pending", a = "active", c = "completed", d = "dead", x = "cancelled", e = "expired" }
 
 -- Appends field/value pairs for a long text value to `args` (an HSET argument list).
 local function push_long(args, field, value)
@@ -154,7 +164,22 @@ local function count_active_type(jtype, d)
   active_deltas[jtype] = (active_deltas[jtype] or 0) + d
 end
 
+-- Active jobs per (type, key), in {p}:kact: changed wherever a job with a key enters or leaves
+-- active, gathered as the type's are.
+local key_active_deltas = {}
+
+local function count_key_active(jtype, jkey, d)
+  local field = jtype .. "|" .. jkey
+  key_active_deltas[field] = (key_active_deltas[field] or 0) + d
+end
+
 local function flush_counts()
+  for field, d in pairs(key_active_deltas) do
+    if d ~= 0 and redis.call("HINCRBY", KEY_ACTIVE, field, d) <= 0 then
+      redis.call("HDEL", KEY_ACTIVE, field)
+    end
+  end
+  key_active_deltas = {}
   for field, d in pairs(deltas) do
     if d ~= 0 and redis.call("HINCRBY", COUNTS, field, d) == 0 then
       redis.call("HDEL", COUNTS, field)
@@ -232,11 +257,38 @@ local function release_unique(id, key)
   end
 end
 
--- Records a finished job: state, finishedAt, the state's retention index; lease fields go.
+---------------------------------------------------------------------------------------------------
+-- Keys and debounce. Every job with a key is in its (type, key)'s {p}:ko set while blocked, pending
+-- or active, whatever its type's rules: they come with each claim, not with the job.
+
+local function enter_key_order(id, jtype, jkey, created_at)
+  redis.call("ZADD", key_order_key(jtype, jkey), created_at, id)
+end
+
+local function leave_key_order(id, jtype, jkey)
+  redis.call("ZREM", key_order_key(jtype, jkey), id)
+end
+
+-- Frees the debounce key, if the job still holds it.
+local function release_debounce(id, dk)
+  if redis.call("HGET", DEBOUNCE, dk) == id then
+    redis.call("HDEL", DEBOUNCE, dk)
+  end
+end
+
+-- Records a finished job: state, finishedAt, the state's retention index; lease fields go, and the
+-- job's unique key, debounce key and place in its key's order.
 local function finish(id, key, code, now)
+  local f = redis.call("HMGET", key, "t", "ky", "dk")
   redis.call("HSET", key, "s", code, "f", now)
   redis.call("HDEL", key, "l")
   del_long(key, "h")
   redis.call("ZADD", finished_key(STATE_NAME[code]), now, id)
   release_unique(id, key)
+  if f[2] then
+    leave_key_order(id, f[1], f[2])
+  end
+  if f[3] then
+    release_debounce(id, f[3])
+  end
 end

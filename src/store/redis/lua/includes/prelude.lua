@@ -17,10 +17,19 @@
     {p}:scratch                zset: sorts a batch inside one script, deleted before it ends
     {p}:sched                  zset: pending jobs not yet due (delayed, retrying), score runAt
     {p}:lease                  zset: active jobs, score leaseExpiresAt
-    {p}:exp                    zset: pending jobs with an expiresAt, score expiresAt
+    {p}:exp                    zset: pending and blocked jobs with an expiresAt, score expiresAt
+    {p}:blocked                zset: blocked jobs (waiting on dependencies), score runAt; in no lane
+                               and not in {p}:sched, so claims never see them (read by list only)
+    {p}:dep:<id>               zset: the jobs whose dependsOn names <id>, score 0, member id (lexical
+                               order pages dependents()); see includes/dependencies.lua
     {p}:f:<state>              zset: finished jobs (completed, dead, cancelled, expired), score finishedAt
-    {p}:uniq                   hash: uniqueKey -> id, while that job is pending or active
+    {p}:uniq                   hash: uniqueKey -> id, while that job is blocked, pending or active
     {p}:act                    hash: type -> active jobs (cluster-wide concurrency caps)
+    {p}:kact                   hash: "<type>|<key>" -> active jobs of the type with that key (jobs
+                               with a key only; keyConcurrency)
+    {p}:ko|<type>|<key>        zset: the blocked, pending and active jobs of the type with that key,
+                               score createdAt, member id: its first is the key's earliest (ordered)
+    {p}:deb                    hash: debounceKey -> id, while that job is pending and never started
     {p}:n                      hash: counters: "<state>", "q|<queue>|<state>", "t|<type>|<state>", "retrying"
     {p}:s|<name>               hash: one recurring schedule
     {p}:schd                   zset: schedules, score nextRunAt
@@ -46,9 +55,22 @@ local COUNTS = P .. "n"
 local SCHEDULES = P .. "schd"
 local WAKE = P .. "wake"
 local SCRATCH = P .. "scratch"
+local BLOCKED = P .. "blocked"
+local KEY_ACTIVE = P .. "kact"
+local DEBOUNCE = P .. "deb"
 
 local function job_key(id)
   return P .. "j:" .. id
+end
+
+-- The jobs that depend on job `id` (includes/dependencies.lua).
+local function dependents_key(id)
+  return P .. "dep:" .. id
+end
+
+-- The hot jobs of one type and key, by (createdAt, id). Names cannot hold "|" (NAME_PATTERN).
+local function key_order_key(jtype, jkey)
+  return P .. "ko|" .. jtype .. "|" .. jkey
 end
 
 -- A ready lane is a paged sorted set (includes/pages.lua): its index key and its pages' prefix.

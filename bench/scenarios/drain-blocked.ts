@@ -1,0 +1,85 @@
+/**
+ * Blocked jobs cost claims nothing (issue 14): the drain scenario's drain (`--jobs` no-op jobs,
+ * concurrency 50) on a store that also holds `--backlog` blocked jobs (100,000 at most with
+ * `--quick`), as a share of the drain's rate, measured in the same run. The blocked jobs all wait
+ * on one root in a queue no worker listens to, so they stay blocked throughout.
+ */
+import { Presets, SingleBar } from "cli-progress";
+import { fmtInt, now, round } from "../common.js";
+import { withQueue } from "../stores.js";
+import { noop, payloads, type Scenario } from "./scenario.js";
+import { drainIn } from "./worker-drain.js";
+
+export interface DrainBlockedResult {
+  blocked: number;
+  measured: number;
+  setupMs: number;
+  elapsedMs: number;
+  jobsPerSec: number;
+  baselineJobsPerSec: number;
+  ratio: number;
+  /** Each measured job ran once, and every blocked job is still blocked. */
+  exactlyOnce: boolean;
+}
+
+/** --quick's cap on the blocked jobs. */
+const QUICK_BACKLOG = 100_000;
+const CHUNK = 20_000;
+
+export const drainBlocked: Scenario<"drain-blocked"> = {
+  name: "drain-blocked",
+  measures: "jobs/s of the drain with --backlog blocked jobs in the store, as a share of the drain's",
+  needs: ["drain"],
+  inDefaultRun: (_store, o) => !o.quick,
+  async run({ store, options: o, runtime: rt, log, results }) {
+    const baseline = results.drain!.jobsPerSec;
+    const blocked = o.quick ? Math.min(o.backlog, QUICK_BACKLOG) : o.backlog;
+    const measured = o.jobs;
+    const db = store.fresh("blocked");
+    try {
+      // Setting up a million jobs takes a while: show how far it got (on a terminal only).
+      const bar = process.stderr.isTTY
+        ? new SingleBar(
+            { format: "[bench] drain-blocked: enqueue |{bar}| {value}/{total} blocked jobs" },
+            Presets.shades_classic,
+          )
+        : null;
+      const t0 = now();
+      bar?.start(blocked, 0);
+      await withQueue(db, async (q) => {
+        const root = await q.enqueue(noop, { i: -1 }, { queue: "deps-root" });
+        for (let from = 0; from < blocked; from += CHUNK) {
+          // Indices past the measured ones: were one run, the worker would count it a stray.
+          const chunk = payloads(Math.min(CHUNK, blocked - from), measured + from);
+          await q.enqueueMany(noop, chunk, { dependsOn: [root.id] });
+          bar?.update(Math.min(from + CHUNK, blocked));
+        }
+        await q.enqueueMany(noop, payloads(measured));
+      }).finally(() => bar?.stop());
+      const setupMs = now() - t0;
+      log(`drain-blocked: ${fmtInt(blocked)} blocked jobs enqueued in ${(setupMs / 1000).toFixed(1)} s`);
+      const done = await drainIn(store, db, measured, 50, rt, "drain", measured);
+      const { states } = await withQueue(db, (q) => q.stats());
+      const jobsPerSec = Math.round(measured / (done.elapsedMs / 1000));
+      const r = {
+        blocked,
+        measured,
+        setupMs: Math.round(setupMs),
+        elapsedMs: round(done.elapsedMs, 1),
+        jobsPerSec,
+        baselineJobsPerSec: baseline,
+        ratio: round(jobsPerSec / baseline, 3),
+        exactlyOnce:
+          done.calls === measured &&
+          done.distinct === measured &&
+          done.repeated === 0 &&
+          states.completed === measured &&
+          states.blocked === blocked,
+      };
+      log(`drain-blocked: ${fmtInt(jobsPerSec)} jobs/s vs ${fmtInt(baseline)} (ratio ${r.ratio})`);
+      return r;
+    } finally {
+      await db.dispose();
+    }
+  },
+};

@@ -1,0 +1,250 @@
+/**
+ * How the PostgreSQL store claims: one statement per queue share (see {@link planClaimAsync}),
+ * taking ready rows with `FOR UPDATE SKIP LOCKED`, and, for capped types, a transaction that holds
+ * an advisory lock per capped type while it counts their active jobs, so no two claimers can both
+ * see the same free room. Types with per-key rules (keyConcurrency, ordered) add the same per
+ * (type, key) met in the claim ({@link KeyRoom}).
+ * @module
+ */
+import type { JobRecord } from "../../job.js";
+import { claimOrder } from "../claim-order.js";
+import { planClaimAsync } from "../claim-plan.js";
+import type { StatementName } from "../generated/postgres-queries.js";
+import { hotRecord } from "../hot-record.js";
+import type { ClaimParams, KeyRules } from "../store.js";
+import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
+import type { PgConnection, Queryable } from "./connection.js";
+
+/** Leases up to `p.limit` ready jobs to `p.workerId` (`Store.claim`), in claim order. */
+export function claimJobs(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  p: ClaimParams,
+): Promise<JobRecord[]> {
+  const filterTypes = p.types && p.types.length > 0 ? p.types : null;
+  const capped = p.concurrencyLimits
+    ? Object.keys(p.concurrencyLimits)
+        .filter((t) => !filterTypes || filterTypes.includes(t))
+        .sort()
+    : [];
+  const ruled = p.keyRules
+    ? Object.keys(p.keyRules)
+        .filter((t) => !filterTypes || filterTypes.includes(t))
+        .sort()
+    : [];
+  // One queue, no caps and no per-key rules: a single statement, atomic by itself. Otherwise one
+  // transaction, so the locks hold throughout and a fault leaves no share claimed and unreported.
+  const mode = capped.length === 0 && ruled.length === 0 && p.queues.length === 1 ? "pool" : "tx";
+  return connection.op(mode, async (db) => {
+    const keys = ruled.length > 0 ? new KeyRoom(connection, sql, db, p.keyRules!, ruled) : null;
+    const room = new Map<string, number>();
+    if (capped.length > 0) {
+      await connection.query(db, sql.lockCaps, [CAP_LOCK, capped]);
+      for (const t of capped) room.set(t, p.concurrencyLimits![t]!);
+      const counts = await connection.query<{ type: string; n: number }>(db, sql.countActive, [capped]);
+      for (const { type, n } of counts) room.set(type, room.get(type)! - n);
+    }
+    const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
+    let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
+    const leaseExpiresAt = p.now + p.leaseMs;
+    const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
+      const out: JobRecord[] = [];
+      for (let round = 0; ; round++) {
+        const excluded: string[] = [];
+        const capTypes: string[] = [];
+        const capRoom: number[] = [];
+        for (const [t, n] of room) {
+          if (n <= 0) excluded.push(t);
+          else {
+            capTypes.push(t);
+            capRoom.push(n);
+          }
+        }
+        const values: unknown[] = [
+          queue,
+          p.now,
+          count - out.length,
+          Number.isFinite(weightCap) ? weightCap : null,
+          Number.isFinite(budget) ? budget : null,
+          p.workerId,
+          leaseExpiresAt,
+          filterTypes,
+          excluded.length > 0 ? excluded : null,
+        ];
+        let text = sql.claim;
+        let discovered = false;
+        if (keys) {
+          discovered = await keys.discover(queue, p.now, count - out.length, filterTypes, excluded);
+          values.push(capTypes, capRoom, ruled, ...keys.open());
+          text = sql.claimKeyed;
+        } else if (capTypes.length > 0) {
+          values.push(capTypes, capRoom);
+          text = sql.claimCapped;
+        }
+        const rows = await connection.query<unknown[]>(db, text, values, true);
+        let overflow = false;
+        let skipped = false;
+        for (const row of rows) {
+          if (row[0] === null) {
+            overflow = row[HOT_FIELD_COUNT] === true;
+            skipped = row[HOT_FIELD_COUNT + 1] === true;
+            continue;
+          }
+          const record = hotRecord(row);
+          budget -= Math.min(record.weight, weightCap);
+          const left = room.get(record.type);
+          if (left !== undefined) room.set(record.type, left - 1);
+          keys?.take(record);
+          out.push(record);
+        }
+        if (overflow) return { taken: out, full: true };
+        // Rows of a type that just hit its cap, or of a key that just hit its own, were passed
+        // over: look again without them. Keys met for the first time this round: look again for
+        // more. Every round closes a type or a key, or takes jobs; the bound is a backstop.
+        if (out.length === count || (!skipped && !discovered) || round === MAX_ROUNDS) {
+          return { taken: out, full: budget <= 0 };
+        }
+      }
+    });
+    taken.sort(claimOrder);
+    return taken;
+  });
+}
+
+/** The most rounds (claim statements) one queue share takes before it returns what it has. */
+const MAX_ROUNDS = 32;
+
+/** One (type, key)'s room in a claim: how many more of its jobs may start, and which one. */
+interface KeyState {
+  /** Jobs of the key this claim may still start (0: closed). */
+  room: number;
+  /** Under `ordered`, the key's earliest hot job: the only one that may start; else null. */
+  first: string | null;
+}
+
+/**
+ * The (type, key)s of a claim's types with per-key rules. Before a key's jobs can be claimed, its
+ * advisory lock is held (so no other claimer counts the same room) and its room counted. Keys are
+ * found by peeking at the share's next candidates (keyPeek, a plain read that locks no row).
+ *
+ * Deadlocks: the first keys a claim meets are locked with waiting locks in one statement, in hash
+ * order, while the transaction holds no key lock (cap locks, which every claimer takes first, may
+ * be held); keys met later in the same claim only with try-locks, and a key whose lock another
+ * claimer holds is closed for this claim (that claimer is starting its jobs). So, but within that
+ * one statement's hash order, a claimer holding key locks never waits for another lock (nor does
+ * any claimer wait for a row: SKIP LOCKED): no cycle of waits can form.
+ */
+class KeyRoom {
+  readonly #connection: PgConnection;
+  readonly #sql: Record<StatementName, string>;
+  readonly #db: Queryable;
+  readonly #rules: Record<string, KeyRules>;
+  readonly #ruled: string[];
+  /** By `type \u001f key` (a Map: keys are user-supplied names). */
+  readonly #known = new Map<string, KeyState & { type: string; key: string }>();
+  #locked = false;
+
+  constructor(
+    connection: PgConnection,
+    sql: Record<StatementName, string>,
+    db: Queryable,
+    rules: Record<string, KeyRules>,
+    ruled: string[],
+  ) {
+    this.#connection = connection;
+    this.#sql = sql;
+    this.#db = db;
+    this.#rules = rules;
+    this.#ruled = ruled;
+  }
+
+  /**
+   * Locks and counts the keys among the share's next `limit` candidates not met before (closed
+   * keys left out of the window); `true` when there were any.
+   */
+  async discover(
+    queue: string,
+    now: number,
+    limit: number,
+    types: readonly string[] | null,
+    excluded: readonly string[],
+  ): Promise<boolean> {
+    const closedTypes: string[] = [];
+    const closedKeys: string[] = [];
+    for (const k of this.#known.values()) {
+      if (k.room <= 0) {
+        closedTypes.push(k.type);
+        closedKeys.push(k.key);
+      }
+    }
+    const seen = await this.#connection.query<{ type: string; key: string }>(this.#db, this.#sql.keyPeek, [
+      queue,
+      now,
+      limit,
+      types,
+      excluded.length > 0 ? excluded : null,
+      this.#ruled,
+      closedTypes,
+      closedKeys,
+    ]);
+    const fresh = seen.filter((k) => !this.#known.has(`${k.type}\u001f${k.key}`));
+    if (fresh.length === 0) return false;
+    const typeList = fresh.map((k) => k.type);
+    const keys = fresh.map((k) => k.key);
+    let held = fresh;
+    if (!this.#locked) {
+      await this.#connection.query(this.#db, this.#sql.lockKeys, [KEY_LOCK, typeList, keys]);
+    } else {
+      const tried = await this.#connection.query<{ type: string; key: string; ok: boolean }>(
+        this.#db,
+        this.#sql.tryLockKeys,
+        [KEY_LOCK, typeList, keys],
+      );
+      held = [];
+      for (const t of tried) {
+        if (t.ok) held.push(t);
+        else this.#known.set(`${t.type}\u001f${t.key}`, { type: t.type, key: t.key, room: 0, first: null });
+      }
+    }
+    this.#locked = true;
+    if (held.length === 0) return true;
+    const states = await this.#connection.query<{
+      type: string;
+      key: string;
+      active: number;
+      first: string | null;
+    }>(this.#db, this.#sql.keyState, [held.map((k) => k.type), held.map((k) => k.key)]);
+    for (const s of states) {
+      const rule = this.#rules[s.type]!;
+      let room = rule.keyConcurrency === undefined ? Number.MAX_SAFE_INTEGER : rule.keyConcurrency - s.active;
+      if (rule.ordered) room = s.first === null ? 0 : Math.min(room, 1);
+      this.#known.set(`${s.type}\u001f${s.key}`, {
+        type: s.type,
+        key: s.key,
+        room,
+        first: rule.ordered ? s.first : null,
+      });
+    }
+    return true;
+  }
+
+  /** The keys with room, as claimKeyed's $13-$16: types, keys, rooms, first ids. */
+  open(): [string[], string[], number[], Array<string | null>] {
+    const out: [string[], string[], number[], Array<string | null>] = [[], [], [], []];
+    for (const k of this.#known.values()) {
+      if (k.room <= 0) continue;
+      out[0].push(k.type);
+      out[1].push(k.key);
+      out[2].push(k.room);
+      out[3].push(k.first);
+    }
+    return out;
+  }
+
+  /** A job the claim took: one less room for its key. */
+  take(record: JobRecord): void {
+    if (record.key === null) return;
+    const k = this.#known.get(`${record.type}\u001f${record.key}`);
+    if (k) k.room -= 1;
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * How the PostgreSQL store keeps blocked jobs in step with the jobs they wait for: the inserts of
+ * jobs with dependencies, and the settling of a finished job's dependents. Every function here
+ * runs inside the caller's transaction, with the statements of queries/dependencies.sql.
+ *
+ * The rule that makes concurrent writers safe: a statement that changes dependents never runs in
+ * the statement that finished their dependency, but after it, so its snapshot is taken once the
+ * dependency's row lock is held; and an enqueue holds the row locks of the dependencies it names
+ * (`lockDependencies`, `shareDependencies`) until it commits. So a completion either sees a new
+ * dependent (it waited for the enqueue's commit), or the enqueue sees the dependency finished (it
+ * waited for the completion's).
+ *
+ * The hot path pays one flag: `lockDependencies` sets `has_dependents` with an UPDATE, so a
+ * statement finishing the job, having waited for that row lock, reads the flag as committed. A
+ * job whose flag is false under its lock has no dependent and can get none before that statement
+ * commits, so completeMany and failMany finish it in their one statement as before; one whose
+ * flag is set is finished again in a transaction with the statements here.
+ * @module
+ */
+import { ErrandError } from "../../errors.js";
+import type { JobErrorEntry, JobRecord, JobState } from "../../job.js";
+import type { StatementName } from "../generated/postgres-queries.js";
+import type { EnqueueResult, NewJob } from "../store.js";
+import type { PgConnection, Queryable } from "./connection.js";
+import { type InitialState, insertJobs } from "./insert.js";
+
+type Sql = Readonly<Record<StatementName, string>>;
+
+/** A job that ended without succeeding, whose blocked dependents are to be settled. */
+export interface FailedJob {
+  id: string;
+  state: "dead" | "cancelled" | "expired";
+}
+
+const UNFINISHED: ReadonlySet<string> = new Set<JobState>(["blocked", "pending", "active"]);
+
+function notFound(id: string): ErrandError {
+  return new ErrandError(
+    "DEPENDENCY_NOT_FOUND",
+    `enqueue: the dependency ${JSON.stringify(id)} names no job`,
+    {
+      details: { id },
+    },
+  );
+}
+
+/** The error entry of a job cancelled because `dependency` ended `state`. */
+export function dependencyFailedEntry(
+  attempt: number,
+  dependency: string,
+  state: string,
+  now: number,
+): string {
+  const entry: JobErrorEntry = {
+    attempt,
+    message: `dependency ${dependency} ended ${state}`,
+    kind: "dependency_failed",
+    dependency,
+    at: now,
+  };
+  return JSON.stringify(entry);
+}
+
+/**
+ * Locks the jobs `ids` name and returns the state of each found: those in errand_job are marked
+ * as having dependents, those in errand_job_done held FOR SHARE, so none of them finishes, is
+ * retried or is pruned before the caller commits. An id found in neither table is looked for
+ * again once: a retry may have moved it between the two statements.
+ */
+export async function lockDependencyStates(
+  connection: PgConnection,
+  sql: Sql,
+  db: Queryable,
+  ids: string[],
+): Promise<Map<string, string>> {
+  const states = new Map<string, string>();
+  let missing = ids;
+  for (let round = 0; round < 2 && missing.length > 0; round++) {
+    for (const r of await connection.query<{ id: string; state: string }>(db, sql.lockDependencies, [
+      missing,
+    ])) {
+      states.set(r.id, r.state);
+    }
+    const rest = missing.filter((id) => !states.has(id));
+    if (rest.length > 0) {
+      for (const r of await connection.query<{ id: string; state: string }>(db, sql.shareDependencies, [
+        rest,
+      ])) {
+        states.set(r.id, r.state);
+      }
+    }
+    missing = missing.filter((id) => !states.has(id));
+  }
+  return states;
+}
+
+/**
+ * Inserts jobs some of which have dependencies, inside the caller's transaction (all or none).
+ *
+ * The stored jobs the call names are locked first, all at once and in id order (so two calls
+ * naming the same jobs cannot deadlock), and an unknown id is refused before anything is written.
+ * Then the jobs go in waves: a wave ends before the first job that depends on a job of the same
+ * wave, so every dependency is stored (or was skipped, and stands for the job that took its id or
+ * unique key) before a job naming it is inserted. A dependency's state, once read under its lock,
+ * holds to the commit, so each job of a wave goes in as it will stay: blocked on its unfinished
+ * dependencies, or pending when every one is done, or (a dependency already failed, under
+ * `"cancel"`) blocked and then moved to history as cancelled. Then its edges go in.
+ * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
+ *   the caller's transaction must then be rolled back.
+ */
+export async function insertWithDependencies(
+  connection: PgConnection,
+  sql: Sql,
+  db: Queryable,
+  jobs: NewJob[],
+  now: number,
+  checkDone: boolean,
+  notifyTag: string,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  const results: EnqueueResult[] = new Array(jobs.length);
+  // An id of this call whose job was skipped for a taken unique key → the job that holds the key.
+  const standIn = new Map<string, string>();
+  const withDependencies: number[] = [];
+  let ready = false;
+  // Dependencies that are not jobs earlier in the call must be stored already.
+  const earlier = new Set<string>();
+  const stored = new Set<string>();
+  for (const j of jobs) {
+    if (j.dependsOn !== null) {
+      for (const d of JSON.parse(j.dependsOn) as string[]) if (!earlier.has(d)) stored.add(d);
+    }
+    earlier.add(j.id);
+  }
+  const states =
+    stored.size > 0
+      ? await lockDependencyStates(connection, sql, db, [...stored])
+      : new Map<string, string>();
+  for (const id of stored) if (!states.has(id)) throw notFound(id);
+  for (let start = 0; start < jobs.length; ) {
+    const waveIds = new Set<string>();
+    const wave: NewJob[] = [];
+    const waveDeps: Array<string[] | null> = [];
+    for (let i = start; i < jobs.length; i++) {
+      const job = jobs[i]!;
+      const given = job.dependsOn === null ? null : (JSON.parse(job.dependsOn) as string[]);
+      if (given?.some((d) => waveIds.has(d))) break;
+      waveIds.add(job.id);
+      const deps = given === null ? null : [...new Set(given.map((d) => standIn.get(d) ?? d))];
+      const changed =
+        deps !== null && (deps.length !== given!.length || deps.some((d, k) => d !== given![k]));
+      wave.push(changed ? { ...job, dependsOn: JSON.stringify(deps) } : job);
+      waveDeps.push(deps);
+    }
+    const plan = await planWave(connection, sql, db, wave, waveDeps, states, now);
+    const inserted = await insertJobs(connection, sql, db, wave, now, checkDone, notifyTag, plan.initial);
+    if (inserted.ready) ready = true;
+    const edgeDeps: string[] = [];
+    const edgeJobs: string[] = [];
+    const cancelIds: string[] = [];
+    const entries: string[] = [];
+    wave.forEach((job, k) => {
+      const r = inserted.results[k]!;
+      results[start + k] = r;
+      if (!r.inserted) {
+        if (r.existing.id !== job.id) standIn.set(job.id, r.existing.id);
+        return;
+      }
+      const deps = waveDeps[k] ?? null;
+      if (deps === null) return;
+      withDependencies.push(start + k);
+      for (const d of deps) {
+        edgeDeps.push(d);
+        edgeJobs.push(job.id);
+      }
+      const entry = plan.cancel.get(k);
+      if (entry !== undefined) {
+        cancelIds.push(job.id);
+        entries.push(entry);
+      }
+    });
+    if (edgeDeps.length > 0) await connection.query(db, sql.addEdges, [edgeDeps, edgeJobs]);
+    if (cancelIds.length > 0) await connection.query(db, sql.cancelDependents, [cancelIds, entries, now]);
+    start += wave.length;
+  }
+  if (withDependencies.length > 0) {
+    const ids = withDependencies.map((i) => jobs[i]!.id);
+    const rows = await connection.query<JobRecord>(db, sql.getMany, [ids]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const i of withDependencies) results[i] = { inserted: true, record: byId.get(jobs[i]!.id)! };
+  }
+  return { results, ready };
+}
+
+/**
+ * The state each job of a wave goes in with (see {@link insertWithDependencies}), and the error
+ * entry of each to be cancelled, by index in the wave. Reads, under their locks, the dependencies
+ * not read yet: jobs of earlier waves of the call, or stored jobs standing for them.
+ */
+async function planWave(
+  connection: PgConnection,
+  sql: Sql,
+  db: Queryable,
+  wave: NewJob[],
+  waveDeps: Array<string[] | null>,
+  states: Map<string, string>,
+  now: number,
+): Promise<{ initial: InitialState[]; cancel: Map<number, string> }> {
+  const unread = [...new Set(waveDeps.flatMap((deps) => deps ?? []))].filter((d) => !states.has(d));
+  if (unread.length > 0) {
+    for (const [id, state] of await lockDependencyStates(connection, sql, db, unread)) states.set(id, state);
+  }
+  const cancel = new Map<number, string>();
+  const initial = wave.map((job, k): InitialState => {
+    const deps = waveDeps[k] ?? null;
+    if (deps === null) return { state: "pending", blockedBy: 0 };
+    let unfinished = 0;
+    let failed: string | null = null;
+    for (const d of deps) {
+      const state = states.get(d);
+      if (state === undefined) throw notFound(d);
+      if (UNFINISHED.has(state)) unfinished++;
+      else if (state !== "completed" && failed === null) failed = d;
+    }
+    if (failed !== null && job.onDependencyFailure === "cancel") {
+      cancel.set(k, dependencyFailedEntry(0, failed, states.get(failed)!, now));
+      return { state: "blocked", blockedBy: unfinished };
+    }
+    return unfinished > 0 ? { state: "blocked", blockedBy: unfinished } : { state: "pending", blockedBy: 0 };
+  });
+  return { initial, cancel };
+}
+
+/**
+ * Settles, in the caller's transaction, the blocked dependents of jobs that just ended dead,
+ * cancelled or expired (in an earlier statement of it): under `"cancel"` each is cancelled with a
+ * `dependency_failed` entry naming the first failed dependency in its `dependsOn`, and its own
+ * dependents are settled in turn; under `"run"` each counts the failed ones finished and becomes
+ * pending when none is left. Returns whether a job became ready (the statement NOTIFYed).
+ */
+export async function settleFailed(
+  connection: PgConnection,
+  sql: Sql,
+  db: Queryable,
+  failed: FailedJob[],
+  now: number,
+  notifyTag: string,
+): Promise<boolean> {
+  let ready = false;
+  // Each round is the next level down the graph: a new statement, so a fresh snapshot.
+  for (let frontier = failed; frontier.length > 0; ) {
+    const ids = frontier.map((f) => f.id);
+    const stateOf = new Map(frontier.map((f) => [f.id, f.state]));
+    const dependents = await connection.query<{
+      id: string;
+      attempt: number;
+      dependsOn: string;
+      onDependencyFailure: string;
+    }>(db, sql.dependentsToSettle, [ids]);
+    const cancelIds: string[] = [];
+    const entries: string[] = [];
+    for (const d of dependents) {
+      if (d.onDependencyFailure !== "cancel") continue;
+      const dependency = (JSON.parse(d.dependsOn) as string[]).find((x) => stateOf.has(x))!;
+      cancelIds.push(d.id);
+      entries.push(dependencyFailedEntry(d.attempt, dependency, stateOf.get(dependency)!, now));
+    }
+    let next: FailedJob[] = [];
+    if (cancelIds.length > 0) {
+      const moved = await connection.query<{ id: string; hasDependents: boolean }>(db, sql.cancelDependents, [
+        cancelIds,
+        entries,
+        now,
+      ]);
+      next = moved.filter((m) => m.hasDependents).map((m) => ({ id: m.id, state: "cancelled" }));
+    }
+    if (dependents.length > cancelIds.length) {
+      const [row] = await connection.query<{ ready: number }>(db, sql.unblock, [ids, now, notifyTag]);
+      if (row!.ready > 0) ready = true;
+    }
+    frontier = next;
+  }
+  return ready;
+}
+
+/**
+ * Counts one finished dependency for each blocked dependent of jobs that just completed (in an
+ * earlier statement of the caller's transaction); a dependent with none left becomes pending.
+ * Returns whether a job became ready (the statement NOTIFYed).
+ */
+export async function unblockDependents(
+  connection: PgConnection,
+  sql: Sql,
+  db: Queryable,
+  completed: string[],
+  now: number,
+  notifyTag: string,
+): Promise<boolean> {
+  const [row] = await connection.query<{ ready: number }>(db, sql.unblock, [completed, now, notifyTag]);
+  return row!.ready > 0;
+}

@@ -1,0 +1,81 @@
+/**
+ * Debounce: while a job with a debounce key is pending and not yet started, an enqueue with the
+ * key replaces its payload and pushes its runAt to now + delayMs, returning the same job; once it
+ * has started (or finished), the key is free and the enqueue makes a new job.
+ */
+import { describe, expect, it } from "vitest";
+import type { Backend } from "./backend.js";
+import { refused } from "./refused.js";
+
+export function exerciseDebounce(backend: Backend): void {
+  describe("debounce", () => {
+    it("collapses a burst into one job with the last payload, due delayMs after the last enqueue", async () => {
+      const { queue, clock } = await backend.setup();
+      const first = await queue.enqueue(
+        "reindex",
+        { doc: 9, n: 1 },
+        { debounce: { key: "reindex:9", delayMs: "5s" } },
+      );
+      expect(first).toMatchObject({ state: "pending", debounceKey: "reindex:9", duplicate: false });
+      expect(first.runAt.getTime()).toBe(clock.now() + 5_000);
+      await clock.advance(3_000);
+      const second = await queue.enqueue(
+        "reindex",
+        { doc: 9, n: 2 },
+        { debounce: { key: "reindex:9", delayMs: "5s" } },
+      );
+      expect(second).toMatchObject({ id: first.id, duplicate: true, payload: { doc: 9, n: 2 } });
+      expect(second.runAt.getTime()).toBe(clock.now() + 5_000);
+      const other = await queue.enqueue(
+        "reindex",
+        { doc: 10 },
+        { debounce: { key: "reindex:10", delayMs: "5s" } },
+      );
+      expect(other.id).not.toBe(first.id);
+
+      await clock.advance(4_999);
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      await clock.advance(1);
+      const leased = await queue.lease({ limit: 10 });
+      expect(leased.map((j) => j.id).sort()).toEqual([first.id, other.id].sort());
+      expect(leased.find((j) => j.id === first.id)?.payload).toEqual({ doc: 9, n: 2 });
+      expect((await queue.stats()).states.pending).toBe(0);
+    });
+
+    it("makes a new job once the debounced one has started", async () => {
+      const { queue, clock } = await backend.setup();
+      const first = await queue.enqueue("reindex", { n: 1 }, { debounce: { key: "k", delayMs: 1_000 } });
+      await clock.advance(1_000);
+      const [running] = await queue.lease();
+      expect(running?.id).toBe(first.id);
+      const next = await queue.enqueue("reindex", { n: 2 }, { debounce: { key: "k", delayMs: 1_000 } });
+      expect(next).toMatchObject({ duplicate: false, state: "pending", payload: { n: 2 } });
+      expect(next.id).not.toBe(first.id);
+      // The running job failing and retrying does not take the key back.
+      expect(await queue.fail(running!, new Error("flaky"))).toBe(true);
+      const third = await queue.enqueue("reindex", { n: 3 }, { debounce: { key: "k", delayMs: 1_000 } });
+      expect(third).toMatchObject({ id: next.id, duplicate: true, payload: { n: 3 } });
+    });
+
+    it("refuses debounce with runAt, delayMs, uniqueKey or dependsOn, and a bad key or delay", async () => {
+      const { queue } = await backend.setup();
+      const d = { key: "k", delayMs: 1_000 };
+      await refused(() => queue.enqueue("t", {}, { debounce: d, delayMs: 5 }), "INVALID_OPTION");
+      await refused(() => queue.enqueue("t", {}, { debounce: d, runAt: new Date() }), "INVALID_OPTION");
+      await refused(() => queue.enqueue("t", {}, { debounce: d, uniqueKey: "u" }), "INVALID_OPTION");
+      await refused(() => queue.enqueue("t", {}, { debounce: d, dependsOn: ["x"] }), "INVALID_OPTION");
+      await refused(() => queue.enqueue("t", {}, { debounce: { key: "", delayMs: 1 } }), "INVALID_KEY");
+      await refused(
+        () => queue.enqueue("t", {}, { debounce: { key: "k", delayMs: -1 } }),
+        "INVALID_DURATION",
+      );
+      await refused(() => queue.enqueue("t", {}, { debounce: "k" as never }), "INVALID_OPTION");
+      await refused(
+        () => queue.enqueue("t", {}, { debounce: { key: "k", delayMs: 1, extra: 1 } as never }),
+        "INVALID_OPTION",
+      );
+      const states = (await queue.stats()).states;
+      expect(Object.values(states).reduce((a, b) => a + b, 0)).toBe(0);
+    });
+  });
+}

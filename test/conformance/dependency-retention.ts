@@ -1,0 +1,58 @@
+/**
+ * Dependencies and retention: a finished job is not pruned while a job still blocked on it exists
+ * (its dependent would lose the outcome it waits for); once nothing waits on it, it is pruned at
+ * its state's retention as any other.
+ */
+import { describe, expect, it } from "vitest";
+import type { Backend } from "./backend.js";
+
+const HOUR = 3_600_000;
+
+export function exerciseDependencyRetention(backend: Backend): void {
+  describe("dependency retention", () => {
+    it("keeps a finished dependency while a blocked job waits on it, and prunes it after", async () => {
+      const { queue, clock } = await backend.setup({ retention: { completed: "1h" } });
+      const a = await queue.enqueue("a", {});
+      const b = await queue.enqueue("b", {});
+      const c = await queue.enqueue("c", {}, { dependsOn: [a.id, b.id] });
+      const lone = await queue.enqueue("lone", {});
+      for (const type of ["a", "lone"]) {
+        const [job] = await queue.lease({ types: [type] });
+        expect(await queue.complete(job!, type)).toBe(true);
+      }
+      await clock.advance(HOUR + 1);
+      // lone goes; a stays: c is still blocked on b.
+      expect(await queue.prune()).toBe(1);
+      expect(await queue.get(lone.id)).toBeNull();
+      expect((await queue.get(a.id))?.state).toBe("completed");
+
+      const [job] = await queue.lease({ types: ["b"] });
+      expect(await queue.complete(job!, "b")).toBe(true);
+      expect((await queue.get(c.id))?.state).toBe("pending");
+      // Nothing is blocked on a any more: it is past its retention and goes now.
+      expect(await queue.prune()).toBe(1);
+      expect(await queue.get(a.id)).toBeNull();
+      // The dependent's view of a pruned dependency: the id, nothing else.
+      expect(await queue.dependencies(c.id)).toEqual([
+        { id: a.id, type: null, state: null, result: null },
+        { id: b.id, type: "b", state: "completed", result: "b" },
+      ]);
+    });
+
+    it("never prunes a blocked job, and prunes a dependent cancelled by a failure at its retention", async () => {
+      const { queue, clock } = await backend.setup({ retention: { cancelled: "1h", dead: "1h" } });
+      const a = await queue.enqueue("a", {}, { maxAttempts: 1 });
+      const slow = await queue.enqueue("slow", {});
+      const waiting = await queue.enqueue("w", {}, { dependsOn: [slow.id] });
+      const doomed = await queue.enqueue("d", {}, { dependsOn: [a.id] });
+      const [job] = await queue.lease({ types: ["a"] });
+      expect(await queue.fail(job!, new Error("no"))).toBe(true);
+      expect((await queue.get(doomed.id))?.state).toBe("cancelled");
+      await clock.advance(HOUR + 1);
+      expect(await queue.prune()).toBe(2);
+      expect(await queue.get(a.id)).toBeNull();
+      expect(await queue.get(doomed.id)).toBeNull();
+      expect((await queue.get(waiting.id))?.state).toBe("blocked");
+    });
+  });
+}

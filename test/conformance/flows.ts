@@ -1,0 +1,149 @@
+/**
+ * Flows: `enqueueFlow` stores a DAG of jobs, given by refs, in one write: every node or none. A
+ * cycle, a duplicate ref or a ref to nothing is `INVALID_FLOW`; an `{ id }` naming no job is
+ * `DEPENDENCY_NOT_FOUND`; nothing is stored then. Nodes with their own ids make a re-run a no-op
+ * returning the same jobs, and a node whose id or unique key is taken stands for the job that
+ * took it, so its dependents wait on that job.
+ */
+import { describe, expect, it } from "vitest";
+import { defineJob } from "../../src/define-job.js";
+import { drain } from "../../src/testing/index.js";
+import type { Backend } from "./backend.js";
+import { refused } from "./refused.js";
+
+const step = defineJob({
+  type: "step",
+  handler: async (p: { name: string }, ctx) => {
+    const deps = await ctx.dependencies();
+    return [p.name, ...deps.map((d) => d.result as string)].join("<");
+  },
+});
+
+export function exerciseFlows(backend: Backend): void {
+  describe("flows", () => {
+    it("stores a diamond in one write and runs it in dependency order", async () => {
+      const { queue } = await backend.setup();
+      const flow = await queue.enqueueFlow([
+        { ref: "join", job: step, payload: { name: "join" }, dependsOn: ["left", "right"] },
+        { ref: "left", job: step, payload: { name: "left" }, dependsOn: ["root"] },
+        {
+          ref: "right",
+          job: step,
+          payload: { name: "right" },
+          dependsOn: ["root"],
+          options: { queue: "side" },
+        },
+        { ref: "root", job: step, payload: { name: "root" } },
+      ]);
+      expect(Object.keys(flow.jobs).sort()).toEqual(["join", "left", "right", "root"]);
+      expect(Object.getPrototypeOf(flow.jobs)).toBeNull();
+      const { root, left, right, join } = flow.jobs as Record<string, (typeof flow.jobs)[string]>;
+      expect(root).toMatchObject({ state: "pending", dependsOn: [] });
+      expect(left).toMatchObject({ state: "blocked", blockedBy: 1, dependsOn: [root!.id] });
+      expect(right).toMatchObject({ state: "blocked", queue: "side", dependsOn: [root!.id] });
+      expect(join).toMatchObject({ state: "blocked", blockedBy: 2, dependsOn: [left!.id, right!.id] });
+
+      const result = await drain(queue, { jobs: [step], concurrency: 3, queues: ["default", "side"] });
+      expect(result.completed).toBe(4);
+      expect((await queue.get(join!.id))?.result).toBe("join<left<root<right<root");
+      const order = result.jobs.map((j) => j.id);
+      expect(order[0]).toBe(root!.id);
+      expect(order[3]).toBe(join!.id);
+    });
+
+    it("names stored jobs as { id } beside refs", async () => {
+      const { queue } = await backend.setup();
+      const existing = await queue.enqueue(step, { name: "existing" });
+      const flow = await queue.enqueueFlow([
+        { ref: "x", job: "other", payload: {} },
+        { ref: "y", job: "other", payload: {}, dependsOn: ["x", { id: existing.id }] },
+      ]);
+      expect(flow.jobs.y).toMatchObject({
+        state: "blocked",
+        blockedBy: 2,
+        dependsOn: [flow.jobs.x!.id, existing.id],
+      });
+      expect((await queue.dependents(existing.id)).jobs.map((j) => j.id)).toEqual([flow.jobs.y!.id]);
+    });
+
+    it("refuses a cycle, a duplicate ref and a ref to nothing with INVALID_FLOW, storing nothing", async () => {
+      const { queue } = await backend.setup();
+      await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "ok", job: step, payload: { name: "ok" } },
+            { ref: "a", job: step, payload: { name: "a" }, dependsOn: ["c"] },
+            { ref: "b", job: step, payload: { name: "b" }, dependsOn: ["a"] },
+            { ref: "c", job: step, payload: { name: "c" }, dependsOn: ["b"] },
+          ]),
+        "INVALID_FLOW",
+      );
+      await refused(
+        () => queue.enqueueFlow([{ ref: "self", job: step, payload: { name: "s" }, dependsOn: ["self"] }]),
+        "INVALID_FLOW",
+      );
+      await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "a", job: step, payload: { name: "a" } },
+            { ref: "a", job: step, payload: { name: "a2" } },
+          ]),
+        "INVALID_FLOW",
+      );
+      await refused(
+        () => queue.enqueueFlow([{ ref: "a", job: step, payload: { name: "a" }, dependsOn: ["nowhere"] }]),
+        "INVALID_FLOW",
+      );
+      await refused(
+        () => queue.enqueueFlow([{ ref: "__proto__", job: step, payload: { name: "a" } }]),
+        "INVALID_FLOW",
+      );
+      await refused(() => queue.enqueueFlow("nodes" as never), "INVALID_FLOW");
+      const states = (await queue.stats()).states;
+      expect(Object.values(states).reduce((a, b) => a + b, 0)).toBe(0);
+    });
+
+    it("refuses an { id } that names no job with DEPENDENCY_NOT_FOUND, storing nothing", async () => {
+      const { queue } = await backend.setup();
+      await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "a", job: step, payload: { name: "a" }, options: { id: "flow-a" } },
+            { ref: "b", job: step, payload: { name: "b" }, dependsOn: ["a", { id: "ghost" }] },
+          ]),
+        "DEPENDENCY_NOT_FOUND",
+      );
+      expect(await queue.get("flow-a")).toBeNull();
+    });
+
+    it("is a no-op returning the same jobs when re-run with the same node ids", async () => {
+      const { queue } = await backend.setup();
+      const nodes = [
+        { ref: "a", job: step, payload: { name: "a" }, options: { id: "run-1:a" } },
+        { ref: "b", job: step, payload: { name: "b" }, dependsOn: ["a"], options: { id: "run-1:b" } },
+      ];
+      const first = await queue.enqueueFlow(nodes);
+      expect(first.jobs.a).toMatchObject({ id: "run-1:a", duplicate: false });
+      expect(first.jobs.b).toMatchObject({ id: "run-1:b", duplicate: false, state: "blocked" });
+      const again = await queue.enqueueFlow(nodes);
+      expect(again.jobs.a).toMatchObject({ id: "run-1:a", duplicate: true, state: "pending" });
+      expect(again.jobs.b).toMatchObject({ id: "run-1:b", duplicate: true, state: "blocked", blockedBy: 1 });
+      expect((await queue.stats()).states).toMatchObject({ pending: 1, blocked: 1 });
+    });
+
+    it("points a node's dependents at the job that holds its unique key", async () => {
+      const { queue } = await backend.setup();
+      const holder = await queue.enqueue(step, { name: "holder" }, { uniqueKey: "fetch:1" });
+      const flow = await queue.enqueueFlow([
+        { ref: "fetch", job: step, payload: { name: "fetch" }, options: { uniqueKey: "fetch:1" } },
+        { ref: "use", job: step, payload: { name: "use" }, dependsOn: ["fetch"] },
+      ]);
+      expect(flow.jobs.fetch).toMatchObject({ id: holder.id, duplicate: true });
+      expect(flow.jobs.use).toMatchObject({ state: "blocked", dependsOn: [holder.id] });
+      const [job] = await queue.lease();
+      expect(job?.id).toBe(holder.id);
+      await queue.complete(job!, "held");
+      expect((await queue.get(flow.jobs.use!.id))?.state).toBe("pending");
+    });
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * Issue 14 on PostgreSQL, across connections (separate pools, as separate processes would be):
+ * completions of several dependencies of one job at the same moment unblock it exactly once, and
+ * an enqueue that names a dependency while that dependency is finishing (or the reverse) never
+ * leaves the new job blocked on a job that has finished. The interleavings that matter are forced,
+ * not hoped for: a caller's transaction holds the enqueue open while the completion or the cancel
+ * is seen waiting for its lock in pg_stat_activity.
+ */
+import pg from "pg";
+import { expect, onTestFinished, test } from "vitest";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import type { NewJob, Store } from "../../../src/store/store.js";
+import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../helpers/postgres.js";
+
+const NOW = Date.UTC(2026, 0, 1);
+
+async function stores(n: number): Promise<{ schema: string; all: PostgresStore[] }> {
+  const schema = freshSchema("errand_deps");
+  const all: PostgresStore[] = [];
+  for (let i = 0; i < n; i++) {
+    all.push(
+      await PostgresStore.open({
+        connectionString: PG_URL,
+        schema,
+        poolSize: 2,
+        retryMs: 0,
+        logger: silentLogger,
+      }),
+    );
+  }
+  onTestFinished(async () => {
+    for (const s of all) await s.close();
+    await dropSchema(schema);
+  });
+  return { schema, all };
+}
+
+function job(id: string, dependsOn: string[] | null = null, type = "t"): NewJob {
+  return {
+    id,
+    type,
+    queue: "q",
+    payload: "null",
+    priority: 0,
+    weight: 1,
+    runAt: NOW,
+    expiresAt: null,
+    maxAttempts: 5,
+    backoff: '{"type":"fixed","delayMs":0}',
+    retryQueue: null,
+    delivery: "at_least_once",
+    timeoutMs: null,
+    uniqueKey: null,
+    owner: null,
+    dependsOn: dependsOn === null ? null : JSON.stringify(dependsOn),
+    onDependencyFailure: "cancel",
+    key: null,
+    debounceKey: null,
+  };
+}
+
+async function claimAll(store: Store, types: string[], limit: number) {
+  return store.claim({
+    now: NOW,
+    workerId: "w",
+    queues: [{ name: "q", weight: 1 }],
+    types,
+    limit,
+    leaseMs: 60_000,
+  });
+}
+
+/** Resolves once some statement on `schema` waits for a row lock (polling pg_stat_activity). */
+async function someoneWaits(schema: string): Promise<void> {
+  await withPg(async (c) => {
+    for (;;) {
+      const { rows } = await c.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0",
+        [schema],
+      );
+      if (rows[0].n > 0) return;
+    }
+  });
+}
+
+test("several connections completing the dependencies of one job at once unblock it exactly once", {
+  timeout: 60_000,
+}, async () => {
+  const { all } = await stores(4);
+  const [a] = all as [PostgresStore];
+  for (let round = 0; round < 8; round++) {
+    const deps = Array.from({ length: 16 }, (_, i) => `r${round}-d${String(i).padStart(2, "0")}`);
+    const join = `r${round}-join`;
+    await a.enqueueMany({ now: NOW, jobs: deps.map((id) => job(id)) });
+    const [r] = await a.enqueueMany({ now: NOW, jobs: [job(join, deps, "join")] });
+    expect(r).toMatchObject({ inserted: true, record: { state: "blocked", blockedBy: 16 } });
+    const claimed = await claimAll(a, ["t"], 16);
+    expect(claimed).toHaveLength(16);
+    // Each store completes four of them, in an order of its own, all at the same moment.
+    const results = await Promise.all(
+      all.map((store, s) => {
+        const mine = claimed.filter((_, i) => i % all.length === s);
+        if (s % 2 === 1) mine.reverse();
+        return store.completeMany({
+          now: NOW,
+          items: mine.map((c) => ({ id: c.id, attempt: c.attempt, result: "1" })),
+        });
+      }),
+    );
+    expect(results.flat().every(Boolean)).toBe(true);
+    expect(await a.get({ id: join })).toMatchObject({ state: "pending", blockedBy: 0 });
+    const taken = await Promise.all(all.map((store) => claimAll(store, ["join"], 5)));
+    expect(taken.flat().map((j) => j.id)).toEqual([join]);
+  }
+});
+
+test("a completion waiting on an enqueue that names its job sees the new dependent and unblocks it", {
+  timeout: 30_000,
+}, async () => {
+  const { schema, all } = await stores(2);
+  const [a, b] = all as [PostgresStore, PostgresStore];
+  await a.enqueueMany({ now: NOW, jobs: [job("dep")] });
+  const [claimed] = await claimAll(a, ["t"], 1);
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  onTestFinished(() => client.end());
+  await client.query("BEGIN");
+  const [r] = await b.enqueueMany({ now: NOW, jobs: [job("after", ["dep"], "after")], connection: client });
+  expect(r).toMatchObject({ inserted: true, record: { state: "blocked", blockedBy: 1 } });
+  // The completion starts while the enqueue holds the dependency's row lock, and waits for it.
+  const completing = a.completeMany({
+    now: NOW,
+    items: [{ id: "dep", attempt: claimed!.attempt, result: "1" }],
+  });
+  await someoneWaits(schema);
+  await client.query("COMMIT");
+  expect(await completing).toEqual([true]);
+  expect(await a.get({ id: "after" })).toMatchObject({ state: "pending", blockedBy: 0 });
+});
+
+test("an enqueue racing the completion of its dependency never leaves the new job blocked", {
+  timeout: 60_000,
+}, async () => {
+  const { all } = await stores(2);
+  const [a, b] = all as [PostgresStore, PostgresStore];
+  for (let round = 0; round < 40; round++) {
+    const dep = `dep-${round}`;
+    await a.enqueueMany({ now: NOW, jobs: [job(dep)] });
+    const [claimed] = await claimAll(a, ["t"], 1);
+    const [done, [enqueued]] = await Promise.all([
+      a.completeMany({ now: NOW, items: [{ id: dep, attempt: claimed!.attempt, result: "1" }] }),
+      b.enqueueMany({ now: NOW, jobs: [job(`after-${round}`, [dep], "after")] }),
+    ]);
+    expect(done).toEqual([true]);
+    expect(enqueued).toMatchObject({ inserted: true });
+    expect(await a.get({ id: `after-${round}` })).toMatchObject({ state: "pending", blockedBy: 0 });
+  }
+});
+
+test("a cancel cascading through a job that an open enqueue names reaches the new dependent too", {
+  timeout: 30_000,
+}, async () => {
+  const { schema, all } = await stores(2);
+  const [a, b] = all as [PostgresStore, PostgresStore];
+  await a.enqueueMany({ now: NOW, jobs: [job("root"), job("mid", ["root"], "mid")] });
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  onTestFinished(() => client.end());
+  await client.query("BEGIN");
+  await b.enqueueMany({ now: NOW, jobs: [job("leaf", ["mid"], "leaf")], connection: client });
+  const cancelling = a.cancel({ id: "root", now: NOW });
+  await someoneWaits(schema);
+  await client.query("COMMIT");
+  expect((await cancelling)?.record.state).toBe("cancelled");
+  const [mid, leaf] = await a.getMany({ ids: ["mid", "leaf"] });
+  expect(mid).toMatchObject({ state: "cancelled" });
+  expect(leaf).toMatchObject({ state: "cancelled" });
+  expect(JSON.parse(leaf!.errors).at(-1)).toMatchObject({ kind: "dependency_failed", dependency: "mid" });
+});

@@ -1,0 +1,176 @@
+/**
+ * Issue 15 on PostgreSQL, across connections (separate pools, as separate processes would be):
+ * two enqueues with one debounce key make one job even when they race (the loser's insert waits
+ * on the winner's uncommitted row, then updates it), and per-key caps and order hold while many
+ * claimers with several queues claim the same keys at once (advisory locks per (type, key), no
+ * deadlock between claimers meeting the keys in different orders).
+ */
+import pg from "pg";
+import { expect, onTestFinished, test } from "vitest";
+import type { JobRecord } from "../../../src/job.js";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import type { KeyRules, NewJob } from "../../../src/store/store.js";
+import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../helpers/postgres.js";
+
+const NOW = Date.UTC(2026, 0, 1);
+
+async function stores(n: number): Promise<{ schema: string; all: PostgresStore[] }> {
+  const schema = freshSchema("errand_keys");
+  const all: PostgresStore[] = [];
+  for (let i = 0; i < n; i++) {
+    all.push(
+      await PostgresStore.open({
+        connectionString: PG_URL,
+        schema,
+        poolSize: 2,
+        retryMs: 0,
+        logger: silentLogger,
+      }),
+    );
+  }
+  onTestFinished(async () => {
+    for (const s of all) await s.close();
+    await dropSchema(schema);
+  });
+  return { schema, all };
+}
+
+function job(id: string, over: Partial<NewJob> = {}): NewJob {
+  return {
+    id,
+    type: "t",
+    queue: "q",
+    payload: "null",
+    priority: 0,
+    weight: 1,
+    runAt: NOW,
+    expiresAt: null,
+    maxAttempts: 5,
+    backoff: '{"type":"fixed","delayMs":0}',
+    retryQueue: null,
+    delivery: "at_least_once",
+    timeoutMs: null,
+    uniqueKey: null,
+    owner: null,
+    dependsOn: null,
+    onDependencyFailure: "cancel",
+    key: null,
+    debounceKey: null,
+    ...over,
+  };
+}
+
+/** Resolves once some statement on `schema` waits for a lock (polling pg_stat_activity). */
+async function someoneWaits(schema: string): Promise<void> {
+  await withPg(async (c) => {
+    for (;;) {
+      const { rows } = await c.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0",
+        [schema],
+      );
+      if (rows[0].n > 0) return;
+    }
+  });
+}
+
+test("an enqueue racing another with the same debounce key updates that job instead of making a second", {
+  timeout: 30_000,
+}, async () => {
+  const { schema, all } = await stores(2);
+  const [a, b] = all as [PostgresStore, PostgresStore];
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  onTestFinished(() => client.end());
+  await client.query("BEGIN");
+  const [first] = await b.enqueueMany({
+    now: NOW,
+    jobs: [job("d1", { debounceKey: "k", payload: '"one"' })],
+    connection: client,
+  });
+  expect(first).toMatchObject({ inserted: true });
+  // The second enqueue's insert meets the first's uncommitted row in errand_job_debounce and waits.
+  const second = a.enqueueMany({
+    now: NOW,
+    jobs: [job("d2", { debounceKey: "k", payload: '"two"', runAt: NOW + 5_000 })],
+    idsGenerated: true,
+  });
+  await someoneWaits(schema);
+  await client.query("COMMIT");
+  const [r] = await second;
+  expect(r).toMatchObject({ inserted: false, existing: { id: "d1", payload: '"two"', runAt: NOW + 5_000 } });
+  const { jobs } = await a.list({ limit: 10 });
+  expect(jobs.map((j) => [j.id, j.payload])).toEqual([["d1", '"two"']]);
+});
+
+test("per-key caps and order hold while many claimers take the same keys from several queues at once", {
+  timeout: 60_000,
+}, async () => {
+  const { all } = await stores(4);
+  const [a] = all as [PostgresStore];
+  const keys = ["k0", "k1", "k2", "k3", "k4", "k5"];
+  const jobs: NewJob[] = [];
+  for (let i = 0; i < 60; i++) {
+    const key = keys[i % keys.length]!;
+    // Capped types and ordered ones, in two queues; every job created at its own instant.
+    jobs.push(job(`c${String(i).padStart(2, "0")}`, { type: "capped", key, queue: i % 2 ? "q1" : "q2" }));
+    jobs.push(job(`o${String(i).padStart(2, "0")}`, { type: "ordered", key, queue: i % 2 ? "q2" : "q1" }));
+  }
+  for (const [i, j] of jobs.entries()) await a.enqueueMany({ now: NOW + i, jobs: [j], idsGenerated: true });
+  const keyRules: Record<string, KeyRules> = Object.create(null);
+  keyRules.capped = { keyConcurrency: 2 };
+  keyRules.ordered = { ordered: true };
+  const active = new Map<string, JobRecord>();
+  const started: string[] = [];
+  for (let turn = 0; turn < 200 && started.length < jobs.length; turn++) {
+    const taken = await Promise.all(
+      all.map((store, s) =>
+        store.claim({
+          now: NOW + 1_000,
+          workerId: `w${s}`,
+          queues:
+            s % 2
+              ? [
+                  { name: "q1", weight: 1 },
+                  { name: "q2", weight: 1 },
+                ]
+              : [
+                  { name: "q2", weight: 1 },
+                  { name: "q1", weight: 1 },
+                ],
+          limit: 3 + s,
+          leaseMs: 60_000,
+          keyRules,
+          random: () => (s % 2 ? 0.1 : 0.9),
+        }),
+      ),
+    );
+    for (const j of taken.flat()) {
+      active.set(j.id, j);
+      started.push(j.id);
+    }
+    const perKey = new Map<string, JobRecord[]>();
+    for (const j of active.values()) {
+      const k = `${j.type}/${j.key}`;
+      perKey.set(k, [...(perKey.get(k) ?? []), j]);
+    }
+    for (const [k, list] of perKey) {
+      expect(list.length, k).toBeLessThanOrEqual(k.startsWith("ordered/") ? 1 : 2);
+    }
+    // Finish one running job of each key, the earliest, as workers would at different speeds.
+    const done = [...perKey.values()].map((list) => list[0]!);
+    if (done.length > 0) {
+      const ok = await a.completeMany({
+        now: NOW + 1_000,
+        items: done.map((j) => ({ id: j.id, attempt: j.attempt, result: "null" })),
+      });
+      expect(ok.every(Boolean)).toBe(true);
+      for (const j of done) active.delete(j.id);
+    }
+  }
+  expect(new Set(started).size).toBe(jobs.length);
+  // An ordered key's jobs started in enqueue order.
+  for (const key of keys) {
+    const mine = started.filter((id) => id.startsWith("o") && jobs.find((j) => j.id === id)!.key === key);
+    expect(mine).toEqual([...mine].sort());
+  }
+});
