@@ -485,6 +485,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       ...claim,
       concurrencyLimits: this.#types.limits(claim.types),
       keyRules: this.#types.keyRules(claim.types),
+      rateLimits: this.#types.rateLimits(claim.types),
     });
   }
 

@@ -15,6 +15,14 @@ export const statements = {
   claimActiveCounts: "SELECT type, count(*) AS n\nFROM errand_job\nWHERE state = 'active' AND type IN (SELECT value FROM json_each(?))\nGROUP BY type;",
   /** claim.sql */
   claimActivate: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id = ?;",
+  /** claim.sql */
+  rateStart: "INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);",
+  /** claim.sql */
+  rateForget: "DELETE FROM errand_rate_start WHERE scope = ? AND at <= ?;",
+  /** claim.sql */
+  rateCount: "SELECT count(*) FROM errand_rate_start WHERE scope = ? AND at > ?;",
+  /** claim.sql */
+  rateLeaving: "SELECT at FROM errand_rate_start WHERE scope = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?;",
   /** completeMany.sql */
   completeMove: "INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  state, result,\n  finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ?;",
   /** completeMany.sql */

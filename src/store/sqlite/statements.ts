@@ -120,6 +120,8 @@ export function prepareStatements(db: Database.Database): Statements {
   q.dependencyUnfinished.pluck();
   q.dependentsPage.pluck();
   q.claimKeyActive.pluck();
+  q.rateCount.pluck();
+  q.rateLeaving.pluck();
   q.pausedQueues.pluck();
   return q;
 }
