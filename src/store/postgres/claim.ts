@@ -129,6 +129,8 @@ export function claimJobs(
     });
     await rates?.finish(
       p.queues.map((q) => q.name),
+      p.limit,
+      filterTypes,
       p.held,
     );
     taken.sort(claimOrder);

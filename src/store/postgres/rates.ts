@@ -73,10 +73,16 @@ export class Rates {
 
   /**
    * Records the claim's starts; then, when `held` is given and a scope is left without room while
-   * its type (and key) has a ready job in `queues`, sets `held.until` to the soonest time one has
-   * room again (keeping a sooner value already there).
+   * its type (and key) has a job among the next `limit` ready ones (of `types`, null: all) of a
+   * queue in `queues`, sets `held.until` to the soonest time one has room again (keeping a sooner
+   * value already there).
    */
-  async finish(queues: readonly string[], held: { until: number | null } | undefined): Promise<void> {
+  async finish(
+    queues: readonly string[],
+    limit: number,
+    types: readonly string[] | null,
+    held: { until: number | null } | undefined,
+  ): Promise<void> {
     const started = [...this.#scopes].filter(([, s]) => s.taken > 0);
     if (started.length > 0) {
       await this.#connection.query(this.#db, this.#sql.rateStart, [
@@ -97,6 +103,8 @@ export class Rates {
       full.map(([, s]) => s.rule.periodMs),
       queues,
       this.#now,
+      limit,
+      types,
     ]);
     const until = rows[0]?.until ?? null;
     if (until !== null && (held.until === null || until < held.until)) held.until = until;

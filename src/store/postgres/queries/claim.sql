@@ -64,9 +64,12 @@
 --   each one's period: deletes the scope's starts out of every window and returns (scope, n: its
 --   starts in the window). rateStart $1 scopes, $2 now, $3 starts of each. rateHeld, for the
 --   scopes left without room: $1 scopes, $2 their types, $3 keys (NULL: a type's scope), $4 now −
---   period, $5 count − limit, $6 period, $7 the claim's queues, $8 now. Returns `until`: the
---   earliest time one of them whose type (and key) has a ready job in those queues has room
---   again, the ($5)-th oldest start in its window (0-based) plus the period; NULL for none.
+--   period, $5 count − limit, $6 period, $7 the claim's queues, $8 now, $9 the claim's limit, $10
+--   types (NULL: all). Returns `until`: the earliest time one of them whose type (and key) has a
+--   job among the next $9 ready ones of a queue in $7 has room again, the ($5)-th oldest start in
+--   its window (0-based) plus the period; NULL for none. Looking no further than a claim would
+--   (as SQLite's gate sees only its candidates) bounds the walk: a window left full while its type
+--   has no ready job must not make every later claim read the whole queue.
 --   A rate-limited type's scope is counted under its cap lock (lockCaps takes the rate-limited
 --   types with the capped ones, in the one type order), a key's under its key lock, so no two
 --   claimers count the same window; rateStart and rateHeld run before the commit, under them.
@@ -237,6 +240,18 @@ INSERT INTO {{errandRateStart}} (scope, at, n)
 SELECT u.scope, $2, u.n FROM unnest($1::text[], $3::integer[]) AS u(scope, n)
 
 -- name: rateHeld
+WITH ready AS (
+  SELECT c.type, c.key FROM unnest($7::text[]) AS q(name)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.key FROM {{errandJob}} j
+    WHERE j.queue = q.name AND j.state = 'pending' AND j.run_at <= $8
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = q.name)
+      AND (j.expires_at IS NULL OR j.expires_at > $8)
+      AND ($10::text[] IS NULL OR j.type = ANY($10::text[]))
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $9
+  ) AS c
+)
 SELECT min(l.at + u.period)::bigint AS until
 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
   AS u(scope, type, key, since, skip, period)
@@ -249,9 +264,4 @@ CROSS JOIN LATERAL (
   ORDER BY s.at
   LIMIT 1
 ) AS l
-WHERE EXISTS (
-  SELECT 1 FROM {{errandJob}} j
-  WHERE j.type = u.type AND (u.key IS NULL OR j.key = u.key) AND j.state = 'pending' AND j.run_at <= $8
-    AND j.queue = ANY($7::text[]) AND (j.expires_at IS NULL OR j.expires_at > $8)
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} q WHERE q.name = j.queue)
-)
+WHERE EXISTS (SELECT 1 FROM ready WHERE ready.type = u.type AND (u.key IS NULL OR ready.key = u.key))
