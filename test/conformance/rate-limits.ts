@@ -118,6 +118,56 @@ export function exerciseRateLimits(backend: Backend): void {
       expect(x.length + y.length).toBe(3);
     });
 
+    it("tells when a key's window has room again: its oldest start that must leave, plus the period", async () => {
+      const { queue, clock } = await backend.setup();
+      const start = clock.now();
+      await queue.enqueueMany(
+        "sync",
+        Array.from({ length: 4 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      await queue.enqueue("sync", {}, { key: "b" });
+      const keyRules = Object.assign(Object.create(null), {
+        sync: { keyRateLimit: { limit: 2, periodMs: 1_000 } },
+      });
+      const claim = async (limit: number) => {
+        const held = { until: null as number | null };
+        const jobs = await queue.attempts.claim({
+          workerId: "w",
+          queues: [{ name: "default", weight: 1 }],
+          limit,
+          leaseMs: 60_000,
+          keyRules,
+          held,
+        });
+        return { keys: jobs.map((j) => j.key).sort(), until: held.until };
+      };
+      expect(await claim(1)).toEqual({ keys: ["a"], until: null }); // t = 0
+      await clock.advance(300);
+      // t = 300: a's second start fills its window while two of its jobs wait; b is not slowed.
+      expect(await claim(10)).toEqual({ keys: ["a", "b"], until: start + 1_000 });
+      await clock.advance(700);
+      // t = 1000: the start of t = 0 left; the one taken now fills the window with that of t = 300.
+      expect(await claim(10)).toEqual({ keys: ["a"], until: start + 1_300 });
+      await clock.advance(299);
+      expect(await claim(10)).toEqual({ keys: [], until: start + 1_300 });
+    });
+
+    it("counts a key's starts across connections", async () => {
+      const { queue, connect } = await backend.setup();
+      const other = await connect();
+      const perKey = defineJob({
+        type: "sync",
+        keyRateLimit: { limit: 2, periodMs: "1s" },
+        handler: async () => null,
+      });
+      queue.register(perKey);
+      other.register(perKey);
+      for (let i = 0; i < 6; i++) await queue.enqueue(perKey, { i }, { key: "a" });
+      const [x, y] = await Promise.all([queue.lease({ limit: 10 }), other.lease({ limit: 10 })]);
+      expect(x.length + y.length).toBe(2);
+    });
+
     it("lets a Worker take held-back jobs as soon as the window allows, without polling", async () => {
       const { queue, clock } = await backend.setup();
       const ran: number[] = [];

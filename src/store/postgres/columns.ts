@@ -76,6 +76,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandJobType: `"${schema}".errand_job_type`,
     errandQueuePause: `"${schema}".errand_queue_pause`,
     errandDependency: `"${schema}".errand_dependency`,
+    errandRateStart: `"${schema}".errand_rate_start`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,
