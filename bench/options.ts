@@ -14,6 +14,8 @@ export interface Options {
   compiled: boolean;
   /** Concurrent lease → report loops in http-work. */
   httpLoops: number;
+  /** How long rate-limit runs; unset: 60 s, 10 s with --quick. */
+  seconds?: number;
 }
 
 /** `--store`: a store name or URL that `benchStore` (stores.ts) knows. */
@@ -41,6 +43,7 @@ export function parseArgs(argv: string[], scenarios: readonly string[]): Options
     .option("--backlog <n>", "backlog size for drain-backlog and drain-blocked", positiveInt, 1_000_000)
     .option("--latency-jobs <n>", "jobs in the latency scenario", positiveInt, 300)
     .option("--http-loops <n>", "concurrent lease → report loops in http-work", positiveInt, 4)
+    .option("--seconds <n>", "how long rate-limit runs (default 60; 10 with --quick)", positiveInt)
     .option("--quick", "skip drain-backlog and drain-blocked (100,000 blocked at most when asked for)", false)
     .option("--compiled", "run worker processes on a tsc build instead of under tsx", false)
     .option("--json", "print one JSON object to stdout instead of a table", false)

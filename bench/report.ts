@@ -177,6 +177,39 @@ export function rows(r: Results, t: Targets): Row[] {
     add(`  drain of the ${fmtInt(fo.edges)} after`, `${fmtInt(fo.jobsPerSec)} jobs/s`, "", null);
     add("  each ran exactly once", String(fo.exactlyOnce), "true", fo.exactlyOnce);
   }
+  const kd = r["keys-drain"];
+  if (kd) {
+    add(
+      `drain over ${fmtInt(kd.keys)} keys, keyConcurrency 1 (${fmtInt(kd.jobs)}, concurrency ${kd.concurrency})`,
+      `${fmtInt(kd.jobsPerSec)} jobs/s`,
+      "",
+      null,
+    );
+    add(
+      "  vs the same drain without keys (fair: not built yet)",
+      `${(kd.ratio * 100).toFixed(0)} %`,
+      `≥ ${(t.keysRatio * 100).toFixed(0)} %`,
+      kd.ratio >= t.keysRatio,
+    );
+    add("  each ran exactly once", String(kd.exactlyOnce), "true", kd.exactlyOnce);
+  }
+  const rl = r["rate-limit"];
+  if (rl) {
+    add(
+      `rate limit ${rl.limit}/s, ${rl.processes} processes, ${rl.seconds} s: most claims (job.startedAt) in any 1 s`,
+      String(rl.maxInWindowClaimed),
+      `≤ ${t.rateMaxInWindow}`,
+      rl.maxInWindowClaimed <= t.rateMaxInWindow,
+    );
+    add(
+      `  most handler starts in any 1 s (claim → start lag p50 ${rl.startLagMs.p50} ms, max ${rl.startLagMs.max} ms)`,
+      String(rl.maxInWindow),
+      `≤ ${t.rateMaxInWindow}`,
+      rl.maxInWindow <= t.rateMaxInWindow,
+    );
+    add("  mean rate", `${rl.meanPerSec}/s`, `≥ ${t.rateMeanPerSec}/s`, rl.meanPerSec >= t.rateMeanPerSec);
+    add("  no job ran twice", String(rl.exactlyOnce), "true", rl.exactlyOnce);
+  }
   const sc = r["drain-scale"];
   if (sc) {
     add(

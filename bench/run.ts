@@ -16,6 +16,10 @@
  *                         (and at a tenth of the size: the O(edges) check)
  *                         deps-fan-out: --jobs (at most 10,000) jobs waiting on one: the time of
  *                         the one completion that unblocks them all, and the drain after
+ *                         keys-drain: the 20k drain over 1,000 keys with keyConcurrency 1, as
+ *                         a share of the same drain without keys (`fair` is not built yet)
+ *                         rate-limit: 4 worker processes on a type limited to 100/s for
+ *                         --seconds: the most starts in any 1 s window, the mean rate
  *                         drain-blocked: the 20k drain with --backlog blocked jobs in the store
  *                         (100,000 at most with --quick), as a share of the drain's rate
  *   --jobs N              jobs per throughput scenario (default 20000)
@@ -25,6 +29,7 @@
  *                         not in the default run): http-enqueue, http-work, http-remote-worker,
  *                         http-wake, http-idle
  *   --http-loops N        concurrent lease → report loops in http-work (default 4)
+ *   --seconds N           how long rate-limit runs (default 60; 10 with --quick)
  *   --quick               skip drain-backlog and drain-blocked (asked for, drain-blocked runs
  *                         with at most 100,000 blocked)
  *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of

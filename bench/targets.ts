@@ -19,6 +19,15 @@ export interface Targets {
    * bench reads that as this many ms, far under the Worker's 1 s poll it must not wait for.
    */
   joinStartMs: number;
+  /**
+   * Issue 15: a drain over 1,000 keys with keyConcurrency 1 as a share of the keyless drain
+   * (the issue states it with `fair: true`, not built yet).
+   */
+  keysRatio: number;
+  /** Issue 15: starts in any 1-second window at a limit of 100/s, by 4 processes: at most this. */
+  rateMaxInWindow: number;
+  /** Issue 15: the mean rate at that limit: at least this per second. */
+  rateMeanPerSec: number;
   /** Drain rate of 4 worker processes as a multiple of one process's (stores many processes share). */
   scaleRatio?: number;
   /** Store memory per waiting job (stores that can tell: `BenchStore.usedMemory`, stores.ts). */
@@ -34,6 +43,9 @@ export const SQLITE_TARGETS: Targets = {
   backlogRatio: 0.8,
   blockedRatio: 0.9,
   joinStartMs: 50,
+  keysRatio: 0.5,
+  rateMaxInWindow: 100,
+  rateMeanPerSec: 95,
 };
 
 /** Issue 3's targets. */
@@ -46,6 +58,9 @@ export const POSTGRES_TARGETS: Targets = {
   backlogRatio: 0.75,
   blockedRatio: 0.9,
   joinStartMs: 50,
+  keysRatio: 0.5,
+  rateMaxInWindow: 100,
+  rateMeanPerSec: 95,
   scaleRatio: 1.3,
 };
 
@@ -59,6 +74,9 @@ export const REDIS_TARGETS: Targets = {
   backlogRatio: 0.75,
   blockedRatio: 0.9,
   joinStartMs: 50,
+  keysRatio: 0.5,
+  rateMaxInWindow: 100,
+  rateMeanPerSec: 95,
   bytesPerJob: 400,
 };
 

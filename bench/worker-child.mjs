@@ -16,6 +16,13 @@
  *
  * `drain-fail`: as `drain`, but every job throws a NonRetryableError, and `done` comes when
  * `expect` jobs are dead.
+ *
+ * `rate`: runs from `go` until the parent's `stop`, then closes the worker and reports `done`
+ * {starts, claimedAt, ran, …}: each handler's start (this machine's clock), each job's claim time
+ * (`job.startedAt`, the store's `now`) and payload index, for the rate-limit precision check.
+ *
+ * `typeOptions` (any mode): defineJob options laid over the no-op type (`keyConcurrency`,
+ * `rateLimit`, …), so the claims this worker makes keep them.
  */
 
 import { fail, now, send, serve } from "./child-ipc.mjs";
@@ -32,10 +39,18 @@ async function init(o) {
   const starts = [];
   let joinStart = null;
   let lastDepDone = null;
+  const claimedAt = [];
+  const ran = [];
   const noop = defineJob({
     type: "noop",
-    handler: async (payload) => {
+    ...o.typeOptions,
+    handler: async (payload, ctx) => {
       if (o.mode === "latency") starts[payload.i] = now();
+      if (o.mode === "rate") {
+        starts.push(now());
+        claimedAt.push(+ctx.job.startedAt);
+        ran.push(payload.i);
+      }
       if (payload.i === o.join) joinStart = now();
       // Not the completed event: the completion's write and the claim it prompts both come
       // before that event is emitted, so the join would seem to start before its last dependency ended.
@@ -59,6 +74,16 @@ async function init(o) {
     send({ type: "ready" });
     await finished;
     send({ type: "done", starts, ...calls.summary() });
+    return;
+  }
+
+  if (o.mode === "rate") {
+    send({ type: "ready" });
+    await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
+    await worker.start();
+    await new Promise((resolve) => process.on("message", (m) => m.type === "stop" && resolve()));
+    await worker.close();
+    send({ type: "done", starts, claimedAt, ran, completed, ...calls.summary() });
     return;
   }
 

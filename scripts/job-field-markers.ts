@@ -7,7 +7,10 @@
 //   - /*@insertColumns*/  the columns an insert sets, in table order (a NewJob's, the state and
 //                         created_at), wrapped as the file is;
 //   - /*@insertRow*/      one row of values for them: a ? each, the state 'pending';
-//   - /*@insertRows N*/   N such rows, one per line.
+//   - /*@insertRows N*/   N such rows, one per line;
+//   - /*@sharedValues column = expression; …*/  as PostgreSQL's (below). The statements bind `?`
+//                         by position, so the expressions with a `?` must be named in the table's
+//                         order, the order their `?`s take in the statement.
 // - PostgreSQL (postgres/queries), where a NewJob's fields are the insert's parameters after the
 //   fixed ones ($1 now, $2 the NOTIFY tag, $3 the batch size; see postgres/columns.ts):
 //   - /*@insertValues unnest|settled|uniform|one*/  the values of an insert's columns
@@ -26,8 +29,15 @@
 //   - --@new-job-fields   JOB_FIELDS, how many ARGV entries one new job takes.
 //
 // An unknown marker throws, naming the file.
-import { JOB_DEFAULTS, JOB_FIELDS, type JobField, NEW_JOB_FIELDS, wrapList } from "../src/job-fields.js";
-import { INSERT_FIELDS, INSERT_FIXED_PARAMS, SHARED_FIELDS } from "../src/store/postgres/columns.js";
+import {
+  JOB_DEFAULTS,
+  JOB_FIELDS,
+  type JobField,
+  NEW_JOB_FIELDS,
+  SHARED_FIELDS,
+  wrapList,
+} from "../src/job-fields.js";
+import { INSERT_FIELDS, INSERT_FIXED_PARAMS } from "../src/store/postgres/columns.js";
 
 /** The columns an SQLite insert sets, in table order (src/store/sqlite/statements.ts INSERT_COLUMNS). */
 const SQLITE_INSERT = JOB_FIELDS.filter((x) => x.newJob || x.name === "state" || x.name === "createdAt");
@@ -69,7 +79,45 @@ function sqlite(name: string, arg: string, text: string, at: number, fail: Fail)
     if (!Number.isInteger(n) || n < 1) fail("needs a row count");
     return Array.from({ length: n }, sqliteRow).join(`,\n${" ".repeat(column(text, at))}`);
   }
+  if (name === "sharedValues") {
+    const overrides = sharedOverrides(arg, fail);
+    // The list puts the values in table order; a marker naming its `?`s in another order would
+    // read as binding them in that order while the statement binds them in this one.
+    const named = [...overrides].filter(([, value]) => value.includes("?")).map(([col]) => col);
+    const bound = SHARED_FIELDS.map((f) => f.column).filter((c) => named.includes(c));
+    if (named.join() !== bound.join())
+      fail(`name the values with ? in the table's order: ${bound.join(", ")}`);
+    return sharedValues(text, at, overrides);
+  }
   return undefined;
+}
+
+/** A `@sharedValues` marker's `column = expression` pairs, in the marker's order. */
+function sharedOverrides(arg: string, fail: Fail): Map<string, string> {
+  const overrides = new Map<string, string>();
+  for (const pair of arg.split(";").filter((p) => p.trim())) {
+    const eq = pair.indexOf("=");
+    const col = pair.slice(0, eq).trim();
+    if (eq < 0 || !SHARED_FIELDS.some((f) => f.column === col)) fail(`${pair.trim()} names no shared column`);
+    if (overrides.has(col)) fail(`${col} is given twice`);
+    overrides.set(
+      col,
+      pair
+        .slice(eq + 1)
+        .replace(/\s+/g, " ")
+        .trim(),
+    );
+  }
+  return overrides;
+}
+
+/** A value for each column of `{{sharedColumns}}`: the column itself unless `overrides` gives one. */
+function sharedValues(text: string, at: number, overrides: ReadonlyMap<string, string>): string {
+  return wrapAt(
+    text,
+    at,
+    SHARED_FIELDS.map((f) => overrides.get(f.column) ?? f.column),
+  );
 }
 
 /** A NewJob field's insert parameter: after the fixed ones, in table order. */
@@ -132,28 +180,8 @@ function postgres(name: string, arg: string, text: string, at: number, fail: Fai
     );
     return wrapAt(text, at, values);
   }
-  if (name === "sharedValues") {
-    // `column = expression; …`: the expression where the job's own value is not copied.
-    const overrides = new Map<string, string>();
-    for (const pair of arg.split(";").filter((p) => p.trim())) {
-      const eq = pair.indexOf("=");
-      const col = pair.slice(0, eq).trim();
-      if (eq < 0 || !SHARED_FIELDS.some((f) => f.column === col))
-        fail(`${pair.trim()} names no shared column`);
-      overrides.set(
-        col,
-        pair
-          .slice(eq + 1)
-          .replace(/\s+/g, " ")
-          .trim(),
-      );
-    }
-    return wrapAt(
-      text,
-      at,
-      SHARED_FIELDS.map((f) => overrides.get(f.column) ?? f.column),
-    );
-  }
+  // `column = expression; …`: the expression where the job's own value is not copied.
+  if (name === "sharedValues") return sharedValues(text, at, sharedOverrides(arg, fail));
   return undefined;
 }
 

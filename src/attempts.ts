@@ -12,7 +12,7 @@ import type { Job } from "./job.js";
 import { checkObject, checkRef, leaseMsFrom } from "./queue-checks.js";
 import type { AttemptFailure, FailOptions } from "./queue-options.js";
 import type { Completion, StoreDoor } from "./store/instrument.js";
-import type { AttemptRef, ClaimParams, HeartbeatManyParams, KeyRules } from "./store/store.js";
+import type { AttemptRef, ClaimParams, HeartbeatManyParams, KeyRules, RateRule } from "./store/store.js";
 import type { TypeRegistry } from "./type-registry.js";
 import { addToDate, toJsonText } from "./validation.js";
 
@@ -45,7 +45,12 @@ export class Attempts {
     return this.#c.types.limits(types);
   }
 
-  /** The per-key rules (keyConcurrency, ordered) a claim of `types` must keep. */
+  /** The type-wide rate limits a claim of `types` must keep. */
+  claimRateLimits(types: readonly string[] | undefined): Record<string, RateRule> | undefined {
+    return this.#c.types.rateLimits(types);
+  }
+
+  /** The per-key rules (keyConcurrency, ordered, keyRateLimit) a claim of `types` must keep. */
   claimKeyRules(types: readonly string[] | undefined): Record<string, KeyRules> | undefined {
     return this.#c.types.keyRules(types);
   }

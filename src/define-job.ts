@@ -166,6 +166,16 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
    * @defaultValue false
    */
   ordered?: boolean;
+  /**
+   * At most `limit` jobs of this type start in any interval of `periodMs`, counted across every
+   * worker and server sharing the store. A job held back stays pending and is taken as soon as
+   * the window allows (workers set a timer for it; no busy polling); other types are not slowed.
+   * `limit` 1 to {@link MAX_COUNT}; `periodMs` 1 ms to about 24.8 days ({@link MAX_TIMER_MS}).
+   * @example `rateLimit: { limit: 100, periodMs: "1m" }`
+   */
+  rateLimit?: RateLimit;
+  /** As `rateLimit`, per key (the `key` enqueue option): each key has its own window. */
+  keyRateLimit?: RateLimit;
   /** Validates payloads at enqueue (and at {@link runJob}); invalid ones are refused. */
   schema?: StandardSchemaV1<unknown, P>;
 }
@@ -191,6 +201,9 @@ export interface JobDefinition<P = unknown, R = unknown> {
   readonly concurrency: number | null;
   readonly keyConcurrency: number | null;
   readonly ordered: boolean;
+  /** `rateLimit`, its period resolved to ms; null for none. */
+  readonly rateLimit: Rate | null;
+  readonly keyRateLimit: Rate | null;
   readonly schema: StandardSchemaV1<unknown, P> | undefined;
 }
 
@@ -222,6 +235,8 @@ const DEFINITION_KEYS = new Set([
   "concurrency",
   "keyConcurrency",
   "ordered",
+  "rateLimit",
+  "keyRateLimit",
   "schema",
 ]);
 
@@ -260,6 +275,8 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
         ? null
         : checkInt("keyConcurrency", options.keyConcurrency, 1, MAX_COUNT),
     ordered: checkFlag("ordered", options.ordered),
+    rateLimit: options.rateLimit === undefined ? null : checkRate("rateLimit", options.rateLimit),
+    keyRateLimit: options.keyRateLimit === undefined ? null : checkRate("keyRateLimit", options.keyRateLimit),
     schema: options.schema,
   });
   MADE.add(def);
@@ -278,7 +295,10 @@ export function isJobDefinition(value: unknown): value is AnyJobDefinition {
 /** Validates and fills {@link JobDefaults}, a field not given taking its {@link JOB_DEFAULTS} value. */
 export function resolveDefaults(
   o: JobDefaults,
-): Omit<JobDefinition, "type" | "handler" | "concurrency" | "keyConcurrency" | "ordered" | "schema"> {
+): Omit<
+  JobDefinition,
+  "type" | "handler" | "concurrency" | "keyConcurrency" | "ordered" | "rateLimit" | "keyRateLimit" | "schema"
+> {
   const delivery = o.delivery ?? JOB_DEFAULTS.delivery;
   if (delivery !== "at_least_once" && delivery !== "at_most_once") {
     throw new ErrandError(
@@ -305,6 +325,56 @@ export function resolveDefaults(
     delivery,
     onDependencyFailure,
   };
+}
+
+/** A rate limit as given: at most `limit` starts in any `periodMs`. @since 0.2.0 */
+export interface RateLimit {
+  limit: number;
+  periodMs: Duration;
+}
+
+/** A rate limit resolved: `periodMs` in ms. @since 0.2.0 */
+export interface Rate {
+  readonly limit: number;
+  readonly periodMs: number;
+}
+
+const RATE_KEYS = new Set(["limit", "periodMs"]);
+
+/**
+ * A rate limit, checked and resolved.
+ * @throws ErrandError `INVALID_RATE_LIMIT` naming the field and the bound.
+ */
+export function checkRate(name: string, value: unknown): Rate {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ErrandError(
+      "INVALID_RATE_LIMIT",
+      `${name} must be { limit, periodMs }, got ${describe(value)}`,
+    );
+  }
+  for (const key of Object.keys(value)) {
+    if (!RATE_KEYS.has(key)) {
+      throw new ErrandError(
+        "INVALID_RATE_LIMIT",
+        `${name} has an unknown field ${JSON.stringify(key)}; give { limit, periodMs }`,
+      );
+    }
+  }
+  const { limit, periodMs } = value as { limit: unknown; periodMs: unknown };
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_COUNT) {
+    throw new ErrandError(
+      "INVALID_RATE_LIMIT",
+      `${name}.limit must be an integer from 1 to ${MAX_COUNT}, got ${describe(limit)}`,
+    );
+  }
+  let ms: number;
+  try {
+    ms = toTimerMs(`${name}.periodMs`, periodMs as Duration);
+  } catch (e) {
+    throw new ErrandError("INVALID_RATE_LIMIT", (e as Error).message, { cause: e });
+  }
+  if (ms < 1) throw new ErrandError("INVALID_RATE_LIMIT", `${name}.periodMs must be at least 1 ms`);
+  return Object.freeze({ limit, periodMs: ms });
 }
 
 /** An optional boolean option. @throws ErrandError `INVALID_OPTION` for anything but a boolean. */

@@ -23,6 +23,8 @@ export {
   type JobDefinitionOptions,
   type JobHandler,
   type PayloadOf,
+  type Rate,
+  type RateLimit,
   type ResultOf,
   type StandardSchemaV1,
 } from "./define-job.js";

@@ -149,6 +149,17 @@ export const NEW_JOB_FIELDS: readonly (keyof NewJob)[] = Object.freeze(
 );
 
 /**
+ * The fields both job tables have but the state: what moving a job between them copies, in table
+ * order (the statements set state, result and finished_at themselves). Each SQL store's
+ * `{{sharedColumns}}` fragment lists their columns, and the `@sharedValues` markers of its
+ * queries/*.sql a value for each (scripts/job-field-markers.ts).
+ * @internal
+ */
+export const SHARED_FIELDS: readonly JobField[] = Object.freeze(
+  JOB_FIELDS.filter((x) => x.hot && x.done && x.name !== "state"),
+);
+
+/**
  * The fields of the public {@link Job}, in order: what the HTTP API's Job schema lists as
  * required (with `duplicate` on enqueue replies besides).
  * @since 0.1.0

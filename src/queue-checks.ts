@@ -249,7 +249,10 @@ export function checkReschedule(id: string, options: RescheduleOptions, now: num
 }
 
 /** The lease API's options resolved into a claim (all but the caps, `now` and `random`). */
-export type LeaseClaim = Omit<ClaimParams, "now" | "random" | "concurrencyLimits" | "keyRules">;
+export type LeaseClaim = Omit<
+  ClaimParams,
+  "now" | "random" | "concurrencyLimits" | "keyRules" | "rateLimits" | "held"
+>;
 
 /**
  * The lease API's options, checked and resolved. `defaultQueues` gives the queues to lease from

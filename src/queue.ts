@@ -475,8 +475,12 @@ export class Queue extends EventEmitter<QueueEvents> {
    * jobs whose lease ran out go back to pending (or dead) and can be leased again, and pending jobs
    * past `expiresAt` become `expired`, with no Worker or {@link sweep} needed. A fault in that pass
    * is emitted as `error` and does not fail the lease. See {@link OpenQueueOptions.maintenance}.
+   *
+   * @param held When given and a ready job was held back by a rate limit (`rateLimit`,
+   * `keyRateLimit`), `held.until` is set to the earliest time one of those windows has room
+   * again, so a caller that found nothing can lease again then instead of polling.
    */
-  async lease(options: LeaseOptions = {}): Promise<Job[]> {
+  async lease(options: LeaseOptions = {}, held?: { until: number | null }): Promise<Job[]> {
     this.#checkOpen();
     const claim = checkLeaseOptions(options, this.clock, (types) => this.#types.queues(types));
     // After the checks: a refused lease changes nothing.
@@ -485,6 +489,8 @@ export class Queue extends EventEmitter<QueueEvents> {
       ...claim,
       concurrencyLimits: this.#types.limits(claim.types),
       keyRules: this.#types.keyRules(claim.types),
+      rateLimits: this.#types.rateLimits(claim.types),
+      ...(held ? { held } : {}),
     });
   }
 

@@ -1,5 +1,5 @@
 import type { BackoffOptions } from "./backoff.js";
-import { type AnyJobDefinition, defineJob, type JobDefinitionOptions } from "./define-job.js";
+import { type AnyJobDefinition, defineJob, type JobDefinitionOptions, type Rate } from "./define-job.js";
 import { ErrandError } from "./errors.js";
 import { nameRecord } from "./name-record.js";
 import type { KeyRules } from "./store/store.js";
@@ -23,6 +23,8 @@ function overlay(code: AnyJobDefinition | undefined, type: string, settings: Typ
         ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
         ...(code.keyConcurrency !== null ? { keyConcurrency: code.keyConcurrency } : {}),
         ...(code.ordered ? { ordered: true } : {}),
+        ...(code.rateLimit !== null ? { rateLimit: code.rateLimit } : {}),
+        ...(code.keyRateLimit !== null ? { keyRateLimit: code.keyRateLimit } : {}),
       }
     : {};
   return defineJob({
@@ -111,12 +113,24 @@ export class TypeRegistry {
   keyRules(types: readonly string[] | undefined): Record<string, KeyRules> | undefined {
     let rules: Record<string, KeyRules> | undefined;
     for (const def of this.#definitions.values()) {
-      if ((def.keyConcurrency === null && !def.ordered) || (types && !types.includes(def.type))) continue;
+      if (def.keyConcurrency === null && !def.ordered && def.keyRateLimit === null) continue;
+      if (types && !types.includes(def.type)) continue;
       (rules ??= nameRecord())[def.type] = {
         ...(def.keyConcurrency !== null ? { keyConcurrency: def.keyConcurrency } : {}),
         ...(def.ordered ? { ordered: true } : {}),
+        ...(def.keyRateLimit !== null ? { keyRateLimit: def.keyRateLimit } : {}),
       };
     }
     return rules;
+  }
+
+  /** Type-wide rate limits of the known types among `types`; undefined when none. */
+  rateLimits(types: readonly string[] | undefined): Record<string, Rate> | undefined {
+    let limits: Record<string, Rate> | undefined;
+    for (const def of this.#definitions.values()) {
+      if (def.rateLimit === null || (types && !types.includes(def.type))) continue;
+      (limits ??= nameRecord())[def.type] = def.rateLimit;
+    }
+    return limits;
   }
 }

@@ -12,8 +12,10 @@ import { httpIdle } from "./http/idle.js";
 import { httpRemoteWorker } from "./http/remote-worker.js";
 import { httpWake } from "./http/wake.js";
 import { httpWork } from "./http/work.js";
+import { keysDrain } from "./keys-drain.js";
 import { latency } from "./latency.js";
 import { memory } from "./memory.js";
+import { rateLimit } from "./rate-limit.js";
 import type { Scenario } from "./scenario.js";
 
 export type { Log, Results, Scenario, ScenarioContext } from "./scenario.js";
@@ -29,6 +31,9 @@ export const SCENARIOS: readonly Scenario[] = [
   // Issue 14's dependencies; drain-blocked, with its million jobs, goes with the backlog below.
   depsFanIn,
   depsFanOut,
+  // Issue 15's keys and rate limits.
+  keysDrain,
+  rateLimit,
   // Before the backlog: a million-row table just dropped keeps the server busy for a while.
   drainScale,
   drainBacklog,

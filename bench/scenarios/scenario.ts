@@ -19,8 +19,10 @@ import type { HttpIdleResult } from "./http/idle.js";
 import type { HttpRemoteWorkerResult } from "./http/remote-worker.js";
 import type { HttpWakeResult } from "./http/wake.js";
 import type { HttpWorkResult } from "./http/work.js";
+import type { KeysDrainResult } from "./keys-drain.js";
 import type { LatencyResult } from "./latency.js";
 import type { MemoryResult } from "./memory.js";
+import type { RateLimitResult } from "./rate-limit.js";
 
 /** Progress for a human, on stderr (stdout is the report's). */
 export type Log = (line: string) => void;
@@ -36,6 +38,8 @@ export interface Results {
   "deps-fan-in"?: DepsFanInResult;
   "deps-fan-out"?: DepsFanOutResult;
   "drain-blocked"?: DrainBlockedResult;
+  "keys-drain"?: KeysDrainResult;
+  "rate-limit"?: RateLimitResult;
   memory?: MemoryResult;
   "http-enqueue"?: HttpEnqueueResult;
   "http-work"?: HttpWorkResult;

@@ -38,6 +38,7 @@ export interface DrainDone {
  * Drains `measure` jobs from a database already holding `waiting` jobs, in a worker child
  * (`drain-fail`: every job fails for good, and `measure` jobs dead end it). `join`: the payload
  * index of a job that waits on the others, whose start the child times (deps-fan-in).
+ * `typeOptions`: defineJob options the child's no-op type takes (keys-drain's `keyConcurrency`).
  */
 export async function drainIn(
   store: BenchStore,
@@ -48,6 +49,7 @@ export async function drainIn(
   mode: "drain" | "drain-fail" = "drain",
   indices = measure,
   join?: number,
+  typeOptions?: Record<string, unknown>,
 ): Promise<DrainDone> {
   const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "drain worker", rt.tsx);
   try {
@@ -60,6 +62,7 @@ export async function drainIn(
       expect: measure,
       indices,
       join,
+      typeOptions,
     });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
     const serverCpu = serverCpuSpan(store);

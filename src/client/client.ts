@@ -54,6 +54,10 @@ export interface RemoteJobType {
   keyConcurrency?: number;
   /** Jobs of the type with the same key start one at a time, in enqueue order. */
   ordered?: boolean;
+  /** At most `limit` starts of the type in any interval of `periodMs`, cluster-wide. */
+  rateLimit?: { limit: number; periodMs: number | string };
+  /** As `rateLimit`, per key. */
+  keyRateLimit?: { limit: number; periodMs: number | string };
   push?: { url: string; secret?: string; timeoutMs?: number };
 }
 

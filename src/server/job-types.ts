@@ -1,5 +1,5 @@
 import type { BackoffOptions } from "../backoff.js";
-import { defineJob } from "../define-job.js";
+import { defineJob, type RateLimit } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Delivery, DependencyFailurePolicy } from "../job.js";
@@ -18,7 +18,7 @@ export interface PushTarget {
 
 /**
  * A job type's settings on the server: defaults for every job of the type enqueued through it,
- * a cluster-wide `concurrency` cap applied at lease, and an optional push target.
+ * cluster-wide caps, order and rate limits applied at lease, and an optional push target.
  * @since 0.1.0
  */
 export interface JobTypeConfig {
@@ -38,6 +38,13 @@ export interface JobTypeConfig {
   keyConcurrency?: number;
   /** Jobs of the type with the same key start one at a time, in enqueue order. @defaultValue false */
   ordered?: boolean;
+  /**
+   * At most `limit` jobs of the type start in any interval of `periodMs`, counted across every
+   * worker and server on the store; held-back jobs stay pending until the window has room.
+   */
+  rateLimit?: RateLimit;
+  /** As `rateLimit`, per key: each key of the type has its own window. */
+  keyRateLimit?: RateLimit;
   push?: PushTarget;
 }
 

@@ -16,8 +16,11 @@ export interface LongPollParams<T> {
   /** How often it looks again without a wake-up, to find delayed jobs that came due. */
   pollMs: number;
   connection: PollConnection;
-  /** One look: the jobs leased, or none. */
-  look: () => Promise<T[]>;
+  /**
+   * One look: the jobs leased, or none. A look that found jobs held back by a rate limit sets
+   * `held.until` to when the window has room again; the poll's group is woken then.
+   */
+  look: (held: { until: number | null }) => Promise<T[]>;
 }
 
 /**
@@ -26,10 +29,16 @@ export interface LongPollParams<T> {
  * leases jobs passes the wake-up on to the next of its group (more may be ready), and one that
  * finds nothing ends its group's chain. Waiters of one group are interchangeable, so an enqueue
  * costs a claim or a few per group, not one per waiting worker: with hundreds of idle long-polls
- * that is the difference between a claim and a thundering herd.
+ * that is the difference between a claim and a thundering herd. A rate limit's window opening is
+ * no store event: a look held back by one sets its group a timer for then, which rouses it alike.
  */
 export class LongPoll {
   readonly #groups = new Map<string, Set<() => void>>();
+  /**
+   * Per group, a wake-up set for when a rate limit that held its jobs back has room again (no
+   * store event announces that): the earliest such time and the timer for it.
+   */
+  readonly #held = new Map<string, { at: number; cancel: () => void }>();
   readonly #queue: Queue;
   readonly #unsubscribe: () => void;
   /** Counts store wake-ups, so a poll that raced one looks again instead of waiting. */
@@ -63,7 +72,7 @@ export class LongPoll {
     connection.once("close", gone);
     try {
       let seen = this.#wakeups;
-      let jobs = await look();
+      let jobs = await this.#look(group, look);
       while (jobs.length === 0 && !this.#closing && !connection.destroyed) {
         const left = deadline - clock.now();
         if (left <= 0) break;
@@ -85,7 +94,7 @@ export class LongPoll {
         }
         seen = this.#wakeups;
         if (this.#closing || connection.destroyed) break;
-        jobs = await look();
+        jobs = await this.#look(group, look);
         if (jobs.length > 0) this.#handoff(group);
       }
       return jobs;
@@ -97,12 +106,37 @@ export class LongPoll {
   /** Ends every waiting poll (each answers with what it has: nothing), and every later one at once. */
   close(): void {
     this.#closing = true;
+    for (const { cancel } of this.#held.values()) cancel();
+    this.#held.clear();
     for (const wake of [...this.#groups.values()].flatMap((g) => [...g])) wake();
   }
 
   /** Stops following the store's wake-ups; the server calls it last, once closed. */
   detach(): void {
     this.#unsubscribe();
+  }
+
+  async #look<T>(group: string, look: LongPollParams<T>["look"]): Promise<T[]> {
+    const held = { until: null as number | null };
+    const jobs = await look(held);
+    if (held.until !== null && !this.#closing) this.#wakeAt(group, held.until);
+    return jobs;
+  }
+
+  /**
+   * Rouses `group` at `at`, as a store wake-up would: its oldest waiter looks, and passes it on
+   * if it leased something. One timer per group, at the earliest time asked for.
+   */
+  #wakeAt(group: string, at: number): void {
+    const current = this.#held.get(group);
+    if (current && current.at <= at) return;
+    current?.cancel();
+    const clock = this.#queue.clock;
+    const cancel = clock.setTimer(Math.max(1, at - clock.now()), () => {
+      this.#held.delete(group);
+      this.#handoff(group);
+    });
+    this.#held.set(group, { at, cancel });
   }
 
   #handoff(group: string): void {

@@ -61,6 +61,8 @@ export class PushDelivery {
   #started = false;
   #unsubscribe: (() => void) | null = null;
   #cancelTimer: () => void = () => {};
+  /** Per type held back by a rate limit: when its window has room again, and the timer for it. */
+  readonly #held = new Map<string, { at: number; cancel: () => void }>();
 
   /** @param maintenance `false`: its leases run no maintenance pass (the server's option). */
   constructor(
@@ -102,6 +104,8 @@ export class PushDelivery {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     this.#cancelTimer();
+    for (const { cancel } of this.#held.values()) cancel();
+    this.#held.clear();
     await Promise.all([...this.#inflight]);
   }
 
@@ -127,14 +131,19 @@ export class PushDelivery {
           if (free <= 0) break;
           const timeoutMs = current.push.timeoutMs ?? 30_000;
           const queues = [current.queue ?? "default", ...(current.retryQueue ? [current.retryQueue] : [])];
-          const jobs = await this.#queue.lease({
-            types: [type],
-            queues: [...new Set(queues)],
-            limit: free,
-            leaseMs: this.#leaseMs ?? timeoutMs + 30_000,
-            workerId: `push:${type}`,
-            ...(this.maintenance ? {} : { maintenance: false }),
-          });
+          const held = { until: null as number | null };
+          const jobs = await this.#queue.lease(
+            {
+              types: [type],
+              queues: [...new Set(queues)],
+              limit: free,
+              leaseMs: this.#leaseMs ?? timeoutMs + 30_000,
+              workerId: `push:${type}`,
+              ...(this.maintenance ? {} : { maintenance: false }),
+            },
+            held,
+          );
+          if (held.until !== null) this.#wakeAt(type, held.until);
           for (const job of jobs) this.#deliver(current, job);
           more = jobs.length > 0;
         }
@@ -145,6 +154,20 @@ export class PushDelivery {
         if (this.#again.has(type)) this.#fill(config);
       }
     })();
+  }
+
+  /** Leases `type` again at `at`, when its rate limit has room (no store event says so). */
+  #wakeAt(type: string, at: number): void {
+    const current = this.#held.get(type);
+    if (current && current.at <= at) return;
+    current?.cancel();
+    const clock = this.#queue.clock;
+    const cancel = clock.setTimer(Math.max(1, at - clock.now()), () => {
+      this.#held.delete(type);
+      const config = this.#types.get(type);
+      if (config?.push) this.#fill(config);
+    });
+    this.#held.set(type, { at, cancel });
   }
 
   #deliver(config: JobTypeConfig, job: Job): void {

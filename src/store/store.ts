@@ -302,6 +302,19 @@ export interface ClaimParams {
    * (blocked, pending or active) — so the key's jobs start one at a time, in enqueue order.
    */
   keyRules?: Record<string, KeyRules>;
+  /**
+   * Type-wide rate limits, read as `concurrencyLimits` is: a job of such a type is taken only while
+   * fewer than `limit` jobs of the type started in `(now - periodMs, now]`, counting every claimer
+   * sharing the store and the jobs taken earlier in the same claim; each job taken is a start at
+   * `now`. (`KeyRules.keyRateLimit` is the same per type and key.)
+   */
+  rateLimits?: Record<string, RateRule>;
+  /**
+   * Filled in by the store when a ready job was held back by a rate limit (type or key): the
+   * earliest time one of those limits has room again, so the caller can claim again then rather
+   * than poll. Left as given otherwise.
+   */
+  held?: { until: number | null };
   /** Random source in [0, 1) for weighted queue choice; injectable for tests. */
   random?: () => number;
 }
@@ -312,6 +325,14 @@ export interface KeyRules {
   keyConcurrency?: number;
   /** One at a time per key, in enqueue order. */
   ordered?: boolean;
+  /** At most `limit` starts per key in any `periodMs`. */
+  keyRateLimit?: RateRule;
+}
+
+/** A rate limit as a claim keeps it: at most `limit` starts in any interval of `periodMs` ms. */
+export interface RateRule {
+  limit: number;
+  periodMs: number;
 }
 
 /** A claimed attempt, named by the job and its fencing token. */

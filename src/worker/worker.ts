@@ -159,6 +159,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #timers: Repeating[] = [];
   #maintainer: Maintainer | null = null;
   #unsubscribe: (() => void) | null = null;
+  /** A claim held back by a rate limit: when its window has room again, and the timer for it. */
+  #held: { at: number; cancel: () => void } | null = null;
   /** Settles when the claim loop under way, if any, has ended; close() waits for it. */
   #filling: Promise<void> | null = null;
   readonly #onCancelled = (job: Job) => this.#core.abandon(job.id, "cancelled", new Error("job cancelled"));
@@ -281,6 +283,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         const free = this.#concurrency - this.#core.runningWeight;
         if (free <= 0 || this.#core.state !== "running") break;
         let jobs: Job[];
+        const held = { until: null as number | null };
         try {
           jobs = await this.queue.attempts.claim({
             workerId: this.workerId,
@@ -292,11 +295,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
             leaseMs: this.#leaseMs,
             concurrencyLimits: this.queue.attempts.claimLimits(this.#types),
             keyRules: this.queue.attempts.claimKeyRules(this.#types),
+            rateLimits: this.queue.attempts.claimRateLimits(this.#types),
+            held,
           });
         } catch (error) {
           this.#error(error);
           break;
         }
+        if (held.until !== null) this.#wakeAt(held.until);
         this.#backlog = jobs.length > 0;
         for (const job of jobs) {
           // Claimed while closing: give it straight back.
@@ -314,6 +320,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#filling = null;
       filled();
     }
+  }
+
+  /** Claims again at `at` (a rate limit's window opens), unless a sooner such wake-up is set. */
+  #wakeAt(at: number): void {
+    if (this.#held && this.#held.at <= at) return;
+    this.#held?.cancel();
+    const cancel = this.queue.clock.setTimer(Math.max(0, at - this.queue.clock.now()), () => {
+      this.#held = null;
+      this.#wake();
+    });
+    this.#held = { at, cancel };
   }
 
   #error(error: unknown): void {
@@ -334,6 +351,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // since the caller may close the store next (and the grace-period heartbeats start at once).
         stopping = Promise.all([...this.#timers, this.#maintainer].map((t) => t?.stop()));
         this.#timers = [];
+        this.#held?.cancel();
+        this.#held = null;
         this.#unsubscribe?.();
         this.queue.off("cancelled", this.#onCancelled);
         // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).

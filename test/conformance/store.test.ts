@@ -29,6 +29,7 @@ import { exerciseOrdered } from "./ordered.js";
 import { exerciseOwners } from "./owners.js";
 import { exercisePause } from "./pause.js";
 import { exerciseQueues } from "./queues.js";
+import { exerciseRateLimits } from "./rate-limits.js";
 import { exerciseReplay } from "./replay.js";
 import { exerciseResults } from "./results.js";
 import { exerciseRetention } from "./retention.js";
@@ -74,5 +75,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseDebounce(backend);
     exerciseKeyLimits(backend);
     exerciseOrdered(backend);
+    exerciseRateLimits(backend);
   });
 }

@@ -333,6 +333,30 @@ describe("the errand CLI", () => {
       ...via,
     ]);
     expect(JSON.parse(type.stdout)).toEqual({ type: "sync", keyConcurrency: 2, ordered: true });
+    const limited = await errand([
+      "types",
+      "set",
+      "call-api",
+      "--config",
+      '{"rateLimit": {"limit": 100, "periodMs": "1m"}, "keyRateLimit": {"limit": 10, "periodMs": 1000}}',
+      "--json",
+      ...via,
+    ]);
+    expect(JSON.parse(limited.stdout)).toEqual({
+      type: "call-api",
+      rateLimit: { limit: 100, periodMs: "1m" },
+      keyRateLimit: { limit: 10, periodMs: 1000 },
+    });
+    const bad = await errand([
+      "types",
+      "set",
+      "call-api",
+      "--config",
+      '{"rateLimit": {"limit": 0, "periodMs": "1m"}}',
+      ...via,
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/INVALID_RATE_LIMIT/);
   }, 120_000);
 
   it("pauses, resumes and lists queues on a store and through a server (admin only)", async () => {

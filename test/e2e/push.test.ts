@@ -197,5 +197,26 @@ for (const backend of selectedBackends()) {
         { interval: 10, timeout: 10_000 },
       );
     });
+    it("pushes a rate-limited type's held-back job when its window opens, not at the next poll", async () => {
+      const r = await receiver();
+      const h = await startServer(backend, {
+        // A poll far beyond the window: only the held-back timer can deliver in time.
+        push: { pollIntervalMs: 600_000 },
+        types: [{ type: "hook", rateLimit: { limit: 1, periodMs: 5000 }, push: { url: r.url } }],
+      });
+      await h.queue.enqueue("hook", { answer: 200, n: 1 }, { id: "first" });
+      await h.queue.enqueue("hook", { answer: 200, n: 2 }, { id: "second" });
+      await vi.waitFor(async () => expect((await h.queue.get("first"))?.state).toBe("completed"), {
+        interval: 10,
+      });
+      await h.clock.advance(4999);
+      expect((await h.queue.get("second"))?.state).toBe("pending");
+      expect(r.seen.map((s) => s.body.id)).toEqual(["first"]);
+      await h.clock.advance(1);
+      await vi.waitFor(async () => expect((await h.queue.get("second"))?.state).toBe("completed"), {
+        interval: 10,
+      });
+      expect(r.seen.map((s) => s.body.id)).toEqual(["first", "second"]);
+    });
   });
 }

@@ -93,6 +93,13 @@ CREATE TABLE <schema>.errand_queue_pause (
   paused_at bigint NOT NULL
 );
 
+-- table errand_rate_start
+CREATE TABLE <schema>.errand_rate_start (
+  scope text COLLATE "C" NOT NULL,
+  at bigint NOT NULL,
+  n integer NOT NULL
+);
+
 -- table errand_schedule
 CREATE TABLE <schema>.errand_schedule (
   name text COLLATE "C" NOT NULL,
@@ -181,10 +188,13 @@ CREATE UNIQUE INDEX errand_migration_pkey ON <schema>.errand_migration USING btr
 -- index errand_queue_pause_pkey
 CREATE UNIQUE INDEX errand_queue_pause_pkey ON <schema>.errand_queue_pause USING btree (name);
 
+-- index errand_rate_start_scope
+CREATE INDEX errand_rate_start_scope ON <schema>.errand_rate_start USING btree (scope, at);
+
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_run_at);
 
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"}]

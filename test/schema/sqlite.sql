@@ -28,6 +28,9 @@ CREATE INDEX errand_job_owner ON errand_job (owner, id) WHERE owner IS NOT NULL;
 -- index errand_job_unique_key
 CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE unique_key IS NOT NULL;
 
+-- index errand_rate_start_scope
+CREATE INDEX errand_rate_start_scope ON errand_rate_start (scope, at);
+
 -- index errand_schedule_due
 CREATE INDEX errand_schedule_due ON errand_schedule (next_run_at);
 
@@ -121,6 +124,12 @@ CREATE TABLE errand_queue_pause (
   paused_at  INTEGER NOT NULL
 );
 
+-- table errand_rate_start
+CREATE TABLE errand_rate_start (
+  scope TEXT NOT NULL,
+  at    INTEGER NOT NULL
+);
+
 -- table errand_schedule
 CREATE TABLE errand_schedule (
   name        TEXT PRIMARY KEY,
@@ -134,4 +143,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"}]

@@ -10,8 +10,10 @@ import {
   type JobField,
   NEW_JOB_FIELDS,
   PUBLIC_JOB_FIELDS,
+  SHARED_FIELDS,
 } from "../../src/job-fields.js";
 import { sharedSchemas } from "../../src/server/schemas.js";
+import { statements as postgresStatements } from "../../src/store/generated/postgres-queries.js";
 import { scripts } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
@@ -19,16 +21,17 @@ import {
   HOT_FIELD_COUNT,
   INSERT_FIELDS,
   INSERT_FIXED_PARAMS,
-  SHARED_FIELDS,
   sqlFragments,
 } from "../../src/store/postgres/columns.js";
 import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
+import { renderStatements } from "../../src/store/sql-template.js";
 import type { SqliteDependencies } from "../../src/store/sqlite/dependencies.js";
 import { insertJobs } from "../../src/store/sqlite/insert.js";
 import {
   INSERT_CHUNK,
   INSERT_COLUMNS,
   JOB_COLUMNS,
+  SQL as SQLITE_SQL,
   type Statements,
 } from "../../src/store/sqlite/statements.js";
 import type { NewJob } from "../../src/store/store.js";
@@ -328,6 +331,32 @@ describe("the job-field markers npm run gen expands in queries/*.sql", () => {
     expect(items(sqlFragments("s", "c").sharedColumns!)).toEqual(columnsOf(SHARED_FIELDS));
   });
 
+  it("SQLite: the same, with the values' `?`s in the table's order, as the statement binds them", () => {
+    const list = expandSqlMarkers(
+      "sqlite",
+      "/*@sharedValues run_at = ?; errors = json(?); attempt = 0*/",
+      "t",
+    );
+    expect(items(list)).toEqual(
+      columnsOf(SHARED_FIELDS).map((c) =>
+        c === "run_at" ? "?" : c === "errors" ? "json(?)" : c === "attempt" ? "0" : c,
+      ),
+    );
+    expect(columnsOf(SHARED_FIELDS).indexOf("run_at")).toBeLessThan(
+      columnsOf(SHARED_FIELDS).indexOf("errors"),
+    );
+    // Named the other way round, the marker would read as binding errors' ? first.
+    expect(() =>
+      expandSqlMarkers("sqlite", "/*@sharedValues errors = json(?); run_at = ?*/", "a.sql"),
+    ).toThrow(
+      "a.sql: /*@sharedValues errors = json(?); run_at = ?*/: name the values with ? in the table's order: run_at, errors",
+    );
+    // Without ? the order is free.
+    expect(expandSqlMarkers("sqlite", "/*@sharedValues errors = '[]'; run_at = 1*/", "t")).toBe(
+      expandSqlMarkers("sqlite", "/*@sharedValues run_at = 1; errors = '[]'*/", "t"),
+    );
+  });
+
   it("refuses what it cannot expand, naming the file", () => {
     expect(() => expandSqlMarkers("sqlite", "/*@nope*/", "a.sql")).toThrow(
       "a.sql: /*@nope*/: unknown marker",
@@ -336,7 +365,114 @@ describe("the job-field markers npm run gen expands in queries/*.sql", () => {
       "names no shared column",
     );
     expect(() => expandSqlMarkers("postgres", "/*@param result*/", "a.sql")).toThrow("not a NewJob field");
+    expect(() => expandSqlMarkers("sqlite", "/*@sharedValues attempt = 0; attempt = 1*/", "a.sql")).toThrow(
+      "attempt is given twice",
+    );
     expect(() => expandLuaMarkers("--@nope\n", "a.lua")).toThrow("a.lua: --@nope: unknown marker");
+  });
+});
+
+describe("the statements that move a job between the two tables", () => {
+  const columnsOf = (fields: readonly JobField[]) => fields.map((f) => f.column);
+  const shared = SHARED_FIELDS.map((f) => f.column);
+  const doneColumns = JOB_FIELDS.filter((f) => f.done).map((f) => f.column);
+  const stores = {
+    sqlite: { sql: SQLITE_SQL, insert: INSERT_COLUMNS },
+    postgres: {
+      sql: renderStatements(postgresStatements, sqlFragments("s", "c")) as Record<string, string>,
+      insert: columnsOf(INSERT_FIELDS),
+    },
+  };
+
+  /** The items of a list up to its end (an unmatched `)` or a top-level FROM), split at top-level commas. */
+  function topLevelItems(text: string): string[] {
+    const out: string[] = [];
+    let depth = 0;
+    let quoted = false;
+    let start = 0;
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i]!;
+      if (ch === "'") quoted = !quoted;
+      if (quoted) continue;
+      if (ch === "(") depth++;
+      else if (ch === ")" && depth-- === 0) return [...out, text.slice(start, i).trim()];
+      else if (ch === "," && depth === 0) {
+        out.push(text.slice(start, i).trim());
+        start = i + 1;
+      } else if (depth === 0 && /^\sFROM\s/.test(text.slice(i, i + 6))) {
+        return [...out, text.slice(start, i).trim()];
+      }
+    }
+    throw new Error(`no end of list in ${text}`);
+  }
+
+  /**
+   * Every INSERT … SELECT into a job table but the enqueue's (which inserts a NewJob's columns):
+   * the table, its columns and the values the SELECT gives them.
+   */
+  function moves({ sql, insert }: { sql: Readonly<Record<string, string>>; insert: readonly string[] }) {
+    const found: Array<{ name: string; table: string; columns: string[]; values: string[] }> = [];
+    for (const [name, text] of Object.entries(sql)) {
+      for (const m of squash(text).matchAll(/INSERT INTO (\S*errand_job(?:_done)?) \(([^)]*)\) SELECT /g)) {
+        const columns = m[2]!.split(",").map((c) => c.trim());
+        if (columns.slice(0, insert.length).join() === insert.join()) continue;
+        const values = topLevelItems(squash(text).slice(m.index + m[0].length));
+        found.push({ name, table: m[1]!.replace(/^"s"\./, ""), columns, values });
+      }
+    }
+    return found;
+  }
+
+  it("are the statements written with {{sharedColumns}}", () => {
+    expect(moves(stores.sqlite).map((m) => m.name)).toEqual([
+      "moveToDone",
+      "completeMove",
+      "dependencyCancel",
+      "failKill",
+      "replay",
+      "replayExpired",
+      "retryReinsert",
+    ]);
+    expect(moves(stores.postgres).map((m) => m.name)).toEqual([
+      "cancel",
+      "completeMany",
+      "cancelDependents",
+      "expirePending",
+      "failMany",
+      "replay",
+      "replay",
+      "retry",
+    ]);
+  });
+
+  it("copy the table's shared fields, one value each, and set only the columns one table has besides", () => {
+    for (const [store, statements] of Object.entries(stores)) {
+      for (const { name, table, columns, values } of moves(statements)) {
+        const where = `${store} ${name}`;
+        expect(columns.slice(0, shared.length), where).toEqual(shared);
+        const rest = columns.slice(shared.length);
+        expect(rest[0], where).toBe("state");
+        expect(
+          rest.filter((c) => shared.includes(c)),
+          where,
+        ).toEqual([]);
+        // Into the done table a move sets every column it has; into the hot one, besides the
+        // state, at most the dependency bookkeeping: a job moved back is held by no one.
+        if (table === "errand_job_done") expect(new Set(columns), where).toEqual(new Set(doneColumns));
+        else {
+          expect(table, where).toBe("errand_job");
+          expect(
+            rest.filter((c) => c !== "state" && c !== "blocked_by" && c !== "has_dependents"),
+            where,
+          ).toEqual([]);
+        }
+        expect(values, where).toHaveLength(columns.length);
+        // A value that is a bare column is that column's own: the lists are not shifted.
+        values.forEach((v, i) => {
+          if (shared.includes(v)) expect(v, where).toBe(columns[i]);
+        });
+      }
+    }
   });
 });
 

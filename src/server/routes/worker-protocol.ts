@@ -81,9 +81,9 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       deadline: started + waitMs,
       pollMs: ctx.leasePollMs,
       connection: reply.raw,
-      look: async () => {
+      look: async (held) => {
         const t0 = performance.now();
-        const jobs = await queue.lease(leaseOptions);
+        const jobs = await queue.lease(leaseOptions, held);
         metrics.claimSeconds.observe(
           { outcome: jobs.length ? "jobs" : "empty" },
           (performance.now() - t0) / 1000,

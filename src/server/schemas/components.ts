@@ -4,7 +4,15 @@
  * @module
  */
 import { JOB_STATES } from "../../job.js";
-import { count, duration, name, nullableDate, storedExponential, typeDefaultProperties } from "./fields.js";
+import {
+  count,
+  duration,
+  name,
+  nullableDate,
+  rateLimit,
+  storedExponential,
+  typeDefaultProperties,
+} from "./fields.js";
 
 /** Shared schemas, registered with `addSchema` and listed as OpenAPI components. */
 export const sharedSchemas = [
@@ -188,6 +196,12 @@ export const sharedSchemas = [
         description:
           "Jobs of the type with the same key start one at a time, in enqueue order (jobs without a key are not ordered)",
       },
+      rateLimit: rateLimit(
+        "At most `limit` jobs of the type start in any interval of `periodMs` (a sliding window), counted across every worker and server on the store; held-back jobs stay pending until the window has room",
+      ),
+      keyRateLimit: rateLimit(
+        "As `rateLimit`, per key: each key of the type has its own window (jobs without a key are not limited by it)",
+      ),
       push: {
         type: "object",
         description: "Push delivery: the server leases this type's jobs and POSTs each to `url`.",

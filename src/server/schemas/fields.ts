@@ -138,7 +138,7 @@ export const dependsOn = {
  */
 export const jobKey = {
   type: "string",
-  description: `The job's key (a tenant, customer or account): a name (${NAME_PATTERN.source}, at most 128 characters), else INVALID_KEY. Its type's \`keyConcurrency\` and \`ordered\` apply per key`,
+  description: `The job's key (a tenant, customer or account): a name (${NAME_PATTERN.source}, at most 128 characters), else INVALID_KEY. Its type's \`keyConcurrency\`, \`ordered\` and \`keyRateLimit\` apply per key`,
 } as const;
 
 /** The `debounce` enqueue option; its key is checked by the server (`INVALID_KEY`), as `key` is. */
@@ -156,6 +156,25 @@ export const debounce = {
     delayMs: duration,
   },
 } as const;
+
+/**
+ * A type's rate limit. Its bounds are checked by the server rather than by the schema, so that a
+ * bad one is refused as `INVALID_RATE_LIMIT`, as `defineJob` does.
+ */
+export const rateLimit = (description: string) =>
+  ({
+    type: "object",
+    required: ["limit", "periodMs"],
+    additionalProperties: false,
+    description: `${description}. \`limit\` 1 to ${MAX_COUNT}, \`periodMs\` 1 ms to ${MAX_TIMER_MS} ms, else INVALID_RATE_LIMIT`,
+    properties: {
+      limit: { type: "integer" },
+      periodMs: {
+        description: 'milliseconds, or a duration like "1s", "1m"',
+        anyOf: [{ type: "integer" }, { type: "string", maxLength: 32 }],
+      },
+    },
+  }) as const;
 
 /** Enqueue options, flat beside `type` and `payload` in an enqueue body. */
 export const enqueueOptionProperties = {

@@ -2,7 +2,7 @@
 
 export const statements = {
   /** cancel.sql */
-  moveToDone: "INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  state, result,\n  finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  ?, NULL, ?\nFROM errand_job\nWHERE id = ?;",
+  moveToDone: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, ?, NULL, ?\nFROM errand_job\nWHERE id = ?;",
   /** checkpoint.sql */
   checkpoint: "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** claim.sql */
@@ -15,8 +15,16 @@ export const statements = {
   claimActiveCounts: "SELECT type, count(*) AS n\nFROM errand_job\nWHERE state = 'active' AND type IN (SELECT value FROM json_each(?))\nGROUP BY type;",
   /** claim.sql */
   claimActivate: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id = ?;",
+  /** claim.sql */
+  rateStart: "INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);",
+  /** claim.sql */
+  rateForget: "DELETE FROM errand_rate_start WHERE scope = ? AND at <= ?;",
+  /** claim.sql */
+  rateCount: "SELECT count(*) FROM errand_rate_start WHERE scope = ? AND at > ?;",
+  /** claim.sql */
+  rateLeaving: "SELECT at FROM errand_rate_start WHERE scope = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?;",
   /** completeMany.sql */
-  completeMove: "INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  state, result,\n  finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ?;",
+  completeMove: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ?;",
   /** completeMany.sql */
   deleteJob: "DELETE FROM errand_job WHERE id = ?;",
   /** deleteJobType.sql */
@@ -44,7 +52,7 @@ export const statements = {
   /** dependencies.sql */
   dependencyDoomed: "SELECT job_id AS id FROM errand_blocked\nWHERE on_dependency_failure = 'cancel' AND job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nORDER BY job_id;",
   /** dependencies.sql */
-  dependencyCancel: "INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  state, result,\n  finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed',\n    'dependency', ?, 'at', ?)),\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'cancelled', NULL,\n  ?\nFROM errand_job\nWHERE id = ?;",
+  dependencyCancel: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed', 'dependency', ?, 'at', ?)),\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key,\n  debounce_key, snoozes,\n  'cancelled', NULL, ?\nFROM errand_job\nWHERE id = ?;",
   /** dependencies.sql */
   moveDelete: "DELETE FROM errand_job WHERE id = ? RETURNING has_dependents;",
   /** dependencies.sql */
@@ -84,7 +92,7 @@ export const statements = {
   /** failMany.sql */
   failRetry: "UPDATE errand_job\nSET state = 'pending', run_at = ?, queue = COALESCE(?, queue),\n  errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,\n  lease_expirations = lease_expirations + ?\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
   /** failMany.sql */
-  failKill: "INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  state, result,\n  finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,\n  depends_on, on_dependency_failure, key, debounce_key, snoozes, 'dead', NULL, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
+  failKill: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,\n  depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'dead', NULL, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
   /** fireSchedule.sql */
   fireScheduleAdvance: "UPDATE errand_schedule SET next_run_at = ?, updated_at = ? WHERE name = ? AND next_run_at = ?;",
   /** get.sql */
@@ -128,15 +136,15 @@ export const statements = {
   /** release.sql */
   release: "UPDATE errand_job\nSET state = 'pending', run_at = ?, lease_expires_at = NULL, worker_id = NULL,\n  max_attempts = max_attempts + 1\nWHERE id = ? AND attempt = ? AND state = 'active';",
   /** replay.sql */
-  replay: "INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, on_dependency_failure, key)\nSELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, ? + (expires_at - created_at), 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner,\n  on_dependency_failure, key\nFROM errand_job_done\nWHERE id = ?;",
+  replay: "INSERT INTO errand_job ({{sharedColumns}}, state)\nSELECT ?, type, queue, payload, NULL, priority, weight, ?, ? + (expires_at - created_at), 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner,\n  NULL, on_dependency_failure, key, NULL, 0,\n  'pending'\nFROM errand_job_done\nWHERE id = ?;",
   /** replay.sql */
-  replayExpired: "INSERT INTO errand_job_done (id, type, queue, state, payload, checkpoint, result, priority, weight,\n  run_at, expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  errors, lease_expirations, created_at, started_at, finished_at, owner, on_dependency_failure, key)\nSELECT ?, type, queue, 'expired', payload, NULL, NULL, priority, weight, ?, ?, 0,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, ?, owner,\n  on_dependency_failure, key\nFROM errand_job_done\nWHERE id = ?;",
+  replayExpired: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT ?, type, queue, payload, NULL, priority, weight, ?, ?, 0, max_attempts, backoff, retry_queue,\n  delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner, NULL, on_dependency_failure, key, NULL,\n  0,\n  'expired', NULL, ?\nFROM errand_job_done\nWHERE id = ?;",
   /** reschedule.sql */
   reschedule: "UPDATE errand_job\nSET run_at = COALESCE(?, run_at), priority = COALESCE(?, priority), queue = COALESCE(?, queue)\nWHERE id = ? AND state IN ('pending', 'blocked');",
   /** resumeQueue.sql */
   resumeQueue: "DELETE FROM errand_queue_pause WHERE name = ?;",
   /** retry.sql */
-  retryReinsert: "INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,\n  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes)\nSELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,\n  max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,\n  created_at, started_at, owner, depends_on, on_dependency_failure, key, NULL,\n  snoozes\nFROM errand_job_done\nWHERE id = ?;",
+  retryReinsert: "INSERT INTO errand_job ({{sharedColumns}}, state)\nSELECT id, type, queue, payload, checkpoint, priority, weight, ?, NULL, attempt,\n  max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,\n  created_at, started_at, owner, depends_on, on_dependency_failure, key, NULL, snoozes,\n  'pending'\nFROM errand_job_done\nWHERE id = ?;",
   /** retry.sql */
   retryDeleteDone: "DELETE FROM errand_job_done WHERE id = ?;",
   /** snooze.sql */

@@ -3,7 +3,8 @@
  * taking ready rows with `FOR UPDATE SKIP LOCKED`, and, for capped types, a transaction that holds
  * an advisory lock per capped type while it counts their active jobs, so no two claimers can both
  * see the same free room. Types with per-key rules (keyConcurrency, ordered) add the same per
- * (type, key) met in the claim ({@link KeyRoom}).
+ * (type, key) met in the claim ({@link KeyRoom}). Rate limits count a type's starts under the same
+ * lock as its cap, and a key's under the key's lock, and take their room as caps do ({@link Rates}).
  * @module
  */
 import type { JobRecord } from "../../job.js";
@@ -14,6 +15,7 @@ import { hotRecord } from "../hot-record.js";
 import type { ClaimParams, KeyRules } from "../store.js";
 import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
+import { Rates, rateScope } from "./rates.js";
 
 /** Leases up to `p.limit` ready jobs to `p.workerId` (`Store.claim`), in claim order. */
 export function claimJobs(
@@ -32,17 +34,35 @@ export function claimJobs(
         .filter((t) => !filterTypes || filterTypes.includes(t))
         .sort()
     : [];
-  // One queue, no caps and no per-key rules: a single statement, atomic by itself. Otherwise one
-  // transaction, so the locks hold throughout and a fault leaves no share claimed and unreported.
-  const mode = capped.length === 0 && ruled.length === 0 && p.queues.length === 1 ? "pool" : "tx";
+  const rated = p.rateLimits
+    ? Object.keys(p.rateLimits)
+        .filter((t) => !filterTypes || filterTypes.includes(t))
+        .sort()
+    : [];
+  const keyRated = ruled.some((t) => p.keyRules![t]!.keyRateLimit !== undefined);
+  // One queue, no caps, no per-key rules and no rate limits: a single statement, atomic by
+  // itself. Otherwise one transaction, so the locks hold throughout and a fault leaves no share
+  // claimed and unreported.
+  const mode =
+    capped.length === 0 && ruled.length === 0 && rated.length === 0 && p.queues.length === 1 ? "pool" : "tx";
   return connection.op(mode, async (db) => {
-    const keys = ruled.length > 0 ? new KeyRoom(connection, sql, db, p.keyRules!, ruled) : null;
+    const rates = rated.length > 0 || keyRated ? new Rates(connection, sql, db, p.now) : null;
+    const keys = ruled.length > 0 ? new KeyRoom(connection, sql, db, p.keyRules!, ruled, rates) : null;
     const room = new Map<string, number>();
+    if (capped.length > 0 || rated.length > 0) {
+      // A rate-limited type's window is counted under its cap lock, taken with the capped types'
+      // in the one type order (lockCaps sorts), so every claimer takes them in the same order.
+      const locked = rated.length === 0 ? capped : [...new Set([...capped, ...rated])];
+      await connection.query(db, sql.lockCaps, [CAP_LOCK, locked]);
+    }
     if (capped.length > 0) {
-      await connection.query(db, sql.lockCaps, [CAP_LOCK, capped]);
       for (const t of capped) room.set(t, p.concurrencyLimits![t]!);
       const counts = await connection.query<{ type: string; n: number }>(db, sql.countActive, [capped]);
       for (const { type, n } of counts) room.set(type, room.get(type)! - n);
+    }
+    if (rates && rated.length > 0) {
+      const free = await rates.count(rated.map((type) => ({ type, key: null, rule: p.rateLimits![type]! })));
+      for (const [type, n] of free) room.set(type, Math.min(room.get(type) ?? n, n));
     }
     const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
     let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
@@ -95,6 +115,7 @@ export function claimJobs(
           const left = room.get(record.type);
           if (left !== undefined) room.set(record.type, left - 1);
           keys?.take(record);
+          rates?.take(record);
           out.push(record);
         }
         if (overflow) return { taken: out, full: true };
@@ -106,6 +127,12 @@ export function claimJobs(
         }
       }
     });
+    await rates?.finish(
+      p.queues.map((q) => q.name),
+      p.limit,
+      filterTypes,
+      p.held,
+    );
     taken.sort(claimOrder);
     return taken;
   });
@@ -140,6 +167,7 @@ class KeyRoom {
   readonly #db: Queryable;
   readonly #rules: Record<string, KeyRules>;
   readonly #ruled: string[];
+  readonly #rates: Rates | null;
   /** By `type \u001f key` (a Map: keys are user-supplied names). */
   readonly #known = new Map<string, KeyState & { type: string; key: string }>();
   #locked = false;
@@ -150,12 +178,14 @@ class KeyRoom {
     db: Queryable,
     rules: Record<string, KeyRules>,
     ruled: string[],
+    rates: Rates | null,
   ) {
     this.#connection = connection;
     this.#sql = sql;
     this.#db = db;
     this.#rules = rules;
     this.#ruled = ruled;
+    this.#rates = rates;
   }
 
   /**
@@ -214,9 +244,18 @@ class KeyRoom {
       active: number;
       first: string | null;
     }>(this.#db, this.#sql.keyState, [held.map((k) => k.type), held.map((k) => k.key)]);
+    const limited = states.filter((s) => this.#rules[s.type]!.keyRateLimit !== undefined);
+    const rateRoom =
+      this.#rates && limited.length > 0
+        ? await this.#rates.count(
+            limited.map((s) => ({ type: s.type, key: s.key, rule: this.#rules[s.type]!.keyRateLimit! })),
+          )
+        : null;
     for (const s of states) {
       const rule = this.#rules[s.type]!;
       let room = rule.keyConcurrency === undefined ? Number.MAX_SAFE_INTEGER : rule.keyConcurrency - s.active;
+      const free = rateRoom?.get(rateScope(s.type, s.key));
+      if (free !== undefined) room = Math.min(room, free);
       if (rule.ordered) room = s.first === null ? 0 : Math.min(room, 1);
       this.#known.set(`${s.type}\u001f${s.key}`, {
         type: s.type,

@@ -3,7 +3,7 @@
  * the advisory-lock key its claims pass to them.
  * @module
  */
-import { JOB_FIELDS, type JobField, selectList, wrapList } from "../../job-fields.js";
+import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
 
 /** PostgreSQL types a column a table lacks by its kind, so UNION ALL of both tables agrees. */
 const nullOf = (field: JobField) =>
@@ -24,14 +24,7 @@ const HOT_FIELDS_J = selectList("hot", nullOf, quote, "j");
 /** The columns of {@link HOT_FIELDS}; a claim's marker row carries its flags after them. */
 export const HOT_FIELD_COUNT = JOB_FIELDS.length;
 
-/**
- * The fields both job tables have but the state: what moving a job between them copies (the
- * statements set state, result and finished_at themselves). `{{sharedColumns}}` lists their
- * columns; the `@sharedValues` markers of queries/*.sql a value for each (scripts/job-field-markers.ts).
- */
-export const SHARED_FIELDS: readonly JobField[] = JOB_FIELDS.filter(
-  (x) => x.hot && x.done && x.name !== "state",
-);
+/** `{{sharedColumns}}`: the columns a move between the two tables copies ({@link SHARED_FIELDS}). */
 const SHARED = wrapList(SHARED_FIELDS.map((x) => x.column));
 
 /**
@@ -76,6 +69,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandJobType: `"${schema}".errand_job_type`,
     errandQueuePause: `"${schema}".errand_queue_pause`,
     errandDependency: `"${schema}".errand_dependency`,
+    errandRateStart: `"${schema}".errand_rate_start`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,

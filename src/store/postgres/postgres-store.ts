@@ -68,6 +68,8 @@ export type { PostgresStoreOptions } from "./options.js";
  *   {@link planClaimAsync}), so concurrent claimers never wait on each other's rows.
  * - A type's cluster-wide cap is held by a transaction-scoped advisory lock per capped type,
  *   taken before counting its active jobs, so no two claimers can both see the same free room.
+ *   Rate limits count a type's recent starts (`errand_rate_start`) under the same lock, and a
+ *   key's under the key's lock (rates.ts).
  * - Blocked, pending and active jobs live in `errand_job`, finished ones in `errand_job_done`:
  *   the claim's partial index covers pending jobs only, so neither history nor blocked jobs cost
  *   claims anything.

@@ -203,7 +203,19 @@ export class RedisStore implements Store {
     for (const [type, cap] of caps) args.push(type, cap);
     const rules = Object.entries(p.keyRules ?? {});
     args.push(rules.length);
-    for (const [type, rule] of rules) args.push(type, rule.keyConcurrency ?? "", rule.ordered ? "1" : "");
+    for (const [type, rule] of rules) {
+      const rate = rule.keyRateLimit;
+      args.push(
+        type,
+        rule.keyConcurrency ?? "",
+        rule.ordered ? "1" : "",
+        rate?.limit ?? "",
+        rate?.periodMs ?? "",
+      );
+    }
+    const rates = Object.entries(p.rateLimits ?? {});
+    args.push(rates.length);
+    for (const [type, rate] of rates) args.push(type, rate.limit, rate.periodMs);
     args.push(p.queues.length);
     for (const q of p.queues) args.push(q.name, q.weight);
     // planClaim draws at most `limit` numbers per round, and rounds with two or more open queues
@@ -212,8 +224,14 @@ export class RedisStore implements Store {
     const random = p.random ?? Math.random;
     args.push(draws);
     for (let i = 0; i < draws; i++) args.push(Math.floor(random() * 4294967296));
-    const replies = (await this.#write("claim", args)) as Reply[];
-    const records = replies.map((reply) => {
+    const replies = (await this.#write("claim", args)) as Array<Reply | number>;
+    // A trailing number: a rate limit held a ready job back until then.
+    const last = replies.at(-1);
+    if (typeof last === "number") {
+      replies.pop();
+      if (p.held && (p.held.until === null || last < p.held.until)) p.held.until = last;
+    }
+    const records = (replies as Reply[]).map((reply) => {
       const r = decodeJob(reply);
       r.state = "active";
       r.attempt += 1;

@@ -1,12 +1,13 @@
 /**
- * Per-key rules during one SQLite claim (ClaimParams.keyRules): a keyed job of a type with
- * `keyConcurrency` is taken only while its key has room, and under `ordered` only as its key's
- * earliest job in the hot set. The store's single writer makes the counts read here exact for the
- * claim's transaction.
+ * Per-key rules and rate limits during one SQLite claim (ClaimParams.keyRules, rateLimits): a
+ * keyed job of a type with `keyConcurrency` is taken only while its key has room, under `ordered`
+ * only as its key's earliest job in the hot set, and under a rate limit (the type's, the key's)
+ * only while fewer than `limit` starts fall in the window (errand_rate_start holds them). The
+ * store's single writer makes the counts read here exact for the claim's transaction.
  * @module
  */
 import type { JobRecord } from "../../job.js";
-import type { KeyRules } from "../store.js";
+import type { KeyRules, RateRule } from "../store.js";
 import type { Statements } from "./statements.js";
 
 export class KeyGate {
@@ -18,11 +19,25 @@ export class KeyGate {
   readonly #skip: string[] = [];
   readonly #excluded: Array<[string, string]> = [];
   readonly #closed = new Set<string>();
+  readonly #rates: Record<string, RateRule> | undefined;
+  readonly #held: { until: number | null } | undefined;
+  /** Starts in the window per scope (`type`, or `type|key`), those of this claim included. */
+  readonly #starts = new Map<string, number>();
+  /** Types whose rate limit has no room left in this claim: the candidates query skips them. */
+  readonly closedTypes: string[] = [];
 
-  constructor(q: Statements, rules: Record<string, KeyRules>, now: number) {
+  constructor(
+    q: Statements,
+    rules: Record<string, KeyRules>,
+    now: number,
+    rates?: Record<string, RateRule>,
+    held?: { until: number | null },
+  ) {
     this.#q = q;
     this.#rules = rules;
     this.#now = now;
+    this.#rates = rates;
+    this.#held = held;
   }
 
   /** The candidates query's `$skip` and `$xkeys`. */
@@ -35,10 +50,18 @@ export class KeyGate {
 
   /** Whether `row`, a candidate of `queue`, may be taken; if not, it is passed over from now on. */
   admit(row: JobRecord, queue: string): boolean {
+    const typeRate = this.#rates && Object.hasOwn(this.#rates, row.type) ? this.#rates[row.type]! : null;
+    if (typeRate && !this.#room(row.type, typeRate)) {
+      this.closedTypes.push(row.type);
+      return false;
+    }
     if (row.key === null || !Object.hasOwn(this.#rules, row.type)) return true;
     const rules = this.#rules[row.type]!;
     const slot = `${row.type}\0${row.key}`;
     if (this.#closed.has(slot)) return this.#pass(row, slot, false);
+    if (rules.keyRateLimit !== undefined && !this.#room(`${row.type}|${row.key}`, rules.keyRateLimit)) {
+      return this.#pass(row, slot, true);
+    }
     if (rules.keyConcurrency !== undefined && this.#running(row, slot) >= rules.keyConcurrency) {
       return this.#pass(row, slot, true);
     }
@@ -59,10 +82,40 @@ export class KeyGate {
 
   /** `row` was taken: its key has one more running, and an ordered key is closed for this claim. */
   took(row: JobRecord): void {
+    if (this.#rates && Object.hasOwn(this.#rates, row.type)) this.#start(row.type);
     if (row.key === null || !Object.hasOwn(this.#rules, row.type)) return;
+    const rules = this.#rules[row.type]!;
     const slot = `${row.type}\0${row.key}`;
     this.#active.set(slot, this.#running(row, slot) + 1);
-    if (this.#rules[row.type]!.ordered) this.#close(row, slot);
+    if (rules.keyRateLimit !== undefined) this.#start(`${row.type}|${row.key}`);
+    if (rules.ordered) this.#close(row, slot);
+  }
+
+  /**
+   * Whether a scope's window has room for one more start now; when it has none, `held.until`
+   * learns when it will (the start that must leave the window, plus the period).
+   */
+  #room(scope: string, rate: RateRule): boolean {
+    const since = this.#now - rate.periodMs;
+    let n = this.#starts.get(scope);
+    if (n === undefined) {
+      // The starts that left every window of this scope go first (one write of the claim's).
+      this.#q.rateForget.run(scope, since);
+      n = this.#q.rateCount.get(scope, since) as number;
+      this.#starts.set(scope, n);
+    }
+    if (n < rate.limit) return true;
+    if (this.#held) {
+      const leaving = this.#q.rateLeaving.get(scope, since, n - rate.limit) as number | undefined;
+      const until = (leaving ?? this.#now) + rate.periodMs;
+      if (this.#held.until === null || until < this.#held.until) this.#held.until = until;
+    }
+    return false;
+  }
+
+  #start(scope: string): void {
+    this.#q.rateStart.run(scope, this.#now);
+    this.#starts.set(scope, (this.#starts.get(scope) ?? 0) + 1);
   }
 
   #running(row: JobRecord, slot: string): number {

@@ -82,6 +82,7 @@ export interface SqliteStoreOptions {
 
 /** The candidates query's per-key parameters when the claim has no per-key rules. */
 const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
+const NO_RULES: Record<string, never> = Object.freeze(Object.create(null));
 
 /**
  * The embedded store: one SQLite file, WAL, any number of processes.
@@ -215,11 +216,17 @@ export class SqliteStore implements Store {
         for (const { type, n } of counts) room.set(type, room.get(type)! - n);
       }
     }
-    const exhausted = () => [...room].filter(([, n]) => n <= 0).map(([t]) => t);
+    const gate =
+      p.keyRules || p.rateLimits
+        ? new KeyGate(this.#q, p.keyRules ?? NO_RULES, p.now, p.rateLimits, p.held)
+        : null;
+    const exhausted = () => [
+      ...[...room].filter(([, n]) => n <= 0).map(([t]) => t),
+      ...(gate?.closedTypes ?? []),
+    ];
 
     const activate = this.#q.claimActivate;
     const candidates = this.#q.claimCandidates;
-    const gate = p.keyRules ? new KeyGate(this.#q, p.keyRules, p.now) : null;
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];

@@ -4,7 +4,7 @@
  * @module
  */
 import type Database from "better-sqlite3";
-import { JOB_FIELDS, selectList } from "../../job-fields.js";
+import { JOB_FIELDS, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
@@ -48,10 +48,17 @@ const PENDING_FIELDS = selectList(
 );
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
-const SQL = renderStatements(statements, {
+/**
+ * The statements with their `{{fragment}}`s filled in; `{{sharedColumns}}` lists the columns a
+ * move between the two tables copies ({@link SHARED_FIELDS}), whose values the statements'
+ * `@sharedValues` markers give. Exported for test/unit/job-fields.test.ts.
+ * @internal
+ */
+export const SQL: Readonly<Record<StatementName, string>> = renderStatements(statements, {
   hotFields: HOT_FIELDS,
   pendingFields: PENDING_FIELDS,
   doneFields: DONE_FIELDS,
+  sharedColumns: wrapList(SHARED_FIELDS.map((x) => x.column)),
 });
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
@@ -120,6 +127,8 @@ export function prepareStatements(db: Database.Database): Statements {
   q.dependencyUnfinished.pluck();
   q.dependentsPage.pluck();
   q.claimKeyActive.pluck();
+  q.rateCount.pluck();
+  q.rateLeaving.pluck();
   q.pausedQueues.pluck();
   return q;
 }

@@ -46,7 +46,7 @@
 --     locks waits for any lock (no deadlock). keyPeek is a plain read.
 --   - Claims without per-key rules run none of these statements: their cost is unchanged.
 --
--- lockCaps: $1 lock key (CAP_LOCK), $2 capped types.
+-- lockCaps: $1 lock key (CAP_LOCK), $2 capped types (and rate-limited ones).
 -- countActive: $1 capped types. Returns (type, n) for types with active jobs.
 -- claim, claimCapped: $1 queue, $2 now, $3 limit, $4 weight cap (NULL: none), $5 budget (NULL:
 --   none), $6 worker id, $7 lease expiry, $8 types (NULL: all), $9 types at their cap (NULL:
@@ -60,6 +60,19 @@
 -- lockKeys: $1 lock key (KEY_LOCK), $2 types, $3 keys. tryLockKeys: the same; returns (type, key,
 --   ok) for each. keyState: $1 types, $2 keys. Returns (type, key, active: its active jobs, first:
 --   the id of its earliest hot job by created_at, id).
+-- Rate limits (rates.ts; errand_rate_start): rateCount $1 scopes (`type`, or `type|key`), $2 now −
+--   each one's period: deletes the scope's starts out of every window and returns (scope, n: its
+--   starts in the window). rateStart $1 scopes, $2 now, $3 starts of each. rateHeld, for the
+--   scopes left without room: $1 scopes, $2 their types, $3 keys (NULL: a type's scope), $4 now −
+--   period, $5 count − limit, $6 period, $7 the claim's queues, $8 now, $9 the claim's limit, $10
+--   types (NULL: all). Returns `until`: the earliest time one of them whose type (and key) has a
+--   job among the next $9 ready ones of a queue in $7 has room again, the ($5)-th oldest start in
+--   its window (0-based) plus the period; NULL for none. Looking no further than a claim would
+--   (as SQLite's gate sees only its candidates) bounds the walk: a window left full while its type
+--   has no ready job must not make every later claim read the whole queue.
+--   A rate-limited type's scope is counted under its cap lock (lockCaps takes the rate-limited
+--   types with the capped ones, in the one type order), a key's under its key lock, so no two
+--   claimers count the same window; rateStart and rateHeld run before the commit, under them.
 
 -- name: lockCaps
 SELECT pg_advisory_xact_lock($1::integer, hashtext({{channel}} || t))
@@ -210,3 +223,45 @@ SELECT {{hotNulls}},
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false)
 FROM fits
+
+-- name: rateCount
+WITH u AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(scope, since)
+), gone AS (
+  DELETE FROM {{errandRateStart}} r USING u WHERE r.scope = u.scope AND r.at <= u.since
+)
+SELECT u.scope,
+  coalesce((SELECT sum(r.n) FROM {{errandRateStart}} r WHERE r.scope = u.scope AND r.at > u.since), 0)::integer
+    AS n
+FROM u
+
+-- name: rateStart
+INSERT INTO {{errandRateStart}} (scope, at, n)
+SELECT u.scope, $2, u.n FROM unnest($1::text[], $3::integer[]) AS u(scope, n)
+
+-- name: rateHeld
+WITH ready AS (
+  SELECT c.type, c.key FROM unnest($7::text[]) AS q(name)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.key FROM {{errandJob}} j
+    WHERE j.queue = q.name AND j.state = 'pending' AND j.run_at <= $8
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = q.name)
+      AND (j.expires_at IS NULL OR j.expires_at > $8)
+      AND ($10::text[] IS NULL OR j.type = ANY($10::text[]))
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $9
+  ) AS c
+)
+SELECT min(l.at + u.period)::bigint AS until
+FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
+  AS u(scope, type, key, since, skip, period)
+CROSS JOIN LATERAL (
+  SELECT s.at FROM (
+    SELECT r.at, sum(r.n) OVER (ORDER BY r.at ROWS UNBOUNDED PRECEDING) AS upto
+    FROM {{errandRateStart}} r WHERE r.scope = u.scope AND r.at > u.since
+  ) AS s
+  WHERE s.upto > u.skip
+  ORDER BY s.at
+  LIMIT 1
+) AS l
+WHERE EXISTS (SELECT 1 FROM ready WHERE ready.type = u.type AND (u.key IS NULL OR ready.key = u.key))

@@ -16,7 +16,10 @@
 --     dependents waiting on it; "hasDependents" tells the store to count it unfinished again for
 --     those still blocked (`recountDependents`).
 --
--- Why: `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
+-- Why:
+--   - `ins` copies every shared column as it is but those the /*@sharedValues*/ marker names (the
+--     list is written in by `npm run gen` from src/job-fields.ts, scripts/job-field-markers.ts).
+--   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
 -- retryDependencies: $1 id. Returns the job's depends_on and state if it is in errand_job_done
 --   (a plain read: the statements that follow lock what they change).
@@ -32,14 +35,10 @@ SELECT depends_on AS "dependsOn", state FROM {{errandJobDone}} WHERE id = $1
 WITH moved AS (
   DELETE FROM {{errandJobDone}} WHERE id = $1 AND state IN ('dead', 'cancelled', 'expired') RETURNING *
 ), ins AS (
-  INSERT INTO {{errandJob}} (id, type, queue, state, payload, checkpoint, priority, weight, run_at, expires_at,
-    attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-    lease_expirations, created_at, started_at, owner, depends_on, blocked_by, on_dependency_failure,
-    key, debounce_key, snoozes, has_dependents)
-  SELECT id, type, queue, CASE WHEN $4::integer > 0 THEN 'blocked' ELSE 'pending' END, payload, checkpoint,
-    priority, weight, $2, NULL, attempt, greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery,
-    timeout_ms, unique_key, errors, 0, created_at, started_at, owner, depends_on, $4::integer,
-    on_dependency_failure, key, NULL, snoozes,
+  INSERT INTO {{errandJob}} ({{sharedColumns}}, state, blocked_by, has_dependents)
+  SELECT /*@sharedValues run_at = $2; expires_at = NULL; max_attempts = greatest(max_attempts, attempt + 1);
+      lease_expirations = 0; debounce_key = NULL*/,
+    CASE WHEN $4::integer > 0 THEN 'blocked' ELSE 'pending' END, $4::integer,
     EXISTS (SELECT 1 FROM {{errandDependency}} e WHERE e.dep_id = moved.id)
   FROM moved
   RETURNING {{hotFields}}, has_dependents AS "hasDependents"

@@ -15,6 +15,13 @@
       first of {p}:ko|<type>|<key>), so one at a time, in enqueue order. A job held back stays in
       its lane; at most HELD_MAX are passed over per claim (a lane of one busy key is not scanned
       to its end on every claim); after that, lanes of types with rules are left for the next.
+    - Rate limits (includes/rate-limits.lua): a job of a type in the rates is taken only while
+      fewer than `limit` starts of the type fall in (now - period, now], and under a key's
+      keyRateLimit only while fewer than `limit` of the type and key do, counting every claim's
+      starts ({p}:rate|<scope>) and this one's; each job taken records a start at now. A type
+      with no room is passed over for the rest of the claim; a key with none holds its job back
+      as the other key rules do. The earliest time a window that held back a ready job has room
+      again is returned, so the claimer can claim again then rather than poll.
     - A job's first claim frees its debounce key ({p}:deb).
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.
@@ -24,20 +31,25 @@
   jobs passed over, and up to HELD_MAX jobs held back by key rules; never a scan of the whole
   queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
   each page, and removals touch only the pages jobs were taken from. A job with a key costs one
-  HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim.
+  HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim. A rate-limited
+  scope costs a ZREMRANGEBYSCORE and a ZCARD once per claim, a ZADD per job taken and a PEXPIRE;
+  a claim with no rate limits pays nothing for them.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
   ARGV[6] limit  ARGV[7] maxWeight ("" = none)  ARGV[8] weightCap ("" = none)
   then: nTypes, type...; nCaps, (type, cap)...; nRules, (type, keyConcurrency ("" = none),
-  ordered ("1" or ""))...; nQueues, (queue, weight)...; nRandoms, random...
+  ordered ("1" or ""), keyRateLimit's limit ("" = none), its periodMs)...; nRates, (type, limit,
+  periodMs)...; nQueues, (queue, weight)...; nRandoms, random...
   Returns the claimed jobs as they were just before the claim ({id, field, value, ...} each); the
-  client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows.
+  client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows. When a
+  rate limit held back a ready job, one integer follows the jobs: when its window has room again.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
 --@include "includes/claim-plan.lua"
+--@include "includes/rate-limits.lua"
 
 local err = check_epoch()
 if err then
@@ -81,10 +93,24 @@ local n_rules = tonumber(ARGV[at])
 at = at + 1
 local rules = {}
 for i = 0, n_rules - 1 do
-  local j = at + 3 * i
-  rules[ARGV[j]] = { kc = tonumber(ARGV[j + 1]), ordered = ARGV[j + 2] == "1" }
+  local j = at + 5 * i
+  local rule = { kc = tonumber(ARGV[j + 1]), ordered = ARGV[j + 2] == "1" }
+  if ARGV[j + 3] ~= "" then
+    rule.rate = { limit = tonumber(ARGV[j + 3]), period = tonumber(ARGV[j + 4]) }
+  end
+  rules[ARGV[j]] = rule
 end
-at = at + 3 * n_rules
+at = at + 5 * n_rules
+local n_rates = tonumber(ARGV[at])
+at = at + 1
+local rates = {}
+for i = 0, n_rates - 1 do
+  local j = at + 3 * i
+  rates[ARGV[j]] = { limit = tonumber(ARGV[j + 1]), period = tonumber(ARGV[j + 2]) }
+end
+at = at + 3 * n_rates
+-- Rate-limited types whose window has no room left in this claim: their lanes are passed over.
+local rate_closed = {}
 local n_queues = tonumber(ARGV[at])
 at = at + 1
 local queues = {}
@@ -141,19 +167,26 @@ local function key_allows(id, jtype, jkey)
       return false
     end
   end
+  local n = nil
   if rule.kc then
-    local n = key_active[field] or tonumber(redis.call("HGET", KEY_ACTIVE, field) or "0")
+    n = key_active[field] or tonumber(redis.call("HGET", KEY_ACTIVE, field) or "0")
     if n >= rule.kc then
       key_active[field] = n
       return false
     end
+  end
+  -- Last, so that only a job nothing else holds back makes its window's refill time count.
+  if rule.rate and not rate_room(field, rule.rate, now) then
+    return false
+  end
+  if n then
     return true, field, n
   end
   return true
 end
 
 -- Claims one job whose hash is `flat` (HGETALL): "taken", or why not ("skip": expired, "held": its
--- key's rules, "full": the weight budget).
+-- key's rules, "closed": its type's rate limit, "full": the weight budget).
 local function claim_one(id, flat, jtype, queue)
   local weight, expires, attempt, jkey, debounce = 1, nil, 0, nil, nil
   for i = 1, #flat, 2 do
@@ -172,6 +205,11 @@ local function claim_one(id, flat, jtype, queue)
   end
   if expires and expires <= now then
     return "skip"
+  end
+  local rate = rates[jtype]
+  if rate and not rate_room(jtype, rate, now) then
+    rate_closed[jtype] = true
+    return "closed"
   end
   local capped_field, capped_n = nil, nil
   if jkey then
@@ -194,6 +232,12 @@ local function claim_one(id, flat, jtype, queue)
     if capped_field then
       key_active[capped_field] = capped_n + 1
     end
+  end
+  if rate then
+    rate_start(jtype, rate, now, id, attempt + 1)
+  end
+  if jkey and rules[jtype] and rules[jtype].rate then
+    rate_start(jtype .. "|" .. jkey, rules[jtype].rate, now, id, attempt + 1)
   end
   if debounce and attempt == 0 then
     release_debounce(id, debounce)
@@ -255,6 +299,7 @@ local function take(queue, want)
       for _, lane in ipairs(group) do
         if
           (room[lane.jtype] == nil or room[lane.jtype] > 0)
+          and not rate_closed[lane.jtype]
           and not (held >= HELD_MAX and rules[lane.jtype])
         then
           lane.used = true
@@ -308,4 +353,7 @@ if #leased > 0 then
   call_sliced("ZADD", LEASE, leased, 1000)
 end
 flush_counts()
+if rate_held_until then
+  claimed[#claimed + 1] = rate_held_until
+end
 return claimed

@@ -8,18 +8,13 @@
 --     matches a row.
 -- Why: moveToDone copies the row by primary key in one INSERT … SELECT. It is also how
 -- expirePending moves a job it expires, with state 'expired'.
+-- It copies the job's {{sharedColumns}} as they are (the list is filled in from
+-- src/job-fields.ts when the store opens), so a new field is copied without editing this file.
 --
 -- moveToDone params: 1 state ('cancelled' or 'expired'), 2 now (finished_at), 3 id.
 
 -- name: moveToDone
-INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  state, result,
-  finished_at)
-SELECT id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  ?, NULL, ?
+INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
+SELECT {{sharedColumns}}, ?, NULL, ?
 FROM errand_job
 WHERE id = ?;

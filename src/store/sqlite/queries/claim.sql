@@ -35,6 +35,10 @@
 --   (errand_job_key_order), which alone may start under `ordered`.
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
 -- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
+-- Rate limits (key-gate.ts; errand_rate_start, one row per start of a rate-limited scope, `type`
+-- or `type|key`, kept until it leaves the window): rateStart 1 scope, 2 now; rateForget 1 scope,
+-- 2 now − period (the starts out of every window); rateCount 1 scope, 2 now − period; rateLeaving
+-- 1 scope, 2 now − period, 3 count − limit: the start whose leaving makes room.
 
 -- name: claimCandidates
 SELECT {{pendingFields}}
@@ -71,3 +75,15 @@ GROUP BY type;
 UPDATE errand_job
 SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
 WHERE id = ?;
+
+-- name: rateStart
+INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);
+
+-- name: rateForget
+DELETE FROM errand_rate_start WHERE scope = ? AND at <= ?;
+
+-- name: rateCount
+SELECT count(*) FROM errand_rate_start WHERE scope = ? AND at > ?;
+
+-- name: rateLeaving
+SELECT at FROM errand_rate_start WHERE scope = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?;

@@ -10,20 +10,15 @@
 -- Why: a move, not an UPDATE, keeps errand_job (and so the claim index) holding only pending and
 -- active jobs, so claims cost the same however much history is kept. The INSERT … SELECT reads
 -- the hot row once, by primary key, and checks the fence in the same statement.
+-- It copies the job's {{sharedColumns}} as they are (the list is filled in from
+-- src/job-fields.ts when the store opens), so a new field is copied without editing this file.
 --
 -- completeMove params: 1 result (JSON text or NULL), 2 now (finished_at), 3 id, 4 attempt.
 -- deleteJob params: 1 id. Also used by failMany, cancel and expirePending after their moves.
 
 -- name: completeMove
-INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  state, result,
-  finished_at)
-SELECT id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  'completed', ?, ?
+INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
+SELECT {{sharedColumns}}, 'completed', ?, ?
 FROM errand_job
 WHERE id = ? AND state = 'active' AND attempt = ?;
 

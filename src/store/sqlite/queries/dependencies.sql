@@ -21,7 +21,9 @@
 -- dependents under 'run'); both return each dependent's id and count left.
 -- dependencyRelease: 1 id (a job whose count reached 0 is pending); dependencyUnblocked: 1 id.
 -- dependencyDoomed: 1 dep_id.
--- dependencyCancel: 1 message, 2 dependency id, 3 now, 4 now (finished_at), 5 id.
+-- dependencyCancel: 1 message, 2 dependency id, 3 now, 4 now (finished_at), 5 id. It copies the job's
+--   {{sharedColumns}} as they are but errors (/*@sharedValues*/, written in by `npm run gen` from
+--   src/job-fields.ts).
 -- moveDelete: 1 id. dependencyUnfinished: 1 depends_on (JSON text).
 -- dependencyRestore: $blockedBy, $id (with dependencyBlock when $blockedBy > 0).
 -- dependencyRetried: 1 dep_id.
@@ -67,18 +69,10 @@ WHERE on_dependency_failure = 'cancel' AND job_id IN (SELECT job_id FROM errand_
 ORDER BY job_id;
 
 -- name: dependencyCancel
-INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  state, result,
-  finished_at)
-SELECT id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-  json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed',
-    'dependency', ?, 'at', ?)),
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  'cancelled', NULL,
-  ?
+INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
+SELECT /*@sharedValues errors = json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?,
+      'kind', 'dependency_failed', 'dependency', ?, 'at', ?))*/,
+  'cancelled', NULL, ?
 FROM errand_job
 WHERE id = ?;
 

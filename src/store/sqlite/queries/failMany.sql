@@ -12,6 +12,9 @@
 -- Why: json_insert(errors, '$[#]', json(?)) appends in SQL, so the errors array is never read
 -- into JS and written back. A kill is a move (INSERT … SELECT, then delete), for the same reason
 -- as completeMany: errand_job holds only pending and active jobs.
+-- failKill copies the job's {{sharedColumns}} as they are but errors and lease_expirations (its
+-- /*@sharedValues*/ marker); `npm run gen` writes the values in from src/job-fields.ts
+-- (scripts/job-field-markers.ts), so a new field is copied without editing this file.
 --
 -- failRetry params: 1 retryAt, 2 retryQueue or NULL (keep the queue), 3 error (JSON text),
 --   4 leaseExpired (1 or 0), 5 id, 6 attempt, 7 leaseExpired again, 8 now.
@@ -26,14 +29,8 @@ SET state = 'pending', run_at = ?, queue = COALESCE(?, queue),
 WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);
 
 -- name: failKill
-INSERT INTO errand_job_done (id, type, queue, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,
-  state, result,
-  finished_at)
-SELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-  json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,
-  depends_on, on_dependency_failure, key, debounce_key, snoozes, 'dead', NULL, ?
+INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
+SELECT /*@sharedValues errors = json_insert(errors, '$[#]', json(?)); lease_expirations = lease_expirations + ?*/,
+  'dead', NULL, ?
 FROM errand_job
 WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);

@@ -1,6 +1,6 @@
 -- replay: Store.replay(). Enqueues a fresh copy of a finished job under a new id: same type,
--- queue, payload, priority and retry policy; attempt 0, no errors, no checkpoint, ready now. The
--- original stays as it is.
+-- queue, payload, priority and retry policy; attempt 0, no errors, no checkpoint, ready now; no
+-- dependencies, no debounce key and no snoozes. The original stays as it is.
 --
 -- Guarantees:
 --   - The store reads the job first (get.sql) and replays only a finished one; read and insert
@@ -13,6 +13,9 @@
 --     a constraint error, which the store turns into INVALID_STATE; nothing changes then.
 -- Why: one INSERT … SELECT by primary key, so the copy is made in SQLite without a round trip
 -- of the payload through JS.
+-- Both copy the original's {{sharedColumns}} as they are but those their /*@sharedValues*/
+-- markers give; `npm run gen` writes the values in from src/job-fields.ts
+-- (scripts/job-field-markers.ts), so a new field is copied without editing this file.
 --
 -- replay params: 1 newId, 2 now (run_at), 3 now (expires_at base), 4 now (created_at), 5 id of
 --   the original.
@@ -20,21 +23,19 @@
 --   (finished_at), 6 id of the original.
 
 -- name: replay
-INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, on_dependency_failure, key)
-SELECT ?, type, queue, 'pending', payload, NULL, priority, weight, ?, ? + (expires_at - created_at), 0,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, owner,
-  on_dependency_failure, key
+INSERT INTO errand_job ({{sharedColumns}}, state)
+SELECT /*@sharedValues id = ?; checkpoint = NULL; run_at = ?; expires_at = ? + (expires_at - created_at);
+    attempt = 0; errors = '[]'; lease_expirations = 0; created_at = ?; started_at = NULL;
+    depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
+  'pending'
 FROM errand_job_done
 WHERE id = ?;
 
 -- name: replayExpired
-INSERT INTO errand_job_done (id, type, queue, state, payload, checkpoint, result, priority, weight,
-  run_at, expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,
-  errors, lease_expirations, created_at, started_at, finished_at, owner, on_dependency_failure, key)
-SELECT ?, type, queue, 'expired', payload, NULL, NULL, priority, weight, ?, ?, 0,
-  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, '[]', 0, ?, NULL, ?, owner,
-  on_dependency_failure, key
+INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
+SELECT /*@sharedValues id = ?; checkpoint = NULL; run_at = ?; expires_at = ?;
+    attempt = 0; errors = '[]'; lease_expirations = 0; created_at = ?; started_at = NULL;
+    depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
+  'expired', NULL, ?
 FROM errand_job_done
 WHERE id = ?;

@@ -10,18 +10,18 @@
 --     constraint error, which the store turns into INVALID_STATE; nothing changes then.
 -- Why: a move back (INSERT … SELECT into errand_job, then retryDeleteDone), the reverse of
 -- completeMany's, so the job is in exactly one table at every commit.
+-- It copies the job's {{sharedColumns}} as they are but those its /*@sharedValues*/ marker gives;
+-- `npm run gen` writes the values in from src/job-fields.ts (scripts/job-field-markers.ts), so a
+-- new field is copied without editing this file.
 --
 -- retryReinsert params: 1 now (run_at), 2 id.
 -- retryDeleteDone params: 1 id.
 
 -- name: retryReinsert
-INSERT INTO errand_job (id, type, queue, state, payload, checkpoint, priority, weight, run_at,
-  expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key, errors,
-  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key, debounce_key, snoozes)
-SELECT id, type, queue, 'pending', payload, checkpoint, priority, weight, ?, NULL, attempt,
-  max(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key, errors, 0,
-  created_at, started_at, owner, depends_on, on_dependency_failure, key, NULL,
-  snoozes
+INSERT INTO errand_job ({{sharedColumns}}, state)
+SELECT /*@sharedValues run_at = ?; expires_at = NULL; max_attempts = max(max_attempts, attempt + 1);
+    lease_expirations = 0; debounce_key = NULL*/,
+  'pending'
 FROM errand_job_done
 WHERE id = ?;
 

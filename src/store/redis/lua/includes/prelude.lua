@@ -30,6 +30,8 @@
     {p}:ko|<type>|<key>        zset: the blocked, pending and active jobs of the type with that key,
                                score createdAt, member id: its first is the key's earliest (ordered)
     {p}:deb                    hash: debounceKey -> id, while that job is pending and never started
+    {p}:rate|<scope>           zset: a rate limit's starts in its window, scope "<type>" or
+                               "<type>|<key>", score the start's time (includes/rate-limits.lua)
     {p}:n                      hash: counters: "<state>", "q|<queue>|<state>", "t|<type>|<state>", "retrying"
     {p}:s|<name>               hash: one recurring schedule
     {p}:schd                   zset: schedules, score nextRunAt

@@ -1,0 +1,237 @@
+/**
+ * Rate limits: a type's `rateLimit` lets at most `limit` of its jobs start in any interval of
+ * `periodMs` (a sliding window of starts, not fixed buckets), counted across every claimer on the
+ * store; `keyRateLimit` does the same per key. A job held back stays pending; the claim tells
+ * when the window has room again, and a Worker claims then, without polling. Other types and
+ * keys are not slowed.
+ */
+import { describe, expect, it, onTestFinished } from "vitest";
+import { defineJob } from "../../src/define-job.js";
+import type { Job } from "../../src/job.js";
+import { Worker } from "../../src/worker/worker.js";
+import type { Backend } from "./backend.js";
+import { refused } from "./refused.js";
+
+const partner = defineJob({
+  type: "call-partner-api",
+  rateLimit: { limit: 3, periodMs: 1_000 },
+  handler: async () => null,
+});
+
+export function exerciseRateLimits(backend: Backend): void {
+  describe("rate limits", () => {
+    it("starts at most limit jobs of the type in any period, in a sliding window", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(partner);
+      await queue.enqueueMany(
+        partner,
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+      );
+      expect(await queue.lease({ limit: 2 })).toHaveLength(2); // t = 0: 2 starts
+      await clock.advance(500);
+      expect(await queue.lease({ limit: 10 })).toHaveLength(1); // t = 500: the third
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      await clock.advance(499);
+      expect(await queue.lease({ limit: 10 })).toEqual([]); // t = 999: the window (−1, 999] holds 3
+      await clock.advance(1);
+      expect(await queue.lease({ limit: 10 })).toHaveLength(2); // t = 1000: the two of t = 0 left it
+      await clock.advance(500);
+      expect(await queue.lease({ limit: 10 })).toHaveLength(1); // t = 1500: the one of t = 500 left
+      expect((await queue.stats()).states).toMatchObject({ pending: 4, active: 6 });
+    });
+
+    it("tells the claimer when the window has room again", async () => {
+      const { queue, clock } = await backend.setup();
+      const start = clock.now();
+      await queue.enqueueMany(
+        partner,
+        Array.from({ length: 5 }, (_, i) => ({ i })),
+      );
+      const rateLimits = Object.assign(Object.create(null), {
+        [partner.type]: { limit: 3, periodMs: 1_000 },
+      });
+      const claim = (held: { until: number | null }) =>
+        queue.attempts.claim({
+          workerId: "w",
+          queues: [{ name: "default", weight: 1 }],
+          limit: 10,
+          leaseMs: 60_000,
+          rateLimits,
+          held,
+        });
+      const first = { until: null as number | null };
+      expect(await claim(first)).toHaveLength(3);
+      expect(first.until).toBe(start + 1_000);
+      await clock.advance(200);
+      const second = { until: null as number | null };
+      expect(await claim(second)).toEqual([]);
+      expect(second.until).toBe(start + 1_000);
+      // Nothing held back: `until` stays as given.
+      const other = { until: null as number | null };
+      await queue.enqueue("unlimited", {});
+      expect(
+        await queue.attempts.claim({
+          workerId: "w",
+          queues: [{ name: "default", weight: 1 }],
+          types: ["unlimited"],
+          limit: 10,
+          leaseMs: 60_000,
+          rateLimits,
+          held: other,
+        }),
+      ).toHaveLength(1);
+      expect(other.until).toBeNull();
+    });
+
+    it("limits each key on its own with keyRateLimit, and does not slow other types", async () => {
+      const { queue } = await backend.setup();
+      const perKey = defineJob({
+        type: "sync",
+        keyRateLimit: { limit: 2, periodMs: "1s" },
+        handler: async () => null,
+      });
+      queue.register(perKey);
+      for (const key of ["a", "a", "a", "b", "b", "b"]) await queue.enqueue(perKey, {}, { key });
+      await queue.enqueue(perKey, { nokey: 1 });
+      await queue.enqueueMany(
+        "other",
+        Array.from({ length: 5 }, (_, i) => ({ i })),
+      );
+      const leased = await queue.lease({ limit: 100 });
+      const count = (pred: (j: Job) => boolean) => leased.filter(pred).length;
+      expect(count((j) => j.key === "a")).toBe(2);
+      expect(count((j) => j.key === "b")).toBe(2);
+      expect(count((j) => j.type === "sync" && j.key === null)).toBe(1);
+      expect(count((j) => j.type === "other")).toBe(5);
+    });
+
+    it("counts starts across connections: two claimers never exceed the limit together", async () => {
+      const { queue, connect } = await backend.setup();
+      const other = await connect();
+      queue.register(partner);
+      other.register(partner);
+      await queue.enqueueMany(
+        partner,
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+      );
+      const [x, y] = await Promise.all([queue.lease({ limit: 10 }), other.lease({ limit: 10 })]);
+      expect(x.length + y.length).toBe(3);
+    });
+
+    it("tells when a key's window has room again: its oldest start that must leave, plus the period", async () => {
+      const { queue, clock } = await backend.setup();
+      const start = clock.now();
+      await queue.enqueueMany(
+        "sync",
+        Array.from({ length: 4 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      await queue.enqueue("sync", {}, { key: "b" });
+      const keyRules = Object.assign(Object.create(null), {
+        sync: { keyRateLimit: { limit: 2, periodMs: 1_000 } },
+      });
+      const claim = async (limit: number) => {
+        const held = { until: null as number | null };
+        const jobs = await queue.attempts.claim({
+          workerId: "w",
+          queues: [{ name: "default", weight: 1 }],
+          limit,
+          leaseMs: 60_000,
+          keyRules,
+          held,
+        });
+        return { keys: jobs.map((j) => j.key).sort(), until: held.until };
+      };
+      expect(await claim(1)).toEqual({ keys: ["a"], until: null }); // t = 0
+      await clock.advance(300);
+      // t = 300: a's second start fills its window while two of its jobs wait; b is not slowed.
+      expect(await claim(10)).toEqual({ keys: ["a", "b"], until: start + 1_000 });
+      await clock.advance(700);
+      // t = 1000: the start of t = 0 left; the one taken now fills the window with that of t = 300.
+      expect(await claim(10)).toEqual({ keys: ["a"], until: start + 1_300 });
+      await clock.advance(299);
+      expect(await claim(10)).toEqual({ keys: [], until: start + 1_300 });
+    });
+
+    it("counts a key's starts across connections", async () => {
+      const { queue, connect } = await backend.setup();
+      const other = await connect();
+      const perKey = defineJob({
+        type: "sync",
+        keyRateLimit: { limit: 2, periodMs: "1s" },
+        handler: async () => null,
+      });
+      queue.register(perKey);
+      other.register(perKey);
+      for (let i = 0; i < 6; i++) await queue.enqueue(perKey, { i }, { key: "a" });
+      const [x, y] = await Promise.all([queue.lease({ limit: 10 }), other.lease({ limit: 10 })]);
+      expect(x.length + y.length).toBe(2);
+    });
+
+    it("lets a Worker take held-back jobs as soon as the window allows, without polling", async () => {
+      const { queue, clock } = await backend.setup();
+      const ran: number[] = [];
+      const limited = defineJob({
+        type: "limited",
+        rateLimit: { limit: 2, periodMs: 1_000 },
+        handler: async () => {
+          ran.push(clock.now());
+          return null;
+        },
+      });
+      await queue.enqueueMany(
+        limited,
+        Array.from({ length: 5 }, (_, i) => ({ i })),
+      );
+      const start = clock.now();
+      // Polling once an hour: only the rate limit's own wake-up can start the later jobs.
+      const worker = new Worker(queue, {
+        jobs: [limited],
+        pollIntervalMs: 3_600_000,
+        sweepIntervalMs: 3_600_000,
+      });
+      let onDone = () => {};
+      worker.on("completed", () => onDone());
+      const completions = (n: number) =>
+        new Promise<void>((resolve) => {
+          onDone = () => ran.length >= n && worker.running === 0 && resolve();
+          onDone();
+        });
+      onTestFinished(async () => {
+        const closing = worker.close({ graceMs: 0 });
+        await clock.advance(0);
+        await closing;
+      });
+      await worker.start();
+      await completions(2);
+      await clock.advance(1_000);
+      await completions(4);
+      await clock.advance(1_000);
+      await completions(5);
+      expect(ran).toEqual([start, start, start + 1_000, start + 1_000, start + 2_000]);
+    });
+
+    it("refuses a rate limit that is not { limit, periodMs } within bounds", async () => {
+      for (const bad of [
+        0,
+        {},
+        { limit: 0, periodMs: 1000 },
+        { limit: 1.5, periodMs: 1000 },
+        { limit: 1, periodMs: 0 },
+        { limit: 1, periodMs: -1 },
+        { limit: 1, periodMs: "soon" },
+        { limit: 1, periodMs: 1000, burst: 2 },
+        { limit: 2_000_000, periodMs: 1000 },
+      ]) {
+        await refused(
+          () => defineJob({ type: "x", rateLimit: bad as never, handler: async () => null }),
+          "INVALID_RATE_LIMIT",
+        );
+        await refused(
+          () => defineJob({ type: "x", keyRateLimit: bad as never, handler: async () => null }),
+          "INVALID_RATE_LIMIT",
+        );
+      }
+    });
+  });
+}
