@@ -29,9 +29,10 @@ const CHUNK = 20_000;
 
 export const drainBlocked: Scenario<"drain-blocked"> = {
   name: "drain-blocked",
-  measures: "jobs/s of the drain with --backlog blocked jobs in the store, as a share of the drain's",
+  measures:
+    "jobs/s of the drain with --backlog blocked jobs in the store, as a share of the same drain without them",
   inDefaultRun: (_store, o) => !o.quick,
-  async run({ store, options: o, runtime: rt, log, results }) {
+  async run({ store, options: o, runtime: rt, log }) {
     const blocked = o.quick ? Math.min(o.backlog, QUICK_BACKLOG) : o.backlog;
     const measured = o.jobs;
     // The same drain without blocked jobs, set up and settled the same way.
