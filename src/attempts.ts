@@ -12,8 +12,8 @@ import type { Job } from "./job.js";
 import { checkObject, checkRef, leaseMsFrom } from "./queue-checks.js";
 import type { AttemptFailure, FailOptions } from "./queue-options.js";
 import type { Completion, StoreDoor } from "./store/instrument.js";
-import type { AttemptRef, ClaimParams, HeartbeatManyParams, KeyRules, RateRule } from "./store/store.js";
-import type { TypeRegistry } from "./type-registry.js";
+import type { AttemptRef, ClaimParams, HeartbeatManyParams } from "./store/store.js";
+import type { ClaimRules, TypeRegistry } from "./type-registry.js";
 import { addToDate, toJsonText } from "./validation.js";
 
 /** What {@link Attempts} works with: the Queue's door, clock, randomness, types and bounds. */
@@ -40,19 +40,9 @@ export class Attempts {
     return this.#c.door.claim({ ...params, now: this.#c.clock.now(), random: this.#c.random });
   }
 
-  /** The cluster-wide caps of these types (all registered types when undefined). */
-  claimLimits(types: readonly string[] | undefined): Record<string, number> | undefined {
-    return this.#c.types.limits(types);
-  }
-
-  /** The type-wide rate limits a claim of `types` must keep. */
-  claimRateLimits(types: readonly string[] | undefined): Record<string, RateRule> | undefined {
-    return this.#c.types.rateLimits(types);
-  }
-
-  /** The per-key rules (keyConcurrency, ordered, keyRateLimit) a claim of `types` must keep. */
-  claimKeyRules(types: readonly string[] | undefined): Record<string, KeyRules> | undefined {
-    return this.#c.types.keyRules(types);
+  /** The caps, per-key rules and rate limits of these types (all known types when undefined). */
+  claimRules(types: readonly string[] | undefined): ClaimRules {
+    return this.#c.types.claimRules(types);
   }
 
   /** One attempt completed; `true` exactly once per attempt. */

@@ -54,21 +54,7 @@ import { checkJobId, checkQueueName, checkScheduleName } from "./validation.js";
 
 export { defaultWorkerId } from "./id.js";
 export { openStore } from "./open-store.js";
-export type {
-  AttemptFailure,
-  EnqueueOptions,
-  FailOptions,
-  FlowResult,
-  JobPage,
-  LeaseOptions,
-  ListOptions,
-  OpenQueueOptions,
-  QueueStats,
-  RetentionOptions,
-  Schedule,
-  ScheduleOptions,
-  SweepResult,
-} from "./queue-options.js";
+export type * from "./queue-options.js";
 export { DEFAULT_RETENTION } from "./queue-options.js";
 export { toQueueWeights } from "./queue-weights.js";
 export type { TypeSettings } from "./type-registry.js";
@@ -487,9 +473,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     if (options.maintenance !== false) await this.#duePass?.run();
     return this.attempts.claim({
       ...claim,
-      concurrencyLimits: this.#types.limits(claim.types),
-      keyRules: this.#types.keyRules(claim.types),
-      rateLimits: this.#types.rateLimits(claim.types),
+      ...this.#types.claimRules(claim.types),
       ...(held ? { held } : {}),
     });
   }

@@ -2,7 +2,10 @@ import type { BackoffOptions } from "./backoff.js";
 import { type AnyJobDefinition, defineJob, type JobDefinitionOptions, type Rate } from "./define-job.js";
 import { ErrandError } from "./errors.js";
 import { nameRecord } from "./name-record.js";
-import type { KeyRules } from "./store/store.js";
+import type { ClaimParams, KeyRules } from "./store/store.js";
+
+/** The rules of the known job types a claim keeps (see {@link TypeRegistry.claimRules}). */
+export type ClaimRules = Pick<ClaimParams, "concurrencyLimits" | "keyRules" | "rateLimits">;
 
 /** A type's settings from outside its code: {@link defineJob}'s options but the type and handler. */
 export type TypeSettings = Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler" | "schema">;
@@ -122,6 +125,15 @@ export class TypeRegistry {
       };
     }
     return rules;
+  }
+
+  /** Every rule a claim of `types` must keep: the caps, per-key rules and rate limits. */
+  claimRules(types: readonly string[] | undefined): ClaimRules {
+    return {
+      concurrencyLimits: this.limits(types),
+      keyRules: this.keyRules(types),
+      rateLimits: this.rateLimits(types),
+    };
   }
 
   /** Type-wide rate limits of the known types among `types`; undefined when none. */

@@ -293,9 +293,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             maxWeight: free,
             weightCap: this.#concurrency,
             leaseMs: this.#leaseMs,
-            concurrencyLimits: this.queue.attempts.claimLimits(this.#types),
-            keyRules: this.queue.attempts.claimKeyRules(this.#types),
-            rateLimits: this.queue.attempts.claimRateLimits(this.#types),
+            ...this.queue.attempts.claimRules(this.#types),
             held,
           });
         } catch (error) {
