@@ -23,6 +23,8 @@ export interface WorkerInit {
   workMs?: [number, number];
   /** Send a `started` message as each handler starts. */
   reportStarts?: boolean;
+  /** Append `<id> <start ms> <end ms>\n` here when a handler ends (wall clock). */
+  spanLog?: string;
 }
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));

@@ -31,14 +31,30 @@ async function main(init: WorkerInit): Promise<void> {
 
   async function run(id: string, type: string, attempt: number): Promise<{ pid: number }> {
     if (init.startLog) appendFileSync(init.startLog, `${id} ${attempt}\n`);
+    const begin = Date.now();
     started.push([id, attempt]);
     if (init.reportStarts) send({ type: "started", id, jobType: type, attempt });
     if (hi > 0) await sleep(lo + Math.random() * (hi - lo));
     else await new Promise((r) => setImmediate(r));
+    // Wall-clock spans of a handler, for the per-key tests: the same clock in every process.
+    if (init.spanLog) appendFileSync(init.spanLog, `${id} ${begin} ${Date.now()}\n`);
     return { pid: process.pid };
   }
   const jobs = ["mp-noop", "mp-join", "crash-alo", "crash-amo"].map((type) =>
     defineJob({ type, handler: (_payload: unknown, ctx) => run(ctx.job.id, type, ctx.attempt) }),
+  );
+  // Per-key rules across processes (test/integration/key-rules.test.ts).
+  jobs.push(
+    defineJob({
+      type: "mp-keycap",
+      keyConcurrency: 2,
+      handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-keycap", ctx.attempt),
+    }),
+    defineJob({
+      type: "mp-ordered",
+      ordered: true,
+      handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-ordered", ctx.attempt),
+    }),
   );
 
   const worker = new Worker(queue, {

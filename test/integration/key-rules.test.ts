@@ -1,0 +1,128 @@
+/**
+ * Per-key rules across processes, on each store that several processes may share: four worker
+ * processes never run more than `keyConcurrency` jobs of one key at once, and never two jobs of an
+ * `ordered` key at once, which start in enqueue order. Checked from the handlers' wall-clock spans
+ * (every process reads the same clock; a handler ends before its completion commits, and the next
+ * job of the key is claimed only after that commit).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { openQueue, type Queue } from "../../src/index.js";
+import { selectedBackends } from "../conformance/backend.js";
+import { type WorkerInit, WorkerProcess } from "./child-process.js";
+
+const KEYS = 6;
+const PER_KEY = 12;
+
+let dir: string;
+let queue: Queue | undefined;
+const children: WorkerProcess[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "errand-keys-"));
+});
+
+afterEach(async () => {
+  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await queue?.close();
+  queue = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Span {
+  id: string;
+  begin: number;
+  end: number;
+}
+
+/** Runs four workers over `type`'s jobs (PER_KEY for each of KEYS keys), returns each key's spans. */
+async function runKeyed(
+  url: string,
+  type: string,
+): Promise<{ spans: Map<string, Span[]>; order: Map<string, string[]> }> {
+  queue = await openQueue(url);
+  const order = new Map<string, string[]>();
+  // Each key's jobs together, so that without the rule one claim would take many of one key.
+  for (let k = 0; k < KEYS; k++) {
+    const key = `k${k}`;
+    for (let i = 0; i < PER_KEY; i++) {
+      const job = await queue.enqueue(type, { i }, { key });
+      order.set(key, [...(order.get(key) ?? []), job.id]);
+    }
+  }
+  const spanLog = join(dir, `${type}.spans`);
+  const init: WorkerInit = { url, concurrency: 8, workMs: [5, 15], spanLog, pollIntervalMs: 100 };
+  for (let i = 0; i < 4; i++) children.push(new WorkerProcess(init));
+  await Promise.all(children.map((c) => c.next("ready")));
+  // Done when the store holds nothing left to run, asked whenever a worker reports progress.
+  await new Promise<void>((resolve, reject) => {
+    const check = async () => {
+      const { states } = await queue!.stats();
+      if (states.pending + states.active === 0) resolve();
+    };
+    for (const c of children) {
+      c.on("completed", () => void check().catch(reject));
+      c.on("idle", () => void check().catch(reject));
+    }
+    void check().catch(reject);
+  });
+  await Promise.all(children.map((c) => c.close()));
+  const keyOf = new Map<string, string>();
+  for (const [key, ids] of order) for (const id of ids) keyOf.set(id, key);
+  const spans = new Map<string, Span[]>();
+  for (const line of readFileSync(spanLog, "utf8").trim().split("\n")) {
+    const [id, begin, end] = line.split(" ");
+    const key = keyOf.get(id!)!;
+    spans.set(key, [...(spans.get(key) ?? []), { id: id!, begin: Number(begin), end: Number(end) }]);
+  }
+  expect((await queue.stats()).states.completed).toBe(KEYS * PER_KEY);
+  return { spans, order };
+}
+
+/** The most spans of `list` open at one moment. */
+function maxOverlap(list: readonly Span[]): number {
+  const events = list.flatMap((s) => [
+    [s.begin, 1],
+    [s.end, -1],
+  ]) as Array<[number, number]>;
+  // An end and a begin at the same millisecond: the end first (the next claim follows the commit).
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let max = 0;
+  for (const [, d] of events) max = Math.max(max, (open += d));
+  return max;
+}
+
+for (const backend of selectedBackends().filter((b) => b.capabilities.multiProcess)) {
+  describe(backend.name, () => {
+    test("4 processes never run more than keyConcurrency jobs of one key at once", {
+      timeout: 60_000,
+    }, async () => {
+      const { url } = await backend.setup();
+      const { spans } = await runKeyed(url, "mp-keycap");
+      expect(spans.size).toBe(KEYS);
+      for (const [key, list] of spans) {
+        expect(list, key).toHaveLength(PER_KEY);
+        expect(maxOverlap(list), key).toBeLessThanOrEqual(2);
+      }
+      // The processes really ran side by side, or the cap was never tested.
+      const all = [...spans.values()].flat();
+      expect(maxOverlap(all)).toBeGreaterThan(2);
+    });
+
+    test("4 processes run an ordered key's jobs one at a time, in enqueue order", {
+      timeout: 60_000,
+    }, async () => {
+      const { url } = await backend.setup();
+      const { spans, order } = await runKeyed(url, "mp-ordered");
+      for (const [key, list] of spans) {
+        expect(maxOverlap(list), key).toBe(1);
+        const byStart = [...list].sort((a, b) => a.begin - b.begin || a.end - b.end).map((s) => s.id);
+        expect(byStart, key).toEqual(order.get(key));
+      }
+      expect(maxOverlap([...spans.values()].flat())).toBeGreaterThan(1);
+    });
+  });
+}
