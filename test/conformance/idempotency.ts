@@ -6,6 +6,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../../src/define-job.js";
+import { newJob } from "../helpers/new-job.js";
 import type { Backend } from "./backend.js";
 
 const task = defineJob({ type: "task", handler: async () => null });
@@ -225,26 +226,12 @@ export function exerciseIdempotency(backend: Backend): void {
       // with a live job must still be found, in any chunk position.
       const { queue, store, clock } = await backend.setup();
       const [existing] = await queue.enqueueMany(task, [{ original: true }]);
-      const base = {
+      const base = newJob({
+        id: "",
         type: "task",
-        queue: "default",
-        payload: "{}",
-        priority: 0,
-        weight: 1,
         runAt: clock.now(),
-        expiresAt: null,
-        maxAttempts: 5,
         backoff: JSON.stringify(existing!.backoff),
-        retryQueue: null,
-        delivery: "at_least_once" as const,
-        timeoutMs: null,
-        uniqueKey: null,
-        owner: null,
-        dependsOn: null,
-        onDependencyFailure: "cancel" as const,
-        key: null,
-        debounceKey: null,
-      };
+      });
       const fresh = Array.from({ length: 200 }, (_, i) => ({
         ...base,
         id: `fresh-${String(i).padStart(3, "0")}`,

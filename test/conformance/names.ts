@@ -15,6 +15,7 @@ import { nameRecord } from "../../src/name-record.js";
 import type { Queue } from "../../src/queue.js";
 import type { NewJob } from "../../src/store/store.js";
 import { NAME_PATTERN, RESERVED_NAMES } from "../../src/validation.js";
+import { newJob } from "../helpers/new-job.js";
 import type { Backend } from "./backend.js";
 import { refused } from "./refused.js";
 
@@ -61,27 +62,7 @@ export function guardPrototype(): () => void {
 
 /** A job as the store takes it, bypassing the Queue's checks (as an older version or a direct write would). */
 export function storedJob(id: string, name: string, now: number): NewJob {
-  return {
-    id,
-    type: name,
-    queue: name,
-    payload: "{}",
-    priority: 0,
-    weight: 1,
-    runAt: now,
-    expiresAt: null,
-    maxAttempts: 5,
-    backoff: JSON.stringify(DEFAULT_BACKOFF),
-    retryQueue: null,
-    delivery: "at_least_once",
-    timeoutMs: null,
-    uniqueKey: null,
-    owner: null,
-    dependsOn: null,
-    onDependencyFailure: "cancel" as const,
-    key: null,
-    debounceKey: null,
-  };
+  return newJob({ id, type: name, queue: name, runAt: now, backoff: JSON.stringify(DEFAULT_BACKOFF) });
 }
 
 /** Everything observable in the store, for "nothing stored" checks. */

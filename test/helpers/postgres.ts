@@ -4,6 +4,7 @@
  */
 import pg from "pg";
 import pino from "pino";
+import { onTestFinished } from "vitest";
 
 /** The test database. */
 export const PG_URL = process.env.ERRAND_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -52,4 +53,33 @@ export async function terminateBackends(name: string): Promise<number> {
     );
     return rows.filter((r) => r.ok).length;
   });
+}
+
+/**
+ * `n` PostgreSQL stores on one fresh schema, as `n` processes would have (small pools, no
+ * connection retries), closed and the schema dropped after the test.
+ */
+export async function openStores(
+  n: number,
+  prefix: string,
+): Promise<{ schema: string; all: import("../../src/store/postgres/postgres-store.js").PostgresStore[] }> {
+  const { PostgresStore } = await import("../../src/store/postgres/postgres-store.js");
+  const schema = freshSchema(prefix);
+  const all: Awaited<ReturnType<typeof PostgresStore.open>>[] = [];
+  onTestFinished(async () => {
+    for (const s of all) await s.close();
+    await dropSchema(schema);
+  });
+  for (let i = 0; i < n; i++) {
+    all.push(
+      await PostgresStore.open({
+        connectionString: PG_URL,
+        schema,
+        poolSize: 2,
+        retryMs: 0,
+        logger: silentLogger,
+      }),
+    );
+  }
+  return { schema, all };
 }

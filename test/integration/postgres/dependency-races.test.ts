@@ -8,55 +8,20 @@
  */
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { NewJob, Store } from "../../../src/store/store.js";
-import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../helpers/postgres.js";
+import { newJob } from "../../helpers/new-job.js";
+import { openStores, PG_URL, withPg } from "../../helpers/postgres.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 
-async function stores(n: number): Promise<{ schema: string; all: PostgresStore[] }> {
-  const schema = freshSchema("errand_deps");
-  const all: PostgresStore[] = [];
-  for (let i = 0; i < n; i++) {
-    all.push(
-      await PostgresStore.open({
-        connectionString: PG_URL,
-        schema,
-        poolSize: 2,
-        retryMs: 0,
-        logger: silentLogger,
-      }),
-    );
-  }
-  onTestFinished(async () => {
-    for (const s of all) await s.close();
-    await dropSchema(schema);
-  });
-  return { schema, all };
+function stores(n: number) {
+  return openStores(n, "errand_deps");
 }
 
 function job(id: string, dependsOn: string[] | null = null, type = "t"): NewJob {
-  return {
-    id,
-    type,
-    queue: "q",
-    payload: "null",
-    priority: 0,
-    weight: 1,
-    runAt: NOW,
-    expiresAt: null,
-    maxAttempts: 5,
-    backoff: '{"type":"fixed","delayMs":0}',
-    retryQueue: null,
-    delivery: "at_least_once",
-    timeoutMs: null,
-    uniqueKey: null,
-    owner: null,
-    dependsOn: dependsOn === null ? null : JSON.stringify(dependsOn),
-    onDependencyFailure: "cancel",
-    key: null,
-    debounceKey: null,
-  };
+  const deps = dependsOn === null ? null : JSON.stringify(dependsOn);
+  return newJob({ id, type, queue: "q", payload: "null", runAt: NOW, dependsOn: deps });
 }
 
 async function claimAll(store: Store, types: string[], limit: number) {

@@ -8,56 +8,19 @@
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import type { JobRecord } from "../../../src/job.js";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { KeyRules, NewJob } from "../../../src/store/store.js";
-import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../helpers/postgres.js";
+import { newJob } from "../../helpers/new-job.js";
+import { openStores, PG_URL, withPg } from "../../helpers/postgres.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 
-async function stores(n: number): Promise<{ schema: string; all: PostgresStore[] }> {
-  const schema = freshSchema("errand_keys");
-  const all: PostgresStore[] = [];
-  for (let i = 0; i < n; i++) {
-    all.push(
-      await PostgresStore.open({
-        connectionString: PG_URL,
-        schema,
-        poolSize: 2,
-        retryMs: 0,
-        logger: silentLogger,
-      }),
-    );
-  }
-  onTestFinished(async () => {
-    for (const s of all) await s.close();
-    await dropSchema(schema);
-  });
-  return { schema, all };
+function stores(n: number) {
+  return openStores(n, "errand_keys");
 }
 
 function job(id: string, over: Partial<NewJob> = {}): NewJob {
-  return {
-    id,
-    type: "t",
-    queue: "q",
-    payload: "null",
-    priority: 0,
-    weight: 1,
-    runAt: NOW,
-    expiresAt: null,
-    maxAttempts: 5,
-    backoff: '{"type":"fixed","delayMs":0}',
-    retryQueue: null,
-    delivery: "at_least_once",
-    timeoutMs: null,
-    uniqueKey: null,
-    owner: null,
-    dependsOn: null,
-    onDependencyFailure: "cancel",
-    key: null,
-    debounceKey: null,
-    ...over,
-  };
+  return newJob({ id, queue: "q", payload: "null", runAt: NOW, ...over });
 }
 
 /** Resolves once some statement on `schema` waits for a lock (polling pg_stat_activity). */

@@ -8,6 +8,7 @@
 import { expect, onTestFinished, test } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { AttemptRef, Store } from "../../../src/store/store.js";
+import { newJob } from "../../helpers/new-job.js";
 import { dropSchema, freshSchema, PG_URL, silentLogger } from "../../helpers/postgres.js";
 
 const JOBS = 400;
@@ -36,27 +37,7 @@ async function leased(store: Store, round: number): Promise<AttemptRef[]> {
   );
   await store.enqueueMany({
     now: NOW,
-    jobs: ids.map((id) => ({
-      id,
-      type: "t",
-      queue: "q",
-      payload: "null",
-      priority: 0,
-      weight: 1,
-      runAt: NOW,
-      expiresAt: null,
-      maxAttempts: 5,
-      backoff: '{"type":"fixed","delayMs":0}',
-      retryQueue: null,
-      delivery: "at_least_once",
-      timeoutMs: null,
-      uniqueKey: null,
-      owner: null,
-      dependsOn: null,
-      onDependencyFailure: "cancel" as const,
-      key: null,
-      debounceKey: null,
-    })),
+    jobs: ids.map((id) => newJob({ id, queue: "q", payload: "null", runAt: NOW })),
   });
   const claimed = await store.claim({
     now: NOW,

@@ -14,6 +14,7 @@ import type { Job } from "../../../src/job.js";
 import { openQueue, Queue } from "../../../src/queue.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { Worker } from "../../../src/worker/worker.js";
+import { newJob } from "../../helpers/new-job.js";
 import { dropSchema, freshSchema, PG_URL, silentLogger } from "../../helpers/postgres.js";
 
 const receipt = defineJob({ type: "receipt", handler: async (p: { order: number }) => p.order });
@@ -168,25 +169,7 @@ test("a job with dependencies enqueued in the caller's transaction: blocked insi
 
   // Outside any transaction the call is still all or none, in a transaction of its own: a job
   // of the call that comes later is no dependency (it must be earlier, or stored).
-  const base = {
-    type: "receipt",
-    queue: "default",
-    payload: "{}",
-    priority: 0,
-    weight: 1,
-    runAt: Date.now(),
-    expiresAt: null,
-    maxAttempts: 3,
-    backoff: '{"type":"fixed","delayMs":0}',
-    retryQueue: null,
-    delivery: "at_least_once" as const,
-    timeoutMs: null,
-    uniqueKey: null,
-    owner: null,
-    onDependencyFailure: "cancel" as const,
-    key: null,
-    debounceKey: null,
-  };
+  const base = newJob({ id: "", type: "receipt", runAt: Date.now(), maxAttempts: 3 });
   await expect(
     store.enqueueMany({
       now: Date.now(),

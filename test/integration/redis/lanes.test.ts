@@ -11,6 +11,7 @@ import { ManualClock } from "../../../src/clock.js";
 import { Queue } from "../../../src/queue.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
 import type { NewJob } from "../../../src/store/store.js";
+import { newJob } from "../../helpers/new-job.js";
 import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisSelected } from "../../helpers/redis.js";
 
 /** A small seeded generator (mulberry32), so a failure replays. */
@@ -62,27 +63,16 @@ describe.runIf(redisSelected())("Redis store: ready lanes in pages", () => {
         }
       }
     };
-    const job = (id: string, runAt: number, priority = 0, expiresAt: number | null = null): NewJob => ({
-      id,
-      type: "task",
-      queue: "default",
-      payload: JSON.stringify({ id, pad: "x".repeat(80) }),
-      priority,
-      weight: 1,
-      runAt,
-      expiresAt,
-      maxAttempts: 5,
-      backoff: JSON.stringify(DEFAULT_BACKOFF),
-      retryQueue: null,
-      delivery: "at_least_once",
-      timeoutMs: null,
-      uniqueKey: null,
-      owner: null,
-      dependsOn: null,
-      onDependencyFailure: "cancel" as const,
-      key: null,
-      debounceKey: null,
-    });
+    const job = (id: string, runAt: number, priority = 0, expiresAt: number | null = null): NewJob =>
+      newJob({
+        id,
+        type: "task",
+        payload: JSON.stringify({ id, pad: "x".repeat(80) }),
+        priority,
+        runAt,
+        expiresAt,
+        backoff: JSON.stringify(DEFAULT_BACKOFF),
+      });
     const enqueue = async (jobs: NewJob[]) => {
       const results = await store.enqueueMany({ jobs, now });
       expect(results.every((r) => r.inserted)).toBe(true);

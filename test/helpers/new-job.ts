@@ -1,0 +1,28 @@
+/**
+ * A job as a store takes it (a NewJob), for tests that write to a store directly. Every field a
+ * test does not care about has one value here, so a new job field is added in one place.
+ */
+import type { NewJob } from "../../src/store/store.js";
+
+export function newJob(fields: Pick<NewJob, "id" | "runAt"> & Partial<NewJob>): NewJob {
+  return {
+    type: "t",
+    queue: "default",
+    payload: "{}",
+    priority: 0,
+    weight: 1,
+    expiresAt: null,
+    maxAttempts: 5,
+    backoff: '{"type":"fixed","delayMs":0}',
+    retryQueue: null,
+    delivery: "at_least_once",
+    timeoutMs: null,
+    uniqueKey: null,
+    owner: null,
+    dependsOn: null,
+    onDependencyFailure: "cancel",
+    key: null,
+    debounceKey: null,
+    ...fields,
+  };
+}
