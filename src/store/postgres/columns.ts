@@ -57,6 +57,29 @@ export const CAP_LOCK = 0x65727263;
 export const KEY_LOCK = 0x6572726b;
 
 /**
+ * The end both claims with per-type or per-key room share (`claimKeyed`, `claimCapped` in
+ * queries/claim.sql, after their `ranked` CTE): the rows that fit the
+ * claimer's weight, activated, then one row telling whether any did not fit or was skipped.
+ */
+const takeRanked = (errandJob: string): string => `, fits AS (
+  SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
+    OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
+  FROM ranked
+), upd AS (
+  UPDATE ${errandJob} j
+  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
+  FROM fits f
+  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
+  RETURNING ${HOT_FIELDS_J}
+)
+SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
+UNION ALL
+SELECT ${wrapList(JOB_FIELDS.map(() => "NULL"))},
+  coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
+  coalesce(bool_or(skipped), false)
+FROM fits`;
+
+/**
  * The `{{fragment}}`s of queries/*.sql: table names qualified by the schema (a quoted identifier),
  * the NOTIFY channel (a quoted literal), both checked by `checkSchemaName` (migrate.ts), and the
  * column lists many statements share.
@@ -75,6 +98,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     hotFieldsJ: HOT_FIELDS_J,
     /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
     hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
+    takeRanked: takeRanked(`"${schema}".errand_job`),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,

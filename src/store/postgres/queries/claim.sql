@@ -82,6 +82,9 @@ FROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted
 SELECT type, count(*) AS n FROM {{errandJob}}
 WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type
 
+-- claimKeyed and claimCapped end alike: the takeRanked fragment (columns.ts) takes the rows of their
+-- `ranked` CTE that fit the claimer's weight and reports whether any did not fit or was skipped.
+
 -- name: claim
 WITH cand AS (
   SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
@@ -137,23 +140,7 @@ WITH open AS (
   FROM cand c
   LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type
   LEFT JOIN open o ON o.type = c.type AND o.key = c.key
-), fits AS (
-  SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
-    OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
-  FROM ranked
-), upd AS (
-  UPDATE {{errandJob}} j
-  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
-  FROM fits f
-  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-  RETURNING {{hotFieldsJ}}
-)
-SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
-UNION ALL
-SELECT {{hotNulls}},
-  coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
-  coalesce(bool_or(skipped), false)
-FROM fits
+){{takeRanked}}
 
 -- name: keyPeek
 SELECT DISTINCT c.type, c.key FROM (
@@ -206,23 +193,7 @@ WITH cand AS (
       row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false
     ) AS skipped
   FROM cand c LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type
-), fits AS (
-  SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
-    OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
-  FROM ranked
-), upd AS (
-  UPDATE {{errandJob}} j
-  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
-  FROM fits f
-  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-  RETURNING {{hotFieldsJ}}
-)
-SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
-UNION ALL
-SELECT {{hotNulls}},
-  coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
-  coalesce(bool_or(skipped), false)
-FROM fits
+){{takeRanked}}
 
 -- name: rateCount
 WITH u AS (
