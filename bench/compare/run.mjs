@@ -275,7 +275,14 @@ async function main() {
   const results = [];
   for (const lib of libs) {
     const a = await adapters[lib]();
-    results.push({ lib, name: a.name, store: a.store, package: a.package, settings: a.settings, runs: [] });
+    results.push({
+      lib,
+      name: a.name,
+      store: a.store,
+      package: a.package,
+      settings: a.settings(o.concurrency),
+      runs: [],
+    });
   }
   for (let round_ = 1; round_ <= o.runs; round_++) {
     for (const r of results) {

@@ -14,7 +14,7 @@ function errandOn(store) {
     name: `errand (${store})`,
     store,
     package: "errand",
-    settings: "Worker concurrency 50, defaults otherwise",
+    settings: (c) => `Worker concurrency ${c}, defaults otherwise`,
 
     async create(env) {
       const tag = freshName("cmp_errand");
