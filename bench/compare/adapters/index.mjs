@@ -8,8 +8,7 @@
  * (a file, a schema, a key prefix), so runs never see each other's jobs. `open` leaves the session
  * connected, so a first `enqueueBulk` measures the call and not the connection's set-up.
  * `settings(concurrency)` names every setting that differs from the queue's defaults at the drain's
- * concurrency: it is printed in the
- * queue's row of the table.
+ * concurrency: it is printed in the queue's row of the table.
  */
 /** Loaded on demand, so a worker process holds only its own queue's library (its RSS is measured). */
 export const ADAPTERS = {
