@@ -15,6 +15,7 @@ export const ADAPTERS = {
   "errand-sqlite": () => import("./errand.mjs").then((m) => m.sqlite),
   plainjob: () => import("./plainjob.mjs").then((m) => m.plainjob),
   "errand-postgres": () => import("./errand.mjs").then((m) => m.postgres),
+  "errand-postgres-discard": () => import("./errand.mjs").then((m) => m.postgresDiscard),
   "graphile-worker": () => import("./graphile-worker.mjs").then((m) => m.best),
   "graphile-worker-defaults": () => import("./graphile-worker.mjs").then((m) => m.defaults),
   "pg-boss": () => import("./pg-boss.mjs").then((m) => m.pgBoss),
