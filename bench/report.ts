@@ -136,6 +136,15 @@ export function rows(r: Results, t: Targets): Row[] {
       bl.ratio >= t.blockedRatio,
     );
     add("  each ran exactly once, the blocked still blocked", String(bl.exactlyOnce), "true", bl.exactlyOnce);
+    if (bl.housekeeping) {
+      // A pass landing in one drain and not the others moves its ratio: say when that happened.
+      add(
+        "  autovacuum passes during the drains (before, blocked, after)",
+        bl.housekeeping.vacuums.join(", "),
+        "",
+        null,
+      );
+    }
   }
   const fi = r["deps-fan-in"];
   if (fi) {

@@ -17,6 +17,11 @@ export interface Database {
    * VACUUM ANALYZE and a checkpoint, which autovacuum would otherwise run during the drain).
    */
   settle?(): Promise<void>;
+  /**
+   * How many times autovacuum / autoanalyze have processed the hot job table so far (PostgreSQL),
+   * so a scenario can say whether housekeeping ran inside a measured window.
+   */
+  housekeeping?(): Promise<{ vacuums: number; analyzes: number }>;
 }
 
 /** How the bench gets databases from a store. Postgres (a fresh schema) and Redis (a fresh key prefix) plug in here. */
@@ -100,6 +105,14 @@ function postgresBench(spec: string): BenchStore {
           const db = await pool();
           await db.query(`VACUUM (ANALYZE) "${schema}".errand_job`);
           await db.query("CHECKPOINT");
+        },
+        async housekeeping() {
+          const { rows } = await (await pool()).query(
+            `SELECT autovacuum_count::int AS vacuums, autoanalyze_count::int AS analyzes
+             FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'errand_job'`,
+            [schema],
+          );
+          return rows[0] ?? { vacuums: 0, analyzes: 0 };
         },
       };
     },

@@ -23,6 +23,8 @@ export interface AttemptsContext {
   random: () => number;
   types: TypeRegistry;
   maxPayloadBytes: number;
+  /** Completed jobs are not kept (`retention.completed` is 0): the store deletes them at once. */
+  discardCompleted: boolean;
   /** The job as stored (a failure reported by reference is read back for the retry rule). */
   get: (id: string) => Promise<Job | null>;
 }
@@ -66,7 +68,7 @@ export class Attempts {
 
   /** Attempts completed in one store write, with their `completed` events and wake-ups. */
   completeMany(items: readonly Completion[]): Promise<boolean[]> {
-    return this.#c.door.complete(this.#c.clock.now(), items);
+    return this.#c.door.complete(this.#c.clock.now(), items, this.#c.discardCompleted);
   }
 
   /** One attempt failed, reported by reference or with the job; `false` when it is stale. */

@@ -239,7 +239,13 @@ export interface OpenQueueOptions {
   store: Store | string;
   /** @defaultValue the system clock */
   clock?: Clock;
-  /** @defaultValue {@link DEFAULT_RETENTION} */
+  /**
+   * How long finished jobs are kept, per state, before pruning deletes them. `completed: 0` keeps
+   * no completed job at all: each is deleted in the write that completes it (as graphile-worker
+   * and BullMQ's `removeOnComplete` do), which is also the cheaper completion; a job another job
+   * depends on is kept until its dependents no longer wait, so they can read its result.
+   * @defaultValue {@link DEFAULT_RETENTION}
+   */
   retention?: RetentionOptions;
   /**
    * Largest accepted payload, in bytes of JSON.

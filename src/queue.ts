@@ -131,6 +131,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       random: this.#random,
       types: this.#types,
       maxPayloadBytes: this.#maxPayloadBytes,
+      discardCompleted: this.#retainMs.completed === 0,
       get: (id) => this.get(id),
     });
     for (const def of options.jobs ?? []) this.register(def);

@@ -8,7 +8,7 @@
  *   enqueue-bulk  one bulk call of 20,000 no-op jobs (each queue's own bulk API) in a fresh worker
  *                 process on an empty store, after the queue is opened: cold, the process's first
  *                 call (as a user's first call), and warm, its second call
- *   drain         20,000 waiting no-op jobs, one worker process at concurrency 50: from starting
+ *   drain         20,000 waiting no-op jobs, one worker process at concurrency 50 (--concurrency): from starting
  *                 the worker until every job has run and the store holds none still to do; each
  *                 job must run exactly once; the worker's RSS and CPU after it
  *   latency       an idle worker (concurrency 50) in another process; this process enqueues 300
@@ -87,7 +87,7 @@ async function drain(lib, adapter, env, o) {
     await withSession(adapter, ns, env, (session) => session.enqueueBulk(payloads(o.jobs)));
     const child = new Child("./compare/child.mjs", CHILD_DEADLINE_MS, `${lib} drain worker`, false);
     try {
-      child.send({ type: "init", lib, ns, env, mode: "drain", expect: o.jobs, concurrency: 50 });
+      child.send({ type: "init", lib, ns, env, mode: "drain", expect: o.jobs, concurrency: o.concurrency });
       const ready = await child.next("ready");
       child.send({ type: "go" });
       const done = await child.next("done");
@@ -212,16 +212,18 @@ function ratios(results) {
   const out = [];
   for (const r of results) {
     if (r.package === "errand") continue;
-    const e = results.find((x) => x.package === "errand" && x.store === r.store)?.median;
-    if (!e) continue;
-    const p = r.median;
-    const x = (a, b) => (a && b ? `×${round(a / b, 2)}` : "—");
-    out.push(
-      `errand (${r.store}) vs ${r.name}: enqueue cold ${x(e.enqueue?.coldJobsPerSec, p.enqueue?.coldJobsPerSec)}, ` +
-        `warm ${x(e.enqueue?.warmJobsPerSec, p.enqueue?.warmJobsPerSec)}, ` +
-        `drain ${x(e.drain?.jobsPerSec, p.drain?.jobsPerSec)}, ` +
-        `p50 latency ${x(p.latency?.p50, e.latency?.p50)} lower`,
-    );
+    // Every errand row of the store (its defaults, and any variant such as completed not kept).
+    for (const er of results.filter((x) => x.package === "errand" && x.store === r.store)) {
+      const e = er.median;
+      const p = r.median;
+      const x = (a, b) => (a && b ? `×${round(a / b, 2)}` : "—");
+      out.push(
+        `${er.name} vs ${r.name}: enqueue cold ${x(e.enqueue?.coldJobsPerSec, p.enqueue?.coldJobsPerSec)}, ` +
+          `warm ${x(e.enqueue?.warmJobsPerSec, p.enqueue?.warmJobsPerSec)}, ` +
+          `drain ${x(e.drain?.jobsPerSec, p.drain?.jobsPerSec)}, ` +
+          `p50 latency ${x(p.latency?.p50, e.latency?.p50)} lower`,
+      );
+    }
   }
   return out.join("\n");
 }
@@ -245,6 +247,12 @@ async function main() {
       new Option("--scenario <name>", "run one scenario").choices(["enqueue-bulk", "drain", "latency"]),
     )
     .option("--jobs <n>", "jobs in the enqueue and drain scenarios", positiveInt, 20_000)
+    .option(
+      "--concurrency <n>",
+      "the drain worker's concurrency (issue 16 asks RSS at 50 and 300)",
+      positiveInt,
+      50,
+    )
     .option("--latency-jobs <n>", "jobs in the latency scenario", positiveInt, 300)
     .option("--runs <n>", "runs of each scenario for each queue; the table shows medians", positiveInt, 3)
     .option(
@@ -269,7 +277,14 @@ async function main() {
   const results = [];
   for (const lib of libs) {
     const a = await adapters[lib]();
-    results.push({ lib, name: a.name, store: a.store, package: a.package, settings: a.settings, runs: [] });
+    results.push({
+      lib,
+      name: a.name,
+      store: a.store,
+      package: a.package,
+      settings: a.settings(o.concurrency),
+      runs: [],
+    });
   }
   for (let round_ = 1; round_ <= o.runs; round_++) {
     for (const r of results) {
@@ -317,6 +332,7 @@ async function main() {
     },
     versions,
     jobs: o.jobs,
+    concurrency: o.concurrency,
     latencyJobs: o.latencyJobs,
     runs: o.runs,
     results,
@@ -328,7 +344,7 @@ async function main() {
   console.log(`\n${report.machine.cpus} × ${report.machine.cpuModel}, node ${report.machine.node}`);
   console.log(
     `load average (1, 5, 15 min) before ${loadBefore.join(" ")}, after ${loadAfter.join(" ")}; ` +
-      `${o.jobs} jobs, medians of ${o.runs} run${o.runs === 1 ? "" : "s"}`,
+      `${o.jobs} jobs, drain at concurrency ${o.concurrency}, medians of ${o.runs} run${o.runs === 1 ? "" : "s"}`,
   );
   console.log(
     `${Object.entries(versions)

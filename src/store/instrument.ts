@@ -145,11 +145,12 @@ export class StoreDoor {
 
   /**
    * Completes attempts in one write. `true` for each that was current and is now completed (and
-   * emitted as `completed`); `false` for a stale one, which changed nothing.
+   * emitted as `completed`); `false` for a stale one, which changed nothing. With `discard`,
+   * completed jobs nothing depends on are deleted rather than kept ({@link CompleteManyParams}).
    */
-  async complete(now: number, items: readonly Completion[]): Promise<boolean[]> {
+  async complete(now: number, items: readonly Completion[], discard = false): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const oks = await this.#store.completeMany({ now, items });
+    const oks = await this.#store.completeMany(discard ? { now, items, discard } : { now, items });
     const listening = this.#events.listenerCount("completed") > 0;
     let freed = false;
     for (let i = 0; i < items.length; i++) {
@@ -161,6 +162,8 @@ export class StoreDoor {
         // it back, now completed, only because someone needs it.
         const record = await this.#store.get({ id: c.id });
         job = record ? toJob(record) : undefined;
+        // Discarded on completion: its type is unknown, so any cap may have room now.
+        if (!job && discard && this.#anyCapped()) freed = true;
       }
       if (!job) continue;
       if (this.#capped(job.type)) freed = true;

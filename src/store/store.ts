@@ -345,6 +345,12 @@ export interface CompleteManyParams {
   now: number;
   /** `result` is JSON text. */
   items: ReadonlyArray<AttemptRef & { result: string }>;
+  /**
+   * Delete completed jobs instead of keeping them in history (the Queue's `retention.completed`
+   * is 0), as if pruned at once. A job some other job depends on is kept all the same: its
+   * dependents read its result, and retention keeps it while one of them is blocked.
+   */
+  discard?: boolean;
 }
 
 /** One failed attempt given to {@link Store.failMany}. */

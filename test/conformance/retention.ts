@@ -82,10 +82,68 @@ export function exerciseRetention(backend: Backend): void {
       expect(await queue.prune()).toBe(0);
       expect((await queue.get(pending.id))?.state).toBe("pending");
       expect((await queue.get(active.id))?.state).toBe("active");
+      // completed: 0 keeps no completed job: the completion itself deletes it.
       expect(await queue.complete(leased!, null)).toBe(true);
+      expect(await queue.get(active.id)).toBeNull();
+      await clock.advance(1);
+      expect(await queue.prune()).toBe(0);
+      expect((await queue.get(pending.id))?.state).toBe("pending");
+    });
+
+    it("completed: 0 deletes each job in the write that completes it, under the same fence", async () => {
+      const { queue, clock } = await backend.setup({ retention: { completed: 0 } });
+      const seen: string[] = [];
+      queue.on("completed", (job) => seen.push(job.id));
+      const a = await queue.enqueue(noop, { n: "a" }, { uniqueKey: "only-one" });
+      const b = await queue.enqueue(noop, { n: "b" }, { maxAttempts: 2 });
+      const [la, lb] = await queue.lease({ limit: 2, leaseMs: 1_000 });
+      expect([la!.id, lb!.id].sort()).toEqual([a.id, b.id].sort());
+      const leasedA = la!.id === a.id ? la! : lb!;
+      const leasedB = la!.id === a.id ? lb! : la!;
+
+      expect(await queue.complete(leasedA, { ok: true })).toBe(true);
+      expect(seen).toEqual([a.id]);
+      expect(await queue.get(a.id)).toBeNull();
+      expect(await queue.complete(leasedA, { ok: true })).toBe(false);
+      // Its unique key is free again, as for a completed job.
+      const again = await queue.enqueue(noop, { n: "again" }, { uniqueKey: "only-one" });
+      expect(again.id).not.toBe(a.id);
+
+      // A stale attempt deletes nothing: b's lease ran out and it was taken again.
+      await clock.advance(1_001);
+      expect((await queue.sweep()).recovered).toBe(1);
+      await clock.advance(HOUR); // past the retry's backoff
+      const retaken = (await queue.lease({ limit: 5 })).find((j) => j.id === b.id);
+      expect(retaken?.attempt).toBe(leasedB.attempt + 1);
+      expect(await queue.complete(leasedB, null)).toBe(false);
+      expect((await queue.get(b.id))?.state).toBe("active");
+      expect(await queue.complete(retaken!, null)).toBe(true);
+      expect(await queue.get(b.id)).toBeNull();
+
+      const stats = await queue.stats();
+      expect(stats.states).toMatchObject({ active: 1, completed: 0, pending: 0 }); // "again"
+      expect(await queue.prune()).toBe(0);
+    });
+
+    it("completed: 0 keeps a job others depend on until they no longer wait, and drops a dependent's edges", async () => {
+      const { queue, clock } = await backend.setup({ retention: { completed: 0 } });
+      const dep = await queue.enqueue(noop, { n: "dep" });
+      const child = await queue.enqueue(noop, { n: "child" }, { dependsOn: [dep.id] });
+      const [ld] = await queue.lease();
+      expect(await queue.complete(ld!, { answer: 42 })).toBe(true);
+      // Kept: its dependent reads its result.
+      expect(await queue.get(dep.id)).toMatchObject({ state: "completed", result: { answer: 42 } });
+      expect((await queue.get(child.id))?.state).toBe("pending");
+      const [lc] = await queue.lease();
+      expect(lc?.id).toBe(child.id);
+      expect(await queue.dependencies(child.id)).toMatchObject([{ id: dep.id, result: { answer: 42 } }]);
+      expect(await queue.complete(lc!, null)).toBe(true);
+      expect(await queue.get(child.id)).toBeNull();
+      expect((await queue.dependents(dep.id)).jobs).toEqual([]);
+      // Nothing waits on it any more: the next prune takes it.
       await clock.advance(1);
       expect(await queue.prune()).toBe(1);
-      expect((await queue.get(pending.id))?.state).toBe("pending");
+      expect(await queue.get(dep.id)).toBeNull();
     });
 
     it("keeps the hot set to pending and active jobs after 5,000 completions", async () => {

@@ -11,7 +11,7 @@ export const bullmq = {
   name: "BullMQ",
   store: "redis",
   package: "bullmq",
-  settings: "Worker concurrency 50, defaults otherwise",
+  settings: (c) => `Worker concurrency ${c}, defaults otherwise`,
   create: async () => freshName("cmp_bull"),
 
   async open(prefix, env) {

@@ -8,13 +8,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dropSchema, flushPrefix, freshName } from "./util.mjs";
 
-/** @param {"sqlite" | "postgres" | "redis"} store */
-function errandOn(store) {
+/**
+ * @param {"sqlite" | "postgres" | "redis"} store
+ * @param {boolean} keepCompleted false: `retention: { completed: 0 }`, completed jobs deleted as
+ *   they complete, as graphile-worker, pg-boss's deleteAfter… and BullMQ's removeOnComplete do
+ */
+function errandOn(store, keepCompleted = true) {
   return {
-    name: `errand (${store})`,
+    name: keepCompleted ? `errand (${store})` : `errand (${store}, completed not kept)`,
     store,
     package: "errand",
-    settings: "Worker concurrency 50, defaults otherwise",
+    settings: (c) =>
+      keepCompleted
+        ? `Worker concurrency ${c}, defaults otherwise`
+        : `Worker concurrency ${c}, retention.completed 0, defaults otherwise`,
 
     async create(env) {
       const tag = freshName("cmp_errand");
@@ -32,7 +39,7 @@ function errandOn(store) {
 
     async open(ns, env) {
       const { defineJob, openQueue, Worker } = await import(env.errand);
-      const queue = await openQueue(ns);
+      const queue = await openQueue(keepCompleted ? ns : { store: ns, retention: { completed: 0 } });
       let onJob = () => {};
       const noop = defineJob({ type: "noop", handler: async (payload) => onJob(payload) });
       /** @type {InstanceType<typeof Worker> | null} */
@@ -68,3 +75,4 @@ function errandOn(store) {
 export const sqlite = errandOn("sqlite");
 export const postgres = errandOn("postgres");
 export const redis = errandOn("redis");
+export const postgresDiscard = errandOn("postgres", false);

@@ -7,7 +7,7 @@
  * `localQueue: { size: 500 }`, `completeJobBatchDelay: 0`, `failJobBatchDelay: 0`. That page runs
  * `concurrentJobs: 24` with `maxPoolSize: 25`; the `maxPoolSize` TSDoc in its types
  * (dist/index.d.ts) says "If in doubt, we recommend setting it to `10` or `concurrentJobs + 2`,
- * whichever is larger", so 52 at concurrency 50 (its default, 10, can leave no client free to
+ * whichever is larger", so 52 at concurrency 50 and 302 at 300 (its default, 10, can leave no client free to
  * start or release jobs). The `localQueue.size` TSDoc calls `concurrentJobs + 1` "a good starting
  * point" and "a much higher number" right for very fast tasks at high throughput, which a no-op
  * drain is; the performance page's 500 is that higher number.
@@ -21,7 +21,11 @@ import { dropSchema, freshName } from "./util.mjs";
 
 const silent = new Logger(() => () => {});
 
-/** @param {string} name @param {string} settings @param {object} preset */
+/**
+ * @param {string} name
+ * @param {(concurrency: number) => string} settings
+ * @param {(concurrency: number) => object} preset
+ */
 function graphile(name, settings, preset) {
   return {
     name,
@@ -48,7 +52,7 @@ function graphile(name, settings, preset) {
             noHandleSignals: true,
             logger: silent,
             taskList: { noop: async (payload) => onJob(payload) },
-            preset: { worker: preset },
+            preset: { worker: preset(concurrency) },
           });
         },
         // Completed jobs are deleted: what is left in its jobs table is still to do.
@@ -69,9 +73,24 @@ function graphile(name, settings, preset) {
   };
 }
 
+/** "`concurrentJobs + 2`, or 10, whichever is larger" (its maxPoolSize TSDoc). */
+const poolSize = (c) => Math.max(10, c + 2);
+/** The performance page's 500, and never below its "`concurrentJobs + 1`" starting point. */
+const localQueueSize = (c) => Math.max(500, c + 1);
+
 export const best = graphile(
   "graphile-worker",
-  "concurrency 50, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, maxPoolSize 52",
-  { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0, maxPoolSize: 52 },
+  (c) =>
+    `concurrency ${c}, localQueue.size ${localQueueSize(c)}, completeJobBatchDelay 0, failJobBatchDelay 0, maxPoolSize ${poolSize(c)}`,
+  (c) => ({
+    localQueue: { size: localQueueSize(c) },
+    completeJobBatchDelay: 0,
+    failJobBatchDelay: 0,
+    maxPoolSize: poolSize(c),
+  }),
 );
-export const defaults = graphile("graphile-worker (defaults)", "concurrency 50, defaults otherwise", {});
+export const defaults = graphile(
+  "graphile-worker (defaults)",
+  (c) => `concurrency ${c}, defaults otherwise`,
+  () => ({}),
+);

@@ -25,8 +25,8 @@ export const pgBoss = {
   name: "pg-boss",
   store: "postgres",
   package: "pg-boss",
-  settings:
-    "work batchSize 50, burstWhenBatchFull, pollingIntervalSeconds 0.5; useListenNotify, queue notify",
+  settings: (c) =>
+    `work batchSize ${c}, burstWhenBatchFull, pollingIntervalSeconds 0.5; useListenNotify, queue notify`,
   create: async () => freshName("cmp_pgb"),
 
   async open(schema, env) {

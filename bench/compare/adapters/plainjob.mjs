@@ -17,7 +17,7 @@ export const plainjob = {
   name: "plainjob",
   store: "sqlite",
   package: "plainjob",
-  settings: "50 defineWorker() workers, defaults (poll 1 s)",
+  settings: (c) => `${c} defineWorker() workers, defaults (poll 1 s)`,
   create: async () => join(mkdtempSync(join(tmpdir(), "plainjob-compare-")), "bench.db"),
 
   async open(file) {

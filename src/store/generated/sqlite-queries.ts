@@ -26,6 +26,8 @@ export const statements = {
   /** completeMany.sql */
   completeMove: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ?;",
   /** completeMany.sql */
+  completeDiscard: "DELETE FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND has_dependents = 0\nRETURNING depends_on;",
+  /** completeMany.sql */
   deleteJob: "DELETE FROM errand_job WHERE id = ?;",
   /** deleteJobType.sql */
   deleteJobType: "DELETE FROM errand_job_type WHERE name = ?;",

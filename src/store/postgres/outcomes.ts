@@ -29,6 +29,7 @@ export async function completeJobs(
     list.map((i) => i.result),
     now,
     all,
+    params.discard === true,
   ];
   type Row = { id: string; attempt: number; deferred: boolean };
   // One statement for jobs nothing waits for; jobs with dependents come back deferred and are

@@ -72,7 +72,10 @@ export type { PostgresStoreOptions } from "./options.js";
  *   key's under the key's lock (rates.ts).
  * - Blocked, pending and active jobs live in `errand_job`, finished ones in `errand_job_done`:
  *   the claim's partial index covers pending jobs only, so neither history nor blocked jobs cost
- *   claims anything.
+ *   claims anything. Blocked jobs do cost vacuum: every pass over `errand_job` reads its whole
+ *   primary key, a million blocked ids included (~0.2 s of a core per pass at a million, at
+ *   most one pass per `autovacuum_naptime`). Not worth a third job table and uniqueness across
+ *   tables (bench/RESULTS.md, issue 14).
  * - Dependencies: an edge table (`errand_dependency`) finds a job's dependents, and a flag on the
  *   job (`has_dependents`) spares the completion of a job nothing waits for from looking
  *   (dependencies.ts).

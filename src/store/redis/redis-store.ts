@@ -247,7 +247,7 @@ export class RedisStore implements Store {
   // ---- outcomes ------------------------------------------------------------------------------
 
   async completeMany(p: CompleteManyParams): Promise<boolean[]> {
-    const args: Arg[] = [p.now, p.items.length];
+    const args: Arg[] = [p.now, p.items.length, p.discard === true ? 1 : 0];
     for (const item of p.items) args.push(item.id, item.attempt, item.result);
     const out = (await this.#write("completeMany", args)) as number[];
     return out.map((n) => n === 1);

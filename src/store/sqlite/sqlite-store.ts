@@ -281,7 +281,16 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       const move = this.#q.completeMove;
       const del = this.#q.moveDelete;
+      const discard = params.discard === true ? this.#q.completeDiscard : null;
       return params.items.map((item) => {
+        // Not kept: one delete, which leaves a job something depends on to the move below.
+        if (discard) {
+          const gone = discard.get(item.id, item.attempt) as { depends_on: string | null } | undefined;
+          if (gone) {
+            if (gone.depends_on !== null) this.#deps.pruned(item.id, gone.depends_on);
+            return true;
+          }
+        }
         if (move.run(item.result, params.now, item.id, item.attempt).changes === 0) return false;
         // The delete says whether anyone waits on the job: only then are dependents looked for.
         if (del.get(item.id) === 1) this.#deps.completed(item.id);

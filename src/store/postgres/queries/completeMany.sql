@@ -26,7 +26,13 @@
 --     dependencies.sql) settles its dependents with a snapshot taken after this one's locks. A
 --     drain of jobs nothing waits for pays one boolean per row for this.
 --
--- $1 ids, $2 attempts, $3 results (JSON text), $4 now, $5 also complete jobs with dependents.
+--   - Discard ($6, the Queue keeps no completed jobs): the job is deleted and not inserted into
+--     history, unless something depends on it (its dependents read its result; retention keeps
+--     it while one is blocked). Its edges as a dependent go with it, as when pruned. A
+--     data-modifying CTE runs whether or not it is read, so the result comes from `moved`.
+--
+-- $1 ids, $2 attempts, $3 results (JSON text), $4 now, $5 also complete jobs with dependents,
+-- $6 discard completed jobs nothing depends on.
 -- Returns (id, attempt, deferred) of each attempt completed (deferred false) and of each current
 -- attempt left for the transaction (deferred true, only when $5 is false).
 
@@ -48,8 +54,12 @@ WITH input AS (
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT {{sharedColumns}}, 'completed', new_result, $4 FROM moved
-  RETURNING id, attempt
+  WHERE NOT $6::boolean OR has_dependents
+), edges AS (
+  DELETE FROM {{errandDependency}} e USING moved m
+  WHERE $6::boolean AND NOT m.has_dependents AND m.depends_on IS NOT NULL AND e.job_id = m.id
+    AND e.dep_id IN (SELECT jsonb_array_elements_text(m.depends_on::jsonb))
 )
-SELECT id, attempt, false AS deferred FROM ins
+SELECT id, attempt, false AS deferred FROM moved
 UNION ALL
 SELECT id, attempt, true FROM locked WHERE deferred

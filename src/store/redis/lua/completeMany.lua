@@ -10,9 +10,13 @@
   Its blocked dependents each count one dependency fewer; those with none left become pending
   (claimers are woken when any is due). A job no one depends on pays only for reading one more
   field (hd).
+  Discard (ARGV[5] "1": the Queue keeps no completed jobs): a completed job nothing depends on is
+  deleted with its edges as a dependent, as prune would, and never counted completed; one
+  something depends on is kept as above (its dependents read its result).
 
   KEYS[1] {p}:meta
-  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n  then n × (id, attempt, result JSON)
+  ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n  ARGV[5] discard ("1" or "0")
+  then n × (id, attempt, result JSON)
   Returns one 1 or 0 per item.
 ]]
 --@include "includes/prelude.lua"
@@ -28,29 +32,33 @@ end
 local now = ARGV[3]
 local with_dependents = nil
 local n = tonumber(ARGV[4])
+local discard = ARGV[5] == "1"
 local out = {}
 local unleased = {}
 local done = {}
 for j = 0, n - 1 do
-  local i = 5 + 3 * j
+  local i = 6 + 3 * j
   local id = ARGV[i]
   local key = job_key(id)
-  local f = redis.call("HMGET", key, "s", "a", "q", "t", "u", "hd", "ky")
+  local f = redis.call("HMGET", key, "s", "a", "q", "t", "u", "hd", "ky", "dp")
   if f[1] == "a" and f[2] == ARGV[i + 1] then
-    local args = { "s", "c", "f", now }
-    local parts = push_long(args, "x", ARGV[i + 2])
-    redis.call("HSET", key, unpack(args))
-    drop_pieces(key, "x", parts)
-    redis.call("HDEL", key, "l")
-    del_long(key, "h")
+    local keep = not discard or f[6]
     if f[5] then
       release_unique(id, key)
     end
+    if keep then
+      local args = { "s", "c", "f", now }
+      local parts = push_long(args, "x", ARGV[i + 2])
+      redis.call("HSET", key, unpack(args))
+      drop_pieces(key, "x", parts)
+      redis.call("HDEL", key, "l")
+      del_long(key, "h")
+      done[#done + 1] = now
+      done[#done + 1] = id
+      count("completed", f[3], f[4], 1)
+    end
     unleased[#unleased + 1] = id
-    done[#done + 1] = now
-    done[#done + 1] = id
     count("active", f[3], f[4], -1)
-    count("completed", f[3], f[4], 1)
     count_active_type(f[4], -1)
     if f[7] then
       count_key_active(f[4], f[7], -1)
@@ -60,6 +68,12 @@ for j = 0, n - 1 do
       with_dependents = with_dependents or {}
       with_dependents[#with_dependents + 1] = id
     end
+    if not keep then
+      if f[8] then
+        drop_edges(id, get_long(key, "dp"))
+      end
+      redis.call("DEL", key)
+    end
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
@@ -67,7 +81,9 @@ for j = 0, n - 1 do
 end
 if #unleased > 0 then
   call_sliced("ZREM", LEASE, unleased, 1000)
-  call_sliced("ZADD", finished_key("completed"), done, 1000)
+  if #done > 0 then
+    call_sliced("ZADD", finished_key("completed"), done, 1000)
+  end
 end
 if with_dependents then
   local now_n = tonumber(now)

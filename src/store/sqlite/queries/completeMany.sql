@@ -13,6 +13,10 @@
 -- It copies the job's {{sharedColumns}} as they are (the list is filled in from
 -- src/job-fields.ts when the store opens), so a new field is copied without editing this file.
 --
+-- completeDiscard: when the Queue keeps no completed jobs (retention.completed 0), the job is
+--   deleted instead, under the same fence, unless something depends on it (its dependents read
+--   its result; the move above keeps it). Its own edges as a dependent go with it, as when
+--   pruned. Params: 1 id, 2 attempt.
 -- completeMove params: 1 result (JSON text or NULL), 2 now (finished_at), 3 id, 4 attempt.
 -- deleteJob params: 1 id. Also used by failMany, cancel and expirePending after their moves.
 
@@ -21,6 +25,10 @@ INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
 SELECT {{sharedColumns}}, 'completed', ?, ?
 FROM errand_job
 WHERE id = ? AND state = 'active' AND attempt = ?;
+
+-- name: completeDiscard
+DELETE FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND has_dependents = 0
+RETURNING depends_on;
 
 -- name: deleteJob
 DELETE FROM errand_job WHERE id = ?;
