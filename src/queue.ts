@@ -257,10 +257,11 @@ export class Queue extends EventEmitter<QueueEvents> {
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 
-  /** Counts by state, queue and type, and how long the oldest ready job has waited. */
+  /** Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. */
   async stats(): Promise<QueueStats> {
     const now = this.clock.now();
-    const [s, paused] = await Promise.all([this.store.stats({ now }), this.store.pausedQueues()]);
+    const limits = this.#types.limitStats();
+    const [s, paused] = await Promise.all([this.store.stats({ now, limits }), this.store.pausedQueues()]);
     return {
       states: s.states,
       scheduled: s.scheduled,
@@ -269,6 +270,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       types: s.types,
       oldestPendingAgeMs: s.oldestReadyAt === null ? 0 : Math.max(0, now - s.oldestReadyAt),
       paused,
+      limits: s.limits!,
     };
   }
 
