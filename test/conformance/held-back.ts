@@ -190,6 +190,23 @@ export function exerciseHeldBack(backend: Backend): void {
       expect(stats.limits.partner).toEqual({ heldBack: none, busiestKeys: [] });
     });
 
+    it("takes any type and key name as a name: toString, hasOwnProperty", async () => {
+      const { queue } = await backend.setup();
+      queue.register(defineJob({ type: "toString", keyConcurrency: 1, handler: async () => null }));
+      for (const key of ["hasOwnProperty", "hasOwnProperty", "valueOf"])
+        await queue.enqueue("toString", {}, { key });
+      const stats = await queue.stats();
+      expect(Object.keys(stats.limits)).toEqual(["toString"]);
+      expect(stats.limits.toString).toEqual({
+        heldBack: { ...none, keyConcurrency: 1 },
+        busiestKeys: [
+          { key: "hasOwnProperty", ready: 2, active: 0 },
+          { key: "valueOf", ready: 1, active: 0 },
+        ],
+      });
+      expect(Object.getPrototypeOf(stats.limits)).toBeNull();
+    });
+
     it("reads at most sampleLimit ready jobs per type, in claim order, and says so", async () => {
       const { queue, store, clock } = await backend.setup();
       for (let i = 0; i < 3; i++) await queue.enqueue("t", {}, { key: "low", queue: "q1" });

@@ -365,7 +365,8 @@ export class RedisStore implements Store {
     }
     const oldestReadyAt = oldest === null ? null : Number(oldest);
     if (!p.limits) return { states, scheduled, retrying, queues, types, oldestReadyAt };
-    const held = await this.#run("statsHeld", statsHeldArgs(p.limits, p.now));
+    const held =
+      p.limits.types.length === 0 ? [] : await this.#run("statsHeld", statsHeldArgs(p.limits, p.now));
     const limits = limitStatsFromReply(p.limits, held as Parameters<typeof limitStatsFromReply>[1]);
     return { states, scheduled, retrying, queues, types, oldestReadyAt, limits };
   }
