@@ -56,6 +56,16 @@ export function exerciseHeldBack(backend: Backend): void {
       ]);
     });
 
+    it("counts a job held by order behind an earlier job of its key that is blocked", async () => {
+      const { queue } = await backend.setup();
+      queue.register(ledger);
+      const parent = await queue.enqueue("setup", {}, { delayMs: 60_000 });
+      await queue.enqueue(ledger, { n: 1 }, { key: "a", dependsOn: [parent.id] });
+      await queue.enqueue(ledger, { n: 2 }, { key: "a" });
+      expect((await heldOf(queue, "ledger")).heldBack).toEqual({ ...none, order: 1 });
+      expect(await takeable(queue, "ledger")).toBe(0);
+    });
+
     it("counts jobs beyond a key's room under keyConcurrency", async () => {
       const { queue, clock } = await backend.setup();
       queue.register(sync);
