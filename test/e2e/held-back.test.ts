@@ -1,7 +1,7 @@
 /**
  * Held back, seen over HTTP (issue 15): `GET /v1/stats` reports `limits` for the types whose rules
- * the server knows (its `PUT /v1/types` settings), in the OpenAPI schema's shape, and the client
- * hands it back as a null-prototype record.
+ * the server knows (its `PUT /v1/types` settings), in the OpenAPI schema's shape; the client
+ * hands it back as a null-prototype record; `/metrics` has it as `errand_jobs_held_back`.
  */
 import { describe, expect, it } from "vitest";
 import { ErrandClient } from "../../src/client/index.js";
@@ -43,6 +43,11 @@ for (const backend of selectedBackends()) {
       expect(Object.getPrototypeOf(fromClient.limits)).toBeNull();
       expect(fromClient.limits.sync?.heldBack.keyConcurrency).toBe(2);
       expect(Object.hasOwn(fromClient.limits, "plain")).toBe(false);
+
+      const metrics = await h.http("GET", "/metrics");
+      expect(metrics.body).toContain('errand_jobs_held_back{type="sync",rule="key_concurrency"} 2');
+      expect(metrics.body).toContain('errand_jobs_held_back{type="ledger",rule="order"} 1');
+      expect(metrics.body).toContain('errand_jobs_held_back{type="ledger",rule="rate_limit"} 0');
     });
   });
 }
