@@ -22,6 +22,7 @@ import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
 import { recoverLeases } from "./maintenance/lease-recovery.js";
 import { pruneFinished, resolveRetention } from "./maintenance/pruner.js";
+import { nameRecord } from "./name-record.js";
 import { openStore } from "./open-store.js";
 import {
   checkDependents,
@@ -270,7 +271,8 @@ export class Queue extends EventEmitter<QueueEvents> {
       types: s.types,
       oldestPendingAgeMs: s.oldestReadyAt === null ? 0 : Math.max(0, now - s.oldestReadyAt),
       paused,
-      limits: s.limits!,
+      // A store of another maker may not know `limits` yet: none, rather than a hole.
+      limits: s.limits ?? nameRecord(),
     };
   }
 
