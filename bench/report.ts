@@ -219,6 +219,17 @@ export function rows(r: Results, t: Targets): Row[] {
     add("  mean rate", `${rl.meanPerSec}/s`, `≥ ${t.rateMeanPerSec}/s`, rl.meanPerSec >= t.rateMeanPerSec);
     add("  no job ran twice", String(rl.exactlyOnce), "true", rl.exactlyOnce);
   }
+  const sh = r["stats-held"];
+  if (sh) {
+    for (const z of sh.sizes) {
+      add(
+        `stats() over ${fmtInt(z.jobs)} ready keyed jobs (${fmtInt(sh.keys)} keys): with held-back counts / without`,
+        `${z.withLimitsMs} / ${z.withoutMs} ms${z.exact ? "" : " (sampled)"}`,
+        "",
+        null,
+      );
+    }
+  }
   const sc = r["drain-scale"];
   if (sc) {
     add(

@@ -20,6 +20,8 @@
  *                         a share of the same drain without keys (`fair` is not built yet)
  *                         rate-limit: 4 worker processes on a type limited to 100/s for
  *                         --seconds: the most starts in any 1 s window, the mean rate
+ *                         stats-held (not in the default run): stats() with and without the
+ *                         held-back counts over --jobs / 10 and --jobs ready keyed jobs
  *                         drain-blocked: the 20k drain with --backlog blocked jobs in the store
  *                         (100,000 at most with --quick), as a share of the drain's rate
  *   --jobs N              jobs per throughput scenario (default 20000)

@@ -1,7 +1,7 @@
 import type UPlot from "uplot";
 import { api } from "./api.js";
 import { duration, h, link, table } from "./dom.js";
-import { type Counts, type History, JOB_STATES, type Stats } from "./types.js";
+import { type Counts, type History, JOB_STATES, type Stats, type TypeLimits } from "./types.js";
 import type { View } from "./view.js";
 
 const REFRESH_MS = 2000;
@@ -15,6 +15,7 @@ export const overview: View = async (ctx) => {
   const chartBox = h("div", { class: "chart", "data-testid": "throughput-chart" });
   const queues = h("div");
   const types = h("div");
+  const held = h("section", { class: "panel", "data-testid": "held-back", hidden: true });
   ctx.root.append(
     h("h1", {}, "Overview"),
     cards,
@@ -28,6 +29,7 @@ export const overview: View = async (ctx) => {
     ),
     h("section", { class: "panel" }, h("h2", {}, "Queues"), queues),
     h("section", { class: "panel" }, h("h2", {}, "Job types"), types),
+    held,
   );
 
   let chart: UPlot | null = null;
@@ -44,7 +46,10 @@ export const overview: View = async (ctx) => {
       ? `Oldest ready job has waited ${duration(stats.oldestPendingAgeMs)}.`
       : "No job is waiting to start.";
     queues.replaceChildren(countsTable("queue", stats.queues, stats.paused));
-    types.replaceChildren(countsTable("type", stats.types));
+    const limits = new Map(Object.entries(stats.limits ?? {}));
+    types.replaceChildren(countsTable("type", stats.types, [], limits));
+    held.hidden = limits.size === 0;
+    held.replaceChildren(...heldPanel(limits));
     const data: UPlot.AlignedData = [
       history.times.map((t) => t / 1000),
       history.enqueued,
@@ -98,11 +103,73 @@ function stateCards(stats: Stats): HTMLElement[] {
   });
 }
 
+/** A held-back count as shown: "12", or "1000+" when the server read only part of the backlog. */
+function heldCount(n: number, t: TypeLimits): string {
+  return t.heldBack.exact ? String(n) : `${n}+`;
+}
+
+/** The "held back" cell of a type with rules: the total, its breakdown in the title. */
+function heldCell(t: TypeLimits | undefined): HTMLElement {
+  if (!t) return h("td", { class: "num zero", "data-state": "held" }, "–");
+  const { rateLimit, keyConcurrency, order } = t.heldBack;
+  const total = rateLimit + keyConcurrency + order;
+  return h(
+    "td",
+    {
+      class: total ? "num" : "num zero",
+      "data-state": "held",
+      title: `rate limit ${heldCount(rateLimit, t)} · key cap ${heldCount(keyConcurrency, t)} · order ${heldCount(order, t)}`,
+    },
+    heldCount(total, t),
+  );
+}
+
+/** Per type with rules: what holds its ready jobs back, and its busiest keys (each a link to its jobs). */
+function heldPanel(limits: Map<string, TypeLimits>): HTMLElement[] {
+  const rows = [...limits.keys()].sort().map((type) => {
+    const t = limits.get(type)!;
+    const keys = t.busiestKeys.map((k) =>
+      h(
+        "li",
+        { "data-key": k.key },
+        link(`#/jobs?type=${encodeURIComponent(type)}&key=${encodeURIComponent(k.key)}`, k.key),
+        h("span", { class: "muted" }, ` ${k.ready} ready · ${k.active} running`),
+      ),
+    );
+    return h(
+      "tr",
+      { "data-name": type },
+      h("td", {}, link(`#/jobs?type=${encodeURIComponent(type)}&state=pending`, type)),
+      h(
+        "td",
+        { class: t.heldBack.rateLimit ? "num" : "num zero", "data-held": "rateLimit" },
+        heldCount(t.heldBack.rateLimit, t),
+      ),
+      h(
+        "td",
+        { class: t.heldBack.keyConcurrency ? "num" : "num zero", "data-held": "keyConcurrency" },
+        heldCount(t.heldBack.keyConcurrency, t),
+      ),
+      h(
+        "td",
+        { class: t.heldBack.order ? "num" : "num zero", "data-held": "order" },
+        heldCount(t.heldBack.order, t),
+      ),
+      h("td", {}, keys.length ? h("ol", { class: "keys", "data-testid": "busiest-keys" }, ...keys) : "–"),
+    );
+  });
+  return [
+    h("h2", {}, "Held back ", h("span", { class: "muted" }, "(ready jobs a claim now would not take)")),
+    table(["type", ["rate limit", "num"], ["key cap", "num"], ["order", "num"], "busiest keys"], rows),
+  ];
+}
+
 /** A table of counts by state, a row per queue or type; `paused` queues are marked (and listed even when empty). */
 function countsTable(
   kind: "queue" | "type",
   byName: Record<string, Counts>,
   paused: string[] = [],
+  limits?: Map<string, TypeLimits>,
 ): HTMLElement {
   // A Map of the own keys: a paused queue named "toString" with no jobs must not read
   // Object.prototype.toString's properties as its counts.
@@ -138,10 +205,15 @@ function countsTable(
           n ? link(`#/jobs?${kind}=${encodeURIComponent(name)}&state=${s}`, String(n)) : "0",
         );
       }),
+      ...(limits ? [heldCell(limits.get(name))] : []),
     ),
   );
   return table(
-    [kind, ...JOB_STATES.map((s): [string, "num"] => [s, "num"])],
+    [
+      kind,
+      ...JOB_STATES.map((s): [string, "num"] => [s, "num"]),
+      ...(limits ? [["held back", "num"] as [string, "num"]] : []),
+    ],
     rows,
     `No ${kind === "queue" ? "queues" : "job types"} with jobs yet.`,
   );

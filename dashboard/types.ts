@@ -84,6 +84,22 @@ export interface Stats {
   oldestPendingAgeMs: number;
   /** Paused queues: no worker takes their jobs until they are resumed. */
   paused: string[];
+  /** Per type with rate limits or per-key rules: its held-back ready jobs and busiest keys. */
+  limits: Record<string, TypeLimits>;
+}
+
+/** Ready jobs a claim now would not take, by the rule that holds them (each counted once). */
+export interface HeldBack {
+  rateLimit: number;
+  keyConcurrency: number;
+  order: number;
+  /** False when the server read only part of the backlog: the counts are lower bounds. */
+  exact: boolean;
+}
+
+export interface TypeLimits {
+  heldBack: HeldBack;
+  busiestKeys: Array<{ key: string; ready: number; active: number }>;
 }
 
 export interface History {

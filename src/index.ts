@@ -70,6 +70,7 @@ export {
   type SweepResult,
 } from "./queue.js";
 export { Snooze } from "./snooze.js";
+export type { HeldBack, KeyLoad, TypeLimitStats } from "./store/held-back.js";
 export type { Store, StoreCapabilities } from "./store/store.js";
 export {
   MAX_ATTEMPT,

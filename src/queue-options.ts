@@ -6,6 +6,7 @@ import type { Clock } from "./clock.js";
 import type { AnyJobDefinition, JobDefaults, JobDefinition } from "./define-job.js";
 import type { Duration } from "./duration.js";
 import type { EnqueuedJob, FinishedState, Job, JobState } from "./job.js";
+import type { HeldBack, TypeLimitStats } from "./store/held-back.js";
 import type { Store } from "./store/store.js";
 
 /**
@@ -142,6 +143,15 @@ export interface QueueStats {
   oldestPendingAgeMs: number;
   /** The paused queues (see {@link Queue.pauseQueue}), in byte order. */
   paused: string[];
+  /**
+   * Per job type with a rate limit or a per-key rule (`rateLimit`, `keyRateLimit`,
+   * `keyConcurrency`, `ordered`) known to this Queue (registered, or a server's type settings):
+   * how many of its ready jobs a claim now would hold back, and why ({@link HeldBack}), and its
+   * busiest keys. Stats reads at most 1,000 ready jobs per type for it ({@link HeldBack.exact}).
+   * A null-prototype record, as {@link QueueStats.queues}.
+   * @since 0.2.0
+   */
+  limits: Record<string, TypeLimitStats>;
 }
 
 /** How long finished jobs are kept before {@link Queue.prune} deletes them. */

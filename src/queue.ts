@@ -22,6 +22,7 @@ import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
 import { recoverLeases } from "./maintenance/lease-recovery.js";
 import { pruneFinished, resolveRetention } from "./maintenance/pruner.js";
+import { nameRecord } from "./name-record.js";
 import { openStore } from "./open-store.js";
 import {
   checkDependents,
@@ -258,10 +259,11 @@ export class Queue extends EventEmitter<QueueEvents> {
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 
-  /** Counts by state, queue and type, and how long the oldest ready job has waited. */
+  /** Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. */
   async stats(): Promise<QueueStats> {
     const now = this.clock.now();
-    const [s, paused] = await Promise.all([this.store.stats({ now }), this.store.pausedQueues()]);
+    const limits = this.#types.limitStats();
+    const [s, paused] = await Promise.all([this.store.stats({ now, limits }), this.store.pausedQueues()]);
     return {
       states: s.states,
       scheduled: s.scheduled,
@@ -270,6 +272,8 @@ export class Queue extends EventEmitter<QueueEvents> {
       types: s.types,
       oldestPendingAgeMs: s.oldestReadyAt === null ? 0 : Math.max(0, now - s.oldestReadyAt),
       paused,
+      // A store of another maker may not know `limits` yet: none, rather than a hole.
+      limits: s.limits ?? nameRecord(),
     };
   }
 

@@ -2,6 +2,7 @@ import type { BackoffOptions } from "./backoff.js";
 import { type AnyJobDefinition, defineJob, type JobDefinitionOptions, type Rate } from "./define-job.js";
 import { ErrandError } from "./errors.js";
 import { nameRecord } from "./name-record.js";
+import { BUSIEST_KEYS, HELD_SAMPLE_LIMIT, type LimitStatsParams } from "./store/held-back.js";
 import type { ClaimParams, KeyRules } from "./store/store.js";
 
 /** The rules of the known job types a claim keeps (see {@link TypeRegistry.claimRules}). */
@@ -133,6 +134,22 @@ export class TypeRegistry {
       concurrencyLimits: this.limits(types),
       keyRules: this.keyRules(types),
       rateLimits: this.rateLimits(types),
+    };
+  }
+
+  /**
+   * What `stats` looks into ({@link QueueStats.limits}): every known type with a rate limit or a
+   * per-key rule, with those rules.
+   */
+  limitStats(): LimitStatsParams {
+    const { keyRules, rateLimits } = this.claimRules(undefined);
+    const types = new Set([...Object.keys(keyRules ?? {}), ...Object.keys(rateLimits ?? {})]);
+    return {
+      types: [...types].sort(),
+      ...(keyRules ? { keyRules } : {}),
+      ...(rateLimits ? { rateLimits } : {}),
+      sampleLimit: HELD_SAMPLE_LIMIT,
+      topKeys: BUSIEST_KEYS,
     };
   }
 

@@ -17,6 +17,7 @@ import { latency } from "./latency.js";
 import { memory } from "./memory.js";
 import { rateLimit } from "./rate-limit.js";
 import type { Scenario } from "./scenario.js";
+import { statsHeld } from "./stats-held.js";
 
 export type { Log, Results, Scenario, ScenarioContext } from "./scenario.js";
 
@@ -34,6 +35,7 @@ export const SCENARIOS: readonly Scenario[] = [
   // Issue 15's keys and rate limits.
   keysDrain,
   rateLimit,
+  statsHeld,
   // Before the backlog: a million-row table just dropped keeps the server busy for a while.
   drainScale,
   drainBacklog,

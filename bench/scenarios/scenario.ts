@@ -23,6 +23,7 @@ import type { KeysDrainResult } from "./keys-drain.js";
 import type { LatencyResult } from "./latency.js";
 import type { MemoryResult } from "./memory.js";
 import type { RateLimitResult } from "./rate-limit.js";
+import type { StatsHeldResult } from "./stats-held.js";
 
 /** Progress for a human, on stderr (stdout is the report's). */
 export type Log = (line: string) => void;
@@ -40,6 +41,7 @@ export interface Results {
   "drain-blocked"?: DrainBlockedResult;
   "keys-drain"?: KeysDrainResult;
   "rate-limit"?: RateLimitResult;
+  "stats-held"?: StatsHeldResult;
   memory?: MemoryResult;
   "http-enqueue"?: HttpEnqueueResult;
   "http-work"?: HttpWorkResult;

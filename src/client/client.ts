@@ -358,12 +358,19 @@ export class ErrandClient {
   }
 
   /**
-   * The server's {@link Queue.stats}. `queues` and `types` are null-prototype records, as locally:
-   * a queue named `toString` is found only when the server reported it.
+   * The server's {@link Queue.stats}. `queues`, `types` and `limits` are null-prototype records, as
+   * locally: a queue named `toString` is found only when the server reported it. `limits` covers
+   * the types the server knows the rules of (its `PUT /v1/types` settings).
    */
   async stats(): Promise<QueueStats> {
     const stats = await this.#call<QueueStats>("GET", "/v1/stats");
-    return { ...stats, queues: toNameRecord(stats.queues), types: toNameRecord(stats.types) };
+    return {
+      ...stats,
+      queues: toNameRecord(stats.queues),
+      types: toNameRecord(stats.types),
+      // A server from before 0.2.0 sends none.
+      limits: toNameRecord(stats.limits),
+    };
   }
 
   /** Every queue with its counts by state. */

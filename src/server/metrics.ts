@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Job } from "../job.js";
-import type { Queue } from "../queue.js";
+import type { Queue, QueueStats } from "../queue.js";
 
 /**
  * The server's Prometheus metrics, on a registry of its own (so two servers in one process do not
@@ -47,6 +47,12 @@ export class ServerMetrics {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
       registers,
     });
+    // One stats read per scrape: prom-client collects every gauge at once, so they share it.
+    let reading: Promise<QueueStats> | null = null;
+    const scrape = () =>
+      (reading ??= queue.stats().finally(() => {
+        reading = null;
+      }));
     new Gauge({
       name: "errand_jobs",
       help: "Jobs by queue and state",
@@ -54,7 +60,7 @@ export class ServerMetrics {
       registers,
       async collect() {
         this.reset();
-        const stats = await queue.stats();
+        const stats = await scrape();
         for (const [q, states] of Object.entries(stats.queues)) {
           for (const [state, n] of Object.entries(states)) this.set({ queue: q, state }, n ?? 0);
         }
@@ -67,7 +73,7 @@ export class ServerMetrics {
       registers,
       async collect() {
         this.reset();
-        const stats = await queue.stats();
+        const stats = await scrape();
         for (const [t, states] of Object.entries(stats.types)) {
           for (const [state, n] of Object.entries(states)) this.set({ type: t, state }, n ?? 0);
         }
@@ -78,7 +84,21 @@ export class ServerMetrics {
       help: "How long the oldest ready job has waited",
       registers,
       async collect() {
-        this.set((await queue.stats()).oldestPendingAgeMs / 1000);
+        this.set((await scrape()).oldestPendingAgeMs / 1000);
+      },
+    });
+    new Gauge({
+      name: "errand_jobs_held_back",
+      help: "Ready jobs a claim now would not take, by type with rate limits or per-key rules and the rule that holds them (lower bounds past 1,000 ready jobs of a type)",
+      labelNames: ["type", "rule"] as const,
+      registers,
+      async collect() {
+        this.reset();
+        for (const [type, { heldBack }] of Object.entries((await scrape()).limits)) {
+          this.set({ type, rule: "rate_limit" }, heldBack.rateLimit);
+          this.set({ type, rule: "key_concurrency" }, heldBack.keyConcurrency);
+          this.set({ type, rule: "order" }, heldBack.order);
+        }
       },
     });
     const onEnqueued = (job: Job) => this.enqueued.inc({ type: job.type });

@@ -6,6 +6,7 @@ import type {
   JobRecord,
   JobState,
 } from "../job.js";
+import type { LimitStatsParams, TypeLimitStats } from "./held-back.js";
 
 /**
  * What a store can do beyond the contract every store keeps. Code branches on these, never on a
@@ -151,7 +152,11 @@ export interface Store {
    * job still waits for is kept.
    */
   prune(params: PruneParams): Promise<number>;
-  /** Counts by state, queue and type; the cost does not grow with finished history. */
+  /**
+   * Counts by state, queue and type; the cost does not grow with finished history. With
+   * `params.limits`, also each of its types' held-back ready jobs and busiest keys
+   * (`held-back.ts`), reading at most `sampleLimit` ready jobs per type.
+   */
   stats(params: StatsParams): Promise<StoreStats>;
 
   // ---- schedules -----------------------------------------------------------------------------
@@ -466,6 +471,8 @@ export interface StoreStats {
   types: Record<string, Partial<Record<JobState, number>>>;
   /** Earliest runAt among ready pending jobs; null when none are ready. */
   oldestReadyAt: number | null;
+  /** Per type of `StatsParams.limits` (each of them; a null-prototype record). */
+  limits?: Record<string, TypeLimitStats>;
 }
 
 /** A recurring job as stored. */
@@ -524,6 +531,8 @@ export interface DependentsParams {
 
 export interface StatsParams {
   now: number;
+  /** The types whose held-back jobs and busiest keys to report, with their rules; none when absent. */
+  limits?: LimitStatsParams;
 }
 
 /** The schedule as it is to be stored. */

@@ -18,6 +18,7 @@ import { exerciseExpiry } from "./expiry.js";
 import { exerciseFailMany } from "./fail-many.js";
 import { exerciseFencing } from "./fencing.js";
 import { exerciseFlows } from "./flows.js";
+import { exerciseHeldBack } from "./held-back.js";
 import { exerciseIdempotency } from "./idempotency.js";
 import { exerciseJobTypes } from "./job-types.js";
 import { exerciseKeyLimits } from "./key-limits.js";
@@ -76,5 +77,6 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseKeyLimits(backend);
     exerciseOrdered(backend);
     exerciseRateLimits(backend);
+    exerciseHeldBack(backend);
   });
 }

@@ -174,6 +174,22 @@ describe("the errand CLI", () => {
     expect(down.code).toBe(5);
   }, 120_000);
 
+  it("shows the ready jobs held back by each rule and the busiest keys, through a server", async () => {
+    const h = await startServer(selectedBackends()[0]!);
+    const via = ["--server", h.base];
+    await h.http("PUT", "/v1/types/sync", {
+      body: { keyConcurrency: 1, rateLimit: { limit: 1, periodMs: 60_000 } },
+    });
+    const jobs = ["a", "a", "a", "b", "b"].map((key) => ({ type: "sync", key }));
+    expect((await h.http("POST", "/v1/jobs", { body: { jobs } })).status).toBe(201);
+    const text = (await errand(["stats", ...via])).stdout;
+    // a: 2 beyond its key's room; of a1 and b1, the type's window lets one start.
+    expect(text).toMatch(/^type\s+rate limit\s+key cap\s+order\s+busiest keys \(ready\/active\)$/m);
+    expect(text).toMatch(/^sync\s+1\s+3\s+0\s+a 3\/0, b 2\/0$/m);
+    const json = JSON.parse((await errand(["stats", "--json", ...via])).stdout);
+    expect(json.limits.sync.heldBack).toEqual({ rateLimit: 1, keyConcurrency: 3, order: 0, exact: true });
+  }, 60_000);
+
   it("enqueues with dependencies and flows, and shows blocked jobs, on a store and through a server", async () => {
     const dir = tempDir();
     const s = ["--store", `sqlite:${join(dir, "d.db")}`];

@@ -187,6 +187,55 @@ describe(`dashboard on ${backend.name}`, () => {
     expect(drawn.bottom - drawn.top).toBeLessThan(drawn.height / 3);
   });
 
+  it("shows each type's held-back ready jobs by rule and its busiest keys, linked to their jobs", async () => {
+    const h = await startServer(backend);
+    await h.http("PUT", "/v1/types/sync", { body: { keyConcurrency: 1 } });
+    await h.http("PUT", "/v1/types/ledger", { body: { ordered: true } });
+    await h.http("PUT", "/v1/types/partner", { body: { rateLimit: { limit: 1, periodMs: 60_000 } } });
+    const jobs = [
+      ...["a", "a", "a", "b"].map((key) => ({ type: "sync", key })),
+      ...["x", "x", "x"].map((key) => ({ type: "ledger", key })),
+      { type: "partner" },
+      { type: "partner" },
+      { type: "plain" },
+    ];
+    expect((await h.http("POST", "/v1/jobs", { body: { jobs } })).status).toBe(201);
+    expect(await h.queue.lease({ types: ["sync"], limit: 10 })).toHaveLength(2);
+
+    const page = await open(h);
+    const panel = page.locator("[data-testid=held-back]");
+    await panel.locator("tr[data-name=sync]").waitFor();
+    // In the job types' table: the total held back, its breakdown in the title; none for a type without rules.
+    const syncHeld = page.locator("tr[data-name=sync] td[data-state=held]").first();
+    expect(await syncHeld.innerText()).toBe("2");
+    expect(await syncHeld.getAttribute("title")).toBe("rate limit 0 · key cap 2 · order 0");
+    expect(await text(page, "tr[data-name=ledger] td[data-state=held]")).toBe("2");
+    expect(await text(page, "tr[data-name=plain] td[data-state=held]")).toBe("–");
+    // The panel: one row per type with rules, by rule.
+    const held = async (type: string) =>
+      Promise.all(
+        ["rateLimit", "keyConcurrency", "order"].map((r) =>
+          text(page, `[data-testid=held-back] tr[data-name=${type}] td[data-held=${r}]`),
+        ),
+      );
+    expect(await held("sync")).toEqual(["0", "2", "0"]);
+    expect(await held("ledger")).toEqual(["0", "0", "2"]);
+    expect(await held("partner")).toEqual(["1", "0", "0"]);
+    const keys = panel.locator("tr[data-name=sync] [data-testid=busiest-keys] li");
+    expect(await keys.allInnerTexts()).toEqual(["a 2 ready · 1 running", "b 0 ready · 1 running"]);
+    expect(await text(page, "[data-testid=held-back] tr[data-name=partner] td:last-child")).toBe("–");
+
+    // Work moves on: the next refresh shows it.
+    const [running] = await h.queue.lease({ types: ["ledger"], limit: 1 });
+    await h.queue.complete(running!, null);
+    await vi.waitFor(async () => expect(await held("ledger")).toEqual(["0", "0", "1"]), { timeout: 10_000 });
+
+    await keys.first().locator("a").click();
+    await page.waitForURL(/#\/jobs\?type=sync&key=a$/);
+    await page.locator("[data-testid=jobs-table] tbody tr[data-id]").first().waitFor();
+    expect(await rowIds(page)).toHaveLength(3);
+  });
+
   it("shows queues and types named __proto__, constructor, toString like any other, refresh after refresh", async () => {
     const h = await startServer(backend);
     const unpolluted = guardPrototype();

@@ -45,13 +45,33 @@ function refreshInterval(v: string): number {
 
 const STATES = ["blocked", "pending", "active", "completed", "dead", "cancelled", "expired"] as const;
 
-/** A table of queues by state with a total row, then the derived counts. */
+/** A table of queues by state with a total row, then the derived counts, then the held-back table. */
 function statsText(s: QueueStats): string {
   const rows = Object.entries(s.queues).map(([q, c]) => [q, ...STATES.map((st) => String(c[st] ?? 0))]);
   return [
     table([["queue", ...STATES], ...rows, ["total", ...STATES.map((st) => String(s.states[st]))]]),
     `scheduled ${s.scheduled}  retrying ${s.retrying}  oldest ready ${Math.round(s.oldestPendingAgeMs / 1000)}s`,
+    ...heldText(s),
   ].join("\n");
+}
+
+/**
+ * Per type with rate limits or per-key rules: its ready jobs held back by each rule ("1000+" when
+ * stats read only part of the backlog) and its busiest keys as `key ready/active`.
+ */
+function heldText(s: QueueStats): string[] {
+  const types = Object.entries(s.limits);
+  if (types.length === 0) return [];
+  const rows = types.map(([type, { heldBack: h, busiestKeys }]) => {
+    const n = (v: number) => (h.exact ? String(v) : `${v}+`);
+    const keys = busiestKeys.slice(0, 3).map((k) => `${k.key} ${k.ready}/${k.active}`);
+    return [type, n(h.rateLimit), n(h.keyConcurrency), n(h.order), keys.join(", ") || "-"];
+  });
+  return [
+    "",
+    "ready jobs held back now, by rule:",
+    table([["type", "rate limit", "key cap", "order", "busiest keys (ready/active)"], ...rows]),
+  ];
 }
 
 /**

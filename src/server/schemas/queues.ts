@@ -15,6 +15,39 @@ const queuePause = {
   properties: { name: { type: "string" }, paused: { type: "boolean" }, changed: { type: "boolean" } },
 } as const;
 
+/** One type's `limits` entry in stats (TypeLimitStats). */
+const typeLimits = {
+  type: "object",
+  required: ["heldBack", "busiestKeys"],
+  properties: {
+    heldBack: {
+      type: "object",
+      required: ["rateLimit", "keyConcurrency", "order", "exact"],
+      description:
+        "Ready jobs (pending, due, not expired, queue not paused) a claim now would not take, each counted once: order first, then keyConcurrency, then rateLimit (the key's window, then the type's)",
+      properties: {
+        rateLimit: { type: "integer", description: "held by the type's rateLimit or the key's keyRateLimit" },
+        keyConcurrency: { type: "integer", description: "held by their key's keyConcurrency" },
+        order: { type: "integer", description: "held by ordered: an earlier job of the key is unfinished" },
+        exact: {
+          type: "boolean",
+          description:
+            "false when the type has more ready jobs than stats reads (1,000): the counts are lower bounds",
+        },
+      },
+    },
+    busiestKeys: {
+      type: "array",
+      description: "Keys with the most ready plus running jobs, most first, at most 10",
+      items: {
+        type: "object",
+        required: ["key", "ready", "active"],
+        properties: { key: { type: "string" }, ready: { type: "integer" }, active: { type: "integer" } },
+      },
+    },
+  },
+} as const;
+
 /** The inspection and queue routes' schemas, keyed by `"METHOD /path"`. */
 export const queueRouteSchemas = {
   "GET /v1/stats": {
@@ -23,7 +56,16 @@ export const queueRouteSchemas = {
     response: {
       200: {
         type: "object",
-        required: ["states", "scheduled", "retrying", "queues", "types", "oldestPendingAgeMs", "paused"],
+        required: [
+          "states",
+          "scheduled",
+          "retrying",
+          "queues",
+          "types",
+          "oldestPendingAgeMs",
+          "paused",
+          "limits",
+        ],
         properties: {
           states: {
             ...countsByState,
@@ -35,6 +77,12 @@ export const queueRouteSchemas = {
           types: { type: "object", additionalProperties: countsByState },
           oldestPendingAgeMs: { type: "integer" },
           paused: { type: "array", items: { type: "string" }, description: "The paused queues" },
+          limits: {
+            type: "object",
+            description:
+              "Per job type with a rate limit or per-key rule: its ready jobs a claim now would hold back, by rule, and its busiest keys",
+            additionalProperties: typeLimits,
+          },
         },
       },
       ...errors,

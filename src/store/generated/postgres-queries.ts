@@ -135,6 +135,14 @@ export const statements = {
   snooze: "WITH upd AS (\n  UPDATE {{errandJob}} SET state = 'pending', run_at = $3, lease_expires_at = NULL, worker_id = NULL,\n    max_attempts = max_attempts + 1, snoozes = snoozes + 1\n  WHERE id = $1 AND attempt = $2 AND state = 'active'\n  RETURNING 1\n), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE $3 <= $4 LIMIT 1) AS r)\nSELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd",
   /** stats.sql */
   stats: "SELECT state, queue, type, count(*) AS n,\n  count(*) FILTER (WHERE state = 'pending' AND run_at > $1) AS scheduled,\n  count(*) FILTER (WHERE state = 'pending' AND attempt > 0) AS retrying,\n  min(run_at) FILTER (WHERE state = 'pending' AND run_at <= $1) AS oldest\nFROM {{errandJob}} GROUP BY state, queue, type\nUNION ALL\nSELECT state, queue, type, count(*), 0, 0, NULL FROM {{errandJobDone}} GROUP BY state, queue, type",
+  /** statsHeld.sql */
+  statsHeldReady: "SELECT u.type, s.id, s.key, s.priority, s.run_at AS \"runAt\"\nFROM unnest($1::text[], $2::text[]) AS u(type, queue)\nCROSS JOIN LATERAL (\n  SELECT j.id, j.key, j.priority, j.run_at FROM {{errandJob}} j\n  WHERE j.queue = u.queue AND j.state = 'pending' AND j.run_at <= $3 AND j.type = u.type\n    AND (j.expires_at IS NULL OR j.expires_at > $3)\n    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = u.queue)\n  ORDER BY j.priority DESC, j.run_at, j.id\n  LIMIT $4\n) AS s",
+  /** statsHeld.sql */
+  statsHeldHeads: "SELECT u.type, u.key,\n  (SELECT f.id FROM {{errandJob}} f WHERE f.type = u.type AND f.key = u.key ORDER BY f.created_at, f.id LIMIT 1)\n    AS first\nFROM unnest($1::text[], $2::text[]) AS u(type, key)",
+  /** statsHeld.sql */
+  statsHeldActive: "SELECT type, key, count(*)::integer AS n FROM {{errandJob}}\nWHERE state = 'active' AND key IS NOT NULL AND type = ANY($1::text[])\nGROUP BY type, key",
+  /** statsHeld.sql */
+  statsHeldStarts: "SELECT u.scope,\n  coalesce((SELECT sum(r.n) FROM {{errandRateStart}} r WHERE r.scope = u.scope AND r.at > u.since), 0)::integer\n    AS n\nFROM unnest($1::text[], $2::bigint[]) AS u(scope, since)",
   /** wake.sql */
   notify: "SELECT pg_notify({{channel}}, $1)",
 } as const;

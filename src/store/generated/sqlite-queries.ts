@@ -155,6 +155,10 @@ export const statements = {
   statsHot: "SELECT state, queue, type, count(*) AS n,\n  sum(state = 'pending' AND run_at > $now) AS scheduled,\n  sum(state = 'pending' AND attempt > 0) AS retrying,\n  min(CASE WHEN state = 'pending' AND run_at <= $now THEN run_at END) AS oldest\nFROM errand_job\nGROUP BY state, queue, type;",
   /** stats.sql */
   statsDone: "SELECT state, queue, type, count(*) AS n FROM errand_job_done GROUP BY state, queue, type;",
+  /** statsHeld.sql */
+  statsHeldReady: "SELECT id, key, priority, run_at AS runAt\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now AND type = $type\n  AND (expires_at IS NULL OR expires_at > $now)\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
+  /** statsHeld.sql */
+  statsHeldActive: "SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key IS NOT NULL\nGROUP BY key;",
 } as const;
 
 export type StatementName = keyof typeof statements;

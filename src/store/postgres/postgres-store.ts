@@ -49,6 +49,7 @@ import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
+import { pgLimitStats } from "./held-sample.js";
 import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
@@ -322,7 +323,12 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
-    return statsFromRows(await this.#op("pool", (db) => this.#q<StatsRow>(db, this.#sql.stats, [p.now])));
+    return this.#op("pool", async (db) => {
+      const rows = await this.#q<StatsRow>(db, this.#sql.stats, [p.now]);
+      const limits =
+        p.limits && (await pgLimitStats(this.#q.bind(this), this.#sql, db, p.limits, p.now, rows));
+      return limits ? { ...statsFromRows(rows), limits } : statsFromRows(rows);
+    });
   }
 
   // ---- changes by id -------------------------------------------------------------------------

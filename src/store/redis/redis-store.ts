@@ -44,6 +44,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
 import type { SendCommand } from "./reply-command.js";
@@ -362,14 +363,12 @@ export class RedisStore implements Store {
         states[field as JobState] = n;
       }
     }
-    return {
-      states,
-      scheduled,
-      retrying,
-      queues,
-      types,
-      oldestReadyAt: oldest === null ? null : Number(oldest),
-    };
+    const oldestReadyAt = oldest === null ? null : Number(oldest);
+    if (!p.limits) return { states, scheduled, retrying, queues, types, oldestReadyAt };
+    const held =
+      p.limits.types.length === 0 ? [] : await this.#run("statsHeld", statsHeldArgs(p.limits, p.now));
+    const limits = limitStatsFromReply(p.limits, held as Parameters<typeof limitStatsFromReply>[1]);
+    return { states, scheduled, retrying, queues, types, oldestReadyAt, limits };
   }
 
   // ---- changes by id -------------------------------------------------------------------------

@@ -46,6 +46,7 @@ import type {
   SweepParams,
 } from "../store.js";
 import { SqliteDependencies } from "./dependencies.js";
+import { sqliteLimitStats } from "./held-sample.js";
 import { insertJobs } from "./insert.js";
 import { KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
@@ -402,7 +403,8 @@ export class SqliteStore implements Store {
 
   async stats(p: StatsParams): Promise<StoreStats> {
     const hot = this.#q.statsHot.all({ now: p.now }) as StatsRow[];
-    return statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
+    const stats = statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
+    return p.limits ? { ...stats, limits: sqliteLimitStats(this.#q, p.limits, p.now, hot) } : stats;
   }
 
   // ---- changes by id -------------------------------------------------------------------------
