@@ -168,6 +168,47 @@ export function exerciseRateLimits(backend: Backend): void {
       expect(x.length + y.length).toBe(2);
     });
 
+    it("still counts, for a claim whose now is behind another's, the starts that left only the other's window", async () => {
+      // A claim's `now` is read before it waits for the store, so claims from several processes
+      // can be counted out of their nows' order (found by test/integration/rate-limits.test.ts).
+      const { queue, store, clock } = await backend.setup();
+      const t0 = clock.now();
+      await queue.enqueueMany(
+        "call-partner-api",
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+      );
+      await queue.enqueueMany(
+        "sync",
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      const claim = async (now: number, type: string, limit: number) =>
+        (
+          await store.claim({
+            now,
+            workerId: "w",
+            queues: [{ name: "default", weight: 1 }],
+            types: [type],
+            limit,
+            leaseMs: 60_000,
+            rateLimits: Object.assign(Object.create(null), {
+              "call-partner-api": { limit: 3, periodMs: 1_000 },
+            }),
+            keyRules: Object.assign(Object.create(null), {
+              sync: { keyRateLimit: { limit: 3, periodMs: 1_000 } },
+            }),
+          })
+        ).length;
+      for (const type of ["call-partner-api", "sync"]) {
+        expect(await claim(t0, type, 10), type).toBe(3);
+        // At t0 + 1010 the three of t0 have left the window: one more starts.
+        expect(await claim(t0 + 1_010, type, 1), type).toBe(1);
+        // Counted after it, a claim at t0 + 990: its window (t0 - 10, t0 + 990] holds the three of
+        // t0 (and the later one, counted as inside it): none may start.
+        expect(await claim(t0 + 990, type, 10), type).toBe(0);
+      }
+    });
+
     it("lets a Worker take held-back jobs as soon as the window allows, without polling", async () => {
       const { queue, clock } = await backend.setup();
       const ran: number[] = [];
