@@ -22,6 +22,7 @@ import type { HttpWorkResult } from "./http/work.js";
 import type { KeysDrainResult } from "./keys-drain.js";
 import type { LatencyResult } from "./latency.js";
 import type { MemoryResult } from "./memory.js";
+import type { RateHeldResult } from "./rate-held.js";
 import type { RateLimitResult } from "./rate-limit.js";
 
 /** Progress for a human, on stderr (stdout is the report's). */
@@ -40,6 +41,7 @@ export interface Results {
   "drain-blocked"?: DrainBlockedResult;
   "keys-drain"?: KeysDrainResult;
   "rate-limit"?: RateLimitResult;
+  "rate-held"?: RateHeldResult;
   memory?: MemoryResult;
   "http-enqueue"?: HttpEnqueueResult;
   "http-work"?: HttpWorkResult;

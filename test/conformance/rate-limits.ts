@@ -168,6 +168,34 @@ export function exerciseRateLimits(backend: Backend): void {
       expect(x.length + y.length).toBe(2);
     });
 
+    it("passes over a held type's jobs ahead of the others and keeps the claim order of the rest", async () => {
+      const { queue } = await backend.setup();
+      const held = defineJob({
+        type: "held",
+        rateLimit: { limit: 1, periodMs: "1h" },
+        handler: async () => null,
+      });
+      queue.register(held);
+      const heldIds = (
+        await queue.enqueueMany(
+          held,
+          Array.from({ length: 5 }, (_, i) => ({ i })),
+        )
+      ).map((j) => j.id);
+      const a1 = await queue.enqueue("a", { n: 1 });
+      const b1 = await queue.enqueue("b", { n: 1 }, { priority: 5 });
+      const a2 = await queue.enqueue("a", { n: 2 });
+      const b2 = await queue.enqueue("b", { n: 2 });
+      const a3 = await queue.enqueue("a", { n: 3 });
+      const lease = async (limit: number) =>
+        (await queue.lease({ types: ["held", "a", "b"], limit })).map((j) => j.id);
+      // The held type's one start, then its jobs are passed over for the rest.
+      expect(await lease(3)).toEqual([b1.id, heldIds[0], a1.id]);
+      expect(await lease(2)).toEqual([a2.id, b2.id]);
+      expect(await lease(10)).toEqual([a3.id]);
+      expect((await queue.stats()).types.held).toMatchObject({ pending: 4, active: 1 });
+    });
+
     it("still counts, for a claim whose now is behind another's, the starts that left only the other's window", async () => {
       // A claim's `now` is read before it waits for the store, so claims from several processes
       // can be counted out of their nows' order (found by test/integration/rate-limits.test.ts).
