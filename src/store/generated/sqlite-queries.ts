@@ -8,8 +8,6 @@ export const statements = {
   /** claim.sql */
   claimCandidates: "SELECT {{pendingFields}}\nFROM errand_job\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\n  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
   /** claim.sql */
-  claimCandidatesOfType: "SELECT {{pendingFields}}\nFROM errand_job INDEXED BY errand_job_claim_type\nWHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
-  /** claim.sql */
   claimKeyActive: "SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key = ?;",
   /** claim.sql */
   claimKeyEarliest: "SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job\nWHERE type = ? AND key = ?\nORDER BY created_at, id\nLIMIT 1;",

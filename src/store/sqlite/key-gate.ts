@@ -48,20 +48,6 @@ export class KeyGate {
     };
   }
 
-  /**
-   * Closes, before the claim reads a candidate, each of `types` whose rate limit has no room: the
-   * claim then reads the other types' candidates from their own ranges and never walks past this
-   * one's ready jobs. `ready(type)` says whether one of its jobs is ready now, asked only for a
-   * closed type: only then does `held.until` learn when its window has room again.
-   */
-  closeSpent(types: readonly string[], ready: (type: string) => boolean): void {
-    if (!this.#rates) return;
-    for (const type of types) {
-      if (!Object.hasOwn(this.#rates, type) || this.closedTypes.includes(type)) continue;
-      if (!this.#room(type, this.#rates[type]!, () => ready(type))) this.closedTypes.push(type);
-    }
-  }
-
   /** Whether `row`, a candidate of `queue`, may be taken; if not, it is passed over from now on. */
   admit(row: JobRecord, queue: string): boolean {
     const typeRate = this.#rates && Object.hasOwn(this.#rates, row.type) ? this.#rates[row.type]! : null;
@@ -107,10 +93,9 @@ export class KeyGate {
 
   /**
    * Whether a scope's window has room for one more start now; when it has none, `held.until`
-   * learns when it will (the start that must leave the window, plus the period), unless `held`
-   * says no job is held back by it.
+   * learns when it will (the start that must leave the window, plus the period).
    */
-  #room(scope: string, rate: RateRule, held: () => boolean = () => true): boolean {
+  #room(scope: string, rate: RateRule): boolean {
     const since = this.#now - rate.periodMs;
     let n = this.#starts.get(scope);
     if (n === undefined) {
@@ -121,7 +106,7 @@ export class KeyGate {
       this.#starts.set(scope, n);
     }
     if (n < rate.limit) return true;
-    if (this.#held && held()) {
+    if (this.#held) {
       const leaving = this.#q.rateLeaving.get(scope, since, n - rate.limit) as number | undefined;
       const until = (leaving ?? this.#now) + rate.periodMs;
       if (this.#held.until === null || until < this.#held.until) this.#held.until = until;

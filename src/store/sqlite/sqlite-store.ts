@@ -225,49 +225,23 @@ export class SqliteStore implements Store {
       ...(gate?.closedTypes ?? []),
     ];
 
-    if (gate && p.rateLimits && p.types) {
-      const ofType = this.#q.claimCandidatesOfType;
-      gate.closeSpent(p.types, (type) =>
-        p.queues.some(
-          ({ name }) => ofType.all({ queue: name, type, now: p.now, ...NO_KEY_PARAMS, limit: 1 }).length > 0,
-        ),
-      );
-    }
     const activate = this.#q.claimActivate;
     const candidates = this.#q.claimCandidates;
-    const ofType = this.#q.claimCandidatesOfType;
-    // The next `limit` candidates of `queue`: one walk of the claim index, or, when a type is
-    // passed over and the claim knows its types, each other type's from its own range, merged
-    // (the walk would pass over every ready job of the excluded types, each claim).
-    const next = (queue: string, excluded: string[], limit: number): JobRecord[] => {
-      const keyParams = gate ? gate.params() : NO_KEY_PARAMS;
-      if (excluded.length === 0 || !p.types || p.types.length === 0) {
-        return (
+
+    const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
+      const out: JobRecord[] = [];
+      for (;;) {
+        const excluded = exhausted();
+        const rows = (
           candidates.all({
             queue,
             now: p.now,
             types,
             excluded: excluded.length > 0 ? JSON.stringify(excluded) : null,
-            ...keyParams,
-            limit,
+            ...(gate ? gate.params() : NO_KEY_PARAMS),
+            limit: count - out.length,
           }) as unknown[][]
         ).map(hotRecord);
-      }
-      const rows: JobRecord[] = [];
-      for (const type of new Set(p.types)) {
-        if (excluded.includes(type)) continue;
-        for (const row of ofType.all({ queue, type, now: p.now, ...keyParams, limit }) as unknown[][]) {
-          rows.push(hotRecord(row));
-        }
-      }
-      rows.sort(claimOrder);
-      return rows.length <= limit ? rows : rows.slice(0, limit);
-    };
-
-    const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
-      const out: JobRecord[] = [];
-      for (;;) {
-        const rows = next(queue, exhausted(), count - out.length);
         let skipped = false;
         for (const row of rows) {
           const left = room.get(row.type);

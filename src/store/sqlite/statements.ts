@@ -64,7 +64,6 @@ export const SQL: Readonly<Record<StatementName, string>> = renderStatements(sta
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
 const RECORD_STATEMENTS: readonly StatementName[] = [
   "claimCandidates",
-  "claimCandidatesOfType",
   "getHot",
   "getDone",
   "enqueueByUniqueKey",
@@ -123,7 +122,6 @@ export function prepareStatements(db: Database.Database): Statements {
   }
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
   q.claimCandidates.raw(true);
-  q.claimCandidatesOfType.raw(true);
   q.enqueueFinishedId.pluck();
   q.moveDelete.pluck();
   q.dependencyUnfinished.pluck();

@@ -17,16 +17,11 @@
 -- The type and cap filters are `$x IS NULL OR …` so one statement serves every claim while
 -- keeping the claim index as the only index walked: a NULL parameter skips its subquery, and a
 -- type filter is a residual check on index rows either way (no index on type for pending rows).
--- A claim that passes over a type (at its cap, or its rate limit spent) and knows its types reads
--- each other type's candidates with claimCandidatesOfType instead (errand_job_claim_type: a range
--- of (queue, type) in claim order, one per type, merged by the store), so the jobs of the type
--- passed over are never walked: errand_job_claim would pass over each of them on every claim.
 -- Weighted queues are split across queues by planClaim (src/store/claim-plan.ts), one
 -- claimCandidates per queue share. claimCandidates runs in raw mode (rows as arrays, in the
 -- column order hotRecord() expects; the store checks the columns against it at open).
 --
--- claimCandidates params (named; claimCandidatesOfType: the same but $types and $excluded, and
--- $type, the one type it reads):
+-- claimCandidates params (named):
 --   $queue     the queue of this share
 --   $now       epoch ms
 --   $types     JSON array of the job types this worker handles, or NULL for any type
@@ -55,19 +50,6 @@ WHERE queue = $queue AND state = 'pending' AND run_at <= $now
   AND (expires_at IS NULL OR expires_at > $now)
   AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))
   AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))
-  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
-  AND ($xkeys IS NULL OR key IS NULL
-    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
-                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))
-ORDER BY priority DESC, run_at, id
-LIMIT $limit;
-
--- name: claimCandidatesOfType
-SELECT {{pendingFields}}
-FROM errand_job INDEXED BY errand_job_claim_type
-WHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now
-  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)
-  AND (expires_at IS NULL OR expires_at > $now)
   AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
   AND ($xkeys IS NULL OR key IS NULL
     OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
