@@ -40,11 +40,20 @@ export function parseArgs(argv: string[], scenarios: readonly string[]): Options
     )
     .addOption(new Option("--scenario <name>", "run one scenario").choices(scenarios))
     .option("--jobs <n>", "jobs per throughput scenario", positiveInt, 20_000)
-    .option("--backlog <n>", "backlog size for drain-backlog and drain-blocked", positiveInt, 1_000_000)
+    .option(
+      "--backlog <n>",
+      "backlog size for drain-backlog, drain-blocked and rate-held",
+      positiveInt,
+      1_000_000,
+    )
     .option("--latency-jobs <n>", "jobs in the latency scenario", positiveInt, 300)
     .option("--http-loops <n>", "concurrent lease → report loops in http-work", positiveInt, 4)
     .option("--seconds <n>", "how long rate-limit runs (default 60; 10 with --quick)", positiveInt)
-    .option("--quick", "skip drain-backlog and drain-blocked (100,000 blocked at most when asked for)", false)
+    .option(
+      "--quick",
+      "skip drain-backlog, drain-blocked and rate-held (100,000 at most when asked for)",
+      false,
+    )
     .option("--compiled", "run worker processes on a tsc build instead of under tsx", false)
     .option("--json", "print one JSON object to stdout instead of a table", false)
     .showHelpAfterError("(npm run bench -- --help for the options)")

@@ -230,6 +230,23 @@ export function rows(r: Results, t: Targets): Row[] {
       );
     }
   }
+  const rh = r["rate-held"];
+  if (rh) {
+    add(
+      `drain with ${fmtInt(rh.held)} of a type held back by its rate limit ahead (median of ${rh.rounds})`,
+      `${fmtInt(rh.jobsPerSec)} jobs/s`,
+      "",
+      null,
+    );
+    add(
+      "  vs drain with none held",
+      `${(rh.ratio * 100).toFixed(0)} %`,
+      `≥ ${(t.heldRatio * 100).toFixed(0)} %`,
+      rh.ratio >= t.heldRatio,
+    );
+    add("  worker CPU per job, held vs none", `${rh.cpuUsPerJob} vs ${rh.baselineCpuUsPerJob} µs`, "", null);
+    add("  each ran exactly once, the held still held", String(rh.exactlyOnce), "true", rh.exactlyOnce);
+  }
   const sc = r["drain-scale"];
   if (sc) {
     add(

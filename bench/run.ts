@@ -24,16 +24,20 @@
  *                         held-back counts over --jobs / 10 and --jobs ready keyed jobs
  *                         drain-blocked: the 20k drain with --backlog blocked jobs in the store
  *                         (100,000 at most with --quick), as a share of the drain's rate
+ *                         rate-held: the 20k drain with --backlog jobs of a type held back by its
+ *                         rate limit waiting ahead of it (100,000 at most with --quick), as a
+ *                         share of the same drain without them (medians of 3 alternated rounds)
  *   --jobs N              jobs per throughput scenario (default 20000)
- *   --backlog N           backlog size for drain-backlog and drain-blocked (default 1000000)
+ *   --backlog N           backlog size for drain-backlog, drain-blocked and rate-held (default
+ *                         1000000)
  *   --latency-jobs N      jobs in the latency scenario (default 300)
  *   --scenario http       issue 5's HTTP server figures (SQLite; one server child per scenario;
  *                         not in the default run): http-enqueue, http-work, http-remote-worker,
  *                         http-wake, http-idle
  *   --http-loops N        concurrent lease → report loops in http-work (default 4)
  *   --seconds N           how long rate-limit runs (default 60; 10 with --quick)
- *   --quick               skip drain-backlog and drain-blocked (asked for, drain-blocked runs
- *                         with at most 100,000 blocked)
+ *   --quick               skip drain-backlog, drain-blocked and rate-held (asked for, the last two
+ *                         run with a backlog of at most 100,000)
  *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of
  *                         under tsx; tsx alone adds ~30 MB to a process's RSS
  *   --json                print one JSON object to stdout instead of a table

@@ -24,6 +24,11 @@ export interface Targets {
    * (the issue states it with `fair: true`, not built yet).
    */
   keysRatio: number;
+  /**
+   * Issue 15: a drain with a million jobs of another type held back by its rate limit waiting
+   * ahead of it, as a share of the same drain without them.
+   */
+  heldRatio: number;
   /** Issue 15: starts in any 1-second window at a limit of 100/s, by 4 processes: at most this. */
   rateMaxInWindow: number;
   /** Issue 15: the mean rate at that limit: at least this per second. */
@@ -44,6 +49,7 @@ export const SQLITE_TARGETS: Targets = {
   blockedRatio: 0.9,
   joinStartMs: 50,
   keysRatio: 0.5,
+  heldRatio: 0.9,
   rateMaxInWindow: 100,
   rateMeanPerSec: 95,
 };
@@ -59,6 +65,7 @@ export const POSTGRES_TARGETS: Targets = {
   blockedRatio: 0.9,
   joinStartMs: 50,
   keysRatio: 0.5,
+  heldRatio: 0.9,
   rateMaxInWindow: 100,
   rateMeanPerSec: 95,
   scaleRatio: 1.3,
@@ -75,6 +82,7 @@ export const REDIS_TARGETS: Targets = {
   blockedRatio: 0.9,
   joinStartMs: 50,
   keysRatio: 0.5,
+  heldRatio: 0.9,
   rateMaxInWindow: 100,
   rateMeanPerSec: 95,
   bytesPerJob: 400,

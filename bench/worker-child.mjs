@@ -23,6 +23,9 @@
  *
  * `typeOptions` (any mode): defineJob options laid over the no-op type (`keyConcurrency`,
  * `rateLimit`, …), so the claims this worker makes keep them.
+ *
+ * `heldType` (any mode): { type, ...defineJob options } of a second no-op type the worker also
+ * runs (rate-held: one held back by its rate limit); its jobs are not counted.
  */
 
 import { fail, now, send, serve } from "./child-ipc.mjs";
@@ -59,7 +62,9 @@ async function init(o) {
       if (o.mode === "drain-fail") throw new NonRetryableError("bench: every job fails");
     },
   });
-  const worker = new Worker(queue, { jobs: [noop], concurrency: o.concurrency });
+  const jobs = [noop];
+  if (o.heldType) jobs.push(defineJob({ ...o.heldType, handler: async () => {} }));
+  const worker = new Worker(queue, { jobs, concurrency: o.concurrency });
   worker.on("error", fail);
 
   let completed = 0;

@@ -15,6 +15,7 @@ import { httpWork } from "./http/work.js";
 import { keysDrain } from "./keys-drain.js";
 import { latency } from "./latency.js";
 import { memory } from "./memory.js";
+import { rateHeld } from "./rate-held.js";
 import { rateLimit } from "./rate-limit.js";
 import type { Scenario } from "./scenario.js";
 import { statsHeld } from "./stats-held.js";
@@ -40,6 +41,7 @@ export const SCENARIOS: readonly Scenario[] = [
   drainScale,
   drainBacklog,
   drainBlocked,
+  rateHeld,
   // Issue 5's HTTP server figures: only when asked for (`--scenario http` runs them all).
   httpEnqueue,
   httpWork,

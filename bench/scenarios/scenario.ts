@@ -22,6 +22,7 @@ import type { HttpWorkResult } from "./http/work.js";
 import type { KeysDrainResult } from "./keys-drain.js";
 import type { LatencyResult } from "./latency.js";
 import type { MemoryResult } from "./memory.js";
+import type { RateHeldResult } from "./rate-held.js";
 import type { RateLimitResult } from "./rate-limit.js";
 import type { StatsHeldResult } from "./stats-held.js";
 
@@ -42,6 +43,7 @@ export interface Results {
   "keys-drain"?: KeysDrainResult;
   "rate-limit"?: RateLimitResult;
   "stats-held"?: StatsHeldResult;
+  "rate-held"?: RateHeldResult;
   memory?: MemoryResult;
   "http-enqueue"?: HttpEnqueueResult;
   "http-work"?: HttpWorkResult;

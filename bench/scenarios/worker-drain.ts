@@ -39,6 +39,8 @@ export interface DrainDone {
  * (`drain-fail`: every job fails for good, and `measure` jobs dead end it). `join`: the payload
  * index of a job that waits on the others, whose start the child times (deps-fan-in).
  * `typeOptions`: defineJob options the child's no-op type takes (keys-drain's `keyConcurrency`).
+ * `heldType`: a second type the child's worker runs, `{ type, ...defineJob options }` (rate-held's
+ * rate-limited type), its jobs not counted.
  */
 export async function drainIn(
   store: BenchStore,
@@ -50,6 +52,7 @@ export async function drainIn(
   indices = measure,
   join?: number,
   typeOptions?: Record<string, unknown>,
+  heldType?: { type: string } & Record<string, unknown>,
 ): Promise<DrainDone> {
   const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, "drain worker", rt.tsx);
   try {
@@ -63,6 +66,7 @@ export async function drainIn(
       indices,
       join,
       typeOptions,
+      heldType,
     });
     const ready = await child.next<{ type: "ready"; rssBytes: number }>("ready");
     const serverCpu = serverCpuSpan(store);

@@ -340,6 +340,18 @@ export interface RateRule {
   periodMs: number;
 }
 
+/**
+ * How long a start is kept after it left a claim's window. A claim's `now` is read before it
+ * waits for the store (a lock, the network), so claims can be counted out of their `now`s' order:
+ * a claimer with an earlier `now` than one already counted still needs the starts that left the
+ * later one's window. Forgotten at once, they let it start past the limit (four processes on
+ * SQLite did, by a claim 35 ms behind another). A claim whose `now` is more than this behind
+ * another's could still; the stores count only the starts in the window, so the starts kept
+ * longer cost storage, not time. Redis's rate-limits.lua keeps the same margin.
+ * @internal
+ */
+export const RATE_FORGET_LAG_MS = 10_000;
+
 /** A claimed attempt, named by the job and its fencing token. */
 export interface AttemptRef {
   id: string;

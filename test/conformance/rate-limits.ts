@@ -168,6 +168,75 @@ export function exerciseRateLimits(backend: Backend): void {
       expect(x.length + y.length).toBe(2);
     });
 
+    it("passes over a held type's jobs ahead of the others and keeps the claim order of the rest", async () => {
+      const { queue } = await backend.setup();
+      const held = defineJob({
+        type: "held",
+        rateLimit: { limit: 1, periodMs: "1h" },
+        handler: async () => null,
+      });
+      queue.register(held);
+      const heldIds = (
+        await queue.enqueueMany(
+          held,
+          Array.from({ length: 5 }, (_, i) => ({ i })),
+        )
+      ).map((j) => j.id);
+      const a1 = await queue.enqueue("a", { n: 1 });
+      const b1 = await queue.enqueue("b", { n: 1 }, { priority: 5 });
+      const a2 = await queue.enqueue("a", { n: 2 });
+      const b2 = await queue.enqueue("b", { n: 2 });
+      const a3 = await queue.enqueue("a", { n: 3 });
+      const lease = async (limit: number) =>
+        (await queue.lease({ types: ["held", "a", "b"], limit })).map((j) => j.id);
+      // The held type's one start, then its jobs are passed over for the rest.
+      expect(await lease(3)).toEqual([b1.id, heldIds[0], a1.id]);
+      expect(await lease(2)).toEqual([a2.id, b2.id]);
+      expect(await lease(10)).toEqual([a3.id]);
+      expect((await queue.stats()).types.held).toMatchObject({ pending: 4, active: 1 });
+    });
+
+    it("still counts, for a claim whose now is behind another's, the starts that left only the other's window", async () => {
+      // A claim's `now` is read before it waits for the store, so claims from several processes
+      // can be counted out of their nows' order (found by test/integration/rate-limits.test.ts).
+      const { queue, store, clock } = await backend.setup();
+      const t0 = clock.now();
+      await queue.enqueueMany(
+        "call-partner-api",
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+      );
+      await queue.enqueueMany(
+        "sync",
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      const claim = async (now: number, type: string, limit: number) =>
+        (
+          await store.claim({
+            now,
+            workerId: "w",
+            queues: [{ name: "default", weight: 1 }],
+            types: [type],
+            limit,
+            leaseMs: 60_000,
+            rateLimits: Object.assign(Object.create(null), {
+              "call-partner-api": { limit: 3, periodMs: 1_000 },
+            }),
+            keyRules: Object.assign(Object.create(null), {
+              sync: { keyRateLimit: { limit: 3, periodMs: 1_000 } },
+            }),
+          })
+        ).length;
+      for (const type of ["call-partner-api", "sync"]) {
+        expect(await claim(t0, type, 10), type).toBe(3);
+        // At t0 + 1010 the three of t0 have left the window: one more starts.
+        expect(await claim(t0 + 1_010, type, 1), type).toBe(1);
+        // Counted after it, a claim at t0 + 990: its window (t0 - 10, t0 + 990] holds the three of
+        // t0 (and the later one, counted as inside it): none may start.
+        expect(await claim(t0 + 990, type, 10), type).toBe(0);
+      }
+    });
+
     it("lets a Worker take held-back jobs as soon as the window allows, without polling", async () => {
       const { queue, clock } = await backend.setup();
       const ran: number[] = [];

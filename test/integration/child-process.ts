@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { JobState, Queue } from "../../src/index.js";
 
 export interface Message {
   type: string;
@@ -101,4 +102,28 @@ export class WorkerProcess {
     await this.exited;
     return m;
   }
+}
+
+/**
+ * Resolves once the store holds no job in any of `states` (by default nothing left to run), asked
+ * whenever one of `children` reports progress or goes idle: a job completed by a process that was
+ * killed before it could say so is reported by no one, so the store is asked, not the messages
+ * counted.
+ */
+export function untilNone(
+  queue: Queue,
+  children: readonly WorkerProcess[],
+  states: readonly JobState[] = ["pending", "active"],
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const check = async () => {
+      const counts = (await queue.stats()).states;
+      if (states.every((s) => counts[s] === 0)) resolve();
+    };
+    for (const c of children) {
+      c.on("completed", () => void check().catch(reject));
+      c.on("idle", () => void check().catch(reject));
+    }
+    void check().catch(reject);
+  });
 }

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { type Job, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type Message, type WorkerInit, WorkerProcess } from "./child-process.js";
+import { type Message, untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 const JOINS = 20;
 const PARTS = 50;
@@ -149,19 +149,13 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
       }
       // A job completed by a worker killed before it could report it is reported by no one: ask
       // the store whenever a live worker reports progress or goes idle.
-      await new Promise<void>((resolve, reject) => {
-        // Done when nothing is left to run; whether it all completed is asserted below, so a job
-        // that went another way fails the test with the states rather than hanging it.
-        const check = async () => {
-          const { states } = await queue!.stats();
-          if (states.pending + states.active + states.blocked === 0) resolve();
-        };
-        for (const c of children.filter((c) => c.alive)) {
-          c.on("completed", () => void check().catch(reject));
-          c.on("idle", () => void check().catch(reject));
-        }
-        void check().catch(reject);
-      });
+      // Done when nothing is left to run; whether it all completed is asserted below, so a job
+      // that went another way fails the test with the states rather than hanging it.
+      await untilNone(
+        queue,
+        children.filter((c) => c.alive),
+        ["pending", "active", "blocked"],
+      );
       await expectJoinsAfterParts(queue, joins);
     });
   });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type WorkerInit, WorkerProcess } from "./child-process.js";
+import { untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 const KEYS = 6;
 const PER_KEY = 12;
@@ -56,18 +56,7 @@ async function runKeyed(
   const init: WorkerInit = { url, concurrency: 8, workMs: [5, 15], spanLog, pollIntervalMs: 100 };
   for (let i = 0; i < 4; i++) children.push(new WorkerProcess(init));
   await Promise.all(children.map((c) => c.next("ready")));
-  // Done when the store holds nothing left to run, asked whenever a worker reports progress.
-  await new Promise<void>((resolve, reject) => {
-    const check = async () => {
-      const { states } = await queue!.stats();
-      if (states.pending + states.active === 0) resolve();
-    };
-    for (const c of children) {
-      c.on("completed", () => void check().catch(reject));
-      c.on("idle", () => void check().catch(reject));
-    }
-    void check().catch(reject);
-  });
+  await untilNone(queue, children);
   await Promise.all(children.map((c) => c.close()));
   const keyOf = new Map<string, string>();
   for (const [key, ids] of order) for (const id of ids) keyOf.set(id, key);

@@ -55,6 +55,17 @@ async function main(init: WorkerInit): Promise<void> {
       ordered: true,
       handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-ordered", ctx.attempt),
     }),
+    // Rate limits across processes (test/integration/rate-limits.test.ts).
+    defineJob({
+      type: "mp-rate",
+      rateLimit: { limit: 5, periodMs: 500 },
+      handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-rate", ctx.attempt),
+    }),
+    defineJob({
+      type: "mp-keyrate",
+      keyRateLimit: { limit: 3, periodMs: 500 },
+      handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-keyrate", ctx.attempt),
+    }),
   );
 
   const worker = new Worker(queue, {

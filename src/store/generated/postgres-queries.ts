@@ -24,7 +24,7 @@ export const statements = {
   /** claim.sql */
   claimCapped: "WITH cand AS (\n  SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w\n  FROM {{errandJob}}\n  WHERE queue = $1 AND state = 'pending' AND run_at <= $2\n    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)\n    AND (expires_at IS NULL OR expires_at > $2)\n    AND ($8::text[] IS NULL OR type = ANY($8::text[]))\n    AND ($9::text[] IS NULL OR type <> ALL($9::text[]))\n  ORDER BY priority DESC, run_at, id\n  LIMIT $3\n  FOR UPDATE SKIP LOCKED\n), ranked AS (\n  SELECT c.*, coalesce(\n      row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false\n    ) AS skipped\n  FROM cand c LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type\n){{takeRanked}}",
   /** claim.sql */
-  rateCount: "WITH u AS (\n  SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(scope, since)\n), gone AS (\n  DELETE FROM {{errandRateStart}} r USING u WHERE r.scope = u.scope AND r.at <= u.since\n)\nSELECT u.scope,\n  coalesce((SELECT sum(r.n) FROM {{errandRateStart}} r WHERE r.scope = u.scope AND r.at > u.since), 0)::integer\n    AS n\nFROM u",
+  rateCount: "WITH u AS (\n  SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(scope, since)\n), gone AS (\n  DELETE FROM {{errandRateStart}} r USING u WHERE r.scope = u.scope AND r.at <= u.since - $3::bigint\n)\nSELECT u.scope,\n  coalesce((SELECT sum(r.n) FROM {{errandRateStart}} r WHERE r.scope = u.scope AND r.at > u.since), 0)::integer\n    AS n\nFROM u",
   /** claim.sql */
   rateStart: "INSERT INTO {{errandRateStart}} (scope, at, n)\nSELECT u.scope, $2, u.n FROM unnest($1::text[], $3::integer[]) AS u(scope, n)",
   /** claim.sql */

@@ -7,7 +7,7 @@
  */
 import type { JobRecord } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import type { RateRule } from "../store.js";
+import { RATE_FORGET_LAG_MS, type RateRule } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
 
 /** One scope met in the claim. */
@@ -43,7 +43,7 @@ export class Rates {
 
   /**
    * Counts the starts in the window of scopes not met before (their locks held by the caller),
-   * dropping those that left it; returns each one's room (`limit` less its starts; ≤ 0: none).
+   * dropping those that left it more than RATE_FORGET_LAG_MS ago; returns each one's room (`limit` less its starts; ≤ 0: none).
    */
   async count(
     scopes: ReadonlyArray<{ type: string; key: string | null; rule: RateRule }>,
@@ -52,6 +52,7 @@ export class Rates {
     const rows = await this.#connection.query<{ scope: string; n: number }>(this.#db, this.#sql.rateCount, [
       names,
       scopes.map((s) => this.#now - s.rule.periodMs),
+      RATE_FORGET_LAG_MS,
     ]);
     const room = new Map<string, number>();
     for (const { scope, n } of rows) {

@@ -7,7 +7,7 @@
  * @module
  */
 import type { JobRecord } from "../../job.js";
-import type { KeyRules, RateRule } from "../store.js";
+import { type KeyRules, RATE_FORGET_LAG_MS, type RateRule } from "../store.js";
 import type { Statements } from "./statements.js";
 
 export class KeyGate {
@@ -99,8 +99,9 @@ export class KeyGate {
     const since = this.#now - rate.periodMs;
     let n = this.#starts.get(scope);
     if (n === undefined) {
-      // The starts that left every window of this scope go first (one write of the claim's).
-      this.#q.rateForget.run(scope, since);
+      // The starts long out of every window of this scope go (one write of the claim's); those
+      // just out of it stay, for a claim whose `now` is behind this one's (RATE_FORGET_LAG_MS).
+      this.#q.rateForget.run(scope, since - RATE_FORGET_LAG_MS);
       n = this.#q.rateCount.get(scope, since) as number;
       this.#starts.set(scope, n);
     }

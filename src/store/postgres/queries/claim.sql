@@ -61,8 +61,9 @@
 --   ok) for each. keyState: $1 types, $2 keys. Returns (type, key, active: its active jobs, first:
 --   the id of its earliest hot job by created_at, id).
 -- Rate limits (rates.ts; errand_rate_start): rateCount $1 scopes (`type`, or `type|key`), $2 now −
---   each one's period: deletes the scope's starts out of every window and returns (scope, n: its
---   starts in the window). rateStart $1 scopes, $2 now, $3 starts of each. rateHeld, for the
+--   each one's period, $3 RATE_FORGET_LAG_MS: deletes the scope's starts that left every window
+--   more than $3 ms ago (a claim whose `now` is behind another's still counts the rest) and
+--   returns (scope, n: its starts in the window). rateStart $1 scopes, $2 now, $3 starts of each. rateHeld, for the
 --   scopes left without room: $1 scopes, $2 their types, $3 keys (NULL: a type's scope), $4 now −
 --   period, $5 count − limit, $6 period, $7 the claim's queues, $8 now, $9 the claim's limit, $10
 --   types (NULL: all). Returns `until`: the earliest time one of them whose type (and key) has a
@@ -199,7 +200,7 @@ WITH cand AS (
 WITH u AS (
   SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(scope, since)
 ), gone AS (
-  DELETE FROM {{errandRateStart}} r USING u WHERE r.scope = u.scope AND r.at <= u.since
+  DELETE FROM {{errandRateStart}} r USING u WHERE r.scope = u.scope AND r.at <= u.since - $3::bigint
 )
 SELECT u.scope,
   coalesce((SELECT sum(r.n) FROM {{errandRateStart}} r WHERE r.scope = u.scope AND r.at > u.since), 0)::integer

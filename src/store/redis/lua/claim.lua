@@ -32,7 +32,7 @@
   queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
   each page, and removals touch only the pages jobs were taken from. A job with a key costs one
   HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim. A rate-limited
-  scope costs a ZREMRANGEBYSCORE and a ZCARD once per claim, a ZADD per job taken and a PEXPIRE;
+  scope costs a ZREMRANGEBYSCORE and a ZCOUNT once per claim, a ZADD per job taken and a PEXPIRE;
   a claim with no rate limits pays nothing for them.
 
   KEYS[1] {p}:meta

@@ -36,8 +36,10 @@
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
 -- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
 -- Rate limits (key-gate.ts; errand_rate_start, one row per start of a rate-limited scope, `type`
--- or `type|key`, kept until it leaves the window): rateStart 1 scope, 2 now; rateForget 1 scope,
--- 2 now − period (the starts out of every window); rateCount 1 scope, 2 now − period; rateLeaving
+-- or `type|key`, kept until RATE_FORGET_LAG_MS after it left the window): rateStart 1 scope, 2 now;
+-- rateForget 1 scope, 2 now − period − RATE_FORGET_LAG_MS (the starts long out of every window, so
+-- a claim whose `now` is behind another's still counts what left only the other's window);
+-- rateCount 1 scope, 2 now − period (the window's starts alone); rateLeaving
 -- 1 scope, 2 now − period, 3 count − limit: the start whose leaving makes room.
 
 -- name: claimCandidates

@@ -5,10 +5,13 @@
   One sorted set per scope (the type, or "<type>|<key>"; names cannot hold "|"):
     {p}:rate|<scope>   zset: the scope's starts, score the start's time, member "<id>:<attempt>"
                        (an attempt starts once, so no two starts share a member)
-  A scope is counted once per claim: the starts that left every window (score <= now - period)
-  are dropped first, so the set holds at most `limit` starts per period (plus any future-dated
-  by a claimer whose clock runs ahead, counted as inside the window, as SQLite does); then ZCARD.
-  Later checks in the same claim use that count, raised by the starts the claim records.
+  A scope is counted once per claim: the starts that left every window more than
+  RATE_FORGET_LAG_MS ago are dropped first, then those in the window (score > now - period) are
+  counted, any future-dated by a claimer whose clock runs ahead among them, as SQLite does. The
+  starts just out of the window stay because a claim's `now` is read before its script runs: a
+  claim whose `now` is behind another's already run still needs the starts that left only the
+  other's window (RATE_FORGET_LAG_MS in store.ts says more; the two values are the same). Later
+  checks in the same claim use that count, raised by the starts the claim records.
 
   A scope that is never claimed from again would keep its last starts forever (a key that goes
   quiet); each start therefore also sets the set to expire RATE_IDLE_MS after its window closes.
@@ -16,6 +19,7 @@
   claimers' (ManualClock in tests): only a set idle far longer than its period may vanish.
 ]]
 local RATE_IDLE_MS = 3600000
+local RATE_FORGET_LAG_MS = 10000
 
 -- Per scope, as this claim goes: starts in the window (this claim's included).
 local rate_n = {}
@@ -36,8 +40,8 @@ local function rate_room(scope, rate, now)
   local key = rate_key(scope)
   local n = rate_n[scope]
   if not n then
-    redis.call("ZREMRANGEBYSCORE", key, "-inf", now - rate.period)
-    n = redis.call("ZCARD", key)
+    redis.call("ZREMRANGEBYSCORE", key, "-inf", now - rate.period - RATE_FORGET_LAG_MS)
+    n = redis.call("ZCOUNT", key, "(" .. (now - rate.period), "+inf")
     rate_n[scope] = n
   end
   if n < rate.limit then
@@ -45,7 +49,9 @@ local function rate_room(scope, rate, now)
   end
   if not rate_told[scope] then
     rate_told[scope] = true
-    local leaving = redis.call("ZRANGE", key, n - rate.limit, n - rate.limit, "WITHSCORES")[2]
+    local leaving = redis.call(
+      "ZRANGEBYSCORE", key, "(" .. (now - rate.period), "+inf", "WITHSCORES", "LIMIT", n - rate.limit, 1
+    )[2]
     local opens = (tonumber(leaving) or now) + rate.period
     if not rate_held_until or opens < rate_held_until then
       rate_held_until = opens
