@@ -289,10 +289,13 @@ local turns_taken = {}
 local fair_out = nil
 local function fair_take(lane, queue, x_id, x_flat)
   local set = fair_set_key(queue, lane.prio, lane.jtype)
-  local offset = 0
+  -- The set's entries before this rank were held back earlier in this claim, and still are (a
+  -- claim only uses room up): each slot starts past them rather than walking them again.
+  local offset = lane.fair_offset or 0
   while true do
     local ids = redis.call("ZRANGE", set, offset, offset + 15, "WITHSCORES")
     if #ids == 0 then
+      lane.fair_offset = offset
       return nil
     end
     for k = 1, #ids, 2 do
@@ -312,42 +315,43 @@ local function fair_take(lane, queue, x_id, x_flat)
         end
       end
       local run_at = tonumber(r or c or "0")
-      if s ~= "p" or q ~= queue or run_at > now then
-        redis.call("ZREM", set, y)
-        offset = offset - 1
-      else
-        local outcome = claim_one(y, yflat, lane.jtype, queue)
-        if outcome == "taken" then
-          redis.call("ZREM", set, y)
-          local turn = tonumber(ids[k + 1])
-          if not turns_taken[lane.jtype] or turn > turns_taken[lane.jtype] then
-            turns_taken[lane.jtype] = turn
-          end
-          table.insert(yflat, 1, y)
-          fair_out[#fair_out + 1] = yflat
-          if y == x_id then
-            return "self"
-          end
-          -- Out of the lane when the reader is done (found by its runAt).
-          local fence = page_for(lane.index, run_at, y)
-          if fence then
-            lane.remove[fence] = lane.remove[fence] or {}
-            table.insert(lane.remove[fence], y)
-          end
-          return "taken"
-        elseif outcome == "skip" then
-          redis.call("ZREM", set, y)
-          offset = offset - 1
-        elseif outcome == "held" then
-          held = held + 1
-          if held >= HELD_MAX then
-            return "held"
-          end
-        else
-          return outcome
-        end
+      local outcome = "stale"
+      if s == "p" and q == queue and run_at <= now then
+        outcome = claim_one(y, yflat, lane.jtype, queue)
       end
-      offset = offset + 1
+      lane.fair_offset = offset
+      if outcome == "stale" or outcome == "skip" then
+        -- Gone, waiting again (promotion brings it back) or expired: out of the set; the next
+        -- entry now has this rank.
+        redis.call("ZREM", set, y)
+      elseif outcome == "taken" then
+        redis.call("ZREM", set, y)
+        local turn = tonumber(ids[k + 1])
+        if not turns_taken[lane.jtype] or turn > turns_taken[lane.jtype] then
+          turns_taken[lane.jtype] = turn
+        end
+        table.insert(yflat, 1, y)
+        fair_out[#fair_out + 1] = yflat
+        if y == x_id then
+          return "self"
+        end
+        -- Out of the lane when the reader is done (found by its runAt).
+        local fence = page_for(lane.index, run_at, y)
+        if fence then
+          lane.remove[fence] = lane.remove[fence] or {}
+          table.insert(lane.remove[fence], y)
+        end
+        return "taken"
+      elseif outcome == "held" then
+        held = held + 1
+        offset = offset + 1
+        lane.fair_offset = offset
+        if held >= HELD_MAX then
+          return "held"
+        end
+      else
+        return outcome
+      end
     end
   end
 end
