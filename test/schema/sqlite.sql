@@ -18,7 +18,7 @@ CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NO
 
 -- index errand_job_fair
 CREATE INDEX errand_job_fair ON errand_job (queue, type, priority DESC, fair_turn, run_at, id)
-  WHERE state = 'pending' AND fair_turn IS NOT NULL;
+  WHERE fair_turn IS NOT NULL;
 
 -- index errand_job_key_order
 CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;

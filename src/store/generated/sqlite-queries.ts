@@ -102,6 +102,8 @@ export const statements = {
   /** fair.sql */
   fairJobTurn: "UPDATE errand_job SET fair_turn = ? WHERE id = ?;",
   /** fair.sql */
+  fairClear: "UPDATE errand_job SET fair_turn = NULL WHERE id = ?;",
+  /** fair.sql */
   fairTurnOf: "SELECT fair_turn FROM errand_job WHERE id = ?;",
   /** fair.sql */
   fairAdvance: "INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)\nON CONFLICT (type) DO UPDATE SET turn = max(turn, excluded.turn);",

@@ -51,15 +51,21 @@ export class FairClaim {
   readonly #q: Statements;
   readonly #types: ReadonlySet<string>;
   readonly #taken = new Map<string, number>();
+  /** The jobs this claim took by turn. */
+  readonly #ids = new Set<string>();
 
   constructor(q: Statements, types: ReadonlySet<string>) {
     this.#q = q;
     this.#types = types;
   }
 
-  /** Whether `row`'s slot goes to the job whose turn it is (its type is fair and it has a turn). */
+  /**
+   * Whether `row`'s slot goes to the job whose turn it is: its type is fair and it has a turn, or
+   * it was taken by turn already in this claim (a candidate read before it was).
+   */
   substitutes(row: JobRecord): boolean {
-    return this.#types.has(row.type) && this.#q.fairTurnOf.get(row.id) !== null;
+    if (!this.#types.has(row.type)) return false;
+    return this.#ids.has(row.id) || this.#q.fairTurnOf.get(row.id) !== null;
   }
 
   /** The type's ready job whose turn it is in `queue`, with its turn; null when none. */
@@ -74,8 +80,10 @@ export class FairClaim {
     return { row: hotRecord(r), turn: r[JOB_FIELDS.length] as number };
   }
 
-  /** `row`, of turn `turn`, was taken. */
+  /** `row`, of turn `turn`, was taken: its turn is over. */
   took(row: JobRecord, turn: number): void {
+    this.#q.fairClear.run(row.id);
+    this.#ids.add(row.id);
     const t = this.#taken.get(row.type);
     if (t === undefined || turn > t) this.#taken.set(row.type, turn);
   }

@@ -8,11 +8,13 @@
 --     type's ready job in the queue with the highest priority, then the lowest turn (then run_at,
 --     id), passing over what the claim's other filters pass over; then the type's turn moves up.
 -- Why: claimFair walks errand_job_fair (queue, type, priority DESC, fair_turn, run_at, id), partial
--- on pending jobs with a turn, so a claim costs one index probe per job it takes, whatever the
--- number of keys or jobs; rows it must pass over (future, expired, held back) are walked over.
+-- on jobs with a turn (the jobs waiting for theirs: fairClear takes it off a job taken), so a claim
+-- costs one index probe per job it takes, whatever the number of keys or jobs; rows it must pass
+-- over (blocked, future, expired, held back) are walked over.
 --
 -- fairTypeTurn: 1 type. fairKeyNext: 1 type, 2 key ('' for none). fairKeySet: 1 type, 2 key,
 --   3 next. fairJobTurn: 1 turn, 2 id. fairTurnOf: 1 id (NULL when the job has no turn).
+--   fairClear: 1 id.
 -- fairAdvance: 1 type, 2 turn (kept when lower than the type's).
 -- claimFair (named): $queue, $type, $now, $skip, $xkeys as claimCandidates'. Returns the pending
 --   fields, then fair_turn.
@@ -29,6 +31,9 @@ ON CONFLICT (type, key) DO UPDATE SET next = excluded.next;
 
 -- name: fairJobTurn
 UPDATE errand_job SET fair_turn = ? WHERE id = ?;
+
+-- name: fairClear
+UPDATE errand_job SET fair_turn = NULL WHERE id = ?;
 
 -- name: fairTurnOf
 SELECT fair_turn FROM errand_job WHERE id = ?;
