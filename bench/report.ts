@@ -189,18 +189,28 @@ export function rows(r: Results, t: Targets): Row[] {
   const kd = r["keys-drain"];
   if (kd) {
     add(
-      `drain over ${fmtInt(kd.keys)} keys, keyConcurrency 1 (${fmtInt(kd.jobs)}, concurrency ${kd.concurrency})`,
+      `drain over ${fmtInt(kd.keys)} keys, keyConcurrency 1, fair (${fmtInt(kd.jobs)}, concurrency ${kd.concurrency})`,
       `${fmtInt(kd.jobsPerSec)} jobs/s`,
       "",
       null,
     );
     add(
-      "  vs the same drain without keys (fair: not built yet)",
+      "  vs the same drain without keys",
       `${(kd.ratio * 100).toFixed(0)} %`,
       `≥ ${(t.keysRatio * 100).toFixed(0)} %`,
       kd.ratio >= t.keysRatio,
     );
     add("  each ran exactly once", String(kd.exactlyOnce), "true", kd.exactlyOnce);
+  }
+  const fs = r["fair-starvation"];
+  if (fs) {
+    add(
+      `fair: ${fmtInt(fs.late)} of key B after ${fmtInt(fs.backlog)} of key A, concurrency ${fs.concurrency}: A's starts before B's last`,
+      `${fmtInt(fs.fairABeforeLastB)} (${fmtInt(fs.fairMs)} ms)`,
+      "< 50",
+      fs.fairABeforeLastB < 50,
+    );
+    add("  the same without fair", fmtInt(fs.plainABeforeLastB), "", null);
   }
   const rl = r["rate-limit"];
   if (rl) {

@@ -16,8 +16,10 @@
  *                         (and at a tenth of the size: the O(edges) check)
  *                         deps-fan-out: --jobs (at most 10,000) jobs waiting on one: the time of
  *                         the one completion that unblocks them all, and the drain after
- *                         keys-drain: the 20k drain over 1,000 keys with keyConcurrency 1, as
- *                         a share of the same drain without keys (`fair` is not built yet)
+ *                         keys-drain: the 20k drain over 1,000 keys with keyConcurrency 1 and
+ *                         fair, as a share of the same drain without keys
+ *                         fair-starvation: 10,000 jobs of key A enqueued, then 10 of key B, one
+ *                         claimer of concurrency 5: A's starts before B's last (fair and not)
  *                         rate-limit: 4 worker processes on a type limited to 100/s for
  *                         --seconds: the most starts in any 1 s window, the mean rate
  *                         stats-held (not in the default run): stats() with and without the

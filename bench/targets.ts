@@ -20,8 +20,8 @@ export interface Targets {
    */
   joinStartMs: number;
   /**
-   * Issue 15: a drain over 1,000 keys with keyConcurrency 1 as a share of the keyless drain
-   * (the issue states it with `fair: true`, not built yet).
+   * Issue 15: a drain over 1,000 keys with keyConcurrency 1 and `fair: true` as a share of the
+   * keyless drain.
    */
   keysRatio: number;
   /**

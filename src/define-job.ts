@@ -167,6 +167,17 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
    */
   ordered?: boolean;
   /**
+   * When several keys (the `key` enqueue option) have ready jobs of this type, claims take them
+   * round-robin across keys, so a key with a large backlog does not hold back a key that enqueued
+   * later; priority still orders within a key (a higher-priority job goes before any lower one).
+   * Jobs without a key take their turns as one "no key" group. A job takes its place in the turns
+   * when it is enqueued, so the process enqueuing it must know the type is fair (this definition
+   * registered, or the type's setting on the server it enqueues through); a job enqueued without
+   * it is taken in the usual order.
+   * @defaultValue false
+   */
+  fair?: boolean;
+  /**
    * At most `limit` jobs of this type start in any interval of `periodMs`, counted across every
    * worker and server sharing the store. A job held back stays pending and is taken as soon as
    * the window allows (workers set a timer for it; no busy polling); other types are not slowed.
@@ -201,6 +212,7 @@ export interface JobDefinition<P = unknown, R = unknown> {
   readonly concurrency: number | null;
   readonly keyConcurrency: number | null;
   readonly ordered: boolean;
+  readonly fair: boolean;
   /** `rateLimit`, its period resolved to ms; null for none. */
   readonly rateLimit: Rate | null;
   readonly keyRateLimit: Rate | null;
@@ -235,6 +247,7 @@ const DEFINITION_KEYS = new Set([
   "concurrency",
   "keyConcurrency",
   "ordered",
+  "fair",
   "rateLimit",
   "keyRateLimit",
   "schema",
@@ -275,6 +288,7 @@ export function defineJob<P, R>(options: JobDefinitionOptions<P, R>): JobDefinit
         ? null
         : checkInt("keyConcurrency", options.keyConcurrency, 1, MAX_COUNT),
     ordered: checkFlag("ordered", options.ordered),
+    fair: checkFlag("fair", options.fair),
     rateLimit: options.rateLimit === undefined ? null : checkRate("rateLimit", options.rateLimit),
     keyRateLimit: options.keyRateLimit === undefined ? null : checkRate("keyRateLimit", options.keyRateLimit),
     schema: options.schema,
@@ -297,7 +311,15 @@ export function resolveDefaults(
   o: JobDefaults,
 ): Omit<
   JobDefinition,
-  "type" | "handler" | "concurrency" | "keyConcurrency" | "ordered" | "rateLimit" | "keyRateLimit" | "schema"
+  | "type"
+  | "handler"
+  | "concurrency"
+  | "keyConcurrency"
+  | "ordered"
+  | "fair"
+  | "rateLimit"
+  | "keyRateLimit"
+  | "schema"
 > {
   const delivery = o.delivery ?? JOB_DEFAULTS.delivery;
   if (delivery !== "at_least_once" && delivery !== "at_most_once") {

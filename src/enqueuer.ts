@@ -96,7 +96,23 @@ export class Enqueuer {
     now: number,
     connection: unknown,
   ): Promise<EnqueuedJob[]> {
-    return this.#c.door.enqueue({ jobs, now, idsGenerated, connection }, values);
+    const fairTypes = this.#fairTypes(jobs);
+    return this.#c.door.enqueue(
+      { jobs, now, idsGenerated, connection, ...(fairTypes ? { fairTypes } : {}) },
+      values,
+    );
+  }
+
+  /** The fair types among `jobs`' (a batch is mostly of one type: looked up once per run of it). */
+  #fairTypes(jobs: readonly NewJob[]): string[] | undefined {
+    let fair: string[] | undefined;
+    let last: string | undefined;
+    for (const j of jobs) {
+      if (j.type === last) continue;
+      last = j.type;
+      if (this.#c.types.fair(j.type) && !fair?.includes(j.type)) (fair ??= []).push(j.type);
+    }
+    return fair;
   }
 
   #planner(now: number): Planner {

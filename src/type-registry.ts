@@ -27,6 +27,7 @@ function overlay(code: AnyJobDefinition | undefined, type: string, settings: Typ
         ...(code.concurrency !== null ? { concurrency: code.concurrency } : {}),
         ...(code.keyConcurrency !== null ? { keyConcurrency: code.keyConcurrency } : {}),
         ...(code.ordered ? { ordered: true } : {}),
+        ...(code.fair ? { fair: true } : {}),
         ...(code.rateLimit !== null ? { rateLimit: code.rateLimit } : {}),
         ...(code.keyRateLimit !== null ? { keyRateLimit: code.keyRateLimit } : {}),
       }
@@ -113,19 +114,28 @@ export class TypeRegistry {
     return limits;
   }
 
-  /** Per-key rules (keyConcurrency, ordered) of the known types among `types`; undefined when none. */
+  /**
+   * Per-key rules (keyConcurrency, ordered, keyRateLimit, fair) of the known types among `types`;
+   * undefined when none.
+   */
   keyRules(types: readonly string[] | undefined): Record<string, KeyRules> | undefined {
     let rules: Record<string, KeyRules> | undefined;
     for (const def of this.#definitions.values()) {
-      if (def.keyConcurrency === null && !def.ordered && def.keyRateLimit === null) continue;
+      if (def.keyConcurrency === null && !def.ordered && def.keyRateLimit === null && !def.fair) continue;
       if (types && !types.includes(def.type)) continue;
       (rules ??= nameRecord())[def.type] = {
         ...(def.keyConcurrency !== null ? { keyConcurrency: def.keyConcurrency } : {}),
         ...(def.ordered ? { ordered: true } : {}),
+        ...(def.fair ? { fair: true } : {}),
         ...(def.keyRateLimit !== null ? { keyRateLimit: def.keyRateLimit } : {}),
       };
     }
     return rules;
+  }
+
+  /** Whether the type is fair: its jobs take their turn among its keys' when enqueued. */
+  fair(type: string): boolean {
+    return this.#definitions.get(type)?.fair === true;
   }
 
   /** Every rule a claim of `types` must keep: the caps, per-key rules and rate limits. */

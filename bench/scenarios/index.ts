@@ -7,6 +7,7 @@ import { drainBlocked } from "./drain-blocked.js";
 import { drainFail } from "./drain-fail.js";
 import { drainScale } from "./drain-scale.js";
 import { enqueueBulk } from "./enqueue-bulk.js";
+import { fairStarvation } from "./fair-starvation.js";
 import { httpEnqueue } from "./http/enqueue.js";
 import { httpIdle } from "./http/idle.js";
 import { httpRemoteWorker } from "./http/remote-worker.js";
@@ -35,6 +36,7 @@ export const SCENARIOS: readonly Scenario[] = [
   depsFanOut,
   // Issue 15's keys and rate limits.
   keysDrain,
+  fairStarvation,
   rateLimit,
   statsHeld,
   // Before the backlog: a million-row table just dropped keeps the server busy for a while.

@@ -14,6 +14,7 @@ import type { DrainBlockedResult } from "./drain-blocked.js";
 import type { DrainFailResult } from "./drain-fail.js";
 import type { DrainScaleResult } from "./drain-scale.js";
 import type { EnqueueBulkResult } from "./enqueue-bulk.js";
+import type { FairStarvationResult } from "./fair-starvation.js";
 import type { HttpEnqueueResult } from "./http/enqueue.js";
 import type { HttpIdleResult } from "./http/idle.js";
 import type { HttpRemoteWorkerResult } from "./http/remote-worker.js";
@@ -41,6 +42,7 @@ export interface Results {
   "deps-fan-out"?: DepsFanOutResult;
   "drain-blocked"?: DrainBlockedResult;
   "keys-drain"?: KeysDrainResult;
+  "fair-starvation"?: FairStarvationResult;
   "rate-limit"?: RateLimitResult;
   "stats-held"?: StatsHeldResult;
   "rate-held"?: RateHeldResult;

@@ -54,6 +54,8 @@ export interface RemoteJobType {
   keyConcurrency?: number;
   /** Jobs of the type with the same key start one at a time, in enqueue order. */
   ordered?: boolean;
+  /** Keys take turns: claims go round-robin across the type's keys (no key: one group). */
+  fair?: boolean;
   /** At most `limit` starts of the type in any interval of `periodMs`, cluster-wide. */
   rateLimit?: { limit: number; periodMs: number | string };
   /** As `rateLimit`, per key. */

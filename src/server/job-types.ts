@@ -38,6 +38,8 @@ export interface JobTypeConfig {
   keyConcurrency?: number;
   /** Jobs of the type with the same key start one at a time, in enqueue order. @defaultValue false */
   ordered?: boolean;
+  /** Keys take turns: claims go round-robin across the type's keys. @defaultValue false */
+  fair?: boolean;
   /**
    * At most `limit` jobs of the type start in any interval of `periodMs`, counted across every
    * worker and server on the store; held-back jobs stay pending until the window has room.

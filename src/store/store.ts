@@ -259,6 +259,13 @@ export interface EnqueueManyParams {
    */
   idsGenerated?: boolean;
   /**
+   * The fair types among these jobs' (see {@link KeyRules.fair}): each such job gets a turn number
+   * in its type, `max(its key's next turn, the type's turn now)` (jobs without a key are one
+   * group); its key's next turn is one more. A claim taking a job advances its type's turn to the
+   * job's. So a key that enqueues late starts level with the others, not behind their backlog.
+   */
+  fairTypes?: readonly string[];
+  /**
    * The caller's own database connection, inside the caller's transaction (`enqueue(…, { db })`):
    * the store inserts through it, so the jobs exist only if that transaction commits. Opaque here;
    * a store that cannot enlist in a caller's transaction refuses it with `INVALID_OPTION`.
@@ -330,6 +337,12 @@ export interface KeyRules {
   keyConcurrency?: number;
   /** One at a time per key, in enqueue order. */
   ordered?: boolean;
+  /**
+   * Keys take turns: a claim that meets a ready job of the type takes, in its place, the type's
+   * ready job with the lowest turn number (`EnqueueManyParams.fairTypes`) in the same queue, among
+   * those of the highest priority; jobs without a turn number are taken as they come.
+   */
+  fair?: boolean;
   /** At most `limit` starts per key in any `periodMs`. */
   keyRateLimit?: RateRule;
 }

@@ -16,6 +16,7 @@ import { exerciseDependencyRetention } from "./dependency-retention.js";
 import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
 import { exerciseFailMany } from "./fail-many.js";
+import { exerciseFair } from "./fair.js";
 import { exerciseFencing } from "./fencing.js";
 import { exerciseFlows } from "./flows.js";
 import { exerciseHeldBack } from "./held-back.js";
@@ -76,6 +77,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseDebounce(backend);
     exerciseKeyLimits(backend);
     exerciseOrdered(backend);
+    exerciseFair(backend);
     exerciseRateLimits(backend);
     exerciseHeldBack(backend);
   });

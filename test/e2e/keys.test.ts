@@ -292,5 +292,21 @@ for (const backend of selectedBackends()) {
       await client.complete({ id: l1.id, attempt: got!.attempt }, null);
       expect((await lease(h, "ledger")).map((j) => j.id)).toEqual([l2.id]);
     });
+
+    it("takes fair as a type setting: jobs enqueued over HTTP take turns across keys", async () => {
+      const h = await startServer(backend);
+      const put = await h.http("PUT", "/v1/types/tenant-sync", { body: { fair: true } });
+      expect(put).toMatchObject({ status: 201, body: { type: "tenant-sync", fair: true } });
+      const bad = await h.http("PUT", "/v1/types/tenant-sync", { body: { fair: "yes" } });
+      expect(bad).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+      const client = new ErrandClient(h.base);
+      expect(await client.getType("tenant-sync")).toEqual({ type: "tenant-sync", fair: true });
+      const backlog = Array.from({ length: 6 }, () => ({ type: "tenant-sync", key: "a" }));
+      await h.http("POST", "/v1/jobs", { body: { jobs: backlog } });
+      const late = await client.enqueue("tenant-sync", { n: 1 }, { key: "b" });
+      // b's turn is level with a's first: it comes in the first two, not after a's six.
+      const firstTwo = [...(await lease(h, "tenant-sync", 1)), ...(await lease(h, "tenant-sync", 1))];
+      expect(firstTwo.map((j) => j.id)).toContain(late.id);
+    });
   });
 }

@@ -16,6 +16,10 @@ CREATE INDEX errand_job_done_state ON errand_job_done (state, finished_at);
 -- index errand_job_expiry
 CREATE INDEX errand_job_expiry ON errand_job (expires_at) WHERE expires_at IS NOT NULL;
 
+-- index errand_job_fair
+CREATE INDEX errand_job_fair ON errand_job (queue, type, priority DESC, fair_turn, run_at, id)
+  WHERE fair_turn IS NOT NULL;
+
 -- index errand_job_key_order
 CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;
 
@@ -48,6 +52,20 @@ CREATE TABLE errand_dependency (
   PRIMARY KEY (dep_id, job_id)
 ) WITHOUT ROWID;
 
+-- table errand_fair_key
+CREATE TABLE errand_fair_key (
+  type TEXT NOT NULL,
+  key  TEXT NOT NULL,
+  next INTEGER NOT NULL,
+  PRIMARY KEY (type, key)
+) WITHOUT ROWID;
+
+-- table errand_fair_type
+CREATE TABLE errand_fair_type (
+  type TEXT PRIMARY KEY,
+  turn INTEGER NOT NULL
+) WITHOUT ROWID;
+
 -- table errand_job
 CREATE TABLE "errand_job" (
   id                    TEXT PRIMARY KEY,
@@ -77,7 +95,7 @@ CREATE TABLE "errand_job" (
   depends_on            TEXT,
   on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
   has_dependents        INTEGER NOT NULL DEFAULT 0
-, key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);
+, key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0, fair_turn INTEGER);
 
 -- table errand_job_done
 CREATE TABLE errand_job_done (
@@ -143,4 +161,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"}]

@@ -123,7 +123,7 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     )
     .option(
       "--key <key>",
-      "the job's key (tenant, account): its type's keyConcurrency, order and keyRateLimit apply per key",
+      "the job's key (tenant, account): its type's keyConcurrency, order, keyRateLimit and fair turns apply per key",
     )
     .option(
       "--debounce-key <key>",

@@ -39,7 +39,7 @@ export function registerTypes(program: Command, ctx: CliContext): void {
     .argument("<type>")
     .requiredOption(
       "--config <json>",
-      'settings: JSON, @file or -, e.g. {"maxAttempts": 3, "concurrency": 5, "keyConcurrency": 1, "rateLimit": {"limit": 100, "periodMs": "1m"}}',
+      'settings: JSON, @file or -, e.g. {"maxAttempts": 3, "concurrency": 5, "keyConcurrency": 1, "fair": true, "rateLimit": {"limit": 100, "periodMs": "1m"}}',
     )
     .action(
       act(ctx, async ({ client }, o: { config: string; json?: boolean }, type: string) => {

@@ -196,6 +196,11 @@ export const sharedSchemas = [
         description:
           "Jobs of the type with the same key start one at a time, in enqueue order (jobs without a key are not ordered)",
       },
+      fair: {
+        type: "boolean",
+        description:
+          "Keys take turns: when several keys have ready jobs of the type, leases take them round-robin across keys (priority still orders within a key; jobs without a key are one group). A job takes its turn when enqueued through a server that has this setting",
+      },
       rateLimit: rateLimit(
         "At most `limit` jobs of the type start in any interval of `periodMs` (a sliding window), counted across every worker and server on the store; held-back jobs stay pending until the window has room",
       ),

@@ -138,7 +138,7 @@ export const dependsOn = {
  */
 export const jobKey = {
   type: "string",
-  description: `The job's key (a tenant, customer or account): a name (${NAME_PATTERN.source}, at most 128 characters), else INVALID_KEY. Its type's \`keyConcurrency\`, \`ordered\` and \`keyRateLimit\` apply per key`,
+  description: `The job's key (a tenant, customer or account): a name (${NAME_PATTERN.source}, at most 128 characters), else INVALID_KEY. Its type's \`keyConcurrency\`, \`ordered\`, \`keyRateLimit\` and \`fair\` apply per key`,
 } as const;
 
 /** The `debounce` enqueue option; its key is checked by the server (`INVALID_KEY`), as `key` is. */

@@ -95,6 +95,22 @@ export const statements = {
   failRetry: "UPDATE errand_job\nSET state = 'pending', run_at = ?, queue = COALESCE(?, queue),\n  errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,\n  lease_expirations = lease_expirations + ?\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
   /** failMany.sql */
   failKill: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,\n  depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'dead', NULL, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
+  /** fair.sql */
+  fairTypeTurn: "SELECT turn FROM errand_fair_type WHERE type = ?;",
+  /** fair.sql */
+  fairKeyNext: "SELECT next FROM errand_fair_key WHERE type = ? AND key = ?;",
+  /** fair.sql */
+  fairKeySet: "INSERT INTO errand_fair_key (type, key, next) VALUES (?, ?, ?)\nON CONFLICT (type, key) DO UPDATE SET next = excluded.next;",
+  /** fair.sql */
+  fairJobTurn: "UPDATE errand_job SET fair_turn = ? WHERE id = ?;",
+  /** fair.sql */
+  fairClear: "UPDATE errand_job SET fair_turn = NULL WHERE id = ?;",
+  /** fair.sql */
+  fairTurnOf: "SELECT fair_turn FROM errand_job WHERE id = ?;",
+  /** fair.sql */
+  fairAdvance: "INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)\nON CONFLICT (type) DO UPDATE SET turn = max(turn, excluded.turn);",
+  /** fair.sql */
+  claimFair: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_fair\nWHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT NULL\n  AND run_at <= $now\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, fair_turn, run_at, id\nLIMIT 1;",
   /** fireSchedule.sql */
   fireScheduleAdvance: "UPDATE errand_schedule SET next_run_at = ?, updated_at = ? WHERE name = ? AND next_run_at = ?;",
   /** get.sql */

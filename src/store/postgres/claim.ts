@@ -15,6 +15,7 @@ import { hotRecord } from "../hot-record.js";
 import type { ClaimParams, KeyRules } from "../store.js";
 import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
+import { fairStatements } from "./fair.js";
 import { Rates, rateScope } from "./rates.js";
 
 /** Leases up to `p.limit` ready jobs to `p.workerId` (`Store.claim`), in claim order. */
@@ -32,19 +33,29 @@ export function claimJobs(
   const ruled = p.keyRules
     ? Object.keys(p.keyRules)
         .filter((t) => !filterTypes || filterTypes.includes(t))
+        .filter((t) => {
+          const r = p.keyRules![t]!;
+          return r.keyConcurrency !== undefined || r.ordered === true || r.keyRateLimit !== undefined;
+        })
         .sort()
     : [];
+  const fairTypes = p.keyRules
+    ? Object.keys(p.keyRules).filter((t) => p.keyRules![t]!.fair && (!filterTypes || filterTypes.includes(t)))
+    : [];
+  const fair = fairTypes.length > 0 ? fairStatements(sql) : null;
   const rated = p.rateLimits
     ? Object.keys(p.rateLimits)
         .filter((t) => !filterTypes || filterTypes.includes(t))
         .sort()
     : [];
   const keyRated = ruled.some((t) => p.keyRules![t]!.keyRateLimit !== undefined);
-  // One queue, no caps, no per-key rules and no rate limits: a single statement, atomic by
-  // itself. Otherwise one transaction, so the locks hold throughout and a fault leaves no share
-  // claimed and unreported.
+  // One queue, no caps, no per-key rules, no fair types and no rate limits: a single statement,
+  // atomic by itself. Otherwise one transaction, so the locks hold throughout and a fault leaves
+  // no share claimed and unreported.
   const mode =
-    capped.length === 0 && ruled.length === 0 && rated.length === 0 && p.queues.length === 1 ? "pool" : "tx";
+    capped.length === 0 && ruled.length === 0 && rated.length === 0 && !fair && p.queues.length === 1
+      ? "pool"
+      : "tx";
   return connection.op(mode, async (db) => {
     const rates = rated.length > 0 || keyRated ? new Rates(connection, sql, db, p.now) : null;
     const keys = ruled.length > 0 ? new KeyRoom(connection, sql, db, p.keyRules!, ruled, rates) : null;
@@ -67,66 +78,105 @@ export function claimJobs(
     const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
     let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
     const leaseExpiresAt = p.now + p.leaseMs;
+    const excludedTypes = (): string[] => [...room].filter(([, n]) => n <= 0).map(([t]) => t);
+
+    /**
+     * One claim statement: up to `want` jobs of `queue` (of `types`), in the usual order, or with
+     * `turnOf`, the turned jobs of that fair type in turn order; with fair types in the claim and
+     * no `turnOf`, their turned jobs are left out (their slots were filled by turn).
+     */
+    const step = async (queue: string, want: number, turnOf: string | null, out: JobRecord[]) => {
+      const excluded = excludedTypes();
+      const capTypes: string[] = [];
+      const capRoom: number[] = [];
+      for (const [t, n] of room) {
+        if (n > 0) {
+          capTypes.push(t);
+          capRoom.push(n);
+        }
+      }
+      const types = turnOf !== null ? [turnOf] : filterTypes;
+      const values: unknown[] = [
+        queue,
+        p.now,
+        want,
+        Number.isFinite(weightCap) ? weightCap : null,
+        Number.isFinite(budget) ? budget : null,
+        p.workerId,
+        leaseExpiresAt,
+        types,
+        excluded.length > 0 ? excluded : null,
+      ];
+      const texts = fair === null ? sql : turnOf !== null ? fair.turn : fair.rest;
+      let text = texts.claim;
+      let discovered = false;
+      if (keys) {
+        const peek = turnOf !== null ? fair!.turn.keyPeek : sql.keyPeek;
+        discovered = await keys.discover(queue, p.now, want, types, excluded, peek);
+        values.push(capTypes, capRoom, ruled, ...keys.open());
+        text = texts.claimKeyed;
+      } else if (capTypes.length > 0) {
+        values.push(capTypes, capRoom);
+        text = texts.claimCapped;
+      }
+      if (fair !== null && turnOf === null) values.push(fairTypes);
+      const rows = await connection.query<unknown[]>(db, text, values, true);
+      let overflow = false;
+      let skipped = false;
+      for (const row of rows) {
+        if (row[0] === null) {
+          overflow = row[HOT_FIELD_COUNT] === true;
+          skipped = row[HOT_FIELD_COUNT + 1] === true;
+          continue;
+        }
+        const record = hotRecord(row);
+        budget -= Math.min(record.weight, weightCap);
+        const left = room.get(record.type);
+        if (left !== undefined) room.set(record.type, left - 1);
+        keys?.take(record);
+        rates?.take(record);
+        out.push(record);
+      }
+      return { overflow, again: skipped || discovered };
+    };
+
     const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
       const out: JobRecord[] = [];
       for (let round = 0; ; round++) {
-        const excluded: string[] = [];
-        const capTypes: string[] = [];
-        const capRoom: number[] = [];
-        for (const [t, n] of room) {
-          if (n <= 0) excluded.push(t);
-          else {
-            capTypes.push(t);
-            capRoom.push(n);
+        let again = false;
+        if (fair) {
+          // The slots the usual order gives each fair type, filled by turn.
+          const excluded = excludedTypes();
+          const slots = await connection.query<{ type: string; n: number }>(db, sql.fairSlots, [
+            queue,
+            p.now,
+            count - out.length,
+            filterTypes,
+            excluded.length > 0 ? excluded : null,
+            fairTypes,
+          ]);
+          for (const { type, n } of slots) {
+            const r = await step(queue, n, type, out);
+            if (r.overflow) return { taken: out, full: true };
+            again ||= r.again;
           }
         }
-        const values: unknown[] = [
-          queue,
-          p.now,
-          count - out.length,
-          Number.isFinite(weightCap) ? weightCap : null,
-          Number.isFinite(budget) ? budget : null,
-          p.workerId,
-          leaseExpiresAt,
-          filterTypes,
-          excluded.length > 0 ? excluded : null,
-        ];
-        let text = sql.claim;
-        let discovered = false;
-        if (keys) {
-          discovered = await keys.discover(queue, p.now, count - out.length, filterTypes, excluded);
-          values.push(capTypes, capRoom, ruled, ...keys.open());
-          text = sql.claimKeyed;
-        } else if (capTypes.length > 0) {
-          values.push(capTypes, capRoom);
-          text = sql.claimCapped;
+        if (out.length < count) {
+          const r = await step(queue, count - out.length, null, out);
+          if (r.overflow) return { taken: out, full: true };
+          again ||= r.again;
         }
-        const rows = await connection.query<unknown[]>(db, text, values, true);
-        let overflow = false;
-        let skipped = false;
-        for (const row of rows) {
-          if (row[0] === null) {
-            overflow = row[HOT_FIELD_COUNT] === true;
-            skipped = row[HOT_FIELD_COUNT + 1] === true;
-            continue;
-          }
-          const record = hotRecord(row);
-          budget -= Math.min(record.weight, weightCap);
-          const left = room.get(record.type);
-          if (left !== undefined) room.set(record.type, left - 1);
-          keys?.take(record);
-          rates?.take(record);
-          out.push(record);
-        }
-        if (overflow) return { taken: out, full: true };
         // Rows of a type that just hit its cap, or of a key that just hit its own, were passed
         // over: look again without them. Keys met for the first time this round: look again for
         // more. Every round closes a type or a key, or takes jobs; the bound is a backstop.
-        if (out.length === count || (!skipped && !discovered) || round === MAX_ROUNDS) {
+        if (out.length === count || !again || round === MAX_ROUNDS) {
           return { taken: out, full: budget <= 0 };
         }
       }
     });
+    if (fair && taken.length > 0) {
+      await connection.query(db, sql.fairAdvance, [taken.map((j) => j.id)]);
+    }
     await rates?.finish(
       p.queues.map((q) => q.name),
       p.limit,
@@ -198,6 +248,7 @@ class KeyRoom {
     limit: number,
     types: readonly string[] | null,
     excluded: readonly string[],
+    peek: string,
   ): Promise<boolean> {
     const closedTypes: string[] = [];
     const closedKeys: string[] = [];
@@ -207,7 +258,7 @@ class KeyRoom {
         closedKeys.push(k.key);
       }
     }
-    const seen = await this.#connection.query<{ type: string; key: string }>(this.#db, this.#sql.keyPeek, [
+    const seen = await this.#connection.query<{ type: string; key: string }>(this.#db, peek, [
       queue,
       now,
       limit,

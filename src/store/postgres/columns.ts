@@ -93,6 +93,8 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandQueuePause: `"${schema}".errand_queue_pause`,
     errandDependency: `"${schema}".errand_dependency`,
     errandRateStart: `"${schema}".errand_rate_start`,
+    errandFairType: `"${schema}".errand_fair_type`,
+    errandFairKey: `"${schema}".errand_fair_key`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,

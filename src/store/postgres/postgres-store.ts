@@ -49,6 +49,7 @@ import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
+import { assignTurns, fairStatements } from "./fair.js";
 import { pgLimitStats } from "./held-sample.js";
 import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
@@ -115,6 +116,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // One channel per schema, so installations sharing a database do not wake each other.
     const channel = `${schema}_wake`;
     this.#sql = renderStatements(statements, sqlFragments(schema, channel));
+    fairStatements(this.#sql); // its rewrites of the claim statements checked now, not at a claim
     this.#notifier = new PostgresNotifier(this.#connection, this, {
       channel,
       notifySql: this.#sql.notify,
@@ -187,10 +189,14 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     }
     // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs),
     // as do dependencies (all or none, and their row locks held to the commit).
-    const mode = checkDone || hasDependencies(params.jobs) ? "tx" : "pool";
-    const { results, ready } = await this.#op(mode, (db) =>
-      this.#insertJobs(db, params.jobs, params.now, checkDone, this.#origin),
-    );
+    // Fair types' turns are given in the insert's transaction: no claim sees their jobs without.
+    const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
+    const mode = checkDone || fair || hasDependencies(params.jobs) ? "tx" : "pool";
+    const { results, ready } = await this.#op(mode, async (db) => {
+      const inserted = await this.#insertJobs(db, params.jobs, params.now, checkDone, this.#origin);
+      if (fair) await assignTurns(this.#connection, this.#sql, db, params.jobs, inserted.results, fair);
+      return inserted;
+    });
     if (ready) this.#emitWake();
     return results;
   }

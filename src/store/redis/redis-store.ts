@@ -164,7 +164,13 @@ export class RedisStore implements Store {
         "the Redis store cannot enqueue inside a caller's database transaction (connection)",
       );
     }
-    const args: Arg[] = [p.now, p.jobs.length, inClaimOrder(p.jobs) ? "1" : "", ""];
+    const args: Arg[] = [
+      p.now,
+      p.jobs.length,
+      inClaimOrder(p.jobs) ? "1" : "",
+      "",
+      p.fairTypes ? p.fairTypes.join("|") : "",
+    ];
     let withDependencies = false;
     for (const job of p.jobs) {
       pushNewJob(args, job);
@@ -212,6 +218,7 @@ export class RedisStore implements Store {
         rule.ordered ? "1" : "",
         rate?.limit ?? "",
         rate?.periodMs ?? "",
+        rule.fair ? "1" : "",
       );
     }
     const rates = Object.entries(p.rateLimits ?? {});

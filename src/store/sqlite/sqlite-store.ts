@@ -46,6 +46,7 @@ import type {
   SweepParams,
 } from "../store.js";
 import { SqliteDependencies } from "./dependencies.js";
+import { assignTurns, type FairClaim, fairClaim } from "./fair.js";
 import { sqliteLimitStats } from "./held-sample.js";
 import { insertJobs } from "./insert.js";
 import { KeyGate } from "./key-gate.js";
@@ -174,7 +175,13 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
-    return this.#write(() => this.#insertJobs(params.jobs, params.now, params.idsGenerated === true));
+    return this.#write(() => {
+      const results = this.#insertJobs(params.jobs, params.now, params.idsGenerated === true);
+      if (params.fairTypes && params.fairTypes.length > 0) {
+        assignTurns(this.#q, params.jobs, results, params.fairTypes);
+      }
+      return results;
+    });
   }
 
   #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
@@ -221,6 +228,7 @@ export class SqliteStore implements Store {
       p.keyRules || p.rateLimits
         ? new KeyGate(this.#q, p.keyRules ?? NO_RULES, p.now, p.rateLimits, p.held)
         : null;
+    const fair = p.keyRules ? fairClaim(this.#q, p.keyRules, p.types) : null;
     const exhausted = () => [
       ...[...room].filter(([, n]) => n <= 0).map(([t]) => t),
       ...(gate?.closedTypes ?? []),
@@ -244,13 +252,24 @@ export class SqliteStore implements Store {
           }) as unknown[][]
         ).map(hotRecord);
         let skipped = false;
-        for (const row of rows) {
+        for (let row of rows) {
           const left = room.get(row.type);
           if (left !== undefined && left <= 0) {
             skipped = true;
             continue;
           }
-          if (gate && !gate.admit(row, queue)) {
+          let turn: number | null = null;
+          if (fair?.substitutes(row)) {
+            // The slot is the type's (even when this row was taken already, in an earlier slot);
+            // the job whose turn it is takes it, perhaps this one.
+            const pick = this.#fairPick(fair, gate, queue, row.type, p.now);
+            if (pick === null) {
+              skipped = true;
+              continue;
+            }
+            row = pick.row;
+            turn = pick.turn;
+          } else if (gate && !gate.admit(row, queue)) {
             skipped = true;
             continue;
           }
@@ -260,6 +279,7 @@ export class SqliteStore implements Store {
           if (left !== undefined) room.set(row.type, left - 1);
           activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
           gate?.took(row);
+          if (turn !== null) fair!.took(row, turn);
           row.state = "active";
           row.attempt += 1;
           row.workerId = p.workerId;
@@ -272,8 +292,25 @@ export class SqliteStore implements Store {
         if (!skipped || rows.length === 0) return { taken: out, full: budget <= 0 };
       }
     });
+    fair?.finish();
     if (taken.length > 1 && p.queues.length > 1) taken.sort(claimOrder);
     return taken;
+  }
+
+  /** The fair type's job whose turn it is and that the claim's rules admit; null when none. */
+  #fairPick(
+    fair: FairClaim,
+    gate: KeyGate | null,
+    queue: string,
+    type: string,
+    now: number,
+  ): { row: JobRecord; turn: number } | null {
+    for (;;) {
+      const pick = fair.next(queue, type, now, gate ? gate.params() : NO_KEY_PARAMS);
+      if (pick === null || !gate || gate.admit(pick.row, queue)) return pick;
+      // Refused: the gate now passes it (or its key) over; a type out of room ends the search.
+      if (gate.closedTypes.includes(type)) return null;
+    }
   }
 
   // ---- outcomes ------------------------------------------------------------------------------

@@ -122,6 +122,10 @@ export function prepareStatements(db: Database.Database): Statements {
   }
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
   q.claimCandidates.raw(true);
+  q.claimFair.raw(true);
+  q.fairTypeTurn.pluck();
+  q.fairKeyNext.pluck();
+  q.fairTurnOf.pluck();
   q.enqueueFinishedId.pluck();
   q.moveDelete.pluck();
   q.dependencyUnfinished.pluck();

@@ -22,6 +22,10 @@
       with no room is passed over for the rest of the claim; a key with none holds its job back
       as the other key rules do. The earliest time a window that held back a ready job has room
       again is returned, so the claimer can claim again then rather than poll.
+    - Fair types (includes/fair.lua): a lane entry of a fair type whose job is in its lane's fair
+      set is a slot of the type, filled by the set's first job (by turn) that the rules above
+      admit; the type's turn ({p}:ft) moves up to the highest taken. One ZSCORE per such entry,
+      one ZRANGE per slot, and the set's stale entries met are dropped.
     - A job's first claim frees its debounce key ({p}:deb).
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.
@@ -39,7 +43,7 @@
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
   ARGV[6] limit  ARGV[7] maxWeight ("" = none)  ARGV[8] weightCap ("" = none)
   then: nTypes, type...; nCaps, (type, cap)...; nRules, (type, keyConcurrency ("" = none),
-  ordered ("1" or ""), keyRateLimit's limit ("" = none), its periodMs)...; nRates, (type, limit,
+  ordered ("1" or ""), keyRateLimit's limit ("" = none), its periodMs, fair ("1" or ""))...; nRates, (type, limit,
   periodMs)...; nQueues, (queue, weight)...; nRandoms, random...
   Returns the claimed jobs as they were just before the claim ({id, field, value, ...} each); the
   client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows. When a
@@ -50,6 +54,7 @@
 --@include "includes/job.lua"
 --@include "includes/claim-plan.lua"
 --@include "includes/rate-limits.lua"
+--@include "includes/fair.lua"
 
 local err = check_epoch()
 if err then
@@ -93,14 +98,14 @@ local n_rules = tonumber(ARGV[at])
 at = at + 1
 local rules = {}
 for i = 0, n_rules - 1 do
-  local j = at + 5 * i
-  local rule = { kc = tonumber(ARGV[j + 1]), ordered = ARGV[j + 2] == "1" }
+  local j = at + 6 * i
+  local rule = { kc = tonumber(ARGV[j + 1]), ordered = ARGV[j + 2] == "1", fair = ARGV[j + 5] == "1" }
   if ARGV[j + 3] ~= "" then
     rule.rate = { limit = tonumber(ARGV[j + 3]), period = tonumber(ARGV[j + 4]) }
   end
   rules[ARGV[j]] = rule
 end
-at = at + 5 * n_rules
+at = at + 6 * n_rules
 local n_rates = tonumber(ARGV[at])
 at = at + 1
 local rates = {}
@@ -131,9 +136,12 @@ if #due > 0 then
   local ids = {}
   for i = 1, #due, 2 do
     local id = due[i]
-    local f = redis.call("HMGET", job_key(id), "q", "y", "t")
+    local f = redis.call("HMGET", job_key(id), "q", "y", "t", "ft")
     if f[1] then
       add_ready_later(id, f[1], f[2] or "0", f[3], due[i + 1])
+      if f[4] then
+        redis.call("ZADD", fair_set_key(f[1], f[2] or "0", f[3]), f[4], id)
+      end
     end
     ids[#ids + 1] = id
   end
@@ -260,10 +268,99 @@ local function claim_one(id, flat, jtype, queue)
   return "taken"
 end
 
+-- A field's value in an HGETALL reply, or nil.
+local function field_of(flat, name)
+  for i = 1, #flat, 2 do
+    if flat[i] == name then
+      return flat[i + 1]
+    end
+  end
+  return nil
+end
+
+-- The highest turn taken per fair type, for {p}:ft at the end.
+local turns_taken = {}
+
+-- Fills the slot lane `lane`'s head job `x_id` (hash `x_flat`, with a turn) holds for its fair type
+-- with the first job of the lane's fair set the claim's rules admit, appended to `fair_out`.
+-- Returns "taken" (another job took it), "self" (the head did), "held" (too many held back),
+-- "closed" or "full" (claim_one's), or nil when the set offers none (the head is then taken as
+-- usual). Entries whose job is no longer ready in this lane leave the set.
+local fair_out = nil
+local function fair_take(lane, queue, x_id, x_flat)
+  local set = fair_set_key(queue, lane.prio, lane.jtype)
+  -- The set's entries before this rank were held back earlier in this claim, and still are (a
+  -- claim only uses room up): each slot starts past them rather than walking them again.
+  local offset = lane.fair_offset or 0
+  while true do
+    local ids = redis.call("ZRANGE", set, offset, offset + 15, "WITHSCORES")
+    if #ids == 0 then
+      lane.fair_offset = offset
+      return nil
+    end
+    for k = 1, #ids, 2 do
+      local y = ids[k]
+      local yflat = y == x_id and x_flat or redis.call("HGETALL", job_key(y))
+      local s, q, r, c = nil, nil, nil, nil
+      for i = 1, #yflat, 2 do
+        local f = yflat[i]
+        if f == "s" then
+          s = yflat[i + 1]
+        elseif f == "q" then
+          q = yflat[i + 1]
+        elseif f == "r" then
+          r = yflat[i + 1]
+        elseif f == "c" then
+          c = yflat[i + 1]
+        end
+      end
+      local run_at = tonumber(r or c or "0")
+      local outcome = "stale"
+      if s == "p" and q == queue and run_at <= now then
+        outcome = claim_one(y, yflat, lane.jtype, queue)
+      end
+      lane.fair_offset = offset
+      if outcome == "stale" or outcome == "skip" then
+        -- Gone, waiting again (promotion brings it back) or expired: out of the set; the next
+        -- entry now has this rank.
+        redis.call("ZREM", set, y)
+      elseif outcome == "taken" then
+        redis.call("ZREM", set, y)
+        local turn = tonumber(ids[k + 1])
+        if not turns_taken[lane.jtype] or turn > turns_taken[lane.jtype] then
+          turns_taken[lane.jtype] = turn
+        end
+        table.insert(yflat, 1, y)
+        fair_out[#fair_out + 1] = yflat
+        if y == x_id then
+          return "self"
+        end
+        -- Out of the lane when the reader is done (found by its runAt).
+        local fence = page_for(lane.index, run_at, y)
+        if fence then
+          lane.remove[fence] = lane.remove[fence] or {}
+          table.insert(lane.remove[fence], y)
+        end
+        return "taken"
+      elseif outcome == "held" then
+        held = held + 1
+        offset = offset + 1
+        lane.fair_offset = offset
+        if held >= HELD_MAX then
+          return "held"
+        end
+      else
+        return outcome
+      end
+    end
+  end
+end
+
 -- Takes up to `want` jobs from one queue: its lanes by priority, and lanes of equal priority merged
 -- by (runAt, id). Returns the jobs and whether the weight budget is spent.
 local function take(queue, want)
   local out = {}
+  fair_out = out
   local full = false
   if redis.call("HEXISTS", PAUSED, queue) == 1 then
     return out, false
@@ -279,6 +376,7 @@ local function take(queue, want)
       local reader = paged_reader(lane_index, lane_pages, BUFFER)
       reader.member = member
       reader.jtype = jtype
+      reader.prio = prio
       reader.score = index[i + 1]
       reader.used = false
       lanes[#lanes + 1] = reader
@@ -320,7 +418,24 @@ local function take(queue, want)
           break
         end
       end
-      if not pending then
+      local turn = pending and rules[best.jtype] and rules[best.jtype].fair and field_of(flat, "ft")
+      local sub = nil
+      -- A job with a turn but out of the fair set (made ready otherwise) is taken as usual.
+      if turn and redis.call("ZSCORE", fair_set_key(queue, best.prio, best.jtype), best_id) then
+        -- The slot is the fair type's: the job whose turn it is takes it (perhaps this one).
+        sub = fair_take(best, queue, best_id, flat)
+      end
+      if sub == "taken" or sub == "closed" then
+        -- Another job took the head's slot (the head stays in the lane and the fair set, for a
+        -- later turn), or none may (the type is passed over from now on): on to the next entry.
+      elseif sub == "full" then
+        full = true
+        break
+      elseif sub == "held" then
+        held = held + 1
+      elseif sub == "self" then
+        paged_take(best)
+      elseif not pending then
         -- A lane entry without its pending job (keys lost): drop it.
         paged_take(best)
       else
@@ -349,6 +464,11 @@ local function take(queue, want)
 end
 
 local claimed = plan_claim(queues, limit, randoms, take)
+for jtype, turn in pairs(turns_taken) do
+  if turn > tonumber(redis.call("HGET", FAIR_TURN, jtype) or "0") then
+    redis.call("HSET", FAIR_TURN, jtype, turn)
+  end
+end
 if #leased > 0 then
   call_sliced("ZADD", LEASE, leased, 1000)
 end

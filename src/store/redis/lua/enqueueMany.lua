@@ -18,6 +18,8 @@
   ARGV[5] "1" when the jobs come in (runAt, id) order, else "" (the client checks; the ready lanes
   rely on it, and sort a batch themselves without it)
   ARGV[6] "1" when some job has dependencies, else ""
+  ARGV[7] the fair types among the jobs', joined by "|" (names cannot hold it; includes/fair.lua):
+  each inserted job of one gets its turn
   then n jobs of 19 values each (see includes/insert-job.lua)
   Returns the duplicates and the inserted jobs with dependencies: index (0-based) and job reply
   for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies.
@@ -27,6 +29,7 @@
 --@include "includes/job.lua"
 --@include "includes/dependencies.lua"
 --@include "includes/insert-job.lua"
+--@include "includes/fair.lua"
 
 local err = check_epoch()
 if err then
@@ -35,7 +38,11 @@ end
 
 local now = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
-local FIRST = 7
+local FIRST = 8
+local fair = {}
+for jtype in string.gmatch(ARGV[7], "[^|]+") do
+  fair[jtype] = true
+end
 
 if ARGV[6] == "1" then
   -- Checked before any write: a script's writes cannot be taken back.
@@ -53,7 +60,12 @@ end
 
 local out = {}
 for j = 0, n - 1 do
-  local existing, with_dependencies = insert_job(FIRST + j * JOB_FIELDS, now, ARGV[3])
+  local i = FIRST + j * JOB_FIELDS
+  local existing, with_dependencies = insert_job(i, now, ARGV[3])
+  if not existing and fair[ARGV[i + 1]] then
+    local ready = tonumber(ARGV[i + 6]) <= now and redis.call("HGET", job_key(ARGV[i]), "s") == "p"
+    assign_turn(ARGV[i], ARGV[i + 1], ARGV[i + 17], ARGV[i + 2], ARGV[i + 4], ready)
+  end
   if existing then
     out[#out + 1] = j
     out[#out + 1] = job_reply(existing)
@@ -62,6 +74,7 @@ for j = 0, n - 1 do
     out[#out + 1] = job_reply(ARGV[FIRST + j * JOB_FIELDS])
   end
 end
+flush_turns()
 flush_ready(ARGV[5] == "1")
 flush_counts()
 if any_ready then

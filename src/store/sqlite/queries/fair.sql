@@ -1,0 +1,56 @@
+-- fair: turns of fair types (KeyRules.fair, EnqueueManyParams.fairTypes; migrations/0007_fair.sql),
+-- used by enqueueMany and claim (fair.ts).
+--
+-- Guarantees:
+--   - A new job of a fair type gets turn max(its key's next, the type's turn now) and its key's
+--     next becomes one more, in the enqueue's write transaction (the one writer makes it exact).
+--   - A claim meeting a ready job of a fair type with a turn takes instead claimFair's row: the
+--     type's ready job in the queue with the highest priority, then the lowest turn (then run_at,
+--     id), passing over what the claim's other filters pass over; then the type's turn moves up.
+-- Why: claimFair walks errand_job_fair (queue, type, priority DESC, fair_turn, run_at, id), partial
+-- on jobs with a turn (the jobs waiting for theirs: fairClear takes it off a job taken), so a claim
+-- costs one index probe per job it takes, whatever the number of keys or jobs; rows it must pass
+-- over (blocked, future, expired, held back) are walked over.
+--
+-- fairTypeTurn: 1 type. fairKeyNext: 1 type, 2 key ('' for none). fairKeySet: 1 type, 2 key,
+--   3 next. fairJobTurn: 1 turn, 2 id. fairTurnOf: 1 id (NULL when the job has no turn).
+--   fairClear: 1 id.
+-- fairAdvance: 1 type, 2 turn (kept when lower than the type's).
+-- claimFair (named): $queue, $type, $now, $skip, $xkeys as claimCandidates'. Returns the pending
+--   fields, then fair_turn.
+
+-- name: fairTypeTurn
+SELECT turn FROM errand_fair_type WHERE type = ?;
+
+-- name: fairKeyNext
+SELECT next FROM errand_fair_key WHERE type = ? AND key = ?;
+
+-- name: fairKeySet
+INSERT INTO errand_fair_key (type, key, next) VALUES (?, ?, ?)
+ON CONFLICT (type, key) DO UPDATE SET next = excluded.next;
+
+-- name: fairJobTurn
+UPDATE errand_job SET fair_turn = ? WHERE id = ?;
+
+-- name: fairClear
+UPDATE errand_job SET fair_turn = NULL WHERE id = ?;
+
+-- name: fairTurnOf
+SELECT fair_turn FROM errand_job WHERE id = ?;
+
+-- name: fairAdvance
+INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)
+ON CONFLICT (type) DO UPDATE SET turn = max(turn, excluded.turn);
+
+-- name: claimFair
+SELECT {{pendingFields}}, fair_turn
+FROM errand_job INDEXED BY errand_job_fair
+WHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT NULL
+  AND run_at <= $now
+  AND (expires_at IS NULL OR expires_at > $now)
+  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
+  AND ($xkeys IS NULL OR key IS NULL
+    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
+                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))
+ORDER BY priority DESC, fair_turn, run_at, id
+LIMIT 1;

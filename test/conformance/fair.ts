@@ -1,0 +1,154 @@
+/**
+ * Fairness: when several keys have ready jobs of a `fair` type, claims take them round-robin
+ * across keys, whichever key enqueued first or most; priority still orders (within a key and
+ * across); jobs without a key take their turns as one group; a key that enqueues after others
+ * were served starts level with them, not behind their backlog; per-key caps still hold.
+ */
+import { describe, expect, it } from "vitest";
+import { defineJob } from "../../src/define-job.js";
+import type { Job } from "../../src/job.js";
+import type { Queue } from "../../src/queue.js";
+import type { Backend } from "./backend.js";
+
+const sync = defineJob({ type: "sync-account", fair: true, handler: async () => null });
+const plain = defineJob({ type: "plain-sync", handler: async () => null });
+
+/**
+ * One worker of concurrency `slots`, driven by hand: it leases as many jobs as it has free slots,
+ * then finishes its oldest running job, until `done` says stop or nothing is left. Returns the
+ * starts in order.
+ */
+async function drive(queue: Queue, slots: number, done: (started: Job[]) => boolean): Promise<Job[]> {
+  const started: Job[] = [];
+  const running: Job[] = [];
+  for (;;) {
+    const got = await queue.lease({ limit: slots - running.length });
+    started.push(...got);
+    running.push(...got);
+    if (done(started) || running.length === 0) return started;
+    await queue.complete(running.shift()!, null);
+  }
+}
+
+export function exerciseFair(backend: Backend): void {
+  describe("fair", () => {
+    it("starts all 10 of B's jobs before A's 50th, with 10,000 of A's enqueued first (concurrency 5)", async () => {
+      for (const def of [sync, plain]) {
+        const { queue } = await backend.setup();
+        queue.register(def);
+        await queue.enqueueMany(
+          def,
+          Array.from({ length: 10_000 }, (_, i) => ({ i })),
+          { key: "tenant-a" },
+        );
+        const b = await queue.enqueueMany(
+          def,
+          Array.from({ length: 10 }, (_, i) => ({ i })),
+          { key: "tenant-b" },
+        );
+        const bIds = new Set(b.map((j) => j.id));
+        const started = await drive(queue, 5, (s) => s.filter((j) => j.key === "tenant-a").length >= 50);
+        const aBefore = (id: string) =>
+          started
+            .slice(
+              0,
+              started.findIndex((j) => j.id === id),
+            )
+            .filter((j) => j.key === "tenant-a").length;
+        const bStarted = started.filter((j) => bIds.has(j.id));
+        if (def === sync) {
+          expect(bStarted.length).toBe(10);
+          for (const j of bStarted) expect(aBefore(j.id)).toBeLessThan(50);
+          // Round-robin: while both keys wait, they take turns (a batch of starts in any order).
+          expect(started.slice(0, 20).filter((j) => j.key === "tenant-b").length).toBe(10);
+        } else {
+          // Without fair, A's backlog goes first: what fair is for.
+          expect(bStarted).toEqual([]);
+        }
+      }
+    });
+
+    it("takes keys in turns, jobs without a key as one group, each key's jobs by priority", async () => {
+      const { queue } = await backend.setup();
+      queue.register(sync);
+      const a = await queue.enqueueMany(sync, [{ n: 1 }, { n: 2 }, { n: 3 }], { key: "a" });
+      const aUrgent = await queue.enqueue(sync, { n: 4 }, { key: "a", priority: 5 });
+      const none = await queue.enqueueMany(sync, [{ n: 5 }, { n: 6 }]);
+      const b = await queue.enqueueMany(sync, [{ n: 7 }, { n: 8 }], { key: "b" });
+      const ids: string[] = [];
+      for (;;) {
+        const [job] = await queue.lease({ limit: 1 });
+        if (!job) break;
+        ids.push(job.id);
+      }
+      // Priority first, across keys too; then a turn each: a, no key, b, a, no key, b, a.
+      expect(ids).toEqual([
+        aUrgent.id,
+        a[0]!.id,
+        none[0]!.id,
+        b[0]!.id,
+        a[1]!.id,
+        none[1]!.id,
+        b[1]!.id,
+        a[2]!.id,
+      ]);
+    });
+
+    it("gives a key that enqueues late a turn level with the others, not behind their backlog", async () => {
+      const { queue } = await backend.setup();
+      queue.register(sync);
+      await queue.enqueueMany(
+        sync,
+        Array.from({ length: 100 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      const first = await queue.lease({ limit: 40 });
+      expect(first.every((j) => j.key === "a")).toBe(true);
+      const late = await queue.enqueueMany(sync, [{ n: 1 }, { n: 2 }], { key: "late" });
+      // The late key's first turn is the one just served (a's 40th), so it goes first.
+      const next = await queue.lease({ limit: 4 });
+      expect(next.map((j) => j.key).sort()).toEqual(["a", "a", "late", "late"]);
+      expect(next.filter((j) => j.key === "late").map((j) => j.id)).toEqual(late.map((j) => j.id));
+      expect(next.filter((j) => j.key === "a").map((j) => j.payload)).toEqual([{ i: 40 }, { i: 41 }]);
+    });
+
+    it("keeps keyConcurrency: a turn passes to the next key when a key is at its cap", async () => {
+      const { queue } = await backend.setup();
+      const capped = defineJob({
+        type: "sync-capped",
+        fair: true,
+        keyConcurrency: 1,
+        handler: async () => null,
+      });
+      queue.register(capped);
+      for (const key of ["a", "b", "c"]) {
+        await queue.enqueueMany(
+          capped,
+          Array.from({ length: 5 }, (_, i) => ({ i })),
+          { key },
+        );
+      }
+      const got = await queue.lease({ limit: 10 });
+      expect(got.map((j) => j.key).sort()).toEqual(["a", "b", "c"]);
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      await queue.complete(got.find((j) => j.key === "b")!, null);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.key)).toEqual(["b"]);
+    });
+
+    it("does not reorder other types: a fair type's turns only fill the slots its jobs had", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(sync);
+      queue.register(plain);
+      await queue.enqueueMany(sync, [{ n: 1 }, { n: 2 }], { key: "a" });
+      await clock.advance(1);
+      const p = await queue.enqueue(plain, { n: 3 });
+      await clock.advance(1);
+      const b = await queue.enqueue(sync, { n: 4 }, { key: "b" });
+      const got = await queue.lease({ limit: 3 });
+      // The plain job keeps its place among the slots by runAt; b's turn takes a's second slot.
+      expect(got.map((j) => j.type).sort()).toEqual(["plain-sync", "sync-account", "sync-account"]);
+      expect(got.map((j) => j.id)).toContain(b.id);
+      expect(got.map((j) => j.id)).toContain(p.id);
+    });
+  });
+}
