@@ -52,9 +52,15 @@ export interface Completion {
   /**
    * The job as it was handed out, when the caller has it (a Worker, push delivery, the server's
    * lease protocol). Without it the door reads the job back, only when someone needs it: a
-   * `completed` listener, or a cap that may have been freed.
+   * `completed` listener, or a cap that may have been freed (unless `type` says which).
    */
   job?: Job;
+  /**
+   * The job's type, from a caller that leaves `job` out while no one listens for `completed`
+   * (a Worker: the job need not stay alive through the write): enough to wake claimers when a
+   * capped type's job ends.
+   */
+  type?: string;
 }
 
 /** One failed attempt through the door: the job as handed out, what it threw, and the write. */
@@ -157,17 +163,19 @@ export class StoreDoor {
       if (!oks[i]) continue;
       const c = items[i]!;
       let job = c.job;
-      if (!job && (listening || this.#anyCapped())) {
-        // A completion that came without its job (a remote worker after a server restart): read
-        // it back, now completed, only because someone needs it.
+      if (!job && (listening || (c.type === undefined && this.#anyCapped()))) {
+        // A completion that came without its job (a remote worker after a server restart, a
+        // Worker that had no listener when it wrote): read it back, now completed, only because
+        // someone needs it.
         const record = await this.#store.get({ id: c.id });
         job = record ? toJob(record) : undefined;
         // Discarded on completion: its type is unknown, so any cap may have room now.
         if (!job && discard && this.#anyCapped()) freed = true;
       }
-      if (!job) continue;
-      if (this.#capped(job.type)) freed = true;
-      if (listening) {
+      const type = job?.type ?? c.type;
+      if (type === undefined) continue;
+      if (this.#capped(type)) freed = true;
+      if (listening && job) {
         this.#events.emit(
           "completed",
           { ...job, state: "completed", result: c.value, finishedAt: new Date(now) },

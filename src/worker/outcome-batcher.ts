@@ -74,6 +74,8 @@ export type FailedAttempt = { job: Job; error: unknown } | null;
  * what a run writes goes straight to the Queue.
  */
 export class OutcomeBatcher implements RunSink {
+  /** `complete` refuses a result that cannot be stored when called, never later. */
+  readonly checksResultsAtOnce = true;
   readonly #completions: TurnBatch<Completion, boolean>;
   readonly #failures: TurnBatch<
     { job: Job; error: unknown; retryable?: boolean; kind?: string },
@@ -99,7 +101,14 @@ export class OutcomeBatcher implements RunSink {
    */
   complete(job: Job, result: unknown): Promise<boolean> {
     const text = this.queue.attempts.resultText(result);
-    return this.#completions.add({ id: job.id, attempt: job.attempt, result: text, value: result, job });
+    // The job goes along only for a `completed` listener: otherwise the batch keeps its id and
+    // type alone, and the job (a kilobyte or two with its dates) is garbage while the write is
+    // under way, rather than surviving a young-generation scavenge (issue 16).
+    return this.#completions.add(
+      this.queue.listenerCount("completed") > 0
+        ? { id: job.id, attempt: job.attempt, result: text, value: result, job }
+        : { id: job.id, attempt: job.attempt, result: text, value: result, type: job.type },
+    );
   }
 
   /** One failed attempt (`Attempts.failMany`), written with the other failures of this turn. */

@@ -30,6 +30,11 @@ export interface RunSink {
    * @throws ErrandError `INVALID_PAYLOAD` when the result cannot be stored: the attempt fails instead.
    */
   complete(job: Job, result: unknown): Promise<boolean>;
+  /**
+   * `complete` throws `INVALID_PAYLOAD` when called, never by rejecting: the core then need not
+   * keep the job through the write.
+   */
+  readonly checksResultsAtOnce?: boolean;
   /** Records a failed attempt; null when it was stale. */
   fail(job: Job, error: unknown, options?: FailAttemptOptions): Promise<FailedAttempt>;
   /** Extends one lease; `false` when the attempt is no longer current. */
@@ -213,12 +218,39 @@ export class RunCore {
       await this.#snooze(job, result.delayMs);
       return;
     }
-    let ok: boolean;
+    // Not awaited: this frame (the run, its job and context) ends here, and what waits for the
+    // write keeps the job only when it will need it.
+    this.#complete(job, result);
+  }
+
+  /**
+   * Writes a completion. The job stays alive through the write only for a `completed` listener
+   * or a sink that may refuse the result late: otherwise, with hundreds of short jobs in flight,
+   * every job waiting on its write survived young-generation scavenges, and that survival is what
+   * grew V8's new space and the worker's RSS (issue 16). A listener added while the write is
+   * under way hears the jobs completed after it, not that one.
+   */
+  #complete(job: Job, result: unknown): void {
     this.#reports++;
+    let keep = this.#sink.checksResultsAtOnce !== true || this.#events.listenerCount("completed") > 0;
+    let write: Promise<boolean>;
     try {
-      ok = await this.#sink.complete(job, result);
+      write = this.#sink.complete(job, result);
     } catch (error) {
-      if (error instanceof ErrandError && error.code === "INVALID_PAYLOAD") {
+      // A result refused when called: the job is needed to fail the attempt.
+      write = Promise.reject(error);
+      keep = true;
+    }
+    void this.#completed(write, keep ? job : null, result);
+  }
+
+  /** Waits for a completion's write; `job` only when the rest needs it (see #complete). */
+  async #completed(write: Promise<boolean>, job: Job | null, result: unknown): Promise<void> {
+    let ok: boolean;
+    try {
+      ok = await write;
+    } catch (error) {
+      if (job && error instanceof ErrandError && error.code === "INVALID_PAYLOAD") {
         // A result that cannot be stored (not JSON, too large) fails the attempt instead.
         await this.#fail(job, error, { retryable: false });
       }
@@ -229,7 +261,7 @@ export class RunCore {
     } finally {
       this.#reportEnded();
     }
-    if (ok && this.#events.listenerCount("completed") > 0) {
+    if (ok && job && this.#events.listenerCount("completed") > 0) {
       const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.#clock.now()) };
       this.#events.emit("completed", done, result);
     }

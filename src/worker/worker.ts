@@ -103,6 +103,17 @@ export interface WorkerEvents {
   idle: [];
 }
 
+/**
+ * The most jobs one claim asks for; more free room is filled by further claims in the same loop.
+ * Everything a claim brings (its records, then the jobs, their runs and their completions) is
+ * alive at once until those completions are written, and at concurrency 300 with short jobs
+ * that was ~300 jobs alive at every young-generation scavenge: enough survival for V8 to grow the
+ * new space to its maximum and the worker's RSS past 80 MB (issue 16, bench/RESULTS.md). Claims
+ * of this size keep about two chunks alive (one being claimed, one being written) and still
+ * amortise the round trip.
+ */
+const CLAIM_CHUNK = 64;
+
 const WORKER_KEYS = new Set([
   "jobs",
   "queues",
@@ -274,14 +285,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
       filled = resolve;
     });
     try {
+      /** The last claim filled its chunk with room left: claim again rather than wait. */
+      let more = false;
       do {
         // With jobs running, let the ones finishing this turn settle first: the claim then asks
         // for all the room they free, in one round trip, instead of a trickle of small claims.
         // (An idle worker claims at once: that is the wake-up latency.)
         if (this.#core.runningWeight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
         this.#claimAgain = false;
+        more = false;
         const free = this.#concurrency - this.#core.runningWeight;
         if (free <= 0 || this.#core.state !== "running") break;
+        const limit = Math.min(free, CLAIM_CHUNK);
         let jobs: Job[];
         const held = { until: null as number | null };
         try {
@@ -289,7 +304,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             workerId: this.workerId,
             queues: this.#queues,
             types: this.#types,
-            limit: free,
+            limit,
             maxWeight: free,
             weightCap: this.#concurrency,
             leaseMs: this.#leaseMs,
@@ -302,6 +317,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         }
         if (held.until !== null) this.#wakeAt(held.until);
         this.#backlog = jobs.length > 0;
+        more = jobs.length === limit && limit < free;
         for (const job of jobs) {
           // Claimed while closing: give it straight back.
           if (this.#core.state === "running") this.#core.start(job);
@@ -312,7 +328,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (jobs.length === 0 && !this.#claimAgain && this.#core.idle) {
           this.emit("idle");
         }
-      } while (this.#claimAgain || (this.#backlog && this.#core.runningWeight <= this.#minConcurrency));
+      } while (
+        this.#claimAgain ||
+        more ||
+        (this.#backlog && this.#core.runningWeight <= this.#minConcurrency)
+      );
     } finally {
       this.#claiming = false;
       this.#filling = null;

@@ -156,6 +156,28 @@ export function exerciseLimits(backend: Backend): void {
       expect((await queue.get(big.id))?.weight).toBe(10);
     });
 
+    it("fills a concurrency larger than one claim asks for (concurrency 250, handlers held)", async () => {
+      const { queue, clock } = await backend.setup();
+      const gates = new Gates();
+      const held = defineJob({ type: "held", handler: gates.handler });
+      await queue.enqueueMany(
+        held,
+        Array.from({ length: 260 }, (_, i) => ({ i })),
+      );
+      const worker = new Worker(queue, { jobs: [held], concurrency: 250 });
+      closeAfterTest(worker, clock);
+      onTestFinished(() => {
+        for (const h of gates.running.values()) h.release();
+      });
+      await worker.start();
+      // Claims come in chunks: the worker keeps claiming while a chunk came back full and room
+      // is left, rather than waiting for running jobs to finish.
+      while (gates.running.size < 250) await gates.nextStart();
+      expect(gates.peakCount).toBe(250);
+      expect(worker.running).toBe(250);
+      expect((await queue.stats()).states.pending).toBe(10);
+    });
+
     it("caps a type cluster-wide: two workers on two connections, concurrency 10 each, cap 2", async () => {
       const { queue, clock, connect } = await backend.setup();
       const gates = new Gates();
