@@ -103,17 +103,6 @@ export interface WorkerEvents {
   idle: [];
 }
 
-/**
- * The most jobs one claim asks for; more free room is filled by further claims in the same loop.
- * Everything a claim brings (its records, then the jobs, their runs and their completions) is
- * alive at once until those completions are written, and at concurrency 300 with short jobs
- * that was ~300 jobs alive at every young-generation scavenge: enough survival for V8 to grow the
- * new space to its maximum and the worker's RSS past 80 MB (issue 16, bench/RESULTS.md). Claims
- * of this size keep about two chunks alive (one being claimed, one being written) and still
- * amortise the round trip.
- */
-const CLAIM_CHUNK = 64;
-
 const WORKER_KEYS = new Set([
   "jobs",
   "queues",
@@ -296,7 +285,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         more = false;
         const free = this.#concurrency - this.#core.runningWeight;
         if (free <= 0 || this.#core.state !== "running") break;
-        const limit = Math.min(free, CLAIM_CHUNK);
+        const limit = Math.min(free, this.queue.store.capabilities.claimChunk);
         let jobs: Job[];
         const held = { until: null as number | null };
         try {

@@ -89,6 +89,8 @@ export class RedisStore implements Store {
     listen: true,
     multiProcess: true,
     transactionalEnqueue: false,
+    // One cheap script per claim, and the largest worker heap before any job (ioredis).
+    claimChunk: 64,
   };
   readonly capabilities = RedisStore.capabilities;
   /** The key prefix, hash tag included: `{errand}:`. */

@@ -100,7 +100,12 @@ export class SqliteStore implements Store {
    * database belongs to one process. Tests read it before opening one.
    */
   static capabilitiesFor(filename: string): StoreCapabilities {
-    return { listen: true, multiProcess: filename !== ":memory:", transactionalEnqueue: false };
+    return {
+      listen: true,
+      multiProcess: filename !== ":memory:",
+      transactionalEnqueue: false,
+      claimChunk: 150,
+    };
   }
   readonly capabilities: StoreCapabilities;
   readonly #db: Database.Database;

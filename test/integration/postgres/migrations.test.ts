@@ -79,7 +79,12 @@ test("opens from a postgres:// or postgresql:// URL with ?schema=, and checks it
   await queue.close();
   const again = await openQueue(pgUrl(schema).replace(/^postgres:/, "postgresql:"));
   expect((await again.get(job.id))?.payload).toEqual({ to: "world" });
-  expect(again.store.capabilities).toEqual({ listen: true, multiProcess: true, transactionalEnqueue: true });
+  expect(again.store.capabilities).toEqual({
+    listen: true,
+    multiProcess: true,
+    transactionalEnqueue: true,
+    claimChunk: 150,
+  });
   await again.close();
 
   for (const bad of ["Errand", "1errand", "errand-x", "a".repeat(49), "public; DROP"]) {
