@@ -139,7 +139,7 @@ export function rows(r: Results, t: Targets): Row[] {
     if (bl.housekeeping) {
       // A pass landing in one drain and not the others moves its ratio: say when that happened.
       add(
-        "  autovacuum passes during the drains (before, blocked, after)",
+        "  autovacuum passes over its tables during the drains (before, blocked, after)",
         bl.housekeeping.vacuums.join(", "),
         "",
         null,

@@ -20,7 +20,7 @@ export interface DrainBlockedResult {
   baselineJobsPerSec: number;
   ratio: number;
   /**
-   * Autovacuum / autoanalyze passes over the hot table during each drain (PostgreSQL only):
+   * Autovacuum / autoanalyze passes over the schema's tables during each drain (PostgreSQL only):
    * [baseline before, blocked, baseline after]. A pass over a table holding a million blocked
    * jobs reads their whole primary key, so a short drain that a pass lands in measures the pass.
    */
@@ -43,7 +43,7 @@ export const drainBlocked: Scenario<"drain-blocked"> = {
     const measured = o.jobs;
     // The same drain without blocked jobs, set up and settled the same way.
     const passes: { vacuums: number; analyzes: number }[] = [];
-    // Housekeeping passes over the hot table while `fn` ran (stores that report them).
+    // Housekeeping passes over the store's tables while `fn` ran (stores that report them).
     const counted = async <T>(db: Database, fn: () => Promise<T>): Promise<T> => {
       const at = await db.housekeeping?.();
       const out = await fn();
