@@ -4,6 +4,19 @@ CREATE TABLE <schema>.errand_dependency (
   job_id text COLLATE "C" NOT NULL
 );
 
+-- table errand_fair_key
+CREATE TABLE <schema>.errand_fair_key (
+  type text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  next bigint NOT NULL
+);
+
+-- table errand_fair_type
+CREATE TABLE <schema>.errand_fair_type (
+  type text COLLATE "C" NOT NULL,
+  turn bigint NOT NULL
+);
+
 -- table errand_job
 CREATE TABLE <schema>.errand_job (
   id text COLLATE "C" NOT NULL,
@@ -36,7 +49,8 @@ CREATE TABLE <schema>.errand_job (
   has_dependents boolean NOT NULL DEFAULT false,
   key text COLLATE "C",
   debounce_key text COLLATE "C",
-  snoozes integer NOT NULL DEFAULT 0
+  snoozes integer NOT NULL DEFAULT 0,
+  fair_turn bigint
 ) WITH (autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_insert_scale_factor=0.01, autovacuum_analyze_scale_factor=0.02);
 
 -- table errand_job_done
@@ -116,6 +130,12 @@ CREATE TABLE <schema>.errand_schedule (
 -- constraint errand_dependency_pkey
 ALTER TABLE <schema>.errand_dependency ADD CONSTRAINT errand_dependency_pkey PRIMARY KEY (dep_id, job_id);
 
+-- constraint errand_fair_key_pkey
+ALTER TABLE <schema>.errand_fair_key ADD CONSTRAINT errand_fair_key_pkey PRIMARY KEY (type, key);
+
+-- constraint errand_fair_type_pkey
+ALTER TABLE <schema>.errand_fair_type ADD CONSTRAINT errand_fair_type_pkey PRIMARY KEY (type);
+
 -- constraint errand_job_pkey
 ALTER TABLE <schema>.errand_job ADD CONSTRAINT errand_job_pkey PRIMARY KEY (id);
 
@@ -143,6 +163,12 @@ ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY
 -- index errand_dependency_pkey
 CREATE UNIQUE INDEX errand_dependency_pkey ON <schema>.errand_dependency USING btree (dep_id, job_id);
 
+-- index errand_fair_key_pkey
+CREATE UNIQUE INDEX errand_fair_key_pkey ON <schema>.errand_fair_key USING btree (type, key);
+
+-- index errand_fair_type_pkey
+CREATE UNIQUE INDEX errand_fair_type_pkey ON <schema>.errand_fair_type USING btree (type);
+
 -- index errand_job_claim
 CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, priority DESC, run_at, id) WHERE (state = 'pending'::text);
 
@@ -160,6 +186,9 @@ CREATE INDEX errand_job_done_state ON <schema>.errand_job_done USING btree (stat
 
 -- index errand_job_expiry
 CREATE INDEX errand_job_expiry ON <schema>.errand_job USING btree (expires_at) WHERE ((state = ANY (ARRAY['blocked'::text, 'pending'::text])) AND (expires_at IS NOT NULL));
+
+-- index errand_job_fair
+CREATE INDEX errand_job_fair ON <schema>.errand_job USING btree (queue, type, priority DESC, fair_turn, run_at, id) WHERE ((state = 'pending'::text) AND (fair_turn IS NOT NULL));
 
 -- index errand_job_key_active
 CREATE INDEX errand_job_key_active ON <schema>.errand_job USING btree (type, key) WHERE ((key IS NOT NULL) AND (state = 'active'::text));
@@ -197,4 +226,4 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"}]

@@ -25,6 +25,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0004_dependencies.sql",
       "0005_keys_snooze_debounce.sql",
       "0006_rate_limits.sql",
+      "0007_fair.sql",
     ],
   });
 

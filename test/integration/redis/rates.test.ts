@@ -11,7 +11,7 @@ import { ManualClock } from "../../../src/clock.js";
 import { defineJob } from "../../../src/define-job.js";
 import { Queue } from "../../../src/queue.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import type { RateRule } from "../../../src/store/store.js";
+import { RATE_FORGET_LAG_MS, type RateRule } from "../../../src/store/store.js";
 import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisSelected } from "../../helpers/redis.js";
 
 async function open(): Promise<{ queue: Queue; client: Redis; prefix: string; clock: ManualClock }> {
@@ -55,7 +55,12 @@ describe.runIf(redisSelected())("Redis store: rate limits", () => {
       expect(await queue.lease({ limit: 100 })).toHaveLength(3);
       await clock.advance(1_000);
     }
-    // The last round's starts alone: those of earlier rounds were dropped as they left the window.
+    // Starts are kept RATE_FORGET_LAG_MS past their window (a claim whose now lags another's still
+    // counts them), then dropped by the next claim of the scope.
+    expect(await client.zcard(`${p}rate|sync`)).toBe(15);
+    await clock.advance(RATE_FORGET_LAG_MS);
+    expect(await queue.lease({ limit: 100 })).toHaveLength(3);
+    // This round's starts alone: those of the earlier rounds left the window and the lag.
     expect(await client.zcard(`${p}rate|sync`)).toBe(3);
     const perKey = (await client.zcard(`${p}rate|sync|a`)) + (await client.zcard(`${p}rate|sync|b`));
     expect(perKey).toBe(3);
