@@ -37,6 +37,19 @@ export async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<
 }
 
 /** Drops a test schema and everything in it. */
+/** Resolves once some statement on `schema` waits for a lock (polling pg_stat_activity). */
+export async function someoneWaits(schema: string): Promise<void> {
+  await withPg(async (c) => {
+    for (;;) {
+      const { rows } = await c.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0",
+        [schema],
+      );
+      if (rows[0].n > 0) return;
+    }
+  });
+}
+
 export async function dropSchema(schema: string): Promise<void> {
   await withPg((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
 }

@@ -11,7 +11,7 @@ import { expect, onTestFinished, test } from "vitest";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { NewJob, Store } from "../../../src/store/store.js";
 import { newJob } from "../../helpers/new-job.js";
-import { openStores, PG_URL, withPg } from "../../helpers/postgres.js";
+import { openStores, PG_URL, someoneWaits } from "../../helpers/postgres.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -32,19 +32,6 @@ async function claimAll(store: Store, types: string[], limit: number) {
     types,
     limit,
     leaseMs: 60_000,
-  });
-}
-
-/** Resolves once some statement on `schema` waits for a row lock (polling pg_stat_activity). */
-async function someoneWaits(schema: string): Promise<void> {
-  await withPg(async (c) => {
-    for (;;) {
-      const { rows } = await c.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0",
-        [schema],
-      );
-      if (rows[0].n > 0) return;
-    }
   });
 }
 

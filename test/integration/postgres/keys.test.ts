@@ -11,7 +11,7 @@ import type { JobRecord } from "../../../src/job.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { KeyRules, NewJob } from "../../../src/store/store.js";
 import { newJob } from "../../helpers/new-job.js";
-import { openStores, PG_URL, withPg } from "../../helpers/postgres.js";
+import { openStores, PG_URL, someoneWaits } from "../../helpers/postgres.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -21,19 +21,6 @@ function stores(n: number) {
 
 function job(id: string, over: Partial<NewJob> = {}): NewJob {
   return newJob({ id, queue: "q", payload: "null", runAt: NOW, ...over });
-}
-
-/** Resolves once some statement on `schema` waits for a lock (polling pg_stat_activity). */
-async function someoneWaits(schema: string): Promise<void> {
-  await withPg(async (c) => {
-    for (;;) {
-      const { rows } = await c.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position($1 in query) > 0",
-        [schema],
-      );
-      if (rows[0].n > 0) return;
-    }
-  });
 }
 
 test("an enqueue racing another with the same debounce key updates that job instead of making a second", {
