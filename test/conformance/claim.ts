@@ -66,6 +66,35 @@ export function exerciseClaim(backend: Backend): void {
       expect(new Set(seen)).toEqual(new Set(jobs.map((j) => j.id)));
     });
 
+    it("orders the jobs of several types together: priority desc, then runAt, then id", async () => {
+      const { queue, clock } = await backend.setup();
+      // Ten types (more than one merged walk takes at once on SQLite), interleaved in time and
+      // priority, so no type's jobs are contiguous in claim order.
+      const types = Array.from({ length: 10 }, (_, i) => `t${i}`);
+      const jobs: Array<{ id: string; type: string; priority: number; runAt: number }> = [];
+      for (let n = 0; n < 60; n++) {
+        const type = types[(n * 7) % types.length]!;
+        const priority = (n * 5) % 3;
+        const job = await queue.enqueue(type, { n }, { priority, runAt: clock.now() - ((n * 11) % 13) });
+        jobs.push({ id: job.id, type, priority, runAt: job.runAt.getTime() });
+        await clock.advance(1);
+      }
+      const order = (xs: typeof jobs) =>
+        [...xs]
+          .sort((a, b) => b.priority - a.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : 1))
+          .map((j) => j.id);
+      const some = ["t1", "t4", "t5", "t8", "no-such-type"];
+      const first = await queue.lease({ types: some, limit: 9 });
+      expect(first.map((j) => j.id)).toEqual(order(jobs.filter((j) => some.includes(j.type))).slice(0, 9));
+      const taken = new Set(first.map((j) => j.id));
+      const rest = jobs.filter((j) => !taken.has(j.id));
+      // Every type named, and no types named (any type): the same order over what is left.
+      const named = await queue.lease({ types, limit: 20 });
+      expect(named.map((j) => j.id)).toEqual(order(rest).slice(0, 20));
+      const any = await queue.lease({ limit: 100 });
+      expect(any.map((j) => j.id)).toEqual(order(rest).slice(20));
+    });
+
     it("claims only the requested types", async () => {
       const { queue } = await backend.setup();
       await queue.enqueue("a-type", {});

@@ -40,6 +40,19 @@ export function exerciseRateLimits(backend: Backend): void {
       expect((await queue.stats()).states).toMatchObject({ pending: 4, active: 6 });
     });
 
+    it("takes a raised limit at once, in a window it had found full", async () => {
+      const { queue } = await backend.setup();
+      queue.register(partner);
+      await queue.enqueueMany(
+        partner,
+        Array.from({ length: 10 }, (_, i) => ({ i })),
+      );
+      expect(await queue.lease({ limit: 10 })).toHaveLength(3);
+      expect(await queue.lease({ limit: 10 })).toEqual([]); // full, and found so
+      queue.setTypeSettings(partner.type, { rateLimit: { limit: 5, periodMs: 1_000 } });
+      expect(await queue.lease({ limit: 10 })).toHaveLength(2);
+    });
+
     it("tells the claimer when the window has room again", async () => {
       const { queue, clock } = await backend.setup();
       const start = clock.now();

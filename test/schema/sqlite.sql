@@ -2,7 +2,7 @@
 CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
 
 -- index errand_job_claim
-CREATE INDEX errand_job_claim ON errand_job (queue, priority DESC, run_at, id) WHERE state = 'pending';
+CREATE INDEX errand_job_claim ON errand_job (queue, type, priority DESC, run_at, id) WHERE state = 'pending';
 
 -- index errand_job_debounce
 CREATE INDEX errand_job_debounce ON errand_job (debounce_key) WHERE debounce_key IS NOT NULL;
@@ -161,4 +161,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"}]

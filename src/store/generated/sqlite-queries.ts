@@ -6,7 +6,9 @@ export const statements = {
   /** checkpoint.sql */
   checkpoint: "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** claim.sql */
-  claimCandidates: "SELECT {{pendingFields}}\nFROM errand_job\nWHERE queue = $queue AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\n  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
+  claimArm: "SELECT {{pendingFields}}\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key));",
+  /** claim.sql */
+  claimQueueTypes: "WITH RECURSIVE t(type) AS (\n  SELECT (SELECT type FROM errand_job INDEXED BY errand_job_claim\n          WHERE queue = $queue AND state = 'pending' ORDER BY type LIMIT 1)\n  UNION ALL\n  SELECT (SELECT j.type FROM errand_job AS j INDEXED BY errand_job_claim\n          WHERE j.queue = $queue AND j.state = 'pending' AND j.type > t.type ORDER BY j.type LIMIT 1)\n  FROM t WHERE t.type IS NOT NULL\n)\nSELECT type FROM t WHERE type IS NOT NULL;",
   /** claim.sql */
   claimKeyActive: "SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key = ?;",
   /** claim.sql */

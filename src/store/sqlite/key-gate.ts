@@ -10,6 +10,16 @@ import type { JobRecord } from "../../job.js";
 import { type KeyRules, RATE_FORGET_LAG_MS, type RateRule } from "../store.js";
 import type { Statements } from "./statements.js";
 
+/**
+ * Rate-limited types found with no room, kept by the store across claims: `until`, the time the
+ * window has room again, with the rule it was found under. Sound because a window's count cannot
+ * fall before `until`: other claimers' starts only add to it, and the starts forgotten (rateForget)
+ * were out of every window already. So until then a claim passes the type over without a
+ * statement, and never walks its jobs (a type held with a million ready jobs costs claims of other
+ * types nothing). Keyed by type name: a Map, never a plain object.
+ */
+export type ClosedRates = Map<string, { limit: number; periodMs: number; until: number }>;
+
 export class KeyGate {
   readonly #q: Statements;
   readonly #rules: Record<string, KeyRules>;
@@ -21,6 +31,7 @@ export class KeyGate {
   readonly #closed = new Set<string>();
   readonly #rates: Record<string, RateRule> | undefined;
   readonly #held: { until: number | null } | undefined;
+  readonly #closedRates: ClosedRates | undefined;
   /** Starts in the window per scope (`type`, or `type|key`), those of this claim included. */
   readonly #starts = new Map<string, number>();
   /** Types whose rate limit has no room left in this claim: the candidates query skips them. */
@@ -32,12 +43,30 @@ export class KeyGate {
     now: number,
     rates?: Record<string, RateRule>,
     held?: { until: number | null },
+    closedRates?: ClosedRates,
   ) {
     this.#q = q;
     this.#rules = rules;
     this.#now = now;
     this.#rates = rates;
     this.#held = held;
+    this.#closedRates = closedRates;
+  }
+
+  /**
+   * Closes, before any walk, the rate-limited types among `types` known to have no room now (see
+   * {@link ClosedRates}); a held type so closed still tells the claimer when it opens. A type
+   * whose jobs were all taken meanwhile costs the claimer one early wake-up at most.
+   */
+  closeKnown(types: readonly string[]): void {
+    if (!this.#rates || !this.#closedRates) return;
+    for (const type of types) {
+      if (!Object.hasOwn(this.#rates, type) || this.closedTypes.includes(type)) continue;
+      const until = this.#knownUntil(type, this.#rates[type]!);
+      if (until === null) continue;
+      this.closedTypes.push(type);
+      this.#heldUntil(until);
+    }
   }
 
   /** The candidates query's `$skip` and `$xkeys`. */
@@ -106,12 +135,29 @@ export class KeyGate {
       this.#starts.set(scope, n);
     }
     if (n < rate.limit) return true;
-    if (this.#held) {
+    const typeScope = !scope.includes("|");
+    if (this.#held || (typeScope && this.#closedRates)) {
       const leaving = this.#q.rateLeaving.get(scope, since, n - rate.limit) as number | undefined;
       const until = (leaving ?? this.#now) + rate.periodMs;
-      if (this.#held.until === null || until < this.#held.until) this.#held.until = until;
+      this.#heldUntil(until);
+      if (typeScope) this.#closedRates?.set(scope, { limit: rate.limit, periodMs: rate.periodMs, until });
     }
     return false;
+  }
+
+  /** When a type known closed (under the same rule) opens; null when not known closed now. */
+  #knownUntil(type: string, rate: RateRule): number | null {
+    const known = this.#closedRates!.get(type);
+    if (known === undefined) return null;
+    if (known.until > this.#now && known.limit === rate.limit && known.periodMs === rate.periodMs) {
+      return known.until;
+    }
+    this.#closedRates!.delete(type);
+    return null;
+  }
+
+  #heldUntil(until: number): void {
+    if (this.#held && (this.#held.until === null || until < this.#held.until)) this.#held.until = until;
   }
 
   #start(scope: string): void {

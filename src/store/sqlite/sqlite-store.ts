@@ -3,7 +3,6 @@ import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, isFinished, type JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
-import { hotRecord } from "../hot-record.js";
 import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
@@ -45,11 +44,12 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { assignTurns, type FairClaim, fairClaim } from "./fair.js";
 import { sqliteLimitStats } from "./held-sample.js";
 import { insertJobs } from "./insert.js";
-import { KeyGate } from "./key-gate.js";
+import { type ClosedRates, KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
 import { prepareStatements, type Statements, type Stmt } from "./statements.js";
@@ -118,10 +118,15 @@ export class SqliteStore implements Store {
   readonly #q: Statements;
   /** Dependency edges: blocking, unblocking, cascades (dependencies.ts). */
   readonly #deps: SqliteDependencies;
+  /** The claim's candidates, merged across types (claim-walk.ts). */
+  readonly #walk: ClaimWalk;
+  /** Rate-limited types found with no room, until when (key-gate.ts). */
+  readonly #closedRates: ClosedRates = new Map();
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
     this.#q = prepareStatements(db);
+    this.#walk = new ClaimWalk(db);
     this.#deps = new SqliteDependencies(this.#q, () => {
       this.#ringAfterCommit = true;
     });
@@ -214,7 +219,7 @@ export class SqliteStore implements Store {
     const leaseExpiresAt = p.now + p.leaseMs;
     const weightCap = p.weightCap ?? Number.POSITIVE_INFINITY;
     let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
-    const types = p.types && p.types.length > 0 ? JSON.stringify(p.types) : null;
+    const types = p.types && p.types.length > 0 ? [...new Set(p.types)] : null;
 
     // Room left under each cluster-wide cap that applies to this claim.
     const room = new Map<string, number>();
@@ -231,7 +236,7 @@ export class SqliteStore implements Store {
     }
     const gate =
       p.keyRules || p.rateLimits
-        ? new KeyGate(this.#q, p.keyRules ?? NO_RULES, p.now, p.rateLimits, p.held)
+        ? new KeyGate(this.#q, p.keyRules ?? NO_RULES, p.now, p.rateLimits, p.held, this.#closedRates)
         : null;
     const fair = p.keyRules ? fairClaim(this.#q, p.keyRules, p.types) : null;
     const exhausted = () => [
@@ -240,22 +245,21 @@ export class SqliteStore implements Store {
     ];
 
     const activate = this.#q.claimActivate;
-    const candidates = this.#q.claimCandidates;
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];
+      const queueTypes = types ?? (this.#q.claimQueueTypes.all({ queue }) as string[]);
+      gate?.closeKnown(queueTypes);
       for (;;) {
+        // Types out of room get no walk: their ranges of the claim index are never read.
         const excluded = exhausted();
-        const rows = (
-          candidates.all({
-            queue,
-            now: p.now,
-            types,
-            excluded: excluded.length > 0 ? JSON.stringify(excluded) : null,
-            ...(gate ? gate.params() : NO_KEY_PARAMS),
-            limit: count - out.length,
-          }) as unknown[][]
-        ).map(hotRecord);
+        const open = excluded.length === 0 ? queueTypes : queueTypes.filter((t) => !excluded.includes(t));
+        if (open.length === 0) return { taken: out, full: budget <= 0 };
+        const rows = this.#walk.candidates(
+          open,
+          { queue, now: p.now, ...(gate ? gate.params() : NO_KEY_PARAMS) },
+          count - out.length,
+        );
         let skipped = false;
         for (let row of rows) {
           const left = room.get(row.type);

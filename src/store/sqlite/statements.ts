@@ -63,7 +63,7 @@ export const SQL: Readonly<Record<StatementName, string>> = renderStatements(sta
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
 const RECORD_STATEMENTS: readonly StatementName[] = [
-  "claimCandidates",
+  "claimArm",
   "getHot",
   "getDone",
   "enqueueByUniqueKey",
@@ -121,7 +121,7 @@ export function prepareStatements(db: Database.Database): Statements {
     }
   }
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
-  q.claimCandidates.raw(true);
+  q.claimQueueTypes.pluck();
   q.claimFair.raw(true);
   q.fairTypeTurn.pluck();
   q.fairKeyNext.pluck();

@@ -2,33 +2,45 @@
 --
 -- Guarantees:
 --   - One holder: the store runs these inside one BEGIN IMMEDIATE write transaction (the write
---     batcher), so no other connection can claim between claimCandidates and claimActivate.
---   - Order: priority desc, then run_at, then id, within one queue (errand_job_claim serves it:
---     a walk of (queue, priority DESC, run_at, id) over pending rows, stopping after $limit).
+--     batcher), so no other connection can claim between reading candidates and claimActivate.
+--   - Order: priority desc, then run_at, then id, within one queue, across the claim's types: the
+--     candidates of k types are k claimArm walks, one per type, merged by one compound statement
+--     (claim-walk.ts: `arm UNION ALL arm … ORDER BY priority DESC, runAt, id LIMIT $limit`).
 --   - Jobs past their expires_at are passed over, left pending for expirePending to expire.
 --   - Paused queues (errand_queue_pause) give nothing; their jobs stay pending.
---   - Cluster-wide caps: claimActiveCounts counts active jobs of the capped types once per claim;
---     the store keeps the room left per type and passes the exhausted ones to claimCandidates.
+--   - Cluster-wide caps and rate limits: claimActiveCounts counts active jobs of the capped types
+--     once per claim; the store keeps the room left per type, and a type with none (at its cap, or
+--     its rate-limit window full) gets no walk at all.
 --   - Per-key rules (keyConcurrency, ordered; key-gate.ts): a keyed job of such a type is taken
 --     only while its key has room and, under ordered, only as its key's earliest hot job; the rows
 --     passed over go in $skip and keys with no room left in $xkeys, and the walk goes on.
--- Why: the pause check names only $queue, not a column, so SQLite runs it once per statement as a
--- constant (one primary-key probe of a near-empty table) and skips the walk when the queue is paused.
--- The type and cap filters are `$x IS NULL OR …` so one statement serves every claim while
--- keeping the claim index as the only index walked: a NULL parameter skips its subquery, and a
--- type filter is a residual check on index rows either way (no index on type for pending rows).
+-- Why:
+--   - errand_job_claim is led by (queue, type): a type held back with a million ready jobs (by its
+--     rate limit, its cap) costs a claim of another type nothing, as its range is never entered.
+--     With a claim index led by queue alone every claim walked the held rows and filtered them (a
+--     claim of the other type at 1,000,000 held ran at x0.05). A second index by type would have
+--     done it too, at 8–14% more CPU per job (every insert and claim writes it); this one costs
+--     the type's bytes in each entry.
+--   - SQLite merges the arms of a compound SELECT … ORDER BY lazily (a MERGE of co-routines, each
+--     walking its type's range in index order), so the statement reads $limit rows plus one per
+--     arm, not $limit per type.
+--   - A claim that names no types (an HTTP lease without types) first lists the queue's pending
+--     types (claimQueueTypes: a loose index scan, one probe per distinct type).
+--   - The pause check names only $queue, not a column, so SQLite runs it once per statement as a
+--     constant (one primary-key probe of a near-empty table) and skips the walk when the queue is
+--     paused.
 -- Weighted queues are split across queues by planClaim (src/store/claim-plan.ts), one
--- claimCandidates per queue share. claimCandidates runs in raw mode (rows as arrays, in the
--- column order hotRecord() expects; the store checks the columns against it at open).
+-- candidates statement per queue share. Candidates are read in raw mode (rows as arrays, in the
+-- column order hotRecord() expects; the store checks claimArm's columns against it at open).
 --
--- claimCandidates params (named):
+-- claimArm params (named):
 --   $queue     the queue of this share
+--   $type      one job type (claim-walk.ts numbers it $t0, $t1, … in a merged statement)
 --   $now       epoch ms
---   $types     JSON array of the job types this worker handles, or NULL for any type
---   $excluded  JSON array of the capped types with no room left, or NULL for none
 --   $skip      JSON array of ids passed over for a per-key rule in this claim, or NULL
 --   $xkeys     JSON array of [type, key] pairs with no room left in this claim, or NULL
---   $limit     how many rows to read
+-- and the merged statement's $limit: how many rows to read.
+-- claimQueueTypes params: $queue. Returns the distinct types of its pending jobs.
 -- claimKeyActive params: 1 type, 2 key: its running jobs (errand_job_active_type: the active
 --   set is bounded by the cluster's concurrency).
 -- claimKeyEarliest params: 1 type, 2 key: its earliest job in the hot set, by (created_at, id)
@@ -42,20 +54,27 @@
 -- rateCount 1 scope, 2 now − period (the window's starts alone); rateLeaving
 -- 1 scope, 2 now − period, 3 count − limit: the start whose leaving makes room.
 
--- name: claimCandidates
+-- name: claimArm
 SELECT {{pendingFields}}
-FROM errand_job
-WHERE queue = $queue AND state = 'pending' AND run_at <= $now
+FROM errand_job INDEXED BY errand_job_claim
+WHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now
   AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)
   AND (expires_at IS NULL OR expires_at > $now)
-  AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))
-  AND ($excluded IS NULL OR type NOT IN (SELECT value FROM json_each($excluded)))
   AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
   AND ($xkeys IS NULL OR key IS NULL
     OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
-                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))
-ORDER BY priority DESC, run_at, id
-LIMIT $limit;
+                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key));
+
+-- name: claimQueueTypes
+WITH RECURSIVE t(type) AS (
+  SELECT (SELECT type FROM errand_job INDEXED BY errand_job_claim
+          WHERE queue = $queue AND state = 'pending' ORDER BY type LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.type FROM errand_job AS j INDEXED BY errand_job_claim
+          WHERE j.queue = $queue AND j.state = 'pending' AND j.type > t.type ORDER BY j.type LIMIT 1)
+  FROM t WHERE t.type IS NOT NULL
+)
+SELECT type FROM t WHERE type IS NOT NULL;
 
 -- name: claimKeyActive
 SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type

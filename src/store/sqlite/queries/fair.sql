@@ -16,7 +16,7 @@
 --   3 next. fairJobTurn: 1 turn, 2 id. fairTurnOf: 1 id (NULL when the job has no turn).
 --   fairClear: 1 id.
 -- fairAdvance: 1 type, 2 turn (kept when lower than the type's).
--- claimFair (named): $queue, $type, $now, $skip, $xkeys as claimCandidates'. Returns the pending
+-- claimFair (named): $queue, $type, $now, $skip, $xkeys as claimArm's. Returns the pending
 --   fields, then fair_turn.
 
 -- name: fairTypeTurn

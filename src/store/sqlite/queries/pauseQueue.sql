@@ -1,7 +1,7 @@
 -- pauseQueue: Store.pauseQueue(). Marks a queue paused: claims pass its jobs over.
 --
 -- Guarantees: one row per paused queue; pausing a paused queue keeps its first paused_at. The
--- store returns true when the row is new. claimCandidates reads this table in the claim's write
+-- store returns true when the row is new. claimArm reads this table in the claim's write
 -- transaction, so a claim that starts after this commits sees the pause.
 --
 -- Params: 1 name, 2 pausedAt.
