@@ -30,7 +30,11 @@ export interface Backend {
    * Looks inside the store, beyond the Store interface, where the store has such a thing: the
    * hot set's rows by state (the table the claim index covers), sorted by state.
    */
-  inspect?: { hotSet(bundle: Bundle): Promise<Array<{ state: string; n: number }>> };
+  inspect?: {
+    hotSet(bundle: Bundle): Promise<Array<{ state: string; n: number }>>;
+    /** How many (fair type, key)s the store keeps a next turn for. */
+    fairKeys(bundle: Bundle): Promise<number>;
+  };
   /**
    * Run by the conformance suite only: its `url` cannot be handed to a child process or a server,
    * so the process and e2e suites leave it out.
@@ -90,6 +94,14 @@ const sqlite: Backend = {
         db.close();
       }
     },
+    async fairKeys({ url }) {
+      const db = new Database(url.replace(/^sqlite:/, ""), { readonly: true });
+      try {
+        return db.prepare("SELECT count(*) FROM errand_fair_key").pluck().get() as number;
+      } finally {
+        db.close();
+      }
+    },
   },
 };
 
@@ -133,6 +145,17 @@ const postgres: Backend = {
         await client.end();
       }
     },
+    async fairKeys({ url }) {
+      const schema = new URL(url).searchParams.get("schema")!;
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT count(*)::integer AS n FROM "${schema}".errand_fair_key`);
+        return rows[0].n as number;
+      } finally {
+        await client.end();
+      }
+    },
   },
 };
 
@@ -172,6 +195,16 @@ const redis: Backend = {
           { state: "active", n: active },
           { state: "pending", n: pending },
         ].filter((r) => r.n > 0);
+      });
+    },
+    async fairKeys({ url }) {
+      const prefix = new URL(url).searchParams.get("prefix")!;
+      return withRedis(async (client) => {
+        let n = 0;
+        for (const key of await keysOf(client, prefix)) {
+          if (key.startsWith(`{${prefix}}:fk|`)) n += await client.hlen(key);
+        }
+        return n;
       });
     },
   },

@@ -32,6 +32,33 @@ async function drive(queue: Queue, slots: number, done: (started: Job[]) => bool
 
 export function exerciseFair(backend: Backend): void {
   describe("fair", () => {
+    it("prunes the keys' next turns that no longer matter, and no turn changes", async () => {
+      const bundle = await backend.setup();
+      const { queue } = bundle;
+      queue.register(sync);
+      // Key a has 5 jobs (turns 0-4), keys k0-k19 one each (turn 0): once all are taken, the
+      // type's turn is 4, and only a's next turn (5) is above it.
+      await queue.enqueueMany(
+        sync,
+        Array.from({ length: 5 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      for (let k = 0; k < 20; k++) await queue.enqueue(sync, { k }, { key: `k${k}` });
+      for (let started = await queue.lease({ limit: 1 }); started.length > 0; ) {
+        await queue.complete(started[0]!, null);
+        started = await queue.lease({ limit: 1 });
+      }
+      if (backend.inspect) expect(await backend.inspect.fairKeys(bundle)).toBe(21);
+      await queue.prune();
+      if (backend.inspect) expect(await backend.inspect.fairKeys(bundle)).toBe(1);
+      // A pruned key enqueues again level with the type's turn, as it would have unpruned; a
+      // kept one after its own backlog.
+      const a = await queue.enqueue(sync, {}, { key: "a" });
+      const k3 = await queue.enqueue(sync, {}, { key: "k3" });
+      expect((await queue.lease({ limit: 1 })).map((j) => j.id)).toEqual([k3.id]);
+      expect((await queue.lease({ limit: 1 })).map((j) => j.id)).toEqual([a.id]);
+    });
+
     it("starts all 10 of B's jobs before A's 50th, with 10,000 of A's enqueued first (concurrency 5)", async () => {
       for (const def of [sync, plain]) {
         const { queue } = await backend.setup();

@@ -119,6 +119,8 @@ export const statements = {
   pausedQueues: "SELECT name FROM {{errandQueuePause}} ORDER BY name",
   /** prune.sql */
   prune: "WITH gone AS (\n  DELETE FROM {{errandJobDone}} WHERE id IN (\n    SELECT d.id FROM {{errandJobDone}} d WHERE d.state = $1 AND d.finished_at < $2\n      AND NOT EXISTS (\n        SELECT 1 FROM {{errandDependency}} e JOIN {{errandJob}} j ON j.id = e.job_id\n        WHERE e.dep_id = d.id AND j.state = 'blocked'\n      )\n    LIMIT $3\n    FOR UPDATE OF d SKIP LOCKED\n  )\n  RETURNING id, depends_on\n), waited AS (\n  DELETE FROM {{errandDependency}} e USING gone g WHERE e.dep_id = g.id\n), waiting AS (\n  DELETE FROM {{errandDependency}} e USING gone g\n  WHERE g.depends_on IS NOT NULL AND e.job_id = g.id\n    AND e.dep_id IN (SELECT jsonb_array_elements_text(g.depends_on::jsonb))\n)\nSELECT count(*)::integer AS n FROM gone",
+  /** prune.sql */
+  pruneFairKeys: "DELETE FROM {{errandFairKey}} WHERE (type, key) IN (\n  SELECT k.type, k.key FROM {{errandFairKey}} k JOIN {{errandFairType}} t ON t.type = k.type\n  WHERE k.next <= t.turn\n  LIMIT $1\n  FOR UPDATE OF k SKIP LOCKED\n)",
   /** putJobType.sql */
   putJobType: "INSERT INTO {{errandJobType}} (name, config, created_at, updated_at) VALUES ($1, $2, $3, $4)\nON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at\nRETURNING (xmax = 0) AS inserted",
   /** putSchedule.sql */

@@ -147,6 +147,8 @@ export const statements = {
   pausedQueues: "SELECT name FROM errand_queue_pause ORDER BY name;",
   /** prune.sql */
   prune: "DELETE FROM errand_job_done WHERE rowid IN\n  (SELECT rowid FROM errand_job_done AS d\n   WHERE state = ? AND finished_at < ?\n     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id\n                     WHERE e.dep_id = d.id)\n   LIMIT ?)\nRETURNING id, depends_on;",
+  /** prune.sql */
+  pruneFairKeys: "DELETE FROM errand_fair_key WHERE (type, key) IN\n  (SELECT k.type, k.key FROM errand_fair_key AS k JOIN errand_fair_type AS t ON t.type = k.type\n   WHERE k.next <= t.turn\n   LIMIT ?);",
   /** putJobType.sql */
   putJobTypeExists: "SELECT 1 FROM errand_job_type WHERE name = ?;",
   /** putJobType.sql */

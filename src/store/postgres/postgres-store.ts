@@ -470,6 +470,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         ]);
         deleted += row!.n;
       }
+      await this.#q(db, this.#sql.pruneFairKeys, [p.limit]);
       return deleted;
     });
   }

@@ -558,6 +558,7 @@ export class SqliteStore implements Store {
         for (const r of rows) this.#deps.pruned(r.id, r.depends_on);
         deleted += rows.length;
       }
+      this.#q.pruneFairKeys.run(p.limit);
       return deleted;
     });
   }

@@ -21,6 +21,12 @@
 --
 -- $1 state, $2 cutoff (finished_at before it is deleted), $3 limit.
 -- Returns one row: n (rows deleted).
+--
+-- pruneFairKeys: drops at most $1 fair keys' next turns ({{errandFairKey}}) at or below their
+-- type's turn now. A key's next turn only matters above it (a new job gets max(the key's next, the
+-- type's turn), and the type's turn never goes down), so the dropped rows change no turn; without
+-- this a fair type keeps a row for every key it ever saw. SKIP LOCKED: a row an enqueue is
+-- moving up is left to the next call, and two pruners never wait on each other.
 
 -- name: prune
 WITH gone AS (
@@ -42,3 +48,11 @@ WITH gone AS (
     AND e.dep_id IN (SELECT jsonb_array_elements_text(g.depends_on::jsonb))
 )
 SELECT count(*)::integer AS n FROM gone
+
+-- name: pruneFairKeys
+DELETE FROM {{errandFairKey}} WHERE (type, key) IN (
+  SELECT k.type, k.key FROM {{errandFairKey}} k JOIN {{errandFairType}} t ON t.type = k.type
+  WHERE k.next <= t.turn
+  LIMIT $1
+  FOR UPDATE OF k SKIP LOCKED
+)

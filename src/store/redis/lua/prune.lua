@@ -7,6 +7,11 @@
   now - retention, unless some blocked job depends on it (it would lose the outcome it waits
   for): such a job is kept and passed over, at most `limit` of them per state and call. A deleted
   job's dependency edges go with it (includes/dependencies.lua).
+  Then fair keys' next turns ({p}:fk|<type>) at or below their type's turn now ({p}:ft) go: a
+  key's next turn only matters above it (a new job gets max(the key's next, the type's turn), and
+  the type's turn never goes down), so they change no turn, and without this a fair type keeps a
+  field for every key it ever saw. An HSCAN of `limit` per fair type and call, its cursor kept in
+  {p}:fkc between calls.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] limit
@@ -17,6 +22,7 @@
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
 --@include "includes/dependencies.lua"
+--@include "includes/fair.lua"
 
 local err = check_epoch()
 if err then
@@ -62,4 +68,26 @@ for s, state in ipairs({ "completed", "dead", "cancelled", "expired" }) do
   end
 end
 flush_counts()
+
+local FAIR_CURSOR = P .. "fkc"
+local turns = redis.call("HGETALL", FAIR_TURN)
+for i = 1, #turns, 2 do
+  local jtype, turn = turns[i], tonumber(turns[i + 1])
+  local hash = fair_next_key(jtype)
+  local page = redis.call("HSCAN", hash, redis.call("HGET", FAIR_CURSOR, jtype) or "0", "COUNT", limit)
+  local drop = {}
+  for j = 1, #page[2], 2 do
+    if tonumber(page[2][j + 1]) <= turn then
+      drop[#drop + 1] = page[2][j]
+    end
+  end
+  if #drop > 0 then
+    call_sliced("HDEL", hash, drop, 1000)
+  end
+  if page[1] == "0" then
+    redis.call("HDEL", FAIR_CURSOR, jtype)
+  else
+    redis.call("HSET", FAIR_CURSOR, jtype, page[1])
+  end
+end
 return deleted

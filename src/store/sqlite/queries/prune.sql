@@ -12,6 +12,11 @@
 -- them without a scan.
 --
 -- Params: 1 state, 2 cutoff (now - retainMs[state]), 3 limit.
+--
+-- pruneFairKeys: drops at most `limit` (1) fair keys' next turns (errand_fair_key) that are at or
+-- below their type's turn now. A key's next turn only matters above it (a new job gets max(the
+-- key's next, the type's turn), and the type's turn never goes down), so the dropped rows change
+-- no turn; without this a fair type keeps a row for every key it ever saw.
 
 -- name: prune
 DELETE FROM errand_job_done WHERE rowid IN
@@ -21,3 +26,9 @@ DELETE FROM errand_job_done WHERE rowid IN
                      WHERE e.dep_id = d.id)
    LIMIT ?)
 RETURNING id, depends_on;
+
+-- name: pruneFairKeys
+DELETE FROM errand_fair_key WHERE (type, key) IN
+  (SELECT k.type, k.key FROM errand_fair_key AS k JOIN errand_fair_type AS t ON t.type = k.type
+   WHERE k.next <= t.turn
+   LIMIT ?);
