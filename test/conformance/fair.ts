@@ -32,6 +32,21 @@ async function drive(queue: Queue, slots: number, done: (started: Job[]) => bool
 
 export function exerciseFair(backend: Backend): void {
   describe("fair", () => {
+    it("takes every ready job a claim has room for", async () => {
+      const { queue } = await backend.setup();
+      queue.register(sync);
+      const a = await queue.enqueueMany(
+        sync,
+        Array.from({ length: 5 }, (_, i) => ({ i })),
+        { key: "a" },
+      );
+      const k = [];
+      for (let n = 0; n < 3; n++) k.push(await queue.enqueue(sync, { n }, { key: `k${n}` }));
+      // Every one: a job taken by turn in an earlier slot leaves its own slot to the next turn.
+      const got = await queue.lease({ limit: 100 });
+      expect(got.map((j) => j.id).sort()).toEqual([...a, ...k].map((j) => j.id).sort());
+    });
+
     it("prunes the keys' next turns that no longer matter, and no turn changes", async () => {
       const bundle = await backend.setup();
       const { queue } = bundle;

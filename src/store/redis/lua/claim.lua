@@ -24,8 +24,10 @@
       again is returned, so the claimer can claim again then rather than poll.
     - Fair types (includes/fair.lua): a lane entry of a fair type whose job is in its lane's fair
       set is a slot of the type, filled by the set's first job (by turn) that the rules above
-      admit; the type's turn ({p}:ft) moves up to the highest taken. One ZSCORE per such entry,
-      one ZRANGE per slot, and the set's stale entries met are dropped.
+      admit; the type's turn ({p}:ft) moves up to the highest taken. The entry of a job already
+      taken by turn in this claim is still a slot of the type, so a claim with room for every
+      ready job takes them all. One ZSCORE per such entry, one ZRANGE per slot, and the set's
+      stale entries met are dropped.
     - A job's first claim frees its debounce key ({p}:deb).
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.
@@ -280,6 +282,9 @@ end
 
 -- The highest turn taken per fair type, for {p}:ft at the end.
 local turns_taken = {}
+-- The jobs taken by turn in this claim: when the lane walk reaches one, its slot is still the
+-- type's (as in the SQL stores), so the next job whose turn it is takes it.
+local taken_by_turn = {}
 
 -- Fills the slot lane `lane`'s head job `x_id` (hash `x_flat`, with a turn) holds for its fair type
 -- with the first job of the lane's fair set the claim's rules admit, appended to `fair_out`.
@@ -326,6 +331,7 @@ local function fair_take(lane, queue, x_id, x_flat)
         redis.call("ZREM", set, y)
       elseif outcome == "taken" then
         redis.call("ZREM", set, y)
+        taken_by_turn[y] = true
         local turn = tonumber(ids[k + 1])
         if not turns_taken[lane.jtype] or turn > turns_taken[lane.jtype] then
           turns_taken[lane.jtype] = turn
@@ -424,6 +430,10 @@ local function take(queue, want)
       if turn and redis.call("ZSCORE", fair_set_key(queue, best.prio, best.jtype), best_id) then
         -- The slot is the fair type's: the job whose turn it is takes it (perhaps this one).
         sub = fair_take(best, queue, best_id, flat)
+      elseif not pending and taken_by_turn[best_id] then
+        -- Taken by turn in an earlier slot (its lane entry already noted for removal): its own
+        -- slot goes to the next turn, so a claim with room takes every ready job.
+        sub = fair_take(best, queue, best_id, flat) or "taken"
       end
       if sub == "taken" or sub == "closed" then
         -- Another job took the head's slot (the head stays in the lane and the fair set, for a
