@@ -29,6 +29,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { Child } from "../child.ts";
+import { serverCpuSpan } from "../cpu.ts";
 import { compileErrand, fmtInt, median, now, pct, positiveInt, round, sleepUntil } from "../common.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -89,14 +90,20 @@ async function drain(lib, adapter, env, o) {
     try {
       child.send({ type: "init", lib, ns, env, mode: "drain", expect: o.jobs, concurrency: o.concurrency });
       const ready = await child.next("ready");
+      // The database server's CPU over the drain (PostgreSQL's backends, redis-server; SQLite runs
+      // in the worker, so its time is the worker's): a queue can be cheap in its worker by making
+      // its server work, so both are reported.
+      const serverCpu = serverCpuSpan({ serverProcess: SERVER_PROCESS[adapter.store] });
       child.send({ type: "go" });
       const done = await child.next("done");
+      const serverMs = serverCpu();
       return {
         jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
         exactlyOnce: done.calls === o.jobs && done.distinct === o.jobs && done.repeated === 0,
         workerRssMB: round(done.rssBytes / 2 ** 20, 1),
         workerRssBeforeMB: round(ready.rssBytes / 2 ** 20, 1),
         workerCpuUsPerJob: round((done.cpuMs * 1000) / o.jobs, 1),
+        serverCpuUsPerJob: serverMs === null ? undefined : round((serverMs * 1000) / o.jobs, 1),
       };
     } finally {
       await child.stop();
@@ -132,6 +139,9 @@ async function latency(lib, adapter, env, o) {
   );
 }
 
+/** The local server processes whose CPU a drain on each store also costs (none for SQLite). */
+const SERVER_PROCESS = { sqlite: undefined, postgres: /^postgres$/, redis: /^redis-server$/ };
+
 const fmtCell = (n) => (n === undefined ? "—" : fmtInt(n));
 const medianOf = (runs, pick) => {
   const xs = runs.map(pick).filter((x) => x !== undefined);
@@ -156,6 +166,7 @@ function summarize(runs) {
           exactlyOnce: dr.every((x) => x.exactlyOnce),
           workerRssMB: medianOf(dr, (x) => x.workerRssMB),
           workerCpuUsPerJob: medianOf(dr, (x) => x.workerCpuUsPerJob),
+          serverCpuUsPerJob: medianOf(dr, (x) => x.serverCpuUsPerJob),
         }
       : undefined,
     latency: lat.length
@@ -178,7 +189,8 @@ function table(results) {
     "drain/s",
     "once",
     "RSS MB",
-    "CPU µs/job",
+    "worker µs/job",
+    "server µs/job",
     "p50 ms",
     "p99 ms",
     "settings",
@@ -192,6 +204,7 @@ function table(results) {
     m.drain ? (m.drain.exactlyOnce ? "yes" : "NO") : "—",
     m.drain ? String(m.drain.workerRssMB) : "—",
     m.drain ? String(m.drain.workerCpuUsPerJob) : "—",
+    m.drain?.serverCpuUsPerJob !== undefined ? String(m.drain.serverCpuUsPerJob) : "—",
     m.latency ? String(m.latency.p50) : "—",
     m.latency ? String(m.latency.p99) : "—",
     settings,
