@@ -95,6 +95,82 @@ export function exerciseClaim(backend: Backend): void {
       expect(any.map((j) => j.id)).toEqual(order(rest).slice(20));
     });
 
+    it("merges several types into one claim order: priority desc, then runAt, then id, across types", async () => {
+      const { queue, clock } = await backend.setup();
+      const t0 = clock.now();
+      // Each type's own order differs from the global one: the claim must interleave them.
+      const spec: Array<[string, string, number, number]> = [
+        ["j-01", "a", 0, t0 - 50],
+        ["j-02", "a", 0, t0 - 40],
+        ["j-03", "a", 0, t0 - 10],
+        ["j-04", "a", 3, t0 - 5],
+        ["j-05", "b", 0, t0 - 45],
+        ["j-06", "b", 3, t0 - 5],
+        ["j-07", "b", 7, t0],
+        ["j-08", "c", 0, t0 - 40],
+        ["j-09", "c", 0, t0 - 30],
+        ["j-10", "c", 0, t0 + 1_000],
+      ];
+      for (const [id, type, priority, runAt] of spec) await queue.enqueue(type, {}, { id, priority, runAt });
+      const expected = ["j-07", "j-04", "j-06", "j-01", "j-05", "j-02", "j-08", "j-09", "j-03"];
+      const ids = async (types?: string[]) => (await queue.lease({ types, limit: 4 })).map((j) => j.id);
+      expect(await ids(["a", "b", "c"])).toEqual(expected.slice(0, 4));
+      // Without types the claim walks the queue's pending types, in the same order.
+      expect(await ids()).toEqual(expected.slice(4, 8));
+      expect(await ids(["c", "a"])).toEqual(expected.slice(8));
+      expect(await ids()).toEqual([]);
+      await clock.advance(1_000);
+      expect(await ids()).toEqual(["j-10"]);
+    });
+
+    it("fills a claim across types when the first type's jobs alone would fill it", async () => {
+      const { queue } = await backend.setup();
+      const early = await queue.enqueueMany(
+        "many",
+        Array.from({ length: 30 }, (_, i) => ({ i })),
+      );
+      const urgent = await queue.enqueue("few", {}, { priority: 1 });
+      const got = (await queue.lease({ limit: 10 })).map((j) => j.id);
+      expect(got).toEqual([urgent.id, ...early.slice(0, 9).map((j) => j.id)]);
+    });
+
+    it("hands each job of several types to exactly one of many concurrent claimers", async () => {
+      const { queue, connect } = await backend.setup();
+      const others = await Promise.all([connect(), connect(), connect()]);
+      const ids: string[] = [];
+      for (const type of ["t1", "t2", "t3"]) {
+        const jobs = await queue.enqueueMany(
+          type,
+          Array.from({ length: 60 }, (_, i) => ({ i })),
+        );
+        for (const j of jobs) ids.push(j.id);
+      }
+      const seen: string[] = [];
+      const claimers = [queue, ...others];
+      await Promise.all(
+        claimers.map(async (q, w) => {
+          for (;;) {
+            const got = await q.lease({
+              limit: 7,
+              workerId: `w${w}`,
+              types: w % 2 === 0 ? undefined : ["t3", "t1", "t2"],
+            });
+            if (got.length === 0) return;
+            for (const j of got) seen.push(j.id);
+          }
+        }),
+      );
+      // A claimer may come back empty while another takes the last jobs it saw; what is left, if
+      // anything, is still there for the next claim.
+      for (;;) {
+        const got = await queue.lease({ limit: 50 });
+        if (got.length === 0) break;
+        for (const j of got) seen.push(j.id);
+      }
+      expect(seen.length).toBe(ids.length);
+      expect(new Set(seen)).toEqual(new Set(ids));
+    });
+
     it("claims only the requested types", async () => {
       const { queue } = await backend.setup();
       await queue.enqueue("a-type", {});

@@ -209,6 +209,35 @@ export function exerciseRateLimits(backend: Backend): void {
       expect((await queue.stats()).types.held).toMatchObject({ pending: 4, active: 1 });
     });
 
+    it("claims another type behind a held type's backlog, whether the claim names its types or not", async () => {
+      const { queue } = await backend.setup();
+      const held = defineJob({
+        type: "held",
+        rateLimit: { limit: 2, periodMs: "1h" },
+        handler: async () => null,
+      });
+      queue.register(held);
+      // More held jobs ahead than any claim asks for, at a higher priority too.
+      await queue.enqueueMany(
+        held,
+        Array.from({ length: 300 }, (_, i) => ({ i })),
+        { priority: 1 },
+      );
+      const others = await queue.enqueueMany(
+        "other",
+        Array.from({ length: 5 }, (_, i) => ({ i })),
+      );
+      const ids = (jobs: Job[]) => jobs.map((j) => j.id);
+      // The window's two starts go first, then only the other type comes out.
+      const first = await queue.lease({ limit: 4 });
+      expect(first.map((j) => j.type)).toEqual(["held", "held", "other", "other"]);
+      expect(ids(first.slice(2))).toEqual(ids(others.slice(0, 2)));
+      expect(ids(await queue.lease({ types: ["held", "other"], limit: 2 }))).toEqual(ids(others.slice(2, 4)));
+      expect(ids(await queue.lease({ limit: 10 }))).toEqual(ids(others.slice(4)));
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      expect((await queue.stats()).types.held).toMatchObject({ pending: 298, active: 2 });
+    });
+
     it("still counts, for a claim whose now is behind another's, the starts that left only the other's window", async () => {
       // A claim's `now` is read before it waits for the store, so claims from several processes
       // can be counted out of their nows' order (found by test/integration/rate-limits.test.ts).

@@ -170,7 +170,7 @@ CREATE UNIQUE INDEX errand_fair_key_pkey ON <schema>.errand_fair_key USING btree
 CREATE UNIQUE INDEX errand_fair_type_pkey ON <schema>.errand_fair_type USING btree (type);
 
 -- index errand_job_claim
-CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, priority DESC, run_at, id) WHERE (state = 'pending'::text);
+CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, type, priority DESC, run_at, id) WHERE (state = 'pending'::text);
 
 -- index errand_job_debounce
 CREATE UNIQUE INDEX errand_job_debounce ON <schema>.errand_job USING btree (debounce_key) WHERE ((debounce_key IS NOT NULL) AND (state = 'pending'::text) AND (attempt = 0));
@@ -226,4 +226,4 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"}]

@@ -5,6 +5,12 @@
  * see the same free room. Types with per-key rules (keyConcurrency, ordered) add the same per
  * (type, key) met in the claim ({@link KeyRoom}). Rate limits count a type's starts under the same
  * lock as its cap, and a key's under the key's lock, and take their room as caps do ({@link Rates}).
+ *
+ * Every claim statement is given its open types: the types it names (or, naming none, the queue's
+ * pending types, read once per claim by a loose index scan), less those at their cap or out of
+ * rate. It walks each one on the claim index (queue, type, priority DESC, run_at, id) and merges
+ * them in claim order (queries/claim.sql), so a held type, however large its backlog, is not read;
+ * with no open type left, no statement runs.
  * @module
  */
 import type { JobRecord } from "../../job.js";
@@ -16,6 +22,7 @@ import type { ClaimParams, KeyRules } from "../store.js";
 import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
 import { fairStatements } from "./fair.js";
+import { oneTypeStatements } from "./one-type.js";
 import { Rates, rateScope } from "./rates.js";
 
 /** Leases up to `p.limit` ready jobs to `p.workerId` (`Store.claim`), in claim order. */
@@ -43,6 +50,7 @@ export function claimJobs(
     ? Object.keys(p.keyRules).filter((t) => p.keyRules![t]!.fair && (!filterTypes || filterTypes.includes(t)))
     : [];
   const fair = fairTypes.length > 0 ? fairStatements(sql) : null;
+  const one = oneTypeStatements(sql);
   const rated = p.rateLimits
     ? Object.keys(p.rateLimits)
         .filter((t) => !filterTypes || filterTypes.includes(t))
@@ -79,6 +87,23 @@ export function claimJobs(
     let budget = p.maxWeight ?? Number.POSITIVE_INFINITY;
     const leaseExpiresAt = p.now + p.leaseMs;
     const excludedTypes = (): string[] => [...room].filter(([, n]) => n <= 0).map(([t]) => t);
+    /** Each queue's pending types (queueTypes), for a claim that names none; read once per claim. */
+    const pendingTypes = new Map<string, string[]>();
+    /**
+     * The types a statement of `queue`'s share walks: the claim's types, or the queue's pending
+     * types, less those held back (at their cap, or their rate limit spent). Each is walked from
+     * its first job on the claim index (queue, type, ...); a held type is not read at all.
+     */
+    const openTypes = async (queue: string): Promise<string[]> => {
+      let types = filterTypes ?? pendingTypes.get(queue);
+      if (types === undefined) {
+        const rows = await connection.query<{ type: string }>(db, sql.queueTypes, [queue]);
+        types = rows.map((r) => r.type);
+        pendingTypes.set(queue, types);
+      }
+      const excluded = excludedTypes();
+      return excluded.length === 0 ? [...types] : types.filter((t) => !excluded.includes(t));
+    };
 
     /**
      * One claim statement: up to `want` jobs of `queue` (of `types`), in the usual order, or with
@@ -86,7 +111,9 @@ export function claimJobs(
      * no `turnOf`, their turned jobs are left out (their slots were filled by turn).
      */
     const step = async (queue: string, want: number, turnOf: string | null, out: JobRecord[]) => {
-      const excluded = excludedTypes();
+      const types = turnOf !== null ? [turnOf] : await openTypes(queue);
+      // No type left to take: no statement.
+      if (types.length === 0) return { overflow: false, again: false };
       const capTypes: string[] = [];
       const capRoom: number[] = [];
       for (const [t, n] of room) {
@@ -95,7 +122,6 @@ export function claimJobs(
           capRoom.push(n);
         }
       }
-      const types = turnOf !== null ? [turnOf] : filterTypes;
       const values: unknown[] = [
         queue,
         p.now,
@@ -105,14 +131,14 @@ export function claimJobs(
         p.workerId,
         leaseExpiresAt,
         types,
-        excluded.length > 0 ? excluded : null,
       ];
-      const texts = fair === null ? sql : turnOf !== null ? fair.turn : fair.rest;
+      const texts =
+        fair !== null ? (turnOf !== null ? fair.turn : fair.rest) : types.length === 1 ? one : sql;
       let text = texts.claim;
       let discovered = false;
       if (keys) {
         const peek = turnOf !== null ? fair!.turn.keyPeek : sql.keyPeek;
-        discovered = await keys.discover(queue, p.now, want, types, excluded, peek);
+        discovered = await keys.discover(queue, p.now, want, types, peek);
         values.push(capTypes, capRoom, ruled, ...keys.open());
         text = texts.claimKeyed;
       } else if (capTypes.length > 0) {
@@ -146,15 +172,16 @@ export function claimJobs(
         let again = false;
         if (fair) {
           // The slots the usual order gives each fair type, filled by turn.
-          const excluded = excludedTypes();
-          const slots = await connection.query<{ type: string; n: number }>(db, sql.fairSlots, [
-            queue,
-            p.now,
-            count - out.length,
-            filterTypes,
-            excluded.length > 0 ? excluded : null,
-            fairTypes,
-          ]);
+          const open = await openTypes(queue);
+          const slots = open.some((t) => fairTypes.includes(t))
+            ? await connection.query<{ type: string; n: number }>(db, sql.fairSlots, [
+                queue,
+                p.now,
+                count - out.length,
+                open,
+                fairTypes,
+              ])
+            : [];
           for (const { type, n } of slots) {
             const r = await step(queue, n, type, out);
             if (r.overflow) return { taken: out, full: true };
@@ -246,8 +273,7 @@ class KeyRoom {
     queue: string,
     now: number,
     limit: number,
-    types: readonly string[] | null,
-    excluded: readonly string[],
+    types: readonly string[],
     peek: string,
   ): Promise<boolean> {
     const closedTypes: string[] = [];
@@ -263,7 +289,6 @@ class KeyRoom {
       now,
       limit,
       types,
-      excluded.length > 0 ? excluded : null,
       this.#ruled,
       closedTypes,
       closedKeys,
@@ -318,7 +343,7 @@ class KeyRoom {
     return true;
   }
 
-  /** The keys with room, as claimKeyed's $13-$16: types, keys, rooms, first ids. */
+  /** The keys with room, as claimKeyed's $12-$15: types, keys, rooms, first ids. */
   open(): [string[], string[], number[], Array<string | null>] {
     const out: [string[], string[], number[], Array<string | null>] = [[], [], [], []];
     for (const k of this.#known.values()) {

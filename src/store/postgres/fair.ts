@@ -2,14 +2,17 @@
  * Fair types in the PostgreSQL claim (KeyRules.fair; queries/fair.sql): the slots the usual claim
  * order gives a fair type (fairSlots) are filled by a variant of the claim statement that walks
  * the type's turned jobs in turn order (errand_job_fair), and the rest of the share by a variant
- * that leaves those jobs out. The variants are made from the claim statements themselves, so they
- * keep every other rule (caps, key rules, pauses, expiry, weight); each rewrite is checked once,
- * when the store opens (postgres-store.ts), and a claim statement that no longer reads as expected fails loudly.
+ * that leaves those jobs out (its peek keeps, of a fair type's first jobs, those without a turn, so
+ * a fair type's backlog of turned jobs is not read to its end). The variants are made from the
+ * claim statements themselves, so they keep every other rule (caps, key rules, pauses, expiry,
+ * weight); each rewrite is checked once, when the store opens (postgres-store.ts), and a claim
+ * statement that no longer reads as expected fails loudly.
  * @module
  */
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
+import { ONE_TYPE, oneTypeStatements } from "./one-type.js";
 
 /** The claim statements a fair claim runs instead of claim, claimCapped, claimKeyed and keyPeek. */
 export interface FairStatements {
@@ -25,46 +28,47 @@ function swap(text: string, name: string, from: string, to: string): string {
   return text.replaceAll(from, to);
 }
 
+/** The aliases under which claim.sql's statements order rows in claim order. */
+const ORDER_ALIASES = ["", "c.", "j.", "w."];
+
 /**
- * The turn-ordered variant of a claim statement whose candidates are read under alias `a` ("" for
- * none): turned jobs of the one type `typesParam` names, ordered by priority, then turn (the
- * candidates carry fair_turn, so the statement's later windows order by it too).
+ * The turn-ordered variant of a claim statement: the turned jobs of its one open type, ordered by
+ * priority, then turn (errand_job_fair serves the walk; the candidates carry fair_turn, so the
+ * statement's later windows order by it too). `walked` is the line that names the walked type:
+ * the one-type claim's (one-type.ts), or keyPeek's.
  */
-function turnVariant(text: string, name: string, a: string, typesParam: string, selects = true): string {
-  let t = selects
-    ? swap(text, name, `${a}priority, ${a}run_at,`, `${a}priority, ${a}fair_turn, ${a}run_at,`)
-    : text;
-  t = swap(
-    t,
-    name,
-    `${a}priority DESC, ${a}run_at, ${a}id`,
-    `${a}priority DESC, ${a}fair_turn, ${a}run_at, ${a}id`,
-  );
-  for (const other of ["", "c."]) {
-    if (other !== a) {
-      t = t.replaceAll(
-        `${other}priority DESC, ${other}run_at, ${other}id`,
-        `${other}priority DESC, ${other}fair_turn, ${other}run_at, ${other}id`,
-      );
-    }
+function turnVariant(text: string, name: string, walked: string): string {
+  let t =
+    walked === ONE_TYPE
+      ? swap(text, name, "j.priority, j.run_at, least(", "j.priority, j.fair_turn, j.run_at, least(")
+      : text;
+  t = swap(t, name, "j.priority DESC, j.run_at, j.id", "j.priority DESC, j.fair_turn, j.run_at, j.id");
+  for (const a of ORDER_ALIASES) {
+    t = t.replaceAll(
+      `${a}priority DESC, ${a}run_at, ${a}id`,
+      `${a}priority DESC, ${a}fair_turn, ${a}run_at, ${a}id`,
+    );
   }
-  return swap(
-    t,
-    name,
-    `(${typesParam}::text[] IS NULL OR ${a}type = ANY(${typesParam}::text[]))`,
-    `${a}type = (${typesParam}::text[])[1] AND ${a}fair_turn IS NOT NULL`,
-  );
+  return swap(t, name, walked, `${walked.trimEnd()} AND j.fair_turn IS NOT NULL\n`);
 }
 
-/** The rest variant: the fair types' turned jobs (parameter `$n`) left out of the walk. */
-function restVariant(text: string, name: string, a: string, n: number): string {
-  const filter = `($9::text[] IS NULL OR ${a}type <> ALL($9::text[]))`;
-  return swap(
+/**
+ * The rest variant (of the merged form, whatever the number of open types): the fair types'
+ * turned jobs (parameter `$n`) left out. The peek keeps, of a fair type's first `$3` jobs, those
+ * without a turn, and its locking walk takes as many jobs without a turn as the peek counted; so
+ * a fair type's backlog of turned jobs is never read to its end. A fair type's job without a turn
+ * (enqueued before the type was fair, or retried by hand from dead) is so taken once it is among
+ * the type's first `$3` ready jobs.
+ */
+function restVariant(text: string, name: string, n: number): string {
+  const left = (a: string) => `(${a}.fair_turn IS NULL OR ${a}.type <> ALL($${n}::text[]))`;
+  const t = swap(
     text,
     name,
-    filter,
-    `${filter}\n    AND (${a}fair_turn IS NULL OR ${a}type <> ALL($${n}::text[]))`,
+    "  ) AS c\n  ORDER BY c.priority DESC",
+    `  ) AS c\n  WHERE ${left("c")}\n  ORDER BY c.priority DESC`,
   );
+  return swap(t, name, "AND j.type = s.type\n", `AND j.type = s.type AND ${left("j")}\n`);
 }
 
 const made = new WeakMap<object, FairStatements>();
@@ -80,17 +84,18 @@ export function fairStatements(sql: Readonly<Record<StatementName, string>>): Fa
 }
 
 function makeFairStatements(sql: Readonly<Record<StatementName, string>>): FairStatements {
+  const one = oneTypeStatements(sql);
   return {
     turn: {
-      claim: turnVariant(sql.claim, "claim", "", "$8"),
-      claimCapped: turnVariant(sql.claimCapped, "claimCapped", "", "$8"),
-      claimKeyed: turnVariant(sql.claimKeyed, "claimKeyed", "j.", "$8"),
-      keyPeek: turnVariant(sql.keyPeek, "keyPeek", "j.", "$4", false),
+      claim: turnVariant(one.claim, "claim", ONE_TYPE),
+      claimCapped: turnVariant(one.claimCapped, "claimCapped", ONE_TYPE),
+      claimKeyed: turnVariant(one.claimKeyed, "claimKeyed", ONE_TYPE),
+      keyPeek: turnVariant(sql.keyPeek, "keyPeek", "AND j.type = t.type\n"),
     },
     rest: {
-      claim: restVariant(sql.claim, "claim", "", 10),
-      claimCapped: restVariant(sql.claimCapped, "claimCapped", "", 12),
-      claimKeyed: restVariant(sql.claimKeyed, "claimKeyed", "j.", 17),
+      claim: restVariant(sql.claim, "claim", 9),
+      claimCapped: restVariant(sql.claimCapped, "claimCapped", 11),
+      claimKeyed: restVariant(sql.claimKeyed, "claimKeyed", 16),
     },
   };
 }

@@ -54,6 +54,7 @@ import { pgLimitStats } from "./held-sample.js";
 import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
+import { oneTypeStatements } from "./one-type.js";
 import { checkOptions, type PostgresStoreOptions } from "./options.js";
 import { completeJobs, failJobs } from "./outcomes.js";
 
@@ -67,7 +68,10 @@ export type { PostgresStoreOptions } from "./options.js";
  * database, and a job still has one holder at a time.
  *
  * - Claims take ready rows with `FOR UPDATE SKIP LOCKED`, one statement per queue share (see
- *   {@link planClaimAsync}), so concurrent claimers never wait on each other's rows.
+ *   {@link planClaimAsync}), so concurrent claimers never wait on each other's rows. The claim
+ *   index is led by (queue, type): a claim walks only the types it may take (those it names, or
+ *   the queue's pending types, less the held-back ones) and merges them in claim order, so a
+ *   held type's backlog is never read (queries/claim.sql).
  * - A type's cluster-wide cap is held by a transaction-scoped advisory lock per capped type,
  *   taken before counting its active jobs, so no two claimers can both see the same free room.
  *   Rate limits count a type's recent starts (`errand_rate_start`) under the same lock, and a
@@ -119,7 +123,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // One channel per schema, so installations sharing a database do not wake each other.
     const channel = `${schema}_wake`;
     this.#sql = renderStatements(statements, sqlFragments(schema, channel));
-    fairStatements(this.#sql); // its rewrites of the claim statements checked now, not at a claim
+    // The rewrites of the claim statements checked now, not at a claim.
+    oneTypeStatements(this.#sql);
+    fairStatements(this.#sql);
     this.#notifier = new PostgresNotifier(this.#connection, this, {
       channel,
       notifySql: this.#sql.notify,

@@ -26,6 +26,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0005_keys_snooze_debounce.sql",
       "0006_rate_limits.sql",
       "0007_fair.sql",
+      "0008_claim_by_type.sql",
     ],
   });
 

@@ -5,8 +5,14 @@
 --   - One holder: a job is locked (FOR UPDATE SKIP LOCKED) and leased (state active, attempt + 1,
 --     worker, lease, startedAt) by the same statement, so no two claimers take it, and neither
 --     waits on rows the other holds.
---   - Order: priority desc, then run_at, then id. Jobs past their expires_at are passed over (left
---     for expirePending).
+--   - Order: priority desc, then run_at, then id, across all the types the claim may take ($8, its
+--     open types: claim.ts). Jobs past their expires_at are passed over (left for expirePending).
+--     Under contention a row another claimer holds is skipped and its type's next row taken in its
+--     place (SKIP LOCKED gives no strict order between claimers anyway); with k > 1 open types, a
+--     type with no next row leaves the claim short by as many (not another type's rows past the
+--     peek's window): the claimer that holds them is taking them, and the next claim the rest.
+--   - A held type (at its cap, its rate limit spent) is not in $8, so none of its rows is read: a
+--     backlog of a million such jobs costs another type's claim nothing (issue 15).
 --   - Weight: jobs are leased in order while their weights, each capped at $4, fit the budget $5;
 --     the first that does not fit ends the claim (as in every store).
 --   - Paused queues ({{errandQueuePause}}) give nothing; their jobs stay pending.
@@ -17,24 +23,38 @@
 --     (type, key) with rules is leased, the claim holds that key's advisory lock (lockKeys, or
 --     tryLockKeys for keys met after the first) and has counted its active jobs and found its
 --     earliest hot job (keyState). claimKeyed leases a keyed job of such a type only for a key with
---     room passed in $13-$16, at most that room, and under `ordered` only the key's earliest job;
+--     room passed in $12-$15, at most that room, and under `ordered` only the key's earliest job;
 --     keys not yet locked are left out, to be found by keyPeek and locked in the next round.
 --
 -- Why:
 --   - The pause check names only $1, not a column of the job row, so the planner makes it a
 --     one-time filter (an InitPlan: one primary-key probe of a near-empty table per statement) and
 --     skips the index walk entirely when the queue is paused.
---   - `cand` locks at most $3 rows in claim order; `fits` keeps the prefix that fits the budget;
---     `upd` leases them. One statement, so one queue share with no caps needs no transaction.
+--   - The claim index is errand_job_claim (queue, type, priority DESC, run_at, id) WHERE pending
+--     (migrations/0008): each open type is walked from its first job in claim order, so no walk
+--     filters another type's rows one by one. claim, claimCapped and claimKeyed are written here
+--     for k > 1 open types: `peek` reads, without locking, each type's first $3 rows (LATERAL, so
+--     each walk stops at $3) and keeps the $3 first of them in claim order; `share` counts them
+--     per type, and `cand` locks, per type, as many rows as the peek gave it. So the statement
+--     reads at most (k + 1) x $3 rows and locks at most $3. Locking in one walk over the merged
+--     order is not possible: a UNION ALL or LATERAL of per-type `LIMIT $3 FOR UPDATE` reads and
+--     locks k x $3 rows (no lazy Merge Append through LockRows), and row locks write.
+--   - With one open type (the usual worker of one type, a fair type's turn, a share whose other
+--     types are held) the store runs the one-type form (postgres/one-type.ts, made from these
+--     texts): `cand` alone, `$3` rows of the type $8[1], the one index walk claims always were.
+--   - The outer `LIMIT $3` of `cand` changes no result (`share` sums to at most $3): it tells the
+--     planner that `cand` is small, so `upd` probes the primary key rather than hashing the table.
+--   - `fits` keeps the prefix of `cand` that fits the budget; `upd` leases them. One statement, so
+--     one queue share with no caps needs no transaction.
 --   - A last row, all NULL but for two flags, reports whether a job did not fit (`overflow`: the
 --     claim is full) and whether jobs of a type at its cap were passed over (`skipped`: the store
---     looks again with that type excluded in $9). claimCapped differs from claim only in `ranked`,
+--     looks again with that type left out of $8). claimCapped differs from claim only in `ranked`,
 --     which marks the jobs beyond their type's room as skipped.
 --   - Rows come back as arrays in the order of {{hotFieldsJ}} (the hot fields, each qualified by the
 --     alias j, which UPDATE ... FROM needs): hotRecord reads them by position.
 --   - The advisory locks are taken in type order (no deadlock between two claimers), keyed by the
 --     channel name (one per schema) and the type, so installations in other schemas do not contend.
---   - Row locks: `cand` takes them in claim order, not in the id order the statements that wait
+--   - Row locks: `cand` takes them in claim order (per type, with k > 1), not in the id order the statements that wait
 --     for row locks keep (heartbeatMany, completeMany, failMany), and needs no other: SKIP LOCKED
 --     never waits for a row, so a claim cannot be one of two statements each waiting for the
 --     other. In a claim's transaction the advisory locks it waits for come first, before any row
@@ -45,18 +65,25 @@
 --     holds is closed for this claim. So, but within lockKeys' hash order, no claimer holding key
 --     locks waits for any lock (no deadlock). keyPeek is a plain read.
 --   - Claims without per-key rules run none of these statements: their cost is unchanged.
+--   - postgres/one-type.ts and postgres/fair.ts make their forms by rewriting these texts: the
+--     `peek ... share ... cand` block, the walks' last line (`AND j.type = s.type`, keyPeek's
+--     `AND j.type = t.type`), the orders and the locking walk's select list. The peeks carry
+--     fair_turn for the rest variant's filter. A rewrite that no longer matches fails at open.
 --
 -- lockCaps: $1 lock key (CAP_LOCK), $2 capped types (and rate-limited ones).
 -- countActive: $1 capped types. Returns (type, n) for types with active jobs.
 -- claim, claimCapped: $1 queue, $2 now, $3 limit, $4 weight cap (NULL: none), $5 budget (NULL:
---   none), $6 worker id, $7 lease expiry, $8 types (NULL: all), $9 types at their cap (NULL:
---   none); claimCapped also $10 capped types with room, $11 the room left for each.
--- claimKeyed: as claimCapped ($10 and $11 may be empty), and $12 the types with per-key rules,
---   $13 types, $14 keys, $15 room, $16 the only job that may start (NULL: any) of each locked key
---   with room. A keyed job of a type in $12 whose key is not among them is not a candidate.
--- keyPeek: $1 queue, $2 now, $3 limit, $4 types (NULL: all), $5 types at their cap (NULL: none),
---   $6 the types with per-key rules, $7 and $8 the (type, key)s closed for this claim. Returns the
---   distinct (type, key) of the rules' types among the next $3 candidates, closed keys left out.
+--   none), $6 worker id, $7 lease expiry, $8 the open types (never empty: the claim's types, or
+--   the queue's pending types from queueTypes, less those at their cap or out of rate); claimCapped
+--   also $9 capped types with room, $10 the room left for each.
+-- claimKeyed: as claimCapped ($9 and $10 may be empty), and $11 the types with per-key rules,
+--   $12 types, $13 keys, $14 room, $15 the only job that may start (NULL: any) of each locked key
+--   with room. A keyed job of a type in $11 whose key is not among them is not a candidate.
+-- keyPeek: $1 queue, $2 now, $3 limit, $4 the open types, $5 the types with per-key rules, $6
+--   and $7 the (type, key)s closed for this claim. Returns the distinct (type, key) of the rules'
+--   types among the next $3 candidates (each open type's first $3, merged), closed keys left out.
+-- queueTypes: $1 queue. Returns its pending types: a loose index scan of errand_job_claim (one
+--   descent per type, O(types x log n)), whatever the number of jobs.
 -- lockKeys: $1 lock key (KEY_LOCK), $2 types, $3 keys. tryLockKeys: the same; returns (type, key,
 --   ok) for each. keyState: $1 types, $2 keys. Returns (type, key, active: its active jobs, first:
 --   the id of its earliest hot job by created_at, id).
@@ -66,11 +93,14 @@
 --   returns (scope, n: its starts in the window). rateStart $1 scopes, $2 now, $3 starts of each. rateHeld, for the
 --   scopes left without room: $1 scopes, $2 their types, $3 keys (NULL: a type's scope), $4 now −
 --   period, $5 count − limit, $6 period, $7 the claim's queues, $8 now, $9 the claim's limit, $10
---   types (NULL: all). Returns `until`: the earliest time one of them whose type (and key) has a
---   job among the next $9 ready ones of a queue in $7 has room again, the ($5)-th oldest start in
---   its window (0-based) plus the period; NULL for none. Looking no further than a claim would
+--   types (NULL: each queue's pending types, found as queueTypes finds them). Returns `until`:
+--   the earliest time one of them whose type (and key) has a job among the next $9 ready ones of
+--   a queue in $7 has room again, the ($5)-th oldest start in its window (0-based) plus the
+--   period; NULL for none. Looking no further than a claim would
 --   (as SQLite's gate sees only its candidates) bounds the walk: a window left full while its type
---   has no ready job must not make every later claim read the whole queue.
+--   has no ready job must not make every later claim read the whole queue. The next $9 are found
+--   as the claims find them (each type's first $9, merged), so a held type's backlog ahead of the
+--   claim's types is not read past its first $9 either.
 --   A rate-limited type's scope is counted under its cap lock (lockCaps takes the rate-limited
 --   types with the capped ones, in the one type order), a key's under its key lock, so no two
 --   claimers count the same window; rateStart and rateHeld run before the commit, under them.
@@ -87,17 +117,35 @@ WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type
 -- `ranked` CTE that fit the claimer's weight and reports whether any did not fit or was skipped.
 
 -- name: claim
-WITH cand AS (
-  SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
-  FROM {{errandJob}}
-  WHERE queue = $1 AND state = 'pending' AND run_at <= $2
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-    AND (expires_at IS NULL OR expires_at > $2)
-    AND ($8::text[] IS NULL OR type = ANY($8::text[]))
-    AND ($9::text[] IS NULL OR type <> ALL($9::text[]))
-  ORDER BY priority DESC, run_at, id
+WITH peek AS (
+  SELECT c.type FROM unnest($8::text[]) AS t(type)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = t.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+  ) AS c
+  ORDER BY c.priority DESC, c.run_at, c.id
   LIMIT $3
-  FOR UPDATE SKIP LOCKED
+), share AS (
+  SELECT type, count(*) AS n FROM peek GROUP BY type
+), cand AS (
+  SELECT c.* FROM share s
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.type, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
+    FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = s.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT s.n
+    FOR UPDATE OF j SKIP LOCKED
+  ) AS c
+  LIMIT $3
 ), fits AS (
   SELECT id, false AS skipped, sum(w) OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
   FROM cand
@@ -114,24 +162,44 @@ SELECT {{hotNulls}},
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false)
 FROM fits
-
 -- name: claimKeyed
 WITH open AS (
-  SELECT * FROM unnest($13::text[], $14::text[], $15::bigint[], $16::text[]) AS o(type, key, room, first)
-), cand AS (
-  SELECT j.id, j.type, j.key, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
-  FROM {{errandJob}} j
-  WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-    AND (j.expires_at IS NULL OR j.expires_at > $2)
-    AND ($8::text[] IS NULL OR j.type = ANY($8::text[]))
-    AND ($9::text[] IS NULL OR j.type <> ALL($9::text[]))
-    AND (j.key IS NULL OR j.type <> ALL($12::text[]) OR EXISTS (
-      SELECT 1 FROM open o
-      WHERE o.type = j.type AND o.key = j.key AND o.room > 0 AND (o.first IS NULL OR o.first = j.id)))
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT * FROM unnest($12::text[], $13::text[], $14::bigint[], $15::text[]) AS o(type, key, room, first)
+), peek AS (
+  SELECT c.type FROM unnest($8::text[]) AS t(type)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND (j.key IS NULL OR j.type <> ALL($11::text[]) OR EXISTS (
+        SELECT 1 FROM open o
+        WHERE o.type = j.type AND o.key = j.key AND o.room > 0 AND (o.first IS NULL OR o.first = j.id)))
+      AND j.type = t.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+  ) AS c
+  ORDER BY c.priority DESC, c.run_at, c.id
   LIMIT $3
-  FOR UPDATE OF j SKIP LOCKED
+), share AS (
+  SELECT type, count(*) AS n FROM peek GROUP BY type
+), cand AS (
+  SELECT c.* FROM share s
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.type, j.key, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
+    FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND (j.key IS NULL OR j.type <> ALL($11::text[]) OR EXISTS (
+        SELECT 1 FROM open o
+        WHERE o.type = j.type AND o.key = j.key AND o.room > 0 AND (o.first IS NULL OR o.first = j.id)))
+      AND j.type = s.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT s.n
+    FOR UPDATE OF j SKIP LOCKED
+  ) AS c
+  LIMIT $3
 ), ranked AS (
   SELECT c.*,
     coalesce(row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false)
@@ -139,25 +207,27 @@ WITH open AS (
       row_number() OVER (PARTITION BY c.type, c.key ORDER BY c.priority DESC, c.run_at, c.id) > o.room, false
     ) AS skipped
   FROM cand c
-  LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type
+  LEFT JOIN unnest($9::text[], $10::bigint[]) AS r(type, room) ON r.type = c.type
   LEFT JOIN open o ON o.type = c.type AND o.key = c.key
 ){{takeRanked}}
-
 -- name: keyPeek
 SELECT DISTINCT c.type, c.key FROM (
-  SELECT j.type, j.key FROM {{errandJob}} j
-  WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-    AND (j.expires_at IS NULL OR j.expires_at > $2)
-    AND ($4::text[] IS NULL OR j.type = ANY($4::text[]))
-    AND ($5::text[] IS NULL OR j.type <> ALL($5::text[]))
-    AND NOT (j.key IS NOT NULL AND j.type = ANY($6::text[])
-      AND (j.type, j.key) IN (SELECT * FROM unnest($7::text[], $8::text[])))
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT w.type, w.key FROM unnest($4::text[]) AS t(type)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.key, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND NOT (j.key IS NOT NULL AND j.type = ANY($5::text[])
+        AND (j.type, j.key) IN (SELECT * FROM unnest($6::text[], $7::text[])))
+      AND j.type = t.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+  ) AS w
+  ORDER BY w.priority DESC, w.run_at, w.id
   LIMIT $3
 ) AS c
-WHERE c.key IS NOT NULL AND c.type = ANY($6::text[])
-
+WHERE c.key IS NOT NULL AND c.type = ANY($5::text[])
 -- name: lockKeys
 SELECT pg_advisory_xact_lock($1::integer, h)
 FROM (
@@ -178,24 +248,41 @@ SELECT u.type, u.key,
 FROM unnest($1::text[], $2::text[]) AS u(type, key)
 
 -- name: claimCapped
-WITH cand AS (
-  SELECT id, type, priority, run_at, least(weight, coalesce($4::bigint, weight)) AS w
-  FROM {{errandJob}}
-  WHERE queue = $1 AND state = 'pending' AND run_at <= $2
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-    AND (expires_at IS NULL OR expires_at > $2)
-    AND ($8::text[] IS NULL OR type = ANY($8::text[]))
-    AND ($9::text[] IS NULL OR type <> ALL($9::text[]))
-  ORDER BY priority DESC, run_at, id
+WITH peek AS (
+  SELECT c.type FROM unnest($8::text[]) AS t(type)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = t.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+  ) AS c
+  ORDER BY c.priority DESC, c.run_at, c.id
   LIMIT $3
-  FOR UPDATE SKIP LOCKED
+), share AS (
+  SELECT type, count(*) AS n FROM peek GROUP BY type
+), cand AS (
+  SELECT c.* FROM share s
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.type, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
+    FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = s.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT s.n
+    FOR UPDATE OF j SKIP LOCKED
+  ) AS c
+  LIMIT $3
 ), ranked AS (
   SELECT c.*, coalesce(
       row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false
     ) AS skipped
-  FROM cand c LEFT JOIN unnest($10::text[], $11::bigint[]) AS r(type, room) ON r.type = c.type
+  FROM cand c LEFT JOIN unnest($9::text[], $10::bigint[]) AS r(type, room) ON r.type = c.type
 ){{takeRanked}}
-
 -- name: rateCount
 WITH u AS (
   SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(scope, since)
@@ -212,15 +299,33 @@ INSERT INTO {{errandRateStart}} (scope, at, n)
 SELECT u.scope, $2, u.n FROM unnest($1::text[], $3::integer[]) AS u(scope, n)
 
 -- name: rateHeld
-WITH ready AS (
+WITH RECURSIVE seen(queue, type) AS (
+  SELECT q.name, (SELECT min(j.type) FROM {{errandJob}} j WHERE j.queue = q.name AND j.state = 'pending')
+  FROM unnest($7::text[]) AS q(name)
+  WHERE $10::text[] IS NULL
+  UNION ALL
+  SELECT s.queue,
+    (SELECT min(j.type) FROM {{errandJob}} j WHERE j.queue = s.queue AND j.state = 'pending' AND j.type > s.type)
+  FROM seen s WHERE s.type IS NOT NULL
+), types AS (
+  SELECT queue, type FROM seen WHERE type IS NOT NULL
+  UNION ALL
+  SELECT q.name, t.type FROM unnest($7::text[]) AS q(name) CROSS JOIN unnest($10::text[]) AS t(type)
+), ready AS (
   SELECT c.type, c.key FROM unnest($7::text[]) AS q(name)
   CROSS JOIN LATERAL (
-    SELECT j.type, j.key FROM {{errandJob}} j
-    WHERE j.queue = q.name AND j.state = 'pending' AND j.run_at <= $8
-      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = q.name)
-      AND (j.expires_at IS NULL OR j.expires_at > $8)
-      AND ($10::text[] IS NULL OR j.type = ANY($10::text[]))
-    ORDER BY j.priority DESC, j.run_at, j.id
+    SELECT w.type, w.key FROM types t
+    CROSS JOIN LATERAL (
+      SELECT j.type, j.key, j.id, j.priority, j.run_at FROM {{errandJob}} j
+      WHERE j.queue = q.name AND j.state = 'pending' AND j.run_at <= $8
+        AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = q.name)
+        AND (j.expires_at IS NULL OR j.expires_at > $8)
+        AND j.type = t.type
+      ORDER BY j.priority DESC, j.run_at, j.id
+      LIMIT $9
+    ) AS w
+    WHERE t.queue = q.name
+    ORDER BY w.priority DESC, w.run_at, w.id
     LIMIT $9
   ) AS c
 )
@@ -237,3 +342,12 @@ CROSS JOIN LATERAL (
   LIMIT 1
 ) AS l
 WHERE EXISTS (SELECT 1 FROM ready WHERE ready.type = u.type AND (u.key IS NULL OR ready.key = u.key))
+
+-- name: queueTypes
+WITH RECURSIVE seen(type) AS (
+  SELECT min(type) FROM {{errandJob}} WHERE queue = $1 AND state = 'pending'
+  UNION ALL
+  SELECT (SELECT min(j.type) FROM {{errandJob}} j WHERE j.queue = $1 AND j.state = 'pending' AND j.type > s.type)
+  FROM seen s WHERE s.type IS NOT NULL
+)
+SELECT type FROM seen WHERE type IS NOT NULL

@@ -6,15 +6,15 @@
 --     now) plus its place among the batch's jobs of the key, and moves the key's next past them, in
 --     the enqueue's transaction (so no claim sees the jobs without their turns).
 --   - fairSlots reads, without locking, the next $3 candidates of a queue share in the usual claim
---     order and counts those of each fair type that have a turn: the slots the claim gives the
---     type, filled by the turn-ordered variants of the claim statements (fair.ts).
+--     order (each open type's first $3, merged, as claim.sql's peek) and counts those of each fair
+--     type that have a turn: the slots the claim gives the type, filled by the turn-ordered
+--     variants of the claim statements (fair.ts).
 --   - fairAdvance moves a type's turn up to the highest a claim took (never down).
 -- Why: two enqueues of one key at once may give the same turns; ties go by run_at, then id, and a
 -- turn too many or too few is a small unfairness, not a lost job: no lock is taken for them.
 --
 -- fairAssign: $1 ids, $2 types, $3 keys ('' for none), in enqueue order. fairSlots: $1 queue,
---   $2 now, $3 limit, $4 types (NULL: all), $5 types at their cap (NULL: none), $6 fair types;
---   returns (type, n). fairAdvance: $1 the ids the claim took.
+--   $2 now, $3 limit, $4 the claim's open types (claim.sql), $5 fair types; returns (type, n). fairAdvance: $1 the ids the claim took.
 
 -- name: fairAssign
 WITH u AS (
@@ -36,16 +36,20 @@ ON CONFLICT (type, key) DO UPDATE SET next = greatest(k.next, excluded.next)
 
 -- name: fairSlots
 SELECT c.type, count(*)::integer AS n FROM (
-  SELECT type, fair_turn FROM {{errandJob}}
-  WHERE queue = $1 AND state = 'pending' AND run_at <= $2
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-    AND (expires_at IS NULL OR expires_at > $2)
-    AND ($4::text[] IS NULL OR type = ANY($4::text[]))
-    AND ($5::text[] IS NULL OR type <> ALL($5::text[]))
-  ORDER BY priority DESC, run_at, id
+  SELECT w.type, w.fair_turn FROM unnest($4::text[]) AS t(type)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = t.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+  ) AS w
+  ORDER BY w.priority DESC, w.run_at, w.id
   LIMIT $3
 ) AS c
-WHERE c.fair_turn IS NOT NULL AND c.type = ANY($6::text[])
+WHERE c.fair_turn IS NOT NULL AND c.type = ANY($5::text[])
 GROUP BY c.type
 
 -- name: fairAdvance

@@ -10,10 +10,11 @@
 --   - statsHeldActive: the running jobs of the types given, per key.
 --   - statsHeldStarts: per rate-limit scope given, its starts in the window (as rateCount counts,
 --     without deleting anything: stats writes nothing).
--- Why: statsHeldReady walks errand_job_claim from the queue's first ready job in claim order and
--- stops after $4 rows of the type (the type a residual check, as in a claim), so a backlog of a
--- million costs $4 rows; the pause check is one probe per (type, queue). Running jobs come from
--- errand_job_key_active (the active set: bounded by the cluster's concurrency).
+-- Why: statsHeldReady walks errand_job_claim (queue, type, ...) from the type's first ready job in
+-- the queue, in claim order, and stops after $4 rows, so a backlog of a million costs $4 rows,
+-- whatever other types' jobs wait ahead of it; the pause check is one probe per (type, queue).
+-- Running jobs come from errand_job_key_active (the active set: bounded by the cluster's
+-- concurrency).
 --
 -- statsHeldReady: $1 types, $2 queues (pairs), $3 now, $4 limit. Returns (type, id, key, priority,
 --   run_at).
