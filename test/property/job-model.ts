@@ -277,7 +277,10 @@ export function replay(
   const src = m.jobs.get(id);
   if (!src) return { code: "JOB_NOT_FOUND" };
   if (!isFinished(src)) return { code: "INVALID_STATE" };
-  if (uniqueHolder(m, src.uniqueKey)) return { code: "INVALID_STATE" };
+  // A copy of a job that ended expired and is stored expired at once never holds its unique key,
+  // so a live job holding that key does not refuse it.
+  const expiredAtOnce = src.state === "expired" && expiry.state === "expired";
+  if (!expiredAtOnce && uniqueHolder(m, src.uniqueKey)) return { code: "INVALID_STATE" };
   const job: ModelJob = {
     ...src,
     id: newId,
@@ -295,7 +298,7 @@ export function replay(
     startedAt: null,
     finishedAt: null,
   };
-  if (src.state === "expired" && expiry.state === "expired") finish(m, job, "expired");
+  if (expiredAtOnce) finish(m, job, "expired");
   add(m, job);
   return { job };
 }

@@ -372,7 +372,7 @@ const pick = fc.nat(30);
 const enqueueCommand = fc
   .record({
     idSlot: fc.option(fc.nat(5), { nil: null }),
-    type: fc.constantFrom("a", "b"),
+    type: fc.constantFrom("a", "b", "c"),
     queueSlot: slot,
     priority: fc.integer({ min: -2, max: 2 }),
     delayMs: fc.constantFrom(0, 0, 500, 1000, 5000, 60_000),
@@ -387,8 +387,9 @@ const enqueueCommand = fc
 const leaseCommand = fc
   .tuple(
     slot,
-    fc.option(fc.constant(["a"] as string[]), { nil: null }),
-    fc.integer({ min: 1, max: 3 }),
+    // No types (the queue's pending types), one, or several: claims merge the types' walks.
+    fc.option(fc.constantFrom<string[]>(["a"], ["a", "c"], ["c", "b", "a"], ["b", "z"]), { nil: null }),
+    fc.integer({ min: 1, max: 4 }),
     fc.constantFrom(1000, 5000, 30_000),
   )
   .map(([q, types, limit, leaseMs]) => new Lease(q, types, limit, leaseMs));
