@@ -45,6 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { Checkpointer } from "./checkpointer.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { assignTurns, type FairClaim, fairClaim } from "./fair.js";
 import { sqliteLimitStats } from "./held-sample.js";
@@ -82,6 +83,13 @@ export interface SqliteStoreOptions {
   crossProcessWake?: boolean;
 }
 
+/**
+ * Jobs in one enqueueMany from which its write is large enough to start the checkpoint thread
+ * (checkpointer.ts): a stored job is ~330 bytes of WAL, so ~10,000 come near SQLite's 1,000-page
+ * checkpoint threshold, whose checkpoint would otherwise run inside that write's commit.
+ */
+const LARGE_WRITE_JOBS = 10_000;
+
 /** The candidates query's per-key parameters when the claim has no per-key rules. */
 const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
 const NO_RULES: Record<string, never> = Object.freeze(Object.create(null));
@@ -118,6 +126,8 @@ export class SqliteStore implements Store {
   readonly #q: Statements;
   /** Dependency edges: blocking, unblocking, cascades (dependencies.ts). */
   readonly #deps: SqliteDependencies;
+  /** WAL checkpoints off the writer's thread (checkpointer.ts); none for `:memory:`. */
+  readonly #checkpointer: Checkpointer | null;
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
@@ -130,7 +140,13 @@ export class SqliteStore implements Store {
     this.#notifier = new SqliteNotifier(
       !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null,
     );
+    this.#checkpointer = memory
+      ? null
+      : new Checkpointer(options.filename, options.synchronous === "full" ? "FULL" : "NORMAL", (pages) =>
+          db.pragma(`wal_autocheckpoint = ${pages}`),
+        );
     this.#writer = new WriteBatcher(db, () => {
+      this.#checkpointer?.afterCommit();
       if (!this.#ringAfterCommit) return;
       this.#ringAfterCommit = false;
       this.#notifier.wake();
@@ -180,6 +196,7 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    if (params.jobs.length >= LARGE_WRITE_JOBS) this.#checkpointer?.expectLargeWrite();
     return this.#write(() => {
       const results = this.#insertJobs(params.jobs, params.now, params.idsGenerated === true);
       if (params.fairTypes && params.fairTypes.length > 0) {
@@ -644,6 +661,7 @@ export class SqliteStore implements Store {
     // Let writes already queued commit before the connection goes.
     await this.#writer.write(() => undefined);
     this.#closed = true;
+    await this.#checkpointer?.close();
     await this.#notifier.close();
     this.#db.close();
   }
