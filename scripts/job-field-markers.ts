@@ -8,6 +8,9 @@
 //                         created_at), wrapped as the file is;
 //   - /*@insertRow*/      one row of values for them: a ? each, the state 'pending';
 //   - /*@insertRows N*/   N such rows, one per line;
+//   - /*@insertRowsUniform N*/  N rows for jobs that share every field but the id and the
+//                         payload: a ? for those two, and the same named parameter (@column) in
+//                         every row for each other column, bound once per statement;
 //   - /*@sharedValues column = expression; …*/  as PostgreSQL's (below). The statements bind `?`
 //                         by position, so the expressions with a `?` must be named in the table's
 //                         order, the order their `?`s take in the statement.
@@ -46,6 +49,12 @@ const SQLITE_INSERT = JOB_FIELDS.filter((x) => x.newJob || x.name === "state" ||
 const sqliteRow = (): string =>
   `(${SQLITE_INSERT.map((x) => (x.name === "state" ? `'${x.initial}'` : "?")).join(", ")})`;
 
+/** One SQLite insert row of a uniform chunk: `?` for the id and the payload, `@column` for the rest. */
+const sqliteUniformRow = (): string =>
+  `(${SQLITE_INSERT.map((x) =>
+    x.name === "state" ? `'${x.initial}'` : x.name === "id" || x.name === "payload" ? "?" : `@${x.column}`,
+  ).join(", ")})`;
+
 /**
  * Expands the SQL markers of one store's query file.
  * @param where the file, for errors.
@@ -78,6 +87,11 @@ function sqlite(name: string, arg: string, text: string, at: number, fail: Fail)
     const n = Number(arg);
     if (!Number.isInteger(n) || n < 1) fail("needs a row count");
     return Array.from({ length: n }, sqliteRow).join(`,\n${" ".repeat(column(text, at))}`);
+  }
+  if (name === "insertRowsUniform") {
+    const n = Number(arg);
+    if (!Number.isInteger(n) || n < 1) fail("needs a row count");
+    return Array.from({ length: n }, sqliteUniformRow).join(`,\n${" ".repeat(column(text, at))}`);
   }
   if (name === "sharedValues") {
     const overrides = sharedOverrides(arg, fail);

@@ -8,6 +8,8 @@ let poolOffset = POOL.length;
 const last = Buffer.alloc(10);
 let lastMs = -1;
 let prefix = "";
+/** The last id but its final two hex digits, for ids counted up in the same millisecond. */
+let head = "";
 
 /**
  * A UUIDv7 (RFC 9562): 48 bits of milliseconds, then random bits. Ids sort by creation time,
@@ -34,13 +36,22 @@ export function uuidv7(now: number): string {
     const lo = ms % 0x1000000;
     // Within a millisecond only the counter changes: format the rest once.
     prefix = `${HEX[(hi >>> 16) & 0xff]}${HEX[(hi >>> 8) & 0xff]}${HEX[hi & 0xff]}${HEX[(lo >>> 16) & 0xff]}-${HEX[(lo >>> 8) & 0xff]}${HEX[lo & 0xff]}-${HEX[0x70 | (last[0]! & 0x0f)]}${HEX[last[1]!]}-`;
-  } else {
+    head = headOf();
+  } else if (last[9] === 0xff) {
     let i = 9;
     while (i > 2 && last[i] === 0xff) last[i--] = 0;
     last[i] = last[i]! + 1;
+    head = headOf();
+  } else {
+    // Only the last byte changes, 255 times in 256: the rest of the id is `head` already.
+    last[9] = last[9]! + 1;
   }
-  const tail = last.toString("hex", 2, 10);
-  return `${prefix}${tail.slice(0, 4)}-${tail.slice(4)}`;
+  return head + HEX[last[9]!]!;
+}
+
+/** The id but its last byte (two hex digits): the time, the version and the counter's bytes 2 to 8. */
+function headOf(): string {
+  return `${prefix}${HEX[last[2]!]}${HEX[last[3]!]}-${HEX[last[4]!]}${HEX[last[5]!]}${HEX[last[6]!]}${HEX[last[7]!]}${HEX[last[8]!]}`;
 }
 
 let processWorkerId: string | undefined;

@@ -236,7 +236,9 @@ export function sanitizeText(value: string, maxLength: number): string {
 export function toJsonText(field: string, value: unknown, maxBytes?: number): string {
   let text: string | undefined;
   try {
-    text = JSON.stringify(value, jsonGuard);
+    // A replacer takes JSON.stringify off its fast path (~1 µs more per small payload, most of
+    // what serialising a bulk enqueue cost): plain data, which it cannot mangle, goes without.
+    text = plainData(value, 0) ? JSON.stringify(value) : JSON.stringify(value, jsonGuard);
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
     throw new ErrandError("INVALID_PAYLOAD", `${field} is not JSON-serialisable: ${why}`, { cause });
@@ -255,6 +257,42 @@ export function toJsonText(field: string, value: unknown, maxBytes?: number): st
     );
   }
   return text;
+}
+
+/** Nesting past which {@link plainData} leaves a value to the guarded path (a cycle goes there). */
+const PLAIN_DEPTH = 32;
+
+/**
+ * Whether JSON.stringify keeps `value` as it is without {@link jsonGuard}: strings, booleans,
+ * null, finite numbers, and arrays and plain objects of them without `toJSON`. Anything else
+ * (undefined, a Date, a class instance, a bigint, a cycle, deep nesting) answers false and takes
+ * the guarded path, which refuses or converts it exactly as before.
+ */
+function plainData(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object": {
+      if (value === null) return true;
+      if (depth >= PLAIN_DEPTH) return false;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype || "toJSON" in value) return false;
+        for (let i = 0; i < value.length; i++) if (!plainData(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if ((proto !== Object.prototype && proto !== null) || "toJSON" in value) return false;
+      for (const key in value) {
+        if (!plainData((value as Record<string, unknown>)[key], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 function jsonGuard(this: unknown, key: string, value: unknown): unknown {

@@ -29,8 +29,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { Child } from "../child.ts";
-import { serverCpuSpan } from "../cpu.ts";
 import { compileErrand, fmtInt, median, now, pct, positiveInt, round, sleepUntil } from "../common.ts";
+import { serverCpuSpan } from "../cpu.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const log = (line) => console.error(`[compare] ${line}`);

@@ -21,4 +21,12 @@ describe("uuidv7", () => {
     for (const id of ids)
       expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
+
+  it("carries the count across bytes, every id as the whole counter formats it", () => {
+    const ids = Array.from({ length: 70_000 }, () => uuidv7(1_900_000_000_000));
+    for (let i = 1; i < ids.length; i++) expect(ids[i - 1]! < ids[i]!).toBe(true);
+    // Consecutive ids differ by one in the 62-bit counter (its last 16 hex digits but the dash).
+    const counter = (id: string) => BigInt(`0x${id.slice(19).replace("-", "")}`);
+    for (let i = 1; i < ids.length; i++) expect(counter(ids[i]!) - counter(ids[i - 1]!)).toBe(1n);
+  });
 });

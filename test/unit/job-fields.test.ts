@@ -273,9 +273,71 @@ describe("the SQL column lists derived from the table", () => {
     expect(calls).toEqual([expected]);
 
     calls.length = 0;
-    insertJobs(q, new Array(INSERT_CHUNK).fill(job), NOW, true, hooks);
+    // Jobs that differ in one field besides the id and the payload go through enqueueChunk.
+    insertJobs(q, [...new Array(INSERT_CHUNK - 1).fill(job), { ...job, priority: 1 }], NOW, true, hooks);
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toEqual(Array.from({ length: INSERT_CHUNK }, () => expectedNoKey).flat());
+    expect(calls[0]).toEqual([
+      ...Array.from({ length: INSERT_CHUNK - 1 }, () => expectedNoKey).flat(),
+      ...expectedNoKey.map((v, k) => (k === INSERT_COLUMNS.indexOf("priority") - 1 ? 1 : v)),
+    ]);
+  });
+
+  it("SQLite binds a uniform chunk's ids and payloads per row and every other insert column once, by name", () => {
+    const calls: unknown[][] = [];
+    const uniform: unknown[][] = [];
+    const noop = { run: () => ({ changes: 0 }) };
+    const q = {
+      enqueueChunk: { run: (...args: unknown[]) => ({ changes: calls.push(args) && INSERT_CHUNK }) },
+      enqueueChunkUniform: { run: (...args: unknown[]) => ({ changes: uniform.push(args) && INSERT_CHUNK }) },
+      // A unique key, dependencies or a debounce key send the chunk row by row.
+      enqueueOne: { run: () => ({ changes: 1 }) },
+      enqueueDebounced: { get: () => undefined },
+      enqueueChunkSavepoint: noop,
+      enqueueChunkRelease: noop,
+      enqueueChunkRollback: noop,
+    } as unknown as Statements;
+    const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };
+    const hooks = {
+      existing: () => null,
+      record: () => record,
+      dependencies: { plan: () => plan, attach: () => true } as unknown as SqliteDependencies,
+    };
+    const job = { ...newJob, uniqueKey: null, dependsOn: null, debounceKey: null };
+    const jobs = Array.from({ length: INSERT_CHUNK }, (_, i) => ({
+      ...job,
+      id: `j${i}`,
+      payload: `{"i":${i}}`,
+    }));
+    insertJobs(q, jobs, NOW, true, hooks);
+    expect(calls).toHaveLength(0);
+    expect(uniform).toHaveLength(1);
+    const byColumn = new Map(JOB_FIELDS.map((f) => [f.column, f.name]));
+    const named = Object.fromEntries(
+      INSERT_COLUMNS.filter((c) => !["id", "payload", "state"].includes(c)).map((c) => [
+        c,
+        c === "created_at" ? NOW : job[byColumn.get(c) as keyof NewJob],
+      ]),
+    );
+    expect(uniform[0]).toEqual([...jobs.flatMap((j) => [j.id, j.payload]), named]);
+    // Every named parameter is one the statement has, and every one it has is bound.
+    const params = [...new Set(SQLITE_SQL.enqueueChunkUniform.match(/@\w+/g))].map((x) => x.slice(1));
+    expect(params.sort()).toEqual(Object.keys(named).sort());
+
+    // A difference in any one shared field leaves the uniform statement for enqueueChunk.
+    const other: Record<string, unknown> = { ...record, ...newJob, type: "other", queue: "other" };
+    for (const f of NEW_JOB_FIELDS.filter((x) => x !== "id" && x !== "payload")) {
+      calls.length = 0;
+      uniform.length = 0;
+      const odd = { ...jobs[5]!, [f]: other[f] === job[f] ? `${String(job[f])}x` : other[f] };
+      insertJobs(
+        q,
+        jobs.map((j, i) => (i === 5 ? odd : j)),
+        NOW,
+        true,
+        hooks,
+      );
+      expect({ f, uniform: uniform.length }).toEqual({ f, uniform: 0 });
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import {
   sanitizeText,
   TEXT_PATTERN,
   toEpochMs,
+  toJsonText,
 } from "../../src/validation.js";
 
 const code = (c: string) => expect.objectContaining({ name: "ErrandError", code: c });
@@ -95,5 +96,57 @@ describe("checkAttempt", () => {
     for (const value of [0, MAX_ATTEMPT + 1, 2 ** 40, 1.5, Number.NaN, "1"]) {
       expect(() => checkAttempt(value)).toThrow(code("INVALID_ATTEMPT"));
     }
+  });
+});
+
+describe("toJsonText", () => {
+  it("writes plain data as JSON.stringify does, nested, unicode and null-prototype objects included", () => {
+    const plain = [
+      { i: 1 },
+      "text",
+      0,
+      -1.5,
+      true,
+      null,
+      [1, "a", null, [{ b: [false] }]],
+      { nested: { deep: { list: [1, 2, { x: "😀 é" }] } }, empty: {}, none: [] },
+      Object.assign(Object.create(null), { a: 1 }),
+    ];
+    for (const value of plain) expect(toJsonText("payload", value)).toBe(JSON.stringify(value));
+  });
+
+  it("converts what JSON converts (toJSON, Dates, undefined and functions inside) as before", () => {
+    const at = new Date(0);
+    expect(toJsonText("payload", { at })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
+    expect(toJsonText("payload", { a: undefined, b: 1 })).toBe('{"b":1}');
+    expect(toJsonText("payload", [undefined])).toBe("[null]");
+    expect(toJsonText("payload", { toJSON: () => ({ x: 1 }) })).toBe('{"x":1}');
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    expect(toJsonText("payload", new Point(2))).toBe('{"x":2}');
+    const deep: Record<string, unknown> = {};
+    let at2 = deep;
+    for (let d = 0; d < 40; d++) at2 = at2.next = {};
+    expect(toJsonText("payload", deep)).toBe(JSON.stringify(deep));
+  });
+
+  it("refuses what JSON would mangle, however deep (INVALID_PAYLOAD)", () => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    const bad = [
+      undefined,
+      () => 1,
+      Symbol("s"),
+      1n,
+      Number.NaN,
+      { n: Number.POSITIVE_INFINITY },
+      [1, [2, [Number.NEGATIVE_INFINITY]]],
+      { f: () => 1 },
+      { s: Symbol("s") },
+      { b: 1n },
+      cycle,
+    ];
+    for (const value of bad) expect(() => toJsonText("payload", value)).toThrow(code("INVALID_PAYLOAD"));
   });
 });

@@ -7,7 +7,7 @@ import type { JobRecord } from "../../job.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
-import { INSERT_CHUNK, ROW_PARAMS, type Statements } from "./statements.js";
+import { INSERT_CHUNK, ROW_PARAMS, type Statements, UNIFORM_PARAMS } from "./statements.js";
 
 /** What inserting needs of the store besides its statements. */
 export interface InsertHooks {
@@ -42,36 +42,69 @@ export function insertJobs(
     // statement step per row. A chunk that meets any conflict is redone row by row below.
     const chunk = q.enqueueChunk;
     const args: unknown[] = new Array(INSERT_CHUNK * ROW_PARAMS);
+    // Jobs that share every field but the id and the payload (an enqueueMany of one type) bind
+    // those two per row and the rest once (enqueueChunkUniform): binding is most of the cost.
+    const first = jobs[0]!;
+    const shared =
+      jobs.length >= INSERT_CHUNK &&
+      first.uniqueKey === null &&
+      first.dependsOn === null &&
+      first.debounceKey === null
+        ? uniformParams(first, now)
+        : null;
+    const uniformArgs: unknown[] | null = shared === null ? null : new Array(2 * INSERT_CHUNK + 1);
+    if (uniformArgs !== null) uniformArgs[2 * INSERT_CHUNK] = shared;
     for (; i + INSERT_CHUNK <= jobs.length; i += INSERT_CHUNK) {
-      let k = 0;
-      let unique = false;
-      for (let r = i; r < i + INSERT_CHUNK; r++) {
-        const j = jobs[r]!;
-        if (j.uniqueKey !== null || j.dependsOn !== null || j.debounceKey !== null) unique = true;
-        args[k++] = j.id;
-        args[k++] = j.type;
-        args[k++] = j.queue;
-        args[k++] = j.payload;
-        args[k++] = j.priority;
-        args[k++] = j.weight;
-        args[k++] = j.runAt;
-        args[k++] = j.expiresAt;
-        args[k++] = j.maxAttempts;
-        args[k++] = j.backoff;
-        args[k++] = j.retryQueue;
-        args[k++] = j.delivery;
-        args[k++] = j.timeoutMs;
-        args[k++] = j.uniqueKey;
-        args[k++] = now;
-        args[k++] = j.owner;
-        args[k++] = j.dependsOn;
-        args[k++] = j.onDependencyFailure;
-        args[k++] = j.key;
-        args[k++] = j.debounceKey;
+      let statement = chunk;
+      let bound = args;
+      let uniform = uniformArgs !== null;
+      if (uniformArgs !== null) {
+        let k = 0;
+        for (let r = i; r < i + INSERT_CHUNK; r++) {
+          const j = jobs[r]!;
+          if (!sameShared(j, first)) {
+            uniform = false;
+            break;
+          }
+          uniformArgs[k++] = j.id;
+          uniformArgs[k++] = j.payload;
+        }
+        if (uniform) {
+          statement = q.enqueueChunkUniform;
+          bound = uniformArgs;
+        }
       }
-      if (unique) break;
+      if (!uniform) {
+        let k = 0;
+        let unique = false;
+        for (let r = i; r < i + INSERT_CHUNK; r++) {
+          const j = jobs[r]!;
+          if (j.uniqueKey !== null || j.dependsOn !== null || j.debounceKey !== null) unique = true;
+          args[k++] = j.id;
+          args[k++] = j.type;
+          args[k++] = j.queue;
+          args[k++] = j.payload;
+          args[k++] = j.priority;
+          args[k++] = j.weight;
+          args[k++] = j.runAt;
+          args[k++] = j.expiresAt;
+          args[k++] = j.maxAttempts;
+          args[k++] = j.backoff;
+          args[k++] = j.retryQueue;
+          args[k++] = j.delivery;
+          args[k++] = j.timeoutMs;
+          args[k++] = j.uniqueKey;
+          args[k++] = now;
+          args[k++] = j.owner;
+          args[k++] = j.dependsOn;
+          args[k++] = j.onDependencyFailure;
+          args[k++] = j.key;
+          args[k++] = j.debounceKey;
+        }
+        if (unique) break;
+      }
       q.enqueueChunkSavepoint.run();
-      if (chunk.run(...args).changes !== INSERT_CHUNK) {
+      if (statement.run(...bound).changes !== INSERT_CHUNK) {
         q.enqueueChunkRollback.run();
         q.enqueueChunkRelease.run();
         break;
@@ -151,4 +184,38 @@ export function insertJobs(
     }
   }
   return { results, ready };
+}
+
+/** enqueueChunkUniform's named parameters: `job`'s fields but the id and the payload, by column. */
+function uniformParams(job: NewJob, now: number): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const p of UNIFORM_PARAMS) params[p.column] = p.field === null ? now : job[p.field];
+  return params;
+}
+
+/**
+ * Whether `j` has every field of `first` but the id and the payload: a row enqueueChunkUniform
+ * binds with `first`'s parameters. Written out, as it runs per bulk job; test/unit/job-fields.test.ts
+ * checks that a difference in any one field fails it.
+ */
+function sameShared(j: NewJob, first: NewJob): boolean {
+  return (
+    j.type === first.type &&
+    j.queue === first.queue &&
+    j.priority === first.priority &&
+    j.weight === first.weight &&
+    j.runAt === first.runAt &&
+    j.expiresAt === first.expiresAt &&
+    j.maxAttempts === first.maxAttempts &&
+    j.backoff === first.backoff &&
+    j.retryQueue === first.retryQueue &&
+    j.delivery === first.delivery &&
+    j.timeoutMs === first.timeoutMs &&
+    j.uniqueKey === first.uniqueKey &&
+    j.owner === first.owner &&
+    j.dependsOn === first.dependsOn &&
+    j.onDependencyFailure === first.onDependencyFailure &&
+    j.key === first.key &&
+    j.debounceKey === first.debounceKey
+  );
 }

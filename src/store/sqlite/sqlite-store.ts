@@ -44,6 +44,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { Checkpointer } from "./checkpointer.js";
 import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { assignTurns, type FairClaim, fairClaim } from "./fair.js";
@@ -81,6 +82,13 @@ export interface SqliteStoreOptions {
    */
   crossProcessWake?: boolean;
 }
+
+/**
+ * Jobs in one enqueueMany from which its write is large enough to start the checkpoint thread
+ * (checkpointer.ts): a stored job is ~330 bytes of WAL, so ~10,000 come near SQLite's 1,000-page
+ * checkpoint threshold, whose checkpoint would otherwise run inside that write's commit.
+ */
+const LARGE_WRITE_JOBS = 10_000;
 
 /** The candidates query's per-key parameters when the claim has no per-key rules. */
 const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
@@ -122,6 +130,8 @@ export class SqliteStore implements Store {
   readonly #walk: ClaimWalk;
   /** Rate-limited types found with no room, until when (key-gate.ts). */
   readonly #closedRates: ClosedRates = new Map();
+  /** WAL checkpoints off the writer's thread (checkpointer.ts); none for `:memory:`. */
+  readonly #checkpointer: Checkpointer | null;
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
@@ -135,7 +145,13 @@ export class SqliteStore implements Store {
     this.#notifier = new SqliteNotifier(
       !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null,
     );
+    this.#checkpointer = memory
+      ? null
+      : new Checkpointer(options.filename, options.synchronous === "full" ? "FULL" : "NORMAL", (pages) =>
+          db.pragma(`wal_autocheckpoint = ${pages}`),
+        );
     this.#writer = new WriteBatcher(db, () => {
+      this.#checkpointer?.afterCommit();
       if (!this.#ringAfterCommit) return;
       this.#ringAfterCommit = false;
       this.#notifier.wake();
@@ -185,6 +201,7 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
+    if (params.jobs.length >= LARGE_WRITE_JOBS) this.#checkpointer?.expectLargeWrite();
     return this.#write(() => {
       const results = this.#insertJobs(params.jobs, params.now, params.idsGenerated === true);
       if (params.fairTypes && params.fairTypes.length > 0) {
@@ -649,6 +666,7 @@ export class SqliteStore implements Store {
     // Let writes already queued commit before the connection goes.
     await this.#writer.write(() => undefined);
     this.#closed = true;
+    await this.#checkpointer?.close();
     await this.#notifier.close();
     this.#db.close();
   }

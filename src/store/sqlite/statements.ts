@@ -8,6 +8,7 @@ import { JOB_FIELDS, SHARED_FIELDS, selectList, wrapList } from "../../job-field
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
+import type { NewJob } from "../store.js";
 
 export type Stmt = Database.Statement;
 export type Statements = Record<StatementName, Stmt>;
@@ -89,8 +90,16 @@ export const INSERT_COLUMNS: readonly string[] = JOB_FIELDS.filter(
 export const ROW_PARAMS = INSERT_COLUMNS.length - 1;
 /** Rows per enqueueChunk statement (queries/enqueueMany.sql writes them out). */
 export const INSERT_CHUNK = countParams(SQL.enqueueChunk) / ROW_PARAMS;
+/**
+ * The named parameters of enqueueChunkUniform, one per insert column but the id, the payload and
+ * the state, by column, with the NewJob field each takes (created_at: the enqueue's `now`).
+ */
+export const UNIFORM_PARAMS: ReadonlyArray<{ column: string; field: keyof NewJob | null }> =
+  JOB_FIELDS.filter(
+    (x) => INSERT_COLUMNS.includes(x.column) && x.name !== "id" && x.name !== "payload" && x.name !== "state",
+  ).map((x) => ({ column: x.column, field: x.name === "createdAt" ? null : (x.name as keyof NewJob) }));
 // The statements are generated to match; a stale generated file would leave a field out silently.
-for (const name of ["enqueueOne", "enqueueChunk"] as const) {
+for (const name of ["enqueueOne", "enqueueChunk", "enqueueChunkUniform"] as const) {
   const columns = /INSERT INTO errand_job \(([^)]*)\)/
     .exec(SQL[name])?.[1]
     ?.split(",")
@@ -102,6 +111,18 @@ for (const name of ["enqueueOne", "enqueueChunk"] as const) {
 if (countParams(SQL.enqueueOne) !== ROW_PARAMS || !Number.isInteger(INSERT_CHUNK)) {
   throw new Error(
     `enqueueOne and enqueueChunk in queries/enqueueMany.sql do not bind ${ROW_PARAMS} parameters per row`,
+  );
+}
+if (
+  countParams(SQL.enqueueChunkUniform) !== 2 * INSERT_CHUNK ||
+  UNIFORM_PARAMS.some(
+    (p) =>
+      !SQL.enqueueChunkUniform.includes(`@${p.column},`) &&
+      !SQL.enqueueChunkUniform.includes(`@${p.column})`),
+  )
+) {
+  throw new Error(
+    `enqueueChunkUniform in queries/enqueueMany.sql does not bind an id and a payload per row for ${INSERT_CHUNK} rows and @${UNIFORM_PARAMS.map((p) => p.column).join(", @")}`,
   );
 }
 
