@@ -10,7 +10,7 @@ export const statements = {
   /** claim.sql */
   claimQueueTypes: "WITH RECURSIVE t(type) AS (\n  SELECT (SELECT type FROM errand_job INDEXED BY errand_job_claim\n          WHERE queue = $queue AND state = 'pending' ORDER BY type LIMIT 1)\n  UNION ALL\n  SELECT (SELECT j.type FROM errand_job AS j INDEXED BY errand_job_claim\n          WHERE j.queue = $queue AND j.state = 'pending' AND j.type > t.type ORDER BY j.type LIMIT 1)\n  FROM t WHERE t.type IS NOT NULL\n)\nSELECT type FROM t WHERE type IS NOT NULL;",
   /** claim.sql */
-  claimKeyActive: "SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key = ?;",
+  claimKeyActive: "SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key IS NOT NULL\nGROUP BY key;",
   /** claim.sql */
   claimKeyEarliest: "SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job\nWHERE type = ? AND key = ?\nORDER BY created_at, id\nLIMIT 1;",
   /** claim.sql */

@@ -26,6 +26,8 @@ export class KeyGate {
   readonly #now: number;
   /** Running jobs per `type\0key`, those taken by this claim included. */
   readonly #active = new Map<string, number>();
+  /** The types whose keys' running jobs were read into #active. */
+  readonly #activeRead = new Set<string>();
   readonly #skip: string[] = [];
   readonly #excluded: Array<[string, string]> = [];
   readonly #closed = new Set<string>();
@@ -166,12 +168,15 @@ export class KeyGate {
   }
 
   #running(row: JobRecord, slot: string): number {
-    let n = this.#active.get(slot);
-    if (n === undefined) {
-      n = this.#q.claimKeyActive.get(row.type, row.key) as number;
-      this.#active.set(slot, n);
+    if (!this.#activeRead.has(row.type)) {
+      // Every key of the type at once: one walk of its active set, not one per key.
+      this.#activeRead.add(row.type);
+      for (const [key, n] of this.#q.claimKeyActive.all(row.type) as Array<[string, number]>) {
+        const s = `${row.type}\0${key}`;
+        this.#active.set(s, (this.#active.get(s) ?? 0) + n);
+      }
     }
-    return n;
+    return this.#active.get(slot) ?? 0;
   }
 
   #pass(row: JobRecord, slot: string, closeKey: boolean): false {

@@ -151,7 +151,7 @@ export function prepareStatements(db: Database.Database): Statements {
   q.moveDelete.pluck();
   q.dependencyUnfinished.pluck();
   q.dependentsPage.pluck();
-  q.claimKeyActive.pluck();
+  q.claimKeyActive.raw(true);
   q.rateCount.pluck();
   q.rateLeaving.pluck();
   q.pausedQueues.pluck();

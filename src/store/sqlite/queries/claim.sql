@@ -41,8 +41,10 @@
 --   $xkeys     JSON array of [type, key] pairs with no room left in this claim, or NULL
 -- and the merged statement's $limit: how many rows to read.
 -- claimQueueTypes params: $queue. Returns the distinct types of its pending jobs.
--- claimKeyActive params: 1 type, 2 key: its running jobs (errand_job_active_type: the active
---   set is bounded by the cluster's concurrency).
+-- claimKeyActive params: 1 type. Returns (key, n): the running jobs of each of the type's keys,
+--   read once per claim and type: errand_job_active_type is by type alone (a key's count would
+--   walk the type's whole active set, once per key met; the set is bounded by the cluster's
+--   concurrency, and an index by key would cost every claim and completion a write).
 -- claimKeyEarliest params: 1 type, 2 key: its earliest job in the hot set, by (created_at, id)
 --   (errand_job_key_order), which alone may start under `ordered`.
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
@@ -77,8 +79,9 @@ WITH RECURSIVE t(type) AS (
 SELECT type FROM t WHERE type IS NOT NULL;
 
 -- name: claimKeyActive
-SELECT count(*) FROM errand_job INDEXED BY errand_job_active_type
-WHERE type = ? AND state = 'active' AND key = ?;
+SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type
+WHERE type = ? AND state = 'active' AND key IS NOT NULL
+GROUP BY key;
 
 -- name: claimKeyEarliest
 SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job
