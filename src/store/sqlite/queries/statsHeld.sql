@@ -5,9 +5,9 @@
 --   - statsHeldReady reads at most $limit ready jobs (pending, due, not expired) of one type in one
 --     queue, in claim order; the caller merges the queues' lists and keeps the first ones.
 --   - statsHeldActive: a type's running jobs per key.
--- Why: statsHeldReady walks the claim index of the queue in claim order and stops after $limit
--- rows of the type (the type is a residual check, as in a claim), so one type's backlog of a
--- million costs $limit rows, not a million. Keys' running jobs come from errand_job_active_type (the
+-- Why: statsHeldReady walks the type's range of the claim index (queue, type, priority DESC,
+-- run_at, id) in claim order and stops after $limit rows, so one type's backlog of a million costs
+-- $limit rows, not a million, and other types' backlogs cost nothing. Keys' running jobs come from errand_job_active_type (the
 -- active set, bounded by the cluster's concurrency); a key's earliest hot job and a window's
 -- starts are the claim's own statements (claimKeyEarliest, rateCount), read-only.
 --
