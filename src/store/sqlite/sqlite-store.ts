@@ -90,6 +90,11 @@ export interface SqliteStoreOptions {
  */
 const LARGE_WRITE_JOBS = 10_000;
 
+/** The `synchronous` pragma for the store's option: the writer's, and the checkpoint thread's. */
+function synchronousPragma(options: SqliteStoreOptions): "FULL" | "NORMAL" {
+  return options.synchronous === "full" ? "FULL" : "NORMAL";
+}
+
 /** The candidates query's per-key parameters when the claim has no per-key rules. */
 const NO_KEY_PARAMS = { skip: null, xkeys: null } as const;
 const NO_RULES: Record<string, never> = Object.freeze(Object.create(null));
@@ -147,7 +152,7 @@ export class SqliteStore implements Store {
     );
     this.#checkpointer = memory
       ? null
-      : new Checkpointer(options.filename, options.synchronous === "full" ? "FULL" : "NORMAL", (pages) =>
+      : new Checkpointer(options.filename, synchronousPragma(options), (pages) =>
           db.pragma(`wal_autocheckpoint = ${pages}`),
         );
     this.#writer = new WriteBatcher(db, () => {
@@ -176,7 +181,7 @@ export class SqliteStore implements Store {
       );
     }
     db.pragma("journal_mode = WAL");
-    db.pragma(`synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`);
+    db.pragma(`synchronous = ${synchronousPragma(options)}`);
     db.pragma("temp_store = MEMORY");
     db.pragma("cache_size = -16000");
     migrate(db);
