@@ -374,6 +374,14 @@ export interface RateRule {
  */
 export const RATE_FORGET_LAG_MS = 10_000;
 
+/**
+ * A rate limit's scope, as every store names its window of starts: the type, or `type|key` for a
+ * key's (names cannot contain `|`).
+ * @internal
+ */
+export const rateScope = (type: string, key: string | null): string =>
+  key === null ? type : `${type}|${key}`;
+
 /** A claimed attempt, named by the job and its fencing token. */
 export interface AttemptRef {
   id: string;

@@ -18,12 +18,12 @@ import { claimOrder } from "../claim-order.js";
 import { planClaimAsync } from "../claim-plan.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { hotRecord } from "../hot-record.js";
-import type { ClaimParams, KeyRules } from "../store.js";
+import { type ClaimParams, type KeyRules, rateScope } from "../store.js";
 import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
 import { fairStatements } from "./fair.js";
 import { oneTypeStatements } from "./one-type.js";
-import { Rates, rateScope } from "./rates.js";
+import { Rates } from "./rates.js";
 
 /** Leases up to `p.limit` ready jobs to `p.workerId` (`Store.claim`), in claim order. */
 export function claimJobs(

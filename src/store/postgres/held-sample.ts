@@ -15,8 +15,8 @@ import {
   type TypeLimitStats,
 } from "../held-back.js";
 import type { StatsRow } from "../stats-rows.js";
+import { rateScope } from "../store.js";
 import type { Queryable } from "./connection.js";
-import { rateScope } from "./rates.js";
 
 type Query = <R>(db: Queryable, text: string, values: unknown[]) => Promise<R[]>;
 

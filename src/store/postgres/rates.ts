@@ -7,7 +7,7 @@
  */
 import type { JobRecord } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import { RATE_FORGET_LAG_MS, type RateRule } from "../store.js";
+import { RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
 
 /** One scope met in the claim. */
@@ -21,10 +21,6 @@ interface Scope {
   /** Starts this claim made. */
   taken: number;
 }
-
-/** A scope's name: the type, or `type|key` (names cannot contain `|`). */
-export const rateScope = (type: string, key: string | null): string =>
-  key === null ? type : `${type}|${key}`;
 
 export class Rates {
   readonly #connection: PgConnection;

@@ -13,6 +13,7 @@ import {
   type TypeLimitStats,
 } from "../held-back.js";
 import type { StatsRow } from "../stats-rows.js";
+import { rateScope } from "../store.js";
 import type { Statements } from "./statements.js";
 
 interface ReadyRow {
@@ -68,7 +69,7 @@ export function sqliteLimitStats(
     const keyRate = keyRules.keyRateLimit;
     if (keyRate) {
       for (const [key, k] of sample.keys) {
-        if (k.ready > 0) k.starts = q.rateCount.get(`${type}|${key}`, now - keyRate.periodMs) as number;
+        if (k.ready > 0) k.starts = q.rateCount.get(rateScope(type, key), now - keyRate.periodMs) as number;
       }
     }
     samples.set(type, sample);

@@ -7,7 +7,7 @@
  * @module
  */
 import type { JobRecord } from "../../job.js";
-import { type KeyRules, RATE_FORGET_LAG_MS, type RateRule } from "../store.js";
+import { type KeyRules, RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
 import type { Statements } from "./statements.js";
 
 /**
@@ -82,7 +82,7 @@ export class KeyGate {
   /** Whether `row`, a candidate of `queue`, may be taken; if not, it is passed over from now on. */
   admit(row: JobRecord, queue: string): boolean {
     const typeRate = this.#rates && Object.hasOwn(this.#rates, row.type) ? this.#rates[row.type]! : null;
-    if (typeRate && !this.#room(row.type, typeRate)) {
+    if (typeRate && !this.#room(row.type, null, typeRate)) {
       this.closedTypes.push(row.type);
       return false;
     }
@@ -90,7 +90,7 @@ export class KeyGate {
     const rules = this.#rules[row.type]!;
     const slot = `${row.type}\0${row.key}`;
     if (this.#closed.has(slot)) return this.#pass(row, slot, false);
-    if (rules.keyRateLimit !== undefined && !this.#room(`${row.type}|${row.key}`, rules.keyRateLimit)) {
+    if (rules.keyRateLimit !== undefined && !this.#room(row.type, row.key, rules.keyRateLimit)) {
       return this.#pass(row, slot, true);
     }
     if (rules.keyConcurrency !== undefined && this.#running(row, slot) >= rules.keyConcurrency) {
@@ -118,15 +118,17 @@ export class KeyGate {
     const rules = this.#rules[row.type]!;
     const slot = `${row.type}\0${row.key}`;
     this.#active.set(slot, this.#running(row, slot) + 1);
-    if (rules.keyRateLimit !== undefined) this.#start(`${row.type}|${row.key}`);
+    if (rules.keyRateLimit !== undefined) this.#start(rateScope(row.type, row.key));
     if (rules.ordered) this.#close(row, slot);
   }
 
   /**
-   * Whether a scope's window has room for one more start now; when it has none, `held.until`
-   * learns when it will (the start that must leave the window, plus the period).
+   * Whether the window of `type` (of its `key`, when given) has room for one more start now; when
+   * it has none, `held.until` learns when it will (the start that must leave the window, plus the
+   * period), and a type's is kept closed until then.
    */
-  #room(scope: string, rate: RateRule): boolean {
+  #room(type: string, key: string | null, rate: RateRule): boolean {
+    const scope = rateScope(type, key);
     const since = this.#now - rate.periodMs;
     let n = this.#starts.get(scope);
     if (n === undefined) {
@@ -137,12 +139,12 @@ export class KeyGate {
       this.#starts.set(scope, n);
     }
     if (n < rate.limit) return true;
-    const typeScope = !scope.includes("|");
+    const typeScope = key === null;
     if (this.#held || (typeScope && this.#closedRates)) {
       const leaving = this.#q.rateLeaving.get(scope, since, n - rate.limit) as number | undefined;
       const until = (leaving ?? this.#now) + rate.periodMs;
       this.#heldUntil(until);
-      if (typeScope) this.#closedRates?.set(scope, { limit: rate.limit, periodMs: rate.periodMs, until });
+      if (typeScope) this.#closedRates?.set(type, { limit: rate.limit, periodMs: rate.periodMs, until });
     }
     return false;
   }
