@@ -57,6 +57,43 @@ export const CAP_LOCK = 0x65727263;
 export const KEY_LOCK = 0x6572726b;
 
 /**
+ * The candidates `claim` and `claimCapped` (queries/claim.sql) walk alike: an unlocked peek at each
+ * open type's first `$3` jobs, merged in claim order and counted per type (`share`), then a locking
+ * walk of each type of as many jobs as the peek gave it (`cand`). one-type.ts reads this text to
+ * make the one-type form.
+ */
+const walkTypes = (errandJob: string, errandQueuePause: string): string => `peek AS (
+  SELECT c.type FROM unnest($8::text[]) AS t(type)
+  CROSS JOIN LATERAL (
+    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM ${errandJob} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM ${errandQueuePause} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = t.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+  ) AS c
+  ORDER BY c.priority DESC, c.run_at, c.id
+  LIMIT $3
+), share AS (
+  SELECT type, count(*) AS n FROM peek GROUP BY type
+), cand AS (
+  SELECT c.* FROM share s
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.type, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
+    FROM ${errandJob} j
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM ${errandQueuePause} WHERE name = $1)
+      AND (j.expires_at IS NULL OR j.expires_at > $2)
+      AND j.type = s.type
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT s.n
+    FOR UPDATE OF j SKIP LOCKED
+  ) AS c
+  LIMIT $3
+)`;
+
+/**
  * The end both claims with per-type or per-key room share (`claimKeyed`, `claimCapped` in
  * queries/claim.sql, after their `ranked` CTE): the rows that fit the
  * claimer's weight, activated, then one row telling whether any did not fit or was skipped.
@@ -101,6 +138,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
     hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
     takeRanked: takeRanked(`"${schema}".errand_job`),
+    walkTypes: walkTypes(`"${schema}".errand_job`, `"${schema}".errand_queue_pause`),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,

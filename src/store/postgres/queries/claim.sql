@@ -33,7 +33,8 @@
 --   - The claim index is errand_job_claim (queue, type, priority DESC, run_at, id) WHERE pending
 --     (migrations/0008): each open type is walked from its first job in claim order, so no walk
 --     filters another type's rows one by one. claim, claimCapped and claimKeyed are written here
---     for k > 1 open types: `peek` reads, without locking, each type's first $3 rows (LATERAL, so
+--     for k > 1 open types (claim's and claimCapped's walk is one text, the walkTypes fragment of
+--     columns.ts; claimKeyed's adds the per-key filter): `peek` reads, without locking, each type's first $3 rows (LATERAL, so
 --     each walk stops at $3) and keeps the $3 first of them in claim order; `share` counts them
 --     per type, and `cand` locks, per type, as many rows as the peek gave it. So the statement
 --     reads at most (k + 1) x $3 rows and locks at most $3. Locking in one walk over the merged
@@ -117,36 +118,7 @@ WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type
 -- `ranked` CTE that fit the claimer's weight and reports whether any did not fit or was skipped.
 
 -- name: claim
-WITH peek AS (
-  SELECT c.type FROM unnest($8::text[]) AS t(type)
-  CROSS JOIN LATERAL (
-    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-      AND (j.expires_at IS NULL OR j.expires_at > $2)
-      AND j.type = t.type
-    ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT $3
-  ) AS c
-  ORDER BY c.priority DESC, c.run_at, c.id
-  LIMIT $3
-), share AS (
-  SELECT type, count(*) AS n FROM peek GROUP BY type
-), cand AS (
-  SELECT c.* FROM share s
-  CROSS JOIN LATERAL (
-    SELECT j.id, j.type, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
-    FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-      AND (j.expires_at IS NULL OR j.expires_at > $2)
-      AND j.type = s.type
-    ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT s.n
-    FOR UPDATE OF j SKIP LOCKED
-  ) AS c
-  LIMIT $3
-), fits AS (
+WITH {{walkTypes}}, fits AS (
   SELECT id, false AS skipped, sum(w) OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
   FROM cand
 ), upd AS (
@@ -248,36 +220,7 @@ SELECT u.type, u.key,
 FROM unnest($1::text[], $2::text[]) AS u(type, key)
 
 -- name: claimCapped
-WITH peek AS (
-  SELECT c.type FROM unnest($8::text[]) AS t(type)
-  CROSS JOIN LATERAL (
-    SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-      AND (j.expires_at IS NULL OR j.expires_at > $2)
-      AND j.type = t.type
-    ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT $3
-  ) AS c
-  ORDER BY c.priority DESC, c.run_at, c.id
-  LIMIT $3
-), share AS (
-  SELECT type, count(*) AS n FROM peek GROUP BY type
-), cand AS (
-  SELECT c.* FROM share s
-  CROSS JOIN LATERAL (
-    SELECT j.id, j.type, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
-    FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-      AND (j.expires_at IS NULL OR j.expires_at > $2)
-      AND j.type = s.type
-    ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT s.n
-    FOR UPDATE OF j SKIP LOCKED
-  ) AS c
-  LIMIT $3
-), ranked AS (
+WITH {{walkTypes}}, ranked AS (
   SELECT c.*, coalesce(
       row_number() OVER (PARTITION BY c.type ORDER BY c.priority DESC, c.run_at, c.id) > r.room, false
     ) AS skipped
