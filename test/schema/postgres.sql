@@ -226,4 +226,40 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"}]
+-- function errand_key_room
+CREATE OR REPLACE FUNCTION <schema>.errand_key_room(lock_key integer, channel text, wait boolean, types text[], keys text[])
+ RETURNS TABLE(type text, key text, ok boolean, active integer, first text)
+ LANGUAGE plpgsql
+ SET search_path TO '<schema>'
+AS $function$
+DECLARE
+  held boolean[];
+BEGIN
+  IF cardinality(types) = 0 THEN
+    RETURN;
+  END IF;
+  IF wait THEN
+    PERFORM pg_advisory_xact_lock(lock_key, s.h)
+    FROM (
+      SELECT DISTINCT hashtext(channel || u.t || chr(31) || u.k) AS h FROM unnest(types, keys) AS u(t, k)
+      ORDER BY h
+    ) AS s;
+    held := array_fill(true, ARRAY[cardinality(types)]);
+  ELSE
+    SELECT array_agg(pg_try_advisory_xact_lock(lock_key, hashtext(channel || u.t || chr(31) || u.k)) ORDER BY u.n)
+    INTO held
+    FROM unnest(types, keys) WITH ORDINALITY AS u(t, k, n);
+  END IF;
+  RETURN QUERY
+  SELECT u.t, u.k, u.ok,
+    CASE WHEN u.ok THEN (
+      SELECT count(*) FROM errand_job a WHERE a.type = u.t AND a.key = u.k AND a.state = 'active'
+    )::integer END,
+    CASE WHEN u.ok THEN (
+      SELECT f.id FROM errand_job f WHERE f.type = u.t AND f.key = u.k ORDER BY f.created_at, f.id LIMIT 1
+    ) END
+  FROM unnest(types, keys, held) AS u(t, k, ok);
+END
+$function$;
+
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"}]

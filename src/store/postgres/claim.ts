@@ -66,7 +66,7 @@ export function claimJobs(
       : "tx";
   return connection.op(mode, async (db) => {
     const rates = rated.length > 0 || keyRated ? new Rates(connection, sql, db, p.now) : null;
-    const keys = ruled.length > 0 ? new KeyRoom(connection, sql, db, p.keyRules!, ruled, rates) : null;
+    const keys = ruled.length > 0 ? new KeyRoom(connection, db, p.keyRules!, ruled, rates) : null;
     const room = new Map<string, number>();
     if (capped.length > 0 || rated.length > 0) {
       // A rate-limited type's window is counted under its cap lock, taken with the capped types'
@@ -229,7 +229,8 @@ interface KeyState {
 /**
  * The (type, key)s of a claim's types with per-key rules. Before a key's jobs can be claimed, its
  * advisory lock is held (so no other claimer counts the same room) and its room counted. Keys are
- * found by peeking at the share's next candidates (keyPeek, a plain read that locks no row).
+ * found by peeking at the share's next candidates (keyPeek, a plain read that locks no row), which
+ * hands them to errand_key_room (migration 0009) to be locked and counted in the same round trip.
  *
  * Deadlocks: the first keys a claim meets are locked with waiting locks in one statement, in hash
  * order, while the transaction holds no key lock (cap locks, which every claimer takes first, may
@@ -240,7 +241,6 @@ interface KeyState {
  */
 class KeyRoom {
   readonly #connection: PgConnection;
-  readonly #sql: Record<StatementName, string>;
   readonly #db: Queryable;
   readonly #rules: Record<string, KeyRules>;
   readonly #ruled: string[];
@@ -251,14 +251,12 @@ class KeyRoom {
 
   constructor(
     connection: PgConnection,
-    sql: Record<StatementName, string>,
     db: Queryable,
     rules: Record<string, KeyRules>,
     ruled: string[],
     rates: Rates | null,
   ) {
     this.#connection = connection;
-    this.#sql = sql;
     this.#db = db;
     this.#rules = rules;
     this.#ruled = ruled;
@@ -276,15 +274,24 @@ class KeyRoom {
     types: readonly string[],
     peek: string,
   ): Promise<boolean> {
+    // Closed keys are left out of the peek's window; open ones stay in it (their jobs are
+    // candidates) but are neither locked nor counted again.
     const closedTypes: string[] = [];
     const closedKeys: string[] = [];
+    const openTypes: string[] = [];
+    const openKeys: string[] = [];
     for (const k of this.#known.values()) {
-      if (k.room <= 0) {
-        closedTypes.push(k.type);
-        closedKeys.push(k.key);
-      }
+      (k.room <= 0 ? closedTypes : openTypes).push(k.type);
+      (k.room <= 0 ? closedKeys : openKeys).push(k.key);
     }
-    const seen = await this.#connection.query<{ type: string; key: string }>(this.#db, peek, [
+    // One round trip: the peek, the keys' locks and their counts (errand_key_room, migration 0009).
+    const found = await this.#connection.query<{
+      type: string;
+      key: string;
+      ok: boolean;
+      active: number | null;
+      first: string | null;
+    }>(this.#db, peek, [
       queue,
       now,
       limit,
@@ -292,34 +299,18 @@ class KeyRoom {
       this.#ruled,
       closedTypes,
       closedKeys,
+      KEY_LOCK,
+      !this.#locked,
+      openTypes,
+      openKeys,
     ]);
-    const fresh = seen.filter((k) => !this.#known.has(`${k.type}\u001f${k.key}`));
-    if (fresh.length === 0) return false;
-    const typeList = fresh.map((k) => k.type);
-    const keys = fresh.map((k) => k.key);
-    let held = fresh;
-    if (!this.#locked) {
-      await this.#connection.query(this.#db, this.#sql.lockKeys, [KEY_LOCK, typeList, keys]);
-    } else {
-      const tried = await this.#connection.query<{ type: string; key: string; ok: boolean }>(
-        this.#db,
-        this.#sql.tryLockKeys,
-        [KEY_LOCK, typeList, keys],
-      );
-      held = [];
-      for (const t of tried) {
-        if (t.ok) held.push(t);
-        else this.#known.set(`${t.type}\u001f${t.key}`, { type: t.type, key: t.key, room: 0, first: null });
-      }
-    }
+    if (found.length === 0) return false;
     this.#locked = true;
-    if (held.length === 0) return true;
-    const states = await this.#connection.query<{
-      type: string;
-      key: string;
-      active: number;
-      first: string | null;
-    }>(this.#db, this.#sql.keyState, [held.map((k) => k.type), held.map((k) => k.key)]);
+    const states: Array<{ type: string; key: string; active: number; first: string | null }> = [];
+    for (const f of found) {
+      if (f.ok) states.push({ type: f.type, key: f.key, active: f.active ?? 0, first: f.first });
+      else this.#known.set(`${f.type}\u001f${f.key}`, { type: f.type, key: f.key, room: 0, first: null });
+    }
     const limited = states.filter((s) => this.#rules[s.type]!.keyRateLimit !== undefined);
     const rateRoom =
       this.#rates && limited.length > 0

@@ -132,6 +132,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandRateStart: `"${schema}".errand_rate_start`,
     errandFairType: `"${schema}".errand_fair_type`,
     errandFairKey: `"${schema}".errand_fair_key`,
+    errandKeyRoom: `"${schema}".errand_key_room`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,

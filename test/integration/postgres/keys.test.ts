@@ -8,6 +8,7 @@
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import type { JobRecord } from "../../../src/job.js";
+import { KEY_LOCK } from "../../../src/store/postgres/columns.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { KeyRules, NewJob } from "../../../src/store/store.js";
 import { newJob } from "../../helpers/new-job.js";
@@ -50,6 +51,53 @@ test("an enqueue racing another with the same debounce key updates that job inst
   expect(r).toMatchObject({ inserted: false, existing: { id: "d1", payload: '"two"', runAt: NOW + 5_000 } });
   const { jobs } = await a.list({ limit: 10 });
   expect(jobs.map((j) => [j.id, j.payload])).toEqual([["d1", '"two"']]);
+});
+
+test("a claim that waits for a key's lock counts the job the lock's holder started before it let go", {
+  timeout: 30_000,
+}, async () => {
+  const { schema, all } = await stores(1);
+  const [a] = all as [PostgresStore];
+  await a.enqueueMany({
+    now: NOW,
+    jobs: [
+      job("k1", { type: "t", key: "k" }),
+      job("k2", { type: "t", key: "k" }),
+      job("o1", { type: "t", key: "o" }),
+    ],
+    idsGenerated: true,
+  });
+  // Another claimer, halfway: it holds key k's lock and has started k1, not yet committed.
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  onTestFinished(() => client.end());
+  await client.query("BEGIN");
+  await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || $3 || chr(31) || $4))", [
+    KEY_LOCK,
+    `${schema}_wake`,
+    "t",
+    "k",
+  ]);
+  await client.query(
+    `UPDATE "${schema}".errand_job SET state = 'active', attempt = 1, worker_id = 'other', lease_expires_at = $1 WHERE id = 'k1'`,
+    [NOW + 60_000],
+  );
+  const keyRules: Record<string, KeyRules> = Object.create(null);
+  keyRules.t = { keyConcurrency: 1 };
+  const claim = a.claim({
+    now: NOW + 1,
+    workerId: "w",
+    queues: [{ name: "q", weight: 1 }],
+    limit: 10,
+    leaseMs: 60_000,
+    keyRules,
+  });
+  // The claim waits for k's lock; its count of k's running jobs must be read after the lock is
+  // granted (a statement's own snapshot, taken before, would see none and start k2 too).
+  await someoneWaits(schema);
+  await client.query("COMMIT");
+  const taken = await claim;
+  expect(taken.map((j) => j.id)).toEqual(["o1"]);
 });
 
 test("per-key caps and order hold while many claimers take the same keys from several queues at once", {

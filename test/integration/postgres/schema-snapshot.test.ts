@@ -27,6 +27,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0006_rate_limits.sql",
       "0007_fair.sql",
       "0008_claim_by_type.sql",
+      "0009_key_room.sql",
     ],
   });
 
@@ -44,6 +45,8 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       FROM pg_constraint WHERE connamespace = $1::regnamespace ORDER BY conrelid::regclass::text, conname`);
     const indexes = await q(`SELECT indexname AS name, indexdef AS def FROM pg_indexes
       WHERE schemaname = $1 ORDER BY indexname`);
+    const functions = await q(`SELECT proname AS name, pg_get_functiondef(oid) AS def FROM pg_proc
+      WHERE pronamespace = $1::regnamespace ORDER BY proname`);
     const versions = await q(
       `SELECT version, name FROM "${schema}".errand_migration WHERE $1 = $1 ORDER BY version`,
     );
@@ -64,6 +67,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
     for (const c of constraints)
       out.push(`-- constraint ${c.name}\nALTER TABLE ${c.t} ADD CONSTRAINT ${c.name} ${c.def};\n`);
     for (const i of indexes) out.push(`-- index ${i.name}\n${i.def};\n`);
+    for (const f of functions) out.push(`-- function ${f.name}\n${f.def.trimEnd()};\n`);
     out.push(`-- migrations: ${JSON.stringify(versions)}\n`);
     return out.join("\n").replaceAll(`"${schema}"`, "<schema>").replaceAll(schema, "<schema>");
   });

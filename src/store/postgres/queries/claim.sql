@@ -20,11 +20,12 @@
 --     countActive counts its active jobs, so no two claimers see the same free room; claimCapped
 --     then leases at most the room left per type.
 --   - Cluster-wide per-key rules (keyConcurrency, ordered; claim.ts KeyRoom): before any job of a
---     (type, key) with rules is leased, the claim holds that key's advisory lock (lockKeys, or
---     tryLockKeys for keys met after the first) and has counted its active jobs and found its
---     earliest hot job (keyState). claimKeyed leases a keyed job of such a type only for a key with
---     room passed in $12-$15, at most that room, and under `ordered` only the key's earliest job;
---     keys not yet locked are left out, to be found by keyPeek and locked in the next round.
+--     (type, key) with rules is leased, the claim holds that key's advisory lock (waited for, or
+--     tried for keys met after the first) and has counted its active jobs and found its earliest
+--     hot job, after the lock was granted (keyPeek, through errand_key_room: migration 0009).
+--     claimKeyed leases a keyed job of such a type only for a key with room passed in $12-$15, at
+--     most that room, and under `ordered` only the key's earliest job; keys not yet locked are
+--     left out, to be found by keyPeek and locked in the next round.
 --
 -- Why:
 --   - The pause check names only $1, not a column of the job row, so the planner makes it a
@@ -59,12 +60,16 @@
 --     for row locks keep (heartbeatMany, completeMany, failMany), and needs no other: SKIP LOCKED
 --     never waits for a row, so a claim cannot be one of two statements each waiting for the
 --     other. In a claim's transaction the advisory locks it waits for come first, before any row
---     lock (tryLockKeys, later, never waits).
+--     lock (keyPeek's try-locks, later, never wait).
 --   - Key locks are keyed by KEY_LOCK and a hash of the channel, the type and the key (chr(31)
---     between: names never contain it), taken after the cap locks. lockKeys waits, in hash order,
+--     between: names never contain it), taken after the cap locks. keyPeek waits, in hash order,
 --     only while the claim holds no key lock; later keys are try-locked, and a key another claimer
---     holds is closed for this claim. So, but within lockKeys' hash order, no claimer holding key
---     locks waits for any lock (no deadlock). keyPeek is a plain read.
+--     holds is closed for this claim. So, but within that one hash order, no claimer holding key
+--     locks waits for any lock (no deadlock). keyPeek's walk is a plain read.
+--   - keyPeek's one round trip: it finds the keys and hands them to errand_key_room, a VOLATILE
+--     function, which locks them and then counts in a statement of its own: its own snapshot,
+--     taken after the locks, so a start another claimer committed while this one waited is
+--     counted (within keyPeek's statement the snapshot predates the lock).
 --   - Claims without per-key rules run none of these statements: their cost is unchanged.
 --   - postgres/one-type.ts and postgres/fair.ts make their forms by rewriting these texts: the
 --     `peek ... share ... cand` block, the walks' last line (`AND j.type = s.type`, keyPeek's
@@ -81,13 +86,14 @@
 --   $12 types, $13 keys, $14 room, $15 the only job that may start (NULL: any) of each locked key
 --   with room. A keyed job of a type in $11 whose key is not among them is not a candidate.
 -- keyPeek: $1 queue, $2 now, $3 limit, $4 the open types, $5 the types with per-key rules, $6
---   and $7 the (type, key)s closed for this claim. Returns the distinct (type, key) of the rules'
---   types among the next $3 candidates (each open type's first $3, merged), closed keys left out.
+--   and $7 the (type, key)s closed for this claim, $8 KEY_LOCK, $9 wait for the locks (the claim
+--   holds no key lock yet) or try them, $10 and $11 the (type, key)s already locked and open. Finds
+--   the distinct (type, key) of the rules' types among the next $3 candidates (each open type's
+--   first $3, merged), closed keys left out of the window, open ones not locked again; returns
+--   for each (type, key, ok: its lock held, active: its active jobs, first: the id of its earliest
+--   hot job by created_at, id), the counts read after the locks.
 -- queueTypes: $1 queue. Returns its pending types: a loose index scan of errand_job_claim (one
 --   descent per type, O(types x log n)), whatever the number of jobs.
--- lockKeys: $1 lock key (KEY_LOCK), $2 types, $3 keys. tryLockKeys: the same; returns (type, key,
---   ok) for each. keyState: $1 types, $2 keys. Returns (type, key, active: its active jobs, first:
---   the id of its earliest hot job by created_at, id).
 -- Rate limits (rates.ts; errand_rate_start): rateCount $1 scopes (`type`, or `type|key`), $2 now −
 --   each one's period, $3 RATE_FORGET_LAG_MS: deletes the scope's starts that left every window
 --   more than $3 ms ago (a claim whose `now` is behind another's still counts the rest) and
@@ -183,41 +189,29 @@ WITH open AS (
   LEFT JOIN open o ON o.type = c.type AND o.key = c.key
 ){{takeRanked}}
 -- name: keyPeek
-SELECT DISTINCT c.type, c.key FROM (
-  SELECT w.type, w.key FROM unnest($4::text[]) AS t(type)
-  CROSS JOIN LATERAL (
-    SELECT j.type, j.key, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
-      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
-      AND (j.expires_at IS NULL OR j.expires_at > $2)
-      AND NOT (j.key IS NOT NULL AND j.type = ANY($5::text[])
-        AND (j.type, j.key) IN (SELECT * FROM unnest($6::text[], $7::text[])))
-      AND j.type = t.type
-    ORDER BY j.priority DESC, j.run_at, j.id
+WITH seen AS (
+  SELECT DISTINCT c.type, c.key FROM (
+    SELECT w.type, w.key FROM unnest($4::text[]) AS t(type)
+    CROSS JOIN LATERAL (
+      SELECT j.type, j.key, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
+      WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+        AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
+        AND (j.expires_at IS NULL OR j.expires_at > $2)
+        AND NOT (j.key IS NOT NULL AND j.type = ANY($5::text[])
+          AND (j.type, j.key) IN (SELECT * FROM unnest($6::text[], $7::text[])))
+        AND j.type = t.type
+      ORDER BY j.priority DESC, j.run_at, j.id
+      LIMIT $3
+    ) AS w
+    ORDER BY w.priority DESC, w.run_at, w.id
     LIMIT $3
-  ) AS w
-  ORDER BY w.priority DESC, w.run_at, w.id
-  LIMIT $3
-) AS c
-WHERE c.key IS NOT NULL AND c.type = ANY($5::text[])
--- name: lockKeys
-SELECT pg_advisory_xact_lock($1::integer, h)
-FROM (
-  SELECT DISTINCT hashtext({{channel}} || t || chr(31) || k) AS h FROM unnest($2::text[], $3::text[]) AS u(t, k)
-  ORDER BY h
-) AS sorted
-
--- name: tryLockKeys
-SELECT t AS type, k AS key, pg_try_advisory_xact_lock($1::integer, hashtext({{channel}} || t || chr(31) || k)) AS ok
-FROM unnest($2::text[], $3::text[]) AS u(t, k)
-
--- name: keyState
-SELECT u.type, u.key,
-  (SELECT count(*) FROM {{errandJob}} a WHERE a.type = u.type AND a.key = u.key AND a.state = 'active')::integer
-    AS active,
-  (SELECT f.id FROM {{errandJob}} f WHERE f.type = u.type AND f.key = u.key ORDER BY f.created_at, f.id LIMIT 1)
-    AS first
-FROM unnest($1::text[], $2::text[]) AS u(type, key)
+  ) AS c
+  WHERE c.key IS NOT NULL AND c.type = ANY($5::text[])
+    AND (c.type, c.key) NOT IN (SELECT * FROM unnest($10::text[], $11::text[]))
+)
+SELECT r.type, r.key, r.ok, r.active, r.first
+FROM {{errandKeyRoom}}($8::integer, {{channel}}, $9::boolean,
+  ARRAY(SELECT type FROM seen ORDER BY type, key), ARRAY(SELECT key FROM seen ORDER BY type, key)) AS r
 
 -- name: claimCapped
 WITH {{walkTypes}}, ranked AS (
