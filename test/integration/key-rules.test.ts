@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { openQueue, type Queue } from "../../src/index.js";
+import { defineJob, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
@@ -37,12 +37,17 @@ interface Span {
   end: number;
 }
 
-/** Runs four workers over `type`'s jobs (PER_KEY for each of KEYS keys), returns each key's spans. */
+/**
+ * Runs four workers over `type`'s jobs (PER_KEY for each of KEYS keys), returns each key's spans.
+ * A fair type is registered with the enqueuing queue too, so its jobs get their turns.
+ */
 async function runKeyed(
   url: string,
   type: string,
+  fair = false,
 ): Promise<{ spans: Map<string, Span[]>; order: Map<string, string[]> }> {
   queue = await openQueue(url);
+  if (fair) queue.register(defineJob({ type, fair: true, handler: () => {} }));
   const order = new Map<string, string[]>();
   // Each key's jobs together, so that without the rule one claim would take many of one key.
   for (let k = 0; k < KEYS; k++) {
@@ -86,32 +91,46 @@ function maxOverlap(list: readonly Span[]): number {
 
 for (const backend of selectedBackends().filter((b) => b.capabilities.multiProcess)) {
   describe(backend.name, () => {
-    test("4 processes never run more than keyConcurrency jobs of one key at once", {
-      timeout: 60_000,
-    }, async () => {
-      const { url } = await backend.setup();
-      const { spans } = await runKeyed(url, "mp-keycap");
-      expect(spans.size).toBe(KEYS);
-      for (const [key, list] of spans) {
-        expect(list, key).toHaveLength(PER_KEY);
-        expect(maxOverlap(list), key).toBeLessThanOrEqual(2);
-      }
-      // The processes really ran side by side, or the cap was never tested.
-      const all = [...spans.values()].flat();
-      expect(maxOverlap(all)).toBeGreaterThan(2);
-    });
+    test.each([
+      ["", "mp-keycap", false],
+      [" (fair)", "mp-keycap-fair", true],
+    ] as const)(
+      "4 processes never run more than keyConcurrency jobs of one key at once%s",
+      {
+        timeout: 60_000,
+      },
+      async (_name, type, fair) => {
+        const { url } = await backend.setup();
+        const { spans } = await runKeyed(url, type, fair);
+        expect(spans.size).toBe(KEYS);
+        for (const [key, list] of spans) {
+          expect(list, key).toHaveLength(PER_KEY);
+          expect(maxOverlap(list), key).toBeLessThanOrEqual(2);
+        }
+        // The processes really ran side by side, or the cap was never tested.
+        const all = [...spans.values()].flat();
+        expect(maxOverlap(all)).toBeGreaterThan(2);
+      },
+    );
 
-    test("4 processes run an ordered key's jobs one at a time, in enqueue order", {
-      timeout: 60_000,
-    }, async () => {
-      const { url } = await backend.setup();
-      const { spans, order } = await runKeyed(url, "mp-ordered");
-      for (const [key, list] of spans) {
-        expect(maxOverlap(list), key).toBe(1);
-        const byStart = [...list].sort((a, b) => a.begin - b.begin || a.end - b.end).map((s) => s.id);
-        expect(byStart, key).toEqual(order.get(key));
-      }
-      expect(maxOverlap([...spans.values()].flat())).toBeGreaterThan(1);
-    });
+    test.each([
+      ["", "mp-ordered", false],
+      [" (fair)", "mp-ordered-fair", true],
+    ] as const)(
+      "4 processes run an ordered key's jobs one at a time, in enqueue order%s",
+      {
+        timeout: 60_000,
+      },
+      async (_name, type, fair) => {
+        const { url } = await backend.setup();
+        const { spans, order } = await runKeyed(url, type, fair);
+        for (const [key, list] of spans) {
+          expect(maxOverlap(list), key).toBe(1);
+          const byStart = [...list].sort((a, b) => a.begin - b.begin || a.end - b.end).map((s) => s.id);
+          expect(byStart, key).toEqual(order.get(key));
+        }
+        expect(maxOverlap([...spans.values()].flat())).toBeGreaterThan(1);
+      },
+    );
   });
 }

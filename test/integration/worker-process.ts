@@ -55,6 +55,19 @@ async function main(init: WorkerInit): Promise<void> {
       ordered: true,
       handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-ordered", ctx.attempt),
     }),
+    // The same rules on fair types: keys take turns (PostgreSQL claims these in one statement).
+    defineJob({
+      type: "mp-keycap-fair",
+      keyConcurrency: 2,
+      fair: true,
+      handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-keycap-fair", ctx.attempt),
+    }),
+    defineJob({
+      type: "mp-ordered-fair",
+      ordered: true,
+      fair: true,
+      handler: (_p: unknown, ctx) => run(ctx.job.id, "mp-ordered-fair", ctx.attempt),
+    }),
     // Rate limits across processes (test/integration/rate-limits.test.ts).
     defineJob({
       type: "mp-rate",

@@ -227,7 +227,7 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
 -- function errand_key_room
-CREATE OR REPLACE FUNCTION <schema>.errand_key_room(lock_key integer, channel text, wait boolean, types text[], keys text[])
+CREATE OR REPLACE FUNCTION <schema>.errand_key_room(lock_key integer, channel text, wait boolean, types text[], keys text[], ordered text[])
  RETURNS TABLE(type text, key text, ok boolean, active integer, first text)
  LANGUAGE plpgsql
  SET search_path TO '<schema>'
@@ -255,7 +255,7 @@ BEGIN
     CASE WHEN u.ok THEN (
       SELECT count(*) FROM errand_job a WHERE a.type = u.t AND a.key = u.k AND a.state = 'active'
     )::integer END,
-    CASE WHEN u.ok THEN (
+    CASE WHEN u.ok AND u.t = ANY(ordered) THEN (
       SELECT f.id FROM errand_job f WHERE f.type = u.t AND f.key = u.k ORDER BY f.created_at, f.id LIMIT 1
     ) END
   FROM unnest(types, keys, held) AS u(t, k, ok);

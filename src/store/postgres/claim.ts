@@ -21,7 +21,7 @@ import { hotRecord } from "../hot-record.js";
 import { type ClaimParams, type KeyRules, rateScope } from "../store.js";
 import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
-import { fairStatements } from "./fair.js";
+import { fairAdvanceText, fairStatements } from "./fair.js";
 import { oneTypeStatements } from "./one-type.js";
 import { Rates } from "./rates.js";
 
@@ -114,6 +114,16 @@ export function claimJobs(
       const types = turnOf !== null ? [turnOf] : await openTypes(queue);
       // No type left to take: no statement.
       if (types.length === 0) return { overflow: false, again: false };
+      let discovered = false;
+      if (keys) {
+        discovered = await keys.discover(
+          queue,
+          p.now,
+          want,
+          types,
+          turnOf === null ? sql.keyPeek : fair!.turn.keyPeek,
+        );
+      }
       const capTypes: string[] = [];
       const capRoom: number[] = [];
       for (const [t, n] of room) {
@@ -135,10 +145,7 @@ export function claimJobs(
       const texts =
         fair !== null ? (turnOf !== null ? fair.turn : fair.rest) : types.length === 1 ? one : sql;
       let text = texts.claim;
-      let discovered = false;
       if (keys) {
-        const peek = turnOf !== null ? fair!.turn.keyPeek : sql.keyPeek;
-        discovered = await keys.discover(queue, p.now, want, types, peek);
         values.push(capTypes, capRoom, ruled, ...keys.open());
         text = texts.claimKeyed;
       } else if (capTypes.length > 0) {
@@ -166,13 +173,97 @@ export function claimJobs(
       return { overflow, again: skipped || discovered };
     };
 
+    /**
+     * Whether `type`, a share's one open type, takes the one-statement turn step (fairClaimKeyed,
+     * queries/fair.sql): fair, with per-key rules, and nothing counted before its statement (no
+     * cap, no rate limit of its own or per key).
+     */
+    const fairKeyed = (type: string): boolean =>
+      keys !== null &&
+      fairTypes.includes(type) &&
+      ruled.includes(type) &&
+      !room.has(type) &&
+      p.keyRules![type]!.keyRateLimit === undefined;
+    /** Per fair keyed type: the keys fairClaimKeyed found closed, and those it has peeked at. */
+    const fairKeys = new Map<string, { closed: Set<string>; seen: Set<string> }>();
+    /**
+     * The turn step of a share whose one open type is fair and keyed (see fairKeyed), in one
+     * statement: the type's slots, its keys' locks and counts, and the claim of up to `slots` of
+     * its turned jobs. Its keys' locks are KeyRoom's (`keys.locked`: waited for only while the
+     * claim holds none), and the jobs it takes count against KeyRoom's rooms.
+     */
+    const fairKeyedStep = async (queue: string, want: number, type: string, out: JobRecord[]) => {
+      let state = fairKeys.get(type);
+      if (state === undefined) {
+        state = { closed: new Set(), seen: new Set() };
+        fairKeys.set(type, state);
+      }
+      const rule = p.keyRules![type]!;
+      const rows = await connection.query<unknown[]>(
+        db,
+        sql.fairClaimKeyed,
+        [
+          queue,
+          p.now,
+          want,
+          Number.isFinite(weightCap) ? weightCap : null,
+          Number.isFinite(budget) ? budget : null,
+          p.workerId,
+          leaseExpiresAt,
+          type,
+          [...state.closed],
+          KEY_LOCK,
+          !keys!.locked,
+          rule.keyConcurrency ?? null,
+          rule.ordered === true,
+        ],
+        true,
+      );
+      let overflow = false;
+      let skipped = false;
+      let slots = 0;
+      let fresh = false;
+      let took = 0;
+      for (const row of rows) {
+        if (row[0] === null) {
+          overflow = row[HOT_FIELD_COUNT] === true;
+          skipped = row[HOT_FIELD_COUNT + 1] === true;
+          slots = row[HOT_FIELD_COUNT + 2] as number;
+          for (const k of row[HOT_FIELD_COUNT + 3] as string[]) state.closed.add(k);
+          const seen = row[HOT_FIELD_COUNT + 4] as string[];
+          if (seen.length > 0) keys!.markLocked();
+          for (const k of seen) {
+            if (!state.seen.has(k)) {
+              fresh = true;
+              state.seen.add(k);
+            }
+          }
+          continue;
+        }
+        const record = hotRecord(row);
+        budget -= Math.min(record.weight, weightCap);
+        keys!.take(record);
+        rates?.take(record);
+        out.push(record);
+        took++;
+      }
+      return { overflow, again: skipped || fresh, slots, took };
+    };
+
     const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
       const out: JobRecord[] = [];
       for (let round = 0; ; round++) {
         let again = false;
-        if (fair) {
+        const open = fair ? await openTypes(queue) : [];
+        let rest = true;
+        if (open.length === 1 && fairKeyed(open[0]!)) {
+          const r = await fairKeyedStep(queue, count - out.length, open[0]!, out);
+          if (r.overflow) return { taken: out, full: true };
+          again ||= r.again;
+          // Every one of the first jobs in the usual order has a turn: no job for the rest step.
+          rest = r.slots < count - out.length + r.took;
+        } else if (fair) {
           // The slots the usual order gives each fair type, filled by turn.
-          const open = await openTypes(queue);
           const slots = open.some((t) => fairTypes.includes(t))
             ? await connection.query<{ type: string; n: number }>(db, sql.fairSlots, [
                 queue,
@@ -188,7 +279,7 @@ export function claimJobs(
             again ||= r.again;
           }
         }
-        if (out.length < count) {
+        if (rest && out.length < count) {
           const r = await step(queue, count - out.length, null, out);
           if (r.overflow) return { taken: out, full: true };
           again ||= r.again;
@@ -201,9 +292,14 @@ export function claimJobs(
         }
       }
     });
-    if (fair && taken.length > 0) {
-      await connection.query(db, sql.fairAdvance, [taken.map((j) => j.id)]);
-    }
+    if (fair && taken.length > 0)
+      connection.atCommit(
+        db,
+        fairAdvanceText(
+          sql,
+          taken.map((j) => j.id),
+        ),
+      );
     await rates?.finish(
       p.queues.map((q) => q.name),
       p.limit,
@@ -245,6 +341,8 @@ class KeyRoom {
   readonly #rules: Record<string, KeyRules>;
   readonly #ruled: string[];
   readonly #rates: Rates | null;
+  /** The ruled types that are `ordered`: only theirs need a key's earliest job. */
+  readonly #ordered: string[];
   /** By `type \u001f key` (a Map: keys are user-supplied names). */
   readonly #known = new Map<string, KeyState & { type: string; key: string }>();
   #locked = false;
@@ -261,6 +359,7 @@ class KeyRoom {
     this.#rules = rules;
     this.#ruled = ruled;
     this.#rates = rates;
+    this.#ordered = ruled.filter((t) => rules[t]!.ordered === true);
   }
 
   /**
@@ -303,6 +402,7 @@ class KeyRoom {
       !this.#locked,
       openTypes,
       openKeys,
+      this.#ordered,
     ]);
     if (found.length === 0) return false;
     this.#locked = true;
@@ -332,6 +432,16 @@ class KeyRoom {
       });
     }
     return true;
+  }
+
+  /** Whether the claim holds a key lock: from then on, keys are only tried (see the class). */
+  get locked(): boolean {
+    return this.#locked;
+  }
+
+  /** The claim now holds key locks taken elsewhere (fairClaimKeyed's). */
+  markLocked(): void {
+    this.#locked = true;
   }
 
   /** The keys with room, as claimKeyed's $12-$15: types, keys, rooms, first ids. */

@@ -127,6 +127,20 @@ export class PgConnection {
   }
 
   /**
+   * Has the transaction `db` belongs to (an `op("tx")`'s) run `text` last, sent with its COMMIT in
+   * one message: a statement that must come last saves its own round trip. `text` takes no
+   * parameters (the simple query protocol): every value in it is a literal (such as
+   * {@link sqlTextArray}'s). If it fails, nothing of the transaction is committed.
+   */
+  atCommit(db: Queryable, text: string): void {
+    const owned = db as { errandOwned?: boolean; errandAtCommit?: string };
+    if (!owned.errandOwned || owned.errandAtCommit !== undefined) {
+      throw new Error("atCommit: not in an errand transaction, or a statement already waits for its commit");
+    }
+    owned.errandAtCommit = text;
+  }
+
+  /**
    * Runs `fn` on the pool (`"pool"`: each statement on any connection) or in a transaction on one
    * connection (`"tx"`), retrying the whole of it after a connection fault, a deadlock or a
    * serialisation failure until `retryMs` has passed. Every operation is compare-and-set, so a
@@ -168,13 +182,16 @@ export class PgConnection {
     try {
       await client.query("BEGIN");
       const result = await fn(client);
-      await client.query("COMMIT");
+      const last = (client as { errandAtCommit?: string }).errandAtCommit;
+      // The COMMIT alone, or after atCommit's statement in the same message (one round trip).
+      await client.query(last === undefined ? "COMMIT" : `${last}\n;\nCOMMIT`);
       return result;
     } catch (error) {
       if (isConnectionFault(error)) broken = error as Error;
       else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
       throw error;
     } finally {
+      (client as { errandAtCommit?: string }).errandAtCommit = undefined;
       client.removeListener("error", onError);
       // A broken connection is destroyed, not handed to the next caller.
       client.release(broken);
@@ -247,4 +264,9 @@ export function createPool(connectionString: string, poolSize: number | undefine
     connectionTimeoutMillis: 10_000,
     application_name: new URL(connectionString).searchParams.get("application_name") ?? "errand",
   });
+}
+
+/** A `text[]` literal of `values` for a statement without parameters ({@link PgConnection.atCommit}). */
+export function sqlTextArray(values: readonly string[]): string {
+  return `ARRAY[${values.map((v) => pg.escapeLiteral(v)).join(", ")}]::text[]`;
 }

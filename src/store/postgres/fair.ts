@@ -11,13 +11,18 @@
  */
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
-import type { PgConnection, Queryable } from "./connection.js";
+import { type PgConnection, type Queryable, sqlTextArray } from "./connection.js";
 import { ONE_TYPE, oneTypeStatements } from "./one-type.js";
 
 /** The claim statements a fair claim runs instead of claim, claimCapped, claimKeyed and keyPeek. */
 export interface FairStatements {
   /** Turn order, one type (`$8` / keyPeek's `$4` hold exactly it), turned jobs only. */
-  turn: { claim: string; claimCapped: string; claimKeyed: string; keyPeek: string };
+  turn: {
+    claim: string;
+    claimCapped: string;
+    claimKeyed: string;
+    keyPeek: string;
+  };
   /** The usual order without the fair types' turned jobs (named by one more parameter). */
   rest: { claim: string; claimCapped: string; claimKeyed: string };
 }
@@ -98,6 +103,18 @@ function makeFairStatements(sql: Readonly<Record<StatementName, string>>): FairS
       claimKeyed: restVariant(sql.claimKeyed, "claimKeyed", 16),
     },
   };
+}
+
+/**
+ * fairAdvance over the ids a claim took, as a statement without parameters, for the claim to run
+ * with its COMMIT (PgConnection.atCommit): it must come last (it locks the type's turn row, and
+ * nothing after it in the claim may wait for a lock), so it costs no round trip of its own.
+ */
+export function fairAdvanceText(
+  sql: Readonly<Record<StatementName, string>>,
+  ids: readonly string[],
+): string {
+  return swap(sql.fairAdvance, "fairAdvance", "$1::text[]", sqlTextArray(ids));
 }
 
 /** Gives the inserted jobs of fair types their turns (fairAssign), inside the insert's transaction. */

@@ -14,11 +14,14 @@
 -- start committed before them; it runs where the statement runs, costing no round trip.
 -- `SET search_path FROM CURRENT` binds its table names to this schema (migrate.ts sets the path).
 -- Arguments: lock_key (KEY_LOCK), channel (the schema's NOTIFY channel, part of each lock's hash, so
--- other schemas' keys do not contend), wait (lock waiting, or try), types and keys (pairs).
--- Returns, per pair: ok (its lock is held), and for a held key its active jobs and earliest job id
--- by created_at, id (NULL when it has none).
+-- other schemas' keys do not contend), wait (lock waiting, or try), types and keys (pairs), ordered
+-- (the types whose earliest job matters: `ordered` ones). Returns, per pair: ok (its lock is held),
+-- and for a held key its active jobs and, for an ordered type, its earliest job id by created_at,
+-- id (NULL when it has none, or the type is not ordered: the walk for it is not free).
 
-CREATE FUNCTION errand_key_room(lock_key integer, channel text, wait boolean, types text[], keys text[])
+CREATE FUNCTION errand_key_room(
+  lock_key integer, channel text, wait boolean, types text[], keys text[], ordered text[]
+)
 RETURNS TABLE (type text, key text, ok boolean, active integer, first text)
 LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT
@@ -46,7 +49,7 @@ BEGIN
     CASE WHEN u.ok THEN (
       SELECT count(*) FROM errand_job a WHERE a.type = u.t AND a.key = u.k AND a.state = 'active'
     )::integer END,
-    CASE WHEN u.ok THEN (
+    CASE WHEN u.ok AND u.t = ANY(ordered) THEN (
       SELECT f.id FROM errand_job f WHERE f.type = u.t AND f.key = u.k ORDER BY f.created_at, f.id LIMIT 1
     ) END
   FROM unnest(types, keys, held) AS u(t, k, ok);

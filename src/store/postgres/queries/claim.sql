@@ -87,11 +87,11 @@
 --   with room. A keyed job of a type in $11 whose key is not among them is not a candidate.
 -- keyPeek: $1 queue, $2 now, $3 limit, $4 the open types, $5 the types with per-key rules, $6
 --   and $7 the (type, key)s closed for this claim, $8 KEY_LOCK, $9 wait for the locks (the claim
---   holds no key lock yet) or try them, $10 and $11 the (type, key)s already locked and open. Finds
+--   holds no key lock yet) or try them, $10 and $11 the (type, key)s already locked and open, $12 the ordered types. Finds
 --   the distinct (type, key) of the rules' types among the next $3 candidates (each open type's
 --   first $3, merged), closed keys left out of the window, open ones not locked again; returns
---   for each (type, key, ok: its lock held, active: its active jobs, first: the id of its earliest
---   hot job by created_at, id), the counts read after the locks.
+--   for each (type, key, ok: its lock held, active: its active jobs, first: for an ordered type, the
+--   id of its earliest hot job by created_at, id), the counts read after the locks.
 -- queueTypes: $1 queue. Returns its pending types: a loose index scan of errand_job_claim (one
 --   descent per type, O(types x log n)), whatever the number of jobs.
 -- Rate limits (rates.ts; errand_rate_start): rateCount $1 scopes (`type`, or `type|key`), $2 now −
@@ -211,7 +211,8 @@ WITH seen AS (
 )
 SELECT r.type, r.key, r.ok, r.active, r.first
 FROM {{errandKeyRoom}}($8::integer, {{channel}}, $9::boolean,
-  ARRAY(SELECT type FROM seen ORDER BY type, key), ARRAY(SELECT key FROM seen ORDER BY type, key)) AS r
+  ARRAY(SELECT type FROM seen ORDER BY type, key), ARRAY(SELECT key FROM seen ORDER BY type, key),
+  $12::text[]) AS r
 
 -- name: claimCapped
 WITH {{walkTypes}}, ranked AS (
