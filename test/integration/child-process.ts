@@ -26,6 +26,8 @@ export interface WorkerInit {
   reportStarts?: boolean;
   /** Append `<id> <start ms> <end ms>\n` here when a handler ends (wall clock). */
   spanLog?: string;
+  /** Run only these job types (default: every type the child knows). */
+  only?: string[];
 }
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));

@@ -58,7 +58,15 @@ async function runKeyed(
     }
   }
   const spanLog = join(dir, `${type}.spans`);
-  const init: WorkerInit = { url, concurrency: 8, workMs: [5, 15], spanLog, pollIntervalMs: 100 };
+  // Workers of this one type: a claim of one fair keyed type is PostgreSQL's one-statement claim.
+  const init: WorkerInit = {
+    url,
+    concurrency: 8,
+    workMs: [5, 15],
+    spanLog,
+    pollIntervalMs: 100,
+    only: [type],
+  };
   for (let i = 0; i < 4; i++) children.push(new WorkerProcess(init));
   await Promise.all(children.map((c) => c.next("ready")));
   await untilNone(queue, children);

@@ -82,7 +82,7 @@ async function main(init: WorkerInit): Promise<void> {
   );
 
   const worker = new Worker(queue, {
-    jobs,
+    jobs: init.only ? jobs.filter((j) => init.only!.includes(j.type)) : jobs,
     concurrency: init.concurrency,
     leaseMs: init.leaseMs ?? 30_000,
     sweepIntervalMs: init.sweepIntervalMs ?? 1_000,
