@@ -177,6 +177,44 @@ export function exerciseFair(backend: Backend): void {
       expect((await queue.lease({ limit: 10 })).map((j) => j.key)).toEqual(["b"]);
     });
 
+    it("gives a late key turns level with the others when a worker of one keyed fair type claims", async () => {
+      // A claim of one fair type with per-key rules, naming it: PostgreSQL's one-statement claim,
+      // which moves the type's turn itself. A cap that never binds keeps the type keyed.
+      const { queue } = await backend.setup();
+      const keyed = defineJob({
+        type: "sync-keyed",
+        fair: true,
+        keyConcurrency: 10,
+        handler: async () => null,
+      });
+      queue.register(keyed);
+      for (const key of ["a", "b"]) {
+        await queue.enqueueMany(
+          keyed,
+          Array.from({ length: 20 }, (_, i) => ({ key, i })),
+          { key },
+        );
+      }
+      const lease = (limit: number) => queue.lease({ limit, types: ["sync-keyed"] });
+      // Which jobs were taken (the order a lease returns them in is each store's own).
+      const taken = (jobs: Job[]) =>
+        jobs
+          .map((j) => j.payload as { key: string; i: number })
+          .map(({ key, i }) => `${key}${i}`)
+          .sort();
+      const first = await lease(8);
+      expect(taken(first)).toEqual(["a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3"]);
+      for (const j of first) await queue.complete(j, null);
+      // The type's turn is now 3: the late key's five jobs take turns 3 to 7.
+      await queue.enqueueMany(
+        keyed,
+        Array.from({ length: 5 }, (_, i) => ({ key: "late", i })),
+        { key: "late" },
+      );
+      // Behind the others' backlog (turns from 0), it would take five of the six.
+      expect(taken(await lease(6))).toEqual(["a4", "a5", "b4", "b5", "late0", "late1"]);
+    });
+
     it("does not reorder other types: a fair type's turns only fill the slots its jobs had", async () => {
       const { queue, clock } = await backend.setup();
       queue.register(sync);

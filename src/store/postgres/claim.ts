@@ -31,6 +31,28 @@ export function claimJobs(
   sql: Record<StatementName, string>,
   p: ClaimParams,
 ): Promise<JobRecord[]> {
+  // One queue, one type, fair, with per-key rules and nothing to count before the claim: its
+  // first statement is its own transaction (claimFairKeyedAlone).
+  const lone = p.types?.length === 1 && p.queues.length === 1 ? p.types[0]! : null;
+  const rule = lone !== null ? p.keyRules?.[lone] : undefined;
+  if (
+    rule?.fair === true &&
+    (rule.keyConcurrency !== undefined || rule.ordered === true) &&
+    rule.keyRateLimit === undefined &&
+    p.concurrencyLimits?.[lone!] === undefined &&
+    p.rateLimits?.[lone!] === undefined
+  ) {
+    return claimFairKeyedAlone(connection, sql, p, lone!);
+  }
+  return claimGeneral(connection, sql, p);
+}
+
+/** claimJobs' general path: one transaction, or one statement for the simplest claims. */
+function claimGeneral(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  p: ClaimParams,
+): Promise<JobRecord[]> {
   const filterTypes = p.types && p.types.length > 0 ? p.types : null;
   const capped = p.concurrencyLimits
     ? Object.keys(p.concurrencyLimits)
@@ -198,56 +220,23 @@ export function claimJobs(
         state = { closed: new Set(), seen: new Set() };
         fairKeys.set(type, state);
       }
-      const rule = p.keyRules![type]!;
-      const rows = await connection.query<unknown[]>(
-        db,
-        sql.fairClaimKeyed,
-        [
-          queue,
-          p.now,
-          want,
-          Number.isFinite(weightCap) ? weightCap : null,
-          Number.isFinite(budget) ? budget : null,
-          p.workerId,
-          leaseExpiresAt,
-          type,
-          [...state.closed],
-          KEY_LOCK,
-          !keys!.locked,
-          rule.keyConcurrency ?? null,
-          rule.ordered === true,
-        ],
-        true,
-      );
-      let overflow = false;
-      let skipped = false;
-      let slots = 0;
-      let fresh = false;
-      let took = 0;
-      for (const row of rows) {
-        if (row[0] === null) {
-          overflow = row[HOT_FIELD_COUNT] === true;
-          skipped = row[HOT_FIELD_COUNT + 1] === true;
-          slots = row[HOT_FIELD_COUNT + 2] as number;
-          for (const k of row[HOT_FIELD_COUNT + 3] as string[]) state.closed.add(k);
-          const seen = row[HOT_FIELD_COUNT + 4] as string[];
-          if (seen.length > 0) keys!.markLocked();
-          for (const k of seen) {
-            if (!state.seen.has(k)) {
-              fresh = true;
-              state.seen.add(k);
-            }
-          }
-          continue;
-        }
-        const record = hotRecord(row);
+      const r = await runFairClaimKeyed(connection, sql, db, p, {
+        queue,
+        want,
+        type,
+        budget: Number.isFinite(budget) ? budget : null,
+        state,
+        wait: !keys!.locked,
+        advance: false,
+      });
+      if (r.locked) keys!.markLocked();
+      for (const record of r.jobs) {
         budget -= Math.min(record.weight, weightCap);
         keys!.take(record);
         rates?.take(record);
         out.push(record);
-        took++;
       }
-      return { overflow, again: skipped || fresh, slots, took };
+      return r;
     };
 
     const taken = await planClaimAsync(p.queues, p.limit, p.random ?? Math.random, async (queue, count) => {
@@ -261,7 +250,7 @@ export function claimJobs(
           if (r.overflow) return { taken: out, full: true };
           again ||= r.again;
           // Every one of the first jobs in the usual order has a turn: no job for the rest step.
-          rest = r.slots < count - out.length + r.took;
+          rest = r.slots < count - out.length + r.jobs.length;
         } else if (fair) {
           // The slots the usual order gives each fair type, filled by turn.
           const slots = open.some((t) => fairTypes.includes(t))
@@ -309,6 +298,125 @@ export function claimJobs(
     taken.sort(claimOrder);
     return taken;
   });
+}
+
+/** What one fairClaimKeyed statement did (see {@link runFairClaimKeyed}). */
+interface FairKeyedRun {
+  /** The jobs it leased, in claim order. */
+  jobs: JobRecord[];
+  /** A job did not fit the weight budget: the claim is full. */
+  overflow: boolean;
+  /** Another round may find more: jobs were passed over, or keys met for the first time. */
+  again: boolean;
+  /** The type's slots: how many of its first `want` ready jobs in the usual order have a turn. */
+  slots: number;
+  /** It took key locks (the claim now holds some). */
+  locked: boolean;
+}
+
+/**
+ * One fairClaimKeyed statement (queries/fair.sql): the turn step of a share whose one open type,
+ * `a.type`, is fair and keyed, with nothing counted before it (no cap, no rate limit of its own or
+ * per key). `a.state` carries the keys found closed and those seen across the rounds of one claim;
+ * `a.wait`: the claim holds no key lock yet (KeyRoom); `a.advance`: move the type's turn in the
+ * statement itself, for a statement that is its transaction (otherwise fairAdvance runs at the
+ * commit, as it must come last).
+ */
+async function runFairClaimKeyed(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  db: Queryable,
+  p: ClaimParams,
+  a: {
+    queue: string;
+    want: number;
+    type: string;
+    budget: number | null;
+    state: { closed: Set<string>; seen: Set<string> };
+    wait: boolean;
+    advance: boolean;
+  },
+): Promise<FairKeyedRun> {
+  const rule = p.keyRules![a.type]!;
+  const rows = await connection.query<unknown[]>(
+    db,
+    sql.fairClaimKeyed,
+    [
+      a.queue,
+      p.now,
+      a.want,
+      p.weightCap !== undefined && Number.isFinite(p.weightCap) ? p.weightCap : null,
+      a.budget,
+      p.workerId,
+      p.now + p.leaseMs,
+      a.type,
+      [...a.state.closed],
+      KEY_LOCK,
+      a.wait,
+      rule.keyConcurrency ?? null,
+      rule.ordered === true,
+      a.advance,
+    ],
+    true,
+  );
+  const out: FairKeyedRun = { jobs: [], overflow: false, again: false, slots: 0, locked: false };
+  for (const row of rows) {
+    if (row[0] !== null) {
+      out.jobs.push(hotRecord(row));
+      continue;
+    }
+    out.overflow = row[HOT_FIELD_COUNT] === true;
+    out.again = row[HOT_FIELD_COUNT + 1] === true;
+    out.slots = row[HOT_FIELD_COUNT + 2] as number;
+    for (const k of row[HOT_FIELD_COUNT + 3] as string[]) a.state.closed.add(k);
+    const seen = row[HOT_FIELD_COUNT + 4] as string[];
+    out.locked = seen.length > 0;
+    for (const k of seen) {
+      if (!a.state.seen.has(k)) {
+        out.again = true;
+        a.state.seen.add(k);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A claim of one fair keyed type from one queue (see claimJobs): its first statement on its own,
+ * as its own transaction, which also moves the type's turn; most claims need no other. What it
+ * left (a second round, or the rest step for jobs without a turn) is claimed by the general path,
+ * in a transaction of its own: a fault there leaves the first statement's jobs claimed and
+ * returned, not claimed and lost.
+ */
+async function claimFairKeyedAlone(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  p: ClaimParams,
+  type: string,
+): Promise<JobRecord[]> {
+  const first = await connection.op("pool", (db) =>
+    runFairClaimKeyed(connection, sql, db, p, {
+      queue: p.queues[0]!.name,
+      want: p.limit,
+      type,
+      budget: p.maxWeight !== undefined && Number.isFinite(p.maxWeight) ? p.maxWeight : null,
+      state: { closed: new Set(), seen: new Set() },
+      wait: true,
+      advance: true,
+    }),
+  );
+  const n = first.jobs.length;
+  if (first.overflow || n === p.limit || (!first.again && first.slots >= p.limit)) {
+    return first.jobs.sort(claimOrder);
+  }
+  const cap = p.weightCap ?? Number.POSITIVE_INFINITY;
+  const used = first.jobs.reduce((sum, j) => sum + Math.min(j.weight, cap), 0);
+  const more = await claimGeneral(connection, sql, {
+    ...p,
+    limit: p.limit - n,
+    ...(p.maxWeight !== undefined ? { maxWeight: p.maxWeight - used } : {}),
+  });
+  return [...first.jobs, ...more].sort(claimOrder);
 }
 
 /** The most rounds (claim statements) one queue share takes before it returns what it has. */

@@ -28,8 +28,11 @@
 -- locks (migration 0009); this statement's older snapshot only decides which rows it tries, and
 -- FOR UPDATE re-reads a row changed since (a job another claimer leased is passed over). The
 -- function runs once, before any row is locked: `open` is read by the first candidate's filter
--- and kept (as two hashed sets: a key whose jobs may start, or, under `ordered`, the one job). fairAdvance still runs at the commit (claim.ts): it must come last.
---   $1-$7 as claim; $8 the type; $9 closed keys; $10 KEY_LOCK. Returns claim's rows and flags, and
+-- and kept (as two hashed sets: a key whose jobs may start, or, under `ordered`, the one job).
+-- With $14, the statement is its own transaction (claim.ts claimFairKeyedAlone) and moves the
+-- type's turn itself (`adv`, its last lock); without, the claim runs fairAdvance at its commit,
+-- as that must come last.
+--   $1-$7 as claim; $8 the type; $9 closed keys; $10 KEY_LOCK; $14 advance the turn here. Returns claim's rows and flags, and
 -- on the flags' row: `slots`, `closed` (the keys without room left: not locked, or their room
 -- taken), `seen` (the keys peeked at).
 
@@ -136,6 +139,11 @@ WITH slots AS (
   FROM fits f
   WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
   RETURNING {{hotFieldsJ}}
+), adv AS (
+  INSERT INTO {{errandFairType}} AS t (type, turn)
+  SELECT $8::text, max(c.fair_turn) FROM cand c WHERE $14::boolean AND c.id IN (SELECT id FROM upd)
+  HAVING count(*) > 0
+  ON CONFLICT (type) DO UPDATE SET turn = greatest(t.turn, excluded.turn)
 )
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped,
   NULL::integer AS slots, NULL::text[] AS closed, NULL::text[] AS seen
