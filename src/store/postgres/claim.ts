@@ -31,18 +31,18 @@ export function claimJobs(
   sql: Record<StatementName, string>,
   p: ClaimParams,
 ): Promise<JobRecord[]> {
-  // One queue, one type, fair, with per-key rules and nothing to count before the claim: its
-  // first statement is its own transaction (claimFairKeyedAlone).
+  // One queue, one type with per-key rules and nothing to count before the claim: its first
+  // statement is its own transaction (claimKeyedAlone).
   const lone = p.types?.length === 1 && p.queues.length === 1 ? p.types[0]! : null;
   const rule = lone !== null ? p.keyRules?.[lone] : undefined;
   if (
-    rule?.fair === true &&
+    rule !== undefined &&
     (rule.keyConcurrency !== undefined || rule.ordered === true) &&
     rule.keyRateLimit === undefined &&
     p.concurrencyLimits?.[lone!] === undefined &&
     p.rateLimits?.[lone!] === undefined
   ) {
-    return claimFairKeyedAlone(connection, sql, p, lone!);
+    return claimKeyedAlone(connection, sql, p, lone!, rule.fair === true);
   }
   return claimGeneral(connection, sql, p);
 }
@@ -220,7 +220,7 @@ function claimGeneral(
         state = { closed: new Set(), seen: new Set() };
         fairKeys.set(type, state);
       }
-      const r = await runFairClaimKeyed(connection, sql, db, p, {
+      const r = await runFairClaimKeyed(connection, sql.fairClaimKeyed, db, p, {
         queue,
         want,
         type,
@@ -324,7 +324,7 @@ interface FairKeyedRun {
  */
 async function runFairClaimKeyed(
   connection: PgConnection,
-  sql: Record<StatementName, string>,
+  text: string,
   db: Queryable,
   p: ClaimParams,
   a: {
@@ -340,7 +340,7 @@ async function runFairClaimKeyed(
   const rule = p.keyRules![a.type]!;
   const rows = await connection.query<unknown[]>(
     db,
-    sql.fairClaimKeyed,
+    text,
     [
       a.queue,
       p.now,
@@ -382,27 +382,29 @@ async function runFairClaimKeyed(
 }
 
 /**
- * A claim of one fair keyed type from one queue (see claimJobs): its first statement on its own,
- * as its own transaction, which also moves the type's turn; most claims need no other. What it
- * left (a second round, or the rest step for jobs without a turn) is claimed by the general path,
- * in a transaction of its own: a fault there leaves the first statement's jobs claimed and
- * returned, not claimed and lost.
+ * A claim of one keyed type from one queue (see claimJobs): its first statement on its own, as its
+ * own transaction (fairClaimKeyed, or for a type that is not fair its usual-order form), which
+ * also moves a fair type's turn; most claims need no other. What it left (another round, or for a
+ * fair type the rest step for jobs without a turn) is claimed by the general path, in a
+ * transaction of its own: a fault there leaves the first statement's jobs claimed and returned.
  */
-async function claimFairKeyedAlone(
+async function claimKeyedAlone(
   connection: PgConnection,
   sql: Record<StatementName, string>,
   p: ClaimParams,
   type: string,
+  fair: boolean,
 ): Promise<JobRecord[]> {
+  const text = fair ? sql.fairClaimKeyed : fairStatements(sql).keyedAlone;
   const first = await connection.op("pool", (db) =>
-    runFairClaimKeyed(connection, sql, db, p, {
+    runFairClaimKeyed(connection, text, db, p, {
       queue: p.queues[0]!.name,
       want: p.limit,
       type,
       budget: p.maxWeight !== undefined && Number.isFinite(p.maxWeight) ? p.maxWeight : null,
       state: { closed: new Set(), seen: new Set() },
       wait: true,
-      advance: true,
+      advance: fair,
     }),
   );
   const n = first.jobs.length;

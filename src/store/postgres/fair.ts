@@ -25,6 +25,8 @@ export interface FairStatements {
   };
   /** The usual order without the fair types' turned jobs (named by one more parameter). */
   rest: { claim: string; claimCapped: string; claimKeyed: string };
+  /** fairClaimKeyed in the usual order, for a keyed type that is not fair (see usualKeyed). */
+  keyedAlone: string;
 }
 
 /** One rewrite of a statement's text; throws when the text no longer holds what it rewrites. */
@@ -102,7 +104,32 @@ function makeFairStatements(sql: Readonly<Record<StatementName, string>>): FairS
       claimCapped: restVariant(sql.claimCapped, "claimCapped", 11),
       claimKeyed: restVariant(sql.claimKeyed, "claimKeyed", 16),
     },
+    keyedAlone: usualKeyed(sql.fairClaimKeyed),
   };
+}
+
+/**
+ * fairClaimKeyed's form in the usual claim order, for a claim of one keyed type that is not fair
+ * (claim.ts claimKeyedAlone): the same statement without turns, slots or a turn to move (its
+ * `$14` is always false). The slots become `$3` (every one of the first `$3` jobs is the claim's to
+ * take), so the caller never looks for jobs without a turn. Made once per store, checked at open.
+ */
+function usualKeyed(text: string): string {
+  const name = "fairClaimKeyed";
+  const SLOTS = /WITH slots AS \(\n[\s\S]*?\n\), seen AS \(/;
+  if (!SLOTS.test(text))
+    throw new Error(`fair.sql ${name} no longer starts with its slots (postgres/fair.ts)`);
+  let t = text.replace(SLOTS, "WITH seen AS (");
+  t = swap(t, name, "LIMIT (SELECT n FROM slots)", "LIMIT $3");
+  t = swap(t, name, "(SELECT n FROM slots),", "$3::integer,");
+  t = swap(t, name, " AND j.fair_turn IS NOT NULL", "");
+  for (const a of ORDER_ALIASES) {
+    t = t.replaceAll(`${a}priority DESC, ${a}fair_turn, ${a}run_at`, `${a}priority DESC, ${a}run_at`);
+  }
+  if (t.includes("FROM slots") || t.includes("fair_turn IS NOT NULL") || /DESC, (\w+\.)?fair_turn/.test(t)) {
+    throw new Error(`fair.sql ${name}: its usual-order form still names turns (postgres/fair.ts)`);
+  }
+  return t;
 }
 
 /**
