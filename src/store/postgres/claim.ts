@@ -220,7 +220,7 @@ function claimGeneral(
         state = { closed: new Set(), seen: new Set() };
         fairKeys.set(type, state);
       }
-      const r = await runFairClaimKeyed(connection, sql.fairClaimKeyed, db, p, {
+      const r = await runKeyedClaim(connection, sql.fairClaimKeyed, db, p, {
         queue,
         want,
         type,
@@ -300,8 +300,8 @@ function claimGeneral(
   });
 }
 
-/** What one fairClaimKeyed statement did (see {@link runFairClaimKeyed}). */
-interface FairKeyedRun {
+/** What one fairClaimKeyed statement (or its usual-order form) did (see {@link runKeyedClaim}). */
+interface KeyedRun {
   /** The jobs it leased, in claim order. */
   jobs: JobRecord[];
   /** A job did not fit the weight budget: the claim is full. */
@@ -315,14 +315,15 @@ interface FairKeyedRun {
 }
 
 /**
- * One fairClaimKeyed statement (queries/fair.sql): the turn step of a share whose one open type,
- * `a.type`, is fair and keyed, with nothing counted before it (no cap, no rate limit of its own or
- * per key). `a.state` carries the keys found closed and those seen across the rounds of one claim;
+ * One fairClaimKeyed statement (queries/fair.sql), `text`: the turn step of a share whose one open
+ * type, `a.type`, is fair and keyed, with nothing counted before it (no cap, no rate limit of its
+ * own or per key); or its usual-order form (fair.ts usualKeyed), a keyed type's claim that is not
+ * fair. `a.state` carries the keys found closed and those seen across the rounds of one claim;
  * `a.wait`: the claim holds no key lock yet (KeyRoom); `a.advance`: move the type's turn in the
  * statement itself, for a statement that is its transaction (otherwise fairAdvance runs at the
  * commit, as it must come last).
  */
-async function runFairClaimKeyed(
+async function runKeyedClaim(
   connection: PgConnection,
   text: string,
   db: Queryable,
@@ -336,7 +337,7 @@ async function runFairClaimKeyed(
     wait: boolean;
     advance: boolean;
   },
-): Promise<FairKeyedRun> {
+): Promise<KeyedRun> {
   const rule = p.keyRules![a.type]!;
   const rows = await connection.query<unknown[]>(
     db,
@@ -359,7 +360,7 @@ async function runFairClaimKeyed(
     ],
     true,
   );
-  const out: FairKeyedRun = { jobs: [], overflow: false, again: false, slots: 0, locked: false };
+  const out: KeyedRun = { jobs: [], overflow: false, again: false, slots: 0, locked: false };
   for (const row of rows) {
     if (row[0] !== null) {
       out.jobs.push(hotRecord(row));
@@ -397,7 +398,7 @@ async function claimKeyedAlone(
 ): Promise<JobRecord[]> {
   const text = fair ? sql.fairClaimKeyed : fairStatements(sql).keyedAlone;
   const first = await connection.op("pool", (db) =>
-    runFairClaimKeyed(connection, text, db, p, {
+    runKeyedClaim(connection, text, db, p, {
       queue: p.queues[0]!.name,
       want: p.limit,
       type,
