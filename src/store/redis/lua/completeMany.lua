@@ -40,7 +40,9 @@ for j = 0, n - 1 do
   local i = 6 + 3 * j
   local id = ARGV[i]
   local key = job_key(id)
-  local f = redis.call("HMGET", key, "s", "a", "q", "t", "u", "hd", "ky", "dp")
+  -- x:1 and h:1: whether the result or the worker id is in pieces (job.lua), so a job with
+  -- neither (nearly all) needs no HDEL per piece field to find out.
+  local f = redis.call("HMGET", key, "s", "a", "q", "t", "u", "hd", "ky", "dp", "x:1", "h:1")
   if f[1] == "a" and f[2] == ARGV[i + 1] then
     local keep = not discard or f[6]
     if f[5] then
@@ -50,9 +52,13 @@ for j = 0, n - 1 do
       local args = { "s", "c", "f", now }
       local parts = push_long(args, "x", ARGV[i + 2])
       redis.call("HSET", key, unpack(args))
-      drop_pieces(key, "x", parts)
-      redis.call("HDEL", key, "l")
-      del_long(key, "h")
+      if f[9] then
+        drop_pieces(key, "x", parts)
+      end
+      redis.call("HDEL", key, "l", "h")
+      if f[10] then
+        drop_pieces(key, "h", 1)
+      end
       done[#done + 1] = now
       done[#done + 1] = id
       count("completed", f[3], f[4], 1)
