@@ -129,3 +129,8 @@ export function untilNone(
     void check().catch(reject);
   });
 }
+
+/** Ends every child still alive and empties `children` (each test file's afterEach). */
+export async function killAll(children: WorkerProcess[]): Promise<void> {
+  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+}

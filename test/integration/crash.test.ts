@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { type Job, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type WorkerInit, WorkerProcess } from "./child-process.js";
+import { killAll, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 const ALO = 1_500;
 const AMO = 500;
@@ -28,7 +28,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await killAll(children);
   await queue?.close();
   rmSync(dir, { recursive: true, force: true });
 });

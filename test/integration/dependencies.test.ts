@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { type Job, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type Message, untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
+import { killAll, type Message, untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 const JOINS = 20;
 const PARTS = 50;
@@ -16,7 +16,7 @@ let queue: Queue | undefined;
 const children: WorkerProcess[] = [];
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await killAll(children);
   await queue?.close();
   queue = undefined;
 });

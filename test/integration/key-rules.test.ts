@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { defineJob, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
+import { killAll, untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 const KEYS = 6;
 const PER_KEY = 12;
@@ -25,7 +25,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await killAll(children);
   await queue?.close();
   queue = undefined;
   rmSync(dir, { recursive: true, force: true });

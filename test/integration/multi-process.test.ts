@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type Message, WorkerProcess } from "./child-process.js";
+import { killAll, type Message, WorkerProcess } from "./child-process.js";
 
 const JOBS = 10_000;
 const PROCESSES = 4;
@@ -15,7 +15,7 @@ let opened: Queue | undefined;
 const children: WorkerProcess[] = [];
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await killAll(children);
   await opened?.close();
   opened = undefined;
 });

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { maxInWindow } from "../../bench/scenarios/rate-limit.js";
 import { type Job, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
+import { killAll, untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 /** The child's limits (worker-process.ts): `mp-rate` 5 per 500 ms, `mp-keyrate` 3 per 500 ms per key. */
 const PERIOD_MS = 500;
@@ -22,7 +22,7 @@ let queue: Queue | undefined;
 const children: WorkerProcess[] = [];
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await killAll(children);
   await queue?.close();
   queue = undefined;
 });

@@ -7,14 +7,14 @@ import { afterEach, expect, onTestFinished, test } from "vitest";
 import { ManualClock } from "../../../src/clock.js";
 import { openQueue, type Queue } from "../../../src/index.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, withPg } from "../../helpers/postgres.js";
-import { type Message, WorkerProcess } from "../child-process.js";
+import { killAll, type Message, WorkerProcess } from "../child-process.js";
 
 const SCRIPT = fileURLToPath(new URL("./pg-child.ts", import.meta.url));
 const children: WorkerProcess[] = [];
 const queues: Queue[] = [];
 
 afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => (c.alive ? c.kill() : undefined)));
+  await killAll(children);
   for (const q of queues.splice(0)) await q.close();
 });
 
