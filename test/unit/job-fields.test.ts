@@ -11,6 +11,7 @@ import {
   NEW_JOB_FIELDS,
   PUBLIC_JOB_FIELDS,
   SHARED_FIELDS,
+  sameSharedFields,
 } from "../../src/job-fields.js";
 import { sharedSchemas } from "../../src/server/schemas.js";
 import { statements as postgresStatements } from "../../src/store/generated/postgres-queries.js";
@@ -109,6 +110,19 @@ const aliases = (list: string) => list.split(",").map((item) => /"?(\w+)"?$/.exe
 const squash = (s: string) => s.replace(/\s+/g, " ").trim();
 
 describe("the job's field table", () => {
+  it("sameSharedFields tells apart two jobs that differ in any one field but the id and the payload", () => {
+    const a = { id: "a", payload: "1" } as Record<string, unknown>;
+    for (const f of NEW_JOB_FIELDS) if (!(f in a)) a[f] = `v-${f}`;
+    const first = a as unknown as NewJob;
+    expect(sameSharedFields({ ...first, id: "b", payload: "2" }, first)).toBe(true);
+    for (const f of NEW_JOB_FIELDS.filter((x) => x !== "id" && x !== "payload")) {
+      expect({ f, same: sameSharedFields({ ...first, [f]: `other-${f}` }, first) }).toEqual({
+        f,
+        same: false,
+      });
+    }
+  });
+
   it("has one row per JobRecord field, in the record's order, and one per NewJob field", () => {
     expect(new Set(JOB_FIELD_NAMES).size).toBe(JOB_FIELDS.length);
     expect([...JOB_FIELD_NAMES].sort()).toEqual(Object.keys(record).sort());

@@ -5,7 +5,7 @@
  */
 import { ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
-import { NEW_JOB_FIELDS } from "../../job-fields.js";
+import { NEW_JOB_FIELDS, sameSharedFields } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
@@ -16,8 +16,6 @@ import { insertWithDependencies } from "./dependencies.js";
  * see INSERT_FIXED_PARAMS in columns.ts): the table's order.
  */
 const JOB_FIELDS = NEW_JOB_FIELDS;
-/** The fields a `uniform` batch shares: all but the id and the payload. */
-const SHARED_FIELDS = NEW_JOB_FIELDS.filter((f) => f !== "id" && f !== "payload");
 
 /** Each insert shape's statements: [errand-generated ids, caller-chosen ids (checked against history)]. */
 const INSERT_STATEMENTS = {
@@ -47,15 +45,7 @@ function insertParams(
   }
   if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
   let uniform = true;
-  for (let i = 1; i < jobs.length && uniform; i++) {
-    const j = jobs[i]!;
-    for (const f of SHARED_FIELDS) {
-      if (j[f] !== first[f]) {
-        uniform = false;
-        break;
-      }
-    }
-  }
+  for (let i = 1; i < jobs.length && uniform; i++) uniform = sameSharedFields(jobs[i]!, first);
   const payloads = jobs.map((j) => j.payload);
   const params = JOB_FIELDS.map((f) =>
     f === "id" ? ids : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),

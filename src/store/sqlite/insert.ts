@@ -4,6 +4,7 @@
  * @module
  */
 import type { JobRecord } from "../../job.js";
+import { sameSharedFields } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
@@ -62,7 +63,7 @@ export function insertJobs(
         let k = 0;
         for (let r = i; r < i + INSERT_CHUNK; r++) {
           const j = jobs[r]!;
-          if (!sameShared(j, first)) {
+          if (!sameSharedFields(j, first)) {
             uniform = false;
             break;
           }
@@ -191,31 +192,4 @@ function uniformParams(job: NewJob, now: number): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const p of UNIFORM_PARAMS) params[p.column] = p.field === null ? now : job[p.field];
   return params;
-}
-
-/**
- * Whether `j` has every field of `first` but the id and the payload: a row enqueueChunkUniform
- * binds with `first`'s parameters. Written out, as it runs per bulk job; test/unit/job-fields.test.ts
- * checks that a difference in any one field fails it.
- */
-function sameShared(j: NewJob, first: NewJob): boolean {
-  return (
-    j.type === first.type &&
-    j.queue === first.queue &&
-    j.priority === first.priority &&
-    j.weight === first.weight &&
-    j.runAt === first.runAt &&
-    j.expiresAt === first.expiresAt &&
-    j.maxAttempts === first.maxAttempts &&
-    j.backoff === first.backoff &&
-    j.retryQueue === first.retryQueue &&
-    j.delivery === first.delivery &&
-    j.timeoutMs === first.timeoutMs &&
-    j.uniqueKey === first.uniqueKey &&
-    j.owner === first.owner &&
-    j.dependsOn === first.dependsOn &&
-    j.onDependencyFailure === first.onDependencyFailure &&
-    j.key === first.key &&
-    j.debounceKey === first.debounceKey
-  );
 }
