@@ -7,6 +7,8 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import type { ManualClock } from "../../src/clock.js";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
+import type { Queue } from "../../src/queue.js";
+import type { LeaseOptions } from "../../src/queue-options.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
 
@@ -252,7 +254,12 @@ export function exerciseLimits(backend: Backend): void {
       second.release();
     });
 
-    it("caps a type across concurrent leases on separate connections", async () => {
+    it.each([
+      ["", undefined],
+      [", naming it", ["capped"]],
+    ] as const)("caps a type across concurrent leases on separate connections%s", async (_name, types) => {
+      // Naming the one type: on PostgreSQL, one statement per claim (claim.ts claimCappedAlone).
+      const lease = (q: Queue, o: LeaseOptions) => q.lease(types ? { ...o, types: [...types] } : o);
       const { queue, connect } = await backend.setup();
       const capped = defineJob({ type: "capped", concurrency: 2, handler: async () => null });
       queue.register(capped);
@@ -262,15 +269,15 @@ export function exerciseLimits(backend: Backend): void {
         Array.from({ length: 10 }, (_, i) => ({ i })),
       );
       const batches = await Promise.all(
-        [queue, ...others].map((q, i) => q.lease({ limit: 10, workerId: `w${i}` })),
+        [queue, ...others].map((q, i) => lease(q, { limit: 10, workerId: `w${i}` })),
       );
       const leased = batches.flat();
       expect(leased).toHaveLength(2);
-      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      expect(await lease(queue, { limit: 10 })).toEqual([]);
       // One finishing frees exactly one slot.
       expect(await queue.complete(leased[0]!, null)).toBe(true);
-      expect(await others[0]!.lease({ limit: 10 })).toHaveLength(1);
-      expect(await others[1]!.lease({ limit: 10 })).toEqual([]);
+      expect(await lease(others[0]!, { limit: 10 })).toHaveLength(1);
+      expect(await lease(others[1]!, { limit: 10 })).toEqual([]);
       expect((await queue.stats()).types.capped).toMatchObject({ active: 2, pending: 7, completed: 1 });
     });
   });

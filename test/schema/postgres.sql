@@ -226,10 +226,27 @@ CREATE INDEX errand_schedule_due ON <schema>.errand_schedule USING btree (next_r
 -- index errand_schedule_pkey
 CREATE UNIQUE INDEX errand_schedule_pkey ON <schema>.errand_schedule USING btree (name);
 
+-- function errand_cap_room
+CREATE OR REPLACE FUNCTION <schema>.errand_cap_room(lock_key integer, channel text, types text[])
+ RETURNS TABLE(type text, active integer)
+ LANGUAGE plpgsql
+ ROWS 1
+ SET search_path TO '<schema>'
+AS $function$
+BEGIN
+  PERFORM pg_advisory_xact_lock(lock_key, hashtext(channel || s.t))
+  FROM (SELECT u.t FROM unnest(types) AS u(t) ORDER BY u.t) AS s;
+  RETURN QUERY
+  SELECT u.t, (SELECT count(*) FROM errand_job a WHERE a.state = 'active' AND a.type = u.t)::integer
+  FROM unnest(types) AS u(t);
+END
+$function$;
+
 -- function errand_key_room
 CREATE OR REPLACE FUNCTION <schema>.errand_key_room(lock_key integer, channel text, wait boolean, types text[], keys text[], ordered text[])
  RETURNS TABLE(type text, key text, ok boolean, active integer, first text)
  LANGUAGE plpgsql
+ ROWS 50
  SET search_path TO '<schema>'
 AS $function$
 DECLARE

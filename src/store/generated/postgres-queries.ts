@@ -6,7 +6,9 @@ export const statements = {
   /** checkpoint.sql */
   checkpoint: "UPDATE {{errandJob}} SET checkpoint = $3 WHERE id = $1 AND attempt = $2 AND state = 'active' RETURNING 1",
   /** claim.sql */
-  lockCaps: "SELECT pg_advisory_xact_lock($1::integer, hashtext({{channel}} || t))\nFROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted",
+  lockCaps: "SELECT pg_advisory_xact_lock($1::integer, hashtext({{channel}} || t))\nFROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted\n\n-- capRoom: the room a claim of one capped type has ($9 the cap, $10 CAP_LOCK, $8 the type), counted\n-- by errand_cap_room after it takes the type's cap lock (migration 0009). Not run alone: one-type.ts\n-- puts it at the head of claimCapped's one-type form for claim.ts claimCappedAlone.",
+  /** claim.sql */
+  capRoom: "SELECT $9::bigint - r.active AS room FROM {{errandCapRoom}}($10::integer, {{channel}}, $8::text[]) AS r",
   /** claim.sql */
   countActive: "SELECT type, count(*) AS n FROM {{errandJob}}\nWHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type\n\n-- claimKeyed and claimCapped end alike: the takeRanked fragment (columns.ts) takes the rows of their\n-- `ranked` CTE that fit the claimer's weight and reports whether any did not fit or was skipped.",
   /** claim.sql */

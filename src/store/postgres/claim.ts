@@ -11,6 +11,12 @@
  * rate. It walks each one on the claim index (queue, type, priority DESC, run_at, id) and merges
  * them in claim order (queries/claim.sql), so a held type, however large its backlog, is not read;
  * with no open type left, no statement runs.
+ *
+ * A claim of one type from one queue whose only rule is a cap, or per-key rules (keyConcurrency,
+ * ordered, fair) with no cap or rate limit, is one statement, its own transaction
+ * ({@link claimCappedAlone}, {@link claimKeyedAlone}): the SQL functions errand_cap_room and
+ * errand_key_room (migration 0009) take the locks and then count in a snapshot of their own, which
+ * one statement alone could not (its snapshot predates the lock).
  * @module
  */
 import type { JobRecord } from "../../job.js";
@@ -44,7 +50,58 @@ export function claimJobs(
   ) {
     return claimKeyedAlone(connection, sql, p, lone!, rule.fair === true);
   }
+  // One queue, one capped type with no other rule: one statement, its own transaction.
+  if (
+    lone !== null &&
+    p.concurrencyLimits?.[lone] !== undefined &&
+    p.rateLimits?.[lone] === undefined &&
+    (rule === undefined ||
+      (rule.keyConcurrency === undefined &&
+        rule.ordered !== true &&
+        rule.keyRateLimit === undefined &&
+        rule.fair !== true))
+  ) {
+    return claimCappedAlone(connection, sql, p, lone, p.concurrencyLimits[lone]!);
+  }
   return claimGeneral(connection, sql, p);
+}
+
+/**
+ * A claim of one capped type from one queue, with no other rule: claimCapped's one-type form with
+ * the room counted in the statement (one-type.ts claimCappedAlone: errand_cap_room takes the cap
+ * lock and counts, before any row is locked), run as its own transaction. Jobs passed over can
+ * only be the cap's, which then has no room left: one statement is the whole claim.
+ */
+async function claimCappedAlone(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  p: ClaimParams,
+  type: string,
+  cap: number,
+): Promise<JobRecord[]> {
+  const text = oneTypeStatements(sql).claimCappedAlone;
+  const rows = await connection.op("pool", (db) =>
+    connection.query<unknown[]>(
+      db,
+      text,
+      [
+        p.queues[0]!.name,
+        p.now,
+        p.limit,
+        p.weightCap !== undefined && Number.isFinite(p.weightCap) ? p.weightCap : null,
+        p.maxWeight !== undefined && Number.isFinite(p.maxWeight) ? p.maxWeight : null,
+        p.workerId,
+        p.now + p.leaseMs,
+        [type],
+        cap,
+        CAP_LOCK,
+      ],
+      true,
+    ),
+  );
+  const out: JobRecord[] = [];
+  for (const row of rows) if (row[0] !== null) out.push(hotRecord(row));
+  return out.sort(claimOrder);
 }
 
 /** claimJobs' general path: one transaction, or one statement for the simplest claims. */

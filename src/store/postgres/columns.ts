@@ -133,6 +133,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandFairType: `"${schema}".errand_fair_type`,
     errandFairKey: `"${schema}".errand_fair_key`,
     errandKeyRoom: `"${schema}".errand_key_room`,
+    errandCapRoom: `"${schema}".errand_cap_room`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     hotFieldsJ: HOT_FIELDS_J,

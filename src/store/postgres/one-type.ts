@@ -15,6 +15,45 @@ export interface OneTypeStatements {
   claim: string;
   claimCapped: string;
   claimKeyed: string;
+  /**
+   * claimCapped's one-type form for a claim of one capped type on its own (claim.ts
+   * claimCappedAlone): its room counted in the statement, by capRoom, before any row is locked.
+   */
+  claimCappedAlone: string;
+}
+
+/** One rewrite of a statement's text; throws when the text no longer holds what it rewrites. */
+function swapOnce(text: string, from: string, to: string): string {
+  const at = text.indexOf(from);
+  if (at < 0 || text.indexOf(from, at + 1) >= 0) {
+    throw new Error(`claim.sql claimCapped no longer holds "${from}" once (postgres/one-type.ts)`);
+  }
+  return text.slice(0, at) + to + text.slice(at + from.length);
+}
+
+/**
+ * claimCappedAlone from claimCapped's one-type form and capRoom: `cap` (MATERIALIZED: the locks
+ * and the count run once) limits the walk, so the cap lock is taken and the room counted before
+ * the first row is locked, as lockCaps and countActive come first in a claim's transaction, and a
+ * type at its cap locks no row at all. `$9` is the cap, `$10` CAP_LOCK; the room also stands as
+ * the type's room in `ranked`.
+ */
+function cappedAlone(oneCapped: string, capRoom: string): string {
+  let t = swapOnce(
+    oneCapped,
+    "WITH cand AS (",
+    `WITH cap AS MATERIALIZED (\n  ${capRoom.trim()}\n), cand AS (`,
+  );
+  t = swapOnce(
+    t,
+    "    LIMIT $3\n    FOR UPDATE OF j SKIP LOCKED",
+    "    LIMIT least($3, (SELECT greatest(room, 0) FROM cap))\n    FOR UPDATE OF j SKIP LOCKED",
+  );
+  return swapOnce(
+    t,
+    "LEFT JOIN unnest($9::text[], $10::bigint[]) AS r(type, room) ON r.type = c.type",
+    "LEFT JOIN (SELECT ($8::text[])[1] AS type, room FROM cap) AS r ON r.type = c.type",
+  );
 }
 
 /**
@@ -46,10 +85,12 @@ const made = new WeakMap<object, OneTypeStatements>();
 export function oneTypeStatements(sql: Readonly<Record<StatementName, string>>): OneTypeStatements {
   let o = made.get(sql);
   if (o === undefined) {
+    const claimCapped = oneType(sql.claimCapped, "claimCapped");
     o = {
       claim: oneType(sql.claim, "claim"),
-      claimCapped: oneType(sql.claimCapped, "claimCapped"),
+      claimCapped,
       claimKeyed: oneType(sql.claimKeyed, "claimKeyed"),
+      claimCappedAlone: cappedAlone(claimCapped, sql.capRoom),
     };
     made.set(sql, o);
   }

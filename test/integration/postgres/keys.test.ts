@@ -8,7 +8,7 @@
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import type { JobRecord } from "../../../src/job.js";
-import { KEY_LOCK } from "../../../src/store/postgres/columns.js";
+import { CAP_LOCK, KEY_LOCK } from "../../../src/store/postgres/columns.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { KeyRules, NewJob } from "../../../src/store/store.js";
 import { newJob } from "../../helpers/new-job.js";
@@ -18,6 +18,25 @@ const NOW = Date.UTC(2026, 0, 1);
 
 function stores(n: number) {
   return openStores(n, "errand_keys");
+}
+
+/**
+ * A claimer caught halfway, on a connection of its own: in a transaction, it holds the advisory
+ * lock (args[0], `hash`) and has started job `id`, not yet committed; COMMIT lets go. In `hash`,
+ * $2 is the schema's channel and $3 on the rest of `args`, as the store hashes its locks.
+ */
+async function halfwayClaimer(schema: string, id: string, hash: string, args: unknown[]): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  onTestFinished(() => client.end());
+  await client.query("BEGIN");
+  const [lock, ...rest] = args;
+  await client.query(`SELECT pg_advisory_xact_lock($1, ${hash})`, [lock, `${schema}_wake`, ...rest]);
+  await client.query(
+    `UPDATE "${schema}".errand_job SET state = 'active', attempt = 1, worker_id = 'other', lease_expires_at = $1 WHERE id = $2`,
+    [NOW + 60_000, id],
+  );
+  return client;
 }
 
 function job(id: string, over: Partial<NewJob> = {}): NewJob {
@@ -68,20 +87,11 @@ test("a claim that waits for a key's lock counts the job the lock's holder start
     idsGenerated: true,
   });
   // Another claimer, halfway: it holds key k's lock and has started k1, not yet committed.
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  onTestFinished(() => client.end());
-  await client.query("BEGIN");
-  await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || $3 || chr(31) || $4))", [
+  const client = await halfwayClaimer(schema, "k1", "hashtext($2 || $3 || chr(31) || $4)", [
     KEY_LOCK,
-    `${schema}_wake`,
     "t",
     "k",
   ]);
-  await client.query(
-    `UPDATE "${schema}".errand_job SET state = 'active', attempt = 1, worker_id = 'other', lease_expires_at = $1 WHERE id = 'k1'`,
-    [NOW + 60_000],
-  );
   const keyRules: Record<string, KeyRules> = Object.create(null);
   keyRules.t = { keyConcurrency: 1 };
   const claim = a.claim({
@@ -98,6 +108,33 @@ test("a claim that waits for a key's lock counts the job the lock's holder start
   await client.query("COMMIT");
   const taken = await claim;
   expect(taken.map((j) => j.id)).toEqual(["o1"]);
+});
+
+test("a claim of one capped type that waits for its cap lock counts the job the holder started", {
+  timeout: 30_000,
+}, async () => {
+  const { schema, all } = await stores(1);
+  const [a] = all as [PostgresStore];
+  await a.enqueueMany({
+    now: NOW,
+    jobs: [job("c1", { type: "t" }), job("c2", { type: "t" })],
+    idsGenerated: true,
+  });
+  // Another claimer, halfway: it holds t's cap lock and has started c1, not yet committed.
+  const client = await halfwayClaimer(schema, "c1", "hashtext($2 || $3)", [CAP_LOCK, "t"]);
+  const claim = a.claim({
+    now: NOW + 1,
+    workerId: "w",
+    queues: [{ name: "q", weight: 1 }],
+    types: ["t"],
+    limit: 10,
+    leaseMs: 60_000,
+    concurrencyLimits: { t: 1 },
+  });
+  // The count of t's running jobs must be read after the lock is granted (errand_cap_room).
+  await someoneWaits(schema);
+  await client.query("COMMIT");
+  expect(await claim).toEqual([]);
 });
 
 test("per-key caps and order hold while many claimers take the same keys from several queues at once", {

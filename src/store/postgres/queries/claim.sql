@@ -116,6 +116,13 @@
 SELECT pg_advisory_xact_lock($1::integer, hashtext({{channel}} || t))
 FROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted
 
+-- capRoom: the room a claim of one capped type has ($9 the cap, $10 CAP_LOCK, $8 the type), counted
+-- by errand_cap_room after it takes the type's cap lock (migration 0009). Not run alone: one-type.ts
+-- puts it at the head of claimCapped's one-type form for claim.ts claimCappedAlone.
+
+-- name: capRoom
+SELECT $9::bigint - r.active AS room FROM {{errandCapRoom}}($10::integer, {{channel}}, $8::text[]) AS r
+
 -- name: countActive
 SELECT type, count(*) AS n FROM {{errandJob}}
 WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type
