@@ -130,6 +130,29 @@ export function exerciseNames(backend: Backend): void {
       unpolluted();
     });
 
+    it("claims one type named toString or valueOf with rules given as plain objects: no rule it was not given", async () => {
+      // The Store reads a claim's rules through their own keys only (ClaimParams), so rules built
+      // as `{}` by another caller than the Queue find nothing on Object.prototype: no cap, no key
+      // rule, no rate limit. (PostgreSQL picks a one-statement claim by the one type's rules.)
+      const { queue, store, clock } = await backend.setup();
+      const records = [{ concurrencyLimits: {} }, { keyRules: {} }, { rateLimits: {} }];
+      for (const rules of [...records, Object.assign({}, ...records)]) {
+        for (const type of ["toString", "valueOf"]) {
+          await queue.enqueueMany(type, [1, 2]);
+          const claimed = await store.claim({
+            now: clock.now(),
+            workerId: "w",
+            queues: [{ name: "default", weight: 1 }],
+            types: [type],
+            limit: 10,
+            leaseMs: 30_000,
+            ...rules,
+          });
+          expect({ rules, claimed: claimed.map((r) => r.type) }).toEqual({ rules, claimed: [type, type] });
+        }
+      }
+    });
+
     it("pauses, lists and resumes queues named toString and hasOwnProperty", async () => {
       const { queue } = await backend.setup();
       const unpolluted = guardPrototype();

@@ -37,31 +37,24 @@ export function claimJobs(
   sql: Record<StatementName, string>,
   p: ClaimParams,
 ): Promise<JobRecord[]> {
-  // One queue, one type with per-key rules and nothing to count before the claim: its first
-  // statement is its own transaction (claimKeyedAlone).
+  // One queue, one type whose rules need nothing counted before the claim (per-key rules) or only
+  // the cap: one statement, its own transaction (claimKeyedAlone, claimCappedAlone).
   const lone = p.types?.length === 1 && p.queues.length === 1 ? p.types[0]! : null;
-  const rule = lone !== null ? p.keyRules?.[lone] : undefined;
-  if (
-    rule !== undefined &&
-    (rule.keyConcurrency !== undefined || rule.ordered === true) &&
-    rule.keyRateLimit === undefined &&
-    p.concurrencyLimits?.[lone!] === undefined &&
-    p.rateLimits?.[lone!] === undefined
-  ) {
-    return claimKeyedAlone(connection, sql, p, lone!, rule.fair === true);
+  if (lone !== null && keyedInOneStatement(p, lone)) {
+    return claimKeyedAlone(connection, sql, p, lone, ruleOf(p.keyRules, lone)!.fair === true);
   }
-  // One queue, one capped type with no other rule: one statement, its own transaction.
+  const cap = lone !== null ? ruleOf(p.concurrencyLimits, lone) : undefined;
+  const rule = lone !== null ? ruleOf(p.keyRules, lone) : undefined;
   if (
-    lone !== null &&
-    p.concurrencyLimits?.[lone] !== undefined &&
-    p.rateLimits?.[lone] === undefined &&
+    cap !== undefined &&
+    ruleOf(p.rateLimits, lone!) === undefined &&
     (rule === undefined ||
       (rule.keyConcurrency === undefined &&
         rule.ordered !== true &&
         rule.keyRateLimit === undefined &&
         rule.fair !== true))
   ) {
-    return claimCappedAlone(connection, sql, p, lone, p.concurrencyLimits[lone]!);
+    return claimCappedAlone(connection, sql, p, lone!, cap);
   }
   return claimGeneral(connection, sql, p);
 }
@@ -102,6 +95,30 @@ async function claimCappedAlone(
   const out: JobRecord[] = [];
   for (const row of rows) if (row[0] !== null) out.push(hotRecord(row));
   return out.sort(claimOrder);
+}
+
+/**
+ * `record[type]` when `type` is one of its own keys: a claim's rules are read through their own
+ * keys only (ClaimParams), so a type named `toString` finds no rule it was not given.
+ */
+function ruleOf<T>(record: Readonly<Record<string, T>> | undefined, type: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, type) ? record[type] : undefined;
+}
+
+/**
+ * Whether `type`'s claim may take its jobs in one statement with its per-key rules
+ * (fairClaimKeyed, or its usual-order form): keyConcurrency or ordered, and nothing counted before
+ * the claim (no cap, no rate limit of its own or per key).
+ */
+function keyedInOneStatement(p: ClaimParams, type: string): boolean {
+  const rule = ruleOf(p.keyRules, type);
+  return (
+    rule !== undefined &&
+    (rule.keyConcurrency !== undefined || rule.ordered === true) &&
+    rule.keyRateLimit === undefined &&
+    ruleOf(p.concurrencyLimits, type) === undefined &&
+    ruleOf(p.rateLimits, type) === undefined
+  );
 }
 
 /** claimJobs' general path: one transaction, or one statement for the simplest claims. */
@@ -252,17 +269,8 @@ function claimGeneral(
       return { overflow, again: skipped || discovered };
     };
 
-    /**
-     * Whether `type`, a share's one open type, takes the one-statement turn step (fairClaimKeyed,
-     * queries/fair.sql): fair, with per-key rules, and nothing counted before its statement (no
-     * cap, no rate limit of its own or per key).
-     */
-    const fairKeyed = (type: string): boolean =>
-      keys !== null &&
-      fairTypes.includes(type) &&
-      ruled.includes(type) &&
-      !room.has(type) &&
-      p.keyRules![type]!.keyRateLimit === undefined;
+    /** Whether `type`, a share's one open type, takes the one-statement turn step (fairClaimKeyed). */
+    const fairKeyed = (type: string): boolean => fairTypes.includes(type) && keyedInOneStatement(p, type);
     /** Per fair keyed type: the keys fairClaimKeyed found closed, and those it has peeked at. */
     const fairKeys = new Map<string, { closed: Set<string>; seen: Set<string> }>();
     /**
@@ -395,7 +403,7 @@ async function runKeyedClaim(
     advance: boolean;
   },
 ): Promise<KeyedRun> {
-  const rule = p.keyRules![a.type]!;
+  const rule = ruleOf(p.keyRules, a.type)!;
   const rows = await connection.query<unknown[]>(
     db,
     text,
