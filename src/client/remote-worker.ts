@@ -8,9 +8,10 @@ import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js"
 import type { Job, JobDependency } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
+import { checkInt } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
-import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
+import { type CloseOptions, MAX_PREFETCH, type WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
 
 /**
@@ -25,6 +26,13 @@ export interface RemoteWorkerOptions {
   queues?: string[] | Record<string, number>;
   /** Total weight of jobs running at once. @defaultValue 10 */
   concurrency?: number;
+  /**
+   * Jobs to lease ahead of free capacity, 0 to 10,000, held in a local buffer as the local
+   * {@link Worker}'s `prefetch` holds them (heartbeated, given back at close, never started on a
+   * lease that may have run out). The worker leases again once half of it is free.
+   * @defaultValue 0
+   */
+  prefetch?: number;
   /** @defaultValue 30_000 */
   leaseMs?: number;
   /** How often running jobs' leases are extended. @defaultValue a third of `leaseMs` */
@@ -53,6 +61,7 @@ const KEYS = new Set([
   "jobs",
   "queues",
   "concurrency",
+  "prefetch",
   "leaseMs",
   "heartbeatMs",
   "waitMs",
@@ -79,6 +88,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly #jobs = new Map<string, AnyJobDefinition>();
   readonly #queues: string[] | Record<string, number>;
   readonly #concurrency: number;
+  readonly #prefetch: number;
   readonly #leaseMs: number;
   readonly #heartbeatMs: number;
   readonly #waitMs: number;
@@ -102,6 +112,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     for (const def of options.jobs) this.#jobs.set(def.type, def);
     this.#queues = options.queues ?? [...new Set(options.jobs.map((d) => d.queue))];
     this.#concurrency = positive("concurrency", options.concurrency ?? 10);
+    this.#prefetch = checkInt("prefetch", options.prefetch ?? 0, 0, MAX_PREFETCH);
     this.#leaseMs = positive("leaseMs", options.leaseMs ?? 30_000);
     this.#heartbeatMs = positive("heartbeatMs", options.heartbeatMs ?? Math.floor(this.#leaseMs / 3));
     this.#waitMs = options.waitMs ?? 30_000;
@@ -114,6 +125,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
       clock: this.#clock,
       jobs: this.#jobs,
       concurrency: this.#concurrency,
+      leaseMs: this.#leaseMs,
       events: this,
       logger: () => this.#log,
       onSettled: () => {
@@ -150,8 +162,11 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   async #leaseLoop(): Promise<void> {
     while (this.#core.state === "running") {
-      const free = this.#concurrency - this.#core.runningWeight;
-      if (free <= 0) {
+      const free = this.#concurrency + this.#prefetch - this.#core.heldWeight;
+      // With a buffer, lease once half of it is free (fewer, larger leases), or at once when a
+      // slot is idle with nothing buffered to fill it.
+      const idleSlot = this.#core.waiting === 0 && this.#core.runningWeight < this.#concurrency;
+      if (free <= 0 || (free < Math.ceil(this.#prefetch / 2) && !idleSlot)) {
         await new Promise<void>((resolve) => {
           this.#roomFreed = resolve;
         });
@@ -162,7 +177,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         jobs = await this.client.lease({
           types: [...this.#jobs.keys()],
           queues: this.#queues,
-          limit: free,
+          limit: Math.min(free, MAX_LEASE_LIMIT),
           maxWeight: free,
           weightCap: this.#concurrency,
           leaseMs: this.#leaseMs,
@@ -201,6 +216,9 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     });
   }
 }
+
+/** The most jobs one lease request asks for (the server's bound on `limit`). */
+const MAX_LEASE_LIMIT = 1000;
 
 function positive(field: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) {

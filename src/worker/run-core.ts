@@ -8,6 +8,7 @@ import { SlotMap } from "../slot-map.js";
 import { Snooze } from "../snooze.js";
 import { JobRun, type RunHooks } from "./job-run.js";
 import type { FailedAttempt } from "./outcome-batcher.js";
+import { WaitLine } from "./wait-line.js";
 import type { WorkerEvents } from "./worker.js";
 
 /** How a failed attempt is recorded: `retryable: false` sends it to dead; `kind` labels the error. */
@@ -61,6 +62,8 @@ export interface RunCoreOptions {
   /** Handlers by job type. */
   jobs: ReadonlyMap<string, AnyJobDefinition>;
   concurrency: number;
+  /** The lease each claim and heartbeat grants: how long a job claimed ahead may wait unheard. */
+  leaseMs: number;
   /** Receives `active`, `completed`, `failed`, `retrying`, `dead`, `cancelled` and `error`. */
   events: EventEmitter<WorkerEvents>;
   /** Made on first use: most workers never log. */
@@ -101,12 +104,18 @@ export class RunCore {
   readonly #clock: Clock;
   readonly #jobs: ReadonlyMap<string, AnyJobDefinition>;
   readonly #concurrency: number;
+  readonly #leaseMs: number;
   readonly #events: EventEmitter<WorkerEvents>;
   readonly #onSettled: () => void;
   readonly #onReported: () => void;
   /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
   readonly #running = new SlotMap<string, JobRun>();
   #runningWeight = 0;
+  /**
+   * Jobs claimed ahead of free capacity (the worker's `prefetch`): leased and heartbeated like
+   * running jobs, started in claim order as weight frees, given back unstarted on close.
+   */
+  readonly #waiting = new WaitLine();
   /** Outcome writes under way; the worker is idle only when none are. */
   #reports = 0;
   #drained: Array<() => void> = [];
@@ -123,6 +132,7 @@ export class RunCore {
     this.#clock = options.clock;
     this.#jobs = options.jobs;
     this.#concurrency = options.concurrency;
+    this.#leaseMs = options.leaseMs;
     this.#events = options.events;
     this.#onSettled = options.onSettled;
     this.#onReported = options.onReported;
@@ -162,14 +172,50 @@ export class RunCore {
     return this.#runningWeight;
   }
 
-  /** Nothing running and no outcome write under way. */
-  get idle(): boolean {
-    return this.#running.size === 0 && this.#reports === 0;
+  /** The weight of jobs running and of jobs claimed ahead, waiting for room. */
+  get heldWeight(): number {
+    return this.#runningWeight + this.#waiting.weight;
   }
 
-  /** Starts a job handed to this worker: emits `active` and runs its handler. */
+  /** Jobs claimed ahead, waiting for room. */
+  get waiting(): number {
+    return this.#waiting.size;
+  }
+
+  /** Nothing running or waiting, and no outcome write under way. */
+  get idle(): boolean {
+    return this.#running.size === 0 && this.#waiting.size === 0 && this.#reports === 0;
+  }
+
+  /**
+   * Takes a job handed to this worker: starts it when its weight fits and no job claimed before
+   * it is waiting, and otherwise keeps it, in order, until it does.
+   */
   start(job: Job): void {
     const weight = Math.min(job.weight, this.#concurrency);
+    if (this.#waiting.size > 0 || this.#runningWeight + weight > this.#concurrency) {
+      const leaseUntil = job.leaseExpiresAt?.getTime() ?? this.#clock.now() + this.#leaseMs;
+      this.#waiting.push({ job, weight, leaseUntil });
+      return;
+    }
+    this.#run(job, weight);
+  }
+
+  /**
+   * Starts the waiting jobs that fit now, first claimed first. One whose lease may have run out
+   * (no heartbeat reached the store in time) is given back instead: another worker may hold it
+   * already, and a job is never started on a lease this worker cannot vouch for.
+   */
+  #startWaiting(): void {
+    for (let next = this.#waiting.peek(); next && this.#state === "running"; next = this.#waiting.peek()) {
+      if (this.#runningWeight + next.weight > this.#concurrency) break;
+      this.#waiting.shift();
+      if (next.leaseUntil <= this.#clock.now()) this.releaseUnstarted(next.job);
+      else this.#run(next.job, next.weight);
+    }
+  }
+
+  #run(job: Job, weight: number): void {
     const run = new JobRun(job, weight, this.#hooks);
     // An earlier attempt of this job still running here has lost its lease (the job was recovered
     // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
@@ -335,6 +381,7 @@ export class RunCore {
     run.cancelTimeout?.();
     if (this.#running.get(run.job.id) === run) this.#running.delete(run.job.id);
     this.#runningWeight -= run.weight;
+    this.#startWaiting();
     if (this.#running.size === 0 && this.#drained.length > 0) {
       for (const resolve of this.#drained.splice(0)) resolve();
     }
@@ -347,7 +394,13 @@ export class RunCore {
    */
   abandon(id: string, why: AbandonReason, reason: Error): void {
     const run = this.#running.get(id);
-    if (run) this.#abandonRun(run, why, reason);
+    if (run) {
+      this.#abandonRun(run, why, reason);
+      return;
+    }
+    // Claimed ahead and not started: only a cancel reaches one (the store moved on already).
+    const waiting = this.#waiting.remove(id);
+    if (waiting && why === "cancelled") this.#events.emit("cancelled", waiting.job);
   }
 
   /** False when the run had already settled. */
@@ -370,19 +423,32 @@ export class RunCore {
     }
   }
 
-  /** Extends every running job's lease in one call, and gives up those whose lease is gone. */
+  /**
+   * Extends the lease of every running and waiting job in one call, and gives up those whose
+   * lease is gone: a job claimed ahead holds its lease as honestly as a running one.
+   */
   async heartbeatAll(): Promise<void> {
     const runs = this.#running.values().filter((r) => !r.settled);
-    if (runs.length === 0) return;
+    const waiting = this.#waiting.toArray();
+    if (runs.length === 0 && waiting.length === 0) return;
+    // The lease a heartbeat grants runs from when the store takes it, after this: a safe bound.
+    const sent = this.#clock.now();
     let results: boolean[];
     try {
-      results = await this.#sink.heartbeatMany(runs.map((r) => r.job));
+      results = await this.#sink.heartbeatMany([...runs.map((r) => r.job), ...waiting.map((w) => w.job)]);
     } catch (error) {
       this.#events.emit("error", error);
       return;
     }
     results.forEach((ok, i) => {
-      if (!ok) this.#lost(runs[i]!);
+      if (i < runs.length) {
+        if (!ok) this.#lost(runs[i]!);
+        return;
+      }
+      const entry = waiting[i - runs.length]!;
+      if (ok) entry.leaseUntil = sent + this.#leaseMs;
+      // Refused while still waiting: out of the line; the store has moved on (a cancel elsewhere).
+      else this.#waiting.remove(entry.job.id, entry);
     });
   }
 
@@ -421,6 +487,8 @@ export class RunCore {
       cancelGrace = this.#clock.setTimer(graceMs, resolve);
     });
     try {
+      // Jobs claimed ahead never started: back to pending at once, their attempt not spent.
+      for (const { job } of this.#waiting.clear()) this.releaseUnstarted(job);
       // Jobs a take under way hands over now are given straight back: wait for it to end.
       await arrivals;
       if (this.#running.size > 0) {

@@ -30,6 +30,7 @@ import { exerciseNames } from "./names.js";
 import { exerciseOrdered } from "./ordered.js";
 import { exerciseOwners } from "./owners.js";
 import { exercisePause } from "./pause.js";
+import { exercisePrefetch } from "./prefetch.js";
 import { exerciseQueues } from "./queues.js";
 import { exerciseRateLimits } from "./rate-limits.js";
 import { exerciseReplay } from "./replay.js";
@@ -61,6 +62,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseResults(backend);
     exerciseEvents(backend);
     exerciseShutdown(backend);
+    exercisePrefetch(backend);
     exerciseTimeouts(backend);
     exerciseBadInput(backend);
     exerciseJobTypes(backend);

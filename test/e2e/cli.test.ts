@@ -429,10 +429,17 @@ describe("the errand CLI", () => {
     const queue = await openQueue(store);
     onTestFinished(() => queue.close());
     await queue.enqueue("send-email", { to: "x@y.z" }, { id: "e1", queue: "emails" });
-    const worker = startErrand(["worker", "--jobs", jobs, "--store", store, "--json"]);
+    const worker = startErrand(["worker", "--jobs", jobs, "--store", store, "--prefetch", "5", "--json"]);
     await worker.seen(/"event":"completed"/);
     expect((await queue.get("e1"))?.result).toEqual({ sent: true, to: "x@y.z" });
     expect(await worker.stop("SIGTERM")).toBe(0);
+
+    // A prefetch out of range is the worker's INVALID_OPTION: refused, nothing claimed.
+    await queue.enqueue("send-email", { to: "q@y.z" }, { id: "e2", queue: "emails" });
+    const r = await errand(["worker", "--jobs", jobs, "--store", store, "--prefetch", "10001"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/prefetch/);
+    expect((await queue.get("e2"))?.state).toBe("pending");
   });
 
   it("serve --types --jobs: the server's job types win over the in-process handlers' defaults", async () => {

@@ -163,6 +163,50 @@ for (const backend of selectedBackends()) {
       expect(signals[1]!.aborted).toBe(true);
       expect(await h.queue.get("s2")).toMatchObject({ state: "pending", attempt: 1 });
     });
+
+    it("leases ahead with prefetch: runs within concurrency in lease order, gives the buffer back on close", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      const started: number[] = [];
+      const gates = new Map<number, () => void>();
+      const step = defineJob({
+        type: "step",
+        handler: (p: { n: number }) =>
+          new Promise<number>((resolve) => {
+            started.push(p.n);
+            gates.set(p.n, () => resolve(p.n));
+          }),
+      });
+      const jobs = await h.queue.enqueueMany(
+        step,
+        Array.from({ length: 5 }, (_, n) => ({ n })),
+      );
+      const worker = new RemoteWorker(client, {
+        jobs: [step],
+        concurrency: 1,
+        prefetch: 2,
+        waitMs: 60_000,
+        clock: h.clock,
+      });
+      await worker.start();
+      // One lease of three: one runs, two wait here, all three leased on the server.
+      await vi.waitFor(() => expect(started).toEqual([0]), { interval: 5 });
+      await vi.waitFor(async () => expect((await h.queue.stats()).states.active).toBe(3), { interval: 5 });
+      const second = once(worker, "active");
+      gates.get(0)!();
+      expect(((await second) as [Job])[0].payload).toEqual({ n: 1 });
+      expect(started).toEqual([0, 1]);
+
+      const closing = worker.close({ graceMs: "1m" });
+      // The buffered jobs go back at once, while job 1 runs within its grace period.
+      await vi.waitFor(async () => expect((await h.queue.stats()).states.active).toBe(1), { interval: 5 });
+      gates.get(1)!();
+      await closing;
+      expect(started).toEqual([0, 1]);
+      const states = await Promise.all(jobs.map(async (j) => (await h.queue.get(j.id))!.state));
+      expect(states).toEqual(["completed", "completed", "pending", "pending", "pending"]);
+      for (const j of jobs.slice(2)) expect((await h.queue.get(j.id))!.workerId).toBeNull();
+    });
   });
 }
 

@@ -10,18 +10,28 @@ import { dropSchema, flushPrefix, freshName } from "./util.mjs";
 
 /**
  * @param {"sqlite" | "postgres" | "redis"} store
- * @param {boolean} keepCompleted false: `retention: { completed: 0 }`, completed jobs deleted as
- *   they complete, as graphile-worker, pg-boss's deleteAfter… and BullMQ's removeOnComplete do
+ * @param {{ keepCompleted?: boolean, prefetch?: number }} [options] `keepCompleted: false`:
+ *   `retention: { completed: 0 }`, completed jobs deleted as they complete, as graphile-worker,
+ *   pg-boss's deleteAfter… and BullMQ's removeOnComplete do. `prefetch`: the Worker option the
+ *   README advises for throughput (jobs claimed ahead of free capacity).
  */
-function errandOn(store, keepCompleted = true) {
+function errandOn(store, { keepCompleted = true, prefetch = 0 } = {}) {
+  const notes = [!keepCompleted && "completed not kept", prefetch > 0 && `prefetch ${prefetch}`].filter(
+    Boolean,
+  );
   return {
-    name: keepCompleted ? `errand (${store})` : `errand (${store}, completed not kept)`,
+    name: notes.length === 0 ? `errand (${store})` : `errand (${store}, ${notes.join(", ")})`,
     store,
     package: "errand",
     settings: (c) =>
-      keepCompleted
-        ? `Worker concurrency ${c}, defaults otherwise`
-        : `Worker concurrency ${c}, retention.completed 0, defaults otherwise`,
+      [
+        `Worker concurrency ${c}`,
+        prefetch > 0 && `prefetch ${prefetch}`,
+        !keepCompleted && "retention.completed 0",
+        "defaults otherwise",
+      ]
+        .filter(Boolean)
+        .join(", "),
 
     async create(env) {
       const tag = freshName("cmp_errand");
@@ -49,7 +59,7 @@ function errandOn(store, keepCompleted = true) {
         enqueue: (payload) => queue.enqueue(noop, payload),
         async work(concurrency, handler) {
           onJob = handler;
-          worker = new Worker(queue, { jobs: [noop], concurrency });
+          worker = new Worker(queue, { jobs: [noop], concurrency, ...(prefetch > 0 ? { prefetch } : {}) });
           await worker.start();
         },
         async remaining() {
@@ -75,4 +85,8 @@ function errandOn(store, keepCompleted = true) {
 export const sqlite = errandOn("sqlite");
 export const postgres = errandOn("postgres");
 export const redis = errandOn("redis");
-export const postgresDiscard = errandOn("postgres", false);
+export const postgresDiscard = errandOn("postgres", { keepCompleted: false });
+export const sqlitePrefetch = errandOn("sqlite", { prefetch: 450 });
+export const postgresPrefetch = errandOn("postgres", { prefetch: 450 });
+export const postgresPrefetchDiscard = errandOn("postgres", { keepCompleted: false, prefetch: 450 });
+export const redisPrefetch = errandOn("redis", { prefetch: 450 });

@@ -13,13 +13,17 @@
 /** Loaded on demand, so a worker process holds only its own queue's library (its RSS is measured). */
 export const ADAPTERS = {
   "errand-sqlite": () => import("./errand.mjs").then((m) => m.sqlite),
+  "errand-sqlite-prefetch": () => import("./errand.mjs").then((m) => m.sqlitePrefetch),
   plainjob: () => import("./plainjob.mjs").then((m) => m.plainjob),
   "errand-postgres": () => import("./errand.mjs").then((m) => m.postgres),
   "errand-postgres-discard": () => import("./errand.mjs").then((m) => m.postgresDiscard),
+  "errand-postgres-prefetch": () => import("./errand.mjs").then((m) => m.postgresPrefetch),
+  "errand-postgres-prefetch-discard": () => import("./errand.mjs").then((m) => m.postgresPrefetchDiscard),
   "graphile-worker": () => import("./graphile-worker.mjs").then((m) => m.best),
   "graphile-worker-defaults": () => import("./graphile-worker.mjs").then((m) => m.defaults),
   "pg-boss": () => import("./pg-boss.mjs").then((m) => m.pgBoss),
   "errand-redis": () => import("./errand.mjs").then((m) => m.redis),
+  "errand-redis-prefetch": () => import("./errand.mjs").then((m) => m.redisPrefetch),
   bullmq: () => import("./bullmq.mjs").then((m) => m.bullmq),
 };
 

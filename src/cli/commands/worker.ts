@@ -15,6 +15,7 @@ import { openTarget, type TargetCommandOptions, withTarget } from "../target.js"
 interface WorkerOptions extends TargetCommandOptions {
   jobs: string;
   concurrency: number;
+  prefetch: number;
   queues?: string;
 }
 
@@ -37,11 +38,17 @@ export function registerWorker(program: Command, ctx: CliContext): void {
     .description("run a worker for the job definitions a module exports")
     .requiredOption("--jobs <module>", "module exporting job definitions (defineJob)")
     .option("--concurrency <n>", "total weight running at once", int("--concurrency"), 10)
+    .option("--prefetch <n>", "jobs to claim ahead of free capacity (0 to 10000)", int("--prefetch"), 0)
     .option("--queues <names>", "comma-separated queues, optionally name=weight")
     .action(async (o: WorkerOptions) => {
       const jobs = await loadJobs(o.jobs);
       const queues = o.queues ? parseQueues(o.queues) : undefined;
-      const common = { jobs, concurrency: o.concurrency, ...(queues ? { queues } : {}) };
+      const common = {
+        jobs,
+        concurrency: o.concurrency,
+        prefetch: o.prefetch,
+        ...(queues ? { queues } : {}),
+      };
       const t = await openTarget(o, ctx.env);
       const worker = t.client ? new RemoteWorker(t.client, common) : new Worker(t.queue, common);
       const log = (event: string) => (job: Job, extra?: unknown) =>

@@ -1,0 +1,310 @@
+/**
+ * The Worker's `prefetch` (DESIGN.md, worker runtime): a worker may claim up to `prefetch` jobs
+ * beyond its free capacity and keep them in a local buffer. A buffered job is claimed like a
+ * running one and as honestly: it starts in claim order within `concurrency`, its lease is
+ * heartbeated while it waits (no other worker takes it), close() gives it back at once without
+ * spending its attempt, and a cancel (here, or from another process) keeps it from ever starting.
+ */
+import { once } from "node:events";
+import pino from "pino";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { defineJob } from "../../src/define-job.js";
+import { ErrandError } from "../../src/errors.js";
+import type { Job } from "../../src/job.js";
+import type { Queue } from "../../src/queue.js";
+import { drain } from "../../src/testing/index.js";
+import { Worker } from "../../src/worker/worker.js";
+import type { Backend } from "./backend.js";
+import { trackHeartbeats } from "./heartbeats.js";
+
+/** A promise and the function that resolves it. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+/**
+ * A job type whose handler for payload `n` waits until `gates[n]` opens (when there is one), and
+ * the order in which handlers started.
+ */
+function steps(options: { maxAttempts?: number } = {}) {
+  const gates = new Map<number, ReturnType<typeof gate>>();
+  const started: number[] = [];
+  let running = 0;
+  let most = 0;
+  const job = defineJob({
+    type: "step",
+    ...options,
+    handler: async (p: { n: number }) => {
+      started.push(p.n);
+      most = Math.max(most, ++running);
+      try {
+        await gates.get(p.n)?.promise;
+      } finally {
+        running--;
+      }
+      return p.n;
+    },
+  });
+  return { job, gates, started, mostAtOnce: () => most };
+}
+
+/** The store's view of each job: state and holder. */
+async function statesOf(queue: Queue, jobs: Job[]): Promise<string[]> {
+  return Promise.all(jobs.map(async (j) => (await queue.get(j.id))!.state));
+}
+
+export function exercisePrefetch(backend: Backend): void {
+  describe("prefetch", () => {
+    it("claims up to concurrency + prefetch, runs within concurrency, in claim order", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      for (let n = 0; n < 10; n++) s.gates.set(n, gate());
+      const jobs = await queue.enqueueMany(
+        s.job,
+        Array.from({ length: 10 }, (_, n) => ({ n })),
+      );
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 4, workerId: "ahead" });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      const completed: number[] = [];
+      worker.on("completed", (_j, result) => completed.push(result as number));
+      await worker.start();
+
+      // The first claim took six: two run, four wait in the buffer, claimed (active) in the store.
+      expect(s.started).toEqual([0, 1]);
+      expect(await statesOf(queue, jobs)).toEqual([...Array(6).fill("active"), ...Array(4).fill("pending")]);
+      for (const j of jobs.slice(0, 6)) expect((await queue.get(j.id))!.workerId).toBe("ahead");
+      expect(worker.running).toBe(2);
+
+      // Each finished job lets the next buffered one start, first claimed first.
+      for (let n = 0; n < 10; n++) {
+        const next = n + 2 < 10 ? once(worker, "active") : null;
+        const done = once(worker, "completed");
+        s.gates.get(n)!.open();
+        await done;
+        if (next) expect(((await next) as [Job])[0].payload).toEqual({ n: n + 2 });
+      }
+      await vi.waitFor(() => expect(completed).toHaveLength(10));
+      expect(s.started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(s.mostAtOnce()).toBe(2);
+      for (const j of jobs) expect(await queue.get(j.id)).toMatchObject({ state: "completed", attempt: 1 });
+    });
+
+    it("starts a heavy buffered job only when its whole weight is free, and nothing jumps it", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      s.gates.set(0, gate());
+      const heavy = defineJob({ type: "heavy", weight: 2, handler: async () => "heavy" });
+      const first = await queue.enqueue(s.job, { n: 0 });
+      const big = await queue.enqueue(heavy, {});
+      const light = await queue.enqueue(s.job, { n: 1 });
+      const worker = new Worker(queue, { jobs: [s.job, heavy], concurrency: 2, prefetch: 2 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      const order: string[] = [];
+      worker.on("active", (j) => order.push(j.id));
+      await worker.start();
+
+      // Weight 1 of 2 is free, but the heavy job needs 2: it waits, and the light one behind it too.
+      expect(order).toEqual([first.id]);
+      expect(await statesOf(queue, [first, big, light])).toEqual(["active", "active", "active"]);
+      const bigDone = new Promise<void>((resolve) =>
+        worker.on("completed", (j) => j.id === big.id && resolve()),
+      );
+      s.gates.get(0)!.open();
+      await bigDone;
+      await vi.waitFor(() => expect(order).toEqual([first.id, big.id, light.id]));
+    });
+
+    it("keeps a buffered job's lease alive while it waits, so no other worker takes it", async () => {
+      const { queue, clock, connect } = await backend.setup();
+      const s = steps();
+      s.gates.set(0, gate());
+      const jobs = await queue.enqueueMany(s.job, [{ n: 0 }, { n: 1 }, { n: 2 }]);
+      // leaseMs 3000: the worker heartbeats every 1000 ms.
+      const worker = new Worker(queue, {
+        jobs: [s.job],
+        concurrency: 1,
+        prefetch: 2,
+        leaseMs: 3000,
+        workerId: "holder",
+      });
+      const rival = new Worker(await connect(), { jobs: [s.job], leaseMs: 3000, workerId: "rival" });
+      onTestFinished(async () => {
+        s.gates.get(0)!.open();
+        await Promise.all([worker.close({ graceMs: 0 }), rival.close({ graceMs: 0 })]);
+      });
+      const heartbeatsLanded = trackHeartbeats(queue.store);
+      await worker.start();
+      await rival.start();
+      expect(s.started).toEqual([0]);
+
+      // Ten lease lengths, in steps shorter than the heartbeat interval; both workers sweep.
+      for (let elapsed = 0; elapsed < 30_000; elapsed += 400) {
+        await clock.advance(400);
+        await heartbeatsLanded();
+        await queue.sweep();
+        for (const j of jobs) {
+          const stored = await queue.get(j.id);
+          expect(stored).toMatchObject({ state: "active", attempt: 1, workerId: "holder" });
+          expect(stored!.leaseExpiresAt!.getTime()).toBeGreaterThan(clock.now());
+        }
+      }
+      expect(s.started).toEqual([0]);
+
+      const done = new Promise<void>((resolve) => {
+        let n = 0;
+        worker.on("completed", () => ++n === 3 && resolve());
+      });
+      s.gates.get(0)!.open();
+      await done;
+      expect(s.started).toEqual([0, 1, 2]);
+      for (const j of jobs) {
+        const stored = await queue.get(j.id);
+        expect(stored).toMatchObject({ state: "completed", attempt: 1 });
+        expect(stored!.errors).toEqual([]);
+      }
+    });
+
+    it("gives buffered jobs back at close at once, their attempt not spent", async () => {
+      const { queue } = await backend.setup();
+      const s = steps({ maxAttempts: 1 });
+      s.gates.set(0, gate());
+      const jobs = await queue.enqueueMany(s.job, [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+      const releases: Array<Promise<unknown>> = [];
+      const release = queue.store.release.bind(queue.store);
+      queue.store.release = (params) => {
+        const write = release(params);
+        releases.push(write);
+        return write;
+      };
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 1, prefetch: 3 });
+      await worker.start();
+      expect(await statesOf(queue, jobs)).toEqual(["active", "active", "active", "active"]);
+
+      let closed = false;
+      const closing = worker.close({ graceMs: 60_000 }).then(() => {
+        closed = true;
+      });
+      // The three buffered jobs go back while the running one is still within its grace period.
+      await vi.waitFor(() => expect(releases).toHaveLength(3));
+      await Promise.all(releases);
+      expect(closed).toBe(false);
+      expect(await statesOf(queue, jobs)).toEqual(["active", "pending", "pending", "pending"]);
+      for (const j of jobs.slice(1)) {
+        const stored = await queue.get(j.id);
+        expect(stored).toMatchObject({ workerId: null, leaseExpiresAt: null, errors: [] });
+        // maxAttempts 1, and one attempt is still left: giving it back did not spend it.
+        expect(stored!.maxAttempts - stored!.attempt).toBe(1);
+      }
+
+      s.gates.get(0)!.open();
+      await closing;
+      expect(s.started).toEqual([0]);
+      expect((await queue.get(jobs[0]!.id))?.state).toBe("completed");
+
+      const next = await drain(queue, { jobs: [s.job] });
+      expect(next.completed).toBe(3);
+      expect(s.started).toEqual([0, 1, 2, 3]);
+    });
+
+    it("gives back, unstarted, a buffered job whose lease no heartbeat kept", async () => {
+      const { queue, clock } = await backend.setup();
+      const s = steps();
+      s.gates.set(0, gate());
+      const jobs = await queue.enqueueMany(s.job, [{ n: 0 }, { n: 1 }]);
+      // The store cannot be reached for heartbeats: the buffered job's lease runs out unextended.
+      queue.store.heartbeatMany = async () => {
+        throw new Error("store unreachable");
+      };
+      const released: Array<{ id: string; startedThen: number[]; write: Promise<unknown> }> = [];
+      const release = queue.store.release.bind(queue.store);
+      queue.store.release = (params) => {
+        const write = release(params);
+        released.push({ id: params.id, startedThen: [...s.started], write });
+        return write;
+      };
+      const worker = new Worker(queue, {
+        jobs: [s.job],
+        concurrency: 1,
+        prefetch: 1,
+        leaseMs: 3000,
+        maintenance: false,
+        logger: pino({ level: "silent" }),
+      });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      const errors: unknown[] = [];
+      worker.on("error", (e) => errors.push(e));
+      await worker.start();
+      expect(await statesOf(queue, jobs)).toEqual(["active", "active"]);
+
+      await clock.advance(3000);
+      expect(errors.length).toBeGreaterThan(0);
+      const second = new Promise<Job>((resolve) =>
+        worker.on("completed", (j) => j.id === jobs[1]!.id && resolve(j)),
+      );
+      s.gates.get(0)!.open();
+      await second;
+      // Given back before it started, then claimed afresh and run once, on a lease of its own.
+      expect(released.map((r) => [r.id, r.startedThen])).toEqual([[jobs[1]!.id, [0]]]);
+      expect(s.started).toEqual([0, 1]);
+      const stored = await queue.get(jobs[1]!.id);
+      expect(stored).toMatchObject({ state: "completed", attempt: 2, errors: [] });
+    });
+
+    it("never starts a buffered job cancelled here or from another process", async () => {
+      const { queue, clock, connect } = await backend.setup();
+      const s = steps();
+      s.gates.set(0, gate());
+      const jobs = await queue.enqueueMany(s.job, [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 1, prefetch: 3, leaseMs: 3000 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      const cancelled: string[] = [];
+      worker.on("cancelled", (j) => cancelled.push(j.id));
+      const heartbeatsLanded = trackHeartbeats(queue.store);
+      await worker.start();
+      expect(s.started).toEqual([0]);
+
+      // Here: the queue's own cancel reaches the worker at once.
+      await queue.cancel(jobs[1]!.id);
+      expect(cancelled).toEqual([jobs[1]!.id]);
+      // Elsewhere: the worker learns it at its next heartbeat, which the store refuses.
+      await (await connect()).cancel(jobs[2]!.id);
+      await clock.advance(1000);
+      await heartbeatsLanded();
+      // The worker reads the refusal in the promise jobs after the write: let them run.
+      await new Promise((resolve) => setImmediate(resolve));
+
+      const done = once(worker, "completed");
+      const last = new Promise<void>((resolve) =>
+        worker.on("completed", (j) => j.id === jobs[3]!.id && resolve()),
+      );
+      s.gates.get(0)!.open();
+      await done;
+      await last;
+      expect(s.started).toEqual([0, 3]);
+      // Only the cancel made here is heard as one; the other was a lease the store refused.
+      expect(cancelled).toEqual([jobs[1]!.id]);
+      expect(await statesOf(queue, jobs)).toEqual(["completed", "cancelled", "cancelled", "completed"]);
+    });
+
+    it("refuses a prefetch that is not a whole number from 0 to 10,000 (INVALID_OPTION)", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      for (const prefetch of [-1, 10_001, 1.5, Number.NaN, "3", Number.POSITIVE_INFINITY]) {
+        let error: unknown;
+        try {
+          new Worker(queue, { jobs: [s.job], prefetch: prefetch as number });
+        } catch (e) {
+          error = e;
+        }
+        expect(error, String(prefetch)).toBeInstanceOf(ErrandError);
+        expect((error as ErrandError).code).toBe("INVALID_OPTION");
+      }
+      for (const prefetch of [0, 10_000])
+        expect(new Worker(queue, { jobs: [s.job], prefetch })).toBeInstanceOf(Worker);
+    });
+  });
+}
