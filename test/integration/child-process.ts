@@ -28,6 +28,8 @@ export interface WorkerInit {
   spanLog?: string;
   /** Run only these job types (default: every type the child knows). */
   only?: string[];
+  /** The Worker's `prefetch` (default 0). */
+  prefetch?: number;
 }
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));

@@ -7,10 +7,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { type Job, openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { killAll, type WorkerInit, WorkerProcess } from "./child-process.js";
+import { killAll, untilNone, type WorkerInit, WorkerProcess } from "./child-process.js";
 
 const ALO = 1_500;
 const AMO = 500;
@@ -209,6 +209,75 @@ for (const backend of selectedBackends().filter((b) => b.capabilities.multiProce
         else expect(j.errors.at(-1)?.kind).toBe("lease_expired");
       }
       expect(amo.filter((j) => j.state === "dead").length).toBeGreaterThan(0);
+    });
+
+    test("a SIGKILLed worker's prefetched jobs are recovered and each runs once, never by it", {
+      timeout: 30_000,
+    }, async () => {
+      const { url } = await backend.setup();
+      queue = await openQueue(url);
+      const jobs = await queue.enqueueMany(
+        "crash-alo",
+        Array.from({ length: 30 }, (_, n) => ({ n })),
+        { maxAttempts: 5, backoff: { type: "fixed", delayMs: 10 } },
+      );
+      const common = { url, leaseMs: 1_000, sweepIntervalMs: 200, pollIntervalMs: 100 };
+      // Two slots and twenty ahead: its handlers outlast the test, so two run and twenty wait.
+      const doomed = new WorkerProcess({
+        ...common,
+        concurrency: 2,
+        prefetch: 20,
+        workMs: [60_000, 60_000],
+        reportStarts: true,
+        startLog: join(dir, "starts-doomed.log"),
+      });
+      children.push(doomed);
+      const startedThere: string[] = [];
+      doomed.on("started", (m) => startedThere.push(m.id as string));
+      await doomed.next("ready");
+      const held = (await allJobs("crash-alo")).filter((j) => j.state === "active");
+      expect(held).toHaveLength(22);
+      await vi.waitFor(() => expect(startedThere).toHaveLength(2), { interval: 10 });
+      const buffered = held.map((j) => j.id).filter((id) => !startedThere.includes(id));
+      expect(buffered).toHaveLength(20);
+      await doomed.kill();
+
+      const survivor = new WorkerProcess({
+        ...common,
+        concurrency: 5,
+        startLog: join(dir, "starts-survivor.log"),
+      });
+      children.push(survivor);
+      await survivor.next("ready");
+      await untilNone(queue, [survivor]);
+      await survivor.close();
+
+      const log = (name: string) =>
+        readFileSync(join(dir, `starts-${name}.log`), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => line.split(" ") as [string, string]);
+      const there = log("doomed");
+      // The killed worker started only its two running jobs; the ones it held ahead never started.
+      expect(there.map(([id]) => id).sort()).toEqual([...startedThere].sort());
+      const here = log("survivor");
+      expect(new Set(here.map(([id, attempt]) => `${id}:${attempt}`)).size).toBe(here.length);
+      const byId = new Map((await allJobs("crash-alo")).map((j) => [j.id, j]));
+      for (const { id } of jobs) {
+        const job = byId.get(id)!;
+        expect(job.state, id).toBe("completed");
+        // Held by the killed worker (running or waiting): its lease ran out, once; else run at once.
+        const wasHeld = held.some((h) => h.id === id);
+        expect(job.attempt, id).toBe(wasHeld ? 2 : 1);
+        expect(
+          job.errors.map((e) => e.kind),
+          id,
+        ).toEqual(wasHeld ? ["lease_expired"] : []);
+        expect(
+          here.filter(([hid]) => hid === id),
+          id,
+        ).toEqual([[id, String(job.attempt)]]);
+      }
     });
   });
 }

@@ -84,6 +84,7 @@ async function main(init: WorkerInit): Promise<void> {
   const worker = new Worker(queue, {
     jobs: init.only ? jobs.filter((j) => init.only!.includes(j.type)) : jobs,
     concurrency: init.concurrency,
+    prefetch: init.prefetch ?? 0,
     leaseMs: init.leaseMs ?? 30_000,
     sweepIntervalMs: init.sweepIntervalMs ?? 1_000,
     pollIntervalMs: init.pollIntervalMs ?? 1_000,
