@@ -147,6 +147,11 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     return this.#core.running;
   }
 
+  /** Jobs claimed ahead of free capacity (`prefetch`), waiting here to start. */
+  get prefetched(): number {
+    return this.#core.waiting;
+  }
+
   /** Begins leasing. Resolves at once; jobs start as the server hands them out. */
   async start(): Promise<void> {
     this.#core.begin();

@@ -259,6 +259,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.#core.running;
   }
 
+  /** Jobs claimed ahead of free capacity (`prefetch`), waiting here to start. */
+  get prefetched(): number {
+    return this.#core.waiting;
+  }
+
   /** Begins claiming. Resolves once the first claim has been made. */
   async start(): Promise<void> {
     this.#core.begin();

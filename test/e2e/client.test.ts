@@ -196,6 +196,7 @@ for (const backend of selectedBackends()) {
       gates.get(0)!();
       expect(((await second) as [Job])[0].payload).toEqual({ n: 1 });
       expect(started).toEqual([0, 1]);
+      expect(worker.running).toBe(1);
 
       const closing = worker.close({ graceMs: "1m" });
       // The buffered jobs go back at once, while job 1 runs within its grace period.
