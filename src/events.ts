@@ -15,6 +15,8 @@ export interface QueueEvents {
   dead: [job: Job, error: unknown];
   expired: [job: Job];
   cancelled: [job: Job];
+  /** `pauseQueue(name)` was called on this Queue (whether or not the queue was paused already). */
+  paused: [queue: string];
   /** A handler snoozed its job (`ctx.snooze`): pending again at `job.runAt`, no attempt spent. */
   snoozed: [job: Job];
   error: [error: unknown];

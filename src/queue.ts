@@ -288,7 +288,11 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async pauseQueue(name: string): Promise<boolean> {
     this.#checkOpen();
-    return this.store.pauseQueue({ name: checkQueueName(name), now: this.clock.now() });
+    const queue = checkQueueName(name);
+    const changed = await this.store.pauseQueue({ name: queue, now: this.clock.now() });
+    // This process's workers give back the queue's prefetched jobs at once (others at a heartbeat).
+    this.emit("paused", queue);
+    return changed;
   }
 
   /**

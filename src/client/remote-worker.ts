@@ -29,7 +29,8 @@ export interface RemoteWorkerOptions {
   /**
    * Jobs to lease ahead of free capacity, 0 to 10,000, held in a local buffer as the local
    * {@link Worker}'s `prefetch` holds them (heartbeated, given back at close, never started on a
-   * lease that may have run out). The worker leases again once half of it is free.
+   * lease that may have run out). The worker leases again once half of it is free. Unlike the
+   * local Worker's, this buffer does not hear of a queue paused meanwhile: its jobs still start.
    * @defaultValue 0
    */
   prefetch?: number;

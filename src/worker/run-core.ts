@@ -229,6 +229,14 @@ export class RunCore {
     void this.#execute(run);
   }
 
+  /**
+   * Gives back, unstarted, the waiting jobs `test` holds for (a paused queue's): pending again,
+   * their attempt not spent.
+   */
+  giveBackWaiting(test: (job: Job) => boolean): void {
+    for (const { job } of this.#waiting.removeWhere(test)) this.releaseUnstarted(job);
+  }
+
   /** Gives back a job handed over while closing; close() waits for it. */
   releaseUnstarted(job: Job): void {
     void this.#report(this.#sink.release(job), true);

@@ -69,6 +69,26 @@ export class WaitLine {
     return item;
   }
 
+  /** Takes every entry `test` holds for out of the line, in order. */
+  removeWhere(test: (job: Job) => boolean): Waiting[] {
+    const kept: Array<Waiting | undefined> = [];
+    const removed: Waiting[] = [];
+    for (let i = this.#head; i < this.#items.length; i++) {
+      const item = this.#items[i]!;
+      if (test(item.job)) {
+        removed.push(item);
+        this.#weight -= item.weight;
+      } else {
+        kept.push(item);
+      }
+    }
+    if (removed.length > 0) {
+      this.#items = kept;
+      this.#head = 0;
+    }
+    return removed;
+  }
+
   /** Every waiting entry, first claimed first. */
   toArray(): Waiting[] {
     return this.#items.slice(this.#head) as Waiting[];

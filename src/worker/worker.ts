@@ -188,6 +188,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Settles when the claim loop under way, if any, has ended; close() waits for it. */
   #filling: Promise<void> | null = null;
   readonly #onCancelled = (job: Job) => this.#core.abandon(job.id, "cancelled", new Error("job cancelled"));
+  readonly #onPaused = (queue: string) => this.#core.giveBackWaiting((job) => job.queue === queue);
 
   constructor(queue: Queue, options: WorkerOptions) {
     super();
@@ -269,11 +270,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#core.begin();
     this.#unsubscribe = this.queue.onWake(() => this.#wake());
     this.queue.on("cancelled", this.#onCancelled);
+    this.queue.on("paused", this.#onPaused);
     const { clock } = this.queue;
     const onError = (error: unknown) => this.#error(error);
     this.#timers = [
       repeat(clock, this.#pollMs, () => this.#wake(), onError),
-      repeat(clock, this.#heartbeatMs, () => this.#core.heartbeatAll(), onError),
+      repeat(clock, this.#heartbeatMs, () => this.#beat(), onError),
     ];
     if (this.#maintenance) {
       this.#maintainer = new Maintainer(this.queue, {
@@ -284,6 +286,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.#maintainer.start();
     }
     await this.#fill();
+  }
+
+  /**
+   * A heartbeat: every lease held is extended and, with jobs waiting in the prefetch buffer, those
+   * of a queue paused since (in any process) are given back rather than started later.
+   */
+  async #beat(): Promise<void> {
+    // Asked beside the heartbeat, not after it; a fault is the worker's error, like any beat's.
+    const paused =
+      this.#core.waiting > 0
+        ? this.queue.pausedQueues().catch((error: unknown) => {
+            this.#error(error);
+            return [];
+          })
+        : null;
+    await this.#core.heartbeatAll();
+    if (paused === null) return;
+    const names = new Set(await paused);
+    if (names.size > 0) this.#core.giveBackWaiting((job) => names.has(job.queue));
   }
 
   #wake(): void {
@@ -390,6 +411,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.#held = null;
         this.#unsubscribe?.();
         this.queue.off("cancelled", this.#onCancelled);
+        this.queue.off("paused", this.#onPaused);
         // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
         graceBeat = repeat(
           this.queue.clock,

@@ -12,6 +12,7 @@ import { defineJob } from "../../src/define-job.js";
 import { ErrandError } from "../../src/errors.js";
 import type { Job } from "../../src/job.js";
 import type { Queue } from "../../src/queue.js";
+import type { Store } from "../../src/store/store.js";
 import { drain } from "../../src/testing/index.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
@@ -50,6 +51,22 @@ function steps(options: { maxAttempts?: number } = {}) {
     },
   });
   return { job, gates, started, mostAtOnce: () => most };
+}
+
+/**
+ * The release writes a worker sends to `store` (each job it gives back unstarted), as they start;
+ * `seen` hears each job's id when its write starts.
+ */
+function trackReleases(store: Store, seen: (id: string) => void = () => {}): Array<Promise<unknown>> {
+  const writes: Array<Promise<unknown>> = [];
+  const release = store.release.bind(store);
+  store.release = (params) => {
+    seen(params.id);
+    const write = release(params);
+    writes.push(write);
+    return write;
+  };
+  return writes;
 }
 
 /** The store's view of each job: state and holder. */
@@ -173,13 +190,7 @@ export function exercisePrefetch(backend: Backend): void {
       const s = steps({ maxAttempts: 1 });
       s.gates.set(0, gate());
       const jobs = await queue.enqueueMany(s.job, [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
-      const releases: Array<Promise<unknown>> = [];
-      const release = queue.store.release.bind(queue.store);
-      queue.store.release = (params) => {
-        const write = release(params);
-        releases.push(write);
-        return write;
-      };
+      const releases = trackReleases(queue.store);
       const worker = new Worker(queue, { jobs: [s.job], concurrency: 1, prefetch: 3 });
       await worker.start();
       expect(await statesOf(queue, jobs)).toEqual(["active", "active", "active", "active"]);
@@ -219,13 +230,8 @@ export function exercisePrefetch(backend: Backend): void {
       queue.store.heartbeatMany = async () => {
         throw new Error("store unreachable");
       };
-      const released: Array<{ id: string; startedThen: number[]; write: Promise<unknown> }> = [];
-      const release = queue.store.release.bind(queue.store);
-      queue.store.release = (params) => {
-        const write = release(params);
-        released.push({ id: params.id, startedThen: [...s.started], write });
-        return write;
-      };
+      const released: Array<{ id: string; startedThen: number[] }> = [];
+      trackReleases(queue.store, (id) => released.push({ id, startedThen: [...s.started] }));
       const worker = new Worker(queue, {
         jobs: [s.job],
         concurrency: 1,
@@ -288,6 +294,50 @@ export function exercisePrefetch(backend: Backend): void {
       // Only the cancel made here is heard as one; the other was a lease the store refused.
       expect(cancelled).toEqual([jobs[1]!.id]);
       expect(await statesOf(queue, jobs)).toEqual(["completed", "cancelled", "cancelled", "completed"]);
+    });
+
+    it("gives back a paused queue's buffered jobs unstarted: at once when paused here, at the next heartbeat when paused elsewhere", async () => {
+      for (const where of ["here", "elsewhere"] as const) {
+        const { queue, clock, connect } = await backend.setup();
+        const s = steps();
+        s.gates.set(0, gate());
+        const jobs = await queue.enqueueMany(s.job, [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+        const releases = trackReleases(queue.store);
+        const heartbeatsLanded = trackHeartbeats(queue.store);
+        const worker = new Worker(queue, { jobs: [s.job], concurrency: 1, prefetch: 3, leaseMs: 3000 });
+        onTestFinished(() => worker.close({ graceMs: 0 }));
+        await worker.start();
+        expect(await statesOf(queue, jobs)).toEqual(["active", "active", "active", "active"]);
+
+        if (where === "here") {
+          await queue.pauseQueue(jobs[0]!.queue);
+          expect(releases, where).toHaveLength(3);
+        } else {
+          await (await connect()).pauseQueue(jobs[0]!.queue);
+          expect(releases, where).toHaveLength(0);
+          await clock.advance(1000); // the heartbeat asks which queues are paused
+          await heartbeatsLanded();
+          await vi.waitFor(() => expect(releases, where).toHaveLength(3));
+        }
+        await Promise.all(releases);
+        expect(await statesOf(queue, jobs), where).toEqual(["active", "pending", "pending", "pending"]);
+        for (const j of jobs.slice(1)) {
+          expect(await queue.get(j.id), where).toMatchObject({ workerId: null, errors: [] });
+        }
+
+        // The running job finishes; nothing of the paused queue starts until it is resumed.
+        const done = once(worker, "completed");
+        s.gates.get(0)!.open();
+        await done;
+        expect(s.started, where).toEqual([0]);
+        const rest = new Promise<void>((resolve) => {
+          let n = 0;
+          worker.on("completed", () => ++n === 3 && resolve());
+        });
+        await queue.resumeQueue(jobs[0]!.queue);
+        await rest;
+        expect(s.started, where).toEqual([0, 1, 2, 3]);
+      }
     });
 
     it("refuses a prefetch that is not a whole number from 0 to 10,000 (INVALID_OPTION)", async () => {

@@ -49,6 +49,7 @@ describe("WaitLine", () => {
       fc.record({ push: fc.integer({ min: 1, max: 5 }) }),
       fc.record({ shift: fc.constant(true) }),
       fc.record({ remove: fc.nat(3000) }),
+      fc.record({ removeWeight: fc.integer({ min: 1, max: 5 }) }),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 4000 }), (ops) => {
@@ -62,6 +63,11 @@ describe("WaitLine", () => {
             model.push(e);
           } else if ("shift" in o) {
             expect(line.shift()).toBe(model.shift());
+          } else if ("removeWeight" in o) {
+            const out = model.filter((e) => e.weight === o.removeWeight);
+            const byWeight = new Map(model.map((e) => [e.job.id, e.weight]));
+            expect(line.removeWhere((job) => byWeight.get(job.id) === o.removeWeight)).toEqual(out);
+            model.splice(0, model.length, ...model.filter((e) => e.weight !== o.removeWeight));
           } else {
             const at = model.findIndex((e) => e.job.id === String(o.remove));
             const removed = at < 0 ? null : model.splice(at, 1)[0];
