@@ -45,7 +45,8 @@ export interface WorkerOptions {
    * order as running jobs finish: fewer, larger claims (a drain of no-op jobs on PostgreSQL at
    * `concurrency: 50` ran ~1.5× faster with `prefetch: 450`; see bench/RESULTS.md).
    * With `prefetch`, the worker claims again when the weight it holds (running and buffered)
-   * falls to `minConcurrency` plus half of `prefetch`.
+   * falls to `minConcurrency` plus half of `prefetch`; a wake-up (a new job) claims at once only
+   * when a slot is idle with nothing buffered for it, and otherwise waits for that mark.
    *
    * A buffered job is claimed: its lease is held and heartbeated like a running job's, so no
    * other worker takes it while this one lives; close() gives buffered jobs back at once without
@@ -313,7 +314,20 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#claimAgain = true;
       return;
     }
-    if (this.#core.heldWeight < this.#concurrency + this.#prefetch) void this.#fill();
+    if (this.#wantsJobs()) void this.#fill();
+  }
+
+  /**
+   * Whether a claim now is worth its round trip: a slot is idle with nothing buffered to fill it,
+   * or what the worker holds has fallen to its low-water mark. (Without `prefetch`: a slot is
+   * free.) A wake-up while the buffer is fuller waits for that mark, so a stream of enqueues does
+   * not become a stream of one-job claims.
+   */
+  #wantsJobs(): boolean {
+    const core = this.#core;
+    return (
+      (core.waiting === 0 && core.runningWeight < this.#concurrency) || core.heldWeight <= this.#lowWater
+    );
   }
 
   async #fill(): Promise<void> {
@@ -334,6 +348,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // for all the room they free, in one round trip, instead of a trickle of small claims.
         // (An idle worker claims at once: that is the wake-up latency.)
         if (this.#core.heldWeight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        // A full chunk keeps filling; anything else waits for room worth a claim (a wake-up's
+        // claimAgain stays set, and the low-water refill takes it up).
+        if (!more && !this.#wantsJobs()) break;
         this.#claimAgain = false;
         more = false;
         const free = this.#concurrency + this.#prefetch - this.#core.heldWeight;

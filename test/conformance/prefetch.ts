@@ -135,6 +135,51 @@ export function exercisePrefetch(backend: Backend): void {
       await vi.waitFor(() => expect(order).toEqual([first.id, big.id, light.id]));
     });
 
+    it("leaves a wake-up to the low-water refill while the buffer is fuller, so enqueues do not become one-job claims", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      for (let n = 0; n < 5; n++) s.gates.set(n, gate());
+      await queue.enqueueMany(
+        s.job,
+        Array.from({ length: 5 }, (_, n) => ({ n })),
+      );
+      const claims: number[] = [];
+      let claimed = () => {};
+      const claim = queue.store.claim.bind(queue.store);
+      queue.store.claim = async (params) => {
+        const jobs = await claim(params);
+        claims.push(jobs.length);
+        claimed();
+        return jobs;
+      };
+      // Concurrency 1 and prefetch 4: it holds 5, and claims again when it holds 2 (0 + 4 / 2).
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 1, prefetch: 4, minConcurrency: 0 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      await worker.start();
+      expect(claims).toEqual([5]);
+
+      // Each enqueue wakes the worker; holding 5, then 4, then 3, it claims nothing yet.
+      const late = await queue.enqueue(s.job, { n: 5 });
+      for (let n = 0; n < 2; n++) {
+        const done = once(worker, "completed");
+        s.gates.get(n)!.open();
+        await done;
+        await queue.enqueue(s.job, { n: 6 + n });
+      }
+      expect(claims).toEqual([5]);
+      // At 2 held (one running, one waiting) it claims what its room allows, the wake-ups' jobs among them.
+      const refill = new Promise<void>((resolve) => {
+        claimed = resolve;
+      });
+      const done = once(worker, "completed");
+      s.gates.get(2)!.open();
+      await done;
+      await refill;
+      expect(claims).toEqual([5, 3]);
+      expect((await queue.get(late.id))?.state).toBe("active");
+      for (let n = 3; n < 8; n++) s.gates.get(n)?.open();
+    });
+
     it("keeps a buffered job's lease alive while it waits, so no other worker takes it", async () => {
       const { queue, clock, connect } = await backend.setup();
       const s = steps();
