@@ -6,13 +6,12 @@
  * schema, autovacuum not yet round): O(jobs) per claim. Measured here by the rows the plan's
  * scans return, with the statistics made stale on purpose.
  */
-import { expect, onTestFinished, test } from "vitest";
+import { expect, test } from "vitest";
 import { Queue } from "../../../src/queue.js";
 import { statements } from "../../../src/store/generated/postgres-queries.js";
 import { sqlFragments } from "../../../src/store/postgres/columns.js";
-import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { renderStatements } from "../../../src/store/sql-template.js";
-import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../helpers/postgres.js";
+import { openStores, withPg } from "../../helpers/postgres.js";
 
 interface PlanNode {
   "Node Type": string;
@@ -29,16 +28,14 @@ function jobRowsRead(node: PlanNode): number {
 }
 
 test("finds a queue's pending types in a few index descents with 20,000 pending jobs and stale statistics", async () => {
-  const schema = freshSchema("errand_qt");
-  const store = await PostgresStore.open({ connectionString: PG_URL, schema, logger: silentLogger });
-  onTestFinished(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
+  const {
+    schema,
+    all: [store],
+  } = await openStores(1, "errand_qt");
   // Statistics taken while the table is empty, then 20,000 jobs: what a new install sees until
   // autovacuum's next analyze.
   await withPg((c) => c.query(`ANALYZE "${schema}".errand_job`));
-  const queue = new Queue(store);
+  const queue = new Queue(store!);
   for (const type of ["alpha", "beta"]) {
     await queue.enqueueMany(
       type,
