@@ -83,6 +83,9 @@ export type ReportItem = AttemptRef &
     | { outcome: "snooze"; delayMs: Duration }
   );
 
+/** The server's bound on one `POST /v1/heartbeats`. */
+const HEARTBEATS_PER_REQUEST = 1000;
+
 const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
 
 /** Turns a job from JSON (ISO strings) into a {@link Job} (Dates). */
@@ -520,6 +523,31 @@ export class ErrandClient {
       attempt: job.attempt,
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     });
+  }
+
+  /**
+   * Extends many leases, a request per 1,000: `ok[i]` is false when `jobs[i]`'s attempt is no
+   * longer current (cancelled, lost). `pausedQueues` names the queues paused now.
+   */
+  async heartbeatMany(
+    jobs: readonly AttemptRef[],
+    options: { leaseMs?: number } = {},
+  ): Promise<{ ok: boolean[]; pausedQueues: string[] }> {
+    const ok: boolean[] = [];
+    let pausedQueues: string[] = [];
+    for (let i = 0; i < jobs.length; i += HEARTBEATS_PER_REQUEST) {
+      const out = await this.#call<{ results: Array<{ ok: boolean }>; pausedQueues: string[] }>(
+        "POST",
+        "/v1/heartbeats",
+        {
+          jobs: jobs.slice(i, i + HEARTBEATS_PER_REQUEST).map((j) => ({ id: j.id, attempt: j.attempt })),
+          ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+        },
+      );
+      for (const r of out.results) ok.push(r.ok);
+      pausedQueues = out.pausedQueues;
+    }
+    return { ok, pausedQueues };
   }
 
   async checkpoint(job: AttemptRef, data: unknown): Promise<boolean> {

@@ -29,8 +29,8 @@ export interface RemoteWorkerOptions {
   /**
    * Jobs to lease ahead of free capacity, 0 to 10,000, held in a local buffer as the local
    * {@link Worker}'s `prefetch` holds them (heartbeated, given back at close, never started on a
-   * lease that may have run out). The worker leases again once half of it is free. Unlike the
-   * local Worker's, this buffer does not hear of a queue paused meanwhile: its jobs still start.
+   * lease that may have run out, given back when its queue is paused: the server names the paused
+   * queues in each heartbeat's answer). The worker leases again once half of it is free.
    * @defaultValue 0
    */
   prefetch?: number;
@@ -102,6 +102,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   #loop: Promise<void> | null = null;
   #roomFreed: () => void = () => {};
   #stopHeartbeat: () => void = () => {};
+  /** The heartbeat under way, if any: close() waits for it, so none is left in flight. */
+  #beating: Promise<void> = Promise.resolve();
 
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
@@ -122,7 +124,11 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     this.#logger = checkLogger("RemoteWorker: logger", options.logger);
     this.workerId = options.workerId ?? `remote:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     this.#core = new RunCore({
-      sink: new RemoteSink(client, this.#leaseMs, this),
+      sink: new RemoteSink(client, this.#leaseMs, this, (queues) => {
+        // Jobs leased ahead and not started go back rather than start in a paused queue.
+        const paused = new Set(queues);
+        this.#core.giveBackWaiting((job) => paused.has(job.queue));
+      }),
       clock: this.#clock,
       jobs: this.#jobs,
       concurrency: this.#concurrency,
@@ -158,7 +164,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     this.#core.begin();
     const beat = () => {
       this.#stopHeartbeat = this.#clock.setTimer(this.#heartbeatMs, () => {
-        void this.#core.heartbeatAll();
+        this.#beating = this.#core.heartbeatAll();
         beat();
       });
     };
@@ -218,7 +224,10 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         // A lease under way gives its jobs straight back: the core waits for the loop to end.
         return this.#loop;
       },
-      stopped: () => this.#stopHeartbeat(),
+      stopped: async () => {
+        this.#stopHeartbeat();
+        await this.#beating;
+      },
     });
   }
 }
@@ -249,6 +258,8 @@ class RemoteSink implements RunSink {
     private readonly client: ErrandClient,
     private readonly leaseMs: number,
     private readonly events: EventEmitter<WorkerEvents>,
+    /** Told the queues paused now, at each heartbeat. */
+    private readonly onPaused: (queues: string[]) => void,
   ) {}
 
   /** Resolves false for a stale attempt; a fault is reported for each completion it fails. */
@@ -308,19 +319,20 @@ class RemoteSink implements RunSink {
     return this.client.heartbeat(job, { leaseMs: this.leaseMs });
   }
 
-  /** One request per job: a fault loses no lease but its own (a job gone from the server is lost). */
-  heartbeatMany(jobs: Job[]): Promise<boolean[]> {
-    return Promise.all(
-      jobs.map(async (job) => {
-        try {
-          return await this.client.heartbeat(job, { leaseMs: this.leaseMs });
-        } catch (error) {
-          if (error instanceof ErrandError && error.code === "JOB_NOT_FOUND") return false;
-          this.events.emit("error", error);
-          return true;
-        }
-      }),
-    );
+  /**
+   * One request per 1,000 jobs. A request that fails loses no lease (every job is kept, and the
+   * fault reported); an attempt the server says is no longer current is lost. The queues paused
+   * now go to `onPaused`.
+   */
+  async heartbeatMany(jobs: Job[]): Promise<boolean[]> {
+    try {
+      const { ok, pausedQueues } = await this.client.heartbeatMany(jobs, { leaseMs: this.leaseMs });
+      if (pausedQueues.length > 0) this.onPaused(pausedQueues);
+      return ok;
+    } catch (error) {
+      this.events.emit("error", error);
+      return jobs.map(() => true);
+    }
   }
 
   checkpoint(job: Job, data: unknown): Promise<boolean> {

@@ -29,6 +29,7 @@ const NEEDS: Record<keyof typeof routeSchemas, Permission | Permission[]> = {
   "POST /v1/jobs/:id/complete": "work",
   "POST /v1/jobs/:id/fail": "work",
   "POST /v1/jobs/:id/heartbeat": "work",
+  "POST /v1/heartbeats": "work",
   "POST /v1/jobs/:id/checkpoint": "work",
   "POST /v1/jobs/:id/release": "work",
   "POST /v1/jobs/:id/snooze": "work",

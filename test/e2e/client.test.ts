@@ -208,6 +208,118 @@ for (const backend of selectedBackends()) {
       expect(states).toEqual(["completed", "completed", "pending", "pending", "pending"]);
       for (const j of jobs.slice(2)) expect((await h.queue.get(j.id))!.workerId).toBeNull();
     });
+
+    it("heartbeats every held job in one request, and gives back a paused queue's jobs leased ahead", async () => {
+      const h = await startServer(backend);
+      const paths: string[] = [];
+      const client = new ErrandClient({
+        url: h.base,
+        fetch: (input, init) => {
+          paths.push(new URL(String(input)).pathname);
+          return fetch(input, init);
+        },
+      });
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const started: number[] = [];
+      const step = defineJob({
+        type: "step",
+        handler: async (p: { n: number }) => {
+          started.push(p.n);
+          await gate;
+        },
+      });
+      const jobs = await h.queue.enqueueMany(
+        step,
+        Array.from({ length: 5 }, (_, n) => ({ n })),
+      );
+      const worker = new RemoteWorker(client, {
+        jobs: [step],
+        concurrency: 2,
+        prefetch: 3,
+        leaseMs: 30_000,
+        heartbeatMs: 1000,
+        waitMs: 60_000,
+        clock: h.clock,
+      });
+      await worker.start();
+      await vi.waitFor(() => expect(worker.prefetched).toBe(3), { interval: 5 });
+      expect(started).toEqual([0, 1]);
+
+      // One heartbeat of the five jobs held, in one request.
+      const before = paths.length;
+      await h.clock.advance(1000);
+      await vi.waitFor(() => expect(paths.slice(before)).toContain("/v1/heartbeats"), { interval: 5 });
+      expect(paths.slice(before).filter((p) => p.includes("heartbeat"))).toEqual(["/v1/heartbeats"]);
+      await vi.waitFor(
+        async () => {
+          for (const j of jobs) {
+            expect((await h.queue.get(j.id))!.leaseExpiresAt!.getTime()).toBe(h.clock.now() + 30_000);
+          }
+        },
+        { interval: 5 },
+      );
+
+      // Paused on the server: the next heartbeat's answer names the queue, and the three go back.
+      await client.pauseQueue(jobs[0]!.queue);
+      await h.clock.advance(1000);
+      await vi.waitFor(async () => expect((await h.queue.stats()).states.pending).toBe(3), { interval: 5 });
+      expect(worker.prefetched).toBe(0);
+      open();
+      await worker.close();
+      expect(started).toEqual([0, 1]);
+      const states = await Promise.all(jobs.map(async (j) => (await h.queue.get(j.id))!.state));
+      expect(states).toEqual(["completed", "completed", "pending", "pending", "pending"]);
+    });
+
+    it("answers POST /v1/heartbeats per attempt, with the paused queues", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      const [a, b] = await h.queue.enqueueMany("task", [{ n: 1 }, { n: 2 }]);
+      const leased = await client.lease({ limit: 2, leaseMs: 5000 });
+      expect(leased.map((j) => j.id).sort()).toEqual([a!.id, b!.id].sort());
+      await client.cancel(b!.id);
+      await client.pauseQueue("other");
+      const res = await fetch(`${h.base}/v1/heartbeats`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jobs: [
+            { id: a!.id, attempt: 1 },
+            { id: b!.id, attempt: 1 },
+            { id: a!.id, attempt: 7 },
+            { id: "no-such-job", attempt: 1 },
+          ],
+          leaseMs: 60_000,
+        }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        results: [
+          { id: a!.id, ok: true },
+          { id: b!.id, ok: false },
+          { id: a!.id, ok: false },
+          { id: "no-such-job", ok: false },
+        ],
+        pausedQueues: ["other"],
+      });
+      expect((await h.queue.get(a!.id))!.leaseExpiresAt!.getTime()).toBe(h.clock.now() + 60_000);
+      for (const bad of [
+        { jobs: [] },
+        { jobs: Array.from({ length: 1001 }, () => ({ id: a!.id, attempt: 1 })) },
+        { jobs: [{ id: a!.id }] },
+        { jobs: [{ id: a!.id, attempt: 1 }], leaseMs: 5 },
+      ]) {
+        const r = await fetch(`${h.base}/v1/heartbeats`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(bad),
+        });
+        expect(r.status, JSON.stringify(bad).slice(0, 60)).toBe(400);
+      }
+    });
   });
 }
 

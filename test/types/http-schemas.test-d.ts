@@ -157,6 +157,18 @@ expectTypeOf<Reply<"POST /v1/jobs/:id/fail", 200>>().toEqualTypeOf<{
 expectTypeOf<Body<"POST /v1/jobs/:id/heartbeat">>().toEqualTypeOf<
   Json<Pick<AttemptRef, "attempt"> & NonNullable<Parameters<ErrandClient["heartbeat"]>[1]>>
 >();
+// The batch: the client sends each job's id and attempt, and reads `ok` per job and the paused queues.
+expectTypeOf<Body<"POST /v1/heartbeats">>().toEqualTypeOf<
+  Json<
+    { jobs: Array<Pick<AttemptRef, "id" | "attempt">> } & NonNullable<
+      Parameters<ErrandClient["heartbeatMany"]>[1]
+    >
+  >
+>();
+expectTypeOf<Reply<"POST /v1/heartbeats", 200>>().toEqualTypeOf<{
+  results: Array<{ id: string; ok: boolean }>;
+  pausedQueues: Awaited2<ErrandClient["heartbeatMany"]>["pausedQueues"];
+}>();
 expectTypeOf<Body<"POST /v1/jobs/:id/checkpoint">>().toEqualTypeOf<
   Json<Pick<AttemptRef, "attempt"> & { data: Parameters<ErrandClient["checkpoint"]>[1] }>
 >();

@@ -187,6 +187,15 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     return ok ? { ok } : refused(id!, b.attempt);
   });
 
+  route("POST /v1/heartbeats", "work", async (request) => {
+    const b = body<{ jobs: Array<{ id: string; attempt: number }>; leaseMs?: number }>(request);
+    const [oks, pausedQueues] = await Promise.all([
+      queue.attempts.heartbeatMany({ leaseMs: b.leaseMs ?? 30_000, items: b.jobs }),
+      queue.pausedQueues(),
+    ]);
+    return { results: b.jobs.map((j, i) => ({ id: j.id, ok: oks[i] === true })), pausedQueues };
+  });
+
   route("POST /v1/jobs/:id/checkpoint", "work", async (request) => {
     const { id } = params(request);
     const b = body<{ attempt: number; data: unknown }>(request);

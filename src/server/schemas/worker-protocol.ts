@@ -18,6 +18,16 @@ import {
   text,
 } from "./fields.js";
 
+/** A lease's length when a heartbeat extends it. */
+const leaseMs = { type: "integer", minimum: 100, maximum: 86_400_000 } as const;
+
+/** One item's result in a batch's answer, in the batch's order: its id and whether it took. */
+const batchResult = {
+  type: "object",
+  required: ["id", "ok"],
+  properties: { id: { type: "string" }, ok: { type: "boolean" } },
+} as const;
+
 /** The worker protocol's schemas, keyed by `"METHOD /path"`. */
 export const workerRouteSchemas = {
   "POST /v1/lease": {
@@ -104,9 +114,44 @@ export const workerRouteSchemas = {
       type: "object",
       required: ["attempt"],
       additionalProperties: false,
-      properties: { attempt, leaseMs: { type: "integer", minimum: 100, maximum: 86_400_000 } },
+      properties: { attempt, leaseMs },
     },
     response: { 200: ok, ...errors },
+  },
+  "POST /v1/heartbeats": {
+    summary:
+      "Extend many attempts' leases in one request (one store write): each result says whether its attempt is still current. `pausedQueues` names the queues paused now, so a worker holding leased jobs it has not started can give back those of a paused queue",
+    tags: ["worker"],
+    body: {
+      type: "object",
+      required: ["jobs"],
+      additionalProperties: false,
+      properties: {
+        jobs: {
+          type: "array",
+          minItems: 1,
+          maxItems: 1000,
+          items: {
+            type: "object",
+            required: ["id", "attempt"],
+            additionalProperties: false,
+            properties: { id: jobId, attempt },
+          },
+        },
+        leaseMs,
+      },
+    },
+    response: {
+      200: {
+        type: "object",
+        required: ["results", "pausedQueues"],
+        properties: {
+          results: { type: "array", items: batchResult },
+          pausedQueues: { type: "array", items: { type: "string" } },
+        },
+      },
+      ...errors,
+    },
   },
   "POST /v1/jobs/:id/checkpoint": {
     summary: "Save an attempt's progress; a retry sees it as `checkpoint`",
@@ -178,14 +223,8 @@ export const workerRouteSchemas = {
           results: {
             type: "array",
             items: {
-              type: "object",
-              required: ["id", "ok"],
-              properties: {
-                id: { type: "string" },
-                ok: { type: "boolean" },
-                code: { type: "string" },
-                state: { type: "string" },
-              },
+              ...batchResult,
+              properties: { ...batchResult.properties, code: { type: "string" }, state: { type: "string" } },
             },
           },
         },
