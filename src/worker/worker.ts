@@ -51,8 +51,9 @@ export interface WorkerOptions {
    * A buffered job is claimed: its lease is held and heartbeated like a running job's, so no
    * other worker takes it while this one lives; close() gives buffered jobs back at once without
    * spending their attempt; after a crash their leases run out and they are recovered like
-   * running jobs (an at-most-once job then goes to `dead` unrun, as it would if the crash came
-   * between its claim and its handler). The cost is order: a job enqueued after a claim, even of
+   * running jobs, the expired lease counted as their attempt (the store cannot tell they never
+   * started), and an at-most-once job goes to `dead` unrun, as it would if the crash came between
+   * its claim and its handler. The cost is order: a job enqueued after a claim, even of
    * higher priority, waits behind the jobs already buffered, and buffered jobs count against
    * caps and key concurrency while they wait.
    * @defaultValue 0
