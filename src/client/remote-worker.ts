@@ -320,19 +320,15 @@ class RemoteSink implements RunSink {
   }
 
   /**
-   * One request per 1,000 jobs. A request that fails loses no lease (every job is kept, and the
-   * fault reported); an attempt the server says is no longer current is lost. The queues paused
-   * now go to `onPaused`.
+   * One request per 1,000 jobs; an attempt the server says is no longer current is lost. A request
+   * that fails rejects: the core reports it and keeps every job, without counting any lease as
+   * extended (a job leased ahead is then not started past its lease). The queues paused now go to
+   * `onPaused`.
    */
   async heartbeatMany(jobs: Job[]): Promise<boolean[]> {
-    try {
-      const { ok, pausedQueues } = await this.client.heartbeatMany(jobs, { leaseMs: this.leaseMs });
-      if (pausedQueues.length > 0) this.onPaused(pausedQueues);
-      return ok;
-    } catch (error) {
-      this.events.emit("error", error);
-      return jobs.map(() => true);
-    }
+    const { ok, pausedQueues } = await this.client.heartbeatMany(jobs, { leaseMs: this.leaseMs });
+    if (pausedQueues.length > 0) this.onPaused(pausedQueues);
+    return ok;
   }
 
   checkpoint(job: Job, data: unknown): Promise<boolean> {

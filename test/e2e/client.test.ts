@@ -1,5 +1,6 @@
 import { once } from "node:events";
-import { describe, expect, it, vi } from "vitest";
+import pino from "pino";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ErrandClient, RemoteWorker } from "../../src/client/index.js";
 import { defineJob, ErrandError, type Job, NonRetryableError } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
@@ -272,6 +273,61 @@ for (const backend of selectedBackends()) {
       expect(started).toEqual([0, 1]);
       const states = await Promise.all(jobs.map(async (j) => (await h.queue.get(j.id))!.state));
       expect(states).toEqual(["completed", "completed", "pending", "pending", "pending"]);
+    });
+
+    it("gives back, unstarted, a job leased ahead whose lease no heartbeat could extend", async () => {
+      const h = await startServer(backend);
+      let heartbeatsFail = false;
+      const paths: string[] = [];
+      const client = new ErrandClient({
+        url: h.base,
+        fetch: (input, init) => {
+          const path = new URL(String(input)).pathname;
+          paths.push(path);
+          if (heartbeatsFail && path === "/v1/heartbeats") return Promise.reject(new Error("unreachable"));
+          return fetch(input, init);
+        },
+      });
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const started: Array<[number, number]> = [];
+      const step = defineJob({
+        type: "step",
+        handler: async (p: { n: number }, ctx) => {
+          started.push([p.n, ctx.attempt]);
+          if (p.n === 0) await gate;
+        },
+      });
+      const [, second] = await h.queue.enqueueMany(step, [{ n: 0 }, { n: 1 }]);
+      const worker = new RemoteWorker(client, {
+        jobs: [step],
+        concurrency: 1,
+        prefetch: 1,
+        leaseMs: 3000,
+        heartbeatMs: 1000,
+        waitMs: 60_000,
+        clock: h.clock,
+        logger: pino({ level: "silent" }),
+      });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      await worker.start();
+      await vi.waitFor(() => expect(worker.prefetched).toBe(1), { interval: 5 });
+      heartbeatsFail = true;
+      for (let i = 0; i < 3; i++) await h.clock.advance(1000);
+      const done = new Promise<void>((resolve) =>
+        worker.on("completed", (j) => j.id === second!.id && resolve()),
+      );
+      open();
+      await done;
+      // Given back (released) rather than started on attempt 1, then leased afresh.
+      expect(started).toEqual([
+        [0, 1],
+        [1, 2],
+      ]);
+      expect(paths).toContain(`/v1/jobs/${second!.id}/release`);
+      expect(await h.queue.get(second!.id)).toMatchObject({ state: "completed", attempt: 2, errors: [] });
     });
 
     it("answers POST /v1/heartbeats per attempt, with the paused queues", async () => {
