@@ -379,6 +379,22 @@ for (const backend of selectedBackends()) {
   });
 }
 
+describe("RemoteWorker options", () => {
+  it("refuses a prefetch that is not a whole number from 0 to 10,000 (INVALID_OPTION)", () => {
+    const client = new ErrandClient({ url: "http://127.0.0.1:1" });
+    const job = defineJob({ type: "t", handler: async () => null });
+    for (const prefetch of [-1, 10_001, 2.5, Number.NaN, "3"]) {
+      expect(
+        () => new RemoteWorker(client, { jobs: [job], prefetch: prefetch as number }),
+        String(prefetch),
+      ).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    }
+    for (const prefetch of [0, 10_000]) {
+      expect(new RemoteWorker(client, { jobs: [job], prefetch }).prefetched).toBe(0);
+    }
+  });
+});
+
 describe("client options that cannot travel over HTTP", () => {
   it("are refused with INVALID_OPTION before any request is sent", async () => {
     const sent: string[] = [];
