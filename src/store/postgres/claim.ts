@@ -32,7 +32,33 @@ import { oneTypeStatements } from "./one-type.js";
 import { Rates } from "./rates.js";
 
 /** Leases up to `p.limit` ready jobs to `p.workerId` (`Store.claim`), in claim order. */
-export function claimJobs(
+export async function claimJobs(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  p: ClaimParams,
+): Promise<JobRecord[]> {
+  // A claim of several types from one queue, one of them keyed as claimKeyedAlone takes it: first
+  // the types with pending jobs (queueTypes, a few index descents), so that a worker of many types
+  // whose keyed type alone has work takes the one-statement path, not the general keyed one (eight
+  // round trips). One round trip more when several have work; none of the rest when none has.
+  if (
+    p.types !== undefined &&
+    p.types.length > 1 &&
+    p.queues.length === 1 &&
+    p.types.some((t) => keyedInOneStatement(p, t))
+  ) {
+    const rows = await connection.op("pool", (db) =>
+      connection.query<{ type: string }>(db, sql.queueTypes, [p.queues[0]!.name]),
+    );
+    const pending = new Set(rows.map((r) => r.type));
+    const types = p.types.filter((t) => pending.has(t));
+    if (types.length === 0) return [];
+    return claimFor(connection, sql, { ...p, types });
+  }
+  return claimFor(connection, sql, p);
+}
+
+function claimFor(
   connection: PgConnection,
   sql: Record<StatementName, string>,
   p: ClaimParams,

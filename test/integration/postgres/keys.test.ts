@@ -6,9 +6,10 @@
  * deadlock between claimers meeting the keys in different orders).
  */
 import pg from "pg";
-import { expect, onTestFinished, test } from "vitest";
+import { expect, onTestFinished, test, vi } from "vitest";
 import type { JobRecord } from "../../../src/job.js";
 import { CAP_LOCK, KEY_LOCK } from "../../../src/store/postgres/columns.js";
+import { PgConnection } from "../../../src/store/postgres/connection.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import type { KeyRules, NewJob } from "../../../src/store/store.js";
 import { newJob } from "../../helpers/new-job.js";
@@ -208,4 +209,56 @@ test("per-key caps and order hold while many claimers take the same keys from se
     const mine = started.filter((id) => id.startsWith("o") && jobs.find((j) => j.id === id)!.key === key);
     expect(mine).toEqual([...mine].sort());
   }
+});
+
+test("a claim of several types, only a keyed one with jobs, is queueTypes then one statement, and keeps the key rule", async () => {
+  const { all } = await stores(1);
+  const [store] = all as [PostgresStore];
+  const jobs = ["a", "b", "c"].flatMap((key) => [1, 2].map((n) => job(`${key}${n}`, { type: "keyed", key })));
+  await store.enqueueMany({ now: NOW, jobs, idsGenerated: true });
+  const keyRules: Record<string, KeyRules> = Object.create(null);
+  keyRules.keyed = { keyConcurrency: 1, fair: true };
+  keyRules.keyed2 = { keyConcurrency: 1 };
+  const claim = (types: string[]) =>
+    store.claim({
+      now: NOW + 1_000,
+      workerId: "w",
+      queues: [{ name: "q", weight: 1 }],
+      types,
+      limit: 10,
+      leaseMs: 30_000,
+      keyRules,
+    });
+  const texts: string[] = [];
+  const query = PgConnection.prototype.query;
+  const spy = vi.spyOn(PgConnection.prototype, "query").mockImplementation(function (
+    this: PgConnection,
+    ...args: Parameters<PgConnection["query"]>
+  ) {
+    texts.push(args[1]);
+    return query.apply(this, args);
+  });
+  onTestFinished(() => spy.mockRestore());
+
+  // "plain" and "idle" have no jobs in the queue: the claim is the keyed type's alone.
+  const taken = await claim(["plain", "keyed", "idle"]);
+  expect(taken.map((j) => j.key).sort()).toEqual(["a", "b", "c"]);
+  // queueTypes, then the one statement that locks, counts and claims (fairClaimKeyed: it calls
+  // errand_key_room and updates), not the general path's first read (fairSlots). Its leftover
+  // rounds (it found 3 keys for a limit of 10) go on as a lone keyed type's claim does.
+  expect(texts[0]).toContain("WITH RECURSIVE seen(type)");
+  expect(texts[1]).toContain("errand_key_room(");
+  expect(texts[1]).toContain("UPDATE");
+
+  // None of the named types (one of them keyed, so narrowed) has a pending job: queueTypes alone
+  // answers.
+  texts.length = 0;
+  expect(await claim(["plain", "keyed2"])).toEqual([]);
+  expect(texts).toHaveLength(1);
+  expect(texts[0]).toContain("WITH RECURSIVE seen(type)");
+  await store.enqueueMany({ now: NOW, jobs: [job("p1", { type: "plain" })], idsGenerated: true });
+  texts.length = 0;
+  // Keys a, b, c are each at their one running job: the plain job is all there is to take.
+  expect((await claim(["idle", "keyed", "plain"])).map((j) => j.id)).toEqual(["p1"]);
+  expect(texts[0]).toContain("WITH RECURSIVE seen(type)");
 });
