@@ -94,6 +94,20 @@ const walkTypes = (errandJob: string, errandQueuePause: string): string => `peek
 )`;
 
 /**
+ * The claim's one write (`upd`): each job in `fits` that was not skipped and fits the claimer's
+ * weight budget ($5) is activated, its attempt counted, leased to $6 until $7, started at $2, and
+ * returned as its hot fields. Every claim statement ends in it, so what a claim writes is written
+ * here once.
+ */
+const leaseFits = (errandJob: string): string => `upd AS (
+  UPDATE ${errandJob} j
+  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
+  FROM fits f
+  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
+  RETURNING ${HOT_FIELDS_J}
+)`;
+
+/**
  * The end both claims with per-type or per-key room share (`claimKeyed`, `claimCapped` in
  * queries/claim.sql, after their `ranked` CTE): the rows that fit the
  * claimer's weight, activated, then one row telling whether any did not fit or was skipped.
@@ -102,13 +116,7 @@ const takeRanked = (errandJob: string): string => `, fits AS (
   SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
     OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
   FROM ranked
-), upd AS (
-  UPDATE ${errandJob} j
-  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
-  FROM fits f
-  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-  RETURNING ${HOT_FIELDS_J}
-)
+), ${leaseFits(errandJob)}
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
 UNION ALL
 SELECT ${wrapList(JOB_FIELDS.map(() => "NULL"))},
@@ -139,6 +147,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     hotFieldsJ: HOT_FIELDS_J,
     /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
     hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
+    leaseFits: leaseFits(`"${schema}".errand_job`),
     takeRanked: takeRanked(`"${schema}".errand_job`),
     walkTypes: walkTypes(`"${schema}".errand_job`, `"${schema}".errand_queue_pause`),
     doneFields: DONE_FIELDS,

@@ -139,13 +139,7 @@ WHERE state = 'active' AND type = ANY($1::text[]) GROUP BY type
 WITH {{walkTypes}}, fits AS (
   SELECT id, false AS skipped, sum(w) OVER (ORDER BY priority DESC, run_at, id ROWS UNBOUNDED PRECEDING) AS used
   FROM cand
-), upd AS (
-  UPDATE {{errandJob}} j
-  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
-  FROM fits f
-  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-  RETURNING {{hotFieldsJ}}
-)
+), {{leaseFits}}
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
 UNION ALL
 SELECT {{hotNulls}},

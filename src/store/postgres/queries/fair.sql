@@ -133,13 +133,7 @@ WITH slots AS (
   SELECT id, skipped, sum(CASE WHEN skipped THEN 0 ELSE w END)
     OVER (ORDER BY priority DESC, fair_turn, run_at, id ROWS UNBOUNDED PRECEDING) AS used
   FROM ranked
-), upd AS (
-  UPDATE {{errandJob}} j
-  SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
-  FROM fits f
-  WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-  RETURNING {{hotFieldsJ}}
-), adv AS (
+), {{leaseFits}}, adv AS (
   INSERT INTO {{errandFairType}} AS t (type, turn)
   SELECT $8::text, max(c.fair_turn) FROM cand c WHERE $14::boolean AND c.id IN (SELECT id FROM upd)
   HAVING count(*) > 0
