@@ -288,6 +288,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.#maintainer.start();
     }
     await this.#fill();
+    // A wake-up during the maintainer's start may have begun the first claim: that one, then.
+    await this.#filling;
   }
 
   /**
@@ -341,58 +343,115 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#filling = new Promise<void>((resolve) => {
       filled = resolve;
     });
+    /** A claim sent while the one awaited was under way (see below). */
+    let ahead: Claim | null = null;
     try {
       /** The last claim filled its chunk with room left: claim again rather than wait. */
       let more = false;
+      const { claimChunk: chunk, claimAhead: pipelined } = this.queue.store.capabilities;
       do {
         // With jobs running, let the ones finishing this turn settle first: the claim then asks
         // for all the room they free, in one round trip, instead of a trickle of small claims.
-        // (An idle worker claims at once: that is the wake-up latency.)
-        if (this.#core.heldWeight > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        // (An idle worker claims at once: that is the wake-up latency.) A claim sent ahead is
+        // under way already: nothing to wait for.
+        if (ahead === null && this.#core.heldWeight > 0) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
         // A full chunk keeps filling; anything else waits for room worth a claim (a wake-up's
         // claimAgain stays set, and the low-water refill takes it up).
-        if (!more && !this.#wantsJobs()) break;
+        if (ahead === null && !more && !this.#wantsJobs()) break;
         this.#claimAgain = false;
-        more = false;
-        const free = this.#concurrency + this.#prefetch - this.#core.heldWeight;
-        if (free <= 0 || this.#core.state !== "running") break;
-        const limit = Math.min(free, this.queue.store.capabilities.claimChunk);
-        let jobs: Job[];
-        const held = { until: null as number | null };
-        try {
-          jobs = await this.queue.attempts.claim({
-            workerId: this.workerId,
-            queues: this.#queues,
-            types: this.#types,
-            limit,
-            maxWeight: free,
-            weightCap: this.#concurrency,
-            leaseMs: this.#leaseMs,
-            ...this.queue.attempts.claimRules(this.#types),
-            held,
-          });
-        } catch (error) {
-          this.#error(error);
-          break;
+        const room = this.#concurrency + this.#prefetch - this.#core.heldWeight;
+        let claim: Claim;
+        if (ahead !== null) {
+          claim = ahead;
+          ahead = null;
+        } else {
+          if (room <= 0 || this.#core.state !== "running") break;
+          // Pipelined (below): this claim then leaves a chunk's weight for the next.
+          claim = this.#claim(
+            Math.min(room, chunk),
+            pipelined && more && room >= 2 * chunk ? chunk : room,
+            room,
+          );
         }
-        if (held.until !== null) this.#wakeAt(held.until);
+        // While a full chunk is under way with room for another beyond it, the next claim goes
+        // now, not once this one has answered and its jobs started: the store has the next claim
+        // in hand while this process takes the last one's jobs, rather than idling a round trip
+        // per chunk. Each such claim reserves a chunk's weight, so what is held and claimed stays
+        // within concurrency + prefetch; jobs heavier than 1 fill a chunk by weight first, which
+        // ends the run of full chunks and with it the pipelining.
+        const after = room - claim.maxWeight;
+        if (pipelined && more && this.#core.state === "running" && after >= chunk) {
+          ahead = this.#claim(chunk, chunk, after);
+        }
+        const jobs = await claim.jobs;
+        if (jobs === null) break;
         this.#backlog = jobs.length > 0;
-        more = jobs.length === limit && limit < free;
-        for (const job of jobs) {
-          // Claimed while closing: give it straight back.
-          if (this.#core.state === "running") this.#core.start(job);
-          else this.#core.releaseUnstarted(job);
-        }
+        more = jobs.length === claim.limit && claim.limit < claim.room;
+        this.#take(jobs);
         // Not idle if a wake-up came during the claim (an outcome just written may have made a
         // retry ready): with a networked store the claim can answer before that write committed.
-        if (jobs.length === 0 && !this.#claimAgain && this.#core.idle) {
+        if (jobs.length === 0 && ahead === null && !this.#claimAgain && this.#core.idle) {
           this.emit("idle");
         }
-      } while (this.#claimAgain || more || (this.#backlog && this.#core.heldWeight <= this.#lowWater));
+      } while (
+        ahead !== null ||
+        this.#claimAgain ||
+        more ||
+        (this.#backlog && this.#core.heldWeight <= this.#lowWater)
+      );
     } finally {
+      // A claim sent ahead and not awaited (the one before it failed): its jobs start, or go back
+      // when the worker is closing.
+      if (ahead !== null) {
+        const jobs = await ahead.jobs;
+        if (jobs !== null) this.#take(jobs);
+      }
       this.#claiming = false;
       this.#filling = null;
       filled();
+    }
+  }
+
+  /**
+   * Sends one claim of up to `limit` jobs within `maxWeight`, with `room` the weight the worker
+   * could take when it was sent (a full chunk below that calls for more). Its jobs are null when
+   * it failed (the fault goes to the worker's error event), so a claim sent ahead never rejects
+   * unheard.
+   */
+  #claim(limit: number, maxWeight: number, room: number): Claim {
+    const held = { until: null as number | null };
+    const jobs = this.queue.attempts
+      .claim({
+        workerId: this.workerId,
+        queues: this.#queues,
+        types: this.#types,
+        limit,
+        maxWeight,
+        weightCap: this.#concurrency,
+        leaseMs: this.#leaseMs,
+        ...this.queue.attempts.claimRules(this.#types),
+        held,
+      })
+      .then(
+        (claimed) => {
+          if (held.until !== null) this.#wakeAt(held.until);
+          return claimed;
+        },
+        (error: unknown) => {
+          this.#error(error);
+          return null;
+        },
+      );
+    return { jobs, limit, maxWeight, room };
+  }
+
+  /** Starts claimed jobs in claim order, or gives them straight back when claimed while closing. */
+  #take(jobs: Job[]): void {
+    for (const job of jobs) {
+      if (this.#core.state === "running") this.#core.start(job);
+      else this.#core.releaseUnstarted(job);
     }
   }
 
@@ -446,6 +505,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
     });
   }
+}
+
+/** A claim sent by {@link Worker}: its jobs to come and what it was sent with. */
+interface Claim {
+  jobs: Promise<Job[] | null>;
+  limit: number;
+  maxWeight: number;
+  room: number;
 }
 
 function checkWorkerOptions(options: WorkerOptions): void {

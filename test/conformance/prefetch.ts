@@ -69,6 +69,42 @@ function trackReleases(store: Store, seen: (id: string) => void = () => {}): Arr
   return writes;
 }
 
+/**
+ * Makes `store` answer as a store with `claimAhead` and chunks of `chunk` jobs would (the Worker
+ * reads only its capabilities), so every store's claims are exercised pipelined.
+ */
+function pipelineClaims(store: Store, chunk: number): void {
+  Object.defineProperty(store, "capabilities", {
+    value: { ...store.capabilities, claimChunk: chunk, claimAhead: true },
+    configurable: true,
+  });
+}
+
+/**
+ * Each claim sent to `store`, with what the worker held when it went (`held()`) plus the weight
+ * every claim under way may bring (`bound`), and the most claims under way at once.
+ */
+function watchClaims(store: Store, held: () => number) {
+  const sent: Array<{ limit: number; maxWeight: number; bound: number }> = [];
+  const underWay = new Set<{ maxWeight: number }>();
+  let most = 0;
+  const claim = store.claim.bind(store);
+  store.claim = async (params) => {
+    const entry = { maxWeight: params.maxWeight ?? Number.POSITIVE_INFINITY };
+    underWay.add(entry);
+    most = Math.max(most, underWay.size);
+    let bound = held();
+    for (const c of underWay) bound += c.maxWeight;
+    sent.push({ limit: params.limit, maxWeight: entry.maxWeight, bound });
+    try {
+      return await claim(params);
+    } finally {
+      underWay.delete(entry);
+    }
+  };
+  return { sent, mostAtOnce: () => most };
+}
+
 /** The store's view of each job: state and holder. */
 async function statesOf(queue: Queue, jobs: Job[]): Promise<string[]> {
   return Promise.all(jobs.map(async (j) => (await queue.get(j.id))!.state));
@@ -383,6 +419,151 @@ export function exercisePrefetch(backend: Backend): void {
         await rest;
         expect(s.started, where).toEqual([0, 1, 2, 3]);
       }
+    });
+
+    it("with claimAhead, sends the next claim while a full one is under way, and holds no more than concurrency + prefetch", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      for (let n = 0; n < 30; n++) s.gates.set(n, gate());
+      await queue.enqueueMany(
+        s.job,
+        Array.from({ length: 30 }, (_, n) => ({ n })),
+      );
+      // Every store's claims pipelined as Redis's are, in chunks of 4 so that 12 is three of them.
+      pipelineClaims(queue.store, 4);
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 10 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      const claims = watchClaims(queue.store, () => worker.running + worker.prefetched);
+      const completed: number[] = [];
+      worker.on("completed", (_j, result) => completed.push(result as number));
+      await worker.start();
+      await vi.waitFor(() => expect(worker.running + worker.prefetched).toBe(12));
+      // The second and third chunks were asked for together, each within a chunk's weight.
+      expect(claims.mostAtOnce()).toBe(2);
+      expect(claims.sent.slice(0, 3).map((c) => [c.limit, c.maxWeight])).toEqual([
+        [4, 12],
+        [4, 4],
+        [4, 4],
+      ]);
+      for (let n = 0; n < 30; n++) s.gates.get(n)!.open();
+      await vi.waitFor(() => expect(completed).toHaveLength(30));
+      // Held plus what claims under way may bring never passed 12, and every job ran once: in claim
+      // order where the store answers a worker's claims in the order sent, as one that sets
+      // claimAhead must (PostgreSQL's two claims run side by side on two connections).
+      expect(Math.max(...claims.sent.map((c) => c.bound))).toBeLessThanOrEqual(12);
+      const order = Array.from({ length: 30 }, (_, n) => n);
+      expect([...s.started].sort((a, b) => a - b)).toEqual(order);
+      if (backend.capabilities.claimAhead) expect(s.started).toEqual(order);
+      expect(s.mostAtOnce()).toBe(2);
+    });
+
+    it("gives back, unstarted, the jobs of a claim sent ahead that answers while the worker closes", async () => {
+      const { queue } = await backend.setup();
+      const s = steps({ maxAttempts: 1 });
+      const jobs = await queue.enqueueMany(
+        s.job,
+        Array.from({ length: 12 }, (_, n) => ({ n })),
+      );
+      pipelineClaims(queue.store, 4);
+      // The third claim (the one sent ahead) answers only once close() has begun.
+      const late = gate();
+      const claim = queue.store.claim.bind(queue.store);
+      let calls = 0;
+      queue.store.claim = async (params) => {
+        const answer = await claim(params);
+        if (++calls === 3) await late.promise;
+        return answer;
+      };
+      for (let n = 0; n < 12; n++) s.gates.set(n, gate());
+      const releases = trackReleases(queue.store);
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 10 });
+      void worker.start();
+      await vi.waitFor(() => expect(calls).toBe(3));
+      const closing = worker.close({ graceMs: 60_000 });
+      late.open();
+      await vi.waitFor(() => expect(releases).toHaveLength(10));
+      for (let n = 0; n < 12; n++) s.gates.get(n)!.open();
+      await closing;
+      await Promise.all(releases);
+      // The late claim's four jobs went back with the six buffered before them; none started.
+      expect(s.started).toEqual([0, 1]);
+      const stored = await Promise.all(jobs.map((j) => queue.get(j.id)));
+      expect(stored.map((j) => j!.state)).toEqual([
+        ...Array(2).fill("completed"),
+        ...Array(10).fill("pending"),
+      ]);
+      for (const j of stored.slice(2)) {
+        expect(j).toMatchObject({ state: "pending", workerId: null, errors: [] });
+        expect(j!.maxAttempts - j!.attempt).toBe(1);
+      }
+    });
+
+    it("takes the jobs of a claim sent ahead when the claim before it fails", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      await queue.enqueueMany(
+        s.job,
+        Array.from({ length: 12 }, (_, n) => ({ n })),
+      );
+      for (let n = 0; n < 12; n++) s.gates.set(n, gate());
+      pipelineClaims(queue.store, 4);
+      const claim = queue.store.claim.bind(queue.store);
+      let calls = 0;
+      queue.store.claim = (params) => {
+        // The second claim fails without taking anything; the third, sent ahead of its answer, works.
+        if (++calls === 2) return Promise.reject(new Error("connection reset"));
+        return claim(params);
+      };
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 10 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      const errors: unknown[] = [];
+      worker.on("error", (error) => errors.push(error));
+      await worker.start();
+      // Jobs 0–3 from the first claim, 4–7 from the one sent ahead: held, not stranded as active.
+      await vi.waitFor(() => expect(worker.running + worker.prefetched).toBe(8));
+      expect(errors).toHaveLength(1);
+      for (let n = 0; n < 12; n++) s.gates.get(n)!.open();
+      await vi.waitFor(() => expect(s.started.slice(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]));
+    });
+
+    it("resolves start() once the first claim has answered, even when a wake-up began it", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      s.gates.set(0, gate());
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 1 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      // The job arrives during the maintainer's first sweep, so its wake-up starts the claim, and
+      // that claim answers a turn after the sweep: start() then finds a claim it did not send.
+      const swept = gate();
+      const claim = queue.store.claim.bind(queue.store);
+      let answered = false;
+      queue.store.claim = async (params) => {
+        const jobs = await claim(params);
+        await swept.promise;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        answered = true;
+        return jobs;
+      };
+      const sweep = queue.sweep.bind(queue);
+      queue.sweep = async () => {
+        const rang = new Promise<void>((resolve) => {
+          const off = queue.onWake(() => {
+            off();
+            resolve();
+          });
+        });
+        await queue.enqueue(s.job, { n: 0 });
+        await rang;
+        try {
+          return await sweep();
+        } finally {
+          swept.open();
+        }
+      };
+      await worker.start();
+      expect(answered).toBe(true);
+      expect(s.started).toEqual([0]);
+      s.gates.get(0)!.open();
     });
 
     it("refuses a prefetch that is not a whole number from 0 to 10,000 (INVALID_OPTION)", async () => {

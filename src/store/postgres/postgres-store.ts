@@ -104,6 +104,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // A claim is a transaction: smaller chunks cost a commit each (100: a quarter of the drain
     // rate at concurrency 300).
     claimChunk: 150,
+    claimAhead: false,
   };
   readonly capabilities = PostgresStore.capabilities;
   /** The schema this store's tables live in. */

@@ -91,6 +91,7 @@ export class RedisStore implements Store {
     transactionalEnqueue: false,
     // One cheap script per claim, and the largest worker heap before any job (ioredis).
     claimChunk: 64,
+    claimAhead: true,
   };
   readonly capabilities = RedisStore.capabilities;
   /** The key prefix, hash tag included: `{errand}:`. */
