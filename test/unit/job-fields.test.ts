@@ -616,8 +616,8 @@ describe("the Redis codec against the table", () => {
     expect(lua).toContain(`local DEFAULT_MAX_ATTEMPTS = "${JOB_DEFAULTS.maxAttempts}"`);
     expect(lua).toContain(`local JOB_FIELDS = ${NEW_JOB_FIELDS.length}`);
     // insert-job leaves a default out of the hash by these names, not by literals of its own.
-    expect(lua).toContain(`put("y", prio, DEFAULT_PRIORITY)`);
-    expect(lua).toContain(`put("w", ARGV[i + 5], DEFAULT_WEIGHT)`);
+    expect(lua).toContain(`put(args, "y", prio, DEFAULT_PRIORITY)`);
+    expect(lua).toContain(`put(args, "w", A[i + 5], DEFAULT_WEIGHT)`);
     expect(lua).not.toMatch(/--@(?!include)/);
   });
 });

@@ -1,5 +1,6 @@
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
+import { sameSharedFields } from "../../job-fields.js";
 import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
@@ -167,17 +168,25 @@ export class RedisStore implements Store {
         "the Redis store cannot enqueue inside a caller's database transaction (connection)",
       );
     }
+    const uniform = sharesAllButIdAndPayload(p.jobs);
     const args: Arg[] = [
       p.now,
       p.jobs.length,
       inClaimOrder(p.jobs) ? "1" : "",
       "",
       p.fairTypes ? p.fairTypes.join("|") : "",
+      uniform ? "u" : "",
     ];
     let withDependencies = false;
-    for (const job of p.jobs) {
-      pushNewJob(args, job);
-      if (job.dependsOn !== null) withDependencies = true;
+    if (uniform) {
+      // The first job whole, then the id and payload of each other (enqueueMany.lua).
+      pushNewJob(args, p.jobs[0]!);
+      for (let i = 1; i < p.jobs.length; i++) args.push(p.jobs[i]!.id, p.jobs[i]!.payload);
+    } else {
+      for (const job of p.jobs) {
+        pushNewJob(args, job);
+        if (job.dependsOn !== null) withDependencies = true;
+      }
     }
     // Tells the script to check every dependency before it writes anything.
     if (withDependencies) args[3] = "1";
@@ -554,6 +563,20 @@ function jobType(name: string, value: string): JobTypeRecord {
 /** Compares by UTF-8 bytes, as SQLite's BINARY and PostgreSQL's "C" collations do. */
 function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * Whether `jobs` (more than one) share every value but the id and the payload, with no unique
+ * key, dependencies or debounce key: enqueueMany.lua then takes the first job's values once and
+ * two per job after it. Sending nineteen values a job cost more than the script's own work: a
+ * 20,000-job call's arguments took ~7–10 µs a job to send and parse, two ~1 µs.
+ */
+function sharesAllButIdAndPayload(jobs: readonly NewJob[]): boolean {
+  const first = jobs[0];
+  if (jobs.length < 2 || first === undefined) return false;
+  if (first.uniqueKey !== null || first.dependsOn !== null || first.debounceKey !== null) return false;
+  for (let i = 1; i < jobs.length; i++) if (!sameSharedFields(jobs[i]!, first)) return false;
+  return true;
 }
 
 /**

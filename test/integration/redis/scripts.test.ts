@@ -9,6 +9,7 @@ import { ManualClock } from "../../../src/clock.js";
 import { Queue } from "../../../src/queue.js";
 import { scripts } from "../../../src/store/generated/redis-scripts.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import { newJob } from "../../helpers/new-job.js";
 import { privateRedis, redisSelected } from "../../helpers/redis.js";
 
 const sha = (source: string) => createHash("sha1").update(source).digest("hex");
@@ -125,5 +126,51 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     expect((await queue.get(leased[2]!.id))!.errors.map((e) => e.message)).toEqual(["failure 2"]);
     expect((await queue.get(leased[3]!.id))!.errors.map((e) => e.message)).toEqual(["failure 3"]);
     expect((await queue.stats()).states).toMatchObject({ pending: 2, dead: 2, active: 0 });
+  });
+
+  it("sends a bulk enqueue of one type as its first job whole and an id and payload for each other", async () => {
+    const store = await RedisStore.open({ url: server.url, prefix: "uniform" });
+    onTestFinished(() => store.close());
+    // What each command carried as it went out (ioredis empties a command's args once written).
+    const lengths: number[] = [];
+    const send = store.client.sendCommand.bind(store.client);
+    store.client.sendCommand = ((command: { args: unknown[] }) => {
+      lengths.push(command.args.length);
+      return send(command as never);
+    }) as typeof store.client.sendCommand;
+    const argsSent = () => lengths.at(-1)!;
+    const jobs = (tag: string, priority: (i: number) => number) =>
+      [0, 1, 2, 3].map((i) =>
+        newJob({ id: `${tag}-${i}`, runAt: 0, type: "task", priority: priority(i), payload: `{"n":${i}}` }),
+      );
+
+    await store.enqueueMany({ jobs: jobs("same", () => 5), now: 0 });
+    const uniform = argsSent();
+    // One differing value (here each job's priority) sends every job whole.
+    await store.enqueueMany({ jobs: jobs("mixed", (i) => i), now: 0 });
+    const whole = argsSent();
+    // 19 values for the first job, then 2 for each of the other three, against 19 for each.
+    expect(whole - uniform).toBe(3 * (19 - 2));
+
+    const queue = new Queue(store, { clock: new ManualClock(), maintenance: false });
+    for (let i = 0; i < 4; i++) {
+      expect(await queue.get(`same-${i}`)).toMatchObject({
+        payload: { n: i },
+        priority: 5,
+        state: "pending",
+      });
+      expect(await queue.get(`mixed-${i}`)).toMatchObject({
+        payload: { n: i },
+        priority: i,
+        state: "pending",
+      });
+    }
+    // An id that exists is still found in a uniform batch, in any position.
+    const again = await store.enqueueMany({
+      jobs: [...jobs("same", () => 5).slice(2), ...jobs("new", () => 5)],
+      now: 0,
+    });
+    expect(again.map((r) => r.inserted)).toEqual([false, false, true, true, true, true]);
+    expect(argsSent()).toBe(uniform + 2 * 2);
   });
 });

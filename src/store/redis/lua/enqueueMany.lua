@@ -20,7 +20,11 @@
   ARGV[6] "1" when some job has dependencies, else ""
   ARGV[7] the fair types among the jobs', joined by "|" (names cannot hold it; includes/fair.lua):
   each inserted job of one gets its turn
-  then n jobs of 19 values each (see includes/insert-job.lua)
+  ARGV[8] "u" when the jobs share every value but the id and the payload (and have no unique key,
+  dependencies or debounce key), else ""
+  then n jobs of 19 values each (see includes/insert-job.lua); or, with "u", the first job's 19
+  values and then each other job's id and payload: a bulk enqueue of one type sends two values a
+  job, not nineteen (each is parsed by Redis and made a Lua string before the script starts).
   Returns the duplicates and the inserted jobs with dependencies: index (0-based) and job reply
   for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies.
 ]]
@@ -38,7 +42,8 @@ end
 
 local now = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
-local FIRST = 8
+local FIRST = 9
+local uniform = ARGV[8] == "u"
 local fair = {}
 for jtype in string.gmatch(ARGV[7], "[^|]+") do
   fair[jtype] = true
@@ -58,20 +63,37 @@ if ARGV[6] == "1" then
   end
 end
 
+-- Job j's values as insert_job reads them: in ARGV at i, or (uniform) the first job's, given
+-- this job's id and payload.
+local shared = nil
+if uniform then
+  shared = {}
+  for k = 0, JOB_FIELDS - 1 do
+    shared[k + 1] = ARGV[FIRST + k]
+  end
+end
+
 local out = {}
 for j = 0, n - 1 do
-  local i = FIRST + j * JOB_FIELDS
-  local existing, with_dependencies = insert_job(i, now, ARGV[3])
-  if not existing and fair[ARGV[i + 1]] then
-    local ready = tonumber(ARGV[i + 6]) <= now and redis.call("HGET", job_key(ARGV[i]), "s") == "p"
-    assign_turn(ARGV[i], ARGV[i + 1], ARGV[i + 17], ARGV[i + 2], ARGV[i + 4], ready)
+  local A, i = ARGV, FIRST + j * JOB_FIELDS
+  if uniform then
+    A, i = shared, 1
+    if j > 0 then
+      local at = FIRST + JOB_FIELDS + 2 * (j - 1)
+      shared[1], shared[4] = ARGV[at], ARGV[at + 1]
+    end
+  end
+  local existing, with_dependencies = insert_job(A, i, now, ARGV[3])
+  if not existing and fair[A[i + 1]] then
+    local ready = tonumber(A[i + 6]) <= now and redis.call("HGET", job_key(A[i]), "s") == "p"
+    assign_turn(A[i], A[i + 1], A[i + 17], A[i + 2], A[i + 4], ready)
   end
   if existing then
     out[#out + 1] = j
     out[#out + 1] = job_reply(existing)
   elseif with_dependencies then
     out[#out + 1] = -(j + 1)
-    out[#out + 1] = job_reply(ARGV[FIRST + j * JOB_FIELDS])
+    out[#out + 1] = job_reply(A[i])
   end
 end
 flush_turns()

@@ -28,7 +28,7 @@ if not score or tonumber(score) ~= tonumber(ARGV[5]) then
 end
 redis.call("ZADD", SCHEDULES, ARGV[6], ARGV[4])
 redis.call("HSET", schedule_key(ARGV[4]), "ua", ARGV[3])
-insert_job(7, tonumber(ARGV[3]), ARGV[3])
+insert_job(ARGV, 7, tonumber(ARGV[3]), ARGV[3])
 flush_ready(true)
 flush_counts()
 if any_ready then

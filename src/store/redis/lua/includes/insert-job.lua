@@ -2,9 +2,9 @@
   insert-job: inserting new jobs (enqueueMany, fireSchedule). Include includes/dependencies.lua
   before it.
 
-  A new job is ARGV[i .. i+18]: id, type, queue, payload, priority, weight, runAt, expiresAt,
-  maxAttempts, backoff, retryQueue, delivery, timeoutMs, uniqueKey, owner, dependsOn,
-  onDependencyFailure, key, debounceKey, with "" for null (and for at_least_once delivery, and for
+  A new job is A[i .. i+18] (A: ARGV, or a table laid out as ARGV is): id, type, queue, payload,
+  priority, weight, runAt, expiresAt, maxAttempts, backoff, retryQueue, delivery, timeoutMs,
+  uniqueKey, owner, dependsOn, onDependencyFailure, key, debounceKey, with "" for null (and for at_least_once delivery, and for
   the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
   job's run), unique keys while the holder is blocked, pending or active ({p}:uniq). Jobs due now
   go to their ready lanes when the caller runs flush_ready(), in one batch per lane.
@@ -23,23 +23,31 @@
 --@new-job-fields
 local any_ready = false
 
--- Inserts the job at ARGV[i], created at `now` (the caller's ARGV text `now_text` is stored as is);
+-- Appends `field` and `value` to HSET arguments `args` unless the value is the field's default.
+local function put(args, field, value, default)
+  if value ~= default then
+    args[#args + 1] = field
+    args[#args + 1] = value
+  end
+end
+
+-- Inserts the job at A[i], created at `now` (the caller's ARGV text `now_text` is stored as is);
 -- returns nil, or the id of the job that already has its id or unique key; and, second, true when
 -- the job has dependencies (its stored state is then the caller's to report).
-local function insert_job(i, now, now_text)
-  local id = ARGV[i]
+local function insert_job(A, i, now, now_text)
+  local id = A[i]
   local key = job_key(id)
-  local debounce = ARGV[i + 18]
+  local debounce = A[i + 18]
   if debounce ~= "" then
     local holder = redis.call("HGET", DEBOUNCE, debounce)
     if holder then
       local hkey = job_key(holder)
       local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c")
       if h.s == "p" and (not h.a or h.a == "0") then
-        local run_at = tonumber(ARGV[i + 6])
+        local run_at = tonumber(A[i + 6])
         remove_pending(holder, h.q, h.y or "0", h.t, run_at_of(h))
-        set_long(hkey, "p", ARGV[i + 3])
-        redis.call("HSET", hkey, "r", ARGV[i + 6])
+        set_long(hkey, "p", A[i + 3])
+        redis.call("HSET", hkey, "r", A[i + 6])
         if add_pending(holder, h.q, h.y or "0", h.t, run_at, now) then
           any_ready = true
         end
@@ -52,7 +60,7 @@ local function insert_job(i, now, now_text)
   if redis.call("EXISTS", key) == 1 then
     return id
   end
-  local unique = ARGV[i + 13]
+  local unique = A[i + 13]
   if unique ~= "" then
     local holder = redis.call("HGET", UNIQ, unique)
     if holder then
@@ -60,45 +68,39 @@ local function insert_job(i, now, now_text)
       return holder
     end
   end
-  local jtype, queue, prio = ARGV[i + 1], ARGV[i + 2], ARGV[i + 4]
-  local run_at = tonumber(ARGV[i + 6])
-  local deps_text = ARGV[i + 15]
+  local jtype, queue, prio = A[i + 1], A[i + 2], A[i + 4]
+  local run_at = tonumber(A[i + 6])
+  local deps_text = A[i + 15]
   local state, deps, blocked_by, failed, failed_state = "p", nil, 0, nil, nil
   if deps_text ~= "" then
-    deps_text, deps, state, blocked_by, failed, failed_state = resolve_new(deps_text, ARGV[i + 16] == "run")
+    deps_text, deps, state, blocked_by, failed, failed_state = resolve_new(deps_text, A[i + 16] == "run")
   end
   local args = { "t", jtype, "q", queue, "s", state }
-  push_long(args, "p", ARGV[i + 3])
-  local function put(field, value, default)
-    if value ~= default then
-      args[#args + 1] = field
-      args[#args + 1] = value
-    end
-  end
-  put("y", prio, DEFAULT_PRIORITY)
-  put("w", ARGV[i + 5], DEFAULT_WEIGHT)
+  push_long(args, "p", A[i + 3])
+  put(args, "y", prio, DEFAULT_PRIORITY)
+  put(args, "w", A[i + 5], DEFAULT_WEIGHT)
   -- Left out when equal to createdAt (see includes/job.lua).
-  put("r", ARGV[i + 6], now_text)
-  put("v", ARGV[i + 7], "")
-  put("m", ARGV[i + 8], DEFAULT_MAX_ATTEMPTS)
-  put("b", ARGV[i + 9], "")
-  put("rq", ARGV[i + 10], "")
-  put("d", ARGV[i + 11], "")
-  put("o", ARGV[i + 12], "")
-  put("ow", ARGV[i + 14], "")
-  put("df", ARGV[i + 16], "cancel")
-  put("ky", ARGV[i + 17], "")
-  put("dk", debounce, "")
+  put(args, "r", A[i + 6], now_text)
+  put(args, "v", A[i + 7], "")
+  put(args, "m", A[i + 8], DEFAULT_MAX_ATTEMPTS)
+  put(args, "b", A[i + 9], "")
+  put(args, "rq", A[i + 10], "")
+  put(args, "d", A[i + 11], "")
+  put(args, "o", A[i + 12], "")
+  put(args, "ow", A[i + 14], "")
+  put(args, "df", A[i + 16], "cancel")
+  put(args, "ky", A[i + 17], "")
+  put(args, "dk", debounce, "")
   if unique ~= "" then
     push_long(args, "u", unique)
   end
-  put("c", now_text, nil)
+  put(args, "c", now_text, nil)
   if deps then
     push_long(args, "dp", deps_text)
     if state == "b" then
-      put("bb", blocked_by, nil)
+      put(args, "bb", blocked_by, nil)
     elseif state == "x" then
-      put("f", now_text, nil)
+      put(args, "f", now_text, nil)
       push_long(args, "e", "[" .. dependency_error(0, failed, failed_state, now_text) .. "]")
     end
   end
@@ -115,11 +117,11 @@ local function insert_job(i, now, now_text)
   if unique ~= "" then
     redis.call("HSET", UNIQ, unique, id)
   end
-  if ARGV[i + 17] ~= "" then
-    enter_key_order(id, jtype, ARGV[i + 17], now)
+  if A[i + 17] ~= "" then
+    enter_key_order(id, jtype, A[i + 17], now)
   end
-  if ARGV[i + 7] ~= "" then
-    redis.call("ZADD", EXP, ARGV[i + 7], id)
+  if A[i + 7] ~= "" then
+    redis.call("ZADD", EXP, A[i + 7], id)
   end
   if state == "b" then
     redis.call("ZADD", BLOCKED, run_at, id)
