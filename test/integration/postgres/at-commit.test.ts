@@ -8,6 +8,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { PgConnection, sqlTextArray } from "../../../src/store/postgres/connection.js";
+import { textArray } from "../../../src/store/postgres/insert.js";
 import { dropSchema, freshSchema, PG_URL, silentLogger } from "../../helpers/postgres.js";
 
 async function connection(): Promise<{ c: PgConnection; schema: string }> {
@@ -76,4 +77,30 @@ test("sqlTextArray's literal gives back exactly the strings it was given", async
     ),
     { numRuns: 200 },
   );
+});
+
+test("textArray's literal (a bulk insert's ids and payloads) gives back exactly the strings it was given", async () => {
+  const { c } = await connection();
+  const roundTrip = async (values: string[]) => {
+    const { rows } = await c.pool.query("SELECT $1::text[] AS v", [textArray(values)]);
+    expect(rows[0].v).toEqual(values);
+  };
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.oneof(
+          fc.string({ unit: "binary" }).map((s) => s.replaceAll("\u0000", "")),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          fc.constantFrom('"', "\\", '\\"', "\\n", "{}", "NULL", ",", " ", ""),
+        ),
+        { maxLength: 8 },
+      ),
+      roundTrip,
+    ),
+    { numRuns: 300 },
+  );
+  // Payload JSON takes the literal, not pg's element-by-element path (which is the fallback).
+  const payloads = ['{"to":"a\\"b"}', '{"path":"C:\\\\x"}', '{"s":"\\u0000 and \\ud800"}', "[]"];
+  expect(typeof textArray(payloads.slice(0, 2))).toBe("string");
+  await roundTrip(payloads);
 });
