@@ -203,11 +203,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         await new Promise<void>((resolve) => this.#clock.setTimer(this.#retryDelayMs, resolve));
         continue;
       }
-      for (const job of jobs) {
-        // Leased while closing: give it straight back.
-        if (this.#core.state === "running") this.#core.start(job);
-        else this.#core.releaseUnstarted(job);
-      }
+      // Leased while closing: given straight back.
+      this.#core.take(jobs);
       if (jobs.length === 0 && this.#core.idle) this.emit("idle");
     }
   }

@@ -187,6 +187,14 @@ export class RunCore {
     return this.#running.size === 0 && this.#waiting.size === 0 && this.#reports === 0;
   }
 
+  /** Takes claimed jobs in claim order: each starts or waits, or goes straight back when closing. */
+  take(jobs: readonly Job[]): void {
+    for (const job of jobs) {
+      if (this.#state === "running") this.start(job);
+      else this.releaseUnstarted(job);
+    }
+  }
+
   /**
    * Takes a job handed to this worker: starts it when its weight fits and no job claimed before
    * it is waiting, and otherwise keeps it, in order, until it does.

@@ -389,7 +389,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (jobs === null) break;
         this.#backlog = jobs.length > 0;
         more = jobs.length === claim.limit && claim.limit < claim.room;
-        this.#take(jobs);
+        this.#core.take(jobs);
         // Not idle if a wake-up came during the claim (an outcome just written may have made a
         // retry ready): with a networked store the claim can answer before that write committed.
         if (jobs.length === 0 && ahead === null && !this.#claimAgain && this.#core.idle) {
@@ -406,7 +406,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // when the worker is closing.
       if (ahead !== null) {
         const jobs = await ahead.jobs;
-        if (jobs !== null) this.#take(jobs);
+        if (jobs !== null) this.#core.take(jobs);
       }
       this.#claiming = false;
       this.#filling = null;
@@ -445,14 +445,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
         },
       );
     return { jobs, limit, maxWeight, room };
-  }
-
-  /** Starts claimed jobs in claim order, or gives them straight back when claimed while closing. */
-  #take(jobs: Job[]): void {
-    for (const job of jobs) {
-      if (this.#core.state === "running") this.#core.start(job);
-      else this.#core.releaseUnstarted(job);
-    }
   }
 
   /** Claims again at `at` (a rate limit's window opens), unless a sooner such wake-up is set. */
