@@ -15,6 +15,9 @@ import type { JobTypeConfig } from "../job-types.js";
 import { body, params } from "../routing.js";
 import { type FailError, stale, toError } from "./attempts.js";
 
+/** The lease a lease or heartbeat grants when the request names none (the Worker's default too). */
+const DEFAULT_LEASE_MS = 30_000;
+
 interface LeaseBody {
   types?: string[];
   queues?: string[] | Record<string, number>;
@@ -67,7 +70,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(b.types ? { types: b.types } : {}),
       ...(b.queues ? { queues: b.queues } : {}),
       limit: b.limit ?? 1,
-      leaseMs: b.leaseMs ?? 30_000,
+      leaseMs: b.leaseMs ?? DEFAULT_LEASE_MS,
       workerId: b.workerId ?? `remote:${request.ip}`,
       ...(b.maxWeight ? { maxWeight: b.maxWeight } : {}),
       ...(b.weightCap ? { weightCap: b.weightCap } : {}),
@@ -183,14 +186,17 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   route("POST /v1/jobs/:id/heartbeat", "work", async (request) => {
     const { id } = params(request);
     const b = body<{ attempt: number; leaseMs?: number }>(request);
-    const ok = await queue.heartbeat({ id: id!, attempt: b.attempt }, { leaseMs: b.leaseMs ?? 30_000 });
+    const ok = await queue.heartbeat(
+      { id: id!, attempt: b.attempt },
+      { leaseMs: b.leaseMs ?? DEFAULT_LEASE_MS },
+    );
     return ok ? { ok } : refused(id!, b.attempt);
   });
 
   route("POST /v1/heartbeats", "work", async (request) => {
     const b = body<{ jobs: Array<{ id: string; attempt: number }>; leaseMs?: number }>(request);
     const [oks, pausedQueues] = await Promise.all([
-      queue.attempts.heartbeatMany({ leaseMs: b.leaseMs ?? 30_000, items: b.jobs }),
+      queue.attempts.heartbeatMany({ leaseMs: b.leaseMs ?? DEFAULT_LEASE_MS, items: b.jobs }),
       queue.pausedQueues(),
     ]);
     return { results: b.jobs.map((j, i) => ({ id: j.id, ok: oks[i] === true })), pausedQueues };
