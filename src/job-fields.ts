@@ -180,6 +180,19 @@ export function sameSharedFields(j: NewJob, first: NewJob): boolean {
 }
 
 /**
+ * Whether every job of `jobs` has every field of the first but the id and the payload
+ * ({@link sameSharedFields}): a bulk insert then sends those two per job and the rest once, on
+ * every store (PostgreSQL's insertUniform, Redis's "u" layout; SQLite checks chunk by chunk).
+ * @internal
+ */
+export function shareAllButIdAndPayload(jobs: readonly NewJob[]): boolean {
+  const first = jobs[0];
+  if (first === undefined) return false;
+  for (let i = 1; i < jobs.length; i++) if (!sameSharedFields(jobs[i]!, first)) return false;
+  return true;
+}
+
+/**
  * The fields both job tables have but the state: what moving a job between them copies, in table
  * order (the statements set state, result and finished_at themselves). Each SQL store's
  * `{{sharedColumns}}` fragment lists their columns, and the `@sharedValues` markers of its

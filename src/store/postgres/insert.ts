@@ -5,7 +5,7 @@
  */
 import { ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
-import { NEW_JOB_FIELDS, sameSharedFields } from "../../job-fields.js";
+import { NEW_JOB_FIELDS, shareAllButIdAndPayload } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
@@ -44,8 +44,7 @@ function insertParams(
     return { ids, params: JOB_FIELDS.map((f) => jobs.map((j) => j[f])), shape: "settled" };
   }
   if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
-  let uniform = true;
-  for (let i = 1; i < jobs.length && uniform; i++) uniform = sameSharedFields(jobs[i]!, first);
+  const uniform = shareAllButIdAndPayload(jobs);
   const idArray = textArray(ids);
   const payloads = textArray(jobs.map((j) => j.payload));
   const params = JOB_FIELDS.map((f) =>

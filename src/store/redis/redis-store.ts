@@ -1,6 +1,6 @@
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
-import { sameSharedFields } from "../../job-fields.js";
+import { shareAllButIdAndPayload } from "../../job-fields.js";
 import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
@@ -168,7 +168,7 @@ export class RedisStore implements Store {
         "the Redis store cannot enqueue inside a caller's database transaction (connection)",
       );
     }
-    const uniform = sharesAllButIdAndPayload(p.jobs);
+    const uniform = sendsUniform(p.jobs);
     const args: Arg[] = [
       p.now,
       p.jobs.length,
@@ -571,12 +571,11 @@ function byteOrder(a: string, b: string): number {
  * two per job after it. Sending nineteen values a job cost more than the script's own work: a
  * 20,000-job call's arguments took ~7–10 µs a job to send and parse, two ~1 µs.
  */
-function sharesAllButIdAndPayload(jobs: readonly NewJob[]): boolean {
+function sendsUniform(jobs: readonly NewJob[]): boolean {
   const first = jobs[0];
   if (jobs.length < 2 || first === undefined) return false;
   if (first.uniqueKey !== null || first.dependsOn !== null || first.debounceKey !== null) return false;
-  for (let i = 1; i < jobs.length; i++) if (!sameSharedFields(jobs[i]!, first)) return false;
-  return true;
+  return shareAllButIdAndPayload(jobs);
 }
 
 /**
