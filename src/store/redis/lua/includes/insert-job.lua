@@ -4,8 +4,8 @@
 
   A new job is A[i .. i+18] (A: ARGV, or a table laid out as ARGV is): id, type, queue, payload,
   priority, weight, runAt, expiresAt, maxAttempts, backoff, retryQueue, delivery, timeoutMs,
-  uniqueKey, owner, dependsOn, onDependencyFailure, key, debounceKey, with "" for null (and for at_least_once delivery, and for
-  the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
+  uniqueKey, owner, dependsOn, onDependencyFailure, key, debounceKey, with "" for null (and for
+  at_least_once delivery, and for the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
   job's run), unique keys while the holder is blocked, pending or active ({p}:uniq). Jobs due now
   go to their ready lanes when the caller runs flush_ready(), in one batch per lane.
 
