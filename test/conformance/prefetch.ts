@@ -50,7 +50,15 @@ function steps(options: { maxAttempts?: number } = {}) {
       return p.n;
     },
   });
-  return { job, gates, started, mostAtOnce: () => most };
+  /** Enqueues jobs 0 … count − 1, each held by a closed gate until the test opens it. */
+  const gated = (queue: Queue, count: number) => {
+    for (let n = 0; n < count; n++) gates.set(n, gate());
+    return queue.enqueueMany(
+      job,
+      Array.from({ length: count }, (_, n) => ({ n })),
+    );
+  };
+  return { job, gates, started, gated, mostAtOnce: () => most };
 }
 
 /**
@@ -115,11 +123,7 @@ export function exercisePrefetch(backend: Backend): void {
     it("claims up to concurrency + prefetch, runs within concurrency, in claim order", async () => {
       const { queue } = await backend.setup();
       const s = steps();
-      for (let n = 0; n < 10; n++) s.gates.set(n, gate());
-      const jobs = await queue.enqueueMany(
-        s.job,
-        Array.from({ length: 10 }, (_, n) => ({ n })),
-      );
+      const jobs = await s.gated(queue, 10);
       const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 4, workerId: "ahead" });
       onTestFinished(() => worker.close({ graceMs: 0 }));
       const completed: number[] = [];
@@ -174,11 +178,7 @@ export function exercisePrefetch(backend: Backend): void {
     it("leaves a wake-up to the low-water refill while the buffer is fuller, so enqueues do not become one-job claims", async () => {
       const { queue } = await backend.setup();
       const s = steps();
-      for (let n = 0; n < 5; n++) s.gates.set(n, gate());
-      await queue.enqueueMany(
-        s.job,
-        Array.from({ length: 5 }, (_, n) => ({ n })),
-      );
+      await s.gated(queue, 5);
       const claims: number[] = [];
       let claimed = () => {};
       const claim = queue.store.claim.bind(queue.store);
@@ -424,11 +424,7 @@ export function exercisePrefetch(backend: Backend): void {
     it("with claimAhead, sends the next claim while a full one is under way, and holds no more than concurrency + prefetch", async () => {
       const { queue } = await backend.setup();
       const s = steps();
-      for (let n = 0; n < 30; n++) s.gates.set(n, gate());
-      await queue.enqueueMany(
-        s.job,
-        Array.from({ length: 30 }, (_, n) => ({ n })),
-      );
+      await s.gated(queue, 30);
       // Every store's claims pipelined as Redis's are, in chunks of 4 so that 12 is three of them.
       pipelineClaims(queue.store, 4);
       const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 10 });
@@ -460,10 +456,7 @@ export function exercisePrefetch(backend: Backend): void {
     it("gives back, unstarted, the jobs of a claim sent ahead that answers while the worker closes", async () => {
       const { queue } = await backend.setup();
       const s = steps({ maxAttempts: 1 });
-      const jobs = await queue.enqueueMany(
-        s.job,
-        Array.from({ length: 12 }, (_, n) => ({ n })),
-      );
+      const jobs = await s.gated(queue, 12);
       pipelineClaims(queue.store, 4);
       // The third claim (the one sent ahead) answers only once close() has begun.
       const late = gate();
@@ -474,7 +467,6 @@ export function exercisePrefetch(backend: Backend): void {
         if (++calls === 3) await late.promise;
         return answer;
       };
-      for (let n = 0; n < 12; n++) s.gates.set(n, gate());
       const releases = trackReleases(queue.store);
       const worker = new Worker(queue, { jobs: [s.job], concurrency: 2, prefetch: 10 });
       void worker.start();
@@ -501,11 +493,7 @@ export function exercisePrefetch(backend: Backend): void {
     it("takes the jobs of a claim sent ahead when the claim before it fails", async () => {
       const { queue } = await backend.setup();
       const s = steps();
-      await queue.enqueueMany(
-        s.job,
-        Array.from({ length: 12 }, (_, n) => ({ n })),
-      );
-      for (let n = 0; n < 12; n++) s.gates.set(n, gate());
+      await s.gated(queue, 12);
       pipelineClaims(queue.store, 4);
       const claim = queue.store.claim.bind(queue.store);
       let calls = 0;
