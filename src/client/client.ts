@@ -3,7 +3,7 @@ import type { JobDefinition } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { FlowNode } from "../flow-plan.js";
-import type { Job, JobDependency } from "../job.js";
+import { type Job, type JobDependency, jobDate } from "../job.js";
 import { toNameRecord } from "../name-record.js";
 import type {
   EnqueuedJob,
@@ -93,7 +93,7 @@ export function reviveJob<J extends Job>(wire: Record<string, unknown>): J {
   const job: Record<string, unknown> = { ...wire };
   for (const f of DATE_FIELDS) {
     const v = job[f];
-    job[f] = v === null || v === undefined ? null : new Date(v as string);
+    job[f] = v === null || v === undefined ? null : jobDate(Date.parse(v as string));
   }
   return job as J;
 }

@@ -17,7 +17,16 @@
  * @module
  */
 import type { EventSink } from "../events.js";
-import { type EnqueuedJob, type Job, parseBackoff, type StoredBackoff, toJob } from "../job.js";
+import {
+  type EnqueuedJob,
+  type Job,
+  type JobErrorEntry,
+  jobDate,
+  parseBackoff,
+  type StoredBackoff,
+  sharedJobDates,
+  toJob,
+} from "../job.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -100,12 +109,13 @@ export class StoreDoor {
   async enqueue(params: EnqueueManyParams, values: readonly unknown[]): Promise<EnqueuedJob[]> {
     const results = await this.#store.enqueueMany(params);
     const emit = this.#events.listenerCount("enqueued") > 0;
+    const dateAt = sharedJobDates();
     return results.map((r, i) => {
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
       const n = params.jobs[i]!;
       const job =
         r.record === undefined
-          ? jobFromNew(n, values[i], parseBackoff(n.backoff), params.now)
+          ? jobFromNew(n, values[i], parseBackoff(n.backoff), params.now, dateAt)
           : { ...toJob(r.record), duplicate: false };
       if (emit) this.#events.emit("enqueued", job);
       return job;
@@ -118,7 +128,7 @@ export class StoreDoor {
     if (fired && this.#events.listenerCount("enqueued") > 0) {
       this.#events.emit(
         "enqueued",
-        jobFromNew(params.job, payload, parseBackoff(params.job.backoff), params.now),
+        jobFromNew(params.job, payload, parseBackoff(params.job.backoff), params.now, jobDate),
       );
     }
     return fired;
@@ -178,7 +188,7 @@ export class StoreDoor {
       if (listening && job) {
         this.#events.emit(
           "completed",
-          { ...job, state: "completed", result: c.value, finishedAt: new Date(now) },
+          { ...job, state: "completed", result: c.value, finishedAt: jobDate(now) },
           c.value,
         );
       }
@@ -203,11 +213,11 @@ export class StoreDoor {
         ...job,
         state,
         errors: [...job.errors, write.error],
-        runAt: retryAt === null ? job.runAt : new Date(retryAt),
+        runAt: retryAt === null ? job.runAt : jobDate(retryAt),
         queue: retryAt !== null && write.retryQueue ? write.retryQueue : job.queue,
         leaseExpiresAt: null,
         workerId: null,
-        finishedAt: state === "dead" ? new Date(now) : null,
+        finishedAt: state === "dead" ? jobDate(now) : null,
       };
       if (this.#capped(job.type)) freed = true;
       this.#events.emit("failed", failed, error);
@@ -245,7 +255,7 @@ export class StoreDoor {
         ? {
             ...job,
             state: "pending",
-            runAt: new Date(params.runAt),
+            runAt: jobDate(params.runAt),
             snoozes: job.snoozes + 1,
             maxAttempts: job.maxAttempts + 1,
             leaseExpiresAt: null,
@@ -320,10 +330,17 @@ export class StoreDoor {
 /**
  * The job a just-inserted {@link NewJob} without dependencies is, without reading it back (a job
  * with dependencies comes back from the store as stored). A literal, not a loop over
- * JOB_FIELDS: this runs per enqueued job; test/unit/job-fields.test.ts checks its keys.
+ * JOB_FIELDS: this runs per enqueued job; test/unit/job-fields.test.ts checks its keys. `dateAt`
+ * gives its instants' Dates, shared by the jobs of one call ({@link sharedJobDates}).
  * @internal
  */
-export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now: number): EnqueuedJob<P> {
+export function jobFromNew<P>(
+  n: NewJob,
+  payload: P,
+  backoff: StoredBackoff,
+  now: number,
+  dateAt: (ms: number) => Date,
+): EnqueuedJob<P> {
   return {
     id: n.id,
     type: n.type,
@@ -334,8 +351,8 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
     result: null,
     priority: n.priority,
     weight: n.weight,
-    runAt: new Date(n.runAt),
-    expiresAt: n.expiresAt === null ? null : new Date(n.expiresAt),
+    runAt: dateAt(n.runAt),
+    expiresAt: n.expiresAt === null ? null : dateAt(n.expiresAt),
     attempt: 0,
     maxAttempts: n.maxAttempts,
     backoff,
@@ -345,8 +362,8 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
     uniqueKey: n.uniqueKey,
     leaseExpiresAt: null,
     workerId: null,
-    errors: [],
-    createdAt: new Date(now),
+    errors: NO_ERRORS,
+    createdAt: dateAt(now),
     startedAt: null,
     finishedAt: null,
     owner: n.owner,
@@ -361,3 +378,4 @@ export function jobFromNew<P>(n: NewJob, payload: P, backoff: StoredBackoff, now
 }
 
 const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
-import type { Job, JobDependency } from "../job.js";
+import { type Job, type JobDependency, jobDate } from "../job.js";
 import { SlotMap } from "../slot-map.js";
 import { Snooze } from "../snooze.js";
 import { JobRun, type RunHooks } from "./job-run.js";
@@ -324,7 +324,7 @@ export class RunCore {
       this.#reportEnded();
     }
     if (ok && job && this.#events.listenerCount("completed") > 0) {
-      const done: Job = { ...job, state: "completed", result, finishedAt: new Date(this.#clock.now()) };
+      const done: Job = { ...job, state: "completed", result, finishedAt: jobDate(this.#clock.now()) };
       this.#events.emit("completed", done, result);
     }
   }
@@ -343,7 +343,7 @@ export class RunCore {
       this.#reportEnded();
     }
     if (ok && this.#events.listenerCount("snoozed") > 0) {
-      const runAt = new Date(this.#clock.now() + delayMs);
+      const runAt = jobDate(this.#clock.now() + delayMs);
       this.#events.emit("snoozed", {
         ...job,
         state: "pending",

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { expandLuaMarkers, expandSqlMarkers } from "../../scripts/job-field-markers.js";
 import { resolveDefaults } from "../../src/define-job.js";
 import { withPayload } from "../../src/enqueue-plan.js";
-import { type JobRecord, toJob } from "../../src/job.js";
+import { type JobRecord, sharedJobDates, toJob } from "../../src/job.js";
 import {
   JOB_DEFAULTS,
   JOB_FIELD_NAMES,
@@ -158,7 +158,13 @@ describe("the job's field table", () => {
 
   it("matches the literal builders of the enqueue path (withPayload, jobFromNew)", () => {
     expect(Object.keys(withPayload(newJob, "id-3", "{}"))).toEqual(NEW_JOB_FIELDS);
-    const { duplicate, ...job } = jobFromNew(newJob, { to: "a@b.c" }, JSON.parse(newJob.backoff), NOW);
+    const { duplicate, ...job } = jobFromNew(
+      newJob,
+      { to: "a@b.c" },
+      JSON.parse(newJob.backoff),
+      NOW,
+      sharedJobDates(),
+    );
     expect(duplicate).toBe(false);
     expect(Object.keys(job)).toEqual(PUBLIC_JOB_FIELDS);
     // Every field it does not take from the NewJob is the table's initial value.
