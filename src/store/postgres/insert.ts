@@ -25,6 +25,44 @@ const INSERT_STATEMENTS = {
   settled: ["insertSettled", "insertSettledChecked"],
 } as const satisfies Record<string, readonly [StatementName, StatementName]>;
 
+/** The clause by which the insert statements skip a job whose id or unique key is taken. */
+const SKIP_TAKEN = "\n  ON CONFLICT DO NOTHING\n";
+
+/** Each unchecked shape's statement without {@link SKIP_TAKEN}, per store (see insertRows). */
+const freshMade = new WeakMap<object, Record<"one" | "uniform" | "columns", string>>();
+
+/**
+ * The `one`, `uniform` and `columns` statements for jobs nothing can be in the way of: without
+ * ON CONFLICT, PostgreSQL inserts each row outright rather than speculatively (a look in every
+ * unique index first, then a WAL record confirming the row), which took ~20% of the server's time
+ * for a 20,000-job insert (bench/RESULTS.md, session 13). Made from the statements' own text, once
+ * per store; throws when the text no longer holds the clause once.
+ */
+function freshStatements(
+  sql: Readonly<Record<StatementName, string>>,
+): Record<"one" | "uniform" | "columns", string> {
+  let made = freshMade.get(sql);
+  if (made === undefined) {
+    const fresh = (name: StatementName) => {
+      const text = sql[name];
+      const at = text.indexOf(SKIP_TAKEN);
+      if (at < 0 || text.indexOf(SKIP_TAKEN, at + 1) >= 0) {
+        throw new Error(
+          `enqueueMany.sql ${name} no longer holds "ON CONFLICT DO NOTHING" once (postgres/insert.ts)`,
+        );
+      }
+      return `${text.slice(0, at)}\n${text.slice(at + SKIP_TAKEN.length)}`;
+    };
+    made = {
+      one: fresh(INSERT_STATEMENTS.one[0]),
+      uniform: fresh(INSERT_STATEMENTS.uniform[0]),
+      columns: fresh(INSERT_STATEMENTS.columns[0]),
+    };
+    freshMade.set(sql, made);
+  }
+  return made;
+}
+
 /**
  * The insert's field parameters ($4 on) and the statement shape they fit: one job (every enqueue()
  * call) as plain values; else ids and payloads as arrays, and the other fields as one value each
@@ -217,7 +255,32 @@ async function insertRows(
         batchInitial.map((x) => x.blockedBy),
       );
     }
-    const [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, values);
+    // Ids errand just made, no unique or debounce key: nothing can be in the way but this very
+    // insert, committed by an earlier try whose reply was lost (the connection's retry). So the
+    // first try goes without ON CONFLICT; a clash (23505) means that earlier try, and the
+    // statement that skips and looks up taken jobs then tells which are there. Only as a statement
+    // of its own (on the pool): inside a transaction the failed try would abort it.
+    const fresh =
+      round === 0 &&
+      !checkDone &&
+      shape !== "settled" &&
+      db === connection.pool &&
+      jobs.every((j) => j.uniqueKey === null && j.debounceKey === null);
+    let row: { n: number; ids: string[] | null } | undefined;
+    if (fresh) {
+      try {
+        [row] = await connection.query<{ n: number; ids: string[] | null }>(
+          db,
+          freshStatements(sql)[shape],
+          values,
+        );
+      } catch (error) {
+        if ((error as { code?: string }).code !== "23505") throw error;
+      }
+    }
+    if (row === undefined) {
+      [row] = await connection.query<{ n: number; ids: string[] | null }>(db, text, values);
+    }
     let inserted: Set<string> | null = row!.n === batch.length ? null : new Set(row!.ids ?? []);
     if (checkDone && row!.n > 0) {
       const raced = await connection.query<{ id: string }>(db, sql.dropRaced, [
