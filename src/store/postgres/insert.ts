@@ -38,7 +38,7 @@ const freshMade = new WeakMap<object, Record<"one" | "uniform" | "columns", stri
  * for a 20,000-job insert (bench/RESULTS.md, session 13). Made from the statements' own text, once
  * per store; throws when the text no longer holds the clause once.
  */
-function freshStatements(
+export function freshStatements(
   sql: Readonly<Record<StatementName, string>>,
 ): Record<"one" | "uniform" | "columns", string> {
   let made = freshMade.get(sql);

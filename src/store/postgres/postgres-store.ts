@@ -51,7 +51,7 @@ import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } 
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
 import { assignTurns, fairStatements } from "./fair.js";
 import { pgLimitStats } from "./held-sample.js";
-import { hasDependencies, insertAny, insertOnConnection } from "./insert.js";
+import { freshStatements, hasDependencies, insertAny, insertOnConnection } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { oneTypeStatements } from "./one-type.js";
@@ -124,9 +124,10 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // One channel per schema, so installations sharing a database do not wake each other.
     const channel = `${schema}_wake`;
     this.#sql = renderStatements(statements, sqlFragments(schema, channel));
-    // The rewrites of the claim statements checked now, not at a claim.
+    // The rewrites of the claim and insert statements checked now, not at a claim or an enqueue.
     oneTypeStatements(this.#sql);
     fairStatements(this.#sql);
+    freshStatements(this.#sql);
     this.#notifier = new PostgresNotifier(this.#connection, this, {
       channel,
       notifySql: this.#sql.notify,
