@@ -244,5 +244,25 @@ export function exerciseIdempotency(backend: Backend): void {
       if (!dup.inserted) expect(JSON.parse(dup.existing.payload)).toEqual({ original: true });
       expect((await queue.stats()).states.pending).toBe(200);
     });
+
+    it("stores a bulk insert sent twice once, the second time reporting every job as existing", async () => {
+      // What a store's retry sends when the first try committed but its reply was lost: the very
+      // same fresh ids (a store may insert them without looking first, and must then still find them).
+      const { queue, store, clock } = await backend.setup();
+      const base = newJob({ id: "", type: "task", runAt: clock.now() });
+      const jobs = Array.from({ length: 150 }, (_, i) => ({
+        ...base,
+        id: `resent-${String(i).padStart(3, "0")}`,
+        payload: JSON.stringify({ i }),
+      }));
+      const first = await store.enqueueMany({ jobs, now: clock.now(), idsGenerated: true });
+      expect(first.every((r) => r.inserted)).toBe(true);
+      const again = await store.enqueueMany({ jobs, now: clock.now(), idsGenerated: true });
+      expect(again.map((r) => (r.inserted ? null : r.existing.id))).toEqual(jobs.map((j) => j.id));
+      expect((await queue.stats()).states.pending).toBe(150);
+      const [one] = await store.enqueueMany({ jobs: [jobs[7]!], now: clock.now(), idsGenerated: true });
+      expect(one!.inserted).toBe(false);
+      expect((await queue.stats()).states.pending).toBe(150);
+    });
   });
 }
