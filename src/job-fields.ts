@@ -180,6 +180,16 @@ export function sameSharedFields(j: NewJob, first: NewJob): boolean {
 }
 
 /**
+ * Whether nothing ties `j` to another job at insert: no unique key, no dependencies, no debounce
+ * key. Only such jobs take the stores' bulk fast paths (SQLite's uniform chunks, Redis's "u"
+ * layout, PostgreSQL's insert without ON CONFLICT).
+ * @internal
+ */
+export function standsAlone(j: NewJob): boolean {
+  return j.uniqueKey === null && j.dependsOn === null && j.debounceKey === null;
+}
+
+/**
  * Whether every job of `jobs` has every field of the first but the id and the payload
  * ({@link sameSharedFields}): a bulk insert then sends those two per job and the rest once, on
  * every store (PostgreSQL's insertUniform, Redis's "u" layout; SQLite checks chunk by chunk).

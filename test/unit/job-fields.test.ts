@@ -12,6 +12,8 @@ import {
   PUBLIC_JOB_FIELDS,
   SHARED_FIELDS,
   sameSharedFields,
+  shareAllButIdAndPayload,
+  standsAlone,
 } from "../../src/job-fields.js";
 import { sharedSchemas } from "../../src/server/schemas.js";
 import { statements as postgresStatements } from "../../src/store/generated/postgres-queries.js";
@@ -178,6 +180,27 @@ describe("the job's field table", () => {
       expect(r[f.name]).toBe(f.hot ? `v${i}` : null);
     });
     expect(HOT_FIELD_COUNT).toBe(JOB_FIELDS.length);
+  });
+});
+
+describe("which batches take the stores' bulk fast paths", () => {
+  // newJob has every field set; `alone` is it with nothing tying it to other jobs.
+  const alone: NewJob = { ...newJob, uniqueKey: null, dependsOn: null, debounceKey: null };
+
+  it("a job stands alone without a unique key, dependencies or a debounce key", () => {
+    expect(standsAlone(alone)).toBe(true);
+    expect(standsAlone({ ...alone, uniqueKey: "k" })).toBe(false);
+    expect(standsAlone({ ...alone, dependsOn: '["a"]' })).toBe(false);
+    expect(standsAlone({ ...alone, debounceKey: "d" })).toBe(false);
+    // A key (per-key rules) ties it to no other job at insert.
+    expect(alone.key).toBe("tenant-7");
+  });
+
+  it("a batch is uniform when every job shares all but the id and the payload with the first", () => {
+    const jobs = [newJob, { ...newJob, id: "id-2", payload: '{"n":2}' }, { ...newJob, id: "id-3" }];
+    expect(shareAllButIdAndPayload(jobs)).toBe(true);
+    expect(shareAllButIdAndPayload([...jobs, { ...newJob, id: "id-4", priority: 8 }])).toBe(false);
+    expect(shareAllButIdAndPayload([])).toBe(false);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
-import { NEW_JOB_FIELDS, shareAllButIdAndPayload } from "../../job-fields.js";
+import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
@@ -261,11 +261,7 @@ async function insertRows(
     // statement that skips and looks up taken jobs then tells which are there. Only as a statement
     // of its own (on the pool): inside a transaction the failed try would abort it.
     const fresh =
-      round === 0 &&
-      !checkDone &&
-      shape !== "settled" &&
-      db === connection.pool &&
-      jobs.every((j) => j.uniqueKey === null && j.debounceKey === null);
+      round === 0 && !checkDone && shape !== "settled" && db === connection.pool && jobs.every(standsAlone);
     let row: { n: number; ids: string[] | null } | undefined;
     if (fresh) {
       try {

@@ -1,6 +1,6 @@
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
-import { shareAllButIdAndPayload } from "../../job-fields.js";
+import { shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
@@ -574,8 +574,7 @@ function byteOrder(a: string, b: string): number {
 function sendsUniform(jobs: readonly NewJob[]): boolean {
   const first = jobs[0];
   if (jobs.length < 2 || first === undefined) return false;
-  if (first.uniqueKey !== null || first.dependsOn !== null || first.debounceKey !== null) return false;
-  return shareAllButIdAndPayload(jobs);
+  return standsAlone(first) && shareAllButIdAndPayload(jobs);
 }
 
 /**

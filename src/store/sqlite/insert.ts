@@ -4,7 +4,7 @@
  * @module
  */
 import type { JobRecord } from "../../job.js";
-import { sameSharedFields } from "../../job-fields.js";
+import { sameSharedFields, standsAlone } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
@@ -46,13 +46,7 @@ export function insertJobs(
     // Jobs that share every field but the id and the payload (an enqueueMany of one type) bind
     // those two per row and the rest once (enqueueChunkUniform): binding is most of the cost.
     const first = jobs[0]!;
-    const shared =
-      jobs.length >= INSERT_CHUNK &&
-      first.uniqueKey === null &&
-      first.dependsOn === null &&
-      first.debounceKey === null
-        ? uniformParams(first, now)
-        : null;
+    const shared = jobs.length >= INSERT_CHUNK && standsAlone(first) ? uniformParams(first, now) : null;
     const uniformArgs: unknown[] | null = shared === null ? null : new Array(2 * INSERT_CHUNK + 1);
     if (uniformArgs !== null) uniformArgs[2 * INSERT_CHUNK] = shared;
     for (; i + INSERT_CHUNK <= jobs.length; i += INSERT_CHUNK) {
