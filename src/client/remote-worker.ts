@@ -11,6 +11,7 @@ import { checkLogger } from "../logger.js";
 import { checkInt } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
+import { TurnBatch } from "../worker/turn-batch.js";
 import { type CloseOptions, MAX_PREFETCH, type WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
 
@@ -241,15 +242,12 @@ function positive(field: string, value: number): number {
 
 /**
  * Where a remote worker's runs write their outcomes: the server, completions of one event-loop
- * turn in one batch report (at concurrency 50, one round trip instead of fifty).
+ * turn in one batch report (at concurrency 50, one round trip instead of fifty), one report at a
+ * time (TurnBatch: what ends during a report goes in the next).
  */
 class RemoteSink implements RunSink {
-  #completions: Array<{
-    job: Job;
-    result: unknown;
-    resolve: (ok: boolean) => void;
-    reject: (error: unknown) => void;
-  }> = [];
+  /** Each completion's outcome: true, false for a stale attempt, or the error the server gave it. */
+  readonly #completions: TurnBatch<{ job: Job; result: unknown }, boolean | ErrandError>;
 
   constructor(
     private readonly client: ErrandClient,
@@ -257,47 +255,36 @@ class RemoteSink implements RunSink {
     private readonly events: EventEmitter<WorkerEvents>,
     /** Told the queues paused now, at each heartbeat. */
     private readonly onPaused: (queues: string[]) => void,
-  ) {}
+  ) {
+    this.#completions = new TurnBatch(
+      async (batch) => {
+        const results = await this.client.report(
+          batch.map((c) => ({ id: c.job.id, attempt: c.job.attempt, outcome: "complete", result: c.result })),
+        );
+        return batch.map((c, i) => {
+          const r = results[i];
+          if (r?.ok) return true;
+          if (r?.code === "STALE_ATTEMPT") return false;
+          return new ErrandError((r?.code ?? "INTERNAL") as ErrandErrorCode, `complete ${c.job.id} failed`);
+        });
+      },
+      // A failed report rejects each of its completions, and each is reported below.
+      () => {},
+    );
+  }
 
   /** Resolves false for a stale attempt; a fault is reported for each completion it fails. */
   complete(job: Job, result: unknown): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      if (this.#completions.push({ job, result, resolve, reject }) > 1) return;
-      setImmediate(() => {
-        const batch = this.#completions;
-        this.#completions = [];
-        this.client
-          .report(
-            batch.map((c) => ({
-              id: c.job.id,
-              attempt: c.job.attempt,
-              outcome: "complete",
-              result: c.result,
-            })),
-          )
-          .then(
-            (results) =>
-              batch.forEach((c, i) => {
-                const r = results[i];
-                if (r?.ok) c.resolve(true);
-                else if (r?.code === "STALE_ATTEMPT") c.resolve(false);
-                else
-                  c.reject(
-                    new ErrandError(
-                      (r?.code ?? "INTERNAL") as ErrandErrorCode,
-                      `complete ${c.job.id} failed`,
-                    ),
-                  );
-              }),
-            (error) => {
-              for (const c of batch) c.reject(error);
-            },
-          );
+    return this.#completions
+      .add({ job, result })
+      .then((outcome) => {
+        if (outcome instanceof ErrandError) throw outcome;
+        return outcome;
+      })
+      .catch((error: unknown) => {
+        this.events.emit("error", error);
+        throw error;
       });
-    }).catch((error: unknown) => {
-      this.events.emit("error", error);
-      throw error;
-    });
   }
 
   async fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<FailedAttempt> {

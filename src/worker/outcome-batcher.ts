@@ -2,67 +2,7 @@ import type { Job, JobDependency } from "../job.js";
 import type { Queue } from "../queue.js";
 import type { Completion } from "../store/instrument.js";
 import type { FailAttemptOptions, RunSink } from "./run-core.js";
-
-interface Pending<I, R> {
-  item: I;
-  resolve: (result: R) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Items of one kind gathered over one event-loop turn and written in one call; each caller gets
- * its own item's result. A fault rejects every item of the write and is reported once.
- */
-class TurnBatch<I, R> {
-  #pending: Pending<I, R>[] = [];
-  #inFlight: Promise<void> | null = null;
-  #scheduled = false;
-
-  constructor(
-    private readonly write: (items: I[]) => Promise<R[]>,
-    private readonly onError: (error: unknown) => void,
-  ) {}
-
-  add(item: I): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.#pending.push({ item, resolve, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => void this.#flush());
-      }
-    });
-  }
-
-  /** Writes whatever is gathered; resolves when every item so far is written. */
-  async flush(): Promise<void> {
-    while (this.#pending.length > 0 || this.#inFlight) {
-      if (this.#inFlight) await this.#inFlight;
-      else await this.#flush();
-    }
-  }
-
-  #flush(): Promise<void> {
-    this.#scheduled = false;
-    const batch = this.#pending;
-    this.#pending = [];
-    if (batch.length === 0) return Promise.resolve();
-    const write = this.write(batch.map((p) => p.item))
-      .then(
-        (results) => {
-          for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]!);
-        },
-        (error) => {
-          this.onError(error);
-          for (const p of batch) p.reject(error);
-        },
-      )
-      .finally(() => {
-        if (this.#inFlight === write) this.#inFlight = null;
-      });
-    this.#inFlight = write;
-    return write;
-  }
-}
+import { TurnBatch } from "./turn-batch.js";
 
 /** What a failure came to: the job as it now is and the error, or null when the attempt was stale. */
 export type FailedAttempt = { job: Job; error: unknown } | null;
