@@ -83,8 +83,9 @@ export type ReportItem = AttemptRef &
     | { outcome: "snooze"; delayMs: Duration }
   );
 
-/** The server's bound on one `POST /v1/heartbeats`. */
+/** The server's bound on one `POST /v1/heartbeats`, and on one `POST /v1/report`. */
 const HEARTBEATS_PER_REQUEST = 1000;
+const REPORTS_PER_REQUEST = 1000;
 
 const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
 
@@ -568,8 +569,22 @@ export class ErrandClient {
     return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/release`, { attempt: job.attempt });
   }
 
-  /** Many outcomes in one request; one result per item, in order. */
+  /**
+   * Many outcomes in one request (more than the server takes in one, 1,000, go in as many requests
+   * as they need, one after another); one result per item, in order.
+   */
   async report(
+    items: ReportItem[],
+  ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
+    if (items.length <= REPORTS_PER_REQUEST) return this.#reportOnce(items);
+    const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = [];
+    for (let i = 0; i < items.length; i += REPORTS_PER_REQUEST) {
+      results.push(...(await this.#reportOnce(items.slice(i, i + REPORTS_PER_REQUEST))));
+    }
+    return results;
+  }
+
+  async #reportOnce(
     items: ReportItem[],
   ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
     const reports = items.map((r) => {

@@ -54,6 +54,16 @@ for (const backend of selectedBackends()) {
       expect(await client.report([{ ...third!, outcome: "complete", result: 3 }])).toEqual([
         { id: third!.id, ok: true },
       ]);
+      // More outcomes than the server takes in one request (1,000): as many requests as needed.
+      const stale = Array.from({ length: 2001 }, (_, i) => ({
+        id: third!.id,
+        attempt: i + 2,
+        outcome: "complete" as const,
+      }));
+      const answers = await client.report([...stale, { ...third!, outcome: "complete", result: 3 }]);
+      expect(answers).toHaveLength(2002);
+      expect(answers.slice(0, 2001).every((a) => a.id === third!.id && !a.ok)).toBe(true);
+      expect(answers[2001]).toMatchObject({ id: third!.id, ok: true }); // the same completion again
 
       const viewer = new ErrandClient({ url: h.base, token: TOKENS.viewer });
       const refused = await viewer.enqueue("send", {}).catch((e: unknown) => e);
