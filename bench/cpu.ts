@@ -31,6 +31,9 @@ export function cpuSplit(
   };
 }
 
+/** A drain's whole CPU per job: its worker processes' and its store server's. */
+export const cpuPerJob = (c: CpuSplit): number => c.workerUsPerJob + (c.serverUsPerJob ?? 0);
+
 /** "worker 40 µs + server 62 µs; 1.3 of 2 cores busy" */
 export function fmtCpu(c: CpuSplit): string {
   const server = c.serverUsPerJob === null ? "" : ` + server ${c.serverUsPerJob} µs`;

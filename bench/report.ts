@@ -3,7 +3,7 @@
  */
 import { cpus, freemem, platform, release, totalmem } from "node:os";
 import { fmtInt, round } from "./common.js";
-import { fmtCpu } from "./cpu.js";
+import { cpuPerJob, fmtCpu } from "./cpu.js";
 import type { Runtime } from "./runtime.js";
 import type { Results } from "./scenarios/index.js";
 import type { BenchStore } from "./stores.js";
@@ -273,6 +273,16 @@ export function rows(r: Results, t: Targets): Row[] {
     );
     add("  each ran exactly once", String(sc.exactlyOnce), "true", sc.exactlyOnce);
     add("  CPU per job", fmtCpu(sc.cpu), "", null);
+    const one = r.drain?.cpu;
+    if (one) {
+      const ratio = round(cpuPerJob(sc.cpu) / cpuPerJob(one), 2);
+      add(
+        "  CPU per job vs one process (workers + server)",
+        `×${ratio}`,
+        t.scaleCpuRatio === undefined ? "" : `≤ ×${t.scaleCpuRatio}`,
+        t.scaleCpuRatio === undefined ? null : ratio <= t.scaleCpuRatio,
+      );
+    }
     add(
       `  warmed first (${fmtInt(sc.warm.warmupJobsPerProcess)} jobs each): 4 vs 1 process`,
       `${fmtInt(sc.warm.jobsPerSec)} vs ${fmtInt(sc.warm.oneProcessJobsPerSec)} jobs/s, ×${sc.warm.ratio}`,

@@ -33,8 +33,14 @@ export interface Targets {
   rateMaxInWindow: number;
   /** Issue 15: the mean rate at that limit: at least this per second. */
   rateMeanPerSec: number;
-  /** Drain rate of 4 worker processes as a multiple of one process's (stores many processes share). */
+  /**
+   * Drain rate of 4 worker processes as a multiple of one process's (stores many processes share),
+   * fresh processes. Issue 16 restated it for two cores: one worker process and its store already
+   * keep ~1.3 cores busy, so 4 processes can at best hold the rate, not raise it.
+   */
   scaleRatio?: number;
+  /** Issue 16: CPU per job (workers + store server) of those 4 processes, as a multiple of one's: at most this. */
+  scaleCpuRatio?: number;
   /** Store memory per waiting job (stores that can tell: `BenchStore.usedMemory`, stores.ts). */
   bytesPerJob?: number;
 }
@@ -54,7 +60,7 @@ export const SQLITE_TARGETS: Targets = {
   rateMeanPerSec: 95,
 };
 
-/** Issue 3's targets. */
+/** Issue 3's targets; scale-out as issue 16 restated it for two cores. */
 export const POSTGRES_TARGETS: Targets = {
   enqueuePerSec: 60_000,
   drainPerSec: 22_000,
@@ -68,7 +74,8 @@ export const POSTGRES_TARGETS: Targets = {
   heldRatio: 0.9,
   rateMaxInWindow: 100,
   rateMeanPerSec: 95,
-  scaleRatio: 1.3,
+  scaleRatio: 1.0,
+  scaleCpuRatio: 1.3,
 };
 
 /** Issue 4's targets. */
