@@ -3,6 +3,7 @@ import type { Job } from "../../src/job.js";
 import type { Queue } from "../../src/queue.js";
 import type { Completion } from "../../src/store/instrument.js";
 import { OutcomeBatcher } from "../../src/worker/outcome-batcher.js";
+import { FULL_BATCH } from "../../src/worker/turn-batch.js";
 
 /** The next turn of the event loop: the batcher gathers a turn's outcomes before it writes. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -56,6 +57,29 @@ describe("OutcomeBatcher", () => {
     expect(writes.map((w) => w.ids)).toEqual([["a"], ["b", "c", "d"]]);
     writes[1]!.finish();
     expect(await Promise.all(later)).toEqual([true, true, true]);
+  });
+
+  it("sends a full batch beside the write under way rather than holding it", async () => {
+    const { writes, batcher } = heldWrites();
+    void batcher.complete(job("a"), 1);
+    await nextTurn();
+    const ids = Array.from({ length: FULL_BATCH - 1 }, (_, i) => `b${i}`);
+    for (const id of ids) void batcher.complete(job(id), id);
+    await nextTurn();
+    expect(writes).toHaveLength(1); // one short of a full batch: it waits
+    const last = batcher.complete(job("z"), 0);
+    await nextTurn();
+    expect(writes.map((w) => w.ids)).toEqual([["a"], [...ids, "z"]]);
+    writes[1]!.finish();
+    expect(await last).toBe(true);
+    let flushed = false;
+    const flushing = batcher.flush().then(() => {
+      flushed = true;
+    });
+    await nextTurn();
+    expect(flushed).toBe(false); // the first write is still under way
+    writes[0]!.finish();
+    await flushing;
   });
 
   it("flush() waits for the write under way and then writes what waits behind it", async () => {
