@@ -224,8 +224,10 @@ export interface JobRecord {
   snoozes: number;
 }
 
-const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
-const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+/** The empty error history and dependency list every such job shares (frozen). @internal */
+export const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
+/** @internal */
+export const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
 
 /**
  * The Date a {@link Job} carries: a Date in every way (`instanceof Date`, `getTime`, `toJSON`),
@@ -252,7 +254,7 @@ export function jobDate(ms: number): Date {
   return new JobDate(ms);
 }
 
-const date = (ms: number | null) => (ms === null ? null : new JobDate(ms));
+const date = (ms: number | null) => (ms === null ? null : jobDate(ms));
 
 /**
  * One read-only Date per instant for the jobs of one call: the jobs of an enqueueMany share their
@@ -294,7 +296,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     result: r.result === null ? null : (JSON.parse(r.result) as R),
     priority: r.priority,
     weight: r.weight,
-    runAt: new JobDate(r.runAt),
+    runAt: jobDate(r.runAt),
     expiresAt: date(r.expiresAt),
     attempt: r.attempt,
     maxAttempts: r.maxAttempts,
@@ -306,7 +308,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     leaseExpiresAt: date(r.leaseExpiresAt),
     workerId: r.workerId,
     errors: r.errors === "[]" ? NO_ERRORS : (JSON.parse(r.errors) as JobErrorEntry[]),
-    createdAt: new JobDate(r.createdAt),
+    createdAt: jobDate(r.createdAt),
     startedAt: date(r.startedAt),
     finishedAt: date(r.finishedAt),
     owner: r.owner,

@@ -20,8 +20,9 @@ import type { EventSink } from "../events.js";
 import {
   type EnqueuedJob,
   type Job,
-  type JobErrorEntry,
   jobDate,
+  NO_DEPENDENCIES,
+  NO_ERRORS,
   parseBackoff,
   type StoredBackoff,
   sharedJobDates,
@@ -376,6 +377,3 @@ export function jobFromNew<P>(
     duplicate: false,
   };
 }
-
-const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
-const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);

@@ -5,9 +5,10 @@
   A new job is A[i .. i+18] (A: ARGV, or a table laid out as ARGV is): id, type, queue, payload,
   priority, weight, runAt, expiresAt, maxAttempts, backoff, retryQueue, delivery, timeoutMs,
   uniqueKey, owner, dependsOn, onDependencyFailure, key, debounceKey, with "" for null (and for
-  at_least_once delivery, and for the default backoff policy). Ids are unique across live and finished jobs (the hash outlives the
-  job's run), unique keys while the holder is blocked, pending or active ({p}:uniq). Jobs due now
-  go to their ready lanes when the caller runs flush_ready(), in one batch per lane.
+  at_least_once delivery, and for the default backoff policy). Ids are unique across live and
+  finished jobs (the hash outlives the job's run), unique keys while the holder is blocked,
+  pending or active ({p}:uniq). Jobs due now go to their ready lanes when the caller runs
+  flush_ready(), in one batch per lane.
 
   Debounce: while the job a debounce key names in {p}:deb is pending and was never started, a new
   job with the key is not inserted; that job takes its payload and runAt and is returned in its
