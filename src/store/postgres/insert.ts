@@ -8,6 +8,7 @@ import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
+import { textArray } from "./arrays.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
 import { insertWithDependencies } from "./dependencies.js";
 
@@ -90,26 +91,6 @@ function insertParams(
   );
   return { ids, params, shape: uniform ? "uniform" : "columns" };
 }
-
-/**
- * `values` as a PostgreSQL text[] literal, made by JSON.stringify: its escapes of `"` and `\` are
- * the array literal's, and it runs natively, where pg's own array literal (its prepareValue,
- * element by element) took 15–35 ms for a bulk enqueue's 20,000 ids and payloads, against 1.5–10.
- * Any other escape in the JSON (a control character, a lone surrogate: never in errand's ids or
- * payload JSON, which holds them escaped) means something else in a literal, so such values are
- * left to pg as they are.
- * @internal
- */
-export function textArray(values: string[]): string | string[] {
-  const json = JSON.stringify(values);
-  return OTHER_ESCAPE.test(json) ? values : `{${json.slice(1, -1)}}`;
-}
-
-/**
- * An escape in JSON text other than `\"` or `\\`: a backslash that starts an escape (after an even
- * run of backslashes) followed by anything else.
- */
-const OTHER_ESCAPE = /(?<!\\)(?:\\\\)*\\[^"\\]/;
 
 /**
  * The state a job with dependencies is inserted in (dependencies.ts): blocked on `blockedBy`

@@ -6,6 +6,7 @@
  */
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { CompleteManyParams, FailManyParams, FailResult } from "../store.js";
+import { integerArray, textArray } from "./arrays.js";
 import type { PgConnection } from "./connection.js";
 import { type FailedJob, settleFailed, unblockDependents } from "./dependencies.js";
 
@@ -24,9 +25,9 @@ export async function completeJobs(
   if (items.length === 0) return { results: [], ready: false };
   const completeSql = sql.completeMany;
   const args = (list: typeof items, all: boolean) => [
-    list.map((i) => i.id),
-    list.map((i) => i.attempt),
-    list.map((i) => i.result),
+    textArray(list.map((i) => i.id)),
+    integerArray(list.map((i) => i.attempt)),
+    textArray(list.map((i) => i.result)),
     now,
     all,
     params.discard === true,
@@ -78,12 +79,12 @@ export async function failJobs(
   if (items.length === 0) return { results: [], ready: false };
   const failSql = sql.failMany;
   const args = (list: typeof items, all: boolean) => [
-    list.map((i) => i.id),
-    list.map((i) => i.attempt),
+    textArray(list.map((i) => i.id)),
+    integerArray(list.map((i) => i.attempt)),
     list.map((i) => (i.leaseExpired ? 1 : 0)),
     list.map((i) => i.retryAt),
     list.map((i) => (i.retryAt === null ? null : (i.retryQueue ?? null))),
-    list.map((i) => JSON.stringify(i.error)),
+    textArray(list.map((i) => JSON.stringify(i.error))),
     now,
     origin,
     all,

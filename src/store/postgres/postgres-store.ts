@@ -45,6 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { integerArray, textArray } from "./arrays.js";
 import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
@@ -253,8 +254,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     const rows = await this.#op("pool", (db) =>
       this.#q<{ id: string; attempt: number }>(db, this.#sql.heartbeatMany, [
         p.now + p.leaseMs,
-        p.items.map((i) => i.id),
-        p.items.map((i) => i.attempt),
+        textArray(p.items.map((i) => i.id)),
+        integerArray(p.items.map((i) => i.attempt)),
       ]),
     );
     const alive = new Set(rows.map((r) => `${r.attempt}:${r.id}`));

@@ -7,8 +7,8 @@
 import fc from "fast-check";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
+import { integerArray, textArray } from "../../../src/store/postgres/arrays.js";
 import { PgConnection, sqlTextArray } from "../../../src/store/postgres/connection.js";
-import { textArray } from "../../../src/store/postgres/insert.js";
 import { dropSchema, freshSchema, PG_URL, silentLogger } from "../../helpers/postgres.js";
 
 async function connection(): Promise<{ c: PgConnection; schema: string }> {
@@ -79,9 +79,9 @@ test("sqlTextArray's literal gives back exactly the strings it was given", async
   );
 });
 
-test("textArray's literal (a bulk insert's ids and payloads) gives back exactly the strings it was given", async () => {
+test("textArray's literal (a bulk insert's ids and payloads, a completion's results) gives back exactly the strings and nulls it was given", async () => {
   const { c } = await connection();
-  const roundTrip = async (values: string[]) => {
+  const roundTrip = async (values: Array<string | null>) => {
     const { rows } = await c.pool.query("SELECT $1::text[] AS v", [textArray(values)]);
     expect(rows[0].v).toEqual(values);
   };
@@ -91,7 +91,8 @@ test("textArray's literal (a bulk insert's ids and payloads) gives back exactly 
         fc.oneof(
           fc.string({ unit: "binary" }).map((s) => s.replaceAll("\u0000", "")),
           fc.jsonValue().map((v) => JSON.stringify(v)),
-          fc.constantFrom('"', "\\", '\\"', "\\n", "{}", "NULL", ",", " ", ""),
+          fc.constantFrom('"', "\\", '\\"', "\\n", "{}", "NULL", "null", ",", " ", ""),
+          fc.constant(null),
         ),
         { maxLength: 8 },
       ),
@@ -103,4 +104,18 @@ test("textArray's literal (a bulk insert's ids and payloads) gives back exactly 
   const payloads = ['{"to":"a\\"b"}', '{"path":"C:\\\\x"}', '{"s":"\\u0000 and \\ud800"}', "[]"];
   expect(typeof textArray(payloads.slice(0, 2))).toBe("string");
   await roundTrip(payloads);
+});
+
+test("integerArray's literal (a batch's attempt numbers) gives back exactly the integers it was given", async () => {
+  const { c } = await connection();
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 8 }),
+      async (values) => {
+        const { rows } = await c.pool.query("SELECT $1::integer[] AS v", [integerArray(values)]);
+        expect(rows[0].v).toEqual(values);
+      },
+    ),
+    { numRuns: 100 },
+  );
 });
