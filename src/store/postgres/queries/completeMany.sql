@@ -12,13 +12,24 @@
 --
 -- Why:
 --   - Completions are batched by the worker, so one round trip and one plan serve any batch.
---   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality). `locked` takes the
---     row locks first, sorted by id (FOR UPDATE sits above the sort): a DELETE … USING would lock
---     rows in its join's order, and two batches naming the same jobs in different orders (a
---     worker's completions against another's heartbeats, or a sweeper's failures) could each hold
---     a row the other waits for. A row changed while it waited is re-checked against the WHERE
---     clause; the DELETE touches only rows `locked` holds.
---
+--   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality), in id order (the
+--     column's collation, "C"). `locked` probes each item's row by primary key (LATERAL … LIMIT 1)
+--     and locks it there, so rows are locked in input order: id order, as every statement that
+--     locks several jobs does. A DELETE … USING would lock rows in its join's order, and two
+--     batches naming the same jobs in different orders (a worker's completions against another's
+--     heartbeats, or a sweeper's failures) could each hold a row the other waits for. A row
+--     changed while it waited is re-checked against the probe (id and attempt), and its state is
+--     read from the version locked; `held` keeps the active ones, and the DELETE touches only
+--     rows `held` holds.
+--   - No clause on errand_job says `state = 'active'`, and its rows are found by primary key,
+--     whatever the statistics: `state = 'active'` is errand_job_lease's predicate, and with
+--     statistics taken while nearly every job was pending (autovacuum after a bulk enqueue) the
+--     planner reckoned a scan of every active job (that index, whole) cheaper than a probe per
+--     item: O(active jobs) per item (a 20,000-job drain ×2.5 slower). Without the state clause
+--     but as a plain join, `locked` became a scan of the whole table on a small one. The DELETE
+--     joins `held`, a handful of rows by the planner's reckoning: a probe per row. A stale item whose
+--     job is no longer active (recovered after its lease ran out, attempt not yet taken again)
+--     is locked for the statement and left. test/integration/postgres/stale-stats.test.ts.
 --   - Dependencies: a job some other job waits for (has_dependents, read under its row lock, so
 --     an enqueue that named it as a dependency and committed while we waited is seen) is not
 --     completed by the plain statement ($5 false): it comes back as deferred, and the store
@@ -39,17 +50,21 @@
 -- name: completeMany
 WITH input AS (
   SELECT DISTINCT ON (id, attempt) *
-  FROM unnest($1::text[], $2::integer[], $3::text[]) WITH ORDINALITY AS i(id, attempt, result, ord)
+  FROM unnest($1::text[] COLLATE "C", $2::integer[], $3::text[]) WITH ORDINALITY AS i(id, attempt, result, ord)
   ORDER BY id, attempt, ord
 ), locked AS MATERIALIZED (
-  SELECT j.id, j.attempt, i.result, j.has_dependents AND NOT $5::boolean AS deferred
-  FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
-  WHERE j.state = 'active'
-  ORDER BY j.id
-  FOR UPDATE OF j
+  SELECT j.id, j.attempt, j.state, i.result, j.has_dependents AND NOT $5::boolean AS deferred
+  FROM input i CROSS JOIN LATERAL (
+    SELECT j.id, j.attempt, j.state, j.has_dependents FROM {{errandJob}} j
+    WHERE j.id = i.id AND j.attempt = i.attempt
+    LIMIT 1
+    FOR UPDATE
+  ) AS j
+), held AS (
+  SELECT * FROM locked WHERE state = 'active'
 ), moved AS (
-  DELETE FROM {{errandJob}} j USING locked l
-  WHERE j.id = l.id AND j.state = 'active' AND NOT l.deferred
+  DELETE FROM {{errandJob}} j USING held l
+  WHERE j.id = l.id AND NOT l.deferred
   RETURNING j.*, l.result AS new_result
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
@@ -62,4 +77,4 @@ WITH input AS (
 )
 SELECT id, attempt, false AS deferred FROM moved
 UNION ALL
-SELECT id, attempt, true FROM locked WHERE deferred
+SELECT id, attempt, true FROM held WHERE deferred

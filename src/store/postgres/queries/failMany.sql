@@ -13,16 +13,20 @@
 --     (heartbeatMany, completeMany), so two of them never deadlock (40P01).
 --
 -- Why:
---   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality). `locked` takes the
---     row locks of the attempts that apply, sorted by id (FOR UPDATE sits above the sort), before
---     anything changes: `retried` and `moved` run side by side and would each lock rows in their
---     own join's order, so two batches naming the same jobs in different orders (a sweeper's and a
---     worker's, or a worker's failures against another's heartbeats) could each hold a row the
---     other waits for. A row changed while it waited is re-checked against the WHERE clause
---     (attempt, state, and for a lease expiry the lease itself, so a heartbeat that got in first
---     wins).
+--   - `input` keeps the first item per attempt (DISTINCT ON, by ordinality), in id order (the
+--     column's collation, "C"). `locked` probes each item's row by primary key (LATERAL … LIMIT 1)
+--     and locks it there, in input order, before anything changes: `retried` and `moved` run side
+--     by side and would each lock rows in their own join's order, so two batches naming the same
+--     jobs in different orders (a sweeper's and a worker's, or a worker's failures against
+--     another's heartbeats) could each hold a row the other waits for. A row changed while it
+--     waited is re-checked against the probe (attempt, and for a lease expiry the lease itself,
+--     so a heartbeat that got in first wins), and its state is read from the version locked;
+--     `held` keeps the active ones.
+--   - No clause on errand_job says `state = 'active'`, errand_job_lease's predicate, and rows are
+--     found by primary key whatever the statistics: see
+--     completeMany.sql (stale statistics made the planner scan every active job per item).
 --   - `retried` puts the attempts with a retryAt back to pending in errand_job; `moved` and
---     `killed` take the others to errand_job_done. Both touch only rows `locked` holds, and
+--     `killed` take the others to errand_job_done. Both touch only rows `held` holds, and
 --     different ones: a row has one attempt, and only items naming it match.
 --   - errors is a JSON array kept as text: the new entry is spliced in as text, so the entries
 --     already stored keep their exact text.
@@ -44,27 +48,31 @@
 -- name: failMany
 WITH input AS (
   SELECT DISTINCT ON (id, attempt) *
-  FROM unnest($1::text[], $2::integer[], $3::integer[], $4::bigint[], $5::text[], $6::text[])
+  FROM unnest($1::text[] COLLATE "C", $2::integer[], $3::integer[], $4::bigint[], $5::text[], $6::text[])
     WITH ORDINALITY AS i(id, attempt, expired, retry_at, retry_queue, error, ord)
   ORDER BY id, attempt, ord
 ), locked AS MATERIALIZED (
-  SELECT j.id, j.attempt, i.expired, i.retry_at, i.retry_queue, i.error,
+  SELECT j.id, j.attempt, j.state, i.expired, i.retry_at, i.retry_queue, i.error,
     i.retry_at IS NULL AND j.has_dependents AND NOT $9::boolean AS deferred
-  FROM {{errandJob}} j JOIN input i ON j.id = i.id AND j.attempt = i.attempt
-  WHERE j.state = 'active' AND (i.expired = 0 OR j.lease_expires_at <= $7)
-  ORDER BY j.id
-  FOR UPDATE OF j
+  FROM input i CROSS JOIN LATERAL (
+    SELECT j.id, j.attempt, j.state, j.has_dependents FROM {{errandJob}} j
+    WHERE j.id = i.id AND j.attempt = i.attempt AND (i.expired = 0 OR j.lease_expires_at <= $7)
+    LIMIT 1
+    FOR UPDATE
+  ) AS j
+), held AS (
+  SELECT * FROM locked WHERE state = 'active'
 ), retried AS (
   UPDATE {{errandJob}} j SET state = 'pending', run_at = l.retry_at, queue = coalesce(l.retry_queue, j.queue),
     errors = CASE WHEN j.errors = '[]' THEN '[' || l.error || ']' ELSE left(j.errors, -1) || ',' || l.error || ']' END,
     lease_expires_at = NULL, worker_id = NULL,
     lease_expirations = j.lease_expirations + l.expired
-  FROM locked l
-  WHERE l.retry_at IS NOT NULL AND j.id = l.id AND j.state = 'active'
+  FROM held l
+  WHERE l.retry_at IS NOT NULL AND j.id = l.id
   RETURNING j.id, j.attempt, j.run_at
 ), moved AS (
-  DELETE FROM {{errandJob}} j USING locked l
-  WHERE l.retry_at IS NULL AND NOT l.deferred AND j.id = l.id AND j.state = 'active'
+  DELETE FROM {{errandJob}} j USING held l
+  WHERE l.retry_at IS NULL AND NOT l.deferred AND j.id = l.id
   RETURNING j.*, l.error AS new_error, l.expired AS new_expired
 ), killed AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
@@ -80,4 +88,4 @@ SELECT id, attempt, 'pending' AS state FROM retried WHERE (SELECT count(*) FROM 
 UNION ALL
 SELECT id, attempt, 'dead' FROM killed
 UNION ALL
-SELECT id, attempt, 'deferred' FROM locked WHERE deferred
+SELECT id, attempt, 'deferred' FROM held WHERE deferred

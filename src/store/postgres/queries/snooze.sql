@@ -11,6 +11,11 @@
 -- Why: one primary-key UPDATE, as release; `n` is read by the final SELECT because PostgreSQL
 -- runs only the plain CTEs that are read.
 --
+-- Why `(state = 'active') IS TRUE` (state is NOT NULL, so the same test): written plainly it is
+-- errand_job_lease's predicate, and with statistics taken while nearly every job was pending the
+-- planner read that index whole (every active job) rather than probe the primary key
+-- (completeMany.sql; test/integration/postgres/stale-stats.test.ts).
+--
 -- $1 id, $2 attempt, $3 run at, $4 now, $5 notify tag.
 -- Returns one row: changed (0 or 1), notified.
 
@@ -18,7 +23,7 @@
 WITH upd AS (
   UPDATE {{errandJob}} SET state = 'pending', run_at = $3, lease_expires_at = NULL, worker_id = NULL,
     max_attempts = max_attempts + 1, snoozes = snoozes + 1
-  WHERE id = $1 AND attempt = $2 AND state = 'active'
+  WHERE id = $1 AND attempt = $2 AND (state = 'active') IS TRUE
   RETURNING 1
 ), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE $3 <= $4 LIMIT 1) AS r)
 SELECT count(*)::integer AS changed, (SELECT count(*) FROM n) AS notified FROM upd
