@@ -10,7 +10,9 @@
  *                 call (as a user's first call), and warm, its second call
  *   drain         20,000 waiting no-op jobs, one worker process at concurrency 50 (--concurrency): from starting
  *                 the worker until every job has run and the store holds none still to do; each
- *                 job must run exactly once; the worker's RSS and CPU after it
+ *                 job must run exactly once; the worker's RSS and CPU after it. With --analyze,
+ *                 the PostgreSQL queues' drains start after an ANALYZE of the database, as
+ *                 autovacuum would run one after a bulk enqueue: planners then see every job waiting
  *   latency       an idle worker (concurrency 50) in another process; this process enqueues 300
  *                 jobs 10 ms apart: enqueue call → handler start, p50 / p99
  *
@@ -83,9 +85,22 @@ async function enqueueBulk(lib, adapter, env, o) {
   });
 }
 
+/** The whole database's statistics, taken now (every schema: each queue's own is in it). */
+async function analyzeDatabase(pgUrl) {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  try {
+    await client.query("ANALYZE");
+  } finally {
+    await client.end();
+  }
+}
+
 async function drain(lib, adapter, env, o) {
   return withNamespace(adapter, env, async (ns) => {
     await withSession(adapter, ns, env, (session) => session.enqueueBulk(payloads(o.jobs)));
+    if (o.analyze && adapter.store === "postgres") await analyzeDatabase(env.pgUrl);
     const child = new Child("./compare/child.mjs", CHILD_DEADLINE_MS, `${lib} drain worker`, false);
     try {
       child.send({ type: "init", lib, ns, env, mode: "drain", expect: o.jobs, concurrency: o.concurrency });
@@ -274,6 +289,11 @@ async function main() {
     )
     .option("--pg <url>", "PostgreSQL for the PostgreSQL queues", "postgres://postgres@127.0.0.1:5432/test")
     .option("--redis <url>", "Redis for the Redis queues", "redis://127.0.0.1:6379")
+    .option(
+      "--analyze",
+      "ANALYZE the database between the PostgreSQL queues' bulk enqueue and their drain (statistics that see every job waiting, as autovacuum leaves them)",
+      false,
+    )
     .option("--json", "print one JSON object to stdout instead of a table", false)
     .showHelpAfterError("(npm run bench:compare -- --help for the options)")
     .parse(process.argv.slice(2), { from: "user" });
@@ -346,6 +366,7 @@ async function main() {
     versions,
     jobs: o.jobs,
     concurrency: o.concurrency,
+    analyze: o.analyze,
     latencyJobs: o.latencyJobs,
     runs: o.runs,
     results,
@@ -357,7 +378,8 @@ async function main() {
   console.log(`\n${report.machine.cpus} × ${report.machine.cpuModel}, node ${report.machine.node}`);
   console.log(
     `load average (1, 5, 15 min) before ${loadBefore.join(" ")}, after ${loadAfter.join(" ")}; ` +
-      `${o.jobs} jobs, drain at concurrency ${o.concurrency}, medians of ${o.runs} run${o.runs === 1 ? "" : "s"}`,
+      `${o.jobs} jobs, drain at concurrency ${o.concurrency}${o.analyze ? " (PostgreSQL: after an ANALYZE)" : ""}, ` +
+      `medians of ${o.runs} run${o.runs === 1 ? "" : "s"}`,
   );
   console.log(
     `${Object.entries(versions)
