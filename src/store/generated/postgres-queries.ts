@@ -4,7 +4,7 @@ export const statements = {
   /** cancel.sql */
   cancel: "WITH moved AS (DELETE FROM {{errandJob}} WHERE id = $1 RETURNING *),\nins AS (\n  INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)\n  SELECT {{sharedColumns}}, 'cancelled', NULL, $2 FROM moved\n  RETURNING {{doneFields}}\n)\nSELECT ins.*, (SELECT has_dependents FROM moved) AS \"hasDependents\" FROM ins",
   /** checkpoint.sql */
-  checkpoint: "UPDATE {{errandJob}} SET checkpoint = $3 WHERE id = $1 AND attempt = $2 AND (state = 'active') IS TRUE RETURNING 1",
+  checkpoint: "UPDATE {{errandJob}} SET checkpoint = $3\nWHERE id = $1 AND attempt = $2 AND (state = 'active') IS TRUE\nRETURNING 1",
   /** claim.sql */
   lockCaps: "SELECT pg_advisory_xact_lock($1::integer, hashtext({{channel}} || t))\nFROM (SELECT t FROM unnest($2::text[]) AS t ORDER BY t) AS sorted\n\n-- capRoom: the room a claim of one capped type has ($9 the cap, $10 CAP_LOCK, $8 the type), counted\n-- by errand_cap_room after it takes the type's cap lock (migration 0009). Not run alone: one-type.ts\n-- puts it at the head of claimCapped's one-type form for claim.ts claimCappedAlone.",
   /** claim.sql */

@@ -12,4 +12,6 @@
 -- Returns one row when the checkpoint was saved.
 
 -- name: checkpoint
-UPDATE {{errandJob}} SET checkpoint = $3 WHERE id = $1 AND attempt = $2 AND (state = 'active') IS TRUE RETURNING 1
+UPDATE {{errandJob}} SET checkpoint = $3
+WHERE id = $1 AND attempt = $2 AND (state = 'active') IS TRUE
+RETURNING 1
