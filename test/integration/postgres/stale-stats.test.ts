@@ -97,8 +97,8 @@ test("outcomes, heartbeats, checkpoints, releases and snoozes probe their jobs b
     const { read, changed } = await withPg(async (c) => {
       await c.query("BEGIN");
       try {
-        // A prepared statement, as the store runs it; plan_cache_mode makes this first run's plan
-        // the generic one the store's later runs may settle on, and the run after it custom.
+        // A prepared statement, as the store runs it, planned both ways PostgreSQL may: for these
+        // values (custom, its first five runs) and for any (generic, what later runs may settle on).
         const plans: PlanNode[] = [];
         for (const mode of ["force_custom_plan", "force_generic_plan"]) {
           await c.query("SAVEPOINT run");
