@@ -363,6 +363,13 @@ export const MAX_ATTEMPT = 2 ** 31 - 1;
 export const MAX_LIMIT = 1000;
 
 /**
+ * Most attempts one `POST /v1/heartbeats` or one `POST /v1/report` names: the server's schema
+ * holds requests to it, and ErrandClient splits longer lists into as many requests as they need.
+ * @internal
+ */
+export const MAX_ATTEMPTS_PER_REQUEST = 1000;
+
+/**
  * The largest `maxPayloadBytes` a queue accepts: 256 MiB. Payloads, results and checkpoints are
  * one value each in every store, and Redis refuses a value over 512 MB; JSON escaping can double a
  * text's size on the way.

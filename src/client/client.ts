@@ -18,7 +18,7 @@ import type {
   ScheduleOptions,
 } from "../queue.js";
 import type { AttemptRef } from "../store/store.js";
-import { checkQueueName } from "../validation.js";
+import { checkQueueName, MAX_ATTEMPTS_PER_REQUEST } from "../validation.js";
 
 /**
  * Options for an {@link ErrandClient}.
@@ -82,10 +82,6 @@ export type ReportItem = AttemptRef &
     | { outcome: "fail"; error: unknown; retryable?: boolean }
     | { outcome: "snooze"; delayMs: Duration }
   );
-
-/** The server's bound on one `POST /v1/heartbeats`, and on one `POST /v1/report`. */
-const HEARTBEATS_PER_REQUEST = 1000;
-const REPORTS_PER_REQUEST = 1000;
 
 const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
 
@@ -536,12 +532,12 @@ export class ErrandClient {
   ): Promise<{ ok: boolean[]; pausedQueues: string[] }> {
     const ok: boolean[] = [];
     let pausedQueues: string[] = [];
-    for (let i = 0; i < jobs.length; i += HEARTBEATS_PER_REQUEST) {
+    for (let i = 0; i < jobs.length; i += MAX_ATTEMPTS_PER_REQUEST) {
       const out = await this.#call<{ results: Array<{ ok: boolean }>; pausedQueues: string[] }>(
         "POST",
         "/v1/heartbeats",
         {
-          jobs: jobs.slice(i, i + HEARTBEATS_PER_REQUEST).map((j) => ({ id: j.id, attempt: j.attempt })),
+          jobs: jobs.slice(i, i + MAX_ATTEMPTS_PER_REQUEST).map((j) => ({ id: j.id, attempt: j.attempt })),
           ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
         },
       );
@@ -576,10 +572,10 @@ export class ErrandClient {
   async report(
     items: ReportItem[],
   ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
-    if (items.length <= REPORTS_PER_REQUEST) return this.#reportOnce(items);
+    if (items.length <= MAX_ATTEMPTS_PER_REQUEST) return this.#reportOnce(items);
     const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = [];
-    for (let i = 0; i < items.length; i += REPORTS_PER_REQUEST) {
-      results.push(...(await this.#reportOnce(items.slice(i, i + REPORTS_PER_REQUEST))));
+    for (let i = 0; i < items.length; i += MAX_ATTEMPTS_PER_REQUEST) {
+      results.push(...(await this.#reportOnce(items.slice(i, i + MAX_ATTEMPTS_PER_REQUEST))));
     }
     return results;
   }

@@ -3,7 +3,7 @@
  * snooze, report.
  * @module
  */
-import { MAX_KEY_LENGTH } from "../../validation.js";
+import { MAX_ATTEMPTS_PER_REQUEST, MAX_KEY_LENGTH } from "../../validation.js";
 import {
   attempt,
   count,
@@ -130,7 +130,7 @@ export const workerRouteSchemas = {
         jobs: {
           type: "array",
           minItems: 1,
-          maxItems: 1000,
+          maxItems: MAX_ATTEMPTS_PER_REQUEST,
           items: {
             type: "object",
             required: ["id", "attempt"],
@@ -197,7 +197,7 @@ export const workerRouteSchemas = {
         reports: {
           type: "array",
           minItems: 1,
-          maxItems: 1000,
+          maxItems: MAX_ATTEMPTS_PER_REQUEST,
           items: {
             type: "object",
             required: ["id", "attempt", "outcome"],
