@@ -33,6 +33,7 @@ import { Command, Option } from "commander";
 import { Child } from "../child.ts";
 import { compileErrand, fmtInt, median, now, pct, positiveInt, round, sleepUntil } from "../common.ts";
 import { serverCpuSpan } from "../cpu.ts";
+import { analyzeDatabase } from "./adapters/util.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const log = (line) => console.error(`[compare] ${line}`);
@@ -83,18 +84,6 @@ async function enqueueBulk(lib, adapter, env, o) {
       await child.stop();
     }
   });
-}
-
-/** The whole database's statistics, taken now (every schema: each queue's own is in it). */
-async function analyzeDatabase(pgUrl) {
-  const { default: pg } = await import("pg");
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    await client.query("ANALYZE");
-  } finally {
-    await client.end();
-  }
 }
 
 async function drain(lib, adapter, env, o) {

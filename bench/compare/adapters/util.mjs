@@ -1,20 +1,29 @@
 /**
- * Clean-up shared by the adapters: each run's schema or key prefix is removed afterwards. The
- * drivers are imported only here, when called (by run.mjs), so a worker process that measures
- * one queue's memory does not hold the other store's driver.
+ * Clean-up shared by the adapters (each run's schema or key prefix is removed afterwards), and
+ * run.mjs's ANALYZE. The drivers are imported only here, when called (by run.mjs), so a worker
+ * process that measures one queue's memory does not hold the other store's driver.
  */
 
-/** Drops a PostgreSQL schema and everything in it. */
-export async function dropSchema(pgUrl, schema) {
+/** Runs one statement on a connection of its own. */
+async function pgRun(pgUrl, sql) {
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
   try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.query(sql);
   } finally {
     await client.end();
   }
 }
+
+/** Drops a PostgreSQL schema and everything in it. */
+export const dropSchema = (pgUrl, schema) => pgRun(pgUrl, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+
+/**
+ * The whole database's statistics, taken now (every schema: each queue's own is in it), as
+ * autovacuum would take them after a bulk enqueue (run.mjs's --analyze).
+ */
+export const analyzeDatabase = (pgUrl) => pgRun(pgUrl, "ANALYZE");
 
 /** Deletes every Redis key that starts with `prefix` (SCAN, never KEYS: the server may be shared). */
 export async function flushPrefix(redisUrl, prefix) {
