@@ -128,7 +128,7 @@ export class SqliteStore implements Store {
   readonly #notifier: SqliteNotifier;
   #ringAfterCommit = false;
   #closed = false;
-  /** Every statement of queries/*.sql, prepared once at open. */
+  /** Every statement of queries/*.sql, each prepared on its first use (statements.ts). */
   readonly #q: Statements;
   /** Dependency edges: blocking, unblocking, cascades (dependencies.ts). */
   readonly #deps: SqliteDependencies;

@@ -1,6 +1,6 @@
 /**
- * The SQLite store's statements: queries/*.sql with their column lists filled in, prepared once
- * per connection and checked against JobRecord's keys.
+ * The SQLite store's statements: queries/*.sql with their column lists filled in, prepared on first
+ * use per connection and checked against JobRecord's keys.
  * @module
  */
 import type Database from "better-sqlite3";
@@ -126,36 +126,84 @@ if (
   );
 }
 
-/**
- * Prepares every statement of queries/*.sql once, checks that those reading job records yield
- * JobRecord's keys in order, and sets the modes the store reads them in.
- */
-export function prepareStatements(db: Database.Database): Statements {
-  const q = {} as Statements;
-  for (const name of Object.keys(SQL) as StatementName[]) q[name] = db.prepare(SQL[name]);
-  for (const name of RECORD_STATEMENTS) {
-    const columns = q[name].columns().map((c) => c.name);
+/** How the store reads a statement's rows, where not as objects: set as it is prepared. */
+const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName, "pluck" | "raw">([
+  // Claims read rows as arrays for hotRecord(), which costs less than row objects.
+  ["claimQueueTypes", "pluck"],
+  ["claimFair", "raw"],
+  ["fairTypeTurn", "pluck"],
+  ["fairKeyNext", "pluck"],
+  ["fairTurnOf", "pluck"],
+  ["enqueueFinishedId", "pluck"],
+  ["moveDelete", "pluck"],
+  ["dependencyUnfinished", "pluck"],
+  ["dependentsPage", "pluck"],
+  ["claimKeyActive", "raw"],
+  ["rateCount", "pluck"],
+  ["rateLeaving", "pluck"],
+  ["pausedQueues", "pluck"],
+]);
+const NAMES = Object.keys(SQL) as StatementName[];
+
+/** Prepares one statement in the mode the store reads it, checking a record statement's columns. */
+function prepare(db: Database.Database, name: StatementName): Stmt {
+  const stmt = db.prepare(SQL[name]);
+  if (RECORD_STATEMENTS.includes(name)) {
+    const columns = stmt.columns().map((c) => c.name);
     if (columns.join() !== HOT_RECORD_KEYS.join()) {
       throw new Error(
         `${name} in src/store/sqlite/queries does not yield JobRecord's keys in order: ${columns}`,
       );
     }
   }
-  // Claims read rows as arrays for hotRecord(), which costs less than row objects.
-  q.claimQueueTypes.pluck();
-  q.claimFair.raw(true);
-  q.fairTypeTurn.pluck();
-  q.fairKeyNext.pluck();
-  q.fairTurnOf.pluck();
-  q.enqueueFinishedId.pluck();
-  q.moveDelete.pluck();
-  q.dependencyUnfinished.pluck();
-  q.dependentsPage.pluck();
-  q.claimKeyActive.raw(true);
-  q.rateCount.pluck();
-  q.rateLeaving.pluck();
-  q.pausedQueues.pluck();
-  return q;
+  const mode = MODES.get(name);
+  if (mode === "pluck") stmt.pluck();
+  else if (mode === "raw") stmt.raw(true);
+  return stmt;
+}
+
+/**
+ * One connection's statements, each prepared on first use and kept. Lazily because a connection
+ * uses a few of them (a worker's drain about fifteen of ~90), and each prepared statement holds its
+ * compiled program in SQLite's memory: preparing them all at open cost ~1 MB per connection.
+ * A getter on the prototype per statement keeps `q.name` what it was to the callers (and to V8's
+ * inline caches: one shape, no property added after construction).
+ */
+class LazyStatements {
+  readonly #db: Database.Database;
+  readonly #prepared: (Stmt | undefined)[] = new Array(NAMES.length).fill(undefined);
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+  }
+
+  static {
+    NAMES.forEach((name, i) => {
+      Object.defineProperty(LazyStatements.prototype, name, {
+        get(this: LazyStatements): Stmt {
+          this.#prepared[i] ??= prepare(this.#db, name);
+          return this.#prepared[i];
+        },
+      });
+    });
+  }
+}
+
+/** The statements of queries/*.sql for one connection, each prepared on first use. */
+export function prepareStatements(db: Database.Database): Statements {
+  return new LazyStatements(db) as unknown as Statements;
+}
+
+/**
+ * Prepares every statement at once, as a first use would: a statement the schema cannot compile,
+ * or a record statement whose columns are not JobRecord's keys, throws here rather than on the
+ * path that first needs it. For test/integration/sqlite's check of the migrated schema.
+ * @internal
+ */
+export function prepareEvery(db: Database.Database): number {
+  const q = prepareStatements(db);
+  for (const name of NAMES) void q[name];
+  return NAMES.length;
 }
 
 /** The `?` parameters of an enqueue statement (they have no `?` in comments or string literals). */

@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { openQueue } from "../../../src/index.js";
+import { statements } from "../../../src/store/generated/sqlite-queries.js";
+import { prepareEvery, prepareStatements } from "../../../src/store/sqlite/statements.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "errand-stmts-"));
+  dirs.push(dir);
+  return join(dir, "q.db");
+}
+
+/** A second connection to a file errand has opened (and so migrated). */
+async function migrated(): Promise<Database.Database> {
+  const file = tempFile();
+  const queue = await openQueue(`sqlite:${file}`);
+  await queue.close();
+  return new Database(file);
+}
+
+describe("the SQLite store's statements", () => {
+  it("all prepare against the migrated schema, record statements yielding JobRecord's keys", async () => {
+    const db = await migrated();
+    try {
+      expect(prepareEvery(db)).toBe(Object.keys(statements).length);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("are prepared on first use, not at open", () => {
+    // A connection without errand's tables: every statement would fail to prepare, so making
+    // the set must prepare none of them, and the first use of one prepares it (and fails here).
+    const db = new Database(tempFile());
+    try {
+      const q = prepareStatements(db);
+      expect(() => q.getHot).toThrow(/no such table: errand_job/);
+      expect(() => prepareEvery(db)).toThrow(/no such table/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("prepare each statement once per connection", async () => {
+    const db = await migrated();
+    try {
+      const q = prepareStatements(db);
+      expect(q.getHot).toBe(q.getHot);
+      expect(q.getHot).not.toBe(prepareStatements(db).getHot);
+    } finally {
+      db.close();
+    }
+  });
+});
