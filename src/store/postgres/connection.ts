@@ -3,10 +3,11 @@
  * after connection faults, and how database errors become errand's.
  * @module
  */
-import pg from "pg";
+import type pg from "pg";
 import type { Logger } from "pino";
 import { defaultLogger } from "../../default-logger.js";
 import { ErrandError } from "../../errors.js";
+import { pgModule } from "./pg.js";
 
 /** Anything that runs a query: a `pg.Pool`, `pg.Client` or `pg.PoolClient`. */
 export interface Queryable {
@@ -20,7 +21,7 @@ const TYPES = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
     oid === INT8_OID && format !== "binary"
       ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+      : pgModule.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
 };
 
 /** A fault that a fresh connection (and a moment) may cure; anything else is thrown at once. */
@@ -256,7 +257,7 @@ export async function uniqueConflict<T>(query: Promise<T>): Promise<T> {
 
 /** The pool a store opened from a connection string makes for itself (and ends on close). */
 export function createPool(connectionString: string, poolSize: number | undefined): pg.Pool {
-  return new pg.Pool({
+  return new pgModule.Pool({
     connectionString,
     // One more than asked: the LISTEN connection is taken from the pool and kept.
     max: (poolSize ?? 10) + 1,
@@ -268,5 +269,5 @@ export function createPool(connectionString: string, poolSize: number | undefine
 
 /** A `text[]` literal of `values` for a statement without parameters ({@link PgConnection.atCommit}). */
 export function sqlTextArray(values: readonly string[]): string {
-  return `ARRAY[${values.map((v) => pg.escapeLiteral(v)).join(", ")}]::text[]`;
+  return `ARRAY[${values.map((v) => pgModule.escapeLiteral(v)).join(", ")}]::text[]`;
 }

@@ -2,11 +2,12 @@
  * Migrations of the PostgreSQL store: the ledger, the advisory lock, and `migrate()` for deploy steps.
  * @module
  */
-import pg from "pg";
+import type pg from "pg";
 import { ErrandError } from "../../errors.js";
 import { migrations } from "../generated/postgres-migrations.js";
 import { type Queryable, storeError, withClient } from "./connection.js";
 import { checkOptions, checkSchemaName, type PostgresStoreOptions } from "./options.js";
+import { pgModule } from "./pg.js";
 
 /** The newest migration this errand knows. */
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;
@@ -101,7 +102,7 @@ export async function migrate(
   options: Pick<PostgresStoreOptions, "connectionString" | "pool" | "schema">,
 ): Promise<MigrateResult> {
   const o = checkOptions(options);
-  const pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 1 });
+  const pool = o.pool ?? new pgModule.Pool({ connectionString: o.connectionString, max: 1 });
   try {
     return await migratePool(pool, o.schema);
   } catch (error) {
