@@ -184,7 +184,10 @@ export class SqliteStore implements Store {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronousPragma(options)}`);
     db.pragma("temp_store = MEMORY");
-    db.pragma("cache_size = -16000");
+    // SQLite's own default, 2 MB: a queue's hot pages are few (the claim index's head, the
+    // tables' tails), and a 16 MB cache measured no faster in any scenario while each worker's
+    // RSS kept what it filled: ~5 MB after a 20,000-job drain, ~15 MB beside 1,000,000 jobs.
+    db.pragma("cache_size = -2000");
     migrate(db);
     const store = new SqliteStore(db, options);
     store.#notifier.open();
