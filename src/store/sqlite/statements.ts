@@ -164,7 +164,7 @@ function prepare(db: Database.Database, name: StatementName): Stmt {
 
 /**
  * One connection's statements, each prepared on first use and kept. Lazily because a connection
- * uses a few of them (a worker's drain about fifteen of ~90), and each prepared statement holds its
+ * uses a few of them (a worker's drain, six of ~90), and each prepared statement holds its
  * compiled program in SQLite's memory: preparing them all at open cost ~1 MB per connection.
  * A getter on the prototype per statement keeps `q.name` what it was to the callers (and to V8's
  * inline caches: one shape, no property added after construction).
