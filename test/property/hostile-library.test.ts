@@ -253,6 +253,14 @@ async function assertStored(w: World, job: Job, where: string): Promise<void> {
 }
 
 /** What the enqueue options say the stored job must hold. */
+/**
+ * The fields of an options argument an operation accepted: none for `undefined` (or `null`),
+ * which the generators give as a wrong type and an operation may take as "no options".
+ */
+function fieldsOf(options: unknown): Record<string, unknown> {
+  return (options ?? {}) as Record<string, unknown>;
+}
+
 function assertOptionsKept(
   job: Job & { duplicate?: boolean },
   options: Record<string, unknown>,
@@ -573,7 +581,7 @@ for (const backend of selectedBackends({ conformance: true })) {
         () => w.queue.list(options as object),
         (page) => {
           for (const job of page.jobs) assertWellFormedJob(job, "list");
-          const o = options as Record<string, unknown>;
+          const o = fieldsOf(options);
           if (typeof o.limit === "number") expect(page.jobs.length).toBeLessThanOrEqual(o.limit);
           if (o.state !== undefined) expect(page.jobs.every((j) => j.state === o.state)).toBe(true);
         },
@@ -609,7 +617,7 @@ for (const backend of selectedBackends({ conformance: true })) {
           () => w.queue.reschedule(id as string, options as object),
           async (job) => {
             await assertStored(w, job, "reschedule");
-            assertOptionsKept(job, options as Record<string, unknown>, w.clock.now(), "reschedule");
+            assertOptionsKept(job, fieldsOf(options), w.clock.now(), "reschedule");
           },
         );
       },
@@ -674,7 +682,7 @@ for (const backend of selectedBackends({ conformance: true })) {
           "lease",
           () => w.queue.lease(options as object),
           async (jobs) => {
-            const o = options as Record<string, unknown>;
+            const o = fieldsOf(options);
             for (const job of jobs) {
               await assertStored(w, job, "lease");
               expect(job.state).toBe("active");
@@ -726,6 +734,7 @@ for (const backend of selectedBackends({ conformance: true })) {
         const plainOptions =
           typeof o === "object" &&
           o !== null &&
+          !Array.isArray(o) &&
           Object.keys(o).every((k) => k === "retryable") &&
           (o.retryable === undefined || typeof o.retryable === "boolean");
         const before = (await w.queue.get(job.id))!;
@@ -775,7 +784,7 @@ for (const backend of selectedBackends({ conformance: true })) {
             const stored = (await w.queue.get(job.id))!;
             assertWellFormedJob(stored, "heartbeat");
             if (ok) {
-              const leaseMs = durationMs((options as { leaseMs?: unknown }).leaseMs ?? 30_000);
+              const leaseMs = durationMs(fieldsOf(options).leaseMs ?? 30_000);
               if (leaseMs !== undefined) expect(stored.leaseExpiresAt?.getTime()).toBe(now + leaseMs);
             } else expect(namesCurrent(job, ref), "heartbeat: false for the current attempt").toBe(false);
           },
@@ -920,7 +929,7 @@ for (const backend of selectedBackends({ conformance: true })) {
           "new Worker",
           () => new Worker(queue, options as never),
           async (worker) => {
-            const o = options as Record<string, unknown>;
+            const o = fieldsOf(options);
             for (const field of TIMER_OPTIONS) {
               const ms = o[field] === undefined ? undefined : durationMs(o[field]);
               if (ms !== undefined) {
