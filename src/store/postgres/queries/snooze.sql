@@ -11,10 +11,8 @@
 -- Why: one primary-key UPDATE, as release; `n` is read by the final SELECT because PostgreSQL
 -- runs only the plain CTEs that are read.
 --
--- Why `(state = 'active') IS TRUE` (state is NOT NULL, so the same test): written plainly it is
--- errand_job_lease's predicate, and with statistics taken while nearly every job was pending the
--- planner read that index whole (every active job) rather than probe the primary key
--- (completeMany.sql; test/integration/postgres/stale-stats.test.ts).
+-- Why `(state = 'active') IS TRUE`: so the planner probes the primary key whatever the
+-- statistics (checkpoint.sql says why).
 --
 -- $1 id, $2 attempt, $3 run at, $4 now, $5 notify tag.
 -- Returns one row: changed (0 or 1), notified.
