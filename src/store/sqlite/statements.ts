@@ -200,10 +200,9 @@ export function prepareStatements(db: Database.Database): Statements {
  * path that first needs it. For test/integration/sqlite's check of the migrated schema.
  * @internal
  */
-export function prepareEvery(db: Database.Database): number {
+export function prepareEvery(db: Database.Database): void {
   const q = prepareStatements(db);
   for (const name of NAMES) void q[name];
-  return NAMES.length;
 }
 
 /** The `?` parameters of an enqueue statement (they have no `?` in comments or string literals). */

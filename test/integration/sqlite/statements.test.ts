@@ -4,7 +4,6 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { openQueue } from "../../../src/index.js";
-import { statements } from "../../../src/store/generated/sqlite-queries.js";
 import { prepareEvery, prepareStatements } from "../../../src/store/sqlite/statements.js";
 
 const dirs: string[] = [];
@@ -30,7 +29,7 @@ describe("the SQLite store's statements", () => {
   it("all prepare against the migrated schema, record statements yielding JobRecord's keys", async () => {
     const db = await migrated();
     try {
-      expect(prepareEvery(db)).toBe(Object.keys(statements).length);
+      expect(() => prepareEvery(db)).not.toThrow();
     } finally {
       db.close();
     }
