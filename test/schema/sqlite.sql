@@ -98,31 +98,38 @@ CREATE TABLE "errand_job" (
 , key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0, fair_turn INTEGER);
 
 -- table errand_job_done
-CREATE TABLE errand_job_done (
-  id                TEXT PRIMARY KEY,
-  type              TEXT NOT NULL,
-  queue             TEXT NOT NULL,
-  state             TEXT NOT NULL CHECK (state IN ('completed', 'dead', 'cancelled', 'expired')),
-  payload           TEXT NOT NULL,
-  checkpoint        TEXT,
-  result            TEXT,
-  priority          INTEGER NOT NULL,
-  weight            INTEGER NOT NULL,
-  run_at            INTEGER NOT NULL,
-  expires_at        INTEGER,
-  attempt           INTEGER NOT NULL,
-  max_attempts      INTEGER NOT NULL,
-  backoff           TEXT NOT NULL,
-  retry_queue       TEXT,
-  delivery          TEXT NOT NULL,
-  timeout_ms        INTEGER,
-  unique_key        TEXT,
-  errors            TEXT NOT NULL,
-  lease_expirations INTEGER NOT NULL,
-  created_at        INTEGER NOT NULL,
-  started_at        INTEGER,
-  finished_at       INTEGER NOT NULL
-, owner TEXT, depends_on TEXT, on_dependency_failure TEXT NOT NULL DEFAULT 'cancel', key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE "errand_job_done" (
+  id                    TEXT PRIMARY KEY,
+  type                  TEXT NOT NULL,
+  queue                 TEXT NOT NULL,
+  state                 TEXT NOT NULL
+    CHECK (state = 'completed' OR state = 'dead' OR state = 'cancelled' OR state = 'expired'),
+  payload               TEXT NOT NULL,
+  checkpoint            TEXT,
+  result                TEXT,
+  priority              INTEGER NOT NULL,
+  weight                INTEGER NOT NULL,
+  run_at                INTEGER NOT NULL,
+  expires_at            INTEGER,
+  attempt               INTEGER NOT NULL,
+  max_attempts          INTEGER NOT NULL,
+  backoff               TEXT NOT NULL,
+  retry_queue           TEXT,
+  delivery              TEXT NOT NULL,
+  timeout_ms            INTEGER,
+  unique_key            TEXT,
+  errors                TEXT NOT NULL,
+  lease_expirations     INTEGER NOT NULL,
+  created_at            INTEGER NOT NULL,
+  started_at            INTEGER,
+  finished_at           INTEGER NOT NULL,
+  owner                 TEXT,
+  depends_on            TEXT,
+  on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
+  key                   TEXT,
+  debounce_key          TEXT,
+  snoozes               INTEGER NOT NULL DEFAULT 0
+);
 
 -- table errand_job_type
 CREATE TABLE errand_job_type (
@@ -161,4 +168,4 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"}]

@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { defineJob, openQueue } from "../../../src/index.js";
+import { migrations } from "../../../src/store/generated/sqlite-migrations.js";
+import { ManualClock } from "../../../src/testing/index.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "errand-migrate-"));
+  dirs.push(dir);
+  return join(dir, "q.db");
+}
+
+/** A database made by the migrations up to `version`, as an older errand left it. */
+function databaseAt(file: string, version: number): void {
+  const db = new Database(file);
+  db.exec(
+    "CREATE TABLE errand_migration (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  for (const m of migrations.filter((x) => x.version <= version)) {
+    db.exec(m.sql);
+    db.prepare("INSERT INTO errand_migration VALUES (?, ?, ?)").run(m.version, m.name, 0);
+  }
+  db.close();
+}
+
+const noop = defineJob({ type: "noop", handler: async () => null });
+
+describe("the SQLite store's migrations", () => {
+  it("keep every finished job, field for field, through version 9's rebuild of the history table", async () => {
+    const file = tempFile();
+    databaseAt(file, 8);
+    const done = new Database(file);
+    const insert =
+      done.prepare(`INSERT INTO errand_job_done (id, type, queue, state, payload, checkpoint, result,
+      priority, weight, run_at, expires_at, attempt, max_attempts, backoff, retry_queue, delivery, timeout_ms,
+      unique_key, errors, lease_expirations, created_at, started_at, finished_at, owner, depends_on,
+      on_dependency_failure, key, debounce_key, snoozes)
+      VALUES (?, 'noop', 'default', ?, '{"n":1}', '{"c":1}', ?, 2, 3, 1000, 9000, 2, 5,
+      '{"type":"fixed","delayMs":5}', 'r', 'at_most_once', 700, 'u', '[{"attempt":1,"message":"x","at":1}]',
+      1, 900, 950, 2000, 'team', '["d"]', 'run', 'k', 'dk', 4)`);
+    insert.run("a", "completed", '{"ok":true}');
+    insert.run("b", "dead", null);
+    insert.run("c", "cancelled", null);
+    insert.run("d", "expired", null);
+    const before = done.prepare("SELECT * FROM errand_job_done ORDER BY id").all();
+    done.close();
+
+    const queue = await openQueue({ store: `sqlite:${file}`, clock: new ManualClock(5000) });
+    try {
+      expect((await queue.get("a"))!.result).toEqual({ ok: true });
+      expect((await queue.get("b"))!.state).toBe("dead");
+      const { jobs } = await queue.list({ state: "cancelled" });
+      expect(jobs.map((j) => j.id)).toEqual(["c"]);
+      // A new completion goes into the rebuilt table.
+      const job = await queue.enqueue(noop, {});
+      const [leased] = await queue.lease();
+      expect(await queue.complete(leased!, 1)).toBe(true);
+      expect((await queue.get(job.id))!.state).toBe("completed");
+    } finally {
+      await queue.close();
+    }
+    const db = new Database(file);
+    try {
+      const after = db
+        .prepare("SELECT * FROM errand_job_done WHERE id IN ('a','b','c','d') ORDER BY id")
+        .all();
+      expect(after).toEqual(before);
+      expect(db.prepare("SELECT max(version) FROM errand_migration").pluck().get()).toBe(
+        migrations[migrations.length - 1]!.version,
+      );
+      // The check still holds, and compiles to no ephemeral table per insert.
+      expect(() => db.prepare("UPDATE errand_job_done SET state = 'pending' WHERE id = 'a'").run()).toThrow(
+        /CHECK constraint failed/,
+      );
+      const program = db
+        .prepare(`EXPLAIN INSERT INTO errand_job_done (id, type, queue, state, payload, priority, weight, run_at,
+          attempt, max_attempts, backoff, delivery, errors, lease_expirations, created_at, finished_at)
+          VALUES ('z', 't', 'q', 'completed', '{}', 0, 1, 0, 1, 5, '{}', 'at_least_once', '[]', 0, 0, 0)`)
+        .all() as Array<{ opcode: string }>;
+      expect(program.some((op) => op.opcode === "OpenEphemeral")).toBe(false);
+    } finally {
+      db.close();
+    }
+  });
+});
