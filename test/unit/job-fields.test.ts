@@ -532,6 +532,9 @@ describe("the statements that move a job between the two tables", () => {
     expect(moves(stores.sqlite).map((m) => m.name)).toEqual([
       "moveToDone",
       "completeMove",
+      "completeMoveLeaf",
+      "completeLeaves",
+      "completeLeavesNull",
       "dependencyCancel",
       "failKill",
       "replay",

@@ -28,6 +28,18 @@ export const statements = {
   /** completeMany.sql */
   completeMove: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ?;",
   /** completeMany.sql */
+  completeMoveLeaf: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND has_dependents = 0;",
+  /** completeMany.sql */
+  completeLeaves: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', r, ?\nFROM (\n  SELECT j.*, i.value ->> 2 AS r FROM json_each(?) AS i JOIN errand_job AS j ON j.id = i.value ->> 0\n  WHERE j.state = 'active' AND j.attempt = i.value ->> 1 AND j.has_dependents = 0\n);",
+  /** completeMany.sql */
+  deleteLeaves: "DELETE FROM errand_job WHERE id IN (SELECT value ->> 0 FROM json_each(?));",
+  /** completeMany.sql */
+  completeLeavesNull: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', NULL, ?\nFROM (\n  SELECT j.* FROM json_each(?) AS i JOIN errand_job AS j ON j.id = i.key\n  WHERE j.state = 'active' AND j.attempt = i.value AND j.has_dependents = 0\n);",
+  /** completeMany.sql */
+  deleteLeavesNull: "DELETE FROM errand_job WHERE id IN (SELECT key FROM json_each(?));",
+  /** completeMany.sql */
+  completeMovedHere: "SELECT EXISTS (SELECT 1 FROM errand_job_done WHERE id = $id)\n  AND EXISTS (SELECT 1 FROM errand_job WHERE id = $id);",
+  /** completeMany.sql */
   completeDiscard: "DELETE FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND has_dependents = 0\nRETURNING depends_on;",
   /** completeMany.sql */
   deleteJob: "DELETE FROM errand_job WHERE id = ?;",

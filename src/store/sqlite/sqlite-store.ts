@@ -352,10 +352,18 @@ export class SqliteStore implements Store {
 
   completeMany(params: CompleteManyParams): Promise<boolean[]> {
     return this.#write(() => {
+      const moved = params.discard === true ? null : this.#completeLeaves(params);
+      if (moved === true) return params.items.map(() => true);
+      const leaf = this.#q.completeMoveLeaf;
+      const plainDelete = this.#q.deleteJob;
       const move = this.#q.completeMove;
       const del = this.#q.moveDelete;
       const discard = params.discard === true ? this.#q.completeDiscard : null;
       return params.items.map((item) => {
+        if (moved !== null && this.#q.completeMovedHere.get({ id: item.id }) === 1) {
+          plainDelete.run(item.id);
+          return true;
+        }
         // Not kept: one delete, which leaves a job something depends on to the move below.
         if (discard) {
           const gone = discard.get(item.id, item.attempt) as { depends_on: string | null } | undefined;
@@ -364,12 +372,46 @@ export class SqliteStore implements Store {
             return true;
           }
         }
+        if (leaf.run(item.result, params.now, item.id, item.attempt).changes === 1) {
+          plainDelete.run(item.id);
+          return true;
+        }
         if (move.run(item.result, params.now, item.id, item.attempt).changes === 0) return false;
         // The delete says whether anyone waits on the job: only then are dependents looked for.
         if (del.get(item.id) === 1) this.#deps.completed(item.id);
         return true;
       });
     });
+  }
+
+  /**
+   * Moves the batch's jobs that are active under the item's attempt and that nothing depends on,
+   * in one statement (and deletes them in another): `true` when that was every item, `false` when
+   * some were left to completeMany's item-by-item path (the jobs this moved are then in both
+   * tables, which no commit ever sees), `null` for no batch at all (one item, or an id twice).
+   */
+  #completeLeaves({ items, now }: CompleteManyParams): boolean | null {
+    if (items.length < 2) return null;
+    const ids = new Set<string>();
+    let results = false;
+    for (const item of items) {
+      ids.add(item.id);
+      if (item.result !== null) results = true;
+    }
+    if (ids.size !== items.length) return null;
+    if (results) {
+      const arg = JSON.stringify(items.map((i) => [i.id, i.attempt, i.result]));
+      if (this.#q.completeLeaves.run(now, arg).changes !== items.length) return false;
+      this.#q.deleteLeaves.run(arg);
+      return true;
+    }
+    // Every result null (a handler that returns nothing): { id: attempt }, read without a parse per item.
+    const byId: Record<string, number> = Object.create(null);
+    for (const item of items) byId[item.id] = item.attempt;
+    const arg = JSON.stringify(byId);
+    if (this.#q.completeLeavesNull.run(now, arg).changes !== items.length) return false;
+    this.#q.deleteLeavesNull.run(arg);
+    return true;
   }
 
   /** Every item in one write transaction; each is its own compare-and-set, as a lone fail would be. */

@@ -136,6 +136,7 @@ const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName
   ["fairTurnOf", "pluck"],
   ["enqueueFinishedId", "pluck"],
   ["moveDelete", "pluck"],
+  ["completeMovedHere", "pluck"],
   ["dependencyUnfinished", "pluck"],
   ["dependentsPage", "pluck"],
   ["claimKeyActive", "raw"],
