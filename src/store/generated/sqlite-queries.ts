@@ -18,6 +18,8 @@ export const statements = {
   /** claim.sql */
   claimActivate: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id = ?;",
   /** claim.sql */
+  claimActivateMany: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id IN (SELECT value FROM json_each(?));",
+  /** claim.sql */
   rateStart: "INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);",
   /** claim.sql */
   rateForget: "DELETE FROM errand_rate_start WHERE scope = ? AND at <= ?;",

@@ -271,6 +271,17 @@ export class SqliteStore implements Store {
     ];
 
     const activate = this.#q.claimActivate;
+    // A claim without per-key rules or fair types reads nothing between taking a row and the
+    // next walk: its rows are activated together, in one statement per walk (claimActivateMany),
+    // before anything reads the table again. The gate's and the fair turns' reads must see each
+    // row taken, so those claims activate row by row.
+    const simple = gate === null && fair === null;
+    const activateIds: string[] = [];
+    const activateAll = () => {
+      if (activateIds.length === 0) return;
+      this.#q.claimActivateMany.run(p.workerId, leaseExpiresAt, p.now, JSON.stringify(activateIds));
+      activateIds.length = 0;
+    };
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
       const out: JobRecord[] = [];
@@ -281,6 +292,7 @@ export class SqliteStore implements Store {
         const excluded = exhausted();
         const open = excluded.length === 0 ? queueTypes : queueTypes.filter((t) => !excluded.includes(t));
         if (open.length === 0) return { taken: out, full: budget <= 0 };
+        activateAll();
         const rows = this.#walk.candidates(
           open,
           { queue, now: p.now, ...(gate ? gate.params() : NO_KEY_PARAMS) },
@@ -312,7 +324,8 @@ export class SqliteStore implements Store {
           if (w > budget) return { taken: out, full: true };
           budget -= w;
           if (left !== undefined) room.set(row.type, left - 1);
-          activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
+          if (simple) activateIds.push(row.id);
+          else activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
           gate?.took(row);
           if (turn !== null) fair!.took(row, turn);
           row.state = "active";
@@ -327,6 +340,7 @@ export class SqliteStore implements Store {
         if (!skipped || rows.length === 0) return { taken: out, full: budget <= 0 };
       }
     });
+    activateAll();
     fair?.finish();
     if (taken.length > 1 && p.queues.length > 1) taken.sort(claimOrder);
     return taken;

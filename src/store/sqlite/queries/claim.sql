@@ -49,6 +49,9 @@
 --   (errand_job_key_order), which alone may start under `ordered`.
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
 -- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
+-- claimActivateMany: claimActivate for many rows, params 1-3 as it, 4 a JSON array of ids: one
+--   statement per walk instead of one per row (a statement's step, its binding and better-sqlite3's
+--   result object per job) for claims whose rows nothing reads until the next walk (sqlite-store.ts).
 -- Rate limits (key-gate.ts; errand_rate_start, one row per start of a rate-limited scope, `type`
 -- or `type|key`, kept until RATE_FORGET_LAG_MS after it left the window): rateStart 1 scope, 2 now;
 -- rateForget 1 scope, 2 now − period − RATE_FORGET_LAG_MS (the starts long out of every window, so
@@ -99,6 +102,11 @@ GROUP BY type;
 UPDATE errand_job
 SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
 WHERE id = ?;
+
+-- name: claimActivateMany
+UPDATE errand_job
+SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
+WHERE id IN (SELECT value FROM json_each(?));
 
 -- name: rateStart
 INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);
