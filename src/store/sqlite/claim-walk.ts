@@ -7,7 +7,7 @@
 import type Database from "better-sqlite3";
 import type { JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
-import { hotRecord } from "../hot-record.js";
+import { pendingRecord } from "./pending-row.js";
 import { SQL, type Stmt } from "./statements.js";
 
 /**
@@ -60,7 +60,10 @@ export class ClaimWalk {
   #group(types: readonly string[], p: WalkParams, limit: number): JobRecord[] {
     const params: Record<string, unknown> = { ...p, limit };
     for (let i = 0; i < types.length; i++) params[`t${i}`] = types[i];
-    return (this.#statement(types.length).all(params) as unknown[][]).map(hotRecord);
+    const rows = this.#statement(types.length).all(params) as unknown[][];
+    const out: JobRecord[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = pendingRecord(rows[i]!, p.queue);
+    return out;
   }
 
   #statement(arms: number): Stmt {

@@ -4,9 +4,8 @@
  * @module
  */
 import type { JobRecord } from "../../job.js";
-import { JOB_FIELDS } from "../../job-fields.js";
-import { hotRecord } from "../hot-record.js";
 import type { EnqueueResult, KeyRules, NewJob } from "../store.js";
+import { PENDING_COLUMNS, pendingRecord } from "./pending-row.js";
 import type { Statements } from "./statements.js";
 
 /** Gives each inserted job of a fair type its turn (inside the enqueue's write transaction). */
@@ -77,7 +76,7 @@ export class FairClaim {
   ): { row: JobRecord; turn: number } | null {
     const r = this.#q.claimFair.get({ queue, type, now, ...keys }) as unknown[] | undefined;
     if (r === undefined) return null;
-    return { row: hotRecord(r), turn: r[JOB_FIELDS.length] as number };
+    return { row: pendingRecord(r, queue), turn: r[PENDING_COLUMNS] as number };
   }
 
   /** `row`, of turn `turn`, was taken: its turn is over. */

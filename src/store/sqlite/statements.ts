@@ -9,6 +9,7 @@ import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { renderStatements } from "../sql-template.js";
 import type { NewJob } from "../store.js";
+import { PENDING_FIELDS_SQL } from "./pending-row.js";
 
 export type Stmt = Database.Statement;
 export type Statements = Record<StatementName, Stmt>;
@@ -36,17 +37,6 @@ const DONE_FIELDS = selectList(
   () => "NULL",
   (name) => name,
 );
-/**
- * The hot list for rows known to be pending (the claim's candidates): a pending job has no count,
- * so the claim reads a constant instead of evaluating the CASE per row.
- */
-const PENDING_FIELDS = selectList(
-  "hot",
-  () => "NULL",
-  (name) => name,
-  undefined,
-  (f) => (f.name === "blockedBy" ? "0" : undefined),
-);
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
 /**
@@ -57,14 +47,13 @@ export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
  */
 export const SQL: Readonly<Record<StatementName, string>> = renderStatements(statements, {
   hotFields: HOT_FIELDS,
-  pendingFields: PENDING_FIELDS,
+  pendingFields: PENDING_FIELDS_SQL,
   doneFields: DONE_FIELDS,
   sharedColumns: wrapList(SHARED_FIELDS.map((x) => x.column)),
 });
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
 const RECORD_STATEMENTS: readonly StatementName[] = [
-  "claimArm",
   "getHot",
   "getDone",
   "enqueueByUniqueKey",

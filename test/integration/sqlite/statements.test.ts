@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { openQueue } from "../../../src/index.js";
+import { PENDING_FIELDS_SQL, PENDING_REST } from "../../../src/store/sqlite/pending-row.js";
 import { prepareEvery, prepareStatements } from "../../../src/store/sqlite/statements.js";
 
 const dirs: string[] = [];
@@ -54,6 +55,33 @@ describe("the SQLite store's statements", () => {
       const q = prepareStatements(db);
       expect(q.getHot).toBe(q.getHot);
       expect(q.getHot).not.toBe(prepareStatements(db).getHot);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("the SQLite claim's packed row (pending-row.ts)", () => {
+  it("reads a new job's every other field as a NULL rest, and a changed one's as JSON", async () => {
+    const file = tempFile();
+    const queue = await openQueue(`sqlite:${file}`);
+    const fresh = await queue.enqueue("t", { n: 1 });
+    const keyed = await queue.enqueue("t", { n: 2 }, { key: "k", timeoutMs: 5000 });
+    await queue.close();
+    const db = new Database(file, { readonly: true });
+    try {
+      const rest = db
+        .prepare(`SELECT id, rest FROM (SELECT ${PENDING_FIELDS_SQL} FROM errand_job) ORDER BY id`)
+        .raw(true)
+        .all() as Array<[string, string | null]>;
+      expect(rest).toEqual([
+        [fresh.id, null],
+        [keyed.id, expect.any(String)],
+      ]);
+      const packed = JSON.parse(rest[1]![1]!) as unknown[];
+      expect(packed).toHaveLength(PENDING_REST.length);
+      expect(packed[PENDING_REST.findIndex((f) => f.name === "key")]).toBe("k");
+      expect(packed[PENDING_REST.findIndex((f) => f.name === "timeoutMs")]).toBe(5000);
     } finally {
       db.close();
     }
