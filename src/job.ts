@@ -254,8 +254,6 @@ export function jobDate(ms: number): Date {
   return new JobDate(ms);
 }
 
-const date = (ms: number | null) => (ms === null ? null : jobDate(ms));
-
 /**
  * One read-only Date per instant for the jobs of one call: the jobs of an enqueueMany share their
  * run and creation times (and their expiry, when it is given as a span). @internal
@@ -284,8 +282,13 @@ export function parseBackoff(text: string): StoredBackoff {
   return policy;
 }
 
-/** Converts a store record to the public {@link Job}. */
-export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
+/**
+ * Converts a store record to the public {@link Job}.
+ * @param at - how an instant becomes a Date: one per call by default; {@link sharedJobDates} for
+ *   jobs read together (a claim's share its lease and start, and often their run and creation times).
+ */
+export function toJob<P = unknown, R = unknown>(r: JobRecord, at: (ms: number) => Date = jobDate): Job<P, R> {
+  const date = (ms: number | null) => (ms === null ? null : at(ms));
   return {
     id: r.id,
     type: r.type,
@@ -296,7 +299,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     result: r.result === null ? null : (JSON.parse(r.result) as R),
     priority: r.priority,
     weight: r.weight,
-    runAt: jobDate(r.runAt),
+    runAt: at(r.runAt),
     expiresAt: date(r.expiresAt),
     attempt: r.attempt,
     maxAttempts: r.maxAttempts,
@@ -308,7 +311,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord): Job<P, R> {
     leaseExpiresAt: date(r.leaseExpiresAt),
     workerId: r.workerId,
     errors: r.errors === "[]" ? NO_ERRORS : (JSON.parse(r.errors) as JobErrorEntry[]),
-    createdAt: jobDate(r.createdAt),
+    createdAt: at(r.createdAt),
     startedAt: date(r.startedAt),
     finishedAt: date(r.finishedAt),
     owner: r.owner,

@@ -153,7 +153,8 @@ export class StoreDoor {
   /** Leases ready jobs; each is emitted as `active`. */
   async claim(params: ClaimParams): Promise<Job[]> {
     const records = await this.#store.claim(params);
-    const jobs = records.map((r) => toJob(r));
+    const at = sharedJobDates();
+    const jobs = records.map((r) => toJob(r, at));
     if (jobs.length > 0 && this.#events.listenerCount("active") > 0) {
       for (const job of jobs) this.#events.emit("active", job);
     }
