@@ -23,9 +23,9 @@ import type { JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaimAsync } from "../claim-plan.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import { hotRecord } from "../hot-record.js";
 import { type ClaimParams, type KeyRules, rateScope } from "../store.js";
-import { CAP_LOCK, HOT_FIELD_COUNT, KEY_LOCK } from "./columns.js";
+import { CLAIMED_COLUMNS, claimedRecord } from "./claimed-row.js";
+import { CAP_LOCK, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
 import { fairAdvanceText, fairStatements } from "./fair.js";
 import { oneTypeStatements } from "./one-type.js";
@@ -119,7 +119,8 @@ async function claimCappedAlone(
     ),
   );
   const out: JobRecord[] = [];
-  for (const row of rows) if (row[0] !== null) out.push(hotRecord(row));
+  for (const row of rows)
+    if (row[0] !== null) out.push(claimedRecord(row, p.workerId, p.now + p.leaseMs, p.now));
   return out.sort(claimOrder);
 }
 
@@ -280,11 +281,11 @@ function claimGeneral(
       let skipped = false;
       for (const row of rows) {
         if (row[0] === null) {
-          overflow = row[HOT_FIELD_COUNT] === true;
-          skipped = row[HOT_FIELD_COUNT + 1] === true;
+          overflow = row[CLAIMED_COLUMNS] === true;
+          skipped = row[CLAIMED_COLUMNS + 1] === true;
           continue;
         }
-        const record = hotRecord(row);
+        const record = claimedRecord(row, p.workerId, p.now + p.leaseMs, p.now);
         budget -= Math.min(record.weight, weightCap);
         const left = room.get(record.type);
         if (left !== undefined) room.set(record.type, left - 1);
@@ -454,14 +455,14 @@ async function runKeyedClaim(
   const out: KeyedRun = { jobs: [], overflow: false, again: false, slots: 0, locked: false };
   for (const row of rows) {
     if (row[0] !== null) {
-      out.jobs.push(hotRecord(row));
+      out.jobs.push(claimedRecord(row, p.workerId, p.now + p.leaseMs, p.now));
       continue;
     }
-    out.overflow = row[HOT_FIELD_COUNT] === true;
-    out.again = row[HOT_FIELD_COUNT + 1] === true;
-    out.slots = row[HOT_FIELD_COUNT + 2] as number;
-    for (const k of row[HOT_FIELD_COUNT + 3] as string[]) a.state.closed.add(k);
-    const seen = row[HOT_FIELD_COUNT + 4] as string[];
+    out.overflow = row[CLAIMED_COLUMNS] === true;
+    out.again = row[CLAIMED_COLUMNS + 1] === true;
+    out.slots = row[CLAIMED_COLUMNS + 2] as number;
+    for (const k of row[CLAIMED_COLUMNS + 3] as string[]) a.state.closed.add(k);
+    const seen = row[CLAIMED_COLUMNS + 4] as string[];
     out.locked = seen.length > 0;
     for (const k of seen) {
       if (!a.state.seen.has(k)) {

@@ -4,6 +4,7 @@
  * @module
  */
 import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
+import { CLAIMED_COLUMNS, CLAIMED_FIELDS_SQL } from "./claimed-row.js";
 
 /** PostgreSQL types a column a table lacks by its kind, so UNION ALL of both tables agrees. */
 const nullOf = (field: JobField) =>
@@ -18,11 +19,8 @@ const quote = (name: string) => `"${name}"`;
  */
 const HOT_FIELDS = selectList("hot", nullOf, quote);
 const DONE_FIELDS = selectList("done", nullOf, quote);
-/** {@link HOT_FIELDS} with every column qualified by the alias `j` (UPDATE … FROM needs it). */
-const HOT_FIELDS_J = selectList("hot", nullOf, quote, "j");
-
-/** The columns of {@link HOT_FIELDS}; a claim's marker row carries its flags after them. */
-export const HOT_FIELD_COUNT = JOB_FIELDS.length;
+/** A NULL for each column a claim returns: its marker row, whose flags follow them. */
+const CLAIMED_NULLS = wrapList(Array.from({ length: CLAIMED_COLUMNS }, () => "NULL"));
 
 /** `{{sharedColumns}}`: the columns a move between the two tables copies ({@link SHARED_FIELDS}). */
 const SHARED = wrapList(SHARED_FIELDS.map((x) => x.column));
@@ -96,7 +94,7 @@ const walkTypes = (errandJob: string, errandQueuePause: string): string => `peek
 /**
  * The claim's one write (`upd`): each job in `fits` that was not skipped and fits the claimer's
  * weight budget ($5) is activated, its attempt counted, leased to $6 until $7, started at $2, and
- * returned as its hot fields. Every claim statement ends in it, so what a claim writes is written
+ * returned as a packed row (claimed-row.ts). Every claim statement ends in it, so what a claim writes is written
  * here once.
  */
 const leaseFits = (errandJob: string): string => `upd AS (
@@ -104,7 +102,7 @@ const leaseFits = (errandJob: string): string => `upd AS (
   SET state = 'active', attempt = j.attempt + 1, worker_id = $6, lease_expires_at = $7, started_at = $2
   FROM fits f
   WHERE j.id = f.id AND NOT f.skipped AND ($5::bigint IS NULL OR f.used <= $5)
-  RETURNING ${HOT_FIELDS_J}
+  RETURNING ${CLAIMED_FIELDS_SQL}
 )`;
 
 /**
@@ -119,7 +117,7 @@ const takeRanked = (errandJob: string): string => `, fits AS (
 ), ${leaseFits(errandJob)}
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
 UNION ALL
-SELECT ${wrapList(JOB_FIELDS.map(() => "NULL"))},
+SELECT ${CLAIMED_NULLS},
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false)
 FROM fits`;
@@ -144,9 +142,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandCapRoom: `"${schema}".errand_cap_room`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
-    hotFieldsJ: HOT_FIELDS_J,
-    /** A NULL for each hot field: the claim's marker row, whose flags follow them. */
-    hotNulls: wrapList(JOB_FIELDS.map(() => "NULL")),
+    claimedNulls: CLAIMED_NULLS,
     leaseFits: leaseFits(`"${schema}".errand_job`),
     takeRanked: takeRanked(`"${schema}".errand_job`),
     walkTypes: walkTypes(`"${schema}".errand_job`, `"${schema}".errand_queue_pause`),

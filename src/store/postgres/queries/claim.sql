@@ -52,8 +52,10 @@
 --     claim is full) and whether jobs of a type at its cap were passed over (`skipped`: the store
 --     looks again with that type left out of $8). claimCapped differs from claim only in `ranked`,
 --     which marks the jobs beyond their type's room as skipped.
---   - Rows come back as arrays in the order of {{hotFieldsJ}} (the hot fields, each qualified by the
---     alias j, which UPDATE ... FROM needs): hotRecord reads them by position.
+--   - Rows come back as arrays, packed (postgres/claimed-row.ts): a few columns of their own and one
+--     `rest`, NULL while the job's other fields hold a new job's values (the usual case), so pg
+--     decodes 13 fields a job, not 32; claimedRecord reads them by position, and the lease, holder
+--     and start from the claim's own parameters.
 --   - The advisory locks are taken in type order (no deadlock between two claimers), keyed by the
 --     channel name (one per schema) and the type, so installations in other schemas do not contend.
 --   - Row locks: `cand` takes them in claim order (per type, with k > 1), not in the id order the statements that wait
@@ -142,7 +144,7 @@ WITH {{walkTypes}}, fits AS (
 ), {{leaseFits}}
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped FROM upd
 UNION ALL
-SELECT {{hotNulls}},
+SELECT {{claimedNulls}},
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false)
 FROM fits

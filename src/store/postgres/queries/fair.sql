@@ -143,7 +143,7 @@ SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped,
   NULL::integer AS slots, NULL::text[] AS closed, NULL::text[] AS seen
 FROM upd
 UNION ALL
-SELECT {{hotNulls}},
+SELECT {{claimedNulls}},
   coalesce(bool_or(NOT skipped AND $5::bigint IS NOT NULL AND used > $5), false),
   coalesce(bool_or(skipped), false),
   (SELECT n FROM slots),
