@@ -189,5 +189,56 @@ export function exerciseFencing(backend: Backend): void {
         }
       }
     });
+
+    it("settles each item of one completion batch on its own: current, stale, named twice, with dependents, unknown", async () => {
+      // Stores complete a batch of jobs nothing waits for in one pass and settle what it leaves
+      // item by item (SQLite's completeLeaves, PostgreSQL's): every kind of leftover in one batch.
+      const { queue, store, clock } = await backend.setup();
+      const jobs = await queue.enqueueMany(task, [{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+      const waiter = await queue.enqueue(task, { n: 5 }, { dependsOn: [jobs[3]!.id] });
+      const leased = await queue.lease({ limit: 5, leaseMs: 1000 });
+      expect(leased).toHaveLength(5);
+      const by = new Map(leased.map((j) => [j.id, j]));
+      const [a, b, c, d, e] = jobs.map((j) => by.get(j.id)!);
+      // b's lease runs out and it is leased again: attempt 1 is stale, attempt 2 current.
+      await clock.advance(1000);
+      for (const j of [a!, c!, d!, e!]) expect(await queue.heartbeat(j, { leaseMs: 60_000 })).toBe(true);
+      expect((await queue.sweep()).recovered).toBe(1);
+      await clock.advance(2000);
+      const [b2] = await queue.lease({ limit: 1, leaseMs: 60_000 });
+      expect(b2!.id).toBe(b!.id);
+      expect(await queue.complete(e!, "early")).toBe(true);
+      const mixed = await store.completeMany({
+        now: clock.now(),
+        items: [
+          { id: a!.id, attempt: a!.attempt, result: '"a"' },
+          { id: b!.id, attempt: 1, result: '"stale"' },
+          { id: d!.id, attempt: d!.attempt, result: '"d"' },
+          { id: e!.id, attempt: e!.attempt, result: '"late"' },
+          { id: "no-such-job", attempt: 1, result: "1" },
+          { id: b2!.id, attempt: b2!.attempt, result: '"b"' },
+        ],
+      });
+      expect(mixed).toEqual([true, false, true, false, false, true]);
+      // The same attempt twice: the first report wins.
+      const twice = await store.completeMany({
+        now: clock.now(),
+        items: [
+          { id: c!.id, attempt: c!.attempt, result: '"c-first"' },
+          { id: c!.id, attempt: c!.attempt, result: '"c-second"' },
+        ],
+      });
+      expect(twice).toEqual([true, false]);
+      const stored = await Promise.all([a, b, c, d, e].map((j) => queue.get(j!.id)));
+      expect(stored.map((j) => [j!.state, j!.result])).toEqual([
+        ["completed", "a"],
+        ["completed", "b"],
+        ["completed", "c-first"],
+        ["completed", "d"],
+        ["completed", "early"],
+      ]);
+      // d had a dependent: completing it made the waiter ready.
+      expect((await queue.get(waiter.id))!.state).toBe("pending");
+    });
   });
 }

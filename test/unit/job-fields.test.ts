@@ -537,6 +537,7 @@ describe("the statements that move a job between the two tables", () => {
     expect(moves(stores.postgres).map((m) => m.name)).toEqual([
       "cancel",
       "completeMany",
+      "completeLeaves",
       "cancelDependents",
       "expirePending",
       "failMany",

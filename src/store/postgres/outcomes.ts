@@ -33,14 +33,30 @@ export async function completeJobs(
     params.discard === true,
   ];
   type Row = { id: string; attempt: number; deferred: boolean };
-  // One statement for jobs nothing waits for; jobs with dependents come back deferred and are
-  // completed again in a transaction that settles their dependents (dependencies.ts).
-  const rows = await connection.op("pool", (db) =>
-    connection.query<Row>(db, completeSql, args(items, false)),
-  );
   const won = new Set<string>();
+  // Most batches are jobs nothing waits for that nothing else touched: completeLeaves completes
+  // them without row locks. What it leaves (stale attempts, jobs with dependents, rows changed
+  // meanwhile) goes through completeMany, which locks and tells them apart.
+  const leaves = await connection.op("pool", (db) =>
+    connection.query<Row>(db, sql.completeLeaves, [
+      textArray(items.map((i) => i.id)),
+      integerArray(items.map((i) => i.attempt)),
+      textArray(items.map((i) => i.result)),
+      now,
+      params.discard === true,
+    ]),
+  );
+  for (const r of leaves) won.add(`${r.attempt}:${r.id}`);
+  const left = leaves.length === items.length ? [] : items.filter((i) => !won.has(`${i.attempt}:${i.id}`));
   const deferred = new Set<string>();
-  for (const r of rows) (r.deferred ? deferred : won).add(`${r.attempt}:${r.id}`);
+  if (left.length > 0) {
+    // One statement for jobs nothing waits for; jobs with dependents come back deferred and are
+    // completed again in a transaction that settles their dependents (dependencies.ts).
+    const rows = await connection.op("pool", (db) =>
+      connection.query<Row>(db, completeSql, args(left, false)),
+    );
+    for (const r of rows) (r.deferred ? deferred : won).add(`${r.attempt}:${r.id}`);
+  }
   let woke = false;
   if (deferred.size > 0) {
     const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));

@@ -43,6 +43,22 @@
 --     it while one is blocked). Its edges as a dependent go with it, as when pruned. A
 --     data-modifying CTE runs whether or not it is read, so the result comes from `moved`.
 --
+-- completeLeaves: the same for the usual batch, jobs nothing waits for and no other statement
+-- touches meanwhile, without completeMany's row locks. `found` probes each item's row by primary
+-- key (LATERAL … LIMIT 1, as `locked` does) without locking it, keeping those active under the
+-- item's attempt with no dependents, in the snapshot, in id order; the DELETE takes each by its
+-- ctid, in that order (a nested loop over `found`, a Tid Scan per row), so rows are still locked
+-- in id order. A row changed since the snapshot by a committed statement (re-claimed, failed,
+-- cancelled, named as a dependency, completed by a duplicate report) is a new version with
+-- another ctid: under READ COMMITTED the DELETE re-checks `ctid = f.tid` against that version,
+-- which fails, and leaves it. So the DELETE removes exactly the versions `found` vouched for, and
+-- completeMany's locking statement settles whatever it left (the store runs it for those items
+-- alone). The lock `locked` takes is a WAL record and a dirtied heap page per job that the
+-- delete's own lock makes redundant when nothing else touches the row: ~1 of the completion's
+-- 5 WAL records per job (bench/RESULTS.md).
+--   $1 ids, $2 attempts, $3 results, $4 now, $5 discard. Returns (id, attempt) of each attempt
+--   completed.
+--
 -- $1 ids, $2 attempts, $3 results (JSON text), $4 now, $5 also complete jobs with dependents,
 -- $6 discard completed jobs nothing depends on.
 -- Returns (id, attempt, deferred) of each attempt completed (deferred false) and of each current
@@ -79,3 +95,30 @@ WITH input AS (
 SELECT id, attempt, false AS deferred FROM moved
 UNION ALL
 SELECT id, attempt, true FROM held WHERE deferred
+
+-- name: completeLeaves
+WITH input AS (
+  SELECT DISTINCT ON (id, attempt) *
+  FROM unnest($1::text[] COLLATE "C", $2::integer[], $3::text[]) WITH ORDINALITY AS i(id, attempt, result, ord)
+  ORDER BY id, attempt, ord
+), found AS MATERIALIZED (
+  SELECT j.tid, i.result
+  FROM input i CROSS JOIN LATERAL (
+    SELECT j.ctid AS tid FROM {{errandJob}} j
+    WHERE j.id = i.id AND j.attempt = i.attempt AND (j.state = 'active') IS TRUE AND NOT j.has_dependents
+    LIMIT 1
+  ) AS j
+), moved AS (
+  DELETE FROM {{errandJob}} j USING found f
+  WHERE j.ctid = f.tid
+  RETURNING j.*, f.result AS new_result
+), ins AS (
+  INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
+  SELECT {{sharedColumns}}, 'completed', new_result, $4 FROM moved
+  WHERE NOT $5::boolean
+), edges AS (
+  DELETE FROM {{errandDependency}} e USING moved m
+  WHERE $5::boolean AND m.depends_on IS NOT NULL AND e.job_id = m.id
+    AND e.dep_id IN (SELECT jsonb_array_elements_text(m.depends_on::jsonb))
+)
+SELECT id, attempt FROM moved
