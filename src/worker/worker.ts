@@ -348,7 +348,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       /** The last claim filled its chunk with room left: claim again rather than wait. */
       let more = false;
-      const { claimChunk: chunk, claimAhead: pipelined } = this.queue.store.capabilities;
+      const { claimChunk, prefetchChunk, claimAhead: pipelined } = this.queue.store.capabilities;
+      // Claiming ahead, the worker holds its buffer's jobs anyway: claim them in larger chunks.
+      const chunk =
+        this.#prefetch > 0 ? Math.max(claimChunk, Math.min(prefetchChunk, this.#prefetch)) : claimChunk;
       do {
         // With jobs running, let the ones finishing this turn settle first: the claim then asks
         // for all the room they free, in one round trip, instead of a trickle of small claims.

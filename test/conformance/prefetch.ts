@@ -83,7 +83,7 @@ function trackReleases(store: Store, seen: (id: string) => void = () => {}): Arr
  */
 function pipelineClaims(store: Store, chunk: number): void {
   Object.defineProperty(store, "capabilities", {
-    value: { ...store.capabilities, claimChunk: chunk, claimAhead: true },
+    value: { ...store.capabilities, claimChunk: chunk, prefetchChunk: chunk, claimAhead: true },
     configurable: true,
   });
 }

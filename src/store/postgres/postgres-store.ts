@@ -105,6 +105,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // A claim is a transaction: smaller chunks cost a commit each (100: a quarter of the drain
     // rate at concurrency 300).
     claimChunk: 150,
+    prefetchChunk: 500,
     claimAhead: false,
   };
   readonly capabilities = PostgresStore.capabilities;

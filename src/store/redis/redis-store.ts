@@ -92,6 +92,9 @@ export class RedisStore implements Store {
     transactionalEnqueue: false,
     // One cheap script per claim, and the largest worker heap before any job (ioredis).
     claimChunk: 64,
+    // A Lua script runs alone on Redis's one thread: a larger claim would hold every other
+    // client back the longer. claimAhead keeps two chunks of 64 in flight instead.
+    prefetchChunk: 64,
     claimAhead: true,
   };
   readonly capabilities = RedisStore.capabilities;

@@ -118,6 +118,7 @@ export class SqliteStore implements Store {
       multiProcess: filename !== ":memory:",
       transactionalEnqueue: false,
       claimChunk: 150,
+      prefetchChunk: 500,
       claimAhead: false,
     };
   }

@@ -84,6 +84,7 @@ test("opens from a postgres:// or postgresql:// URL with ?schema=, and checks it
     multiProcess: true,
     transactionalEnqueue: true,
     claimChunk: 150,
+    prefetchChunk: 500,
     claimAhead: false,
   });
   await again.close();
