@@ -37,8 +37,8 @@ export interface StoreCapabilities {
    * for up to `min(prefetchChunk, prefetch)` jobs at once (never fewer than {@link claimChunk}).
    * Those jobs wait in the worker's buffer anyway, so claimChunk's bound on what is alive at once
    * buys nothing there, and fewer, larger claims cost the store less per job: on PostgreSQL a
-   * claim is a transaction and a commit, and claims of 450 rather than 150 drained ×1.34 faster
-   * with less CPU per job in the worker (−23%) and the server (−15%) (bench/RESULTS.md, session 17).
+   * claim is a transaction and a commit, and claims of 450 rather than 150 drained ×1.30 faster
+   * with less CPU per job in the worker (−20%) and the server (−12%) (bench/RESULTS.md, session 17).
    */
   readonly prefetchChunk: number;
   /**
