@@ -25,6 +25,18 @@
 --   the delete. A job with dependents, or a stale item, moves nothing here; the store then runs
 --   completeMove and moveDelete as before. Same params as completeMove.
 -- deleteJob params: 1 id: the delete after a move that found no dependents.
+-- completeLeaves: a whole batch's completeMoveLeaf in one statement, for a batch of distinct ids
+--   (sqlite-store.ts #completeLeaves): every item whose job is active under its attempt with no
+--   dependents moves, and the store compares the rows moved with the items. All of them: one
+--   deleteLeaves deletes them, and every item is completed. Fewer: the item-by-item path settles
+--   each item, and completeMovedHere tells which ones this statement moved (a job is in both
+--   tables only between this statement and its delete, inside one write transaction). Two
+--   statements a batch, not two a job. Params: 1 now, 2 JSON array of [id, attempt, result]
+--   (the result as JSON text in a JSON string, or null).
+-- deleteLeaves params: 1 the same array. completeLeavesNull and deleteLeavesNull: the same for a
+--   batch whose results are all null, the array an object { id: attempt } whose keys and values
+--   json_each gives without parsing an element per item.
+-- completeMovedHere params: $id. 1 when the job is in both tables: completeLeaves moved it.
 
 -- name: completeMove
 INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
