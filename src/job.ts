@@ -288,7 +288,6 @@ export function parseBackoff(text: string): StoredBackoff {
  *   jobs read together (a claim's share its lease and start, and often their run and creation times).
  */
 export function toJob<P = unknown, R = unknown>(r: JobRecord, at: (ms: number) => Date = jobDate): Job<P, R> {
-  const date = (ms: number | null) => (ms === null ? null : at(ms));
   return {
     id: r.id,
     type: r.type,
@@ -300,7 +299,7 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord, at: (ms: number) =
     priority: r.priority,
     weight: r.weight,
     runAt: at(r.runAt),
-    expiresAt: date(r.expiresAt),
+    expiresAt: r.expiresAt === null ? null : at(r.expiresAt),
     attempt: r.attempt,
     maxAttempts: r.maxAttempts,
     backoff: parseBackoff(r.backoff),
@@ -308,12 +307,12 @@ export function toJob<P = unknown, R = unknown>(r: JobRecord, at: (ms: number) =
     delivery: r.delivery,
     timeoutMs: r.timeoutMs,
     uniqueKey: r.uniqueKey,
-    leaseExpiresAt: date(r.leaseExpiresAt),
+    leaseExpiresAt: r.leaseExpiresAt === null ? null : at(r.leaseExpiresAt),
     workerId: r.workerId,
     errors: r.errors === "[]" ? NO_ERRORS : (JSON.parse(r.errors) as JobErrorEntry[]),
     createdAt: at(r.createdAt),
-    startedAt: date(r.startedAt),
-    finishedAt: date(r.finishedAt),
+    startedAt: r.startedAt === null ? null : at(r.startedAt),
+    finishedAt: r.finishedAt === null ? null : at(r.finishedAt),
     owner: r.owner,
     dependsOn: r.dependsOn === null ? NO_DEPENDENCIES : (JSON.parse(r.dependsOn) as string[]),
     blockedBy: r.blockedBy ?? 0,
