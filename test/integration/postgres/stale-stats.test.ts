@@ -1,6 +1,6 @@
 /**
- * A batch of outcomes (completeMany, failMany, heartbeatMany) finds each job by primary key,
- * whatever the table's statistics say. With statistics taken while nearly every job was pending
+ * A batch of outcomes (completeMany, completeLeaves, failMany, heartbeatMany) finds each job by
+ * primary key, whatever the table's statistics say. With statistics taken while nearly every job was pending
  * (what autovacuum leaves after a bulk enqueue), `state = 'active'` looked like a row or two, and
  * the planner read every active job (errand_job_lease, whole) for each item: a 20,000-job drain
  * ran ×2.5–4 slower. So did one attempt's checkpoint, release and snooze, once each. Measured here
@@ -54,6 +54,7 @@ test("outcomes, heartbeats, checkpoints, releases and snoozes probe their jobs b
   const now = Date.now();
   const cases: Array<[string, string, unknown[]]> = [
     ["completeMany", sql.completeMany, [ids, attempts, ids.map(() => "null"), now, false, false]],
+    ["completeLeaves", sql.completeLeaves, [ids, attempts, ids.map(() => "null"), now, false]],
     [
       "failMany (retry)",
       sql.failMany,
