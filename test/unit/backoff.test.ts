@@ -150,3 +150,13 @@ describe("backoffDelay", () => {
     expect(backoffDelay(custom, undefined, null, 2, () => 0.999_999)).toBe(2000);
   });
 });
+
+describe("DEFAULT_BACKOFF", () => {
+  it("keeps its stored text, which the SQLite and Redis stores write as '' and read back as this", () => {
+    // Jobs already stored with '' mean exactly this policy: a new default needs a migration that
+    // writes the old text into those rows first, or they would change policy silently.
+    expect(JSON.stringify(DEFAULT_BACKOFF)).toBe(
+      '{"type":"exponential","baseMs":1000,"maxMs":3600000,"factor":2,"jitter":true}',
+    );
+  });
+});

@@ -8,7 +8,7 @@ import { sameSharedFields, standsAlone } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
-import { INSERT_CHUNK, ROW_PARAMS, type Statements, UNIFORM_PARAMS } from "./statements.js";
+import { INSERT_CHUNK, ROW_PARAMS, type Statements, storedBackoff, UNIFORM_PARAMS } from "./statements.js";
 
 /** What inserting needs of the store besides its statements. */
 export interface InsertHooks {
@@ -84,7 +84,7 @@ export function insertJobs(
           args[k++] = j.runAt;
           args[k++] = j.expiresAt;
           args[k++] = j.maxAttempts;
-          args[k++] = j.backoff;
+          args[k++] = storedBackoff(j.backoff);
           args[k++] = j.retryQueue;
           args[k++] = j.delivery;
           args[k++] = j.timeoutMs;
@@ -151,7 +151,7 @@ export function insertJobs(
           j.runAt,
           j.expiresAt,
           j.maxAttempts,
-          j.backoff,
+          storedBackoff(j.backoff),
           j.retryQueue,
           j.delivery,
           j.timeoutMs,
@@ -185,5 +185,6 @@ export function insertJobs(
 function uniformParams(job: NewJob, now: number): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const p of UNIFORM_PARAMS) params[p.column] = p.field === null ? now : job[p.field];
+  params.backoff = storedBackoff(job.backoff);
   return params;
 }

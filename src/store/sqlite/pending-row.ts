@@ -51,7 +51,9 @@ export const PENDING_REST = restFields(PENDING_CORE, [...PENDING_KNOWN.keys()]);
 export const PENDING_FIELDS_SQL: string = wrapList([
   ...PENDING_CORE.map((name) => {
     const f = JOB_FIELDS.find((x) => x.name === name)!;
-    if (name === "backoff") return `nullif(backoff, ${sqlLiteral(DEFAULT_BACKOFF_TEXT)}) AS backoff`;
+    // '' is how the store writes the standard policy (storedBackoff); rows from before hold its text.
+    if (name === "backoff")
+      return `CASE backoff WHEN '' THEN NULL WHEN ${sqlLiteral(DEFAULT_BACKOFF_TEXT)} THEN NULL ELSE backoff END AS backoff`;
     return f.column === name ? name : `${f.column} AS ${name}`;
   }),
   `${restColumn(

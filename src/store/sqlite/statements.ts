@@ -7,12 +7,26 @@ import type Database from "better-sqlite3";
 import { JOB_FIELDS, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
+import { DEFAULT_BACKOFF_TEXT, sqlLiteral } from "../packed-row.js";
 import { renderStatements } from "../sql-template.js";
 import type { NewJob } from "../store.js";
 import { PENDING_FIELDS_SQL } from "./pending-row.js";
 
 export type Stmt = Database.Statement;
 export type Statements = Record<StatementName, Stmt>;
+
+/**
+ * A job's backoff policy as the store writes it: '' for the standard policy (DEFAULT_BACKOFF_TEXT),
+ * as the Redis store does, else its JSON text. The standard policy's text is 78 bytes, more than a
+ * third of a new job's row: writing '' makes a bulk enqueue write ~25% fewer pages (the table and
+ * its indexes), and every move into history copies ~80 bytes fewer. Rows written before hold the
+ * full text, which reads the same. The column is NOT NULL, so '' (never a policy's JSON) rather
+ * than NULL: no table rebuild on upgrade.
+ */
+export const storedBackoff = (text: string): string => (text === DEFAULT_BACKOFF_TEXT ? "" : text);
+
+/** Reads the backoff column back as the policy's JSON text (the inverse of storedBackoff). */
+const BACKOFF_READ = `CASE backoff WHEN '' THEN ${sqlLiteral(DEFAULT_BACKOFF_TEXT)} ELSE backoff END`;
 
 /**
  * A job record's columns, in JobRecord's key order, from each table (derived from
@@ -30,12 +44,16 @@ const HOT_FIELDS = selectList(
   (f) =>
     f.name === "blockedBy"
       ? "CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END"
-      : undefined,
+      : f.name === "backoff"
+        ? BACKOFF_READ
+        : undefined,
 );
 const DONE_FIELDS = selectList(
   "done",
   () => "NULL",
   (name) => name,
+  undefined,
+  (f) => (f.name === "backoff" ? BACKOFF_READ : undefined),
 );
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;

@@ -1,22 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { defineJob, openQueue } from "../../../src/index.js";
 import { migrations } from "../../../src/store/generated/sqlite-migrations.js";
 import { ManualClock } from "../../../src/testing/index.js";
+import { sqliteFiles } from "../../helpers/sqlite-file.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "errand-migrate-"));
-  dirs.push(dir);
-  return join(dir, "q.db");
-}
+const tempFile = sqliteFiles("errand-migrate-");
 
 /** A database made by the migrations up to `version`, as an older errand left it. */
 function databaseAt(file: string, version: number): void {

@@ -1,22 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openQueue } from "../../../src/index.js";
 import { PENDING_FIELDS_SQL, PENDING_REST } from "../../../src/store/sqlite/pending-row.js";
 import { prepareEvery, prepareStatements } from "../../../src/store/sqlite/statements.js";
+import { sqliteFiles } from "../../helpers/sqlite-file.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "errand-stmts-"));
-  dirs.push(dir);
-  return join(dir, "q.db");
-}
+const tempFile = sqliteFiles("errand-stmts-");
 
 /** A second connection to a file errand has opened (and so migrated). */
 async function migrated(): Promise<Database.Database> {
