@@ -453,6 +453,42 @@ export function exercisePrefetch(backend: Backend): void {
       expect(s.mostAtOnce()).toBe(2);
     });
 
+    it("claims in chunks of min(prefetchChunk, prefetch) when prefetching, of claimChunk when not", async () => {
+      const { queue } = await backend.setup();
+      // Small chunks, so a few jobs show each bound; no claim sent ahead, so each claim's limit is
+      // the chunk or the room left, whichever is less.
+      Object.defineProperty(queue.store, "capabilities", {
+        value: { ...queue.store.capabilities, claimChunk: 3, prefetchChunk: 6, claimAhead: false },
+        configurable: true,
+      });
+      /** The limits of the claims that fill a worker with gated jobs; then it drains them. */
+      const claimed = async (options: { concurrency: number; prefetch?: number }) => {
+        const s = steps();
+        await s.gated(queue, 20);
+        const worker = new Worker(queue, { jobs: [s.job], ...options });
+        const claims = watchClaims(queue.store, () => worker.running + worker.prefetched);
+        let done = 0;
+        worker.on("completed", () => done++);
+        await worker.start();
+        const full = options.concurrency + (options.prefetch ?? 0);
+        await vi.waitFor(() => expect(worker.running + worker.prefetched).toBe(full));
+        const limits = claims.sent.map((c) => c.limit);
+        for (const g of s.gates.values()) g.open();
+        await vi.waitFor(() => expect(done).toBe(20));
+        await worker.close();
+        Reflect.deleteProperty(queue.store, "claim"); // the next round watches afresh
+        return limits;
+      };
+      // No prefetch: claimChunk, whatever the room.
+      expect(await claimed({ concurrency: 8 })).toEqual([3, 3, 2]);
+      // Prefetching 4 (below prefetchChunk): chunks of 4.
+      expect(await claimed({ concurrency: 2, prefetch: 4 })).toEqual([4, 2]);
+      // Prefetching 10: chunks of prefetchChunk.
+      expect(await claimed({ concurrency: 2, prefetch: 10 })).toEqual([6, 6]);
+      // Prefetching 1 (below claimChunk): never smaller chunks than claimChunk.
+      expect(await claimed({ concurrency: 4, prefetch: 1 })).toEqual([3, 2]);
+    });
+
     it("gives back, unstarted, the jobs of a claim sent ahead that answers while the worker closes", async () => {
       const { queue } = await backend.setup();
       const s = steps({ maxAttempts: 1 });
