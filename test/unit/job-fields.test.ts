@@ -531,7 +531,6 @@ describe("the statements that move a job between the two tables", () => {
       "completeMove",
       "completeMoveLeaf",
       "completeLeaves",
-      "completeLeavesNull",
       "dependencyCancel",
       "failKill",
       "replay",

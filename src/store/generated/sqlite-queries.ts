@@ -36,10 +36,6 @@ export const statements = {
   /** completeMany.sql */
   deleteLeaves: "DELETE FROM errand_job WHERE id IN (SELECT value ->> 0 FROM json_each(?));",
   /** completeMany.sql */
-  completeLeavesNull: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', NULL, ?\nFROM (\n  SELECT j.* FROM json_each(?) AS i JOIN errand_job AS j ON j.id = i.key\n  WHERE j.state = 'active' AND j.attempt = i.value AND j.has_dependents = 0\n);",
-  /** completeMany.sql */
-  deleteLeavesNull: "DELETE FROM errand_job WHERE id IN (SELECT key FROM json_each(?));",
-  /** completeMany.sql */
   completeMovedHere: "SELECT EXISTS (SELECT 1 FROM errand_job_done WHERE id = $id)\n  AND EXISTS (SELECT 1 FROM errand_job WHERE id = $id);",
   /** completeMany.sql */
   completeDiscard: "DELETE FROM errand_job WHERE id = ? AND state = 'active' AND attempt = ? AND has_dependents = 0\nRETURNING depends_on;",

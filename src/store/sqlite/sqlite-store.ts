@@ -406,26 +406,10 @@ export class SqliteStore implements Store {
    * tables, which no commit ever sees), `null` for no batch at all (one item, or an id twice).
    */
   #completeLeaves({ items, now }: CompleteManyParams): boolean | null {
-    if (items.length < 2) return null;
-    const ids = new Set<string>();
-    let results = false;
-    for (const item of items) {
-      ids.add(item.id);
-      if (item.result !== null) results = true;
-    }
-    if (ids.size !== items.length) return null;
-    if (results) {
-      const arg = JSON.stringify(items.map((i) => [i.id, i.attempt, i.result]));
-      if (this.#q.completeLeaves.run(now, arg).changes !== items.length) return false;
-      this.#q.deleteLeaves.run(arg);
-      return true;
-    }
-    // Every result null (a handler that returns nothing): { id: attempt }, read without a parse per item.
-    const byId: Record<string, number> = Object.create(null);
-    for (const item of items) byId[item.id] = item.attempt;
-    const arg = JSON.stringify(byId);
-    if (this.#q.completeLeavesNull.run(now, arg).changes !== items.length) return false;
-    this.#q.deleteLeavesNull.run(arg);
+    if (items.length < 2 || new Set(items.map((i) => i.id)).size !== items.length) return null;
+    const arg = JSON.stringify(items.map((i) => [i.id, i.attempt, i.result]));
+    if (this.#q.completeLeaves.run(now, arg).changes !== items.length) return false;
+    this.#q.deleteLeaves.run(arg);
     return true;
   }
 

@@ -32,10 +32,8 @@
 --   each item, and completeMovedHere tells which ones this statement moved (a job is in both
 --   tables only between this statement and its delete, inside one write transaction). Two
 --   statements a batch, not two a job. Params: 1 now, 2 JSON array of [id, attempt, result]
---   (the result as JSON text in a JSON string, or null).
--- deleteLeaves params: 1 the same array. completeLeavesNull and deleteLeavesNull: the same for a
---   batch whose results are all null, the array an object { id: attempt } whose keys and values
---   json_each gives without parsing an element per item.
+--   (the result's JSON text as a JSON string).
+-- deleteLeaves params: 1 the same array.
 -- completeMovedHere params: $id. 1 when the job is in both tables: completeLeaves moved it.
 
 -- name: completeMove
@@ -60,17 +58,6 @@ FROM (
 
 -- name: deleteLeaves
 DELETE FROM errand_job WHERE id IN (SELECT value ->> 0 FROM json_each(?));
-
--- name: completeLeavesNull
-INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
-SELECT {{sharedColumns}}, 'completed', NULL, ?
-FROM (
-  SELECT j.* FROM json_each(?) AS i JOIN errand_job AS j ON j.id = i.key
-  WHERE j.state = 'active' AND j.attempt = i.value AND j.has_dependents = 0
-);
-
--- name: deleteLeavesNull
-DELETE FROM errand_job WHERE id IN (SELECT key FROM json_each(?));
 
 -- name: completeMovedHere
 SELECT EXISTS (SELECT 1 FROM errand_job_done WHERE id = $id)
