@@ -207,12 +207,11 @@ describe("the SQL column lists derived from the table", () => {
     for (const list of [pg.hotFields!, pg.doneFields!, JOB_COLUMNS.hot, JOB_COLUMNS.done]) {
       expect(aliases(list)).toEqual(JOB_FIELD_NAMES);
     }
-    const items = listItems;
     JOB_FIELDS.forEach((f, i) => {
-      expect(items(pg.hotFields!)[i]!.startsWith("NULL::")).toBe(!f.hot);
-      expect(items(pg.doneFields!)[i]!.startsWith("NULL::")).toBe(!f.done);
-      expect(items(JOB_COLUMNS.hot)[i]!.startsWith("NULL")).toBe(!f.hot);
-      expect(items(JOB_COLUMNS.done)[i]!.startsWith("NULL")).toBe(!f.done);
+      expect(listItems(pg.hotFields!)[i]!.startsWith("NULL::")).toBe(!f.hot);
+      expect(listItems(pg.doneFields!)[i]!.startsWith("NULL::")).toBe(!f.done);
+      expect(listItems(JOB_COLUMNS.hot)[i]!.startsWith("NULL")).toBe(!f.hot);
+      expect(listItems(JOB_COLUMNS.done)[i]!.startsWith("NULL")).toBe(!f.done);
     });
   });
 
@@ -383,15 +382,15 @@ describe("the SQL column lists derived from the table", () => {
 
 describe("the job-field markers npm run gen expands in queries/*.sql", () => {
   const columnsOf = (fields: readonly JobField[]) => fields.map((f) => f.column);
-  /** A generated list's items (no commas inside them). */
-  const items = (list: string) => list.split(",").map((x) => x.trim());
   const param = (name: string) =>
     `$${INSERT_FIXED_PARAMS + 1 + NEW_JOB_FIELDS.indexOf(name as keyof NewJob)}`;
 
   it("SQLite: the insert columns and a row of values for them, from the table", () => {
-    expect(items(expandSqlMarkers("sqlite", "/*@insertColumns*/", "t"))).toEqual(INSERT_COLUMNS);
+    expect(listItems(expandSqlMarkers("sqlite", "/*@insertColumns*/", "t"))).toEqual(INSERT_COLUMNS);
     const row = expandSqlMarkers("sqlite", "/*@insertRow*/", "t");
-    expect(items(row.slice(1, -1))).toEqual(INSERT_COLUMNS.map((c) => (c === "state" ? "'pending'" : "?")));
+    expect(listItems(row.slice(1, -1))).toEqual(
+      INSERT_COLUMNS.map((c) => (c === "state" ? "'pending'" : "?")),
+    );
     expect(expandSqlMarkers("sqlite", "  /*@insertRows 3*/", "t").split("\n")).toEqual([
       `  ${row},`,
       `  ${row},`,
@@ -403,9 +402,9 @@ describe("the job-field markers npm run gen expands in queries/*.sql", () => {
     expect(columnsOf(INSERT_FIELDS).join(", ")).toBe(
       /\(([^)]*)\)/.exec(sqlFragments("s", "c").insertJob!)![1]!.replace(/\s+/g, " "),
     );
-    const one = items(expandSqlMarkers("postgres", "/*@insertValues one*/", "t"));
-    const uniform = items(expandSqlMarkers("postgres", "/*@insertValues uniform*/", "t"));
-    const unnest = items(expandSqlMarkers("postgres", "/*@insertValues unnest*/", "t"));
+    const one = listItems(expandSqlMarkers("postgres", "/*@insertValues one*/", "t"));
+    const uniform = listItems(expandSqlMarkers("postgres", "/*@insertValues uniform*/", "t"));
+    const unnest = listItems(expandSqlMarkers("postgres", "/*@insertValues unnest*/", "t"));
     INSERT_FIELDS.forEach((f, i) => {
       if (f.name === "state")
         expect([one[i], uniform[i], unnest[i]]).toEqual(["'pending'", "'pending'", "'pending'"]);
@@ -416,7 +415,7 @@ describe("the job-field markers npm run gen expands in queries/*.sql", () => {
         expect(unnest[i]).toBe(`u.${f.column}`);
       }
     });
-    expect(items(expandSqlMarkers("postgres", "/*@unnestColumns*/", "t"))).toEqual(
+    expect(listItems(expandSqlMarkers("postgres", "/*@unnestColumns*/", "t"))).toEqual(
       NEW_JOB_FIELDS.map((n) => JOB_FIELDS.find((f) => f.name === n)!.column),
     );
     expect(expandSqlMarkers("postgres", "/*@unnestArrays id payload*/", "t")).toBe(
@@ -427,10 +426,10 @@ describe("the job-field markers npm run gen expands in queries/*.sql", () => {
 
   it("PostgreSQL: a value for each shared column, the column itself unless the marker says", () => {
     const list = expandSqlMarkers("postgres", "/*@sharedValues id = $2; attempt = 0*/", "t");
-    expect(items(list)).toEqual(
+    expect(listItems(list)).toEqual(
       columnsOf(SHARED_FIELDS).map((c) => (c === "id" ? "$2" : c === "attempt" ? "0" : c)),
     );
-    expect(items(sqlFragments("s", "c").sharedColumns!)).toEqual(columnsOf(SHARED_FIELDS));
+    expect(listItems(sqlFragments("s", "c").sharedColumns!)).toEqual(columnsOf(SHARED_FIELDS));
   });
 
   it("SQLite: the same, with the values' `?`s in the table's order, as the statement binds them", () => {
@@ -439,7 +438,7 @@ describe("the job-field markers npm run gen expands in queries/*.sql", () => {
       "/*@sharedValues run_at = ?; errors = json(?); attempt = 0*/",
       "t",
     );
-    expect(items(list)).toEqual(
+    expect(listItems(list)).toEqual(
       columnsOf(SHARED_FIELDS).map((c) =>
         c === "run_at" ? "?" : c === "errors" ? "json(?)" : c === "attempt" ? "0" : c,
       ),
