@@ -21,6 +21,7 @@ import type { ServerContext } from "./context.js";
 import { registerDashboard } from "./dashboard.js";
 import { clientErrorResponse, toErrorResponse } from "./http-errors.js";
 import { type JobTypeConfig, JobTypeRegistry } from "./job-types.js";
+import { lazyValidators } from "./lazy-validators.js";
 import { LongPoll } from "./long-poll.js";
 import { ServerMetrics } from "./metrics.js";
 import { PushDelivery, type PushOptions } from "./push.js";
@@ -155,6 +156,15 @@ const MAX_PARAM_LENGTH = 3 * 255;
 const ROUTES = [jobRoutes, workerRoutes, typeRoutes, scheduleRoutes, queueRoutes, opsRoutes];
 
 /**
+ * The Ajv options of the server's request validation: requests are checked as sent, never
+ * coerced or trimmed. Exported for the test that compiles every route's schemas with them.
+ * @internal
+ */
+export const SERVER_AJV = {
+  customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false },
+} as const;
+
+/**
  * Builds errand's HTTP server: JSON under `/v1`, the OpenAPI 3.1 document at `/openapi.json`,
  * Prometheus metrics at `/metrics`, `/healthz` and `/readyz`. Call `listen()` on the result; it
  * binds 127.0.0.1 unless told otherwise, and refuses a non-loopback address without auth.
@@ -189,7 +199,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const app = Fastify({
     ...logging,
     bodyLimit,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, strict: false } },
+    ajv: SERVER_AJV,
+    // Each route's validators compiled on its first request, not in ready() (lazy-validators.ts).
+    schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
     forceCloseConnections: true,
     trustProxy: options.trustProxy ?? false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
