@@ -30,6 +30,11 @@ async function drive(queue: Queue, slots: number, done: (started: Job[]) => bool
   }
 }
 
+/** A fair type whose keys run one job at a time. */
+function cappedFair(type: string) {
+  return defineJob({ type, fair: true, keyConcurrency: 1, handler: async () => null });
+}
+
 export function exerciseFair(backend: Backend): void {
   describe("fair", () => {
     it("takes every ready job a claim has room for", async () => {
@@ -156,12 +161,7 @@ export function exerciseFair(backend: Backend): void {
 
     it("keeps keyConcurrency: a turn passes to the next key when a key is at its cap", async () => {
       const { queue } = await backend.setup();
-      const capped = defineJob({
-        type: "sync-capped",
-        fair: true,
-        keyConcurrency: 1,
-        handler: async () => null,
-      });
+      const capped = cappedFair("sync-capped");
       queue.register(capped);
       for (const key of ["a", "b", "c"]) {
         await queue.enqueueMany(
@@ -175,6 +175,31 @@ export function exerciseFair(backend: Backend): void {
       expect(await queue.lease({ limit: 10 })).toEqual([]);
       await queue.complete(got.find((j) => j.key === "b")!, null);
       expect((await queue.lease({ limit: 10 })).map((j) => j.key)).toEqual(["b"]);
+    });
+
+    it("keeps keyConcurrency over a claim larger than a page of turns: one job per key, each key's first", async () => {
+      const { queue } = await backend.setup();
+      const capped = cappedFair("sync-capped-wide");
+      queue.register(capped);
+      // 40 keys' first turns, then their second and third: more than one read of turns (SQLite
+      // reads 16 at a time) before the claim meets keys already running.
+      const keys = Array.from({ length: 40 }, (_, k) => `k${String(k).padStart(2, "0")}`);
+      for (let round = 0; round < 3; round++) {
+        await queue.enqueueBatch(
+          keys.map((key) => ({ job: capped, payload: { key, round }, options: { key } })),
+        );
+      }
+      const got = await queue.lease({ limit: 100 });
+      expect(got.map((j) => j.key).sort()).toEqual(keys);
+      expect(got.every((j) => (j.payload as { round: number }).round === 0)).toBe(true);
+      expect(await queue.lease({ limit: 100 })).toEqual([]);
+      await queue.complete(got.find((j) => j.key === "k17")!, null);
+      await queue.complete(got.find((j) => j.key === "k33")!, null);
+      const next = await queue.lease({ limit: 100 });
+      expect(next.map((j) => [j.key, (j.payload as { round: number }).round]).sort()).toEqual([
+        ["k17", 1],
+        ["k33", 1],
+      ]);
     });
 
     it("gives a late key turns level with the others when a worker of one keyed fair type claims", async () => {

@@ -18,6 +18,8 @@ export const statements = {
   /** claim.sql */
   claimActivate: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id = ?;",
   /** claim.sql */
+  claimActivateTurn: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?,\n  fair_turn = NULL\nWHERE id = ?;",
+  /** claim.sql */
   claimActivateMany: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id IN (SELECT value FROM json_each(?));",
   /** claim.sql */
   rateStart: "INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);",
@@ -118,13 +120,11 @@ export const statements = {
   /** fair.sql */
   fairJobTurn: "UPDATE errand_job SET fair_turn = ? WHERE id = ?;",
   /** fair.sql */
-  fairClear: "UPDATE errand_job SET fair_turn = NULL WHERE id = ?;",
-  /** fair.sql */
   fairTurnOf: "SELECT fair_turn FROM errand_job WHERE id = ?;",
   /** fair.sql */
   fairAdvance: "INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)\nON CONFLICT (type) DO UPDATE SET turn = max(turn, excluded.turn);",
   /** fair.sql */
-  claimFair: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_fair\nWHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT NULL\n  AND run_at <= $now\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, fair_turn, run_at, id\nLIMIT 1;",
+  claimFair: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_fair\nWHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT NULL\n  AND run_at <= $now\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))\nORDER BY priority DESC, fair_turn, run_at, id\nLIMIT 16;",
   /** fireSchedule.sql */
   fireScheduleAdvance: "UPDATE errand_schedule SET next_run_at = ?, updated_at = ? WHERE name = ? AND next_run_at = ?;",
   /** get.sql */

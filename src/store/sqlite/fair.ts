@@ -52,6 +52,8 @@ export class FairClaim {
   readonly #taken = new Map<string, number>();
   /** The jobs this claim took by turn. */
   readonly #ids = new Set<string>();
+  /** Per `queue\0type`: the next jobs by turn read ahead (raw rows), and how many are handed out. */
+  readonly #ahead = new Map<string, { rows: unknown[][]; at: number }>();
 
   constructor(q: Statements, types: ReadonlySet<string>) {
     this.#q = q;
@@ -67,21 +69,38 @@ export class FairClaim {
     return this.#ids.has(row.id) || this.#q.fairTurnOf.get(row.id) !== null;
   }
 
-  /** The type's ready job whose turn it is in `queue`, with its turn; null when none. */
+  /**
+   * The type's ready job whose turn it is in `queue`, with its turn; null when none. The caller
+   * takes it or passes it over (its id into `$skip`, or its key into `$xkeys`) before asking again.
+   * @param keys - the claim's `$skip` and `$xkeys` now; read only when the jobs read ahead
+   *   (claimFair's 16) run out.
+   */
   next(
     queue: string,
     type: string,
     now: number,
-    keys: { skip: string | null; xkeys: string | null },
+    keys: () => { skip: string | null; xkeys: string | null },
   ): { row: JobRecord; turn: number } | null {
-    const r = this.#q.claimFair.get({ queue, type, now, ...keys }) as unknown[] | undefined;
+    const lane = `${queue}\0${type}`;
+    let ahead = this.#ahead.get(lane);
+    if (ahead === undefined || ahead.at === ahead.rows.length) {
+      // Read again past what was handed out: those were taken (their turns are gone) or passed
+      // over (now in $skip or $xkeys), so the statement starts at the next one by turn.
+      const rows = this.#q.claimFair.all({ queue, type, now, ...keys() }) as unknown[][];
+      ahead = { rows, at: 0 };
+      this.#ahead.set(lane, ahead);
+    }
+    const r = ahead.rows[ahead.at];
     if (r === undefined) return null;
+    ahead.at++;
     return { row: pendingRecord(r, queue), turn: r[PENDING_COLUMNS] as number };
   }
 
-  /** `row`, of turn `turn`, was taken: its turn is over. */
+  /**
+   * `row`, of turn `turn`, was taken. Its activation (claim.sql's claimActivateTurn) took its turn
+   * away, so claimFair no longer finds it.
+   */
   took(row: JobRecord, turn: number): void {
-    this.#q.fairClear.run(row.id);
     this.#ids.add(row.id);
     const t = this.#taken.get(row.type);
     if (t === undefined || turn > t) this.#taken.set(row.type, turn);

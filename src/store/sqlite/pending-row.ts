@@ -29,6 +29,9 @@ export const PENDING_CORE: readonly (keyof JobRecord)[] = Object.freeze([
   "maxAttempts",
   "backoff",
   "createdAt",
+  // A column of its own, not in `rest`: a keyed job (keyConcurrency, ordered, fair) would
+  // otherwise make every row of its claims a JSON array for SQLite to build and the claim to parse.
+  "key",
 ]);
 
 /** What every pending job's record holds, besides its queue (the claim's). */
@@ -73,7 +76,7 @@ const INITIAL_REST = restInitials(PENDING_REST);
  * one shape; the check below fails at load if it and the lists above disagree.
  */
 export function pendingRecord(r: readonly unknown[], queue: string): JobRecord {
-  const rest = r[10] === null ? INITIAL_REST : (JSON.parse(r[10] as string) as unknown[]);
+  const rest = r[11] === null ? INITIAL_REST : (JSON.parse(r[11] as string) as unknown[]);
   return {
     id: r[0] as string,
     type: r[1] as string,
@@ -104,9 +107,9 @@ export function pendingRecord(r: readonly unknown[], queue: string): JobRecord {
     dependsOn: rest[12] as string | null,
     blockedBy: 0,
     onDependencyFailure: rest[13] as JobRecord["onDependencyFailure"],
-    key: rest[14] as string | null,
-    debounceKey: rest[15] as string | null,
-    snoozes: rest[16] as number,
+    key: r[10] as string | null,
+    debounceKey: rest[14] as string | null,
+    snoozes: rest[15] as number,
   };
 }
 

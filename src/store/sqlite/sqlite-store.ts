@@ -272,6 +272,8 @@ export class SqliteStore implements Store {
     ];
 
     const activate = this.#q.claimActivate;
+    // A job taken by its turn loses the turn in the same statement (fair.ts).
+    const activateTurn = this.#q.claimActivateTurn;
     // A claim without per-key rules or fair types reads nothing between taking a row and the
     // next walk: its rows are activated together, in one statement per walk (claimActivateMany),
     // before anything reads the table again. The gate's and the fair turns' reads must see each
@@ -326,7 +328,7 @@ export class SqliteStore implements Store {
           budget -= w;
           if (left !== undefined) room.set(row.type, left - 1);
           if (simple) activateIds.push(row.id);
-          else activate.run(p.workerId, leaseExpiresAt, p.now, row.id);
+          else (turn === null ? activate : activateTurn).run(p.workerId, leaseExpiresAt, p.now, row.id);
           gate?.took(row);
           if (turn !== null) fair!.took(row, turn);
           row.state = "active";
@@ -355,8 +357,9 @@ export class SqliteStore implements Store {
     type: string,
     now: number,
   ): { row: JobRecord; turn: number } | null {
+    const keys = gate ? () => gate.params() : () => NO_KEY_PARAMS;
     for (;;) {
-      const pick = fair.next(queue, type, now, gate ? gate.params() : NO_KEY_PARAMS);
+      const pick = fair.next(queue, type, now, keys);
       if (pick === null || !gate || gate.admit(pick.row, queue)) return pick;
       // Refused: the gate now passes it (or its key) over; a type out of room ends the search.
       if (gate.closedTypes.includes(type)) return null;

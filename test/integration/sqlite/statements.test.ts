@@ -55,21 +55,24 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
     const file = tempFile();
     const queue = await openQueue(`sqlite:${file}`);
     const fresh = await queue.enqueue("t", { n: 1 });
-    const keyed = await queue.enqueue("t", { n: 2 }, { key: "k", timeoutMs: 5000 });
+    const changed = await queue.enqueue("t", { n: 2 }, { key: "k", timeoutMs: 5000 });
+    // The key is a column of its own: a keyed job with every other field as new packs nothing.
+    const keyed = await queue.enqueue("t", { n: 3 }, { key: "k2" });
     await queue.close();
     const db = new Database(file, { readonly: true });
     try {
-      const rest = db
-        .prepare(`SELECT id, rest FROM (SELECT ${PENDING_FIELDS_SQL} FROM errand_job) ORDER BY id`)
+      const rows = db
+        .prepare(`SELECT id, key, rest FROM (SELECT ${PENDING_FIELDS_SQL} FROM errand_job) ORDER BY id`)
         .raw(true)
-        .all() as Array<[string, string | null]>;
-      expect(rest).toEqual([
-        [fresh.id, null],
-        [keyed.id, expect.any(String)],
+        .all() as Array<[string, string | null, string | null]>;
+      expect(rows).toEqual([
+        [fresh.id, null, null],
+        [changed.id, "k", expect.any(String)],
+        [keyed.id, "k2", null],
       ]);
-      const packed = JSON.parse(rest[1]![1]!) as unknown[];
+      expect(PENDING_REST.some((f) => f.name === "key")).toBe(false);
+      const packed = JSON.parse(rows[1]![2]!) as unknown[];
       expect(packed).toHaveLength(PENDING_REST.length);
-      expect(packed[PENDING_REST.findIndex((f) => f.name === "key")]).toBe("k");
       expect(packed[PENDING_REST.findIndex((f) => f.name === "timeoutMs")]).toBe(5000);
     } finally {
       db.close();

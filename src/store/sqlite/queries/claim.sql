@@ -52,6 +52,10 @@
 -- claimActivateMany: claimActivate for many rows, params 1-3 as it, 4 a JSON array of ids: one
 --   statement per walk instead of one per row (a statement's step, its binding and better-sqlite3's
 --   result object per job) for claims whose rows nothing reads until the next walk (sqlite-store.ts).
+-- claimActivateTurn: claimActivate for a fair type's job taken by its turn (fair.ts), params as
+--   claimActivate: it also takes the job's turn away (fair_turn NULL, out of errand_job_fair), as
+--   fair.sql's fairClear would in a second statement. Kept apart from claimActivate, which
+--   does not name fair_turn, so that SQLite leaves errand_job_fair out of every other activation.
 -- Rate limits (key-gate.ts; errand_rate_start, one row per start of a rate-limited scope, `type`
 -- or `type|key`, kept until RATE_FORGET_LAG_MS after it left the window): rateStart 1 scope, 2 now;
 -- rateForget 1 scope, 2 now − period − RATE_FORGET_LAG_MS (the starts long out of every window, so
@@ -101,6 +105,12 @@ GROUP BY type;
 -- name: claimActivate
 UPDATE errand_job
 SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
+WHERE id = ?;
+
+-- name: claimActivateTurn
+UPDATE errand_job
+SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?,
+  fair_turn = NULL
 WHERE id = ?;
 
 -- name: claimActivateMany
