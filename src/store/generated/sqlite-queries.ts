@@ -16,11 +16,9 @@ export const statements = {
   /** claim.sql */
   claimActiveCounts: "SELECT type, count(*) AS n\nFROM errand_job\nWHERE state = 'active' AND type IN (SELECT value FROM json_each(?))\nGROUP BY type;",
   /** claim.sql */
-  claimActivate: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id = ?;",
-  /** claim.sql */
-  claimActivateTurn: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?,\n  fair_turn = NULL\nWHERE id = ?;",
-  /** claim.sql */
   claimActivateMany: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?\nWHERE id IN (SELECT value FROM json_each(?));",
+  /** claim.sql */
+  claimActivateTurnMany: "UPDATE errand_job\nSET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?,\n  fair_turn = NULL\nWHERE id IN (SELECT value FROM json_each(?));",
   /** claim.sql */
   rateStart: "INSERT INTO errand_rate_start (scope, at) VALUES (?, ?);",
   /** claim.sql */

@@ -72,8 +72,8 @@ export class FairClaim {
   /**
    * The type's ready job whose turn it is in `queue`, with its turn; null when none. The caller
    * takes it or passes it over (its id into `$skip`, or its key into `$xkeys`) before asking again.
-   * @param keys - the claim's `$skip` and `$xkeys` now; read only when the jobs read ahead
-   *   (claimFair's 16) run out.
+   * @param keys - the claim's `$skip` and `$xkeys` now, asked only when the jobs read ahead
+   *   (claimFair's 16) run out, right before the next read.
    */
   next(
     queue: string,
@@ -97,8 +97,8 @@ export class FairClaim {
   }
 
   /**
-   * `row`, of turn `turn`, was taken. Its activation (claim.sql's claimActivateTurn) took its turn
-   * away, so claimFair no longer finds it.
+   * `row`, of turn `turn`, was taken. Its activation (claim.sql's claimActivateTurnMany, which the
+   * store runs before the next read of turns) takes its turn away, so claimFair no longer finds it.
    */
   took(row: JobRecord, turn: number): void {
     this.#ids.add(row.id);

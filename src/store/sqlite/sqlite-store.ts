@@ -271,19 +271,22 @@ export class SqliteStore implements Store {
       ...(gate?.closedTypes ?? []),
     ];
 
-    const activate = this.#q.claimActivate;
-    // A job taken by its turn loses the turn in the same statement (fair.ts).
-    const activateTurn = this.#q.claimActivateTurn;
-    // A claim without per-key rules or fair types reads nothing between taking a row and the
-    // next walk: its rows are activated together, in one statement per walk (claimActivateMany),
-    // before anything reads the table again. The gate's and the fair turns' reads must see each
-    // row taken, so those claims activate row by row.
-    const simple = gate === null && fair === null;
+    // The claim's rows are activated together, in one statement per read of the table
+    // (claimActivateMany), before the next walk or read of fair turns: nothing else the claim
+    // reads needs them active. The key gate reads a type's running jobs before it takes any of
+    // them, and closes an ordered key as it takes its job, before it would read the key's
+    // earliest again. A job taken by its turn also loses the turn (claimActivateTurnMany).
     const activateIds: string[] = [];
+    const turnIds: string[] = [];
     const activateAll = () => {
-      if (activateIds.length === 0) return;
-      this.#q.claimActivateMany.run(p.workerId, leaseExpiresAt, p.now, JSON.stringify(activateIds));
-      activateIds.length = 0;
+      if (activateIds.length > 0) {
+        this.#q.claimActivateMany.run(p.workerId, leaseExpiresAt, p.now, JSON.stringify(activateIds));
+        activateIds.length = 0;
+      }
+      if (turnIds.length > 0) {
+        this.#q.claimActivateTurnMany.run(p.workerId, leaseExpiresAt, p.now, JSON.stringify(turnIds));
+        turnIds.length = 0;
+      }
     };
 
     const taken = planClaim(p.queues, p.limit, p.random ?? Math.random, (queue, count) => {
@@ -312,7 +315,7 @@ export class SqliteStore implements Store {
           if (fair?.substitutes(row)) {
             // The slot is the type's (even when this row was taken already, in an earlier slot);
             // the job whose turn it is takes it, perhaps this one.
-            const pick = this.#fairPick(fair, gate, queue, row.type, p.now);
+            const pick = this.#fairPick(fair, gate, queue, row.type, p.now, activateAll);
             if (pick === null) {
               skipped = true;
               continue;
@@ -327,8 +330,7 @@ export class SqliteStore implements Store {
           if (w > budget) return { taken: out, full: true };
           budget -= w;
           if (left !== undefined) room.set(row.type, left - 1);
-          if (simple) activateIds.push(row.id);
-          else (turn === null ? activate : activateTurn).run(p.workerId, leaseExpiresAt, p.now, row.id);
+          (turn === null ? activateIds : turnIds).push(row.id);
           gate?.took(row);
           if (turn !== null) fair!.took(row, turn);
           row.state = "active";
@@ -349,15 +351,22 @@ export class SqliteStore implements Store {
     return taken;
   }
 
-  /** The fair type's job whose turn it is and that the claim's rules admit; null when none. */
+  /**
+   * The fair type's job whose turn it is and that the claim's rules admit; null when none.
+   * @param activate - activates the rows the claim took so far: run before turns are read.
+   */
   #fairPick(
     fair: FairClaim,
     gate: KeyGate | null,
     queue: string,
     type: string,
     now: number,
+    activate: () => void,
   ): { row: JobRecord; turn: number } | null {
-    const keys = gate ? () => gate.params() : () => NO_KEY_PARAMS;
+    const keys = () => {
+      activate();
+      return gate ? gate.params() : NO_KEY_PARAMS;
+    };
     for (;;) {
       const pick = fair.next(queue, type, now, keys);
       if (pick === null || !gate || gate.admit(pick.row, queue)) return pick;

@@ -2,7 +2,7 @@
 --
 -- Guarantees:
 --   - One holder: the store runs these inside one BEGIN IMMEDIATE write transaction (the write
---     batcher), so no other connection can claim between reading candidates and claimActivate.
+--     batcher), so no other connection can claim between reading candidates and activating them.
 --   - Order: priority desc, then run_at, then id, within one queue, across the claim's types: the
 --     candidates of k types are k claimArm walks, one per type, merged by one compound statement
 --     (claim-walk.ts: `arm UNION ALL arm … ORDER BY priority DESC, runAt, id LIMIT $limit`).
@@ -48,14 +48,15 @@
 -- claimKeyEarliest params: 1 type, 2 key: its earliest job in the hot set, by (created_at, id)
 --   (errand_job_key_order), which alone may start under `ordered`.
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
--- claimActivate params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 id.
--- claimActivateMany: claimActivate for many rows, params 1-3 as it, 4 a JSON array of ids: one
---   statement per walk instead of one per row (a statement's step, its binding and better-sqlite3's
---   result object per job) for claims whose rows nothing reads until the next walk (sqlite-store.ts).
--- claimActivateTurn: claimActivate for a fair type's job taken by its turn (fair.ts), params as
---   claimActivate: it also takes the job's turn away (fair_turn NULL, out of errand_job_fair), as
---   fair.sql's fairClear would in a second statement. Kept apart from claimActivate, which
---   does not name fair_turn, so that SQLite leaves errand_job_fair out of every other activation.
+-- claimActivateMany params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 a JSON array of
+--   ids: the claim's rows since its last read of the table, in one statement rather than one per
+--   row (a statement's step, its binding and better-sqlite3's result object per job). The store
+--   runs it before each walk and each read of fair turns, so no read of the claim sees a row it
+--   took as pending; the key gate's own reads do not need it (sqlite-store.ts).
+-- claimActivateTurnMany: claimActivateMany for jobs of fair types taken by their turns (fair.ts):
+--   it also takes the turns away (fair_turn NULL, out of errand_job_fair). Kept apart from
+--   claimActivateMany, which does not name fair_turn, so that SQLite leaves errand_job_fair out of
+--   every other activation.
 -- Rate limits (key-gate.ts; errand_rate_start, one row per start of a rate-limited scope, `type`
 -- or `type|key`, kept until RATE_FORGET_LAG_MS after it left the window): rateStart 1 scope, 2 now;
 -- rateForget 1 scope, 2 now − period − RATE_FORGET_LAG_MS (the starts long out of every window, so
@@ -102,20 +103,15 @@ FROM errand_job
 WHERE state = 'active' AND type IN (SELECT value FROM json_each(?))
 GROUP BY type;
 
--- name: claimActivate
-UPDATE errand_job
-SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
-WHERE id = ?;
-
--- name: claimActivateTurn
-UPDATE errand_job
-SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?,
-  fair_turn = NULL
-WHERE id = ?;
-
 -- name: claimActivateMany
 UPDATE errand_job
 SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?
+WHERE id IN (SELECT value FROM json_each(?));
+
+-- name: claimActivateTurnMany
+UPDATE errand_job
+SET state = 'active', attempt = attempt + 1, worker_id = ?, lease_expires_at = ?, started_at = ?,
+  fair_turn = NULL
 WHERE id IN (SELECT value FROM json_each(?));
 
 -- name: rateStart

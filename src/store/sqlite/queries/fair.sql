@@ -8,10 +8,9 @@
 --     type's ready job in the queue with the highest priority, then the lowest turn (then run_at,
 --     id), passing over what the claim's other filters pass over; then the type's turn moves up.
 -- Why: claimFair walks errand_job_fair (queue, type, priority DESC, fair_turn, run_at, id), partial
--- on jobs with a turn (the jobs waiting for theirs: claim.sql's claimActivateTurn takes the turn
--- off a job taken by it, in the activation's own statement), so a claim costs one index probe per
--- job it takes, whatever the number of keys or jobs; rows it must pass over (blocked, future,
--- expired, held back) are walked over.
+-- on jobs with a turn (the jobs waiting for theirs: claim.sql's claimActivateTurnMany takes the
+-- turn off a job taken by it), so a claim reads only the turns it hands out, whatever the number
+-- of keys or jobs; rows it must pass over (blocked, future, expired, held back) are walked over.
 --
 -- fairTypeTurn: 1 type. fairKeyNext: 1 type, 2 key ('' for none). fairKeySet: 1 type, 2 key,
 --   3 next. fairJobTurn: 1 turn, 2 id. fairTurnOf: 1 id (NULL when the job has no turn).
