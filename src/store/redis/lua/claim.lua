@@ -195,9 +195,16 @@ local function key_allows(id, jtype, jkey)
   return true
 end
 
--- Claims one job whose hash is `flat` (HGETALL): "taken", or why not ("skip": expired, "held": its
--- key's rules, "closed": its type's rate limit, "full": the weight budget).
-local function claim_one(id, flat, jtype, queue)
+-- The worker id's HSET fields (push_long: in pieces when long), the same for every job of the claim.
+local holder_fields = {}
+push_long(holder_fields, "h", worker_id)
+
+-- Jobs taken per queue and type, counted into {p}:n and {p}:act once per claim rather than per job.
+local taken_count = {}
+
+-- Claims one job whose hash `key` read `flat` (HGETALL): "taken", or why not ("skip": expired,
+-- "held": its key's rules, "closed": its type's rate limit, "full": the weight budget).
+local function claim_one(id, key, flat, jtype, queue)
   local weight, expires, attempt, jkey, debounce = 1, nil, 0, nil, nil
   for i = 1, #flat, 2 do
     local f = flat[i]
@@ -252,18 +259,26 @@ local function claim_one(id, flat, jtype, queue)
   if debounce and attempt == 0 then
     release_debounce(id, debounce)
   end
-  local key = job_key(id)
-  local args = { "s", "a", "a", attempt + 1, "l", lease_until, "g", ARGV[3] }
-  push_long(args, "h", worker_id)
-  redis.call("HSET", key, unpack(args))
+  -- A first attempt's number as text: Redis formats a Lua number with printf's %.17g.
+  redis.call(
+    "HSET",
+    key,
+    "s",
+    "a",
+    "a",
+    attempt == 0 and "1" or attempt + 1,
+    "l",
+    lease_until,
+    "g",
+    ARGV[3],
+    unpack(holder_fields)
+  )
   if expires then
     redis.call("ZREM", EXP, id)
   end
   leased[#leased + 1] = lease_until
   leased[#leased + 1] = id
-  count("pending", queue, jtype, -1)
-  count("active", queue, jtype, 1)
-  count_active_type(jtype, 1)
+  tally(taken_count, queue, jtype)
   if attempt > 0 then
     bump("retrying", -1)
   end
@@ -305,7 +320,8 @@ local function fair_take(lane, queue, x_id, x_flat)
     end
     for k = 1, #ids, 2 do
       local y = ids[k]
-      local yflat = y == x_id and x_flat or redis.call("HGETALL", job_key(y))
+      local ykey = job_key(y)
+      local yflat = y == x_id and x_flat or redis.call("HGETALL", ykey)
       local s, q, r, c = nil, nil, nil, nil
       for i = 1, #yflat, 2 do
         local f = yflat[i]
@@ -322,7 +338,7 @@ local function fair_take(lane, queue, x_id, x_flat)
       local run_at = tonumber(r or c or "0")
       local outcome = "stale"
       if s == "p" and q == queue and run_at <= now then
-        outcome = claim_one(y, yflat, lane.jtype, queue)
+        outcome = claim_one(y, ykey, yflat, lane.jtype, queue)
       end
       lane.fair_offset = offset
       if outcome == "stale" or outcome == "skip" then
@@ -388,6 +404,14 @@ local function take(queue, want)
       lanes[#lanes + 1] = reader
     end
   end
+  -- Only lanes that share a priority are merged by runAt; a lane alone in its priority is read
+  -- without scores.
+  for i, lane in ipairs(lanes) do
+    local before, after = lanes[i - 1], lanes[i + 1]
+    if not (before and before.score == lane.score) and not (after and after.score == lane.score) then
+      lane.step = 1
+    end
+  end
 
   local g = 1
   while g <= #lanes and #out < want and not full do
@@ -416,7 +440,8 @@ local function take(queue, want)
       if not best then
         break
       end
-      local flat = redis.call("HGETALL", job_key(best_id))
+      local best_key = job_key(best_id)
+      local flat = redis.call("HGETALL", best_key)
       local pending = false
       for i = 1, #flat, 2 do
         if flat[i] == "s" then
@@ -449,7 +474,7 @@ local function take(queue, want)
         -- A lane entry without its pending job (keys lost): drop it.
         paged_take(best)
       else
-        local outcome = claim_one(best_id, flat, best.jtype, queue)
+        local outcome = claim_one(best_id, best_key, flat, best.jtype, queue)
         if outcome == "full" then
           full = true
           break
@@ -461,7 +486,7 @@ local function take(queue, want)
           out[#out + 1] = flat
         end
       end
-      best.pos = best.pos + 2
+      best.pos = best.pos + best.step
     end
   end
 
@@ -481,6 +506,13 @@ for jtype, turn in pairs(turns_taken) do
 end
 if #leased > 0 then
   call_sliced("ZADD", LEASE, leased, 1000)
+end
+for queue, by_type in pairs(taken_count) do
+  for jtype, n in pairs(by_type) do
+    count("pending", queue, jtype, -n)
+    count("active", queue, jtype, n)
+    count_active_type(jtype, n)
+  end
 end
 flush_counts()
 if rate_held_until then

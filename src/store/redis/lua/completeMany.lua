@@ -36,6 +36,10 @@ local discard = ARGV[5] == "1"
 local out = {}
 local unleased = {}
 local done = {}
+-- Per queue and type: jobs that left active, and of them those now completed; counted into {p}:n
+-- and {p}:act once per batch rather than per job.
+local left = {}
+local kept = {}
 for j = 0, n - 1 do
   local i = 6 + 3 * j
   local id = ARGV[i]
@@ -49,9 +53,15 @@ for j = 0, n - 1 do
       release_unique(id, key)
     end
     if keep then
-      local args = { "s", "c", "f", now }
-      local parts = push_long(args, "x", ARGV[i + 2])
-      redis.call("HSET", key, unpack(args))
+      local result = ARGV[i + 2]
+      local parts = 1
+      if #result <= CHUNK or #result > CHUNKED_MAX then
+        redis.call("HSET", key, "s", "c", "f", now, "x", result)
+      else
+        local args = { "s", "c", "f", now }
+        parts = push_long(args, "x", result)
+        redis.call("HSET", key, unpack(args))
+      end
       if f[9] then
         drop_pieces(key, "x", parts)
       end
@@ -61,11 +71,10 @@ for j = 0, n - 1 do
       end
       done[#done + 1] = now
       done[#done + 1] = id
-      count("completed", f[3], f[4], 1)
+      tally(kept, f[3], f[4])
     end
     unleased[#unleased + 1] = id
-    count("active", f[3], f[4], -1)
-    count_active_type(f[4], -1)
+    tally(left, f[3], f[4])
     if f[7] then
       count_key_active(f[4], f[7], -1)
       leave_key_order(id, f[4], f[7])
@@ -89,6 +98,17 @@ if #unleased > 0 then
   call_sliced("ZREM", LEASE, unleased, 1000)
   if #done > 0 then
     call_sliced("ZADD", finished_key("completed"), done, 1000)
+  end
+end
+for queue, by_type in pairs(left) do
+  for jtype, n in pairs(by_type) do
+    count("active", queue, jtype, -n)
+    count_active_type(jtype, -n)
+  end
+end
+for queue, by_type in pairs(kept) do
+  for jtype, n in pairs(by_type) do
+    count("completed", queue, jtype, n)
   end
 end
 if with_dependents then

@@ -158,6 +158,17 @@ local function count(state, queue, jtype, d)
   bump("t|" .. jtype .. "|" .. state, d)
 end
 
+-- Adds one to by_queue[queue][jtype]: scripts that move many jobs tally them per queue and type and
+-- count() each tally once, rather than building the counters' names for every job.
+local function tally(by_queue, queue, jtype)
+  local by_type = by_queue[queue]
+  if not by_type then
+    by_type = {}
+    by_queue[queue] = by_type
+  end
+  by_type[jtype] = (by_type[jtype] or 0) + 1
+end
+
 local active_deltas = {}
 
 local function count_active_type(jtype, d)

@@ -206,13 +206,16 @@ local function paged_add_many(index, pages, flat, ordered)
 end
 
 -- A reader of a paged set in ascending order, `buffer` entries per read, from the first page on;
--- paged_head() gives the current entry, the caller moves `pos` on by 2. Nothing is removed while
--- reading: the caller notes what to remove in `remove[fence]` and calls paged_done() at the end.
+-- paged_head() gives the current entry, the caller moves `pos` on by `step`. Nothing is removed
+-- while reading: the caller notes what to remove in `remove[fence]` and calls paged_done() at the
+-- end. A caller that never needs the scores sets `step` to 1 before the first read: the pages are
+-- then read without them (Redis formats each score as text, and Lua parses it back).
 local function paged_reader(index, pages, buffer)
   return {
     index = index,
     pages = pages,
     buffer = buffer,
+    step = 2,
     rank = -1,
     fence = nil,
     offset = 0,
@@ -224,7 +227,7 @@ local function paged_reader(index, pages, buffer)
   }
 end
 
--- The reader's current entry (member, score), or nil at the end.
+-- The reader's current entry (member, score; score nil when read without scores), or nil at the end.
 local function paged_head(r)
   while r.pos > #r.buf do
     if r.finished then
@@ -240,14 +243,21 @@ local function paged_head(r)
       r.offset = 0
       r.page_drained = false
     end
-    r.buf = redis.call("ZRANGE", r.pages .. r.fence, r.offset, r.offset + r.buffer - 1, "WITHSCORES")
+    if r.step == 2 then
+      r.buf = redis.call("ZRANGE", r.pages .. r.fence, r.offset, r.offset + r.buffer - 1, "WITHSCORES")
+    else
+      r.buf = redis.call("ZRANGE", r.pages .. r.fence, r.offset, r.offset + r.buffer - 1)
+    end
     r.pos = 1
-    r.page_drained = #r.buf < 2 * r.buffer
+    r.page_drained = #r.buf < r.step * r.buffer
     if #r.buf == 0 and r.offset == 0 then
       -- A fence whose page is gone (keys lost): dropped by paged_done().
       r.remove[r.fence] = r.remove[r.fence] or {}
     end
     r.offset = r.offset + r.buffer
+  end
+  if r.step == 1 then
+    return r.buf[r.pos], nil
   end
   return r.buf[r.pos], tonumber(r.buf[r.pos + 1])
 end
