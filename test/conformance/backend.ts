@@ -182,7 +182,7 @@ const redis: Backend = {
   },
   inspect: {
     // The hot set is what the claim and lease indexes hold: ready lanes and {p}:sched (pending),
-    // {p}:lease (active).
+    // {p}:lease (active: its finite scores; its sentinel, at +inf, is no job).
     async hotSet({ url }) {
       const prefix = new URL(url).searchParams.get("prefix")!;
       return withRedis(async (client) => {
@@ -190,7 +190,7 @@ const redis: Backend = {
         for (const key of await keysOf(client, prefix)) {
           if (key.startsWith(`{${prefix}}:r|`)) pending += await client.zcard(key);
         }
-        const active = await client.zcard(`{${prefix}}:lease`);
+        const active = await client.zcount(`{${prefix}}:lease`, "-inf", "(+inf");
         return [
           { state: "active", n: active },
           { state: "pending", n: pending },

@@ -152,7 +152,9 @@ if #due > 0 then
   flush_ready(true)
 end
 
-local leased = {}
+-- {p}:lease's new entries (score, id, ...), LEASE_SENTINEL first: added before them, it makes a
+-- listpack a skiplist before they go in.
+local leased = { "+inf", LEASE_SENTINEL }
 -- Per "<type>|<key>" under rules, as this claim goes: the key's earliest hot job, its active count.
 local key_heads = {}
 local key_active = {}
@@ -504,7 +506,7 @@ for jtype, turn in pairs(turns_taken) do
     redis.call("HSET", FAIR_TURN, jtype, turn)
   end
 end
-if #leased > 0 then
+if #leased > 2 then
   call_sliced("ZADD", LEASE, leased, 1000)
 end
 for queue, by_type in pairs(taken_count) do

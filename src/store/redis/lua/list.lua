@@ -130,8 +130,9 @@ local function head(src)
       end
     else
       local id, score = src.buf[src.pos], tonumber(src.buf[src.pos + 1])
-      -- At the cursor's time, skip what the previous page already gave (ids at or after the cursor's).
-      if max_id and score == max_score and not id_less(id, max_id) then
+      -- At the cursor's time, skip what the previous page already gave (ids at or after the cursor's);
+      -- and {p}:lease's sentinel, which is no job.
+      if (max_id and score == max_score and not id_less(id, max_id)) or id == LEASE_SENTINEL then
         src.pos = src.pos + 2
       else
         return id, score, src.buf[src.pos + 1]

@@ -16,7 +16,7 @@
     {p}:rl|<queue>             zset: the queue's lanes, member "<prio>|<type>", score -prio
     {p}:scratch                zset: sorts a batch inside one script, deleted before it ends
     {p}:sched                  zset: pending jobs not yet due (delayed, retrying), score runAt
-    {p}:lease                  zset: active jobs, score leaseExpiresAt
+    {p}:lease                  zset: active jobs, score leaseExpiresAt; and LEASE_SENTINEL at +inf
     {p}:exp                    zset: pending and blocked jobs with an expiresAt, score expiresAt
     {p}:blocked                zset: blocked jobs (waiting on dependencies), score runAt; in no lane
                                and not in {p}:sched, so claims never see them (read by list only)
@@ -50,6 +50,13 @@ local SCHEMA_VERSION_KEY = P .. "schema_version"
 
 local SCHED = P .. "sched"
 local LEASE = P .. "lease"
+-- A member of {p}:lease that is no job (ids have no spaces), at score +inf, added by every claim that
+-- leases jobs. Longer than zset-max-listpack-value (64 bytes by default), it keeps the set a skiplist:
+-- a listpack (what Redis makes of a set of up to 128 short members, i.e. a worker's leases at
+-- defaults) scans the whole set for each member a claim adds, since new leases sort last; that cost
+-- ~37,000 instructions a job (bench/RESULTS.md, session 20). Readers of {p}:lease pass over it.
+local LEASE_SENTINEL = "errand: keeps this index a skiplist (it is no job: job ids have no spaces), "
+  .. "see includes/prelude.lua"
 local EXP = P .. "exp"
 local UNIQ = P .. "uniq"
 local ACT = P .. "act"
