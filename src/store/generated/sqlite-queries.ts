@@ -32,9 +32,9 @@ export const statements = {
   /** completeMany.sql */
   completeMoveLeaf: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', ?, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND has_dependents = 0;",
   /** completeMany.sql */
-  completeLeaves: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', r, ?\nFROM (\n  SELECT j.*, i.value ->> 2 AS r FROM json_each(?) AS i JOIN errand_job AS j ON j.id = i.value ->> 0\n  WHERE j.state = 'active' AND j.attempt = i.value ->> 1 AND j.has_dependents = 0\n);",
+  completeLeaves: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', r, ?\nFROM (\n  SELECT j.*, i.value ->> 2 AS r FROM jsonb_each(?) AS i JOIN errand_job AS j ON j.id = i.value ->> 0\n  WHERE j.state = 'active' AND j.attempt = i.value ->> 1 AND j.has_dependents = 0\n);",
   /** completeMany.sql */
-  deleteLeaves: "DELETE FROM errand_job WHERE id IN (SELECT value ->> 0 FROM json_each(?));",
+  deleteLeaves: "DELETE FROM errand_job WHERE id IN (SELECT value ->> 0 FROM jsonb_each(?));",
   /** completeMany.sql */
   completeMovedHere: "SELECT EXISTS (SELECT 1 FROM errand_job_done WHERE id = $id)\n  AND EXISTS (SELECT 1 FROM errand_job WHERE id = $id);",
   /** completeMany.sql */
