@@ -6,7 +6,7 @@ export const statements = {
   /** checkpoint.sql */
   checkpoint: "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** claim.sql */
-  claimArm: "SELECT {{pendingFields}}\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key));",
+  claimArm: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key));",
   /** claim.sql */
   claimQueueTypes: "WITH RECURSIVE t(type) AS (\n  SELECT (SELECT type FROM errand_job INDEXED BY errand_job_claim\n          WHERE queue = $queue AND state = 'pending' ORDER BY type LIMIT 1)\n  UNION ALL\n  SELECT (SELECT j.type FROM errand_job AS j INDEXED BY errand_job_claim\n          WHERE j.queue = $queue AND j.state = 'pending' AND j.type > t.type ORDER BY j.type LIMIT 1)\n  FROM t WHERE t.type IS NOT NULL\n)\nSELECT type FROM t WHERE type IS NOT NULL;",
   /** claim.sql */
@@ -117,8 +117,6 @@ export const statements = {
   fairKeySet: "INSERT INTO errand_fair_key (type, key, next) VALUES (?, ?, ?)\nON CONFLICT (type, key) DO UPDATE SET next = excluded.next;",
   /** fair.sql */
   fairJobTurn: "UPDATE errand_job SET fair_turn = ? WHERE id = ?;",
-  /** fair.sql */
-  fairTurnOf: "SELECT fair_turn FROM errand_job WHERE id = ?;",
   /** fair.sql */
   fairAdvance: "INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)\nON CONFLICT (type) DO UPDATE SET turn = max(turn, excluded.turn);",
   /** fair.sql */

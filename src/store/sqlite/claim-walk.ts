@@ -7,7 +7,7 @@
 import type Database from "better-sqlite3";
 import type { JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
-import { pendingRecord } from "./pending-row.js";
+import { PENDING_COLUMNS, pendingRecord } from "./pending-row.js";
 import { SQL, type Stmt } from "./statements.js";
 
 /**
@@ -46,6 +46,8 @@ export function mergedClaimSql(arms: number): string {
 export class ClaimWalk {
   readonly #db: Database.Database;
   readonly #merged: Stmt[] = [];
+  /** The candidates whose row had a fair turn (claimArm's last column), for {@link hadTurn}. */
+  readonly #turned = new WeakSet<JobRecord>();
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -67,8 +69,22 @@ export class ClaimWalk {
     for (let i = 0; i < types.length; i++) params[`t${i}`] = types[i];
     const rows = this.#statement(types.length).all(params) as unknown[][];
     const out: JobRecord[] = new Array(rows.length);
-    for (let i = 0; i < rows.length; i++) out[i] = pendingRecord(rows[i]!, p.queue);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      const record = pendingRecord(row, p.queue);
+      if (row[PENDING_COLUMNS] !== null) this.#turned.add(record);
+      out[i] = record;
+    }
     return out;
+  }
+
+  /**
+   * Whether `candidate`, as {@link candidates} read it, was a job of a fair type waiting for its
+   * turn. Within a claim's write transaction only the claim changes turns, and a job it takes by
+   * its turn is one FairClaim remembers, so the walk's reading stands for the rest of the claim.
+   */
+  hadTurn(candidate: JobRecord): boolean {
+    return this.#turned.has(candidate);
   }
 
   #statement(arms: number): Stmt {

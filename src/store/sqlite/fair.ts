@@ -61,12 +61,13 @@ export class FairClaim {
   }
 
   /**
-   * Whether `row`'s slot goes to the job whose turn it is: its type is fair and it has a turn, or
-   * it was taken by turn already in this claim (a candidate read before it was).
+   * Whether `row`'s slot goes to the job whose turn it is: its type is fair and it has a turn
+   * (`hadTurn`, as the walk read it), or it was taken by turn already in this claim (a candidate
+   * read before it was).
    */
-  substitutes(row: JobRecord): boolean {
+  substitutes(row: JobRecord, hadTurn: boolean): boolean {
     if (!this.#types.has(row.type)) return false;
-    return this.#ids.has(row.id) || this.#q.fairTurnOf.get(row.id) !== null;
+    return hadTurn || this.#ids.has(row.id);
   }
 
   /**

@@ -312,7 +312,7 @@ export class SqliteStore implements Store {
             continue;
           }
           let turn: number | null = null;
-          if (fair?.substitutes(row)) {
+          if (fair?.substitutes(row, this.#walk.hadTurn(row))) {
             // The slot is the type's (even when this row was taken already, in an earlier slot);
             // the job whose turn it is takes it, perhaps this one.
             const pick = this.#fairPick(fair, gate, queue, row.type, p.now, activateAll);

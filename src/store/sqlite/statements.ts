@@ -140,7 +140,6 @@ const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName
   ["claimFair", "raw"],
   ["fairTypeTurn", "pluck"],
   ["fairKeyNext", "pluck"],
-  ["fairTurnOf", "pluck"],
   ["enqueueFinishedId", "pluck"],
   ["moveDelete", "pluck"],
   ["completeMovedHere", "pluck"],

@@ -39,7 +39,9 @@
 --   $now       epoch ms
 --   $skip      JSON array of ids passed over for a per-key rule in this claim, or NULL
 --   $xkeys     JSON array of [type, key] pairs with no room left in this claim, or NULL
--- and the merged statement's $limit: how many rows to read.
+-- and the merged statement's $limit: how many rows to read. Returns the pending fields, then
+--   fair_turn (NULL but for a job of a fair type waiting for its turn): a row of a fair type with
+--   a turn is a slot its turns fill (fair.ts), known without asking the table again per row.
 -- claimQueueTypes params: $queue. Returns the distinct types of its pending jobs.
 -- claimKeyActive params: 1 type. Returns (key, n): the running jobs of each of the type's keys,
 --   read once per claim and type: errand_job_active_type is by type alone (a key's count would
@@ -65,7 +67,7 @@
 -- 1 scope, 2 now − period, 3 count − limit: the start whose leaving makes room.
 
 -- name: claimArm
-SELECT {{pendingFields}}
+SELECT {{pendingFields}}, fair_turn
 FROM errand_job INDEXED BY errand_job_claim
 WHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now
   AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)

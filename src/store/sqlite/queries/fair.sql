@@ -13,7 +13,7 @@
 -- of keys or jobs; rows it must pass over (blocked, future, expired, held back) are walked over.
 --
 -- fairTypeTurn: 1 type. fairKeyNext: 1 type, 2 key ('' for none). fairKeySet: 1 type, 2 key,
---   3 next. fairJobTurn: 1 turn, 2 id. fairTurnOf: 1 id (NULL when the job has no turn).
+--   3 next. fairJobTurn: 1 turn, 2 id.
 -- fairAdvance: 1 type, 2 turn (kept when lower than the type's).
 -- claimFair (named): $queue, $type, $now, $skip, $xkeys as claimArm's. Returns the pending
 --   fields, then fair_turn, of the type's next 16 jobs by turn, which the claim hands out to its
@@ -37,9 +37,6 @@ ON CONFLICT (type, key) DO UPDATE SET next = excluded.next;
 
 -- name: fairJobTurn
 UPDATE errand_job SET fair_turn = ? WHERE id = ?;
-
--- name: fairTurnOf
-SELECT fair_turn FROM errand_job WHERE id = ?;
 
 -- name: fairAdvance
 INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)
