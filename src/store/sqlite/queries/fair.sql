@@ -21,9 +21,9 @@
 --   write transaction nothing but the claim changes them, a job it takes leaves by its turn and
 --   one it passes over stays passed over. Sixteen: a statement per slot cost ~6 µs, a row read
 --   ahead ~2.7, so a claim of one over-reads ~40 µs and a claim of 50 saves ~100. The LIMIT is
---   written in, not bound: bound, each call cost ~32 µs more, even on an empty table, about what
---   preparing the statement costs (~46 µs; better-sqlite3 builds SQLite with STAT4, which
---   re-prepares a statement when a parameter the plan may depend on is bound).
+--   written in, not bound: SQLite reads a LIMIT that is a bare bound parameter when it prepares
+--   the statement, and prepares it again whenever that parameter is bound (~32 µs a call more,
+--   even on an empty table; claim-walk.ts's `$limit + 0`, an expression, avoids it too).
 
 -- name: fairTypeTurn
 SELECT turn FROM errand_fair_type WHERE type = ?;
