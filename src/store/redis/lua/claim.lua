@@ -509,13 +509,7 @@ end
 if #leased > 2 then
   call_sliced("ZADD", LEASE, leased, 1000)
 end
-for queue, by_type in pairs(taken_count) do
-  for jtype, n in pairs(by_type) do
-    count("pending", queue, jtype, -n)
-    count("active", queue, jtype, n)
-    count_active_type(jtype, n)
-  end
-end
+count_moves(taken_count, "pending", "active")
 flush_counts()
 if rate_held_until then
   claimed[#claimed + 1] = rate_held_until

@@ -36,10 +36,10 @@ local discard = ARGV[5] == "1"
 local out = {}
 local unleased = {}
 local done = {}
--- Per queue and type: jobs that left active, and of them those now completed; counted into {p}:n
--- and {p}:act once per batch rather than per job.
-local left = {}
+-- Per queue and type: the jobs now completed, and those deleted (discard); counted into {p}:n and
+-- {p}:act once per batch rather than per job.
 local kept = {}
+local dropped = {}
 for j = 0, n - 1 do
   local i = 6 + 3 * j
   local id = ARGV[i]
@@ -71,10 +71,9 @@ for j = 0, n - 1 do
       end
       done[#done + 1] = now
       done[#done + 1] = id
-      tally(kept, f[3], f[4])
     end
+    tally(keep and kept or dropped, f[3], f[4])
     unleased[#unleased + 1] = id
-    tally(left, f[3], f[4])
     if f[7] then
       count_key_active(f[4], f[7], -1)
       leave_key_order(id, f[4], f[7])
@@ -100,17 +99,8 @@ if #unleased > 0 then
     call_sliced("ZADD", finished_key("completed"), done, 1000)
   end
 end
-for queue, by_type in pairs(left) do
-  for jtype, n in pairs(by_type) do
-    count("active", queue, jtype, -n)
-    count_active_type(jtype, -n)
-  end
-end
-for queue, by_type in pairs(kept) do
-  for jtype, n in pairs(by_type) do
-    count("completed", queue, jtype, n)
-  end
-end
+count_moves(kept, "active", "completed")
+count_moves(dropped, "active", nil)
 if with_dependents then
   local now_n = tonumber(now)
   for _, id in ipairs(with_dependents) do

@@ -159,7 +159,7 @@ local function count(state, queue, jtype, d)
 end
 
 -- Adds one to by_queue[queue][jtype]: scripts that move many jobs tally them per queue and type and
--- count() each tally once, rather than building the counters' names for every job.
+-- count each tally once (count_moves()), rather than building the counters' names for every job.
 local function tally(by_queue, queue, jtype)
   local by_type = by_queue[queue]
   if not by_type then
@@ -173,6 +173,24 @@ local active_deltas = {}
 
 local function count_active_type(jtype, d)
   active_deltas[jtype] = (active_deltas[jtype] or 0) + d
+end
+
+-- Counts each of by_queue's tallies (tally()) as that many jobs of its queue and type moving from
+-- state `from` to state `to` (nil: the job is gone), {p}:act included.
+local function count_moves(by_queue, from, to)
+  for queue, by_type in pairs(by_queue) do
+    for jtype, n in pairs(by_type) do
+      count(from, queue, jtype, -n)
+      if to then
+        count(to, queue, jtype, n)
+      end
+      if from == "active" then
+        count_active_type(jtype, -n)
+      elseif to == "active" then
+        count_active_type(jtype, n)
+      end
+    end
+  end
 end
 
 -- Active jobs per (type, key), in {p}:kact: changed wherever a job with a key enters or leaves
