@@ -4,6 +4,10 @@
  * never in the store).
  */
 import { Redis } from "ioredis";
+import { onTestFinished } from "vitest";
+import { ManualClock } from "../../src/clock.js";
+import { Queue } from "../../src/queue.js";
+import { RedisStore } from "../../src/store/redis/redis-store.js";
 
 /** The test Redis. */
 export const REDIS_URL = process.env.ERRAND_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -41,6 +45,25 @@ export async function keysOf(client: Redis, prefix: string): Promise<string[]> {
     cursor = next;
   } while (cursor !== "0");
   return keys;
+}
+
+/**
+ * A Queue on a Redis store of a fresh prefix, with a ManualClock, for tests that look at the
+ * store's keys (`client`, `prefix`): the store is closed and its keys deleted when the test ends.
+ */
+export async function openRedisQueue(): Promise<{
+  queue: Queue;
+  store: RedisStore;
+  client: Redis;
+  prefix: string;
+  clock: ManualClock;
+}> {
+  const prefix = freshPrefix();
+  onTestFinished(() => deleteKeys(prefix));
+  const store = await RedisStore.open({ url: REDIS_URL, prefix });
+  onTestFinished(() => store.close());
+  const clock = new ManualClock();
+  return { queue: new Queue(store, { clock }), store, client: store.client as Redis, prefix, clock };
 }
 
 /** Deletes every key under a store prefix. */

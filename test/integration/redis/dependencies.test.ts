@@ -4,20 +4,8 @@
  * of a job nobody depends on touches no dependency key; a pruned job takes its edges with it.
  */
 import type { Redis } from "ioredis";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { ManualClock } from "../../../src/clock.js";
-import { Queue } from "../../../src/queue.js";
-import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisSelected } from "../../helpers/redis.js";
-
-async function open(): Promise<{ queue: Queue; client: Redis; prefix: string; clock: ManualClock }> {
-  const prefix = freshPrefix();
-  onTestFinished(() => deleteKeys(prefix));
-  const store = await RedisStore.open({ url: REDIS_URL, prefix });
-  onTestFinished(() => store.close());
-  const clock = new ManualClock();
-  return { queue: new Queue(store, { clock }), client: store.client as Redis, prefix, clock };
-}
+import { describe, expect, it } from "vitest";
+import { keysOf, openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 /** Job ids in the ready lanes' pages and in {p}:sched. */
 async function claimable(client: Redis, prefix: string): Promise<string[]> {
@@ -32,7 +20,7 @@ async function claimable(client: Redis, prefix: string): Promise<string[]> {
 
 describe.runIf(redisSelected())("Redis store: dependencies", () => {
   it("keeps blocked jobs out of every ready lane and {p}:sched until they are unblocked", async () => {
-    const { queue, client, prefix } = await open();
+    const { queue, client, prefix } = await openRedisQueue();
     const root = await queue.enqueue("root", {});
     const later = await queue.enqueue("root", {}, { delayMs: 60_000 });
     const blocked = await queue.enqueueMany(
@@ -58,7 +46,7 @@ describe.runIf(redisSelected())("Redis store: dependencies", () => {
   });
 
   it("marks only jobs that have dependents, and drops a pruned job's edges", async () => {
-    const { queue, client, prefix, clock } = await open();
+    const { queue, client, prefix, clock } = await openRedisQueue();
     const lone = await queue.enqueue("lone", {});
     const dep = await queue.enqueue("dep", {});
     const child = await queue.enqueue("child", {}, { dependsOn: [dep.id] });

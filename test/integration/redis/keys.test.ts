@@ -4,29 +4,16 @@
  * a claim passes over a bounded number of jobs held back by key rules and still serves other
  * types; two jobs with one debounce key in one call make one job.
  */
-import type { Redis } from "ioredis";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { ManualClock } from "../../../src/clock.js";
+import { describe, expect, it } from "vitest";
 import { defineJob } from "../../../src/define-job.js";
-import { Queue } from "../../../src/queue.js";
-import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisSelected } from "../../helpers/redis.js";
-
-async function open(): Promise<{ queue: Queue; client: Redis; prefix: string; clock: ManualClock }> {
-  const prefix = freshPrefix();
-  onTestFinished(() => deleteKeys(prefix));
-  const store = await RedisStore.open({ url: REDIS_URL, prefix });
-  onTestFinished(() => store.close());
-  const clock = new ManualClock();
-  return { queue: new Queue(store, { clock }), client: store.client as Redis, prefix, clock };
-}
+import { keysOf, openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 const sync = defineJob({ type: "sync", keyConcurrency: 2, handler: async () => null });
 const ledger = defineJob({ type: "ledger", ordered: true, handler: async () => null });
 
 describe.runIf(redisSelected())("Redis store: keys, debounce", () => {
   it("keeps a key's active count, order and debounce entry only while its jobs are hot", async () => {
-    const { queue, client, prefix, clock } = await open();
+    const { queue, client, prefix, clock } = await openRedisQueue();
     const p = `{${prefix}}:`;
     queue.register(sync);
     queue.register(ledger);
@@ -90,7 +77,7 @@ describe.runIf(redisSelected())("Redis store: keys, debounce", () => {
   });
 
   it("passes over at most 1,000 jobs held back by key rules per claim, and still serves other types", async () => {
-    const { queue } = await open();
+    const { queue } = await openRedisQueue();
     queue.register(ledger);
     const held = await queue.enqueueMany(
       ledger,
@@ -109,7 +96,7 @@ describe.runIf(redisSelected())("Redis store: keys, debounce", () => {
   });
 
   it("makes one job of two with the same debounce key in one call, with the later payload", async () => {
-    const { queue, clock } = await open();
+    const { queue, clock } = await openRedisQueue();
     const [a, b] = await queue.enqueueMany("t", [{ n: 1 }, { n: 2 }], {
       debounce: { key: "d", delayMs: 1_000 },
     });

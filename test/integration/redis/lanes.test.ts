@@ -4,15 +4,11 @@
  * still take jobs in (priority, runAt, id) order, and every page must stay small and compact,
  * whatever order jobs arrive and leave in.
  */
-import type { Redis } from "ioredis";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_BACKOFF } from "../../../src/backoff.js";
-import { ManualClock } from "../../../src/clock.js";
-import { Queue } from "../../../src/queue.js";
-import { RedisStore } from "../../../src/store/redis/redis-store.js";
 import type { NewJob } from "../../../src/store/store.js";
 import { newJob } from "../../helpers/new-job.js";
-import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisSelected } from "../../helpers/redis.js";
+import { keysOf, openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 /** A small seeded generator (mulberry32), so a failure replays. */
 function seeded(seed: number): () => number {
@@ -38,13 +34,7 @@ function claimOrder(a: Entry, b: Entry): number {
 
 describe.runIf(redisSelected())("Redis store: ready lanes in pages", () => {
   it("claims in (priority, runAt, id) order through page splits, out-of-order arrivals, cancels and reschedules", async () => {
-    const prefix = freshPrefix();
-    onTestFinished(() => deleteKeys(prefix));
-    const store = await RedisStore.open({ url: REDIS_URL, prefix });
-    onTestFinished(() => store.close());
-    const client = store.client as Redis;
-    const clock = new ManualClock();
-    const queue = new Queue(store, { clock });
+    const { queue, store, client, prefix, clock } = await openRedisQueue();
     const now = clock.now();
     const random = seeded(7);
     const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)]!;

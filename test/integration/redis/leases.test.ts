@@ -4,24 +4,14 @@
  * makes of a set of up to 128 short members: a worker's leases at defaults) every lease a claim
  * added scanned the whole set. Each reader of the index must pass over the sentinel.
  */
-import type { Redis } from "ioredis";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { ManualClock } from "../../../src/clock.js";
+import { describe, expect, it } from "vitest";
 import type { Job } from "../../../src/job.js";
-import { Queue } from "../../../src/queue.js";
 import { scripts } from "../../../src/store/generated/redis-scripts.js";
-import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import { deleteKeys, freshPrefix, REDIS_URL, redisSelected } from "../../helpers/redis.js";
+import { openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 describe.runIf(redisSelected())("Redis store: the lease index", () => {
   it("stays a skiplist from the first claim, and no reader takes its sentinel for a job", async () => {
-    const prefix = freshPrefix();
-    onTestFinished(() => deleteKeys(prefix));
-    const store = await RedisStore.open({ url: REDIS_URL, prefix });
-    onTestFinished(() => store.close());
-    const client = store.client as Redis;
-    const clock = new ManualClock();
-    const queue = new Queue(store, { clock });
+    const { queue, store, client, prefix, clock } = await openRedisQueue();
     const lease = `{${prefix}}:lease`;
 
     // A claim that leases nothing adds nothing.

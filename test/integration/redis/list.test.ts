@@ -3,12 +3,10 @@
  * finished by finishedAt) and merges them, latest first: paging must still give every job exactly
  * once, ties within a millisecond included.
  */
-import { describe, expect, it, onTestFinished } from "vitest";
-import { ManualClock } from "../../../src/clock.js";
+import { describe, expect, it } from "vitest";
 import type { Job, JobState } from "../../../src/job.js";
-import { type ListOptions, Queue } from "../../../src/queue.js";
-import { RedisStore } from "../../../src/store/redis/redis-store.js";
-import { deleteKeys, freshPrefix, REDIS_URL, redisSelected } from "../../helpers/redis.js";
+import type { ListOptions, Queue } from "../../../src/queue.js";
+import { openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 async function all(queue: Queue, options: ListOptions): Promise<Job[][]> {
   const pages: Job[][] = [];
@@ -30,12 +28,7 @@ function listedAt(j: Job): number {
 
 describe.runIf(redisSelected())("Redis store: list", () => {
   it("pages through every job exactly once, latest first, with and without filters", async () => {
-    const prefix = freshPrefix();
-    onTestFinished(() => deleteKeys(prefix));
-    const store = await RedisStore.open({ url: REDIS_URL, prefix });
-    onTestFinished(() => store.close());
-    const clock = new ManualClock();
-    const queue = new Queue(store, { clock });
+    const { queue, clock } = await openRedisQueue();
 
     // Many jobs per millisecond, in every state, two types and two queues.
     const ids = new Map<string, { type: string; queue: string }>();

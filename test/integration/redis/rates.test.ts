@@ -5,23 +5,11 @@
  * rate limits leaves no such set; and a window holding more starts than its limit (the limit
  * lowered) opens when the start that must leave has left.
  */
-import type { Redis } from "ioredis";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { ManualClock } from "../../../src/clock.js";
+import { describe, expect, it } from "vitest";
 import { defineJob } from "../../../src/define-job.js";
-import { Queue } from "../../../src/queue.js";
-import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import type { Queue } from "../../../src/queue.js";
 import { RATE_FORGET_LAG_MS, type RateRule } from "../../../src/store/store.js";
-import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisSelected } from "../../helpers/redis.js";
-
-async function open(): Promise<{ queue: Queue; client: Redis; prefix: string; clock: ManualClock }> {
-  const prefix = freshPrefix();
-  onTestFinished(() => deleteKeys(prefix));
-  const store = await RedisStore.open({ url: REDIS_URL, prefix });
-  onTestFinished(() => store.close());
-  const clock = new ManualClock();
-  return { queue: new Queue(store, { clock }), client: store.client as Redis, prefix, clock };
-}
+import { keysOf, openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 function claimWith(queue: Queue, type: string, rate: RateRule) {
   const rateLimits: Record<string, RateRule> = Object.assign(Object.create(null), { [type]: rate });
@@ -41,7 +29,7 @@ function claimWith(queue: Queue, type: string, rate: RateRule) {
 
 describe.runIf(redisSelected())("Redis store: rate limits", () => {
   it("keeps only the starts inside the window, per scope, under the prefix's hash tag", async () => {
-    const { queue, client, prefix, clock } = await open();
+    const { queue, client, prefix, clock } = await openRedisQueue();
     const p = `{${prefix}}:`;
     const sync = defineJob({
       type: "sync",
@@ -73,7 +61,7 @@ describe.runIf(redisSelected())("Redis store: rate limits", () => {
   });
 
   it("counts a job released and claimed again at the same instant as two starts", async () => {
-    const { queue, client, prefix } = await open();
+    const { queue, client, prefix } = await openRedisQueue();
     await queue.enqueueMany(
       "t",
       Array.from({ length: 3 }, (_, i) => ({ i })),
@@ -88,7 +76,7 @@ describe.runIf(redisSelected())("Redis store: rate limits", () => {
   });
 
   it("leaves no rate keys behind a claim without rate limits", async () => {
-    const { queue, client, prefix } = await open();
+    const { queue, client, prefix } = await openRedisQueue();
     await queue.enqueueMany(
       "t",
       Array.from({ length: 3 }, (_, i) => ({ i })),
@@ -100,7 +88,7 @@ describe.runIf(redisSelected())("Redis store: rate limits", () => {
   });
 
   it("opens a window over its limit when the start that must leave has left", async () => {
-    const { queue, clock } = await open();
+    const { queue, clock } = await openRedisQueue();
     const start = clock.now();
     await queue.enqueueMany(
       "t",
