@@ -28,6 +28,7 @@ import { CLAIMED_COLUMNS, claimedRecord } from "./claimed-row.js";
 import { CAP_LOCK, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
 import { fairAdvanceText, fairStatements } from "./fair.js";
+import { literalLimits } from "./literal-limit.js";
 import { oneTypeStatements } from "./one-type.js";
 import { Rates } from "./rates.js";
 
@@ -276,7 +277,10 @@ function claimGeneral(
         text = texts.claimCapped;
       }
       if (fair !== null && turnOf === null) values.push(fairTypes);
-      const rows = await connection.query<unknown[]>(db, text, values, true);
+      // One open type: its limit written in keeps one plan (literal-limit.ts). The merged walk's
+      // generic plan would still assume ten open types, so it is planned per call either way.
+      const run = types.length === 1 ? literalLimits(sql).statement(text, values) : { text, values };
+      const rows = await connection.query<unknown[]>(db, run.text, run.values, true);
       let overflow = false;
       let skipped = false;
       for (const row of rows) {

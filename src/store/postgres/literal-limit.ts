@@ -1,0 +1,91 @@
+/**
+ * Claim statements with their row limit written into the text, so PostgreSQL keeps one plan.
+ *
+ * A prepared statement is planned for its parameters (a custom plan) five times; after that
+ * PostgreSQL keeps a generic plan, made once, only if its estimated cost is no higher than the
+ * custom plans' average (plancache.c, choose_custom_plan). A generic plan cannot know `LIMIT $3`
+ * and assumes the walk's first 10% of rows are wanted (planner.c, preprocess_limit): for a claim
+ * of 50 from 20,000 pending jobs it costs 1,154 against the custom plan's 227, so every claim was
+ * planned again, the same plan each time (~0.4–0.7 ms a claim, 12–14% of the server's CPU in a
+ * drain at concurrency 50: bench/RESULTS.md, session 21). With `LIMIT 50` in the text the generic
+ * plan costs what the custom one does, and PostgreSQL keeps it after the fifth call.
+ *
+ * Each text is a prepared statement of its own on every pooled connection (~265 KB of a backend's
+ * memory for a claim statement, measured with pg_backend_memory_contexts), so only the first
+ * {@link LITERAL_LIMITS} limits a statement is run with get a text of their own; a claim of any
+ * other limit runs the statement as written, planned per call as before. A worker's claims take
+ * few distinct limits (its concurrency, the room its low-water mark leaves), so the first few are
+ * the ones it keeps using.
+ * @module
+ */
+
+/** Distinct limits per statement that get a text of their own. */
+export const LITERAL_LIMITS = 8;
+
+/** The parameter holding the row limit in every claim statement (queries/claim.sql). */
+const LIMIT_PARAM = 3;
+
+/** `$3` itself, not the start of `$30`. */
+const LIMIT_REF = new RegExp(`\\$${LIMIT_PARAM}(?!\\d)`);
+/** `LIMIT $3`, the only use of `$3` a statement may have for this rewrite. */
+const LIMIT_CLAUSE = new RegExp(`LIMIT \\$${LIMIT_PARAM}(?!\\d)`, "g");
+
+/**
+ * `text` with every `LIMIT $3` written as `LIMIT limit` and the parameters after `$3` renumbered
+ * one down (its values then leave out the third); null when `$3` is used other than as a
+ * `LIMIT` (claimCappedAlone's `least($3, …)`: its generic plan cannot know that limit either).
+ */
+export function literalLimitText(text: string, limit: number): string | null {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`literalLimitText: bad limit ${limit}`);
+  const written = text.replace(LIMIT_CLAUSE, `LIMIT ${limit}`);
+  if (written === text || LIMIT_REF.test(written)) return null;
+  return written.replace(/\$(\d+)/g, (ref, n: string) => {
+    const i = Number(n);
+    return i > LIMIT_PARAM ? `$${i - 1}` : ref;
+  });
+}
+
+/**
+ * The texts a store's claim statements run with, per limit: at most {@link LITERAL_LIMITS} per
+ * statement, first come first kept. One per store (its statements name its schema).
+ */
+export class LiteralLimits {
+  /** Per statement text: its texts by limit, or null where the statement has no such form. */
+  readonly #texts = new Map<string, Map<number, string> | null>();
+
+  /**
+   * The statement and values to run for `text` with `values` (its `$3`, `values[2]`, the limit):
+   * its literal-limit form when it has one for that limit, else `text` and `values` as given.
+   */
+  statement(text: string, values: unknown[]): { text: string; values: unknown[] } {
+    const limit = values[LIMIT_PARAM - 1];
+    if (typeof limit !== "number") return { text, values };
+    let forms = this.#texts.get(text);
+    if (forms === undefined) {
+      forms = literalLimitText(text, 1) === null ? null : new Map();
+      this.#texts.set(text, forms);
+    }
+    if (forms === null) return { text, values };
+    let written = forms.get(limit);
+    if (written === undefined) {
+      if (forms.size >= LITERAL_LIMITS) return { text, values };
+      written = literalLimitText(text, limit)!;
+      forms.set(limit, written);
+    }
+    const rest = values.slice();
+    rest.splice(LIMIT_PARAM - 1, 1);
+    return { text: written, values: rest };
+  }
+}
+
+const stores = new WeakMap<object, LiteralLimits>();
+
+/** The {@link LiteralLimits} of the store whose statements are `sql` (made on first use). */
+export function literalLimits(sql: object): LiteralLimits {
+  let l = stores.get(sql);
+  if (l === undefined) {
+    l = new LiteralLimits();
+    stores.set(sql, l);
+  }
+  return l;
+}
