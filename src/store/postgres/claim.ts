@@ -277,8 +277,10 @@ function claimGeneral(
         text = texts.claimCapped;
       }
       if (fair !== null && turnOf === null) values.push(fairTypes);
-      // One open type: its limit written in keeps one plan (literal-limit.ts). The merged walk's
-      // generic plan would still assume ten open types, so it is planned per call either way.
+      // One open type: its limit written in keeps one plan (literal-limit.ts). Not the merged
+      // walk: its generic plan assumes ten open types and, even with them written in too, a
+      // third of each type's rows due (`run_at <= $2`), which in a drain of three types still
+      // cost more than the custom plans (tried, session 21): it is planned per call.
       const run = types.length === 1 ? literalLimits(sql).statement(text, values) : { text, values };
       const rows = await connection.query<unknown[]>(db, run.text, run.values, true);
       let overflow = false;
