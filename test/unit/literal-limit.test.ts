@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest";
 import { statements } from "../../src/store/generated/postgres-queries.js";
 import { sqlFragments } from "../../src/store/postgres/columns.js";
 import { fairStatements } from "../../src/store/postgres/fair.js";
-import { LITERAL_LIMITS, LiteralLimits, literalLimitText } from "../../src/store/postgres/literal-limit.js";
+import {
+  HIDDEN,
+  LITERAL_LIMITS,
+  LiteralLimits,
+  literalLimitText,
+} from "../../src/store/postgres/literal-limit.js";
 import { oneTypeStatements } from "../../src/store/postgres/one-type.js";
 import { renderStatements } from "../../src/store/sql-template.js";
 
@@ -43,10 +48,15 @@ describe("literalLimitText", () => {
       const before = params(text);
       expect(before.slice(0, 3)).toEqual([1, 2, 3]);
       expect(params(written)).toEqual(before.slice(0, -1));
-      // The rest of the text is untouched: undoing the renumbering gives the original back.
-      const undone = written
+      // The walk's values are read where no plan sees them: none is compared bare.
+      expect(written).not.toMatch(/j\.run_at <= \$|j\.queue = \$|unnest\(\$\d+::text\[\]\)|j\.type = \(\$/);
+      expect(written).toContain("j.run_at <= (SELECT $2::bigint)");
+      // The rest of the text is untouched: undoing the renumbering and the hiding gives the
+      // original back.
+      let undone = written
         .replace(/\$(\d+)/g, (_, n: string) => (Number(n) >= 3 ? `$${Number(n) + 1}` : `$${n}`))
         .replaceAll("LIMIT 37", "LIMIT $3");
+      for (const [pattern, hidden] of HIDDEN) undone = undone.replaceAll(hidden, pattern);
       expect(undone).toBe(text);
     });
   }

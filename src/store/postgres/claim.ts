@@ -277,11 +277,9 @@ function claimGeneral(
         text = texts.claimCapped;
       }
       if (fair !== null && turnOf === null) values.push(fairTypes);
-      // One open type: its limit written in keeps one plan (literal-limit.ts). Not the merged
-      // walk: its generic plan assumes ten open types and, even with them written in too, a
-      // third of each type's rows due (`run_at <= $2`), which in a drain of three types still
-      // cost more than the custom plans (tried, session 21): it is planned per call.
-      const run = types.length === 1 ? literalLimits(sql).statement(text, values) : { text, values };
+      // Its limit written in and its other values out of the planner's sight, the claim keeps one
+      // plan rather than being planned on every call (literal-limit.ts).
+      const run = literalLimits(sql).statement(text, values);
       const rows = await connection.query<unknown[]>(db, run.text, run.values, true);
       let overflow = false;
       let skipped = false;

@@ -8,7 +8,8 @@
  * of 50 from 20,000 pending jobs it costs 1,154 against the custom plan's 227, so every claim was
  * planned again, the same plan each time (~0.4–0.7 ms a claim, 12–14% of the server's CPU in a
  * drain at concurrency 50: bench/RESULTS.md, session 21). With `LIMIT 50` in the text the generic
- * plan costs what the custom one does, and PostgreSQL keeps it after the fifth call.
+ * plan costs what the custom one does, and PostgreSQL keeps it after the fifth call, provided the
+ * custom plans see no other value the generic one does not ({@link HIDDEN}).
  *
  * Each text is a prepared statement of its own on every pooled connection (~265 KB of a backend's
  * memory for a claim statement, measured with pg_backend_memory_contexts), so only the first
@@ -31,14 +32,34 @@ const LIMIT_REF = new RegExp(`\\$${LIMIT_PARAM}(?!\\d)`);
 const LIMIT_CLAUSE = new RegExp(`LIMIT \\$${LIMIT_PARAM}(?!\\d)`, "g");
 
 /**
+ * The claim walk's other values, read through a one-row subquery (an InitPlan: evaluated once per
+ * statement, and still an index condition) that no plan sees into. A custom plan would otherwise
+ * cost the walk with them and a generic plan without: the claim's `now` keeps every due row to
+ * the one (`run_at <= $2`) and a third of them to the other, the merged walk's open types are
+ * three to the one and ten to the other, a large queue or type is a large share of the table to
+ * the one and an average share to the other. Each made the custom plans look cheaper and
+ * PostgreSQL plan every claim again; read so, both cost the walk alike and the generic plan,
+ * which is the plan either way, is kept. [pattern, its replacement]
+ */
+/** @internal exported for its test */
+export const HIDDEN: ReadonlyArray<readonly [string, string]> = [
+  ["j.queue = $1 AND", "j.queue = (SELECT $1::text) AND"],
+  ["j.run_at <= $2", "j.run_at <= (SELECT $2::bigint)"],
+  ["unnest($8::text[])", "unnest((SELECT $8::text[]))"],
+  ["j.type = ($8::text[])[1]", "j.type = (SELECT ($8::text[])[1])"],
+];
+
+/**
  * `text` with every `LIMIT $3` written as `LIMIT limit` and the parameters after `$3` renumbered
- * one down (its values then leave out the third); null when `$3` is used other than as a
- * `LIMIT` (claimCappedAlone's `least($3, …)`: its generic plan cannot know that limit either).
+ * one down (its values then leave out the third), and the walk's other values read as
+ * {@link HIDDEN} says; null when `$3` is used other than as a `LIMIT` (claimCappedAlone's
+ * `least($3, …)`: its generic plan cannot know that limit either).
  */
 export function literalLimitText(text: string, limit: number): string | null {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`literalLimitText: bad limit ${limit}`);
-  const written = text.replace(LIMIT_CLAUSE, `LIMIT ${limit}`);
+  let written = text.replace(LIMIT_CLAUSE, `LIMIT ${limit}`);
   if (written === text || LIMIT_REF.test(written)) return null;
+  for (const [pattern, hidden] of HIDDEN) written = written.replaceAll(pattern, hidden);
   return written.replace(/\$(\d+)/g, (ref, n: string) => {
     const i = Number(n);
     return i > LIMIT_PARAM ? `$${i - 1}` : ref;
