@@ -48,6 +48,11 @@
 --     planner that `cand` is small, so `upd` probes the primary key rather than hashing the table.
 --   - `fits` keeps the prefix of `cand` that fits the budget; `upd` leases them. One statement, so
 --     one queue share with no caps needs no transaction.
+--   - claim.ts runs claim, claimCapped and claimKeyed (and their one-type and fair forms) as
+--     postgres/literal-limit.ts writes them: `LIMIT $3` as the number, and the walk's queue, now
+--     and types read through one-row subqueries no plan sees into, so PostgreSQL keeps one
+--     generic plan per connection rather than planning every claim (its custom plans, seeing
+--     those values, looked cheaper). A rewrite that no longer matches leaves the text as it is.
 --   - A last row, all NULL but for two flags, reports whether a job did not fit (`overflow`: the
 --     claim is full) and whether jobs of a type at its cap were passed over (`skipped`: the store
 --     looks again with that type left out of $8). claimCapped differs from claim only in `ranked`,
