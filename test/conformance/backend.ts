@@ -68,16 +68,18 @@ const sqlite: Backend = {
     const clock = new ManualClock(options.start ?? Date.UTC(2026, 0, 1));
     const { start: _start, ...queueOptions } = options;
     const stores: Store[] = [];
+    // Before the first open, as the other backends do: a setup whose Queue refuses its options
+    // (leases.ts) has opened the store by then, and would leave it open and the directory behind.
+    onTestFinished(async () => {
+      for (const s of stores) await s.close().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    });
     const open = async (o: Omit<OpenQueueOptions, "store" | "clock">) => {
       const store = await SqliteStore.open({ filename });
       stores.push(store);
       return new Queue(store, { random: seeded(42), ...o, clock });
     };
     const queue = await open(queueOptions);
-    onTestFinished(async () => {
-      for (const s of stores) await s.close().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    });
     return { store: queue.store, clock, queue, connect: (o = {}) => open(o), url: `sqlite:${filename}` };
   },
   inspect: {
