@@ -40,8 +40,8 @@ const LIMIT_CLAUSE = new RegExp(`LIMIT \\$${LIMIT_PARAM}(?!\\d)`, "g");
  * the one and an average share to the other. Each made the custom plans look cheaper and
  * PostgreSQL plan every claim again; read so, both cost the walk alike and the generic plan,
  * which is the plan either way, is kept. [pattern, its replacement]
+ * @internal exported for its test
  */
-/** @internal exported for its test */
 export const HIDDEN: ReadonlyArray<readonly [string, string]> = [
   ["j.queue = $1 AND", "j.queue = (SELECT $1::text) AND"],
   ["j.run_at <= $2", "j.run_at <= (SELECT $2::bigint)"],
