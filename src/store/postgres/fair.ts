@@ -13,6 +13,7 @@ import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import { type PgConnection, type Queryable, sqlTextArray } from "./connection.js";
 import { ONE_TYPE, oneTypeStatements } from "./one-type.js";
+import { perStore } from "./per-store.js";
 
 /** The claim statements a fair claim runs instead of claim, claimCapped, claimKeyed and keyPeek. */
 export interface FairStatements {
@@ -78,17 +79,8 @@ function restVariant(text: string, name: string, n: number): string {
   return swap(t, name, "AND j.type = s.type\n", `AND j.type = s.type AND ${left("j")}\n`);
 }
 
-const made = new WeakMap<object, FairStatements>();
-
 /** The fair variants of a store's statements, made once per store (see the module's comment). */
-export function fairStatements(sql: Readonly<Record<StatementName, string>>): FairStatements {
-  let f = made.get(sql);
-  if (f === undefined) {
-    f = makeFairStatements(sql);
-    made.set(sql, f);
-  }
-  return f;
-}
+export const fairStatements = perStore(makeFairStatements);
 
 function makeFairStatements(sql: Readonly<Record<StatementName, string>>): FairStatements {
   const one = oneTypeStatements(sql);

@@ -12,6 +12,7 @@ import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
 import { textArray } from "./arrays.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
 import { insertWithDependencies } from "./dependencies.js";
+import { perStore } from "./per-store.js";
 
 /**
  * The fields of a NewJob in the order of their insert parameters, after the fixed ones ($4 on,
@@ -30,9 +31,6 @@ const INSERT_STATEMENTS = {
 /** The clause by which the insert statements skip a job whose id or unique key is taken. */
 const SKIP_TAKEN = "\n  ON CONFLICT DO NOTHING\n";
 
-/** Each unchecked shape's statement without {@link SKIP_TAKEN}, per store (see insertRows). */
-const freshMade = new WeakMap<object, Record<"one" | "uniform" | "columns", string>>();
-
 /**
  * The `one`, `uniform` and `columns` statements for jobs nothing can be in the way of: without
  * ON CONFLICT, PostgreSQL inserts each row outright rather than speculatively (a look in every
@@ -40,30 +38,23 @@ const freshMade = new WeakMap<object, Record<"one" | "uniform" | "columns", stri
  * for a 20,000-job insert (bench/RESULTS.md, session 13). Made from the statements' own text, once
  * per store; throws when the text no longer holds the clause once.
  */
-export function freshStatements(
-  sql: Readonly<Record<StatementName, string>>,
-): Record<"one" | "uniform" | "columns", string> {
-  let made = freshMade.get(sql);
-  if (made === undefined) {
-    const fresh = (name: StatementName) => {
-      const text = sql[name];
-      const at = text.indexOf(SKIP_TAKEN);
-      if (at < 0 || text.indexOf(SKIP_TAKEN, at + 1) >= 0) {
-        throw new Error(
-          `enqueueMany.sql ${name} no longer holds "ON CONFLICT DO NOTHING" once (postgres/insert.ts)`,
-        );
-      }
-      return `${text.slice(0, at)}\n${text.slice(at + SKIP_TAKEN.length)}`;
-    };
-    made = {
-      one: fresh(INSERT_STATEMENTS.one[0]),
-      uniform: fresh(INSERT_STATEMENTS.uniform[0]),
-      columns: fresh(INSERT_STATEMENTS.columns[0]),
-    };
-    freshMade.set(sql, made);
-  }
-  return made;
-}
+export const freshStatements = perStore((sql): Record<"one" | "uniform" | "columns", string> => {
+  const fresh = (name: StatementName) => {
+    const text = sql[name];
+    const at = text.indexOf(SKIP_TAKEN);
+    if (at < 0 || text.indexOf(SKIP_TAKEN, at + 1) >= 0) {
+      throw new Error(
+        `enqueueMany.sql ${name} no longer holds "ON CONFLICT DO NOTHING" once (postgres/insert.ts)`,
+      );
+    }
+    return `${text.slice(0, at)}\n${text.slice(at + SKIP_TAKEN.length)}`;
+  };
+  return {
+    one: fresh(INSERT_STATEMENTS.one[0]),
+    uniform: fresh(INSERT_STATEMENTS.uniform[0]),
+    columns: fresh(INSERT_STATEMENTS.columns[0]),
+  };
+});
 
 /**
  * The insert's field parameters ($4 on) and the statement shape they fit: one job (every enqueue()

@@ -19,6 +19,7 @@
  * the ones it keeps using.
  * @module
  */
+import { perStore } from "./per-store.js";
 
 /** Distinct limits per statement that get a text of their own. */
 export const LITERAL_LIMITS = 8;
@@ -99,14 +100,5 @@ export class LiteralLimits {
   }
 }
 
-const stores = new WeakMap<object, LiteralLimits>();
-
 /** The {@link LiteralLimits} of the store whose statements are `sql` (made on first use). */
-export function literalLimits(sql: object): LiteralLimits {
-  let l = stores.get(sql);
-  if (l === undefined) {
-    l = new LiteralLimits();
-    stores.set(sql, l);
-  }
-  return l;
-}
+export const literalLimits = perStore(() => new LiteralLimits());

@@ -8,7 +8,7 @@
  * once per store, and checked when the store opens (postgres-store.ts), like fair.ts's variants.
  * @module
  */
-import type { StatementName } from "../generated/postgres-queries.js";
+import { perStore } from "./per-store.js";
 
 /** The claim statements a share with one open type runs instead of claim.sql's merged ones. */
 export interface OneTypeStatements {
@@ -79,20 +79,13 @@ export function oneType(text: string, name: string): string {
   return text.replace(MERGED, () => `cand AS (\n${walk}\n)`);
 }
 
-const made = new WeakMap<object, OneTypeStatements>();
-
 /** The one-type forms of a store's claim statements, made once per store. */
-export function oneTypeStatements(sql: Readonly<Record<StatementName, string>>): OneTypeStatements {
-  let o = made.get(sql);
-  if (o === undefined) {
-    const claimCapped = oneType(sql.claimCapped, "claimCapped");
-    o = {
-      claim: oneType(sql.claim, "claim"),
-      claimCapped,
-      claimKeyed: oneType(sql.claimKeyed, "claimKeyed"),
-      claimCappedAlone: cappedAlone(claimCapped, sql.capRoom),
-    };
-    made.set(sql, o);
-  }
-  return o;
-}
+export const oneTypeStatements = perStore((sql): OneTypeStatements => {
+  const claimCapped = oneType(sql.claimCapped, "claimCapped");
+  return {
+    claim: oneType(sql.claim, "claim"),
+    claimCapped,
+    claimKeyed: oneType(sql.claimKeyed, "claimKeyed"),
+    claimCappedAlone: cappedAlone(claimCapped, sql.capRoom),
+  };
+});
