@@ -14,9 +14,11 @@ import {
 import { type Duration, toMs } from "./duration.js";
 import { ErrandError } from "./errors.js";
 import { uuidv7 } from "./id.js";
+import { standsAlone } from "./job-fields.js";
 import { checkKnownKeys } from "./known-keys.js";
 import type { EnqueueOptions } from "./queue-options.js";
-import type { NewJob } from "./store/store.js";
+import { withPayload } from "./store/new-jobs.js";
+import type { NewJob, SharedJobs } from "./store/store.js";
 import {
   addToDate,
   checkDependsOn,
@@ -81,7 +83,7 @@ export interface Planner {
 
 /** Jobs ready to insert, with each payload as given (for the jobs returned without a parse). */
 export interface PlannedJobs {
-  jobs: NewJob[];
+  jobs: NewJob[] | SharedJobs;
   values: unknown[];
   /** Every id was generated here (see `EnqueueManyParams.idsGenerated`). */
   idsGenerated: boolean;
@@ -89,7 +91,9 @@ export interface PlannedJobs {
 
 /**
  * Many jobs of one type with the same options: every payload checked against the type's schema
- * and serialised before anything is stored.
+ * and serialised before anything is stored. With ids errand makes and nothing tying a job to
+ * another, they go to the store in the shared form ({@link SharedJobs}): ids and payloads beside
+ * the one job they share, not a NewJob each.
  */
 export async function planMany(
   p: Planner,
@@ -99,6 +103,18 @@ export async function planMany(
   options: EnqueueOptions,
 ): Promise<PlannedJobs> {
   const base = p.plan(type, def, options);
+  if (options.id === undefined && payloads.length > 1 && standsAlone(base)) {
+    const ids: string[] = new Array(payloads.length);
+    const texts: string[] = new Array(payloads.length);
+    const values: unknown[] = new Array(payloads.length);
+    for (let i = 0; i < payloads.length; i++) {
+      const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
+      values[i] = value;
+      ids[i] = uuidv7(p.now);
+      texts[i] = toJsonText("payload", value, p.maxPayloadBytes);
+    }
+    return { jobs: { shared: base, ids, payloads: texts }, values, idsGenerated: true };
+  }
   const jobs: NewJob[] = new Array(payloads.length);
   const values: unknown[] = new Array(payloads.length);
   for (let i = 0; i < payloads.length; i++) {
@@ -280,32 +296,4 @@ export function instant(where: string, a: InstantOption, b: InstantOption, now: 
   const [name, value, kind] = a[1] !== undefined ? a : b;
   if (value === undefined) return undefined;
   return kind === "at" ? toEpochMs(name, value) : addToDate(name, now, toMs(name, value as Duration));
-}
-
-/**
- * A resolved job with its own id and payload; a literal, not a spread: this runs per bulk job.
- * test/unit/job-fields.test.ts checks that its keys are NEW_JOB_FIELDS (job-fields.ts).
- */
-export function withPayload(base: NewJob, id: string, payload: string): NewJob {
-  return {
-    id,
-    type: base.type,
-    queue: base.queue,
-    payload,
-    priority: base.priority,
-    weight: base.weight,
-    runAt: base.runAt,
-    expiresAt: base.expiresAt,
-    maxAttempts: base.maxAttempts,
-    backoff: base.backoff,
-    retryQueue: base.retryQueue,
-    delivery: base.delivery,
-    timeoutMs: base.timeoutMs,
-    uniqueKey: base.uniqueKey,
-    owner: base.owner,
-    dependsOn: base.dependsOn,
-    onDependencyFailure: base.onDependencyFailure,
-    key: base.key,
-    debounceKey: base.debounceKey,
-  };
 }

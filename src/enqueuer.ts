@@ -21,7 +21,8 @@ import type { EnqueuedJob } from "./job.js";
 import { checkObject } from "./queue-checks.js";
 import type { EnqueueOptions, FlowResult } from "./queue-options.js";
 import type { StoreDoor } from "./store/instrument.js";
-import type { NewJob } from "./store/store.js";
+import { expandJobs, isShared } from "./store/new-jobs.js";
+import type { NewJob, SharedJobs } from "./store/store.js";
 import type { TypeRegistry } from "./type-registry.js";
 import { checkTypeName } from "./validation.js";
 
@@ -98,13 +99,21 @@ export class Enqueuer {
   ): Promise<EnqueuedJob[]> {
     const fairTypes = this.#fairTypes(jobs);
     return this.#c.door.enqueue(
-      { jobs, now, idsGenerated, connection, ...(fairTypes ? { fairTypes } : {}) },
+      {
+        // A fair type's jobs each get a turn: the stores give them one NewJob at a time.
+        jobs: fairTypes ? expandJobs(jobs) : jobs,
+        now,
+        idsGenerated,
+        connection,
+        ...(fairTypes ? { fairTypes } : {}),
+      },
       values,
     );
   }
 
   /** The fair types among `jobs`' (a batch is mostly of one type: looked up once per run of it). */
-  #fairTypes(jobs: readonly NewJob[]): string[] | undefined {
+  #fairTypes(jobs: readonly NewJob[] | SharedJobs): string[] | undefined {
+    if (isShared(jobs)) return this.#c.types.fair(jobs.shared.type) ? [jobs.shared.type] : undefined;
     let fair: string[] | undefined;
     let last: string | undefined;
     for (const j of jobs) {

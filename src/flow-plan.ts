@@ -6,11 +6,12 @@
  * @module
  */
 import { type AnyJobDefinition, validatePayload } from "./define-job.js";
-import { jobTarget, type PlannedJobs, type Planner, withPayload } from "./enqueue-plan.js";
+import { jobTarget, type PlannedJobs, type Planner } from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
 import { uuidv7 } from "./id.js";
 import { checkKnownKeys } from "./known-keys.js";
 import type { EnqueueOptions } from "./queue-options.js";
+import { withPayload } from "./store/new-jobs.js";
 import type { NewJob } from "./store/store.js";
 import { checkJobId, describe, MAX_DEPENDENCIES, NAME_PATTERN, toJsonText } from "./validation.js";
 

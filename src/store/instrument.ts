@@ -28,6 +28,7 @@ import {
   sharedJobDates,
   toJob,
 } from "../job.js";
+import { isShared } from "./new-jobs.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -111,13 +112,19 @@ export class StoreDoor {
     const results = await this.#store.enqueueMany(params);
     const emit = this.#events.listenerCount("enqueued") > 0;
     const dateAt = sharedJobDates();
+    const { jobs } = params;
+    const shared = isShared(jobs) ? jobs : null;
+    const sharedBackoff = shared && parseBackoff(shared.shared.backoff);
     return results.map((r, i) => {
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
-      const n = params.jobs[i]!;
-      const job =
-        r.record === undefined
-          ? jobFromNew(n, values[i], parseBackoff(n.backoff), params.now, dateAt)
-          : { ...toJob(r.record), duplicate: false };
+      let job: EnqueuedJob;
+      if (r.record !== undefined) job = { ...toJob(r.record), duplicate: false };
+      else if (shared) {
+        job = jobFromNew(shared.shared, shared.ids[i]!, values[i], sharedBackoff!, params.now, dateAt);
+      } else {
+        const n = (jobs as NewJob[])[i]!;
+        job = jobFromNew(n, n.id, values[i], parseBackoff(n.backoff), params.now, dateAt);
+      }
       if (emit) this.#events.emit("enqueued", job);
       return job;
     });
@@ -129,7 +136,7 @@ export class StoreDoor {
     if (fired && this.#events.listenerCount("enqueued") > 0) {
       this.#events.emit(
         "enqueued",
-        jobFromNew(params.job, payload, parseBackoff(params.job.backoff), params.now, jobDate),
+        jobFromNew(params.job, params.job.id, payload, parseBackoff(params.job.backoff), params.now, jobDate),
       );
     }
     return fired;
@@ -331,20 +338,22 @@ export class StoreDoor {
 
 /**
  * The job a just-inserted {@link NewJob} without dependencies is, without reading it back (a job
- * with dependencies comes back from the store as stored). A literal, not a loop over
- * JOB_FIELDS: this runs per enqueued job; test/unit/job-fields.test.ts checks its keys. `dateAt`
- * gives its instants' Dates, shared by the jobs of one call ({@link sharedJobDates}).
+ * with dependencies comes back from the store as stored), under `id` (the NewJob's own, or one of
+ * {@link SharedJobs}' ids). A literal, not a loop over JOB_FIELDS: this runs per enqueued job;
+ * test/unit/job-fields.test.ts checks its keys. `dateAt` gives its instants' Dates, shared by the
+ * jobs of one call ({@link sharedJobDates}).
  * @internal
  */
 export function jobFromNew<P>(
   n: NewJob,
+  id: string,
   payload: P,
   backoff: StoredBackoff,
   now: number,
   dateAt: (ms: number) => Date,
 ): EnqueuedJob<P> {
   return {
-    id: n.id,
+    id,
     type: n.type,
     queue: n.queue,
     state: "pending",

@@ -264,5 +264,76 @@ export function exerciseIdempotency(backend: Backend): void {
       expect(one!.inserted).toBe(false);
       expect((await queue.stats()).states.pending).toBe(150);
     });
+
+    // The shared form (SharedJobs: ids and payloads beside one shared NewJob) is what an
+    // enqueueMany of one type sends; a store must treat it exactly as the same jobs one NewJob each.
+    it("stores jobs given in the shared form as it stores the same jobs given one NewJob each", async () => {
+      const { queue, store, clock } = await backend.setup();
+      const shared = newJob({
+        id: "",
+        type: "task",
+        queue: "bulk",
+        runAt: clock.now() + 60_000,
+        priority: 3,
+        weight: 2,
+        maxAttempts: 7,
+        timeoutMs: 1_500,
+        owner: "team-a",
+        key: "k1",
+      });
+      const count = 150;
+      const ids = Array.from({ length: count }, (_, i) => `shared-${String(i).padStart(3, "0")}`);
+      const payloads = ids.map((_, i) => JSON.stringify({ i }));
+      const now = clock.now();
+      const results = await store.enqueueMany({ jobs: { shared, ids, payloads }, now, idsGenerated: true });
+      expect(results).toHaveLength(count);
+      expect(results.every((r) => r.inserted && r.record === undefined)).toBe(true);
+      const [one] = await store.enqueueMany({
+        jobs: [{ ...shared, id: "one-by-one", payload: payloads[5]! }],
+        now,
+        idsGenerated: true,
+      });
+      expect(one!.inserted).toBe(true);
+      const { id: _a, payload: _b, ...reference } = (await store.get({ id: "one-by-one" }))!;
+      for (const i of [0, 5, 63, 64, 127, 128, count - 1]) {
+        const { id, payload, ...rest } = (await store.get({ id: ids[i]! }))!;
+        expect(id).toBe(ids[i]);
+        expect(JSON.parse(payload)).toEqual({ i });
+        expect(rest).toEqual(reference);
+      }
+      expect((await queue.stats()).states.pending).toBe(count + 1);
+    });
+
+    it("reports a live id in the shared form as existing, in any chunk position, and inserts the rest", async () => {
+      const { queue, store, clock } = await backend.setup();
+      const [existing] = await queue.enqueueMany(task, [{ original: true }]);
+      const shared = newJob({ id: "", type: "task", runAt: clock.now() });
+      const ids = Array.from({ length: 200 }, (_, i) => `fresh-${String(i).padStart(3, "0")}`);
+      ids[70] = existing!.id;
+      const payloads = ids.map((_, i) => JSON.stringify({ i }));
+      const results = await store.enqueueMany({
+        jobs: { shared, ids, payloads },
+        now: clock.now(),
+        idsGenerated: true,
+      });
+      expect(results.filter((r) => r.inserted)).toHaveLength(199);
+      const dup = results[70]!;
+      expect(dup.inserted).toBe(false);
+      if (!dup.inserted) expect(JSON.parse(dup.existing.payload)).toEqual({ original: true });
+      expect(JSON.parse((await store.get({ id: ids[71]! }))!.payload)).toEqual({ i: 71 });
+      expect((await queue.stats()).states.pending).toBe(200);
+    });
+
+    it("stores a shared-form insert sent twice once, the second time reporting every job as existing", async () => {
+      const { queue, store, clock } = await backend.setup();
+      const shared = newJob({ id: "", type: "task", runAt: clock.now() });
+      const ids = Array.from({ length: 150 }, (_, i) => `resent-${String(i).padStart(3, "0")}`);
+      const jobs = { shared, ids, payloads: ids.map((_, i) => JSON.stringify({ i })) };
+      const first = await store.enqueueMany({ jobs, now: clock.now(), idsGenerated: true });
+      expect(first.every((r) => r.inserted)).toBe(true);
+      const again = await store.enqueueMany({ jobs, now: clock.now(), idsGenerated: true });
+      expect(again.map((r) => (r.inserted ? null : r.existing.id))).toEqual(ids);
+      expect((await queue.stats()).states.pending).toBe(150);
+    });
   });
 }

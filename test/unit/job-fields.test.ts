@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { expandLuaMarkers, expandSqlMarkers } from "../../scripts/job-field-markers.js";
 import { resolveDefaults } from "../../src/define-job.js";
-import { withPayload } from "../../src/enqueue-plan.js";
 import { type JobRecord, sharedJobDates, toJob } from "../../src/job.js";
 import {
   JOB_DEFAULTS,
@@ -20,6 +19,7 @@ import { statements as postgresStatements } from "../../src/store/generated/post
 import { scripts } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
+import { withPayload } from "../../src/store/new-jobs.js";
 import { INSERT_FIELDS, INSERT_FIXED_PARAMS, sqlFragments } from "../../src/store/postgres/columns.js";
 import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
 import { renderStatements } from "../../src/store/sql-template.js";
@@ -159,6 +159,7 @@ describe("the job's field table", () => {
     expect(Object.keys(withPayload(newJob, "id-3", "{}"))).toEqual(NEW_JOB_FIELDS);
     const { duplicate, ...job } = jobFromNew(
       newJob,
+      newJob.id,
       { to: "a@b.c" },
       JSON.parse(newJob.backoff),
       NOW,

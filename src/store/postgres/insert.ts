@@ -8,7 +8,8 @@ import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import type { EnqueueManyParams, EnqueueResult, NewJob } from "../store.js";
+import { expandJobs } from "../new-jobs.js";
+import type { EnqueueManyParams, EnqueueResult, NewJob, SharedJobs } from "../store.js";
 import { textArray } from "./arrays.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
 import { insertWithDependencies } from "./dependencies.js";
@@ -75,13 +76,57 @@ function insertParams(
     return { ids, params: JOB_FIELDS.map((f) => jobs.map((j) => j[f])), shape: "settled" };
   }
   if (jobs.length === 1) return { ids, params: JOB_FIELDS.map((f) => first[f]), shape: "one" };
-  const uniform = shareAllButIdAndPayload(jobs);
+  const payloads = jobs.map((j) => j.payload);
+  if (shareAllButIdAndPayload(jobs))
+    return { ids, params: uniformParams(first, ids, payloads), shape: "uniform" };
   const idArray = textArray(ids);
-  const payloads = textArray(jobs.map((j) => j.payload));
+  const payloadArray = textArray(payloads);
   const params = JOB_FIELDS.map((f) =>
-    f === "id" ? idArray : f === "payload" ? payloads : uniform ? first[f] : jobs.map((j) => j[f]),
+    f === "id" ? idArray : f === "payload" ? payloadArray : jobs.map((j) => j[f]),
   );
-  return { ids, params, shape: uniform ? "uniform" : "columns" };
+  return { ids, params, shape: "columns" };
+}
+
+/** The `uniform` statement's field parameters: ids and payloads as arrays, `shared`'s other fields once. */
+function uniformParams(shared: NewJob, ids: readonly string[], payloads: readonly string[]): unknown[] {
+  const idArray = textArray(ids);
+  const payloadArray = textArray(payloads);
+  return JOB_FIELDS.map((f) => (f === "id" ? idArray : f === "payload" ? payloadArray : shared[f]));
+}
+
+/**
+ * Inserts {@link SharedJobs} (ids errand made, nothing that ties a job to another) on the pool in
+ * one `uniform` statement without ON CONFLICT, as {@link insertRows}' first try would the same jobs
+ * one NewJob each, without making or comparing a NewJob per job. When that try clashes (23505: an
+ * earlier try, whose reply was lost, committed them), the jobs go through insertJobs as NewJobs,
+ * straight to the statement that skips taken jobs and tells each one's outcome.
+ */
+export async function insertShared(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  jobs: SharedJobs,
+  now: number,
+  notifyTag: string,
+): Promise<{ results: EnqueueResult[]; ready: boolean }> {
+  const { shared, ids, payloads } = jobs;
+  const values = [now, notifyTag, ids.length, ...uniformParams(shared, ids, payloads)];
+  try {
+    await connection.query(connection.pool, freshStatements(sql).uniform, values);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "23505") throw error;
+    return insertJobs(
+      connection,
+      sql,
+      connection.pool,
+      expandJobs(jobs),
+      now,
+      false,
+      notifyTag,
+      undefined,
+      true,
+    );
+  }
+  return { results: new Array(ids.length).fill(INSERTED), ready: shared.runAt <= now };
 }
 
 /**
@@ -113,13 +158,14 @@ export async function insertJobs(
   checkDone: boolean,
   notifyTag: string,
   initial?: readonly InitialState[],
+  freshTried = false,
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   for (const j of jobs) {
     if (j.debounceKey !== null) {
       return insertDebounced(connection, sql, db, jobs, now, checkDone, notifyTag, initial);
     }
   }
-  return insertRows(connection, sql, db, jobs, now, checkDone, notifyTag, initial);
+  return insertRows(connection, sql, db, jobs, now, checkDone, notifyTag, initial, freshTried);
 }
 
 /**
@@ -198,6 +244,7 @@ async function insertDebounced(
 /**
  * {@link insertJobs}' insert of rows; a debounced job that lost its key to a concurrent enqueue is
  * left without a result, for {@link insertDebounced} to update that enqueue's job instead.
+ * `freshTried`: the insert without ON CONFLICT was tried already and clashed (insertShared).
  */
 async function insertRows(
   connection: PgConnection,
@@ -208,6 +255,7 @@ async function insertRows(
   checkDone: boolean,
   notifyTag: string,
   initial?: readonly InitialState[],
+  freshTried = false,
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
@@ -236,7 +284,12 @@ async function insertRows(
     // statement that skips and looks up taken jobs then tells which are there. Only as a statement
     // of its own (on the pool): inside a transaction the failed try would abort it.
     const fresh =
-      round === 0 && !checkDone && shape !== "settled" && db === connection.pool && jobs.every(standsAlone);
+      !freshTried &&
+      round === 0 &&
+      !checkDone &&
+      shape !== "settled" &&
+      db === connection.pool &&
+      jobs.every(standsAlone);
     let row: { n: number; ids: string[] | null } | undefined;
     if (fresh) {
       try {
@@ -349,11 +402,12 @@ export async function insertOnConnection(
   if (connection.closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
   try {
     // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
-    if (!hasDependencies(params.jobs)) {
-      return (await insertJobs(connection, sql, db, params.jobs, params.now, checkDone, "")).results;
+    const jobs = expandJobs(params.jobs);
+    if (!hasDependencies(jobs)) {
+      return (await insertJobs(connection, sql, db, jobs, params.now, checkDone, "")).results;
     }
     return await allOrNothing(db, () =>
-      insertWithDependencies(connection, sql, db, params.jobs, params.now, checkDone, ""),
+      insertWithDependencies(connection, sql, db, jobs, params.now, checkDone, ""),
     ).then((r) => r.results);
   } catch (error) {
     throw error instanceof ErrandError ? error : storeError(error, "enqueue on the given connection failed");

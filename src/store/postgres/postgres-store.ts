@@ -1,8 +1,10 @@
 import { EventEmitter } from "node:events";
 import type pg from "pg";
 import { FINISHED_STATES, isFinished, type JobRecord, type JobState } from "../../job.js";
+import { standsAlone } from "../../job-fields.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
+import { expandJobs, isShared } from "../new-jobs.js";
 import { renderStatements } from "../sql-template.js";
 import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
@@ -52,7 +54,7 @@ import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } 
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
 import { assignTurns, fairStatements } from "./fair.js";
 import { pgLimitStats } from "./held-sample.js";
-import { freshStatements, hasDependencies, insertAny, insertOnConnection } from "./insert.js";
+import { freshStatements, hasDependencies, insertAny, insertOnConnection, insertShared } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { oneTypeStatements } from "./one-type.js";
@@ -204,10 +206,19 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // as do dependencies (all or none, and their row locks held to the commit).
     // Fair types' turns are given in the insert's transaction: no claim sees their jobs without.
     const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
-    const mode = checkDone || fair || hasDependencies(params.jobs) ? "tx" : "pool";
+    const given = params.jobs;
+    if (isShared(given) && !checkDone && fair === null && standsAlone(given.shared)) {
+      const { results, ready } = await this.#op("pool", () =>
+        insertShared(this.#connection, this.#sql, given, params.now, this.#origin),
+      );
+      if (ready) this.#emitWake();
+      return results;
+    }
+    const jobs = expandJobs(given);
+    const mode = checkDone || fair || hasDependencies(jobs) ? "tx" : "pool";
     const { results, ready } = await this.#op(mode, async (db) => {
-      const inserted = await this.#insertJobs(db, params.jobs, params.now, checkDone, this.#origin);
-      if (fair) await assignTurns(this.#connection, this.#sql, db, params.jobs, inserted.results, fair);
+      const inserted = await this.#insertJobs(db, jobs, params.now, checkDone, this.#origin);
+      if (fair) await assignTurns(this.#connection, this.#sql, db, jobs, inserted.results, fair);
       return inserted;
     });
     if (ready) this.#emitWake();

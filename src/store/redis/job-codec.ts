@@ -245,14 +245,20 @@ export function decodeJob(reply: readonly string[]): JobRecord {
 
 /**
  * The values a new job takes in a script's arguments (see `lua/includes/insert-job.lua`), one per
- * NewJob field in NEW_JOB_FIELDS' order (checked by test/unit/job-fields.test.ts).
+ * NewJob field in NEW_JOB_FIELDS' order (checked by test/unit/job-fields.test.ts); `id` and
+ * `payload` stand in for the job's own (a SharedJobs' first job).
  */
-export function pushNewJob(args: Array<string | number>, j: NewJob): void {
+export function pushNewJob(
+  args: Array<string | number>,
+  j: NewJob,
+  id: string = j.id,
+  payload: string = j.payload,
+): void {
   args.push(
-    j.id,
+    id,
     j.type,
     j.queue,
-    j.payload,
+    payload,
     String(j.priority),
     String(j.weight),
     j.runAt,

@@ -5,6 +5,7 @@ import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { ScriptName } from "../generated/redis-scripts.js";
+import { expandJobs, isShared, jobCount } from "../new-jobs.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -171,22 +172,30 @@ export class RedisStore implements Store {
         "the Redis store cannot enqueue inside a caller's database transaction (connection)",
       );
     }
-    const uniform = sendsUniform(p.jobs);
+    const n = jobCount(p.jobs);
+    // A shared batch is the "u" layout as it is; a batch of one goes whole.
+    const shared = isShared(p.jobs) && n > 1 && standsAlone(p.jobs.shared) ? p.jobs : null;
+    const jobs = shared === null ? expandJobs(p.jobs) : null;
+    const uniform = shared !== null || sendsUniform(jobs!);
     const args: Arg[] = [
       p.now,
-      p.jobs.length,
-      inClaimOrder(p.jobs) ? "1" : "",
+      n,
+      (shared !== null ? ascending(shared.ids) : inClaimOrder(jobs!)) ? "1" : "",
       "",
       p.fairTypes ? p.fairTypes.join("|") : "",
       uniform ? "u" : "",
     ];
     let withDependencies = false;
-    if (uniform) {
+    if (shared !== null) {
       // The first job whole, then the id and payload of each other (enqueueMany.lua).
-      pushNewJob(args, p.jobs[0]!);
-      for (let i = 1; i < p.jobs.length; i++) args.push(p.jobs[i]!.id, p.jobs[i]!.payload);
+      const { ids, payloads } = shared;
+      pushNewJob(args, shared.shared, ids[0]!, payloads[0]!);
+      for (let i = 1; i < n; i++) args.push(ids[i]!, payloads[i]!);
+    } else if (uniform) {
+      pushNewJob(args, jobs![0]!);
+      for (let i = 1; i < n; i++) args.push(jobs![i]!.id, jobs![i]!.payload);
     } else {
-      for (const job of p.jobs) {
+      for (const job of jobs!) {
         pushNewJob(args, job);
         if (job.dependsOn !== null) withDependencies = true;
       }
@@ -194,7 +203,7 @@ export class RedisStore implements Store {
     // Tells the script to check every dependency before it writes anything.
     if (withDependencies) args[3] = "1";
     const replies = (await this.#write("enqueueMany", args)) as Array<number | Reply>;
-    const results: EnqueueResult[] = new Array(p.jobs.length).fill(INSERTED);
+    const results: EnqueueResult[] = new Array(n).fill(INSERTED);
     for (let i = 0; i < replies.length; i += 2) {
       const index = replies[i] as number;
       const record = decodeJob(replies[i + 1] as Reply);
@@ -591,6 +600,12 @@ function inClaimOrder(jobs: readonly NewJob[]): boolean {
     const b = jobs[i]!;
     if (a.runAt > b.runAt || (a.runAt === b.runAt && a.id >= b.id)) return false;
   }
+  return true;
+}
+
+/** Whether ids sorted as given: a shared batch's jobs share their runAt, so that is claim order. */
+function ascending(ids: readonly string[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (ids[i - 1]! >= ids[i]!) return false;
   return true;
 }
 

@@ -6,7 +6,8 @@
 import type { JobRecord } from "../../job.js";
 import { sameSharedFields, standsAlone } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
-import type { EnqueueResult, NewJob } from "../store.js";
+import { withPayload } from "../new-jobs.js";
+import type { EnqueueResult, NewJob, SharedJobs } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
 import { INSERT_CHUNK, ROW_PARAMS, type Statements, storedBackoff, UNIFORM_PARAMS } from "./statements.js";
 
@@ -98,13 +99,7 @@ export function insertJobs(
         }
         if (unique) break;
       }
-      q.enqueueChunkSavepoint.run();
-      if (statement.run(...bound).changes !== INSERT_CHUNK) {
-        q.enqueueChunkRollback.run();
-        q.enqueueChunkRelease.run();
-        break;
-      }
-      q.enqueueChunkRelease.run();
+      if (!insertChunk(q, statement, bound)) break;
       for (let r = i; r < i + INSERT_CHUNK; r++) {
         results[r] = INSERTED;
         if (jobs[r]!.runAt <= now) ready = true;
@@ -179,6 +174,55 @@ export function insertJobs(
     }
   }
   return { results, ready };
+}
+
+/**
+ * Inserts {@link SharedJobs} inside the caller's write transaction, as {@link insertJobs} would the
+ * same jobs one NewJob each: whole chunks bind each job's id and payload and the shared fields once
+ * (enqueueChunkUniform), with no NewJob made or compared per job; the last rows, and the rest from
+ * a chunk that met a conflict (an id taken: not for ids errand made), go through insertJobs.
+ */
+export function insertShared(
+  q: Statements,
+  { shared, ids, payloads }: SharedJobs,
+  now: number,
+  hooks: InsertHooks,
+): { results: EnqueueResult[]; ready: boolean } {
+  const n = ids.length;
+  const results: EnqueueResult[] = new Array(n);
+  const args: unknown[] = new Array(2 * INSERT_CHUNK + 1);
+  args[2 * INSERT_CHUNK] = uniformParams(shared, now);
+  let i = 0;
+  for (; i + INSERT_CHUNK <= n; i += INSERT_CHUNK) {
+    let k = 0;
+    for (let r = i; r < i + INSERT_CHUNK; r++) {
+      args[k++] = ids[r];
+      args[k++] = payloads[r];
+    }
+    if (!insertChunk(q, q.enqueueChunkUniform, args)) break;
+  }
+  results.fill(INSERTED, 0, i);
+  let ready = i > 0 && shared.runAt <= now;
+  if (i < n) {
+    const rest: NewJob[] = new Array(n - i);
+    for (let r = i; r < n; r++) rest[r - i] = withPayload(shared, ids[r]!, payloads[r]!);
+    const tail = insertJobs(q, rest, now, true, hooks);
+    for (let r = 0; r < rest.length; r++) results[i + r] = tail.results[r]!;
+    if (tail.ready) ready = true;
+  }
+  return { results, ready };
+}
+
+/** One chunk's insert in a savepoint of its own: false, and nothing of it kept, when a row was not inserted. */
+function insertChunk(q: Statements, statement: Statements["enqueueChunk"], args: unknown[]): boolean {
+  q.enqueueChunkSavepoint.run();
+  if (statement.run(...args).changes !== INSERT_CHUNK) {
+    q.enqueueChunkRollback.run();
+    q.enqueueChunkRelease.run();
+    return false;
+  }
+  q.enqueueChunkRelease.run();
+  return true;
 }
 
 /** enqueueChunkUniform's named parameters: `job`'s fields but the id and the payload, by column. */

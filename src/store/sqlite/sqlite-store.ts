@@ -1,8 +1,10 @@
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, isFinished, type JobRecord } from "../../job.js";
+import { standsAlone } from "../../job-fields.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
+import { expandJobs, isShared, jobCount } from "../new-jobs.js";
 import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
@@ -49,7 +51,7 @@ import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { assignTurns, type FairClaim, fairClaim } from "./fair.js";
 import { sqliteLimitStats } from "./held-sample.js";
-import { insertJobs } from "./insert.js";
+import { type InsertHooks, insertJobs, insertShared } from "./insert.js";
 import { type ClosedRates, KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
@@ -139,6 +141,8 @@ export class SqliteStore implements Store {
   readonly #closedRates: ClosedRates = new Map();
   /** WAL checkpoints off the writer's thread (checkpointer.ts); none for `:memory:`. */
   readonly #checkpointer: Checkpointer | null;
+  /** What inserting needs of the store besides its statements (insert.ts). */
+  readonly #insertHooks: InsertHooks;
 
   private constructor(db: Database.Database, options: SqliteStoreOptions) {
     this.#db = db;
@@ -147,6 +151,12 @@ export class SqliteStore implements Store {
     this.#deps = new SqliteDependencies(this.#q, () => {
       this.#ringAfterCommit = true;
     });
+    this.#insertHooks = {
+      existing: (j) =>
+        this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
+      record: (id) => this.#getRecord(id)!,
+      dependencies: this.#deps,
+    };
     const memory = options.filename === ":memory:" || options.filename === "";
     this.capabilities = SqliteStore.capabilitiesFor(options.filename);
     this.#notifier = new SqliteNotifier(
@@ -211,23 +221,26 @@ export class SqliteStore implements Store {
   // ---- enqueue -------------------------------------------------------------------------------
 
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]> {
-    if (params.jobs.length >= LARGE_WRITE_JOBS) this.#checkpointer?.expectLargeWrite();
+    const { jobs, now } = params;
+    if (jobCount(jobs) >= LARGE_WRITE_JOBS) this.#checkpointer?.expectLargeWrite();
+    const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
     return this.#write(() => {
-      const results = this.#insertJobs(params.jobs, params.now, params.idsGenerated === true);
-      if (params.fairTypes && params.fairTypes.length > 0) {
-        assignTurns(this.#q, params.jobs, results, params.fairTypes);
+      if (isShared(jobs) && fair === null && params.idsGenerated === true && standsAlone(jobs.shared)) {
+        return this.#settle(insertShared(this.#q, jobs, now, this.#insertHooks));
       }
+      const list = expandJobs(jobs);
+      const results = this.#insertJobs(list, now, params.idsGenerated === true);
+      if (fair !== null) assignTurns(this.#q, list, results, fair);
       return results;
     });
   }
 
   #insertJobs(jobs: NewJob[], now: number, idsGenerated = false): EnqueueResult[] {
-    const { results, ready } = insertJobs(this.#q, jobs, now, idsGenerated, {
-      existing: (j) =>
-        this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
-      record: (id) => this.#getRecord(id)!,
-      dependencies: this.#deps,
-    });
+    return this.#settle(insertJobs(this.#q, jobs, now, idsGenerated, this.#insertHooks));
+  }
+
+  /** An insert's results; claimers are rung after the commit when a job it made is ready. */
+  #settle({ results, ready }: { results: EnqueueResult[]; ready: boolean }): EnqueueResult[] {
     if (ready) this.#ringAfterCommit = true;
     return results;
   }
