@@ -20,7 +20,8 @@ export function checkTimezone(timezone: unknown): string {
 
 /**
  * The first tick of `cron` (5 fields, or 6 with seconds) in `timezone` strictly after `after`.
- * Parsing is croner's.
+ * Parsing is croner's; croner also takes an ISO 8601 date-time as a one-off, which is no schedule
+ * (it never fires again after its tick) and is refused here, as anything else not of 5 or 6 fields.
  * @throws ErrandError `INVALID_CRON` / `INVALID_TIMEZONE`
  */
 export function nextCronTick(cron: string, timezone: string, after: number): number {
@@ -28,6 +29,8 @@ export function nextCronTick(cron: string, timezone: string, after: number): num
   let pattern: Cron;
   try {
     if (typeof cron !== "string" || cron.trim().length === 0) throw new Error("empty expression");
+    const fields = cron.trim().split(/\s+/).length;
+    if (fields !== 5 && fields !== 6) throw new Error("five fields, or six with seconds, are required");
     pattern = new Cron(cron, { timezone, paused: true });
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
@@ -35,7 +38,10 @@ export function nextCronTick(cron: string, timezone: string, after: number): num
       cause,
     });
   }
-  const next = pattern.nextRun(new Date(after));
-  if (!next) throw new ErrandError("INVALID_CRON", `cron expression ${describe(cron)} never fires`);
-  return next.getTime();
+  const next = pattern.nextRun(new Date(after))?.getTime();
+  // croner answers an Invalid Date rather than null for some ticks past its range: neither fires.
+  if (next === undefined || !Number.isFinite(next)) {
+    throw new ErrandError("INVALID_CRON", `cron expression ${describe(cron)} never fires`);
+  }
+  return next;
 }

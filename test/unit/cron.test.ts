@@ -115,6 +115,19 @@ describe("nextCronTick", () => {
     },
   );
 
+  // croner also takes an ISO 8601 date-time as a one-off pattern; a schedule is a cron of five or
+  // six fields, and a one-off in year 0 gave croner's Invalid Date, which reached the stores as NaN.
+  it.each(["0000-01-01T00:00:00Z", "2030-01-01T00:00:00Z", "2030-01-01T00:00:00+14:00"])(
+    "refuses the date-time %j, which is no cron of five or six fields, with INVALID_CRON",
+    (cron) => {
+      for (const tz of ["UTC", "Pacific/Kiritimati"]) {
+        expect(() => nextCronTick(cron, tz, utc("2026-01-01T00:00:00Z"))).toThrow(
+          expect.objectContaining({ name: "ErrandError", code: "INVALID_CRON" }),
+        );
+      }
+    },
+  );
+
   it("refuses a cron that never fires with INVALID_CRON", () => {
     expect(() => nextCronTick("0 0 30 2 *", "UTC", utc("2026-01-01T00:00:00Z"))).toThrow(
       expect.objectContaining({ code: "INVALID_CRON", message: expect.stringMatching(/never fires/) }),
