@@ -17,7 +17,7 @@ import { uuidv7 } from "./id.js";
 import { standsAlone } from "./job-fields.js";
 import { checkKnownKeys } from "./known-keys.js";
 import type { EnqueueOptions } from "./queue-options.js";
-import { withPayload } from "./store/new-jobs.js";
+import { expandJobs, withPayload } from "./store/new-jobs.js";
 import type { NewJob, SharedJobs } from "./store/store.js";
 import {
   addToDate,
@@ -103,30 +103,19 @@ export async function planMany(
   options: EnqueueOptions,
 ): Promise<PlannedJobs> {
   const base = p.plan(type, def, options);
-  if (options.id === undefined && payloads.length > 1 && standsAlone(base)) {
-    const ids: string[] = new Array(payloads.length);
-    const texts: string[] = new Array(payloads.length);
-    const values: unknown[] = new Array(payloads.length);
-    for (let i = 0; i < payloads.length; i++) {
-      const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
-      values[i] = value;
-      ids[i] = uuidv7(p.now);
-      texts[i] = toJsonText("payload", value, p.maxPayloadBytes);
-    }
-    return { jobs: { shared: base, ids, payloads: texts }, values, idsGenerated: true };
-  }
-  const jobs: NewJob[] = new Array(payloads.length);
+  const idsGenerated = options.id === undefined;
+  const ids: string[] = new Array(payloads.length);
+  const texts: string[] = new Array(payloads.length);
   const values: unknown[] = new Array(payloads.length);
   for (let i = 0; i < payloads.length; i++) {
     const value = def?.schema ? await validatePayload(def, payloads[i]) : payloads[i];
     values[i] = value;
-    jobs[i] = withPayload(
-      base,
-      options.id === undefined ? uuidv7(p.now) : base.id,
-      toJsonText("payload", value, p.maxPayloadBytes),
-    );
+    ids[i] = idsGenerated ? uuidv7(p.now) : base.id;
+    texts[i] = toJsonText("payload", value, p.maxPayloadBytes);
   }
-  return { jobs, values, idsGenerated: options.id === undefined };
+  const shared: SharedJobs = { shared: base, ids, payloads: texts };
+  const shareable = idsGenerated && payloads.length > 1 && standsAlone(base);
+  return { jobs: shareable ? shared : expandJobs(shared), values, idsGenerated };
 }
 
 /** Jobs of any types, each with its own options (the server's bulk enqueue). */

@@ -4,11 +4,20 @@
  * shared job.
  * @module
  */
+import { standsAlone } from "../job-fields.js";
 import type { NewJob, SharedJobs } from "./store.js";
 
 /** Whether `jobs` is the shared form. */
 export function isShared(jobs: readonly NewJob[] | SharedJobs): jobs is SharedJobs {
   return !Array.isArray(jobs);
+}
+
+/**
+ * `jobs` when it is the shared form and its jobs stand alone (no unique key, dependencies or
+ * debounce key: what planMany makes it for), the form each store's bulk path takes; else null.
+ */
+export function sharedAlone(jobs: readonly NewJob[] | SharedJobs): SharedJobs | null {
+  return isShared(jobs) && standsAlone(jobs.shared) ? jobs : null;
 }
 
 /** How many jobs `jobs` holds, in either form. */

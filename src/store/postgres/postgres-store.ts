@@ -1,10 +1,9 @@
 import { EventEmitter } from "node:events";
 import type pg from "pg";
 import { FINISHED_STATES, isFinished, type JobRecord, type JobState } from "../../job.js";
-import { standsAlone } from "../../job-fields.js";
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
-import { expandJobs, isShared } from "../new-jobs.js";
+import { expandJobs, sharedAlone } from "../new-jobs.js";
 import { renderStatements } from "../sql-template.js";
 import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
@@ -206,15 +205,15 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // as do dependencies (all or none, and their row locks held to the commit).
     // Fair types' turns are given in the insert's transaction: no claim sees their jobs without.
     const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
-    const given = params.jobs;
-    if (isShared(given) && !checkDone && fair === null && standsAlone(given.shared)) {
+    const shared = sharedAlone(params.jobs);
+    if (shared !== null && !checkDone && fair === null) {
       const { results, ready } = await this.#op("pool", () =>
-        insertShared(this.#connection, this.#sql, given, params.now, this.#origin),
+        insertShared(this.#connection, this.#sql, shared, params.now, this.#origin),
       );
       if (ready) this.#emitWake();
       return results;
     }
-    const jobs = expandJobs(given);
+    const jobs = expandJobs(params.jobs);
     const mode = checkDone || fair || hasDependencies(jobs) ? "tx" : "pool";
     const { results, ready } = await this.#op(mode, async (db) => {
       const inserted = await this.#insertJobs(db, jobs, params.now, checkDone, this.#origin);

@@ -5,7 +5,7 @@ import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
 import type { ScriptName } from "../generated/redis-scripts.js";
-import { expandJobs, isShared, jobCount } from "../new-jobs.js";
+import { expandJobs, jobCount, sharedAlone } from "../new-jobs.js";
 import type {
   CancelParams,
   CheckpointParams,
@@ -174,7 +174,7 @@ export class RedisStore implements Store {
     }
     const n = jobCount(p.jobs);
     // A shared batch is the "u" layout as it is; a batch of one goes whole.
-    const shared = isShared(p.jobs) && n > 1 && standsAlone(p.jobs.shared) ? p.jobs : null;
+    const shared = n > 1 ? sharedAlone(p.jobs) : null;
     const jobs = shared === null ? expandJobs(p.jobs) : null;
     const uniform = shared !== null || sendsUniform(jobs!);
     const args: Arg[] = [

@@ -1,10 +1,9 @@
 import Database from "better-sqlite3";
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, isFinished, type JobRecord } from "../../job.js";
-import { standsAlone } from "../../job-fields.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaim } from "../claim-plan.js";
-import { expandJobs, isShared, jobCount } from "../new-jobs.js";
+import { expandJobs, jobCount, sharedAlone } from "../new-jobs.js";
 import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
@@ -224,9 +223,10 @@ export class SqliteStore implements Store {
     const { jobs, now } = params;
     if (jobCount(jobs) >= LARGE_WRITE_JOBS) this.#checkpointer?.expectLargeWrite();
     const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
+    const shared = sharedAlone(jobs);
     return this.#write(() => {
-      if (isShared(jobs) && fair === null && params.idsGenerated === true && standsAlone(jobs.shared)) {
-        return this.#settle(insertShared(this.#q, jobs, now, this.#insertHooks));
+      if (shared !== null && fair === null && params.idsGenerated === true) {
+        return this.#settle(insertShared(this.#q, shared, now, this.#insertHooks));
       }
       const list = expandJobs(jobs);
       const results = this.#insertJobs(list, now, params.idsGenerated === true);
