@@ -18,7 +18,9 @@
  *
  * Every scenario runs `--runs` times (3 by default) and the table shows the medians; the runs go
  * in rounds (every queue once, then again), so a spell of load from elsewhere on the machine falls
- * on every queue rather than on one.
+ * on every queue rather than on one. After the table come errand's ratios to each other queue on
+ * its store, each drain against its CPU ceiling (the rate at which its CPU per job would keep every
+ * core busy), and issue 16's targets as this run's medians meet them (targets.mjs).
  *
  * The other queues are installed on first use into bench/compare/node_modules (their own
  * package.json and lock, apart from errand's dependencies); errand runs compiled (tsc), as it is
@@ -34,6 +36,7 @@ import { Child } from "../child.ts";
 import { compileErrand, fmtInt, median, now, pct, positiveInt, round, sleepUntil } from "../common.ts";
 import { serverCpuSpan } from "../cpu.ts";
 import { analyzeDatabase } from "./adapters/util.mjs";
+import { ceilingLines, targetLines } from "./targets.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const log = (line) => console.error(`[compare] ${line}`);
@@ -359,6 +362,8 @@ async function main() {
     latencyJobs: o.latencyJobs,
     runs: o.runs,
     results,
+    targets: targetLines(results, o),
+    ceilings: ceilingLines(results, cpus().length),
   };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -378,6 +383,16 @@ async function main() {
   console.log(table(results));
   const rs = ratios(results);
   if (rs) console.log(`\n${rs}`);
+  if (report.ceilings.length > 0) {
+    console.log(
+      `\nEach drain against its CPU ceiling (the rate at which its worker and server CPU per job would keep all ${report.machine.cpus} cores busy):`,
+    );
+    for (const line of report.ceilings) console.log(`  ${line}`);
+  }
+  if (report.targets.length > 0) {
+    console.log("\nissue 16's targets in this run (errand's medians over the other queue's):");
+    for (const line of report.targets) console.log(`  ${line}`);
+  }
   console.log("");
 }
 
