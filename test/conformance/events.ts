@@ -134,6 +134,37 @@ export function exerciseEvents(backend: Backend): void {
       expect(cancelled.map((j) => [j.id, j.state])).toEqual([[job.id, "cancelled"]]);
     });
 
+    it("emits completed in the batch's order, reading back a job that came without its own, and none for a stale attempt", async () => {
+      const { queue } = await backend.setup();
+      const [a, b, c, d] = await queue.enqueueMany("email", [{ n: "a" }, { n: "b" }, { n: "c" }, { n: "d" }]);
+      const leased = await queue.lease({ limit: 4 });
+      const byId = new Map(leased.map((j) => [j.id, j]));
+      const seen: Array<[string, string, unknown, unknown]> = [];
+      queue.on("completed", (job, result) => seen.push([job.id, job.state, job.payload, result]));
+      const item = (id: string, value: unknown, withJob: boolean, attempt = 1) => ({
+        id,
+        attempt,
+        result: queue.attempts.resultText(value),
+        value,
+        ...(withJob ? { job: byId.get(id)! } : {}),
+      });
+
+      // b and d come as references only (a remote worker after a restart): read back, in place.
+      const oks = await queue.attempts.completeMany([
+        item(a!.id, "ra", true),
+        item(b!.id, "rb", false),
+        item(c!.id, "rc", true, 2), // not its attempt: stale, no event
+        item(d!.id, "rd", false),
+      ]);
+      expect(oks).toEqual([true, true, false, true]);
+      expect(seen).toEqual([
+        [a!.id, "completed", { n: "a" }, "ra"],
+        [b!.id, "completed", { n: "b" }, "rb"],
+        [d!.id, "completed", { n: "d" }, "rd"],
+      ]);
+      expect((await queue.get(c!.id))?.state).toBe("active");
+    });
+
     it("emits expired and, for a lost lease, failed and retrying from a sweep", async () => {
       const { queue, clock } = await backend.setup();
       const lost = await queue.enqueue("crashy", {}, { backoff: { type: "fixed", delayMs: 0 } });
