@@ -16,7 +16,7 @@ import {
 } from "../../src/job-fields.js";
 import { sharedSchemas } from "../../src/server/schemas.js";
 import { statements as postgresStatements } from "../../src/store/generated/postgres-queries.js";
-import { scripts } from "../../src/store/generated/redis-scripts.js";
+import { scriptText } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
 import { withPayload } from "../../src/store/new-jobs.js";
@@ -639,7 +639,7 @@ describe("the Redis codec against the table", () => {
   });
 
   it("gives the Lua scripts the table's defaults and argument count (npm run gen)", () => {
-    const lua = scripts.enqueueMany;
+    const lua = scriptText("enqueueMany");
     expect(lua).toContain(`local DEFAULT_PRIORITY = "${JOB_DEFAULTS.priority}"`);
     expect(lua).toContain(`local DEFAULT_WEIGHT = "${JOB_DEFAULTS.weight}"`);
     expect(lua).toContain(`local DEFAULT_MAX_ATTEMPTS = "${JOB_DEFAULTS.maxAttempts}"`);

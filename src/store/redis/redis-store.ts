@@ -130,9 +130,10 @@ export class RedisStore implements Store {
     const store = new RedisStore(client, owns, prefix, connectionName, await loadSender());
     try {
       await checkEvictionPolicy(client);
-      await store.#transport.claimPrefix();
-      // Loaded once here; a NOSCRIPT later (SCRIPT FLUSH, a restarted Redis) reloads per script.
+      // Those Redis lacks, loaded before any runs (claiming the prefix is the first); a NOSCRIPT
+      // later (SCRIPT FLUSH, a restarted Redis) reloads per script.
       if (!client.isCluster) await loadScripts(client);
+      await store.#transport.claimPrefix();
     } catch (error) {
       if (owns) client.disconnect();
       throw error instanceof ErrandError ? error : redisFault(error);

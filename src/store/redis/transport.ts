@@ -4,11 +4,11 @@
  * their reply, and how Redis's errors become errand's.
  * @module
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
-import { type ScriptName, scripts } from "../generated/redis-scripts.js";
+import { type ScriptName, scriptNames, scriptSha, scriptText } from "../generated/redis-scripts.js";
 import { commandSender, type SendCommand } from "./reply-command.js";
 
 /**
@@ -44,14 +44,6 @@ const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 export type Client = Redis | Cluster;
 export type Arg = string | number;
 export type Reply = string[];
-
-/** Script sources by name, with their SHA-1 (the EVALSHA handle), computed once per process. */
-const SHAS = new Map<ScriptName, string>();
-function sha(name: ScriptName): string {
-  let s = SHAS.get(name);
-  if (!s) SHAS.set(name, (s = createHash("sha1").update(scripts[name]).digest("hex")));
-  return s;
-}
 
 /** What {@link connect} made of the options: a client, and whether errand owns it. */
 export interface Connected {
@@ -213,10 +205,10 @@ export class RedisTransport {
     try {
       // concat, not spread: a bulk enqueue passes hundreds of thousands of arguments.
       try {
-        return await this.#send("EVALSHA", ([sha(name), 1, this.#meta] as Arg[]).concat(args));
+        return await this.#send("EVALSHA", ([scriptSha(name), 1, this.#meta] as Arg[]).concat(args));
       } catch (error) {
         if (!message(error).startsWith("NOSCRIPT")) throw error;
-        return await this.#send("EVAL", ([scripts[name], 1, this.#meta] as Arg[]).concat(args));
+        return await this.#send("EVAL", ([scriptText(name), 1, this.#meta] as Arg[]).concat(args));
       }
     } catch (error) {
       throw this.fault(error);
@@ -267,7 +259,7 @@ export class RedisTransport {
       lists: Arg[][],
     ): Promise<Array<[Error | null, unknown]>> => {
       const pipeline = this.client.pipeline();
-      const script = command === "EVALSHA" ? sha(name) : scripts[name];
+      const script = command === "EVALSHA" ? scriptSha(name) : scriptText(name);
       for (const args of lists) pipeline.call(command, ([script] as Arg[]).concat(head, args));
       return (await this.#exec(pipeline)) ?? [];
     };
@@ -369,9 +361,14 @@ export class RedisTransport {
   }
 }
 
-/** Loads every script into Redis once (a NOSCRIPT later, after SCRIPT FLUSH or a restart, reloads per script). */
+/**
+ * Loads into Redis the scripts it lacks (a NOSCRIPT later, after SCRIPT FLUSH or a restart,
+ * reloads per script). Every process sharing a Redis asks, but only the first sends the texts.
+ */
 export async function loadScripts(client: Client): Promise<void> {
-  await Promise.all((Object.keys(scripts) as ScriptName[]).map((n) => client.script("LOAD", scripts[n])));
+  const known = (await client.script("EXISTS", ...scriptNames.map(scriptSha))) as number[];
+  const missing = scriptNames.filter((_, i) => known[i] !== 1);
+  await Promise.all(missing.map((n) => client.script("LOAD", scriptText(n))));
 }
 
 function message(error: unknown): string {

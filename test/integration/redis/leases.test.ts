@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../../src/job.js";
-import { scripts } from "../../../src/store/generated/redis-scripts.js";
+import { scriptText } from "../../../src/store/generated/redis-scripts.js";
 import { openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 describe.runIf(redisSelected())("Redis store: the lease index", () => {
@@ -45,7 +45,7 @@ describe.runIf(redisSelected())("Redis store: the lease index", () => {
     // With a budget of one candidate (the store passes 10,000), that candidate is a job: the
     // sentinel, first at +inf, is passed over rather than examined and made the next cursor.
     const [jobs, time] = (await client.eval(
-      scripts.list,
+      scriptText("list"),
       1,
       `{${prefix}}:meta`,
       "active",

@@ -4,15 +4,17 @@
  * of the test's own, so no other test reloads the scripts in between.
  */
 import { createHash } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ManualClock } from "../../../src/clock.js";
 import { Queue } from "../../../src/queue.js";
-import { scripts } from "../../../src/store/generated/redis-scripts.js";
+import { scriptNames, scriptText } from "../../../src/store/generated/redis-scripts.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
 import { newJob } from "../../helpers/new-job.js";
 import { privateRedis, redisSelected } from "../../helpers/redis.js";
 
-const sha = (source: string) => createHash("sha1").update(source).digest("hex");
+// Each script's SHA-1 from its text, as Redis computes it: not the one generated beside it.
+const sha = (name: (typeof scriptNames)[number]) => createHash("sha1").update(scriptText(name)).digest("hex");
 
 // These tests count the commands each call sends: the lease API's own maintenance pass (which
 // sends its own scripts when due, see leases.ts in the conformance suite) is off here.
@@ -26,7 +28,7 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
   it("loads every script once at open and calls them by SHA", async () => {
     const store = await RedisStore.open({ url: server.url, prefix: "loaded" });
     onTestFinished(() => store.close());
-    const shas = Object.values(scripts).map(sha);
+    const shas = scriptNames.map(sha);
     expect(await store.client.script("EXISTS", ...shas)).toEqual(shas.map(() => 1));
 
     const sent = vi.spyOn(store.client, "sendCommand");
@@ -34,6 +36,30 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     await queue.enqueue("task", {});
     expect(await queue.lease()).toHaveLength(1);
     expect(sent.mock.calls.map(([command]) => command.name)).toEqual(["EVALSHA", "EVALSHA"]);
+  });
+
+  it("sends at open only the texts of the scripts Redis lacks", async () => {
+    const first = await RedisStore.open({ url: server.url, prefix: "shared" });
+    onTestFinished(() => first.close());
+    /** Opens a store on a client of the test's own and counts the SCRIPT LOADs it sent. */
+    const loadsAtOpen = async (prefix: string) => {
+      const client = new Redis(server.url);
+      onTestFinished(async () => {
+        await client.quit();
+      });
+      const sent = vi.spyOn(client, "sendCommand");
+      const store = await RedisStore.open({ client, prefix });
+      onTestFinished(() => store.close());
+      return sent.mock.calls.filter(
+        ([c]) => c.name === "script" && String(c.args[0]).toUpperCase() === "LOAD",
+      ).length;
+    };
+    // Another process on the same Redis: every script is there, and no text goes out.
+    expect(await loadsAtOpen("shared-2")).toBe(0);
+    await first.client.script("FLUSH");
+    await first.client.script("LOAD", scriptText("claim"));
+    expect(await loadsAtOpen("shared-3")).toBe(scriptNames.length - 1);
+    expect(await first.client.script("EXISTS", ...scriptNames.map(sha))).toEqual(scriptNames.map(() => 1));
   });
 
   it("refuses a prefix whose keys a newer errand wrote (a higher schema version)", async () => {
@@ -73,7 +99,7 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     const job = await queue.enqueue("task", { n: 1 });
 
     await store.client.script("FLUSH");
-    const claim = sha(scripts.claim);
+    const claim = sha("claim");
     expect(await store.client.script("EXISTS", claim)).toEqual([0]);
 
     const sent = vi.spyOn(store.client, "sendCommand");
@@ -122,7 +148,7 @@ describe.runIf(redisSelected())("Redis store: Lua scripts", () => {
     expect(await store.failMany({ now, items: [item(2, null), item(3, now)] })).toEqual(["dead", "pending"]);
     // The EVALSHAs met NOSCRIPT and changed nothing; the EVALs ran each item once.
     expect(pipeline).toHaveBeenCalledTimes(2);
-    expect(await store.client.script("EXISTS", sha(scripts.failMany))).toEqual([1]);
+    expect(await store.client.script("EXISTS", sha("failMany"))).toEqual([1]);
     expect((await queue.get(leased[2]!.id))!.errors.map((e) => e.message)).toEqual(["failure 2"]);
     expect((await queue.get(leased[3]!.id))!.errors.map((e) => e.message)).toEqual(["failure 3"]);
     expect((await queue.stats()).states).toMatchObject({ pending: 2, dead: 2, active: 0 });
