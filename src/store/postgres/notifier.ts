@@ -91,10 +91,15 @@ export class PostgresNotifier implements Notifier {
   wake(): void {
     this.emit();
     if (this.#closed) return;
-    this.#connection.pool.query({ text: this.#notifySql, values: [this.origin] }).catch((error: unknown) => {
-      // Best effort: other processes still poll.
-      this.#connection.log.warn({ err: error }, "errand: NOTIFY failed");
-    });
+    // An operation of the connection's, so that closing the store waits for it: a process that
+    // changes something and closes at once (a CLI's `queues resume`) must still wake the workers
+    // elsewhere, not leave them to their next poll.
+    this.#connection
+      .op("pool", (db) => db.query({ text: this.#notifySql, values: [this.origin] }))
+      .catch((error: unknown) => {
+        // Best effort: other processes still poll.
+        this.#connection.log.warn({ err: error }, "errand: NOTIFY failed");
+      });
   }
 
   /** Takes a connection for LISTEN and keeps it; on loss, {@link #scheduleReconnect}. */

@@ -8,7 +8,7 @@ import { expect, onTestFinished, test } from "vitest";
 import { ManualClock } from "../../../src/clock.js";
 import { defineJob } from "../../../src/define-job.js";
 import type { Job } from "../../../src/job.js";
-import { Queue } from "../../../src/queue.js";
+import { openQueue, Queue } from "../../../src/queue.js";
 import { PostgresStore, type PostgresStoreOptions } from "../../../src/store/postgres/postgres-store.js";
 import { Worker } from "../../../src/worker/worker.js";
 import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../helpers/postgres.js";
@@ -51,7 +51,7 @@ async function setup(options: Partial<PostgresStoreOptions> = {}) {
   await worker.start();
   await idle;
   const nextStart = () => new Promise<Job>((resolve) => started.push(resolve));
-  return { store, producer, job, clock, starts, nextStart };
+  return { schema, store, producer, worker, job, clock, starts, nextStart };
 }
 
 async function killListener(store: PostgresStore): Promise<void> {
@@ -108,4 +108,24 @@ test("after the LISTEN connection drops it comes back by itself, catches up and 
   const started = nextStart();
   const fresh = await producer.enqueue(job, { fresh: true });
   expect((await started).id).toBe(fresh.id);
+});
+
+test("a wake-up sent just before its process closes the queue still reaches an idle worker", async () => {
+  // A CLI's `queues resume`, say: a process opens a queue, resumes and closes at once. The
+  // resume's NOTIFY is a statement of its own after the resume commits; close must wait for it,
+  // or the workers elsewhere sleep until their next poll.
+  const { schema, producer, worker, job, clock, starts, nextStart } = await setup();
+  await producer.pauseQueue("default");
+  const enqueued = await producer.enqueue(job, {});
+  // The worker has looked (the enqueue's wake-up, then a poll) and found the queue paused.
+  const idle = once(worker, "idle");
+  await clock.advance(POLL_MS);
+  await idle;
+  expect(starts).toEqual([]);
+  const started = nextStart();
+  const cli = await openQueue(`${PG_URL}?schema=${schema}`);
+  await cli.resumeQueue("default");
+  await cli.close();
+  // No clock advance from here: only the resume's wake-up can start the job.
+  expect((await started).id).toBe(enqueued.id);
 });
