@@ -4,7 +4,8 @@
  * plain node (importing a compiled build): `entry` in the init message says which.
  *
  * parent → child: `init` { entry, url, mode: "drain" | "drain-fail" | "latency" | "scale", concurrency, expect,
- *   indices? (payload.i runs over [0, indices); default expect), warm? (scale: warm-up jobs first),
+ *   indices? (payload.i runs over [0, indices); default expect), warm? (scale: the worker starts
+ *   at once and runs the parent's warm-up jobs, payload { warm: true }, before `go`),
  *   join? (drain: the payload.i of a job waiting on all the others; `done` then carries joinStart,
  *   when its handler started, and lastDepDone, when the last other job's handler returned) },
  *   `go`, `ping`, `exit`
@@ -48,6 +49,8 @@ async function init(o) {
     type: "noop",
     ...o.typeOptions,
     handler: async (payload, ctx) => {
+      // A scale-out warm-up job (the parent's, before the measured jobs exist): run, not counted.
+      if (payload.warm === true) return;
       if (o.mode === "latency") starts[payload.i] = now();
       if (o.mode === "rate") {
         starts.push(now());
@@ -93,17 +96,30 @@ async function init(o) {
   }
 
   if (o.mode === "scale") {
-    if (o.warm > 0) await warmUp(queue, defineJob, Worker, o);
     let tLast = 0;
     worker.on("completed", () => {
       tLast = now();
     });
+    // Warm: this worker, started now, runs the parent's warm-up jobs until `go`. The same Worker
+    // then drains: a second one's closures and object shapes would deoptimise what the first had
+    // V8 optimise, and the drain would compile it again (bench/RESULTS.md, session 24).
+    if (o.warm) await worker.start();
     send({ type: "ready" });
     await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
-    const dry = new Promise((resolve) => worker.once("idle", resolve));
+    completed = 0;
+    // Dry: idle once it has run some of the measured jobs (an idle from before they were
+    // claimable does not count).
+    const dry = new Promise((resolve) => {
+      const check = () => {
+        if (completed === 0) return;
+        worker.off("idle", check);
+        resolve();
+      };
+      worker.on("idle", check);
+    });
     const t0 = now();
     const cpu0 = process.cpuUsage();
-    await worker.start();
+    if (!o.warm) await worker.start();
     await dry;
     send({ type: "done", t0, tLast, completed, cpuMs: cpuMs(cpu0), ...calls.summary() });
     return;
@@ -129,31 +145,6 @@ async function init(o) {
     lastDepDone,
     ...calls.summary(),
   });
-}
-
-/**
- * Runs `o.warm` no-op jobs of a type and queue of this process's own through a worker of their
- * own, so the measured worker starts with warm code and connections. Their counts go nowhere.
- */
-async function warmUp(queue, defineJob, Worker, o) {
-  const name = `warm-${process.pid}`;
-  const warm = defineJob({ type: name, handler: async () => {} });
-  await queue.enqueueMany(
-    warm,
-    Array.from({ length: o.warm }, () => ({})),
-    { queue: name },
-  );
-  const worker = new Worker(queue, { jobs: [warm], concurrency: o.concurrency, queues: [name] });
-  worker.on("error", fail);
-  let n = 0;
-  const done = new Promise((resolve) => {
-    worker.on("completed", () => {
-      if (++n === o.warm) resolve();
-    });
-  });
-  await worker.start();
-  await done;
-  await worker.close();
 }
 
 /** CPU time (user + system) since `from`, in ms. */

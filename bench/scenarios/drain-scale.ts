@@ -2,8 +2,9 @@
  * Scale-out: the same N waiting jobs drained by 4 worker processes at once (concurrency 50 each),
  * timed from the first `go` to the last completion in any process, vs one process's drain rate.
  * Measured cold (fresh processes, as a deployment's first minute sees them; the ratio the target
- * is held to) and warm (each process first runs {@link SCALE_WARMUP_JOBS} jobs of its own, and
- * the baseline is one process warmed the same way), which is where the cores set the limit.
+ * is held to) and warm (the same workers first run {@link SCALE_WARMUP_JOBS} jobs per process
+ * between them, and the baseline is one process warmed the same way), which is where the cores
+ * set the limit.
  * Run by default where the store has a scale-out target (PostgreSQL).
  */
 import { Child } from "../child.js";
@@ -35,7 +36,10 @@ export interface DrainScaleResult {
   };
 }
 
-/** Jobs each scale-out worker runs, in a queue of its own, before the warm measurement starts. */
+/**
+ * Warm-up jobs per scale-out worker process (all of them in the default queue, shared by the
+ * started workers) before the warm measurement's jobs are enqueued.
+ */
 const SCALE_WARMUP_JOBS = 3_000;
 
 export const drainScale: Scenario<"drain-scale"> = {
@@ -86,8 +90,9 @@ async function scaleRun(
 ): Promise<{ elapsedMs: number; jobsPerSec: number; shares: number[]; exactlyOnce: boolean; cpu: CpuSplit }> {
   const db = store.fresh("scale");
   const children: Child[] = [];
+  const warmJobs = warm * processes;
   try {
-    await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
+    if (warm === 0) await withQueue(db, (q) => q.enqueueMany(noop, payloads(o.jobs)));
     for (let i = 0; i < processes; i++) {
       const child = new Child("./worker-child.mjs", CHILD_DEADLINE_MS, `scale worker ${i}`, rt.tsx);
       child.send({
@@ -97,13 +102,35 @@ async function scaleRun(
         mode: "scale",
         concurrency: 50,
         expect: o.jobs,
-        warm,
+        warm: warm > 0,
       });
       children.push(child);
     }
     await Promise.all(children.map((c) => c.next("ready")));
-    const serverCpu = serverCpuSpan(store);
-    for (const c of children) c.send({ type: "go" });
+    let serverCpu: ReturnType<typeof serverCpuSpan>;
+    if (warm === 0) {
+      serverCpu = serverCpuSpan(store);
+      for (const c of children) c.send({ type: "go" });
+    } else {
+      // Warm: the started workers share the warm-up jobs; then the measured jobs are enqueued
+      // behind a pause, so none is claimed before every process has had `go`.
+      await withQueue(db, async (q) => {
+        await q.enqueueMany(
+          noop,
+          Array.from({ length: warmJobs }, () => ({ warm: true })),
+        );
+        while (true) {
+          const { states } = await q.stats();
+          if (states.pending + states.active === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        await q.pauseQueue("default");
+        await q.enqueueMany(noop, payloads(o.jobs));
+        serverCpu = serverCpuSpan(store);
+        for (const c of children) c.send({ type: "go" });
+        await q.resumeQueue("default");
+      });
+    }
     type ScaleDone = {
       type: "done";
       t0: number;
@@ -114,15 +141,15 @@ async function scaleRun(
       cpuMs: number;
     };
     const done = await Promise.all(children.map((c) => c.next<ScaleDone>("done")));
-    const serverMs = serverCpu();
+    const serverMs = serverCpu!();
     const elapsedMs = Math.max(...done.map((d) => d.tLast)) - Math.min(...done.map((d) => d.t0));
     const stats = await withQueue(db, (q) => q.stats());
     const calls = done.reduce((a, d) => a + d.calls, 0);
-    // The warm-up jobs are in queues of their own: only the default queue's are counted.
+    // The warm-up jobs ran in the default queue too, before the measured ones existed.
     const exactlyOnce =
       calls === o.jobs &&
       done.every((d) => d.repeated === 0) &&
-      stats.queues.default?.completed === o.jobs &&
+      stats.queues.default?.completed === o.jobs + warmJobs &&
       stats.states.pending + stats.states.active === 0;
     return {
       elapsedMs,
