@@ -25,6 +25,17 @@ const SQLITE_DEFAULT_PAGES = 1000;
 export const CHECKPOINT_INTERVAL_MS = 100;
 
 /**
+ * The thread starts once the store's commits have paused this long after a large write (and at
+ * the latest {@link START_LATEST_MS} after it): a second bulk enqueue right behind the first then
+ * does not share the CPU with the thread's start (~10 ms on this thread, ~30 ms on its own) and
+ * first checkpoint, which cost it a quarter of its time (bench/RESULTS.md, session 24).
+ */
+export const START_QUIET_MS = 100;
+
+/** The latest the thread starts after a large write's commit, however busy the writer stays. */
+export const START_LATEST_MS = 1_000;
+
+/**
  * The thread: on each "checkpoint" it runs a PASSIVE checkpoint (which never blocks the writer
  * nor waits for readers) no sooner than CHECKPOINT_INTERVAL_MS after the last, then answers
  * "done"; a failed one (another process checkpointing: SQLITE_BUSY) is left to the next ask or
@@ -84,6 +95,10 @@ export class Checkpointer {
   #started = false;
   /** A large write is under way: the thread starts after its commit. */
   #startAfterCommit = false;
+  /** Starts the thread after a quiet spell (see {@link START_QUIET_MS}); re-armed by each commit. */
+  #startTimer: NodeJS.Timeout | null = null;
+  /** The latest the thread starts (epoch ms), set by the large write's commit. */
+  #startBy = 0;
   #closed = false;
   #threadsStarted = 0;
   /** whenIdle()'s callers, answered when the thread answers. */
@@ -102,8 +117,9 @@ export class Checkpointer {
   /**
    * Called before a large write (a bulk enqueue) is queued: the writer's own checkpoint is raised
    * to the backstop at once, so that write's commit does not checkpoint inline, and the thread
-   * starts after that commit, not during the write it would slow (a thread's start is ~30 ms of
-   * CPU; measured, starting it beside a 20,000-job insert made the insert ~35 ms slower).
+   * starts once the commits after it pause ({@link START_QUIET_MS}), not during that write or the
+   * next, which it would slow (a thread's start is ~30 ms of CPU; measured, starting it beside a
+   * 20,000-job insert made the insert ~35 ms slower).
    */
   expectLargeWrite(): void {
     if (this.#started || this.#closed) return;
@@ -116,19 +132,36 @@ export class Checkpointer {
   afterCommit(): void {
     if (this.#startAfterCommit) {
       this.#startAfterCommit = false;
-      // Not inside the commit's callback, which the callers of the write wait on: `new Worker`
-      // takes ~10 ms on the spot the first time.
       this.#asked = true;
-      setImmediate(() => {
-        if (this.#closed) return this.#answered();
-        this.#thread = this.#start();
-        this.#thread.postMessage("checkpoint");
-      });
+      this.#startBy = Date.now() + START_LATEST_MS;
+      this.#armStart();
+      return;
+    }
+    // Due to start: each commit before then pushes the start back, within the latest.
+    if (this.#startTimer !== null) {
+      this.#armStart();
       return;
     }
     if (this.#thread === null || this.#asked) return;
     this.#asked = true;
     this.#thread.postMessage("checkpoint");
+  }
+
+  /**
+   * (Re)sets the timer that starts the thread: never inside a commit's callback, which the callers
+   * of the write wait on (`new Worker` takes ~10 ms on the spot the first time). Unreferenced: a
+   * process with nothing else to do ends without it, and closing the database checkpoints.
+   */
+  #armStart(): void {
+    if (this.#startTimer !== null) clearTimeout(this.#startTimer);
+    const wait = Math.max(0, Math.min(START_QUIET_MS, this.#startBy - Date.now()));
+    this.#startTimer = setTimeout(() => {
+      this.#startTimer = null;
+      if (this.#closed) return this.#answered();
+      this.#thread = this.#start();
+      this.#thread.postMessage("checkpoint");
+    }, wait);
+    this.#startTimer.unref();
   }
 
   #start(): Worker {
@@ -182,6 +215,11 @@ export class Checkpointer {
   async close(): Promise<void> {
     this.#closed = true;
     this.#startAfterCommit = false;
+    if (this.#startTimer !== null) {
+      clearTimeout(this.#startTimer);
+      this.#startTimer = null;
+      this.#answered();
+    }
     const thread = this.#thread;
     this.#thread = null;
     if (thread === null) return;

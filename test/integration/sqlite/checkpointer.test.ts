@@ -2,8 +2,13 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
-import { BACKSTOP_PAGES, Checkpointer } from "../../../src/store/sqlite/checkpointer.js";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
+import {
+  BACKSTOP_PAGES,
+  Checkpointer,
+  START_LATEST_MS,
+  START_QUIET_MS,
+} from "../../../src/store/sqlite/checkpointer.js";
 
 /** SQLite's automatic checkpoint threshold by default: 1,000 pages of 4 KiB. */
 const SQLITE_THRESHOLD_BYTES = 1000 * 4096;
@@ -94,6 +99,66 @@ describe("the SQLite store's checkpoint thread", () => {
     expect(checkpointer.threadsStarted).toBe(1);
     await checkpointer.close();
     expect(checkpointer.running).toBe(false);
+    db.close();
+  });
+
+  it("starts the thread once the commits after a large write pause, not at the next commit", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const { db, checkpointer } = fresh();
+    checkpointer.expectLargeWrite();
+    write(db, 100_000);
+    checkpointer.afterCommit();
+    // Another write right behind it (a second bulk enqueue) puts the start back.
+    vi.advanceTimersByTime(START_QUIET_MS - 1);
+    write(db, 100_000);
+    checkpointer.afterCommit();
+    vi.advanceTimersByTime(START_QUIET_MS - 1);
+    expect(checkpointer.running).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(checkpointer.running).toBe(true);
+    vi.useRealTimers();
+    await checkpointer.whenIdle();
+    expect(checkpointer.threadsStarted).toBe(1);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it("starts the thread at the latest a while after the large write, however busy the writer", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const { db, checkpointer } = fresh();
+    checkpointer.expectLargeWrite();
+    write(db, 100_000);
+    checkpointer.afterCommit();
+    // A commit every half quiet spell: never quiet, so only the latest start time starts it.
+    const step = START_QUIET_MS / 2;
+    for (let t = step; t < START_LATEST_MS; t += step) {
+      vi.advanceTimersByTime(step);
+      expect(checkpointer.running).toBe(false);
+      write(db, 1_000);
+      checkpointer.afterCommit();
+    }
+    vi.advanceTimersByTime(step);
+    expect(checkpointer.running).toBe(true);
+    vi.useRealTimers();
+    await checkpointer.whenIdle();
+    await checkpointer.close();
+    db.close();
+  });
+
+  it("closes without starting a thread that was still due", async () => {
+    const { db, checkpointer } = fresh();
+    checkpointer.expectLargeWrite();
+    write(db, 100_000);
+    checkpointer.afterCommit();
+    await checkpointer.close();
+    await checkpointer.whenIdle();
+    expect(checkpointer.threadsStarted).toBe(0);
     db.close();
   });
 });
