@@ -46,6 +46,22 @@ function write(db: Database.Database, bytes: number): void {
   })();
 }
 
+/**
+ * A fresh database whose checkpointer has seen a large write commit, with the start's timers (and
+ * Date) faked until the test ends or calls vi.useRealTimers().
+ */
+function afterLargeWriteOnFakeTimers(): ReturnType<typeof fresh> {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  onTestFinished(() => {
+    vi.useRealTimers();
+  });
+  const f = fresh();
+  f.checkpointer.expectLargeWrite();
+  write(f.db, 100_000);
+  f.checkpointer.afterCommit();
+  return f;
+}
+
 describe("the SQLite store's checkpoint thread", () => {
   it("starts only for a large write: until then, SQLite checkpoints as by default", async () => {
     const { db, file, checkpointer, pages } = fresh();
@@ -103,14 +119,7 @@ describe("the SQLite store's checkpoint thread", () => {
   });
 
   it("starts the thread once the commits after a large write pause, not at the next commit", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    onTestFinished(() => {
-      vi.useRealTimers();
-    });
-    const { db, checkpointer } = fresh();
-    checkpointer.expectLargeWrite();
-    write(db, 100_000);
-    checkpointer.afterCommit();
+    const { db, checkpointer } = afterLargeWriteOnFakeTimers();
     // Another write right behind it (a second bulk enqueue) puts the start back.
     vi.advanceTimersByTime(START_QUIET_MS - 1);
     write(db, 100_000);
@@ -127,14 +136,7 @@ describe("the SQLite store's checkpoint thread", () => {
   });
 
   it("starts the thread at the latest a while after the large write, however busy the writer", async () => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-    onTestFinished(() => {
-      vi.useRealTimers();
-    });
-    const { db, checkpointer } = fresh();
-    checkpointer.expectLargeWrite();
-    write(db, 100_000);
-    checkpointer.afterCommit();
+    const { db, checkpointer } = afterLargeWriteOnFakeTimers();
     // A commit every half quiet spell: never quiet, so only the latest start time starts it.
     const step = START_QUIET_MS / 2;
     for (let t = step; t < START_LATEST_MS; t += step) {
