@@ -170,6 +170,21 @@ export class PgConnection {
     }
   }
 
+  /**
+   * Runs one statement on the pool once, as an operation {@link drain} waits for but without
+   * {@link op}'s retries: for a best-effort statement whose caller does not wait for it (a
+   * wake-up's NOTIFY), which must still go out before the pool ends.
+   */
+  async once(text: string, values: unknown[]): Promise<void> {
+    if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
+    this.#inFlight++;
+    try {
+      await this.pool.query({ text, values });
+    } finally {
+      if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    }
+  }
+
   async #transaction<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     (client as { errandOwned?: boolean }).errandOwned = true;

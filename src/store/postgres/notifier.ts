@@ -91,15 +91,12 @@ export class PostgresNotifier implements Notifier {
   wake(): void {
     this.emit();
     if (this.#closed) return;
-    // An operation of the connection's, so that closing the store waits for it: a process that
-    // changes something and closes at once (a CLI's `queues resume`) must still wake the workers
-    // elsewhere, not leave them to their next poll.
-    this.#connection
-      .op("pool", (db) => db.query({ text: this.#notifySql, values: [this.origin] }))
-      .catch((error: unknown) => {
-        // Best effort: other processes still poll.
-        this.#connection.log.warn({ err: error }, "errand: NOTIFY failed");
-      });
+    // One the store's close waits for: a process that changes something and closes at once (a
+    // CLI's `queues resume`) must still wake the workers elsewhere, not leave them to their poll.
+    this.#connection.once(this.#notifySql, [this.origin]).catch((error: unknown) => {
+      // Best effort, tried once: other processes still poll.
+      this.#connection.log.warn({ err: error }, "errand: NOTIFY failed");
+    });
   }
 
   /** Takes a connection for LISTEN and keeps it; on loss, {@link #scheduleReconnect}. */
