@@ -175,7 +175,7 @@ export class PgConnection {
    * {@link op}'s retries: for a best-effort statement whose caller does not wait for it (a
    * wake-up's NOTIFY), which must still go out before the pool ends.
    */
-  async once(text: string, values: unknown[]): Promise<void> {
+  async queryOnce(text: string, values: unknown[]): Promise<void> {
     if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
     this.#inFlight++;
     try {

@@ -93,7 +93,7 @@ export class PostgresNotifier implements Notifier {
     if (this.#closed) return;
     // One the store's close waits for: a process that changes something and closes at once (a
     // CLI's `queues resume`) must still wake the workers elsewhere, not leave them to their poll.
-    this.#connection.once(this.#notifySql, [this.origin]).catch((error: unknown) => {
+    this.#connection.queryOnce(this.#notifySql, [this.origin]).catch((error: unknown) => {
       // Best effort, tried once: other processes still poll.
       this.#connection.log.warn({ err: error }, "errand: NOTIFY failed");
     });
