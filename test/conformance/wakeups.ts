@@ -2,8 +2,8 @@
  * Capabilities and wake-ups: what a store says it can do is what it does. `capabilities` is read
  * from the store (tests gate on it before opening one), and a store that `listen`s tells a
  * listener on another connection when jobs may have become ready: on enqueue, on release, on
- * retry, and when `wake()` is called (a cap freed room); an unsubscribed listener hears nothing
- * more, and a closed store calls no listener. Polling covers a lost wake-up, never a lost job.
+ * retry, and when `wake()` is called (a cap freed room), also when the store that sent it closes
+ * at once; an unsubscribed listener hears nothing more, and a closed store calls no listener. Polling covers a lost wake-up, never a lost job.
  */
 import { describe, expect, it } from "vitest";
 import type { Backend } from "./backend.js";
@@ -62,6 +62,21 @@ export function exerciseWakeups(backend: Backend): void {
         store.wake();
         await woke;
         expect(unsubscribedCalls).toBe(0);
+      },
+    );
+
+    it.runIf(backend.capabilities.listen)(
+      "delivers a wake-up sent just before its store closes to a listener on another connection",
+      async () => {
+        // A process that resumes a queue (or retries a job) and exits at once, as a CLI does:
+        // closing must not drop the wake-up it has just sent, or workers elsewhere wait for a poll.
+        const { queue, connect } = await backend.setup();
+        const other = await connect();
+        await other.pauseQueue("default");
+        const heard = nextWake(queue.store);
+        await other.resumeQueue("default");
+        await other.store.close();
+        await heard;
       },
     );
 
