@@ -16,12 +16,12 @@ import {
 } from "../../src/job-fields.js";
 import { sharedSchemas } from "../../src/server/schemas.js";
 import { statements as postgresStatements } from "../../src/store/generated/postgres-queries.js";
-import { scriptText } from "../../src/store/generated/redis-scripts.js";
 import { HOT_RECORD_KEYS, hotRecord } from "../../src/store/hot-record.js";
 import { jobFromNew } from "../../src/store/instrument.js";
 import { withPayload } from "../../src/store/new-jobs.js";
 import { INSERT_FIELDS, INSERT_FIXED_PARAMS, sqlFragments } from "../../src/store/postgres/columns.js";
 import { decodeJob, HASH_FIELDS, packBackoff, pushNewJob } from "../../src/store/redis/job-codec.js";
+import { scriptText } from "../../src/store/redis/scripts.js";
 import { renderStatements } from "../../src/store/sql-template.js";
 import type { SqliteDependencies } from "../../src/store/sqlite/dependencies.js";
 import { insertJobs } from "../../src/store/sqlite/insert.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { scriptNames, scriptSha, scriptText } from "../../src/store/generated/redis-scripts.js";
+import { scriptNames, scriptSha, scriptText } from "../../src/store/redis/scripts.js";
 
 // The generated module keeps each piece of script text once and each script's SHA-1 beside it
 // (scripts/gen.ts); EVALSHA finds a script only if the SHA is that of the text SCRIPT LOAD sent.

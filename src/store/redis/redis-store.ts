@@ -4,7 +4,6 @@ import { shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
-import type { ScriptName } from "../generated/redis-scripts.js";
 import { expandJobs, jobCount, sharedAlone } from "../new-jobs.js";
 import type {
   CancelParams,
@@ -50,6 +49,7 @@ import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
 import type { SendCommand } from "./reply-command.js";
+import type { ScriptName } from "./scripts.js";
 import {
   type Arg,
   type Client,

@@ -8,8 +8,8 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
-import { type ScriptName, scriptNames, scriptSha, scriptText } from "../generated/redis-scripts.js";
 import { commandSender, type SendCommand } from "./reply-command.js";
+import { type ScriptName, scriptNames, scriptSha, scriptText } from "./scripts.js";
 
 /**
  * Options for {@link RedisStore.open}: a `url` (errand opens and owns the connection) or a

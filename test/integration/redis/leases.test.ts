@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../../src/job.js";
-import { scriptText } from "../../../src/store/generated/redis-scripts.js";
+import { scriptText } from "../../../src/store/redis/scripts.js";
 import { openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 describe.runIf(redisSelected())("Redis store: the lease index", () => {

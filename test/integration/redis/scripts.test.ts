@@ -8,8 +8,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ManualClock } from "../../../src/clock.js";
 import { Queue } from "../../../src/queue.js";
-import { scriptNames, scriptText } from "../../../src/store/generated/redis-scripts.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import { scriptNames, scriptText } from "../../../src/store/redis/scripts.js";
 import { newJob } from "../../helpers/new-job.js";
 import { privateRedis, redisSelected } from "../../helpers/redis.js";
 
