@@ -46,20 +46,22 @@ function write(db: Database.Database, bytes: number): void {
   })();
 }
 
-/**
- * A fresh database whose checkpointer has seen a large write commit, with the start's timers (and
- * Date) faked until the test ends or calls vi.useRealTimers().
- */
-function afterLargeWriteOnFakeTimers(): ReturnType<typeof fresh> {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-  onTestFinished(() => {
-    vi.useRealTimers();
-  });
+/** A fresh database whose checkpointer has seen a large write commit (its thread due to start). */
+function afterLargeWrite(): ReturnType<typeof fresh> {
   const f = fresh();
   f.checkpointer.expectLargeWrite();
   write(f.db, 100_000);
   f.checkpointer.afterCommit();
   return f;
+}
+
+/** {@link afterLargeWrite} with the start's timers (and Date) faked until the test ends. */
+function afterLargeWriteOnFakeTimers(): ReturnType<typeof fresh> {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  onTestFinished(() => {
+    vi.useRealTimers();
+  });
+  return afterLargeWrite();
 }
 
 describe("the SQLite store's checkpoint thread", () => {
@@ -100,10 +102,7 @@ describe("the SQLite store's checkpoint thread", () => {
   });
 
   it("starts one thread however many large writes come before it is up", async () => {
-    const { db, checkpointer } = fresh();
-    checkpointer.expectLargeWrite();
-    write(db, 100_000);
-    checkpointer.afterCommit();
+    const { db, checkpointer } = afterLargeWrite();
     // The next large write is queued before the thread has started.
     checkpointer.expectLargeWrite();
     write(db, 100_000);
@@ -154,10 +153,7 @@ describe("the SQLite store's checkpoint thread", () => {
   });
 
   it("closes without starting a thread that was still due", async () => {
-    const { db, checkpointer } = fresh();
-    checkpointer.expectLargeWrite();
-    write(db, 100_000);
-    checkpointer.afterCommit();
+    const { db, checkpointer } = afterLargeWrite();
     await checkpointer.close();
     await checkpointer.whenIdle();
     expect(checkpointer.threadsStarted).toBe(0);
