@@ -108,10 +108,13 @@ async function init(o) {
     await new Promise((resolve) => process.on("message", (m) => m.type === "go" && resolve()));
     completed = 0;
     // Dry: idle once it has run some of the measured jobs (an idle from before they were
-    // claimable does not count).
+    // claimable does not count), or, having run none, idle with none left to anyone.
     const dry = new Promise((resolve) => {
-      const check = () => {
-        if (completed === 0) return;
+      const check = async () => {
+        if (completed === 0) {
+          const { states } = await queue.stats();
+          if (states.pending + states.active > 0) return;
+        }
         worker.off("idle", check);
         resolve();
       };
