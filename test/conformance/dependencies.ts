@@ -149,6 +149,34 @@ export function exerciseDependencies(backend: Backend): void {
       expect((await queue.get(c.id))?.state).toBe("pending");
     });
 
+    it("unblocks a dependent enqueued while its dependency runs, when that run completes", async () => {
+      // Completed jobs kept, and not kept: a dependency something waits on is kept either way, and
+      // its dependent reads its result.
+      for (const retention of [{}, { completed: 0 }]) {
+        const { queue } = await backend.setup({ retention });
+        const a = await queue.enqueue(fetchPage, { url: "a" });
+        const [running] = await queue.lease();
+        expect(running?.id).toBe(a.id);
+        const c = await queue.enqueue("merge", {}, { dependsOn: [a.id] });
+        expect(c).toMatchObject({ state: "blocked", blockedBy: 1 });
+        expect(await queue.complete(running!, "page a")).toBe(true);
+        expect(await queue.get(c.id), JSON.stringify(retention)).toMatchObject({
+          state: "pending",
+          blockedBy: 0,
+        });
+        expect(await queue.dependencies(c.id)).toEqual([
+          { id: a.id, type: "fetch-page", state: "completed", result: "page a" },
+        ]);
+        // The dependent's own completion: not kept, it leaves no trace among a's dependents.
+        const [dependent] = await queue.lease();
+        expect(dependent?.id).toBe(c.id);
+        expect(await queue.complete(dependent!, "merged")).toBe(true);
+        expect((await queue.dependents(a.id)).jobs.map((j) => [j.id, j.state])).toEqual(
+          "completed" in retention ? [] : [[c.id, "completed"]],
+        );
+      }
+    });
+
     it("refuses a dependency that names no job with DEPENDENCY_NOT_FOUND and stores nothing", async () => {
       const { queue } = await backend.setup();
       const a = await queue.enqueue(fetchPage, { url: "a" });

@@ -5,6 +5,7 @@
  */
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { Queue } from "../../../src/queue.js";
 import { keysOf, openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 /** Job ids in the ready lanes' pages and in {p}:sched. */
@@ -43,6 +44,21 @@ describe.runIf(redisSelected())("Redis store: dependencies", () => {
     expect(await claimable(client, prefix)).toEqual([]);
     expect(await client.exists(`{${prefix}}:blocked`)).toBe(0);
     expect((await queue.stats()).states).toMatchObject({ blocked: 0, cancelled: 301, completed: 1 });
+  });
+
+  it("drops the edges of a dependent whose completion deletes it (completed jobs not kept)", async () => {
+    const { store, client, prefix, clock } = await openRedisQueue();
+    const queue = new Queue(store, { clock, retention: { completed: 0 } });
+    const dep = await queue.enqueue("dep", {});
+    const child = await queue.enqueue("child", {}, { dependsOn: [dep.id] });
+    for (let i = 0; i < 2; i++) {
+      const [job] = await queue.lease();
+      expect(await queue.complete(job!, null)).toBe(true);
+    }
+    // The dependency is kept (something depended on it); the dependent is gone, edge and all.
+    expect(await queue.get(child.id)).toBeNull();
+    expect((await queue.get(dep.id))?.state).toBe("completed");
+    expect(await client.exists(`{${prefix}}:dep:${dep.id}`)).toBe(0);
   });
 
   it("marks only jobs that have dependents, and drops a pruned job's edges", async () => {
