@@ -147,10 +147,8 @@ export class PgConnection {
    * serialisation failure until `retryMs` has passed. Every operation is compare-and-set, so a
    * retry cannot apply a change twice.
    */
-  async op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
-    this.#inFlight++;
-    try {
+  op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
+    return this.#counted(async () => {
       const deadline = Date.now() + this.#retryMs;
       for (let attempt = 0; ; attempt++) {
         try {
@@ -165,9 +163,7 @@ export class PgConnection {
           await new Promise((resolve) => setTimeout(resolve, delay));
         }
       }
-    } finally {
-      if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
-    }
+    });
   }
 
   /**
@@ -175,11 +171,18 @@ export class PgConnection {
    * {@link op}'s retries: for a best-effort statement whose caller does not wait for it (a
    * wake-up's NOTIFY), which must still go out before the pool ends.
    */
-  async queryOnce(text: string, values: unknown[]): Promise<void> {
+  queryOnce(text: string, values: unknown[]): Promise<void> {
+    return this.#counted(async () => {
+      await this.pool.query({ text, values });
+    });
+  }
+
+  /** Runs `run` as an operation in flight, which close() waits for; refused once closed. */
+  async #counted<T>(run: () => Promise<T>): Promise<T> {
     if (this.#closed) throw new ErrandError("CLOSED", "the PostgreSQL store is closed");
     this.#inFlight++;
     try {
-      await this.pool.query({ text, values });
+      return await run();
     } finally {
       if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
     }
