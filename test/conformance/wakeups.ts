@@ -3,7 +3,8 @@
  * from the store (tests gate on it before opening one), and a store that `listen`s tells a
  * listener on another connection when jobs may have become ready: on enqueue, on release, on
  * retry, and when `wake()` is called (a cap freed room), also when the store that sent it closes
- * at once; an unsubscribed listener hears nothing more, and a closed store calls no listener. Polling covers a lost wake-up, never a lost job.
+ * at once; an unsubscribed listener hears nothing more, and a closed store calls no listener.
+ * Polling covers a lost wake-up, never a lost job.
  */
 import { describe, expect, it } from "vitest";
 import type { Backend } from "./backend.js";
