@@ -6,8 +6,10 @@ import type { NewJob, ScheduleRecord } from "../store/store.js";
  * Cron firing: each schedule whose tick came due enqueues that tick's job (id
  * `schedule:<name>:<tick ms>`) and moves to its next future tick, in one compare-and-set, so a
  * tick fires exactly once however many processes fire schedules. Missed ticks are not caught up.
- * A schedule that cannot fire (its stored options no longer valid) is reported to `onError` and
- * the others fire. Returns how many ticks enqueued a job.
+ * A tick whose job is not stored (its id or unique key taken, its debounce key held: a schedule
+ * with `options.uniqueKey` so skips a tick while the last one's job still waits or runs) moves
+ * the schedule on all the same. A schedule that cannot fire (its stored options no longer valid)
+ * is reported to `onError` and the others fire. Returns how many ticks enqueued a job.
  * @param plan - the job a schedule's stored type and options resolve to now.
  */
 export async function fireDueSchedules(

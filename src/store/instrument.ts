@@ -130,16 +130,25 @@ export class StoreDoor {
     });
   }
 
-  /** Inserts a schedule's tick (exactly once per tick, cluster-wide); `enqueued` when it did. */
+  /**
+   * Fires a schedule's tick (exactly once per tick, cluster-wide): `true`, and `enqueued`, when
+   * its job was stored. A tick that fired without storing a job (its unique key held by the last
+   * tick's job still waiting or running, say) moves the schedule on all the same, announcing
+   * nothing.
+   */
   async fireSchedule(params: FireScheduleParams, payload: unknown): Promise<boolean> {
-    const fired = await this.#store.fireSchedule(params);
-    if (fired && this.#events.listenerCount("enqueued") > 0) {
+    const result = await this.#store.fireSchedule(params);
+    if (result === null || !result.inserted) return false;
+    if (this.#events.listenerCount("enqueued") > 0) {
+      const { job } = params;
       this.#events.emit(
         "enqueued",
-        jobFromNew(params.job, params.job.id, payload, parseBackoff(params.job.backoff), params.now, jobDate),
+        result.record !== undefined
+          ? toJob(result.record)
+          : jobFromNew(job, job.id, payload, parseBackoff(job.backoff), params.now, jobDate),
       );
     }
-    return fired;
+    return true;
   }
 
   /**

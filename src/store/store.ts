@@ -200,8 +200,13 @@ export interface Store {
   listSchedules(): Promise<ScheduleRecord[]>;
   /** Schedules whose `nextRunAt` is due by `now`, at most `limit`. */
   dueSchedules(params: SweepParams): Promise<ScheduleRecord[]>;
-  /** Inserts the tick's job and advances the schedule, only if no one else fired this tick. */
-  fireSchedule(params: FireScheduleParams): Promise<boolean>;
+  /**
+   * Advances the schedule to `nextRunAt` and inserts the tick's job, as {@link enqueueMany} would
+   * (its id or unique key taken, or its debounce key held: not inserted), in one transaction, only
+   * if the stored next tick is still `expectedRunAt`. The tick's job's result, or null when the
+   * tick was not this call's to fire (another scheduler fired it, or the schedule changed).
+   */
+  fireSchedule(params: FireScheduleParams): Promise<EnqueueResult | null>;
 
   // ---- job types -----------------------------------------------------------------------------
 

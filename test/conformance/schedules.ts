@@ -123,6 +123,58 @@ export function exerciseSchedules(backend: Backend): void {
       expect(await queue.unschedule("digest")).toBe(false);
     });
 
+    it("passes a tick whose job's unique key is held: nothing enqueued, no event, the schedule moves on", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const start = clock.now();
+      const enqueued: Job[] = [];
+      queue.on("enqueued", (job) => enqueued.push(job));
+      await queue.schedule("sync", {
+        cron: "*/5 * * * *",
+        job: report,
+        payload: {},
+        options: { uniqueKey: "sync" },
+      });
+
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+      const first = `schedule:sync:${start + 5 * MINUTE}`;
+      expect(enqueued.map((j) => j.id)).toEqual([first]);
+
+      // The first tick's job still waits, holding the key: the second tick enqueues nothing.
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(0);
+      expect(await queue.get(`schedule:sync:${start + 10 * MINUTE}`)).toBeNull();
+      expect(enqueued).toHaveLength(1);
+      expect((await jobsOf(queue, "report")).map((j) => j.id)).toEqual([first]);
+      expect((await queue.schedules())[0]?.nextRunAt.getTime()).toBe(start + 15 * MINUTE);
+
+      // Once the holder is gone the key is free, and the next tick enqueues again.
+      expect((await queue.cancel(first)).state).toBe("cancelled");
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+      const third = `schedule:sync:${start + 15 * MINUTE}`;
+      expect(enqueued.map((j) => j.id)).toEqual([first, third]);
+      expect((await queue.get(third))?.uniqueKey).toBe("sync");
+    });
+
+    it("announces a tick's job as stored: blocked while the job it depends on waits", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const before = await queue.enqueue(report, { n: 0 });
+      const enqueued: Job[] = [];
+      queue.on("enqueued", (job) => enqueued.push(job));
+      await queue.schedule("after", {
+        cron: "*/5 * * * *",
+        job: report,
+        payload: {},
+        options: { dependsOn: [before.id] },
+      });
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+      expect(enqueued).toHaveLength(1);
+      expect(enqueued[0]).toMatchObject({ state: "blocked", dependsOn: [before.id] });
+      expect((await queue.get(enqueued[0]!.id))?.state).toBe("blocked");
+    });
+
     it("lists schedules by name with their cron, zone, type, payload, options and next run", async () => {
       const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
       expect(await queue.schedules()).toEqual([]);

@@ -531,22 +531,22 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.dueSchedules, [p.now, p.limit]));
   }
 
-  async fireSchedule(p: FireScheduleParams): Promise<boolean> {
+  async fireSchedule(p: FireScheduleParams): Promise<EnqueueResult | null> {
     // The compare-and-set on next_run_at makes a second scheduler wait for the first's commit,
     // then find the tick taken: one job per tick, however many schedulers run.
-    const { advanced, ready } = await this.#op("tx", async (db) => {
+    const { result, ready } = await this.#op("tx", async (db) => {
       const rows = await this.#q(db, this.#sql.advanceSchedule, [
         p.name,
         p.expectedRunAt,
         p.nextRunAt,
         p.now,
       ]);
-      if (rows.length === 0) return { advanced: false, ready: false };
-      const { ready } = await this.#insertJobs(db, [p.job], p.now, true, this.#origin);
-      return { advanced: true, ready };
+      if (rows.length === 0) return { result: null, ready: false };
+      const { results, ready } = await this.#insertJobs(db, [p.job], p.now, true, this.#origin);
+      return { result: results[0]!, ready };
     });
     if (ready) this.#emitWake();
-    return advanced;
+    return result;
   }
 
   // ---- job types -----------------------------------------------------------------------------

@@ -471,10 +471,13 @@ export class RedisStore implements Store {
     return schedules((await this.#run("dueSchedules", [p.now, p.limit])) as unknown[]);
   }
 
-  async fireSchedule(p: FireScheduleParams): Promise<boolean> {
+  async fireSchedule(p: FireScheduleParams): Promise<EnqueueResult | null> {
     const args: Arg[] = [p.now, p.name, p.expectedRunAt, p.nextRunAt];
     pushNewJob(args, p.job);
-    return (await this.#write("fireSchedule", args)) === 1;
+    const reply = (await this.#write("fireSchedule", args)) as number | [number, Reply];
+    if (typeof reply === "number") return reply === 1 ? INSERTED : null;
+    const record = decodeJob(reply[1]);
+    return reply[0] === 1 ? { inserted: true, record } : { inserted: false, existing: record };
   }
 
   // ---- job types -----------------------------------------------------------------------------

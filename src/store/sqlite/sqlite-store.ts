@@ -689,12 +689,11 @@ export class SqliteStore implements Store {
     return this.#q.dueSchedules.all(p.now, p.limit) as ScheduleRecord[];
   }
 
-  fireSchedule(p: FireScheduleParams): Promise<boolean> {
+  fireSchedule(p: FireScheduleParams): Promise<EnqueueResult | null> {
     return this.#write(() => {
       const advanced =
         this.#q.fireScheduleAdvance.run(p.nextRunAt, p.now, p.name, p.expectedRunAt).changes === 1;
-      if (advanced) this.#insertJobs([p.job], p.now);
-      return advanced;
+      return advanced ? this.#insertJobs([p.job], p.now)[0]! : null;
     });
   }
 

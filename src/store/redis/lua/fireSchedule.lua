@@ -9,7 +9,10 @@
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] name  ARGV[5] expectedRunAt
   ARGV[6] nextRunAt  then the job's 19 values (see includes/insert-job.lua)
-  Returns 1 when it fired, else 0.
+  Returns 0 when the tick was not this call's to fire; when it fired, 1 for a job inserted as
+  given, { 1, job reply } for one inserted with dependencies (as stored: blocked or cancelled), or
+  { 0, job reply } for the job that kept it from being inserted (its id or unique key taken, or its
+  debounce key held: the holder, as changed).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -28,10 +31,15 @@ if not score or tonumber(score) ~= tonumber(ARGV[5]) then
 end
 redis.call("ZADD", SCHEDULES, ARGV[6], ARGV[4])
 redis.call("HSET", schedule_key(ARGV[4]), "ua", ARGV[3])
-insert_job(ARGV, 7, tonumber(ARGV[3]), ARGV[3])
+local existing, with_dependencies = insert_job(ARGV, 7, tonumber(ARGV[3]), ARGV[3])
 flush_ready(true)
 flush_counts()
 if any_ready then
   redis.call("PUBLISH", WAKE, "")
+end
+if existing then
+  return { 0, job_reply(existing) }
+elseif with_dependencies then
+  return { 1, job_reply(ARGV[7]) }
 end
 return 1
