@@ -174,8 +174,13 @@ export interface ScheduleOptions<P = unknown> {
   /** The job type to enqueue each tick: a definition or its name. */
   job: JobDefinition<P, unknown> | string;
   payload: P;
-  /** Enqueue options for each job (no `id`: each tick's id is derived from the schedule). */
-  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db">;
+  /**
+   * Enqueue options for each tick's job: no `id` (each tick's id is derived from the schedule), no
+   * `delayMs`, `runAt` or `db`, and no `dependsOn` (every tick would wait on the same fixed jobs,
+   * and fail to enqueue once they are pruned). A `uniqueKey` makes a tick that comes while the last
+   * tick's job still waits or runs enqueue nothing.
+   */
+  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db" | "dependsOn">;
 }
 
 /** A stored schedule. */

@@ -46,6 +46,14 @@ export async function planSchedule<P>(
   if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
     throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
   }
+  // Every tick's job would wait on the same fixed jobs, and once retention prunes them each tick
+  // fails to enqueue (DEPENDENCY_NOT_FOUND) and the schedule never moves on.
+  if ("dependsOn" in jobOptions) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "schedule: options may not set dependsOn (a recurring job cannot wait on fixed jobs)",
+    );
+  }
   if (typeof jobOptions.backoff === "function") {
     throw new ErrandError(
       "INVALID_OPTION",

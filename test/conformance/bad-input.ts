@@ -175,6 +175,29 @@ export function exerciseBadInput(backend: Backend): void {
       });
     });
 
+    it("refuses schedule options no recurring tick can take (INVALID_OPTION)", async () => {
+      const { queue } = await backend.setup();
+      const seed = await queue.enqueue(noop, { gate: true });
+      await unchanged(queue, async () => {
+        const cases: EnqueueOptions[] = [
+          { id: "fixed" },
+          { delayMs: "1m" },
+          { runAt: new Date(Date.UTC(2030, 0, 1)) },
+          { db: {} },
+          // Fixed jobs to wait for: once they are pruned, every tick would fail to enqueue.
+          { dependsOn: [seed.id] },
+          { dependsOn: ["no-such-job"] },
+        ];
+        for (const options of cases) {
+          const e = await refused(
+            () => queue.schedule("existing", { cron: "0 * * * *", job: noop, payload: {}, options }),
+            "INVALID_OPTION",
+          );
+          expect(e.message).toMatch(/^schedule: /);
+        }
+      });
+    });
+
     it("refuses attempt numbers that are not positive integers (INVALID_ATTEMPT)", async () => {
       const { queue } = await backend.setup();
       const job = await queue.enqueue(noop, {});

@@ -157,22 +157,30 @@ export function exerciseSchedules(backend: Backend): void {
       expect((await queue.get(third))?.uniqueKey).toBe("sync");
     });
 
-    it("announces a tick's job as stored: blocked while the job it depends on waits", async () => {
+    it("folds a debounced tick into the job still waiting from the last: no new job, no event", async () => {
       const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
-      const before = await queue.enqueue(report, { n: 0 });
+      const start = clock.now();
       const enqueued: Job[] = [];
       queue.on("enqueued", (job) => enqueued.push(job));
-      await queue.schedule("after", {
+      await queue.schedule("reindex", {
         cron: "*/5 * * * *",
         job: report,
-        payload: {},
-        options: { dependsOn: [before.id] },
+        payload: { n: 1 },
+        options: { debounce: { key: "reindex", delayMs: "10m" } },
       });
       await clock.advance(5 * MINUTE);
       expect((await queue.sweep()).fired).toBe(1);
+      const first = `schedule:reindex:${start + 5 * MINUTE}`;
+      expect(enqueued.map((j) => j.id)).toEqual([first]);
+      expect((await queue.get(first))?.runAt.getTime()).toBe(start + 15 * MINUTE);
+
+      // The first tick's job has not started: the second tick pushes it back instead of adding one.
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(0);
       expect(enqueued).toHaveLength(1);
-      expect(enqueued[0]).toMatchObject({ state: "blocked", dependsOn: [before.id] });
-      expect((await queue.get(enqueued[0]!.id))?.state).toBe("blocked");
+      expect((await jobsOf(queue, "report")).map((j) => j.id)).toEqual([first]);
+      expect((await queue.get(first))?.runAt.getTime()).toBe(start + 20 * MINUTE);
+      expect((await queue.schedules())[0]?.nextRunAt.getTime()).toBe(start + 15 * MINUTE);
     });
 
     it("lists schedules by name with their cron, zone, type, payload, options and next run", async () => {

@@ -453,6 +453,11 @@ for (const backend of selectedBackends()) {
       expect((await h.http("GET", "/v1/schedules")).body.schedules).toHaveLength(1);
       const badCron = await h.http("PUT", "/v1/schedules/x", { body: { cron: "nope", type: "r" } });
       expect(badCron).toMatchObject({ status: 400, body: { code: "INVALID_CRON" } });
+      const gated = await h.http("PUT", "/v1/schedules/x", {
+        body: { cron: "0 3 * * *", type: "r", options: { dependsOn: ["a"] } },
+      });
+      expect(gated).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+      expect((await h.http("GET", "/v1/schedules")).body.schedules).toHaveLength(1);
       expect((await h.http("DELETE", "/v1/schedules/nightly")).status).toBe(204);
       expect((await h.http("GET", "/v1/schedules/nightly")).status).toBe(404);
       expect((await h.http("DELETE", "/v1/schedules/nightly")).status).toBe(404);
