@@ -183,6 +183,31 @@ export function exerciseSchedules(backend: Backend): void {
       expect((await queue.schedules())[0]?.nextRunAt.getTime()).toBe(start + 15 * MINUTE);
     });
 
+    it("announces a tick's job as stored: blocked, for a schedule saved with dependsOn before it was refused", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const start = clock.now();
+      const gate = await queue.enqueue(report, { n: 0 });
+      // queue.schedule() refuses dependsOn now; an older errand stored such schedules as this.
+      await queue.store.putSchedule({
+        name: "after",
+        cron: "*/5 * * * *",
+        timezone: "UTC",
+        type: "report",
+        payload: "{}",
+        options: JSON.stringify({ dependsOn: [gate.id] }),
+        nextRunAt: start + 5 * MINUTE,
+        createdAt: start,
+        updatedAt: start,
+      });
+      const enqueued: Job[] = [];
+      queue.on("enqueued", (job) => enqueued.push(job));
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+      expect(enqueued).toHaveLength(1);
+      expect(enqueued[0]).toMatchObject({ state: "blocked", blockedBy: 1, dependsOn: [gate.id] });
+      expect((await queue.get(enqueued[0]!.id))?.state).toBe("blocked");
+    });
+
     it("lists schedules by name with their cron, zone, type, payload, options and next run", async () => {
       const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
       expect(await queue.schedules()).toEqual([]);
