@@ -1,4 +1,6 @@
 import { MAX_TIMER_MS } from "./duration.js";
+import { ErrandError } from "./errors.js";
+import { describe } from "./validation.js";
 
 /**
  * All time in errand comes through a Clock: stores compare against the `now` it gives, and the
@@ -118,4 +120,25 @@ export class ManualClock implements Clock {
     }
     return best;
   }
+}
+
+/**
+ * A `clock` option: undefined, or an object with `now()` and `setTimer()`.
+ * @throws ErrandError `INVALID_OPTION`
+ */
+export function checkClock(value: unknown): Clock | undefined {
+  if (value === undefined) return undefined;
+  const c = value as Partial<Clock> | null;
+  if (
+    typeof c !== "object" ||
+    c === null ||
+    typeof c.now !== "function" ||
+    typeof c.setTimer !== "function"
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `clock must have now() and setTimer() (a Clock such as ManualClock), got ${describe(value)}`,
+    );
+  }
+  return value as Clock;
 }

@@ -306,6 +306,21 @@ export function isJobDefinition(value: unknown): value is AnyJobDefinition {
   return typeof value === "object" && value !== null && MADE.has(value);
 }
 
+/**
+ * `value` when it is a definition made by {@link defineJob}; refused otherwise (`field` names it
+ * in the message: `jobs[2]`).
+ * @throws ErrandError `INVALID_OPTION`
+ */
+export function checkJobDefinition(field: string, value: unknown): AnyJobDefinition {
+  if (!isJobDefinition(value)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${field} must be a definition made by defineJob, got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
 /** Validates and fills {@link JobDefaults}, a field not given taking its {@link JOB_DEFAULTS} value. */
 export function resolveDefaults(
   o: JobDefaults,

@@ -4,8 +4,8 @@
  * names the option, before anything is stored.
  * @module
  */
-import type { Clock } from "./clock.js";
-import { isJobDefinition } from "./define-job.js";
+import { type Clock, checkClock } from "./clock.js";
+import { checkJobDefinition } from "./define-job.js";
 import { type Duration, toMs } from "./duration.js";
 import { instant } from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
@@ -125,18 +125,7 @@ function checkQueueOptions(store: unknown, options: unknown): void {
     );
   }
   const { clock, random, jobs } = options as Partial<OpenQueueOptions>;
-  if (
-    clock !== undefined &&
-    (typeof clock !== "object" ||
-      clock === null ||
-      typeof clock.now !== "function" ||
-      typeof clock.setTimer !== "function")
-  ) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `clock must have now() and setTimer() (a Clock such as ManualClock), got ${describe(clock)}`,
-    );
-  }
+  checkClock(clock);
   if (random !== undefined && typeof random !== "function") {
     throw new ErrandError(
       "INVALID_OPTION",
@@ -148,12 +137,7 @@ function checkQueueOptions(store: unknown, options: unknown): void {
       throw new ErrandError("INVALID_OPTION", `jobs must be a list of definitions, got ${describe(jobs)}`);
     }
     jobs.forEach((def, i) => {
-      if (!isJobDefinition(def)) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `jobs[${i}] must be a definition made by defineJob, got ${describe(def)}`,
-        );
-      }
+      checkJobDefinition(`jobs[${i}]`, def);
     });
   }
 }

@@ -1,23 +1,29 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
-import { type Clock, systemClock } from "../clock.js";
+import { type Clock, checkClock, systemClock } from "../clock.js";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
-import { toMs } from "../duration.js";
+import { type Duration, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
-import { checkLogger } from "../logger.js";
-import { checkInt } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
+import {
+  interval,
+  MAX_LEASE_WAIT_MS,
+  MAX_REMOTE_LEASE_MS,
+  resolveRunnerOptions,
+} from "../worker/runner-options.js";
 import { TurnBatch } from "../worker/turn-batch.js";
-import { type CloseOptions, MAX_PREFETCH, type WorkerEvents } from "../worker/worker.js";
+import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
 import type { ErrandClient } from "./client.js";
 
 /**
  * Options for a {@link RemoteWorker}: the local {@link Worker}'s, less what the server does
- * (maintenance), plus how long a lease request waits.
+ * (maintenance), plus how long a lease request waits. They are checked as a local worker's are,
+ * when the worker is made, and within the server's bounds: a value the server would refuse is
+ * refused here (`INVALID_OPTION`, `INVALID_DURATION`), not by every lease request.
  * @since 0.1.0
  */
 export interface RemoteWorkerOptions {
@@ -35,19 +41,23 @@ export interface RemoteWorkerOptions {
    * @defaultValue 0
    */
   prefetch?: number;
-  /** @defaultValue 30_000 */
-  leaseMs?: number;
-  /** How often running jobs' leases are extended. @defaultValue a third of `leaseMs` */
-  heartbeatMs?: number;
   /**
-   * How long one lease request waits on the server for a job (long poll). A new job reaches an
-   * idle worker as soon as it is enqueued, whatever this is.
+   * How long a leased job is held before another worker may take it: 100 ms to 1 day (the
+   * server's bound, {@link MAX_REMOTE_LEASE_MS}).
    * @defaultValue 30_000
    */
-  waitMs?: number;
-  /** Wait after a failed lease request (server down) before the next. @defaultValue 1000 */
-  retryDelayMs?: number;
-  /** @defaultValue `remote:host:pid:random` */
+  leaseMs?: Duration;
+  /** How often running jobs' leases are extended, below `leaseMs`. @defaultValue a third of `leaseMs` */
+  heartbeatMs?: Duration;
+  /**
+   * How long one lease request waits on the server for a job (long poll), 0 to 2 minutes (the
+   * server's bound). A new job reaches an idle worker as soon as it is enqueued, whatever this is.
+   * @defaultValue 30_000
+   */
+  waitMs?: Duration;
+  /** Wait after a failed lease request (server down) before the next, at least 1 ms. @defaultValue 1000 */
+  retryDelayMs?: Duration;
+  /** Names the holder in `job.workerId`: 1 to 255 characters. @defaultValue `remote:pid:random` */
   workerId?: string;
   /**
    * Where the worker logs its faults. Any pino-compatible logger: callable `error`, `warn`,
@@ -87,7 +97,7 @@ const KEYS = new Set([
 export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly client: ErrandClient;
   readonly workerId: string;
-  readonly #jobs = new Map<string, AnyJobDefinition>();
+  readonly #jobs: Map<string, AnyJobDefinition>;
   readonly #queues: string[] | Record<string, number>;
   readonly #concurrency: number;
   readonly #prefetch: number;
@@ -108,22 +118,26 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
-    checkKnownKeys("RemoteWorker", options, KEYS);
-    if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
-      throw new ErrandError("INVALID_OPTION", "RemoteWorker: jobs must list at least one job definition");
+    if (typeof options !== "object" || options === null) {
+      throw new ErrandError("INVALID_OPTION", "RemoteWorker: options must be an object");
     }
+    checkKnownKeys("RemoteWorker", options, KEYS);
+    const settings = resolveRunnerOptions("RemoteWorker", options, MAX_REMOTE_LEASE_MS);
     this.client = client;
-    for (const def of options.jobs) this.#jobs.set(def.type, def);
-    this.#queues = options.queues ?? [...new Set(options.jobs.map((d) => d.queue))];
-    this.#concurrency = positive("concurrency", options.concurrency ?? 10);
-    this.#prefetch = checkInt("prefetch", options.prefetch ?? 0, 0, MAX_PREFETCH);
-    this.#leaseMs = positive("leaseMs", options.leaseMs ?? 30_000);
-    this.#heartbeatMs = positive("heartbeatMs", options.heartbeatMs ?? Math.floor(this.#leaseMs / 3));
-    this.#waitMs = options.waitMs ?? 30_000;
-    this.#retryDelayMs = options.retryDelayMs ?? 1000;
-    this.#clock = options.clock ?? systemClock;
-    this.#logger = checkLogger("RemoteWorker: logger", options.logger);
-    this.workerId = options.workerId ?? `remote:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+    this.#jobs = settings.jobs;
+    // Names alone when every weight is 1: what the server reads as equal weights anyway.
+    this.#queues = settings.queues.every((q) => q.weight === 1)
+      ? settings.queues.map((q) => q.name)
+      : Object.fromEntries(settings.queues.map((q) => [q.name, q.weight]));
+    this.#concurrency = settings.concurrency;
+    this.#prefetch = settings.prefetch;
+    this.#leaseMs = settings.leaseMs;
+    this.#heartbeatMs = settings.heartbeatMs;
+    this.#waitMs = toMs("waitMs", options.waitMs ?? 30_000, MAX_LEASE_WAIT_MS);
+    this.#retryDelayMs = interval("retryDelayMs", options.retryDelayMs ?? 1000);
+    this.#clock = checkClock(options.clock) ?? systemClock;
+    this.#logger = settings.logger;
+    this.workerId = settings.workerId ?? `remote:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     this.#core = new RunCore({
       sink: new RemoteSink(client, this.#leaseMs, this, (queues) => {
         // Jobs leased ahead and not started go back rather than start in a paused queue.
@@ -232,13 +246,6 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
 /** The most jobs one lease request asks for (the server's bound on `limit`). */
 const MAX_LEASE_LIMIT = 1000;
-
-function positive(field: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new ErrandError("INVALID_OPTION", `${field} must be an integer ≥ 1, got ${String(value)}`);
-  }
-  return value;
-}
 
 /**
  * Where a remote worker's runs write their outcomes: the server, completions of one event-loop

@@ -2,18 +2,18 @@ import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
-import { type Duration, toTimerMs } from "../duration.js";
+import { type Duration, MAX_TIMER_MS, toTimerMs } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
-import { checkLogger } from "../logger.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
-import { defaultWorkerId, type Queue, toQueueWeights } from "../queue.js";
+import { defaultWorkerId, type Queue } from "../queue.js";
 import type { QueueWeight } from "../store/store.js";
-import { checkInt, checkText, MAX_COUNT, MAX_KEY_LENGTH } from "../validation.js";
+import { checkInt, MAX_COUNT } from "../validation.js";
 import { OutcomeBatcher } from "./outcome-batcher.js";
 import { RunCore } from "./run-core.js";
+import { checkFlagOption, interval, resolveRunnerOptions } from "./runner-options.js";
 
 /**
  * Options for a {@link Worker}. Every duration here becomes a timer, so each is at most
@@ -122,8 +122,7 @@ export interface WorkerEvents {
   idle: [];
 }
 
-/** The most jobs a worker may claim ahead of its capacity (`prefetch`). */
-export const MAX_PREFETCH = 10_000;
+export { MAX_PREFETCH } from "./runner-options.js";
 
 const WORKER_KEYS = new Set([
   "jobs",
@@ -160,7 +159,7 @@ const WORKER_KEYS = new Set([
 export class Worker extends EventEmitter<WorkerEvents> {
   readonly queue: Queue;
   readonly workerId: string;
-  readonly #jobs = new Map<string, AnyJobDefinition>();
+  readonly #jobs: Map<string, AnyJobDefinition>;
   readonly #types: string[];
   readonly #queues: QueueWeight[];
   readonly #concurrency: number;
@@ -195,37 +194,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
   constructor(queue: Queue, options: WorkerOptions) {
     super();
     checkWorkerOptions(options);
+    const settings = resolveRunnerOptions("Worker", options, MAX_TIMER_MS);
     this.queue = queue;
-    for (const def of options.jobs) {
-      if (this.#jobs.has(def.type))
-        throw new ErrandError("INVALID_OPTION", `jobs: type "${def.type}" is listed twice`);
-      this.#jobs.set(def.type, def);
-    }
+    this.#jobs = settings.jobs;
     this.#types = [...this.#jobs.keys()];
-    this.#queues = toQueueWeights(options.queues ?? [...new Set(options.jobs.map((d) => d.queue))]);
-    this.#concurrency = checkInt("concurrency", options.concurrency ?? 10, 1, MAX_COUNT);
+    this.#queues = settings.queues;
+    this.#concurrency = settings.concurrency;
     this.#minConcurrency = checkInt(
       "minConcurrency",
       options.minConcurrency ?? Math.floor(this.#concurrency / 2),
       0,
       this.#concurrency - 1,
     );
-    this.#prefetch = checkInt("prefetch", options.prefetch ?? 0, 0, MAX_PREFETCH);
+    this.#prefetch = settings.prefetch;
     this.#lowWater = this.#minConcurrency + Math.floor(this.#prefetch / 2);
-    this.#leaseMs = toTimerMs("leaseMs", options.leaseMs ?? 30_000);
-    if (this.#leaseMs < 100)
-      throw new ErrandError("INVALID_OPTION", `leaseMs must be ≥ 100, got ${this.#leaseMs}`);
-    this.#heartbeatMs = toTimerMs("heartbeatMs", options.heartbeatMs ?? Math.floor(this.#leaseMs / 3));
-    if (this.#heartbeatMs <= 0 || this.#heartbeatMs >= this.#leaseMs) {
-      throw new ErrandError("INVALID_OPTION", `heartbeatMs must be > 0 and < leaseMs (${this.#leaseMs})`);
-    }
+    this.#leaseMs = settings.leaseMs;
+    this.#heartbeatMs = settings.heartbeatMs;
     this.#pollMs = interval("pollIntervalMs", options.pollIntervalMs ?? 1000);
-    this.#maintenance = options.maintenance ?? true;
+    this.#maintenance = checkFlagOption("maintenance", options.maintenance, true);
     this.#sweepMs = interval("sweepIntervalMs", options.sweepIntervalMs ?? 1000);
     this.#pruneMs = interval("pruneIntervalMs", options.pruneIntervalMs ?? 60_000);
-    if (options.workerId !== undefined) checkText("workerId", options.workerId, MAX_KEY_LENGTH);
-    this.workerId = options.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
-    this.#logger = options.logger;
+    this.workerId = settings.workerId ?? `${defaultWorkerId()}:${Math.random().toString(36).slice(2, 6)}`;
+    this.#logger = settings.logger;
     this.#core = new RunCore({
       sink: new OutcomeBatcher(queue, this.#leaseMs, (error) => this.#error(error)),
       clock: queue.clock,
@@ -246,7 +236,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // An idle worker looks again after an outcome is written, since a retry may be ready now.
       onReported: () => this.#wake(),
     });
-    queue.register(...options.jobs);
+    queue.register(...this.#jobs.values());
     // An unhandled "error" event would crash the process; errors are logged instead.
     this.on("error", (error) => this.#log.error({ err: error }, "worker error"));
   }
@@ -515,18 +505,4 @@ function checkWorkerOptions(options: WorkerOptions): void {
     throw new ErrandError("INVALID_OPTION", "Worker: options must be an object");
   }
   checkKnownKeys("Worker", options, WORKER_KEYS);
-  if (!Array.isArray(options.jobs) || options.jobs.length === 0) {
-    throw new ErrandError("INVALID_OPTION", "Worker: jobs must list at least one job definition");
-  }
-  checkLogger("Worker: logger", options.logger);
-}
-
-/**
- * A repeating timer's period: 1 ms to {@link MAX_TIMER_MS}. Zero would re-arm the timer at once,
- * forever, and spin the worker.
- */
-function interval(field: string, value: Duration): number {
-  const ms = toTimerMs(field, value);
-  if (ms < 1) throw new ErrandError("INVALID_DURATION", `${field} must be at least 1 ms, got ${ms}`);
-  return ms;
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { MAX_ATTEMPTS_PER_REQUEST, MAX_KEY_LENGTH } from "../../validation.js";
+import { MAX_LEASE_WAIT_MS, MAX_REMOTE_LEASE_MS, MIN_LEASE_MS } from "../../worker/runner-options.js";
 import {
   attempt,
   count,
@@ -19,7 +20,7 @@ import {
 } from "./fields.js";
 
 /** A lease's length when a heartbeat extends it. */
-const leaseMs = { type: "integer", minimum: 100, maximum: 86_400_000 } as const;
+const leaseMs = { type: "integer", minimum: MIN_LEASE_MS, maximum: MAX_REMOTE_LEASE_MS } as const;
 
 /** One item's result in a batch's answer, in the batch's order: its id and whether it took. */
 const batchResult = {
@@ -51,8 +52,8 @@ export const workerRouteSchemas = {
           ],
         },
         limit: { type: "integer", minimum: 1, maximum: 1000 },
-        leaseMs: { type: "integer", minimum: 100, maximum: 86_400_000 },
-        waitMs: { type: "integer", minimum: 0, maximum: 120_000 },
+        leaseMs,
+        waitMs: { type: "integer", minimum: 0, maximum: MAX_LEASE_WAIT_MS },
         workerId: { ...text(MAX_KEY_LENGTH), minLength: 1 },
         maxWeight: count,
         weightCap: count,
