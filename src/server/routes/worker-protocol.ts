@@ -95,10 +95,29 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       },
     });
     if (waitMs > 0) metrics.leaseWaitSeconds.observe((queue.clock.now() - started) / 1000);
+    if (jobs.length > 0 && (reply.raw.destroyed || request.raw.socket?.destroyed)) {
+      // The worker went away while its claim ran (it closed, or the network dropped it): no one
+      // will read these jobs, so they go back now, their attempts unspent, rather than wait out
+      // their leases leased to no one (and an at-most-once job then go dead unrun).
+      await giveBack(jobs, request.log);
+      return { jobs: [] };
+    }
     if (leased.size > 100_000) leased.clear();
     for (const j of jobs) leased.set(j.id, j);
     return { jobs };
   });
+
+  /** Releases jobs leased for a request whose connection is gone; a failure is logged (their leases recover them). */
+  const giveBack = async (jobs: Job[], log: { warn(o: object, msg: string): void }) => {
+    const outcomes = await Promise.allSettled(jobs.map((j) => queue.release(j)));
+    for (const [i, o] of outcomes.entries()) {
+      if (o.status === "rejected")
+        log.warn(
+          { err: o.reason, jobId: jobs[i]!.id },
+          "lease: could not give back a job leased for a closed connection",
+        );
+    }
+  };
 
   /** Writes a completion; on a stale attempt, tells a repeat of the same completion from a conflict. */
   const complete = async (id: string, attempt: number, result: unknown) => {
