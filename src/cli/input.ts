@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AnyJobDefinition } from "../define-job.js";
+import { type AnyJobDefinition, isJobDefinition } from "../define-job.js";
 import { ErrandError } from "../errors.js";
 
 /** A commander parser for an integer option, optionally with a lower bound. */
@@ -46,5 +46,14 @@ export async function loadJobs(file: string): Promise<AnyJobDefinition[]> {
   const found = Array.isArray(mod.default) ? mod.default.filter(isDef) : Object.values(mod).filter(isDef);
   if (found.length === 0)
     throw new ErrandError("INVALID_OPTION", `${file} exports no job definitions (defineJob)`);
+  // A definition another copy of errand made passes the look above but not the worker's check,
+  // which would name only its position.
+  const foreign = found.find((def): boolean => !isJobDefinition(def));
+  if (foreign) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${file}: the definition of ${JSON.stringify(foreign.type.slice(0, 100))} was not made by this errand's defineJob: the module must import errand from the installation this CLI runs`,
+    );
+  }
   return found;
 }

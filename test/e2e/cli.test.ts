@@ -442,6 +442,20 @@ describe("the errand CLI", () => {
     expect((await queue.get("e2"))?.state).toBe("pending");
   });
 
+  it("refuses a module whose definitions another copy of errand made, by name (exit 2)", async () => {
+    const dir = tempDir();
+    const store = `sqlite:${join(dir, "w.db")}`;
+    // What defineJob of another installation returns looks like this to this one: checked by nothing here.
+    const module = join(dir, "jobs.mjs");
+    writeFileSync(
+      module,
+      'export const copied = { type: "copied", queue: "default", handler: async () => null };\n',
+    );
+    const r = await errand(["worker", "--jobs", module, "--store", store]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/"copied" was not made by this errand's defineJob/);
+  });
+
   it("serve --types --jobs: the server's job types win over the in-process handlers' defaults", async () => {
     const dir = tempDir();
     const examples = fileURLToPath(new URL("../../examples/server/", import.meta.url));
