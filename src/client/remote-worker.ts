@@ -27,7 +27,7 @@ import type { ErrandClient } from "./client.js";
  * @since 0.1.0
  */
 export interface RemoteWorkerOptions {
-  /** The job types this worker runs; it leases only these. */
+  /** The job types this worker runs, as `defineJob` made them, each type once; it leases only these. */
   jobs: AnyJobDefinition[];
   /** Queues with weights, or names. @defaultValue every queue named by `jobs` */
   queues?: string[] | Record<string, number>;

@@ -21,7 +21,7 @@ import { checkFlagOption, interval, resolveRunnerOptions } from "./runner-option
  * @since 0.1.0
  */
 export interface WorkerOptions {
-  /** The job types this worker runs; it claims only these. */
+  /** The job types this worker runs, as `defineJob` made them, each type once; it claims only these. */
   jobs: AnyJobDefinition[];
   /**
    * Queues to take from, with weights: `{ critical: 6, default: 1 }` takes about six critical
