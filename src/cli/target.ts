@@ -61,7 +61,8 @@ export function storeUrl(o: Pick<TargetOptions, "store">, env: NodeJS.ProcessEnv
 export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv): Promise<OpenTarget> {
   const server = o.server ?? env.ERRAND_SERVER;
   if (server) {
-    const client = new ErrandClient({ url: server, token: o.token ?? env.ERRAND_TOKEN });
+    // An empty ERRAND_TOKEN is no token, as an unset one is.
+    const client = new ErrandClient({ url: server, token: o.token ?? (env.ERRAND_TOKEN || undefined) });
     return { target: client as unknown as Target, client, queue: null, close: async () => {} };
   }
   const queue = await openQueue(storeUrl(o, env));

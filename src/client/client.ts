@@ -1,9 +1,10 @@
 import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
-import { type Duration, toMs } from "../duration.js";
+import { type Duration, MAX_TIMER_MS, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { FlowNode } from "../flow-plan.js";
 import { type Job, type JobDependency, jobDate } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { toNameRecord } from "../name-record.js";
 import type {
   EnqueuedJob,
@@ -18,7 +19,8 @@ import type {
   ScheduleOptions,
 } from "../queue.js";
 import type { AttemptRef } from "../store/store.js";
-import { checkQueueName, MAX_ATTEMPTS_PER_REQUEST } from "../validation.js";
+import { checkQueueName, describe, MAX_ATTEMPTS_PER_REQUEST } from "../validation.js";
+import { MAX_LEASE_WAIT_MS } from "../worker/runner-options.js";
 
 /**
  * Options for an {@link ErrandClient}.
@@ -29,8 +31,11 @@ export interface ClientOptions {
   url: string;
   /** A bearer token; its role decides what the client may do. */
   token?: string;
-  /** How long a request may take (a lease's `waitMs` is added to it). @defaultValue 30_000 */
-  timeoutMs?: number;
+  /**
+   * How long a request may take (a lease's `waitMs` is added to it), 1 ms to
+   * {@link MAX_CLIENT_TIMEOUT_MS}. @defaultValue 30_000
+   */
+  timeoutMs?: Duration;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -111,6 +116,87 @@ export function wireError(error: unknown): { message: string; name?: string; sta
 }
 
 /**
+ * The longest `timeoutMs` a client takes: a lease's `waitMs` (up to 2 minutes) is added to it,
+ * and the sum must stay a timer Node can set.
+ */
+export const MAX_CLIENT_TIMEOUT_MS = MAX_TIMER_MS - MAX_LEASE_WAIT_MS;
+/** The longest server URL and token a client takes. */
+const MAX_URL_LENGTH = 2048;
+const MAX_TOKEN_LENGTH = 4096;
+const CLIENT_KEYS = new Set(["url", "token", "timeoutMs", "fetch"]);
+
+/**
+ * Refuses, when the client is made, what would make every request fail later with a TypeError
+ * from fetch or a timer (a URL fetch cannot use, a token with a line break, a NaN timeout).
+ */
+function checkClientOptions(o: ClientOptions): {
+  url: string;
+  token: string | undefined;
+  timeoutMs: number;
+  fetch: typeof fetch;
+} {
+  if (typeof o !== "object" || o === null) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `ErrandClient: give a URL or an options object, got ${describe(o)}`,
+    );
+  }
+  checkKnownKeys("ErrandClient", o, CLIENT_KEYS);
+  if (typeof o.url !== "string" || o.url.length === 0 || o.url.length > MAX_URL_LENGTH) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `ErrandClient: url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters, got ${describe(o.url)}`,
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(o.url);
+  } catch {
+    throw new ErrandError("INVALID_OPTION", `ErrandClient: url is not a URL: ${describe(o.url)}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `ErrandClient: url must be http: or https:, got ${parsed.protocol}`,
+    );
+  }
+  if (
+    parsed.username ||
+    parsed.password ||
+    parsed.search ||
+    parsed.hash ||
+    o.url.includes("#") ||
+    o.url.includes("?")
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "ErrandClient: url must name the server alone (no credentials, query or fragment: give the token as `token`)",
+    );
+  }
+  if (
+    o.token !== undefined &&
+    (typeof o.token !== "string" ||
+      o.token.length > MAX_TOKEN_LENGTH ||
+      !/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(o.token))
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `ErrandClient: token must be 1 to ${MAX_TOKEN_LENGTH} printable ASCII characters, not starting or ending with a space (an HTTP header carries it)`,
+    );
+  }
+  const timeoutMs = toMs("timeoutMs", o.timeoutMs ?? 30_000, MAX_CLIENT_TIMEOUT_MS);
+  if (timeoutMs < 1)
+    throw new ErrandError("INVALID_DURATION", `timeoutMs must be at least 1 ms, got ${timeoutMs}`);
+  if (o.fetch !== undefined && typeof o.fetch !== "function") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `ErrandClient: fetch must be a function, got ${describe(o.fetch)}`,
+    );
+  }
+  return { url: o.url.replace(/\/+$/, ""), token: o.token, timeoutMs, fetch: o.fetch ?? globalThis.fetch };
+}
+
+/**
  * errand over HTTP, with the same methods as {@link Queue}: enqueue, inspect, change, schedule,
  * and the lease API for remote runners. Errors are {@link ErrandError}s with the server's code;
  * a report for a stale attempt resolves `false`, as on a local queue.
@@ -127,12 +213,17 @@ export class ErrandClient {
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
 
+  /**
+   * @throws ErrandError `INVALID_OPTION` for a URL that is not http(s) (or carries credentials, a
+   * query or a fragment), a token no HTTP header can carry, a `timeoutMs` outside 1 ms to
+   * {@link MAX_CLIENT_TIMEOUT_MS}, a `fetch` that is not a function, or an unknown option.
+   */
   constructor(options: ClientOptions | string) {
-    const o = typeof options === "string" ? { url: options } : options;
-    this.url = o.url.replace(/\/+$/, "");
+    const o = checkClientOptions(typeof options === "string" ? { url: options } : options);
+    this.url = o.url;
     this.#token = o.token;
-    this.#timeoutMs = o.timeoutMs ?? 30_000;
-    this.#fetch = o.fetch ?? globalThis.fetch;
+    this.#timeoutMs = o.timeoutMs;
+    this.#fetch = o.fetch;
   }
 
   /**
@@ -166,6 +257,7 @@ export class ErrandClient {
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let response: Response;
+    let text: string;
     try {
       response = await this.#fetch(`${this.url}${path}`, {
         method,
@@ -173,17 +265,20 @@ export class ErrandClient {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });
+      // A `fetch` option of the caller's may resolve anything.
+      if (typeof response?.text !== "function" || typeof response.status !== "number") {
+        throw new TypeError(`fetch resolved ${describe(response)}, not a Response`);
+      }
+      // Reading the body can fail too (the connection drops, the signal aborts).
+      text = await response.text();
     } catch (cause) {
       if (options.signal?.aborted) throw cause;
       throw new ErrandError(
         "UNAVAILABLE",
-        `${method} ${this.url}${path} failed: ${(cause as Error).message}`,
-        {
-          cause,
-        },
+        `${method} ${this.url}${path} failed: ${cause instanceof Error ? cause.message : describe(cause)}`,
+        { cause },
       );
     }
-    const text = await response.text();
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
