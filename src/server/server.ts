@@ -14,7 +14,7 @@ import { checkLogger, isLoggerLike, SERVER_LOGGER_METHODS } from "../logger.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { Queue } from "../queue.js";
-import { checkInt } from "../validation.js";
+import { checkInt, describe } from "../validation.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { parseJsonBody } from "./body.js";
 import type { ServerContext } from "./context.js";
@@ -179,6 +179,26 @@ export const SERVER_AJV = {
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   checkKnownKeys("createServer", options, SERVER_KEYS);
   const { queue } = options;
+  // Used everywhere, from the first line on: a wrong one would be a TypeError far from its cause.
+  const q = queue as Partial<Queue> | null;
+  if (
+    typeof q !== "object" ||
+    q === null ||
+    typeof q.lease !== "function" ||
+    typeof q.onWake !== "function" ||
+    typeof q.clock?.now !== "function"
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `createServer: queue must be a Queue (openQueue), got ${describe(queue)}`,
+    );
+  }
+  if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `createServer: maintenance must be true or false, got ${describe(options.maintenance)}`,
+    );
+  }
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);

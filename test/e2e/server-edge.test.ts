@@ -122,6 +122,21 @@ describe("the Host check (DNS rebinding)", () => {
     expectErrandError(await forwarded("evil.example"), 403, "FORBIDDEN");
   });
 
+  it("refuses a queue that is no Queue, and a maintenance that is no boolean, before anything starts", async () => {
+    const b = await backend.setup();
+    for (const queue of [undefined, null, {}, "sqlite::memory:", b.store]) {
+      await expect(createServer({ queue } as never), String(queue)).rejects.toMatchObject({
+        code: "INVALID_OPTION",
+        message: expect.stringContaining("queue must be a Queue"),
+      });
+    }
+    // A string was truthy: "false" ran maintenance.
+    await expect(createServer({ queue: b.queue, maintenance: "false" } as never)).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+      message: expect.stringContaining("maintenance"),
+    });
+  });
+
   it("refuses allowedHosts entries that are no host, and '*' without auth", async () => {
     const b = await backend.setup();
     for (const allowedHosts of [["http://x.example"], ["a b"], [""], ["x.example/path"], [42]]) {
