@@ -6,7 +6,6 @@ import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
-import { checkKnownKeys } from "../known-keys.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
 import {
@@ -118,11 +117,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
-    if (typeof options !== "object" || options === null) {
-      throw new ErrandError("INVALID_OPTION", "RemoteWorker: options must be an object");
-    }
-    checkKnownKeys("RemoteWorker", options, KEYS);
-    const settings = resolveRunnerOptions("RemoteWorker", options, MAX_REMOTE_LEASE_MS);
+    const settings = resolveRunnerOptions("RemoteWorker", options, KEYS, MAX_REMOTE_LEASE_MS);
     this.client = client;
     this.#jobs = settings.jobs;
     // Names alone when every weight is 1: what the server reads as equal weights anyway.

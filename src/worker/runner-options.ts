@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { type AnyJobDefinition, checkJobDefinition } from "../define-job.js";
 import { type Duration, MAX_TIMER_MS, toMs } from "../duration.js";
 import { ErrandError } from "../errors.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
 import { toQueueWeights } from "../queue-weights.js";
 import type { QueueWeight } from "../store/store.js";
@@ -43,14 +44,20 @@ export const MAX_PREFETCH = 10_000;
  * Checks what a local and a remote worker both take, when the worker is made: a value refused
  * later, at a claim or a lease, would fail every claim for as long as the worker ran.
  * @param where - "Worker" or "RemoteWorker", for messages.
+ * @param keys - every option the worker takes (shared or its own): any other key is refused.
  * @param maxLeaseMs - the longest lease the worker's store takes.
  * @throws ErrandError `INVALID_OPTION` or `INVALID_DURATION`, naming the option.
  */
 export function resolveRunnerOptions(
   where: string,
   options: RunnerOptionsGiven,
+  keys: ReadonlySet<string>,
   maxLeaseMs: number,
 ): RunnerSettings {
+  if (typeof options !== "object" || options === null) {
+    throw new ErrandError("INVALID_OPTION", `${where}: options must be an object`);
+  }
+  checkKnownKeys(where, options, keys);
   const jobs = checkJobList(where, options.jobs);
   const queues = toQueueWeights(options.queues ?? [...new Set([...jobs.values()].map((d) => d.queue))]);
   const concurrency = checkInt("concurrency", options.concurrency ?? 10, 1, MAX_COUNT);

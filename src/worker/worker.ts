@@ -3,9 +3,7 @@ import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, MAX_TIMER_MS, toTimerMs } from "../duration.js";
-import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
-import { checkKnownKeys } from "../known-keys.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue } from "../queue.js";
@@ -193,8 +191,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   constructor(queue: Queue, options: WorkerOptions) {
     super();
-    checkWorkerOptions(options);
-    const settings = resolveRunnerOptions("Worker", options, MAX_TIMER_MS);
+    const settings = resolveRunnerOptions("Worker", options, WORKER_KEYS, MAX_TIMER_MS);
     this.queue = queue;
     this.#jobs = settings.jobs;
     this.#types = [...this.#jobs.keys()];
@@ -498,11 +495,4 @@ interface Claim {
   limit: number;
   maxWeight: number;
   room: number;
-}
-
-function checkWorkerOptions(options: WorkerOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw new ErrandError("INVALID_OPTION", "Worker: options must be an object");
-  }
-  checkKnownKeys("Worker", options, WORKER_KEYS);
 }
