@@ -4,6 +4,8 @@ import { isIP } from "node:net";
 import type { FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { ErrandError } from "../errors.js";
+import { checkKnownKeys } from "../known-keys.js";
+import { checkObject } from "../queue-checks.js";
 import { checkInt, describe, NAME_PATTERN } from "../validation.js";
 
 /**
@@ -96,6 +98,16 @@ export interface AuthOptions {
  */
 export const MAX_TRACKED_ADDRESSES = 10_000;
 
+/** Most tokens one server takes (each is compared on every authenticated request). */
+export const MAX_TOKENS = 1000;
+const MIN_TOKEN_LENGTH = 8;
+/** As ErrandClient's bound: a token one header carries. */
+const MAX_TOKEN_LENGTH = 4096;
+/** What `Bearer (\S+)` reads back whole: visible ASCII, no spaces. */
+const TOKEN_PATTERN = new RegExp(`^[\\x21-\\x7e]{${MIN_TOKEN_LENGTH},${MAX_TOKEN_LENGTH}}$`);
+const AUTH_KEYS: ReadonlySet<string> = new Set(["tokens", "authorize", "maxFailures", "rateLimitWindowMs"]);
+const TOKEN_KEYS: ReadonlySet<string> = new Set(["token", "role", "name"]);
+
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** Checks requests against the configured tokens and hook, throttling failures per address. */
@@ -111,19 +123,48 @@ export class Authenticator {
    */
   readonly #failures = new Map<string, { count: number; since: number }>();
 
+  /**
+   * @throws ErrandError `INVALID_OPTION` for options that are not as {@link AuthOptions} says: a
+   *   typo among them would otherwise serve with less auth than asked for.
+   */
   constructor(options: AuthOptions, clock: Clock) {
-    this.#tokens = (options.tokens ?? []).map((t) => {
-      if (typeof t.token !== "string" || t.token.length < 8) {
-        throw new ErrandError("INVALID_OPTION", "auth.tokens: each token must be a string of ≥ 8 characters");
+    checkObject("createServer", "auth", options);
+    checkKnownKeys("createServer: auth", options, AUTH_KEYS);
+    const entries: unknown = options.tokens ?? [];
+    if (!Array.isArray(entries) || entries.length > MAX_TOKENS) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `auth.tokens must be an array of at most ${MAX_TOKENS} { token, role, name? }, got ${describe(entries)}`,
+      );
+    }
+    const seen = new Set<string>();
+    this.#tokens = entries.map((t: unknown) => {
+      checkObject("auth.tokens", "each entry", t);
+      checkKnownKeys("auth.tokens", t as object, TOKEN_KEYS);
+      const { token, role, name } = t as Partial<TokenEntry>;
+      if (typeof token !== "string" || !TOKEN_PATTERN.test(token)) {
+        throw new ErrandError(
+          "INVALID_OPTION",
+          `auth.tokens: each token must be ${MIN_TOKEN_LENGTH} to ${MAX_TOKEN_LENGTH} printable ASCII characters without spaces (what "Authorization: Bearer <token>" can carry)`,
+        );
       }
-      if (!ROLES.includes(t.role)) {
+      if (!ROLES.includes(role as Role)) {
         throw new ErrandError("INVALID_OPTION", `auth.tokens: role must be one of ${ROLES.join(", ")}`);
       }
-      const hash = digest(t.token);
-      const name =
-        t.name === undefined ? `token:${hash.toString("hex").slice(0, 16)}` : checkPrincipalName(t.name);
-      return { hash, principal: { role: t.role, name } };
+      const hash = digest(token);
+      const key = hash.toString("hex");
+      // Only the last of two equal tokens would be believed: refuse the ambiguity.
+      if (seen.has(key)) throw new ErrandError("INVALID_OPTION", "auth.tokens: a token is listed twice");
+      seen.add(key);
+      const principalName = name === undefined ? `token:${key.slice(0, 16)}` : checkPrincipalName(name);
+      return { hash, principal: { role: role as Role, name: principalName } };
     });
+    if (options.authorize !== undefined && typeof options.authorize !== "function") {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `auth.authorize must be a function, got ${describe(options.authorize)}`,
+      );
+    }
     this.#authorize = options.authorize;
     this.#maxFailures = checkInt("auth.maxFailures", options.maxFailures ?? 10, 1);
     this.#windowMs = checkInt("auth.rateLimitWindowMs", options.rateLimitWindowMs ?? 60_000, 1);
@@ -271,7 +312,14 @@ export function parseTokens(text: string): TokenEntry[] {
     } catch (cause) {
       throw new ErrandError("INVALID_OPTION", "tokens: not valid JSON", { cause });
     }
-    return (parsed as TokenEntry[]).map((t) => ({ token: t.token, role: t.role, name: t.name }));
+    if (!Array.isArray(parsed)) {
+      throw new ErrandError("INVALID_OPTION", "tokens: JSON must be an array of { token, role, name? }");
+    }
+    return parsed.map((t: unknown) => {
+      checkObject("tokens", "each entry", t);
+      const { token, role, name } = t as TokenEntry;
+      return name === undefined ? { token, role } : { token, role, name };
+    });
   }
   const entries: TokenEntry[] = [];
   for (const raw of trimmed.split(/[\n,]/)) {

@@ -1,8 +1,11 @@
 import { createHmac } from "node:crypto";
 import { MAX_TIMER_MS } from "../duration.js";
+import { ErrandError } from "../errors.js";
 import type { Job } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import type { Queue } from "../queue.js";
-import { checkInt, MAX_COUNT } from "../validation.js";
+import { checkObject } from "../queue-checks.js";
+import { checkInt, describe, MAX_COUNT } from "../validation.js";
 import type { JobTypeConfig, JobTypeRegistry } from "./job-types.js";
 
 /** Tuning for push delivery. Durations are milliseconds, at most {@link MAX_TIMER_MS}. */
@@ -23,6 +26,8 @@ export interface PushOptions {
   /** The `fetch` to deliver with; injectable for tests. @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
 }
+
+const PUSH_KEYS: ReadonlySet<string> = new Set(["concurrency", "pollIntervalMs", "leaseMs", "fetch"]);
 
 /**
  * Signs a push body: `x-errand-signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, with
@@ -71,6 +76,14 @@ export class PushDelivery {
     options: PushOptions = {},
     readonly maintenance = true,
   ) {
+    checkObject("createServer", "push", options);
+    checkKnownKeys("createServer: push", options, PUSH_KEYS);
+    if (options.fetch !== undefined && typeof options.fetch !== "function") {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `createServer: push.fetch must be a fetch function, got ${describe(options.fetch)}`,
+      );
+    }
     this.#queue = queue;
     this.#types = types;
     this.#concurrency = checkInt("push.concurrency", options.concurrency ?? 10, 1, MAX_COUNT);

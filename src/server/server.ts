@@ -15,6 +15,7 @@ import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { Queue } from "../queue.js";
 import { checkInt, describe } from "../validation.js";
+import { checkFlagOption } from "../worker/runner-options.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { parseJsonBody } from "./body.js";
 import type { ServerContext } from "./context.js";
@@ -35,6 +36,7 @@ import * as workerRoutes from "./routes/worker-protocol.js";
 import { Routing } from "./routing.js";
 import { scheduleSchema, sharedSchemas } from "./schemas.js";
 import { StatsHistory } from "./stats-history.js";
+import { checkTrustProxy, type TrustProxy } from "./trust-proxy.js";
 
 /**
  * Options for {@link createServer}.
@@ -48,11 +50,12 @@ export interface ServerOptions extends RequestCheckOptions {
    * (what failed logins are counted by, see {@link AuthOptions.maxFailures}) comes from
    * `X-Forwarded-For`, and the host checked against `allowedHosts` and `Origin` from
    * `X-Forwarded-Host`, when the request comes from a trusted proxy. Give the proxies' addresses or
-   * CIDRs (`"10.0.0.0/8"`), or the number of proxy hops; `true` believes any sender, so use it only
-   * when nothing but the proxy can reach the server.
+   * CIDRs (`"10.0.0.0/8"`, `"loopback"`; a comma-separated string or an array), or a function of
+   * each hop's address; `true` believes any sender, so use it only when nothing but the proxy can
+   * reach the server. A hop count is refused: Fastify 5 would take it and trust no proxy at all.
    * @defaultValue false (the client is the TCP peer)
    */
-  trustProxy?: FastifyServerOptions["trustProxy"];
+  trustProxy?: TrustProxy;
   /**
    * Tokens and/or an `authorize` hook. Without auth every route is open and `listen()` refuses any
    * address but loopback.
@@ -199,6 +202,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       `createServer: maintenance must be true or false, got ${describe(options.maintenance)}`,
     );
   }
+  const dashboard = checkFlagOption("createServer: dashboard", options.dashboard, true);
+  const trustProxy = checkTrustProxy(options.trustProxy) ?? false;
+  if (options.types !== undefined && !Array.isArray(options.types)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `createServer: types must be an array of job type settings, got ${describe(options.types)}`,
+    );
+  }
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);
@@ -206,96 +217,103 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
   const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
   const logging = loggerOption(options.logger);
-  const auth = new Authenticator(options.auth ?? {}, queue.clock);
+  const auth = new Authenticator(options.auth === undefined ? {} : options.auth, queue.clock);
   const checks = new RequestChecks(options, auth.enabled);
   const types = new JobTypeRegistry(queue);
+  // Checks its options: before the types are written and anything subscribes to the queue, so a
+  // refusal changes nothing and leaves no listener behind.
+  const push = new PushDelivery(queue, types, options.push, options.maintenance ?? true);
   // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
   await types.refresh();
   await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
-  const push = new PushDelivery(queue, types, options.push, options.maintenance ?? true);
   const history = new StatsHistory(queue.clock).follow(queue);
+  try {
+    const app = Fastify({
+      ...logging,
+      bodyLimit,
+      ajv: SERVER_AJV,
+      // Each route's validators compiled on its first request, not in ready() (lazy-validators.ts).
+      schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
+      forceCloseConnections: true,
+      trustProxy,
+      routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+      // The router's own refusals (bad percent-encoding, an over-long segment) in errand's shape,
+      // after the request checks: a foreign host or another site's change is refused (403, 415)
+      // whatever its path, as it would be with a path the router can read.
+      frameworkErrors: (error, request, reply) => {
+        let refusal: unknown = error;
+        try {
+          checks.check(request as unknown as FastifyRequest);
+        } catch (checked) {
+          refusal = checked;
+        }
+        const { status, body } = toErrorResponse(refusal);
+        return (reply as unknown as FastifyReply).status(status).send(body);
+      },
+      // Requests Node itself refused (a head over its header limit) in errand's shape too.
+      clientErrorHandler: (error, socket) => {
+        const response = clientErrorResponse(error as { code?: unknown });
+        if (response !== null && socket.writable) socket.write(response);
+        socket.destroy(error);
+      },
+    });
+    const ctx: ServerContext = {
+      queue,
+      auth,
+      routing: new Routing(auth),
+      types,
+      metrics,
+      push,
+      history,
+      longPoll: new LongPoll(queue),
+      leasePollMs,
+      // Only an explicit false: the lease API's own maintenance is turned off by nothing else.
+      maintenance: options.maintenance !== false,
+    };
+    const { longPoll } = ctx;
+    app.decorate("errand", { queue, types, metrics, push, auth, history, leaseWaiters: () => longPoll.size });
+    await speakJson(app, checks);
+    for (const routes of ROUTES) routes.register(app, ctx);
+    if (dashboard) registerDashboard(app);
 
-  const app = Fastify({
-    ...logging,
-    bodyLimit,
-    ajv: SERVER_AJV,
-    // Each route's validators compiled on its first request, not in ready() (lazy-validators.ts).
-    schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
-    forceCloseConnections: true,
-    trustProxy: options.trustProxy ?? false,
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    // The router's own refusals (bad percent-encoding, an over-long segment) in errand's shape,
-    // after the request checks: a foreign host or another site's change is refused (403, 415)
-    // whatever its path, as it would be with a path the router can read.
-    frameworkErrors: (error, request, reply) => {
-      let refusal: unknown = error;
-      try {
-        checks.check(request as unknown as FastifyRequest);
-      } catch (checked) {
-        refusal = checked;
-      }
-      const { status, body } = toErrorResponse(refusal);
-      return (reply as unknown as FastifyReply).status(status).send(body);
-    },
-    // Requests Node itself refused (a head over its header limit) in errand's shape too.
-    clientErrorHandler: (error, socket) => {
-      const response = clientErrorResponse(error as { code?: unknown });
-      if (response !== null && socket.writable) socket.write(response);
-      socket.destroy(error);
-    },
-  });
-  const ctx: ServerContext = {
-    queue,
-    auth,
-    routing: new Routing(auth),
-    types,
-    metrics,
-    push,
-    history,
-    longPoll: new LongPoll(queue),
-    leasePollMs,
-    // Only an explicit false: the lease API's own maintenance is turned off by nothing else.
-    maintenance: options.maintenance !== false,
-  };
-  const { longPoll } = ctx;
-  app.decorate("errand", { queue, types, metrics, push, auth, history, leaseWaiters: () => longPoll.size });
-  await speakJson(app, checks);
-  for (const routes of ROUTES) routes.register(app, ctx);
-  if (options.dashboard ?? true) registerDashboard(app);
-
-  const maintainer =
-    (options.maintenance ?? true)
-      ? new Maintainer(queue, {
-          sweepIntervalMs,
-          pruneIntervalMs,
-          onError: (error) => app.log.error({ err: error }, "maintenance failed"),
-        })
-      : null;
-  let typesRefresh: Repeating | null = null;
-  app.addHook("onReady", async () => {
-    await maintainer?.start();
-    typesRefresh = repeat(
-      queue.clock,
-      typesRefreshMs,
-      () => types.refresh(),
-      (error) => app.log.error({ err: error }, "reading job types failed"),
-    );
-    push.start();
-  });
-  app.addHook("preClose", async () => {
-    const stopping = Promise.all([maintainer?.stop(), typesRefresh?.stop()]);
-    longPoll.close();
-    await push.stop();
-    await stopping;
-  });
-  app.addHook("onClose", async () => {
-    longPoll.detach();
+    const maintainer =
+      (options.maintenance ?? true)
+        ? new Maintainer(queue, {
+            sweepIntervalMs,
+            pruneIntervalMs,
+            onError: (error) => app.log.error({ err: error }, "maintenance failed"),
+          })
+        : null;
+    let typesRefresh: Repeating | null = null;
+    app.addHook("onReady", async () => {
+      await maintainer?.start();
+      typesRefresh = repeat(
+        queue.clock,
+        typesRefreshMs,
+        () => types.refresh(),
+        (error) => app.log.error({ err: error }, "reading job types failed"),
+      );
+      push.start();
+    });
+    app.addHook("preClose", async () => {
+      const stopping = Promise.all([maintainer?.stop(), typesRefresh?.stop()]);
+      longPoll.close();
+      await push.stop();
+      await stopping;
+    });
+    app.addHook("onClose", async () => {
+      longPoll.detach();
+      metrics.close();
+      history.close();
+    });
+    listenOnLoopback(app, auth, checks);
+    return app;
+  } catch (error) {
     metrics.close();
     history.close();
-  });
-  listenOnLoopback(app, auth, checks);
-  return app;
+    throw error;
+  }
 }
 
 /**

@@ -356,5 +356,15 @@ describe("token configuration", () => {
       { token: "abcdefgh1", role: "producer", name: "api" },
     ]);
     expect(() => parseTokens("root:abcdefgh1")).toThrow(/role/);
+    // JSON that is no list of entries is refused in errand's words, not as a TypeError.
+    for (const text of [
+      "[null]",
+      "[1]",
+      '["admin:abcdefgh1"]',
+      "[[]]",
+      '[{"token":"abcdefgh1","role":"admin"}] x',
+    ]) {
+      expect(() => parseTokens(text), text).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    }
   });
 });

@@ -5,6 +5,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
+import { ErrandError } from "../../src/errors.js";
 import { createServer } from "../../src/server/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { ALL_TOKENS, type Harness, snapshot, startServer, TOKENS } from "./harness.js";
@@ -135,6 +136,90 @@ describe("the Host check (DNS rebinding)", () => {
       code: "INVALID_OPTION",
       message: expect.stringContaining("maintenance"),
     });
+  });
+
+  it("refuses every malformed option in its own words, before anything starts", async () => {
+    const b = await backend.setup();
+    const bad: Array<[string, Record<string, unknown>, string]> = [
+      ["push null", { push: null }, "push"],
+      ["push a number", { push: 5 }, "push"],
+      ["push with an unknown key", { push: { concurency: 2 } }, "concurrency"],
+      ["push.fetch no function", { push: { fetch: "https://x.example" } }, "push.fetch"],
+      ["dashboard a string", { dashboard: "no" }, "dashboard"],
+      ["trustProxy no address", { trustProxy: "not an ip" }, "trustProxy"],
+      ["trustProxy an empty entry", { trustProxy: "127.0.0.1," }, "trustProxy"],
+      ["trustProxy a bad range", { trustProxy: "10.0.0.0/99" }, "trustProxy"],
+      ["trustProxy an object", { trustProxy: { a: 1 } }, "trustProxy"],
+      ["trustProxy numbers", { trustProxy: [1, 2] }, "trustProxy"],
+      // Fastify 5 trusts no proxy for a hop count; taking it would leave X-Forwarded-* unread.
+      ["trustProxy a hop count", { trustProxy: 2 }, "hop count"],
+      // Text proxy-addr would read as inet_aton does: "2" is 0.0.0.2, "127.1" 127.0.0.1.
+      ["trustProxy a hop count as text", { trustProxy: "2" }, "hop count"],
+      ["trustProxy a shorthand address", { trustProxy: ["127.1"] }, "no IP address"],
+      ["trustProxy a hex address", { trustProxy: "0x7f.1/8" }, "no IP address"],
+      ["trustProxy too long", { trustProxy: Array(2000).fill("10.0.0.1") }, "trustProxy"],
+      ["auth null", { auth: null }, "auth"],
+      ["auth a string", { auth: "secret-token" }, "auth"],
+      // A typo would have served with no auth at all.
+      ["auth with an unknown key", { auth: { token: "secret-token" } }, "tokens"],
+      ["auth.tokens no array", { auth: { tokens: "admin:secret-token" } }, "auth.tokens"],
+      ["a token entry null", { auth: { tokens: [null] } }, "auth.tokens"],
+      [
+        "a token entry's unknown key",
+        { auth: { tokens: [{ token: "secret-token", role: "admin", rol: "x" }] } },
+        "role",
+      ],
+      [
+        "a token no header can carry",
+        { auth: { tokens: [{ token: "secret token", role: "admin" }] } },
+        "auth.tokens",
+      ],
+      [
+        "a token of 5,000 characters",
+        { auth: { tokens: [{ token: "t".repeat(5000), role: "admin" }] } },
+        "auth.tokens",
+      ],
+      [
+        "one token twice",
+        {
+          auth: {
+            tokens: [
+              { token: "secret-token", role: "viewer" },
+              { token: "secret-token", role: "admin" },
+            ],
+          },
+        },
+        "twice",
+      ],
+      ["authorize no function", { auth: { authorize: "yes" } }, "auth.authorize"],
+      ["types a string", { types: "x" }, "types"],
+      ["types null", { types: null }, "types"],
+    ];
+    for (const [what, extra, mentions] of bad) {
+      const refusal = await createServer({ queue: b.queue, ...extra } as never).then(
+        (app) => app.close().then(() => null),
+        (error: unknown) => error,
+      );
+      expect(refusal, what).toBeInstanceOf(ErrandError);
+      expect((refusal as ErrandError).code, what).toBe("INVALID_OPTION");
+      expect((refusal as ErrandError).message, what).toContain(mentions);
+    }
+    // Every form Fastify reads a proxy list in is taken, and used.
+    const fn = (address: string) => address === "127.0.0.1";
+    for (const trustProxy of [
+      true,
+      false,
+      "127.0.0.1",
+      " 127.0.0.1 , 10.0.0.0/8",
+      ["loopback", "fe80::/10"],
+      fn,
+    ]) {
+      const h = await startServer(backend, { trustProxy: trustProxy as never });
+      const answer = await raw(h, "GET", "/v1/stats", { "x-forwarded-host": "elsewhere.example" });
+      const trusted = trustProxy !== false;
+      // Behind a believed proxy the forwarded host is the one checked, and it is no allowed host.
+      expect(answer.status, String(trustProxy)).toBe(trusted ? 403 : 200);
+    }
   });
 
   it("refuses allowedHosts entries that are no host, and '*' without auth", async () => {
