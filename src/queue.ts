@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { Attempts } from "./attempts.js";
 import { type Clock, systemClock } from "./clock.js";
-import type { AnyJobDefinition } from "./define-job.js";
+import { type AnyJobDefinition, checkJobDefinition } from "./define-job.js";
 import { dependenciesOf } from "./dependency-reads.js";
 import type { Duration } from "./duration.js";
 import { Enqueuer, type JobTarget } from "./enqueuer.js";
@@ -143,8 +143,13 @@ export class Queue extends EventEmitter<QueueEvents> {
   /**
    * Tells the queue about job types, so that leases respect their cluster-wide `concurrency` and
    * sweeps use their custom backoff. Workers register their jobs themselves.
+   * @throws ErrandError `INVALID_OPTION` for anything defineJob did not make; none is registered then.
    */
   register(...defs: AnyJobDefinition[]): this {
+    // All checked before any is registered: a refusal registers none.
+    defs.forEach((def, i) => {
+      checkJobDefinition(`register: definitions[${i}]`, def);
+    });
     for (const def of defs) this.#types.register(def);
     return this;
   }

@@ -261,6 +261,13 @@ export function exerciseBadInput(backend: Backend): void {
         }
         const twice = await refused(() => new Worker(queue, { jobs: [noop, noop] }), "INVALID_OPTION");
         expect(twice.message).toMatch(/listed twice/);
+        // queue.register took them too: null threw a TypeError, a look-alike was registered.
+        const fresh = defineJob({ type: "register-fresh", handler: async () => null });
+        for (const defs of [[null], [lookAlike], [fresh, [[]]]]) {
+          const e = await refused(() => queue.register(...(defs as never[])), "INVALID_OPTION");
+          expect(e.message).toMatch(/defineJob/);
+          expect(queue.definition("register-fresh"), "a refused register registers none").toBeUndefined();
+        }
         await refused(
           () => new Worker(queue, { jobs: [noop], maintenance: "no" } as never),
           "INVALID_OPTION",
