@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from "./duration.js";
 import { ErrandError } from "./errors.js";
-import { describe } from "./validation.js";
+import { addToDate, describe, MAX_DATE_MS, MIN_DATE_MS, toEpochMs } from "./validation.js";
 
 /**
  * All time in errand comes through a Clock: stores compare against the `now` it gives, and the
@@ -43,6 +43,39 @@ export const systemClock: Clock = {
   },
 };
 
+/**
+ * `clock` with its `now()` held to the dates every store keeps: whole epoch milliseconds from 1970
+ * to the end of year 9999. A custom clock's NaN, fraction or far-future instant would otherwise
+ * reach the stores (SQLite refused NaN with a constraint error, 1e20 was stored as a date that
+ * reads back null). {@link systemClock} is returned as it is: `Date.now()` is always such a value.
+ * @throws ErrandError `INVALID_OPTION` from `now()`, naming what it returned.
+ */
+export function checkedClock(clock: Clock): Clock {
+  if (clock === systemClock) return clock;
+  return {
+    now() {
+      const now = clock.now();
+      if (Number.isSafeInteger(now) && now >= MIN_DATE_MS && now <= MAX_DATE_MS) return now;
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `clock.now() returned ${describe(now)}; a clock gives whole epoch milliseconds from ${MIN_DATE_MS} (1970) to ${MAX_DATE_MS} (the end of year 9999)`,
+      );
+    },
+    setTimer: (ms, fn) => clock.setTimer(ms, fn),
+  };
+}
+
+/** A ManualClock's date: a number or a Date (not the ISO strings toEpochMs also reads). */
+function manualDate(field: string, value: unknown): number {
+  if (typeof value !== "number" && !(value instanceof Date)) {
+    throw new ErrandError(
+      "INVALID_DATE",
+      `${field} must be epoch milliseconds or a Date, got ${describe(value)}`,
+    );
+  }
+  return toEpochMs(field, value);
+}
+
 interface PendingTimer {
   at: number;
   seq: number;
@@ -66,8 +99,9 @@ export class ManualClock implements Clock {
   #timers: PendingTimer[] = [];
   #seq = 0;
 
+  /** @throws ErrandError `INVALID_DATE` for a start that is no date every store keeps. */
   constructor(start: number | Date = Date.UTC(2026, 0, 1)) {
-    this.#now = typeof start === "number" ? start : start.getTime();
+    this.#now = manualDate("ManualClock: start", start);
   }
 
   now(): number {
@@ -93,7 +127,14 @@ export class ManualClock implements Clock {
    * event loop so that the work a timer starts (a claim, a heartbeat) can run before the next one.
    */
   async advance(ms: number): Promise<void> {
-    const target = this.#now + ms;
+    if (typeof ms !== "number" || !(ms >= 0)) {
+      throw new ErrandError(
+        "INVALID_DURATION",
+        `ManualClock.advance: ms must be a number of milliseconds ≥ 0, got ${describe(ms)}`,
+      );
+    }
+    // Whole milliseconds, as every date a store keeps (a Queue refuses a fractional now()).
+    const target = addToDate("ManualClock.advance", this.#now, Math.trunc(ms));
     for (;;) {
       const next = this.#earliestDue(target);
       if (!next) break;
@@ -108,7 +149,7 @@ export class ManualClock implements Clock {
 
   /** Sets the time to `at` (never backwards), firing timers on the way. */
   async set(at: number | Date): Promise<void> {
-    const t = typeof at === "number" ? at : at.getTime();
+    const t = manualDate("ManualClock.set", at);
     if (t > this.#now) await this.advance(t - this.#now);
   }
 

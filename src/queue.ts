@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { Attempts } from "./attempts.js";
-import { type Clock, systemClock } from "./clock.js";
+import { type Clock, checkedClock, systemClock } from "./clock.js";
 import { type AnyJobDefinition, checkJobDefinition } from "./define-job.js";
 import { dependenciesOf } from "./dependency-reads.js";
 import type { Duration } from "./duration.js";
@@ -105,7 +105,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       (type) => this.#types.capped(type),
       () => this.#types.limits(undefined) !== undefined || this.#types.keyRules(undefined) !== undefined,
     );
-    this.clock = options.clock ?? systemClock;
+    this.clock = checkedClock(options.clock ?? systemClock);
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
     this.#maxPayloadBytes = resolved.maxPayloadBytes;

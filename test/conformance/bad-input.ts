@@ -9,7 +9,7 @@ import { defineJob } from "../../src/define-job.js";
 import { MAX_TIMER_MS } from "../../src/duration.js";
 import { ErrandError, type ErrandErrorCode } from "../../src/errors.js";
 import type { Job } from "../../src/job.js";
-import type { EnqueueOptions, Queue } from "../../src/queue.js";
+import { type EnqueueOptions, Queue } from "../../src/queue.js";
 import { drain } from "../../src/testing/index.js";
 import { MAX_COUNT, MAX_DATE_MS, MAX_PRIORITY, MIN_PRIORITY } from "../../src/validation.js";
 import { Worker } from "../../src/worker/worker.js";
@@ -273,6 +273,36 @@ export function exerciseBadInput(backend: Backend): void {
           "INVALID_OPTION",
         );
       });
+    });
+
+    it("refuses a clock whose now() is no date every store holds, storing and changing nothing", async () => {
+      const { queue, store } = await backend.setup();
+      const kept = await queue.enqueue("noop", { n: 1 });
+      await unchanged(queue, async () => {
+        const start = Date.UTC(2026, 0, 1);
+        // Each reached the stores: NaN failed SQLite's NOT NULL and was a 503 on a server, 1e20
+        // stored a job whose runAt reads back as null, -1 a date before 1970.
+        for (const now of [
+          Number.NaN,
+          start + 0.5,
+          -1,
+          MAX_DATE_MS + 1,
+          1e20,
+          Number.POSITIVE_INFINITY,
+          "2026",
+        ]) {
+          const frozen = new Queue(store, { clock: { now: () => now as number, setTimer: () => () => {} } });
+          const what = `now() = ${String(now)}`;
+          const e = await refused(() => frozen.enqueue("noop", { n: 2 }), "INVALID_OPTION");
+          expect(e.message, what).toMatch(/clock/);
+          await refused(() => frozen.cancel(kept.id), "INVALID_OPTION");
+          await refused(
+            () => frozen.lease({ types: ["noop"], limit: 1, leaseMs: 1000, workerId: "w" }),
+            "INVALID_OPTION",
+          );
+        }
+      });
+      expect((await queue.get(kept.id))?.state).toBe("pending");
     });
 
     it("refuses numbers, durations and dates past their bounds with a typed code, storing nothing", async () => {

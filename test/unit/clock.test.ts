@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { systemClock } from "../../src/clock.js";
+import { ManualClock, systemClock } from "../../src/clock.js";
 import { MAX_TIMER_MS } from "../../src/duration.js";
+import { ErrandError } from "../../src/errors.js";
+import { MAX_DATE_MS } from "../../src/validation.js";
 
 describe("systemClock.setTimer", () => {
   afterEach(() => {
@@ -48,5 +50,27 @@ describe("systemClock.setTimer", () => {
     expect(atBound).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);
     expect(atBound).toHaveBeenCalledOnce();
+  });
+});
+
+describe("ManualClock's own input", () => {
+  it("refuses a start, a set() or an advance() that is no date a store keeps, leaving the time as it was", async () => {
+    // Each once made a clock whose now() was NaN, "NaN1s" (a string concatenated), or past 9999.
+    for (const start of [Number.NaN, -1, 1e20, Number.POSITIVE_INFINITY, new Date("x"), "2026", null]) {
+      expect(() => new ManualClock(start as never), String(start)).toThrow(ErrandError);
+    }
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const before = clock.now();
+    for (const ms of [Number.NaN, -5, "1s", Number.POSITIVE_INFINITY, MAX_DATE_MS]) {
+      await expect(clock.advance(ms as never), String(ms)).rejects.toBeInstanceOf(ErrandError);
+    }
+    for (const at of [Number.NaN, MAX_DATE_MS + 1, new Date("x"), "soon"]) {
+      await expect(clock.set(at as never), String(at)).rejects.toBeInstanceOf(ErrandError);
+    }
+    expect(clock.now()).toBe(before);
+    await clock.advance(1_000);
+    await clock.set(new Date(before + 5_000));
+    expect(clock.now()).toBe(before + 5_000);
+    expect(new ManualClock(new Date(MAX_DATE_MS)).now()).toBe(MAX_DATE_MS);
   });
 });
