@@ -106,6 +106,8 @@ export class Queue extends EventEmitter<QueueEvents> {
       () => this.#types.limits(undefined) !== undefined || this.#types.keyRules(undefined) !== undefined,
     );
     this.clock = checkedClock(options.clock ?? systemClock);
+    // Read once here: a clock that gives no date at all is refused where it is given.
+    this.clock.now();
     this.#random = options.random ?? Math.random;
     this.#ownsStore = options.ownsStore ?? false;
     this.#maxPayloadBytes = resolved.maxPayloadBytes;

@@ -917,7 +917,18 @@ for (const backend of selectedBackends({ conformance: true })) {
         ),
         hostileOptions(
           {
-            clock: fc.constant("bundle"),
+            clock: fc.oneof(
+              { arbitrary: fc.constant("bundle"), weight: 3 },
+              {
+                // A clock in shape whose now() is no date a store keeps (refused since d685fbd).
+                arbitrary: fc
+                  .oneof(hostileNumber, hostileDate, wrongType)
+                  .map((v) =>
+                    labelled(`clock.now() = ${String(v)}`, { now: () => v, setTimer: () => () => {} }),
+                  ),
+                weight: 1,
+              },
+            ),
             retention,
             maxPayloadBytes: fc.integer({ min: 1, max: 2 ** 20 }),
             jobs: fc.constant([noop]),
