@@ -13,6 +13,7 @@ import { defaultWorkerId } from "./id.js";
 import { type FinishedState, JOB_STATES } from "./job.js";
 import { checkKnownKeys } from "./known-keys.js";
 import { resolveRetention } from "./maintenance/pruner.js";
+import type { Queue } from "./queue.js";
 import {
   DEFAULT_RETENTION,
   type DependentsOptions,
@@ -287,6 +288,29 @@ export function leaseMsFrom(now: number, value: Duration): number {
   const ms = toMs("leaseMs", value);
   addToDate("leaseMs", now, ms);
   return ms;
+}
+
+/**
+ * `value` as the Queue an entry point was given (a Worker, createServer, the testing kit): by what
+ * they use of it from the first line on, so a wrong one is refused where it is given rather than
+ * a TypeError far from its cause. (Not `instanceof`: a queue from another copy of errand works.)
+ * @throws ErrandError `INVALID_OPTION`
+ */
+export function checkQueueArgument(where: string, value: unknown): Queue {
+  const q = value as Partial<Queue> | null;
+  if (
+    typeof q !== "object" ||
+    q === null ||
+    typeof q.lease !== "function" ||
+    typeof q.onWake !== "function" ||
+    typeof q.clock?.now !== "function"
+  ) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `${where}: queue must be a Queue (openQueue), got ${describe(value)}`,
+    );
+  }
+  return value as Queue;
 }
 
 /** Refuses an options (or reference) argument that is not an object, before any of it is read. */

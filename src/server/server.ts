@@ -14,6 +14,7 @@ import { checkLogger, isLoggerLike, SERVER_LOGGER_METHODS } from "../logger.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { Queue } from "../queue.js";
+import { checkQueueArgument } from "../queue-checks.js";
 import { checkInt, describe } from "../validation.js";
 import { checkFlagOption } from "../worker/runner-options.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
@@ -181,21 +182,7 @@ export const SERVER_AJV = {
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   checkKnownKeys("createServer", options, SERVER_KEYS);
-  const { queue } = options;
-  // Used everywhere, from the first line on: a wrong one would be a TypeError far from its cause.
-  const q = queue as Partial<Queue> | null;
-  if (
-    typeof q !== "object" ||
-    q === null ||
-    typeof q.lease !== "function" ||
-    typeof q.onWake !== "function" ||
-    typeof q.clock?.now !== "function"
-  ) {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `createServer: queue must be a Queue (openQueue), got ${describe(queue)}`,
-    );
-  }
+  const queue = checkQueueArgument("createServer", options.queue);
   if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
     throw new ErrandError(
       "INVALID_OPTION",

@@ -12,15 +12,18 @@ import pino from "pino";
 import { ManualClock } from "../clock.js";
 import {
   type AnyJobDefinition,
+  checkJobDefinition,
   type JobContext,
   type JobDefinition,
   validatePayload,
 } from "../define-job.js";
 import { ErrandError } from "../errors.js";
 import type { Job, JobDependency, JobState } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import type { Queue } from "../queue.js";
+import { checkObject, checkQueueArgument } from "../queue-checks.js";
 import { Snooze } from "../snooze.js";
-import { toJsonText } from "../validation.js";
+import { checkAttempt, checkJobId, checkJobKey, checkTypeName, describe, toJsonText } from "../validation.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 
 export { ManualClock };
@@ -47,6 +50,7 @@ export interface DrainResult {
  * ```
  */
 export async function drain(queue: Queue, options: WorkerOptions): Promise<DrainResult> {
+  checkObject("drain", "options", options);
   const worker = new Worker(queue, { pollIntervalMs: 3_600_000, sweepIntervalMs: 3_600_000, ...options });
   const result: DrainResult = { completed: 0, failed: 0, retried: 0, dead: 0, jobs: [] };
   worker.on("active", (job) => result.jobs.push(job));
@@ -87,10 +91,27 @@ export async function runJob<P, R>(
   payload: P,
   options: RunJobOptions = {},
 ): Promise<R> {
+  checkJobDefinition("runJob: def", def);
+  checkObject("runJob", "options", options);
+  checkKnownKeys("runJob", options, RUN_JOB_KEYS);
+  const attempt = checkAttempt(options.attempt ?? 1);
+  const key = options.key === undefined ? null : checkJobKey(options.key);
+  const dependencies = checkDependencies(options.dependencies);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `runJob: signal must be an AbortSignal, got ${describe(options.signal)}`,
+    );
+  }
+  if (options.onCheckpoint !== undefined && typeof options.onCheckpoint !== "function") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `runJob: onCheckpoint must be a function, got ${describe(options.onCheckpoint)}`,
+    );
+  }
   const valid = await validatePayload(def, payload);
   const wire = JSON.parse(toJsonText("payload", valid)) as P;
   const now = new Date();
-  const attempt = options.attempt ?? 1;
   const job: Job<P> = {
     id: "test-job",
     type: def.type,
@@ -118,10 +139,10 @@ export async function runJob<P, R>(
     startedAt: now,
     finishedAt: null,
     owner: null,
-    dependsOn: (options.dependencies ?? []).map((d) => d.id),
+    dependsOn: dependencies.map((d) => d.id),
     blockedBy: 0,
     onDependencyFailure: def.onDependencyFailure,
-    key: options.key ?? null,
+    key,
     debounceKey: null,
     snoozes: 0,
   };
@@ -134,12 +155,37 @@ export async function runJob<P, R>(
       options.onCheckpoint?.(JSON.parse(toJsonText("checkpoint", data)));
       return true;
     },
-    dependencies: async () => options.dependencies ?? [],
+    dependencies: async () => dependencies,
     snooze: (delay) => new Snooze(delay),
     log: pino({ level: "silent" }),
   };
   const result = await def.handler(wire, ctx);
   return JSON.parse(toJsonText("result", result === undefined ? null : result)) as R;
+}
+
+const RUN_JOB_KEYS: ReadonlySet<string> = new Set([
+  "attempt",
+  "checkpoint",
+  "signal",
+  "onCheckpoint",
+  "dependencies",
+  "key",
+]);
+
+/** runJob's `dependencies`: a list of objects naming a job each, as `ctx.dependencies()` gives. */
+function checkDependencies(value: unknown): JobDependency[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `runJob: dependencies must be a list of { id, type, state, result }, got ${describe(value)}`,
+    );
+  }
+  value.forEach((d, i) => {
+    checkObject("runJob", `dependencies[${i}]`, d);
+    checkJobId((d as { id?: unknown }).id);
+  });
+  return value as JobDependency[];
 }
 
 /**
@@ -151,7 +197,12 @@ export async function expectEnqueued<P>(
   queue: Queue,
   expected: { type: string | AnyJobDefinition; payload?: P; queue?: string; state?: JobState },
 ): Promise<Job<P>> {
-  const type = typeof expected.type === "string" ? expected.type : expected.type.type;
+  checkQueueArgument("expectEnqueued", queue);
+  checkObject("expectEnqueued", "expected", expected);
+  const type =
+    typeof expected.type === "object" && expected.type !== null
+      ? checkJobDefinition("expectEnqueued: type", expected.type).type
+      : checkTypeName(expected.type);
   const seen: unknown[] = [];
   let cursor: string | undefined;
   do {

@@ -7,6 +7,7 @@ import type { Job } from "../job.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue } from "../queue.js";
+import { checkQueueArgument } from "../queue-checks.js";
 import type { QueueWeight } from "../store/store.js";
 import { checkInt, MAX_COUNT } from "../validation.js";
 import { OutcomeBatcher } from "./outcome-batcher.js";
@@ -191,8 +192,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   constructor(queue: Queue, options: WorkerOptions) {
     super();
+    this.queue = checkQueueArgument("Worker", queue);
     const settings = resolveRunnerOptions("Worker", options, WORKER_KEYS, MAX_TIMER_MS);
-    this.queue = queue;
     this.#jobs = settings.jobs;
     this.#types = [...this.#jobs.keys()];
     this.#queues = settings.queues;
