@@ -18,8 +18,16 @@ import type {
   Schedule,
   ScheduleOptions,
 } from "../queue.js";
+import { checkObject, checkRef } from "../queue-checks.js";
 import type { AttemptRef } from "../store/store.js";
-import { checkQueueName, describe, MAX_ATTEMPTS_PER_REQUEST } from "../validation.js";
+import {
+  checkJobId,
+  checkQueueName,
+  checkScheduleName,
+  checkTypeName,
+  describe,
+  MAX_ATTEMPTS_PER_REQUEST,
+} from "../validation.js";
 import { MAX_LEASE_WAIT_MS } from "../worker/runner-options.js";
 
 /**
@@ -254,6 +262,17 @@ export class ErrandClient {
       headers["content-type"] = "application/json";
     }
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    let json: string | undefined;
+    try {
+      json = body === undefined ? undefined : JSON.stringify(body);
+    } catch (cause) {
+      // A cycle, a BigInt, a throwing toJSON: the caller's value, not the server's fault.
+      throw new ErrandError(
+        "INVALID_PAYLOAD",
+        `${method} ${path}: the body cannot be sent as JSON: ${cause instanceof Error ? cause.message : describe(cause)}`,
+        { cause },
+      );
+    }
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let response: Response;
@@ -262,7 +281,7 @@ export class ErrandClient {
       response = await this.#fetch(`${this.url}${path}`, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: json,
         signal,
       });
       // A `fetch` option of the caller's may resolve anything.
@@ -309,12 +328,12 @@ export class ErrandClient {
     payload: P,
     options: EnqueueOptions = {},
   ): Promise<EnqueuedJob<P>> {
-    const type = typeof job === "string" ? job : job.type;
-    const { id, ...rest } = checkOptions(options);
+    const type = typeOf("enqueue", job);
+    const { id, ...rest } = checkOptions("enqueue", options);
     const wire =
       id === undefined
         ? await this.#call<Record<string, unknown>>("POST", "/v1/jobs", { type, payload, ...rest })
-        : await this.#call<Record<string, unknown>>("PUT", `/v1/jobs/${encodeURIComponent(id)}`, {
+        : await this.#call<Record<string, unknown>>("PUT", jobPath(id), {
             type,
             payload,
             ...rest,
@@ -328,19 +347,22 @@ export class ErrandClient {
     payloads: readonly P[],
     options: EnqueueOptions = {},
   ): Promise<EnqueuedJob<P>[]> {
-    return this.enqueueBatch(payloads.map((payload) => ({ job, payload, options })));
+    return this.enqueueBatch(
+      listOf<P>("enqueueMany", "payloads", payloads).map((payload) => ({ job, payload, options })),
+    );
   }
 
   /** Adds jobs of any types, each with its own options, in one request and one transaction. */
   async enqueueBatch<P>(
     items: ReadonlyArray<{ job: JobDefinition<P, unknown> | string; payload: P; options?: EnqueueOptions }>,
   ): Promise<EnqueuedJob<P>[]> {
-    if (items.length === 0) return [];
-    const jobs = items.map(({ job, payload, options }) => ({
-      type: typeof job === "string" ? job : job.type,
-      payload,
-      ...checkOptions(options ?? {}),
-    }));
+    const list = listOf<(typeof items)[number]>("enqueueBatch", "items", items);
+    if (list.length === 0) return [];
+    const jobs = list.map((item, i) => {
+      checkObject("enqueueBatch", `items[${i}]`, item);
+      const { job, payload, options } = item;
+      return { type: typeOf("enqueueBatch", job), payload, ...checkOptions("enqueueBatch", options ?? {}) };
+    });
     const out = await this.#call<{ jobs: Record<string, unknown>[] }>("POST", "/v1/jobs", { jobs });
     return out.jobs.map((j) => reviveJob<EnqueuedJob<P>>(j));
   }
@@ -363,13 +385,22 @@ export class ErrandClient {
    */
   async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
     // The options first: a stray `ref` or `type` among them must not replace the node's own.
-    const jobs = nodes.map(({ ref, job, payload, dependsOn, options }) => ({
-      ...checkOptions(options ?? {}),
-      ref,
-      type: typeof job === "string" ? job : job.type,
-      payload,
-      ...(dependsOn === undefined ? {} : { dependsOn }),
-    }));
+    const jobs = listOf<FlowNode>("enqueueFlow", "nodes", nodes, "INVALID_FLOW").map((node, i) => {
+      if (typeof node !== "object" || node === null || Array.isArray(node)) {
+        throw new ErrandError(
+          "INVALID_FLOW",
+          `enqueueFlow: nodes[${i}] must be an object { ref, job, payload }, got ${describe(node)}`,
+        );
+      }
+      const { ref, job, payload, dependsOn, options } = node;
+      return {
+        ...checkOptions("enqueueFlow", options ?? {}),
+        ref,
+        type: typeOf("enqueueFlow", job),
+        payload,
+        ...(dependsOn === undefined ? {} : { dependsOn }),
+      };
+    });
     const out = await this.#call<{ jobs: Record<string, Record<string, unknown>> }>("POST", "/v1/flows", {
       jobs,
     });
@@ -384,7 +415,7 @@ export class ErrandClient {
   /** The job, whatever its state; null when there is none. */
   async get<P = unknown, R = unknown>(id: string): Promise<Job<P, R> | null> {
     try {
-      return reviveJob<Job<P, R>>(await this.#call("GET", `/v1/jobs/${encodeURIComponent(id)}`));
+      return reviveJob<Job<P, R>>(await this.#call("GET", jobPath(id)));
     } catch (error) {
       if (error instanceof ErrandError && error.code === "JOB_NOT_FOUND") return null;
       throw error;
@@ -393,6 +424,7 @@ export class ErrandClient {
 
   /** A page of jobs, newest first. */
   async list(options: ListOptions = {}): Promise<JobPage> {
+    checkObject("list", "options", options);
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(options)) if (v !== undefined) q.set(k, String(v));
     const qs = q.toString();
@@ -410,12 +442,8 @@ export class ErrandClient {
    * @since 0.2.0
    */
   async dependencies(id: string): Promise<JobDependency[]> {
-    return (
-      await this.#call<{ dependencies: JobDependency[] }>(
-        "GET",
-        `/v1/jobs/${encodeURIComponent(id)}/dependencies`,
-      )
-    ).dependencies;
+    return (await this.#call<{ dependencies: JobDependency[] }>("GET", jobPath(id, "/dependencies")))
+      .dependencies;
   }
 
   /**
@@ -424,34 +452,38 @@ export class ErrandClient {
    * @since 0.2.0
    */
   async dependents(id: string, options: { limit?: number; cursor?: string } = {}): Promise<JobPage> {
+    const path = jobPath(id, "/dependents");
+    checkObject("dependents", "options", options);
     const q = new URLSearchParams();
     if (options.limit !== undefined) q.set("limit", String(options.limit));
     if (options.cursor !== undefined) q.set("cursor", options.cursor);
     const qs = q.toString();
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
-      `/v1/jobs/${encodeURIComponent(id)}/dependents${qs ? `?${qs}` : ""}`,
+      `${path}${qs ? `?${qs}` : ""}`,
     );
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
 
   async cancel(id: string): Promise<Job> {
-    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/cancel`));
+    return reviveJob(await this.#call("POST", jobPath(id, "/cancel")));
   }
 
   async retry(id: string): Promise<Job> {
-    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/retry`));
+    return reviveJob(await this.#call("POST", jobPath(id, "/retry")));
   }
 
   async replay(id: string): Promise<Job> {
-    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/replay`));
+    return reviveJob(await this.#call("POST", jobPath(id, "/replay")));
   }
 
   async reschedule(
     id: string,
     options: { runAt?: Date | string | number; delayMs?: number | string; priority?: number; queue?: string },
   ): Promise<Job> {
-    return reviveJob(await this.#call("POST", `/v1/jobs/${encodeURIComponent(id)}/reschedule`, options));
+    const path = jobPath(id, "/reschedule");
+    checkObject("reschedule", "options", options);
+    return reviveJob(await this.#call("POST", path, options));
   }
 
   /**
@@ -506,19 +538,20 @@ export class ErrandClient {
   // ---- schedules and types -------------------------------------------------------------------
 
   async schedule<P>(name: string, options: ScheduleOptions<P>): Promise<Schedule> {
+    const path = `/v1/schedules/${encodeURIComponent(checkScheduleName(name))}`;
+    checkObject("schedule", "options", options);
     const { job, ...rest } = options;
-    if (rest.options) checkOptions(rest.options);
-    const s = await this.#call<Schedule & { nextRunAt: string }>(
-      "PUT",
-      `/v1/schedules/${encodeURIComponent(name)}`,
-      { ...rest, type: typeof job === "string" ? job : job.type },
-    );
+    if (rest.options !== undefined) checkOptions("schedule", rest.options);
+    const s = await this.#call<Schedule & { nextRunAt: string }>("PUT", path, {
+      ...rest,
+      type: typeOf("schedule", job),
+    });
     return { ...s, nextRunAt: new Date(s.nextRunAt) };
   }
 
   async unschedule(name: string): Promise<boolean> {
     try {
-      await this.#call("DELETE", `/v1/schedules/${encodeURIComponent(name)}`);
+      await this.#call("DELETE", `/v1/schedules/${encodeURIComponent(checkScheduleName(name))}`);
       return true;
     } catch (error) {
       if (error instanceof ErrandError && error.code === "NOT_FOUND") return false;
@@ -536,15 +569,31 @@ export class ErrandClient {
 
   /** Creates or replaces a job type's settings on the server. */
   async setType(config: RemoteJobType): Promise<RemoteJobType> {
+    checkObject("setType", "config", config);
     const { type, ...rest } = config;
-    return this.#call("PUT", `/v1/types/${encodeURIComponent(type)}`, rest);
+    return this.#call("PUT", typePath(type), rest);
   }
 
   async getType(type: string): Promise<RemoteJobType | null> {
     try {
-      return await this.#call("GET", `/v1/types/${encodeURIComponent(type)}`);
+      return await this.#call("GET", typePath(type));
     } catch (error) {
       if (error instanceof ErrandError && error.code === "NOT_FOUND") return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Deletes a job type's settings on the server (its jobs get the built-in defaults from then on);
+   * `false` when it had none.
+   * @since 0.2.0
+   */
+  async deleteType(type: string): Promise<boolean> {
+    try {
+      await this.#call("DELETE", typePath(type));
+      return true;
+    } catch (error) {
+      if (error instanceof ErrandError && error.code === "NOT_FOUND") return false;
       throw error;
     }
   }
@@ -557,6 +606,7 @@ export class ErrandClient {
 
   /** Leases up to `limit` ready jobs; with `waitMs`, waits that long for one when none is ready. */
   async lease(options: RemoteLeaseOptions = {}): Promise<Job[]> {
+    checkObject("lease", "options", options);
     const { signal, ...body } = options;
     const out = await this.request<{ jobs: Record<string, unknown>[] }>("POST", "/v1/lease", body, {
       ...(signal ? { signal } : {}),
@@ -567,17 +617,20 @@ export class ErrandClient {
 
   /** `true` when the attempt was current (or this same completion was already recorded). */
   async complete(job: AttemptRef, result?: unknown): Promise<boolean> {
-    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/complete`, {
-      attempt: job.attempt,
+    const ref = checkRef("complete", job);
+    return this.#report(jobPath(ref.id, "/complete"), {
+      attempt: ref.attempt,
       ...(result === undefined ? {} : { result }),
     });
   }
 
   /** Fails an attempt (retried with backoff, or dead); `false` when the attempt is stale. */
   async fail(job: AttemptRef, error: unknown, options: FailOptions = {}): Promise<boolean> {
+    const ref = checkRef("fail", job);
+    checkObject("fail", "options", options);
     const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
-    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/fail`, {
-      attempt: job.attempt,
+    return this.#report(jobPath(ref.id, "/fail"), {
+      attempt: ref.attempt,
       error: wireError(error),
       ...(retryable === undefined ? {} : { retryable }),
     });
@@ -592,16 +645,14 @@ export class ErrandClient {
     error: unknown,
     options: FailOptions = {},
   ): Promise<"pending" | "dead" | null> {
+    const ref = checkRef("failWithState", job);
+    checkObject("failWithState", "options", options);
     try {
-      const out = await this.#call<{ state: "pending" | "dead" }>(
-        "POST",
-        `/v1/jobs/${encodeURIComponent(job.id)}/fail`,
-        {
-          attempt: job.attempt,
-          error: wireError(error),
-          ...(options.retryable === undefined ? {} : { retryable: options.retryable }),
-        },
-      );
+      const out = await this.#call<{ state: "pending" | "dead" }>("POST", jobPath(ref.id, "/fail"), {
+        attempt: ref.attempt,
+        error: wireError(error),
+        ...(options.retryable === undefined ? {} : { retryable: options.retryable }),
+      });
       return out.state;
     } catch (e) {
       if (e instanceof ErrandError && e.code === "STALE_ATTEMPT") return null;
@@ -611,8 +662,10 @@ export class ErrandClient {
 
   /** Extends the lease; `false` when the attempt is no longer current (cancelled, lost). */
   async heartbeat(job: AttemptRef, options: { leaseMs?: number } = {}): Promise<boolean> {
-    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/heartbeat`, {
-      attempt: job.attempt,
+    const ref = checkRef("heartbeat", job);
+    checkObject("heartbeat", "options", options);
+    return this.#report(jobPath(ref.id, "/heartbeat"), {
+      attempt: ref.attempt,
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     });
   }
@@ -625,14 +678,16 @@ export class ErrandClient {
     jobs: readonly AttemptRef[],
     options: { leaseMs?: number } = {},
   ): Promise<{ ok: boolean[]; pausedQueues: string[] }> {
+    const refs = listOf<unknown>("heartbeatMany", "jobs", jobs).map((j) => checkRef("heartbeatMany", j));
+    checkObject("heartbeatMany", "options", options);
     const ok: boolean[] = [];
     let pausedQueues: string[] = [];
-    for (let i = 0; i < jobs.length; i += MAX_ATTEMPTS_PER_REQUEST) {
+    for (let i = 0; i < refs.length; i += MAX_ATTEMPTS_PER_REQUEST) {
       const out = await this.#call<{ results: Array<{ ok: boolean }>; pausedQueues: string[] }>(
         "POST",
         "/v1/heartbeats",
         {
-          jobs: jobs.slice(i, i + MAX_ATTEMPTS_PER_REQUEST).map((j) => ({ id: j.id, attempt: j.attempt })),
+          jobs: refs.slice(i, i + MAX_ATTEMPTS_PER_REQUEST),
           ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
         },
       );
@@ -643,7 +698,8 @@ export class ErrandClient {
   }
 
   async checkpoint(job: AttemptRef, data: unknown): Promise<boolean> {
-    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/checkpoint`, { attempt: job.attempt, data });
+    const ref = checkRef("checkpoint", job);
+    return this.#report(jobPath(ref.id, "/checkpoint"), { attempt: ref.attempt, data });
   }
 
   /**
@@ -651,13 +707,15 @@ export class ErrandClient {
    * (`ctx.snooze` of a RemoteWorker's handler). `false` when the attempt is stale.
    */
   async snooze(job: AttemptRef, delay: Duration): Promise<boolean> {
+    const ref = checkRef("snooze", job);
     const delayMs = toMs("snooze", delay);
-    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/snooze`, { attempt: job.attempt, delayMs });
+    return this.#report(jobPath(ref.id, "/snooze"), { attempt: ref.attempt, delayMs });
   }
 
   /** Gives an attempt back without using it up. */
   async release(job: AttemptRef): Promise<boolean> {
-    return this.#report(`/v1/jobs/${encodeURIComponent(job.id)}/release`, { attempt: job.attempt });
+    const ref = checkRef("release", job);
+    return this.#report(jobPath(ref.id, "/release"), { attempt: ref.attempt });
   }
 
   /**
@@ -667,6 +725,9 @@ export class ErrandClient {
   async report(
     items: ReportItem[],
   ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
+    listOf<unknown>("report", "items", items).forEach((item, i) => {
+      checkObject("report", `items[${i}]`, item);
+    });
     if (items.length <= MAX_ATTEMPTS_PER_REQUEST) return this.#reportOnce(items);
     const results: Array<{ id: string; ok: boolean; code?: string; state?: string }> = [];
     for (let i = 0; i < items.length; i += MAX_ATTEMPTS_PER_REQUEST) {
@@ -713,8 +774,45 @@ export class ErrandClient {
   }
 }
 
-function checkOptions(options: EnqueueOptions): EnqueueOptions {
-  if (typeof options.backoff === "function") {
+/**
+ * A job's path, the id checked as the Queue checks it, so that it is sent whole: no `.` or `..`
+ * (fetch would resolve them to another route) and no lone surrogate (encodeURIComponent throws).
+ */
+function jobPath(id: unknown, tail = ""): string {
+  return `/v1/jobs/${encodeURIComponent(checkJobId(id))}${tail}`;
+}
+
+function typePath(type: unknown): string {
+  return `/v1/types/${encodeURIComponent(checkTypeName(type))}`;
+}
+
+/** The type a job target names: a type name, or a definition's (its type is all that is sent). */
+function typeOf(where: string, job: unknown): string {
+  if (typeof job === "string") return checkTypeName(job);
+  if (typeof job === "object" && job !== null && typeof (job as { type?: unknown }).type === "string") {
+    return checkTypeName((job as { type: string }).type);
+  }
+  throw new ErrandError(
+    "INVALID_OPTION",
+    `${where}: job must be a type name or a definition, got ${describe(job)}`,
+  );
+}
+
+/** `value` as the list a call takes, refused as the Queue refuses it when it is none. */
+function listOf<T>(
+  where: string,
+  what: string,
+  value: unknown,
+  code: ErrandErrorCode = "INVALID_OPTION",
+): readonly T[] {
+  if (!Array.isArray(value))
+    throw new ErrandError(code, `${where}: ${what} must be an array, got ${describe(value)}`);
+  return value;
+}
+
+function checkOptions(where: string, options: unknown): EnqueueOptions {
+  checkObject(where, "options", options);
+  if (typeof (options as EnqueueOptions).backoff === "function") {
     throw new ErrandError(
       "INVALID_OPTION",
       "enqueue: a function backoff cannot be sent to a server; set the type's backoff there",
@@ -722,11 +820,11 @@ function checkOptions(options: EnqueueOptions): EnqueueOptions {
   }
   // A database connection cannot travel over HTTP (JSON.stringify would throw on it, or the server
   // would refuse the field): say so plainly instead.
-  if (options.db !== undefined) {
+  if ((options as EnqueueOptions).db !== undefined) {
     throw new ErrandError(
       "INVALID_OPTION",
       "enqueue: db (a transactional enqueue) needs a local queue on PostgreSQL, not a client",
     );
   }
-  return options;
+  return options as EnqueueOptions;
 }

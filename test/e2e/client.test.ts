@@ -34,6 +34,23 @@ for (const backend of selectedBackends()) {
       await client.setType({ type: "send", maxAttempts: 2 });
       expect((await client.getType("send"))?.maxAttempts).toBe(2);
       expect(await client.types()).toHaveLength(1);
+      expect(await client.deleteType("send")).toBe(true);
+      expect(await client.deleteType("send")).toBe(false);
+      expect(await client.getType("send")).toBeNull();
+      // Refused before a request, with the Queue's codes: once TypeErrors, a URIError, or a "."
+      // that fetch resolved to another route.
+      await expect(client.get("\ud800")).rejects.toMatchObject({ code: "INVALID_JOB_ID" });
+      await expect(client.getType(".")).rejects.toMatchObject({ code: "INVALID_TYPE_NAME" });
+      await expect(client.enqueue(null as never, 1)).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      await expect(client.enqueueMany("bulk", null as never)).rejects.toMatchObject({
+        code: "INVALID_OPTION",
+      });
+      await expect(client.enqueueFlow([null] as never)).rejects.toMatchObject({ code: "INVALID_FLOW" });
+      await expect(client.complete(null as never)).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      await expect(client.enqueue("bulk", cyclic)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+      expect((await client.stats()).states.pending, "nothing stored by the refused calls").toBe(5);
       const s = await client.schedule("every-minute", { cron: "* * * * *", job: "send", payload: {} });
       expect(s.nextRunAt).toBeInstanceOf(Date);
       expect(await client.schedules()).toHaveLength(1);

@@ -241,3 +241,89 @@ describe.runIf(backend)("hostile options to new RemoteWorker", () => {
     propertyTimeout(RUNS, 60_000),
   );
 });
+
+/** Every call of the client but `lease` (its long poll would wait out a hostile `waitMs`). */
+const CLIENT_CALLS = [
+  "enqueue",
+  "enqueueMany",
+  "enqueueBatch",
+  "enqueueFlow",
+  "get",
+  "list",
+  "dependencies",
+  "dependents",
+  "cancel",
+  "retry",
+  "replay",
+  "reschedule",
+  "pauseQueue",
+  "resumeQueue",
+  "schedule",
+  "unschedule",
+  "setType",
+  "getType",
+  "deleteType",
+  "complete",
+  "fail",
+  "failWithState",
+  "heartbeat",
+  "heartbeatMany",
+  "checkpoint",
+  "snooze",
+  "release",
+  "report",
+] as const;
+const clientArg = fc.oneof(
+  {
+    arbitrary: fc.constantFrom(
+      "remote-prop",
+      "job-1",
+      ".",
+      "..",
+      "",
+      "a/b",
+      { id: "job-1", attempt: 1 },
+      { id: "..", attempt: 1 },
+      [{ id: "job-1", attempt: 1 }],
+      [null],
+      [],
+      {},
+      def,
+      lookAlike,
+    ),
+    weight: 2,
+  },
+  { arbitrary: hostileString, weight: 1 },
+  { arbitrary: hostileValue, weight: 2 },
+);
+
+describe.runIf(backend)("hostile arguments to ErrandClient's calls", () => {
+  it(
+    "resolve, or reject with an ErrandError of a client code, never a TypeError",
+    async () => {
+      const h = await startServer(backend!, {
+        auth: { tokens: [{ token: "admin-token-0123456789", role: "admin" }] },
+      });
+      const client = new ErrandClient({ url: h.base, token: "admin-token-0123456789" });
+      await h.queue.enqueue(def, {}, { id: "job-1" });
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...CLIENT_CALLS),
+          fc.array(clientArg, { maxLength: 3 }),
+          catalogued("ErrandClient calls", async (method: string, args: unknown[]) => {
+            const proto = prototypeKeys();
+            const call = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[
+              method
+            ]!;
+            const done = await outcome(() => call.apply(client, args));
+            assertPrototypeClean(proto, `client.${method}`);
+            // fast-check prints the arguments; String() of some (10,000 nested arrays) would overflow.
+            if (!done.ok) assertClientError(done.error, `client.${method}`);
+          }),
+        ),
+        fcParams(RUNS * 5),
+      );
+    },
+    propertyTimeout(RUNS * 5, 60_000),
+  );
+});
