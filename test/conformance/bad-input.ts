@@ -291,13 +291,24 @@ export function exerciseBadInput(backend: Backend): void {
           Number.POSITIVE_INFINITY,
           "2026",
         ]) {
-          const frozen = new Queue(store, { clock: { now: () => now as number, setTimer: () => () => {} } });
           const what = `now() = ${String(now)}`;
-          const e = await refused(() => frozen.enqueue("noop", { n: 2 }), "INVALID_OPTION");
+          const setTimer = () => () => {};
+          // Refused when the Queue is made: it reads its clock once then.
+          const made = await refused(
+            () => new Queue(store, { clock: { now: () => now as number, setTimer } }),
+            "INVALID_OPTION",
+          );
+          expect(made.message, what).toMatch(/clock/);
+          // And by every call, for a clock that goes wrong later.
+          let reads = 0;
+          const later = new Queue(store, {
+            clock: { now: () => (reads++ === 0 ? start : (now as number)), setTimer },
+          });
+          const e = await refused(() => later.enqueue("noop", { n: 2 }), "INVALID_OPTION");
           expect(e.message, what).toMatch(/clock/);
-          await refused(() => frozen.cancel(kept.id), "INVALID_OPTION");
+          await refused(() => later.cancel(kept.id), "INVALID_OPTION");
           await refused(
-            () => frozen.lease({ types: ["noop"], limit: 1, leaseMs: 1000, workerId: "w" }),
+            () => later.lease({ types: ["noop"], limit: 1, leaseMs: 1000, workerId: "w" }),
             "INVALID_OPTION",
           );
         }
