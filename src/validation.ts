@@ -121,6 +121,15 @@ export function checkAttempt(value: unknown): number {
   return value;
 }
 
+/** A flag option: a boolean or nothing. */
+export function checkFlagOption(field: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") {
+    throw new ErrandError("INVALID_OPTION", `${field} must be true or false, got ${describe(value)}`);
+  }
+  return value;
+}
+
 /** Checks an integer option against its bounds, naming the field in the error. */
 export function checkInt(field: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
@@ -376,6 +385,12 @@ export const MAX_ATTEMPTS_PER_REQUEST = 1000;
  * @since 0.1.0
  */
 export const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Longest bearer token, server and client alike: one HTTP header carries it, well inside Node's
+ * 16 KiB limit on a request's head.
+ */
+export const MAX_TOKEN_LENGTH = 4096;
 
 /** Longest unique key and worker id, in UTF-16 code units: 255. @since 0.1.0 */
 export const MAX_KEY_LENGTH = 255;

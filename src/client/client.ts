@@ -27,6 +27,7 @@ import {
   checkTypeName,
   describe,
   MAX_ATTEMPTS_PER_REQUEST,
+  MAX_TOKEN_LENGTH,
 } from "../validation.js";
 import { MAX_LEASE_WAIT_MS } from "../worker/runner-options.js";
 
@@ -128,9 +129,8 @@ export function wireError(error: unknown): { message: string; name?: string; sta
  * and the sum must stay a timer Node can set.
  */
 export const MAX_CLIENT_TIMEOUT_MS = MAX_TIMER_MS - MAX_LEASE_WAIT_MS;
-/** The longest server URL and token a client takes. */
+/** The longest server URL a client takes. */
 const MAX_URL_LENGTH = 2048;
-const MAX_TOKEN_LENGTH = 4096;
 const CLIENT_KEYS = new Set(["url", "token", "timeoutMs", "fetch"]);
 
 /**
@@ -815,7 +815,7 @@ function checkOptions(where: string, options: unknown): EnqueueOptions {
   if (typeof (options as EnqueueOptions).backoff === "function") {
     throw new ErrandError(
       "INVALID_OPTION",
-      "enqueue: a function backoff cannot be sent to a server; set the type's backoff there",
+      `${where}: a function backoff cannot be sent to a server; set the type's backoff there`,
     );
   }
   // A database connection cannot travel over HTTP (JSON.stringify would throw on it, or the server
@@ -823,7 +823,7 @@ function checkOptions(where: string, options: unknown): EnqueueOptions {
   if ((options as EnqueueOptions).db !== undefined) {
     throw new ErrandError(
       "INVALID_OPTION",
-      "enqueue: db (a transactional enqueue) needs a local queue on PostgreSQL, not a client",
+      `${where}: db (a transactional enqueue) needs a local queue on PostgreSQL, not a client`,
     );
   }
   return options as EnqueueOptions;

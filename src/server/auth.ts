@@ -6,7 +6,7 @@ import type { Clock } from "../clock.js";
 import { ErrandError } from "../errors.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { checkObject } from "../queue-checks.js";
-import { checkInt, describe, NAME_PATTERN } from "../validation.js";
+import { checkInt, describe, MAX_TOKEN_LENGTH, NAME_PATTERN } from "../validation.js";
 
 /**
  * Who may do what:
@@ -101,8 +101,6 @@ export const MAX_TRACKED_ADDRESSES = 10_000;
 /** Most tokens one server takes (each is compared on every authenticated request). */
 export const MAX_TOKENS = 1000;
 const MIN_TOKEN_LENGTH = 8;
-/** As ErrandClient's bound: a token one header carries. */
-const MAX_TOKEN_LENGTH = 4096;
 /** What `Bearer (\S+)` reads back whole: visible ASCII, no spaces. */
 const TOKEN_PATTERN = new RegExp(`^[\\x21-\\x7e]{${MIN_TOKEN_LENGTH},${MAX_TOKEN_LENGTH}}$`);
 const AUTH_KEYS: ReadonlySet<string> = new Set(["tokens", "authorize", "maxFailures", "rateLimitWindowMs"]);

@@ -15,8 +15,7 @@ import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { Queue } from "../queue.js";
 import { checkQueueArgument } from "../queue-checks.js";
-import { checkInt, describe } from "../validation.js";
-import { checkFlagOption } from "../worker/runner-options.js";
+import { checkFlagOption, checkInt, describe } from "../validation.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { parseJsonBody } from "./body.js";
 import type { ServerContext } from "./context.js";
@@ -183,12 +182,7 @@ export const SERVER_AJV = {
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   checkKnownKeys("createServer", options, SERVER_KEYS);
   const queue = checkQueueArgument("createServer", options.queue);
-  if (options.maintenance !== undefined && typeof options.maintenance !== "boolean") {
-    throw new ErrandError(
-      "INVALID_OPTION",
-      `createServer: maintenance must be true or false, got ${describe(options.maintenance)}`,
-    );
-  }
+  const maintenance = checkFlagOption("createServer: maintenance", options.maintenance, true);
   const dashboard = checkFlagOption("createServer: dashboard", options.dashboard, true);
   const trustProxy = checkTrustProxy(options.trustProxy) ?? false;
   if (options.types !== undefined && !Array.isArray(options.types)) {
@@ -209,12 +203,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const types = new JobTypeRegistry(queue);
   // Checks its options: before the types are written and anything subscribes to the queue, so a
   // refusal changes nothing and leaves no listener behind.
-  const push = new PushDelivery(queue, types, options.push, options.maintenance ?? true);
+  const push = new PushDelivery(queue, types, options.push, maintenance);
   // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
   await types.refresh();
   await types.ensure(options.types ?? []);
   const metrics = new ServerMetrics(queue);
   const history = new StatsHistory(queue.clock).follow(queue);
+  const longPoll = new LongPoll(queue);
   try {
     const app = Fastify({
       ...logging,
@@ -253,25 +248,22 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       metrics,
       push,
       history,
-      longPoll: new LongPoll(queue),
+      longPoll,
       leasePollMs,
-      // Only an explicit false: the lease API's own maintenance is turned off by nothing else.
-      maintenance: options.maintenance !== false,
+      maintenance,
     };
-    const { longPoll } = ctx;
     app.decorate("errand", { queue, types, metrics, push, auth, history, leaseWaiters: () => longPoll.size });
     await speakJson(app, checks);
     for (const routes of ROUTES) routes.register(app, ctx);
     if (dashboard) registerDashboard(app);
 
-    const maintainer =
-      (options.maintenance ?? true)
-        ? new Maintainer(queue, {
-            sweepIntervalMs,
-            pruneIntervalMs,
-            onError: (error) => app.log.error({ err: error }, "maintenance failed"),
-          })
-        : null;
+    const maintainer = maintenance
+      ? new Maintainer(queue, {
+          sweepIntervalMs,
+          pruneIntervalMs,
+          onError: (error) => app.log.error({ err: error }, "maintenance failed"),
+        })
+      : null;
     let typesRefresh: Repeating | null = null;
     app.addHook("onReady", async () => {
       await maintainer?.start();
@@ -297,6 +289,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     listenOnLoopback(app, auth, checks);
     return app;
   } catch (error) {
+    // What subscribed to the queue above lets go: a server that was never made holds nothing.
+    longPoll.detach();
     metrics.close();
     history.close();
     throw error;

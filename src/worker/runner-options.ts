@@ -6,7 +6,7 @@ import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
 import { toQueueWeights } from "../queue-weights.js";
 import type { QueueWeight } from "../store/store.js";
-import { checkInt, checkText, describe, MAX_COUNT, MAX_KEY_LENGTH } from "../validation.js";
+import { checkInt, checkText, MAX_COUNT, MAX_KEY_LENGTH } from "../validation.js";
 import type { WorkerOptions } from "./worker.js";
 
 /** The shortest lease a worker takes: shorter ones run out under an ordinary GC pause. */
@@ -54,9 +54,7 @@ export function resolveRunnerOptions(
   keys: ReadonlySet<string>,
   maxLeaseMs: number,
 ): RunnerSettings {
-  if (typeof options !== "object" || options === null) {
-    throw new ErrandError("INVALID_OPTION", `${where}: options must be an object`);
-  }
+  // Also refuses options that are no object.
   checkKnownKeys(where, options, keys);
   const jobs = checkJobList(where, options.jobs);
   const queues = toQueueWeights(options.queues ?? [...new Set([...jobs.values()].map((d) => d.queue))]);
@@ -104,13 +102,4 @@ export function interval(field: string, value: Duration): number {
   const ms = toMs(field, value, MAX_TIMER_MS);
   if (ms < 1) throw new ErrandError("INVALID_DURATION", `${field} must be at least 1 ms, got ${ms}`);
   return ms;
-}
-
-/** A flag option: a boolean or nothing. */
-export function checkFlagOption(field: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== "boolean") {
-    throw new ErrandError("INVALID_OPTION", `${field} must be true or false, got ${describe(value)}`);
-  }
-  return value;
 }

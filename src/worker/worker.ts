@@ -9,10 +9,10 @@ import { type Repeating, repeat } from "../maintenance/repeat.js";
 import { defaultWorkerId, type Queue } from "../queue.js";
 import { checkQueueArgument } from "../queue-checks.js";
 import type { QueueWeight } from "../store/store.js";
-import { checkInt, MAX_COUNT } from "../validation.js";
+import { checkFlagOption, checkInt, MAX_COUNT } from "../validation.js";
 import { OutcomeBatcher } from "./outcome-batcher.js";
 import { RunCore } from "./run-core.js";
-import { checkFlagOption, interval, resolveRunnerOptions } from "./runner-options.js";
+import { interval, resolveRunnerOptions } from "./runner-options.js";
 
 /**
  * Options for a {@link Worker}. Every duration here becomes a timer, so each is at most
