@@ -22,7 +22,7 @@ import { checkObject } from "./queue-checks.js";
 import type { EnqueueOptions, FlowResult } from "./queue-options.js";
 import type { StoreDoor } from "./store/instrument.js";
 import { expandJobs, isShared } from "./store/new-jobs.js";
-import type { NewJob, SharedJobs } from "./store/store.js";
+import type { EnqueueManyParams, NewJob, SharedJobs } from "./store/store.js";
 import type { TypeRegistry } from "./type-registry.js";
 import { checkTypeName } from "./validation.js";
 
@@ -39,6 +39,12 @@ export interface EnqueuerContext {
   canEnlist: boolean;
 }
 
+/** Planned jobs, with the instant they were planned at and the caller's connection (`db`), if any. */
+interface Planned extends PlannedJobs {
+  now: number;
+  connection: unknown;
+}
+
 export class Enqueuer {
   readonly #c: EnqueuerContext;
 
@@ -52,20 +58,42 @@ export class Enqueuer {
     payloads: readonly P[],
     options: EnqueueOptions,
   ): Promise<EnqueuedJob<P>[]> {
+    const planned = await this.#planMany("enqueueMany", job, payloads, options);
+    if (planned === null) return [];
+    return this.#c.door.enqueue(this.#params(planned), planned.values) as Promise<EnqueuedJob<P>[]>;
+  }
+
+  /** See Queue.enqueueManyIds. */
+  async manyIds<P>(job: JobTarget<P>, payloads: readonly P[], options: EnqueueOptions): Promise<string[]> {
+    const planned = await this.#planMany("enqueueManyIds", job, payloads, options);
+    if (planned === null) return [];
+    return this.#c.door.enqueueIds(this.#params(planned), planned.values);
+  }
+
+  /** enqueueMany's input checked and planned; null for no payloads (nothing to store). */
+  async #planMany<P>(
+    where: string,
+    job: JobTarget<P>,
+    payloads: readonly P[],
+    options: EnqueueOptions,
+  ): Promise<Planned | null> {
     const { type, def } = jobTarget("enqueue", job, (t) => this.#c.types.get(t));
     if (!Array.isArray(payloads))
-      throw new ErrandError("INVALID_OPTION", "enqueueMany: payloads must be an array");
+      throw new ErrandError("INVALID_OPTION", `${where}: payloads must be an array`);
     checkObject("enqueue", "options", options);
-    if (payloads.length === 0) return [];
+    if (payloads.length === 0) return null;
     if (options.id !== undefined && payloads.length > 1) {
       throw new ErrandError(
         "INVALID_OPTION",
-        "enqueueMany: options.id names one job; give each job its own enqueue",
+        `${where}: options.id names one job; give each job its own enqueue`,
       );
     }
     const now = this.#c.clock.now();
-    const plan = await planMany(this.#planner(now), type, def, payloads, options);
-    return this.#insert(plan, now, options.db) as Promise<EnqueuedJob<P>[]>;
+    return {
+      ...(await planMany(this.#planner(now), type, def, payloads, options)),
+      now,
+      connection: options.db,
+    };
   }
 
   /** See Queue.enqueueBatch. */
@@ -76,14 +104,14 @@ export class Enqueuer {
       throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
     if (items.length === 0) return [];
     const now = this.#c.clock.now();
-    return this.#insert(await planBatch(this.#planner(now), items), now, undefined);
+    return this.#insert({ ...(await planBatch(this.#planner(now), items)), now, connection: undefined });
   }
 
   /** See Queue.enqueueFlow. */
   async flow(nodes: readonly FlowNode[]): Promise<FlowResult> {
     const now = this.#c.clock.now();
     const plan = await planFlow(this.#planner(now), nodes);
-    return { jobs: byRef(plan.refs, await this.#insert(plan, now, undefined)) };
+    return { jobs: byRef(plan.refs, await this.#insert({ ...plan, now, connection: undefined })) };
   }
 
   /** One job's options resolved over its type's definition (also for schedules' ticks). */
@@ -92,23 +120,21 @@ export class Enqueuer {
   }
 
   /** Stores resolved jobs in one call and turns the store's answers into jobs (emitting `enqueued`). */
-  #insert(
-    { jobs, values, idsGenerated }: PlannedJobs,
-    now: number,
-    connection: unknown,
-  ): Promise<EnqueuedJob[]> {
+  #insert(planned: Planned): Promise<EnqueuedJob[]> {
+    return this.#c.door.enqueue(this.#params(planned), planned.values);
+  }
+
+  /** What the store is handed for planned jobs. */
+  #params({ jobs, now, idsGenerated, connection }: Planned): EnqueueManyParams {
     const fairTypes = this.#fairTypes(jobs);
-    return this.#c.door.enqueue(
-      {
-        // A fair type's jobs each get a turn: the stores give them one NewJob at a time.
-        jobs: fairTypes ? expandJobs(jobs) : jobs,
-        now,
-        idsGenerated,
-        connection,
-        ...(fairTypes ? { fairTypes } : {}),
-      },
-      values,
-    );
+    return {
+      // A fair type's jobs each get a turn: the stores give them one NewJob at a time.
+      jobs: fairTypes ? expandJobs(jobs) : jobs,
+      now,
+      idsGenerated,
+      connection,
+      ...(fairTypes ? { fairTypes } : {}),
+    };
   }
 
   /** The fair types among `jobs`' (a batch is mostly of one type: looked up once per run of it). */

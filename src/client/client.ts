@@ -352,6 +352,23 @@ export class ErrandClient {
     );
   }
 
+  /**
+   * {@link enqueueMany}, answering each job's id (Queue.enqueueManyIds' API, for code that runs
+   * against either). The server answers a bulk enqueue with the jobs, so this saves no work on the
+   * wire; it is here so the same call works remotely.
+   * @since 0.2.0
+   */
+  async enqueueManyIds<P>(
+    job: JobDefinition<P, unknown> | string,
+    payloads: readonly P[],
+    options: EnqueueOptions = {},
+  ): Promise<string[]> {
+    const jobs = await this.enqueueBatch(
+      listOf<P>("enqueueManyIds", "payloads", payloads).map((payload) => ({ job, payload, options })),
+    );
+    return jobs.map((j) => j.id);
+  }
+
   /** Adds jobs of any types, each with its own options, in one request and one transaction. */
   async enqueueBatch<P>(
     items: ReadonlyArray<{ job: JobDefinition<P, unknown> | string; payload: P; options?: EnqueueOptions }>,

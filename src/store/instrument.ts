@@ -131,6 +131,25 @@ export class StoreDoor {
   }
 
   /**
+   * {@link enqueue}, answering only each job's id: the new job's, or for one that was not inserted
+   * the id of the job that stood in its place. No job is built unless someone listens for
+   * `enqueued` (then {@link enqueue} builds them for the events anyway).
+   */
+  async enqueueIds(params: EnqueueManyParams, values: readonly unknown[]): Promise<string[]> {
+    if (this.#events.listenerCount("enqueued") > 0)
+      return (await this.enqueue(params, values)).map((job) => job.id);
+    const results = await this.#store.enqueueMany(params);
+    const { jobs } = params;
+    const ids = isShared(jobs) ? jobs.ids : jobs.map((j) => j.id);
+    const out: string[] = new Array(results.length);
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!;
+      out[i] = r.inserted ? ids[i]! : r.existing.id;
+    }
+    return out;
+  }
+
+  /**
    * Fires a schedule's tick (exactly once per tick, cluster-wide): `true`, and `enqueued`, when
    * its job was stored. A tick that fired without storing a job (its unique key held by the last
    * tick's job still waiting or running, say) moves the schedule on all the same, announcing

@@ -13,6 +13,7 @@ import { exerciseDelivery } from "./delivery.js";
 import { exerciseDependencies } from "./dependencies.js";
 import { exerciseDependencyFailure } from "./dependency-failure.js";
 import { exerciseDependencyRetention } from "./dependency-retention.js";
+import { exerciseEnqueueIds } from "./enqueue-ids.js";
 import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
 import { exerciseFailMany } from "./fail-many.js";
@@ -52,6 +53,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseLeases(backend);
     exerciseRetries(backend);
     exerciseIdempotency(backend);
+    exerciseEnqueueIds(backend);
     exerciseQueues(backend);
     exerciseLimits(backend);
     exerciseDelivery(backend);

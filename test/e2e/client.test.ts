@@ -19,10 +19,13 @@ for (const backend of selectedBackends()) {
       expect(same.duplicate).toBe(false);
       const many = await client.enqueueMany("bulk", [1, 2, 3]);
       expect(many).toHaveLength(3);
+      const ids = await client.enqueueManyIds("bulk", [4, 5]);
+      expect(await Promise.all(ids.map(async (id) => (await client.get(id))?.payload))).toEqual([4, 5]);
+      expect(await client.enqueueManyIds("send", [{ to: "x" }], { id: "fixed" })).toEqual(["fixed"]);
       expect((await client.get("fixed"))?.payload).toEqual({ to: "b" });
       expect(await client.get("missing")).toBeNull();
-      expect((await client.list({ type: "bulk" })).jobs).toHaveLength(3);
-      expect((await client.stats()).states.pending).toBe(5);
+      expect((await client.list({ type: "bulk" })).jobs).toHaveLength(5);
+      expect((await client.stats()).states.pending).toBe(7);
       expect((await client.queues()).map((q) => q.name)).toEqual(["default"]);
       await expect(client.retry("fixed")).rejects.toMatchObject({ code: "INVALID_STATE" });
       expect((await client.cancel("fixed")).state).toBe("cancelled");
@@ -50,7 +53,10 @@ for (const backend of selectedBackends()) {
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
       await expect(client.enqueue("bulk", cyclic)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
-      expect((await client.stats()).states.pending, "nothing stored by the refused calls").toBe(5);
+      await expect(client.enqueueManyIds("bulk", "x" as never)).rejects.toMatchObject({
+        code: "INVALID_OPTION",
+      });
+      expect((await client.stats()).states.pending, "nothing stored by the refused calls").toBe(7);
       const s = await client.schedule("every-minute", { cron: "* * * * *", job: "send", payload: {} });
       expect(s.nextRunAt).toBeInstanceOf(Date);
       expect(await client.schedules()).toHaveLength(1);

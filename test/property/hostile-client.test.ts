@@ -246,6 +246,7 @@ describe.runIf(backend)("hostile options to new RemoteWorker", () => {
 const CLIENT_CALLS = [
   "enqueue",
   "enqueueMany",
+  "enqueueManyIds",
   "enqueueBatch",
   "enqueueFlow",
   "get",

@@ -550,6 +550,26 @@ for (const backend of selectedBackends({ conformance: true })) {
     );
 
     property(
+      "enqueueManyIds stores every payload or none, answering the id of each",
+      [jobTarget, fc.oneof(fc.array(anyPayload, { maxLength: 3 }), hostileValue), enqueueOptions],
+      async (w, job, payloads, options) => {
+        await refusedOrSound(
+          w,
+          "enqueueManyIds",
+          () => w.queue.enqueueManyIds(job as string, payloads as unknown[], options),
+          async (ids) => {
+            expect(ids).toHaveLength((payloads as unknown[]).length);
+            for (const id of ids) {
+              const stored = await w.queue.get(id);
+              expect(stored, `enqueueManyIds: ${id} is stored`).not.toBeNull();
+              await assertStored(w, stored!, "enqueueManyIds");
+            }
+          },
+        );
+      },
+    );
+
+    property(
       "enqueueBatch stores every item or none",
       [fc.oneof(fc.array(batchItem, { maxLength: 3 }), hostileValue)],
       async (w, items) => {
