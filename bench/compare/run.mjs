@@ -298,7 +298,7 @@ async function main() {
   const loadBefore = loadavg().map((x) => round(x, 2));
   log(`load average ${loadBefore.join(" ")}`);
   const env = { pgUrl: o.pg, redisUrl: o.redis, errand: o.errandEntry ?? buildErrand() };
-  const wanted = (s) => !o.scenario || o.scenario === s;
+  const scenarioWanted = (s) => !o.scenario || o.scenario === s;
   const results = [];
   for (const lib of libs) {
     const a = await adapters[lib]();
@@ -316,6 +316,7 @@ async function main() {
       const a = await adapters[r.lib]();
       const run = {};
       const tag = `${r.name} [${round_}/${o.runs}]`;
+      const wanted = (s) => scenarioWanted(s) && (a.scenarios === undefined || a.scenarios.includes(s));
       if (wanted("enqueue-bulk")) {
         run.enqueue = await enqueueBulk(r.lib, a, env, o);
         log(

@@ -7,11 +7,14 @@
  */
 import { fmtInt, round } from "../common.ts";
 
-/** The errand rows that keep completed jobs (errand's default retention), by store. */
+/**
+ * The errand rows that keep completed jobs (errand's default retention), by store, and the row of
+ * its bulk enqueue by `enqueueManyIds`.
+ */
 const KEPT = {
-  sqlite: { defaults: "errand-sqlite", prefetch: "errand-sqlite-prefetch" },
-  postgres: { defaults: "errand-postgres", prefetch: "errand-postgres-prefetch" },
-  redis: { defaults: "errand-redis", prefetch: "errand-redis-prefetch" },
+  sqlite: { defaults: "errand-sqlite", prefetch: "errand-sqlite-prefetch", ids: "errand-sqlite-ids" },
+  postgres: { defaults: "errand-postgres", prefetch: "errand-postgres-prefetch", ids: "errand-postgres-ids" },
+  redis: { defaults: "errand-redis", prefetch: "errand-redis-prefetch", ids: "errand-redis-ids" },
 };
 
 /** issue 16's ratios: errand's figure over the other queue's at its best, on the same store. */
@@ -74,16 +77,23 @@ export function targetLines(results, o) {
       out.push(`${t.what} ≥ ×${t.atLeast} ${name}: ${parts.join(", ")}: ${verdict}`);
     } else {
       const libs = [rows.defaults, rows.prefetch].filter((lib) => byLib.get(lib)?.enqueue !== undefined);
-      const cold = libs.map((lib) =>
+      const against = (lib) => [
         ratio(byLib.get(lib).enqueue.coldJobsPerSec, peer.enqueue?.coldJobsPerSec),
-      );
-      const warm = libs.map((lib) =>
         ratio(byLib.get(lib).enqueue.warmJobsPerSec, peer.enqueue?.warmJobsPerSec),
-      );
+      ];
+      const cold = libs.map((lib) => against(lib)[0]);
+      const warm = libs.map((lib) => against(lib)[1]);
       if (cold.length === 0 || cold.includes(undefined) || warm.includes(undefined)) continue;
+      // Judged on enqueueMany, the call the issue names; enqueueManyIds, which answers ids as
+      // plainjob's addMany does, is printed beside it.
       const met = Math.min(...cold, ...warm) >= t.atLeast;
+      const ids = byLib.get(rows.ids)?.enqueue !== undefined ? against(rows.ids) : undefined;
+      const idsPart =
+        ids === undefined || ids.includes(undefined)
+          ? ""
+          : ` (enqueueManyIds ${fmtRatio(ids[0])} / ${fmtRatio(ids[1])})`;
       out.push(
-        `${t.what} ≥ ×${t.atLeast} ${name}, cold / warm: ${span(cold)} / ${span(warm)}: ${met ? "met" : "not met"}`,
+        `${t.what} ≥ ×${t.atLeast} ${name}, cold / warm: ${span(cold)} / ${span(warm)}${idsPart}: ${met ? "met" : "not met"}`,
       );
     }
   }

@@ -10,28 +10,35 @@ import { dropSchema, flushPrefix, freshName } from "./util.mjs";
 
 /**
  * @param {"sqlite" | "postgres" | "redis"} store
- * @param {{ keepCompleted?: boolean, prefetch?: number }} [options] `keepCompleted: false`:
- *   `retention: { completed: 0 }`, completed jobs deleted as they complete, as graphile-worker,
- *   pg-boss's deleteAfter… and BullMQ's removeOnComplete do. `prefetch`: the Worker option the
- *   README advises for throughput (jobs claimed ahead of free capacity).
+ * @param {{ keepCompleted?: boolean, prefetch?: number, ids?: boolean }} [options] `keepCompleted:
+ *   false`: `retention: { completed: 0 }`, completed jobs deleted as they complete, as
+ *   graphile-worker, pg-boss's deleteAfter… and BullMQ's removeOnComplete do. `prefetch`: the
+ *   Worker option the README advises for throughput (jobs claimed ahead of free capacity). `ids`:
+ *   the bulk enqueue by `enqueueManyIds`, which answers each job's id (as plainjob's `addMany`
+ *   does) rather than every job whole; such a row measures the bulk enqueue alone.
  */
-function errandOn(store, { keepCompleted = true, prefetch = 0 } = {}) {
-  const notes = [!keepCompleted && "completed not kept", prefetch > 0 && `prefetch ${prefetch}`].filter(
-    Boolean,
-  );
+function errandOn(store, { keepCompleted = true, prefetch = 0, ids = false } = {}) {
+  const notes = [
+    !keepCompleted && "completed not kept",
+    prefetch > 0 && `prefetch ${prefetch}`,
+    ids && "enqueueManyIds",
+  ].filter(Boolean);
   return {
     name: notes.length === 0 ? `errand (${store})` : `errand (${store}, ${notes.join(", ")})`,
     store,
     package: "errand",
+    ...(ids ? { scenarios: ["enqueue-bulk"] } : {}),
     settings: (c) =>
-      [
-        `Worker concurrency ${c}`,
-        prefetch > 0 && `prefetch ${prefetch}`,
-        !keepCompleted && "retention.completed 0",
-        "defaults otherwise",
-      ]
-        .filter(Boolean)
-        .join(", "),
+      ids
+        ? "bulk enqueue by enqueueManyIds (answers ids), defaults otherwise"
+        : [
+            `Worker concurrency ${c}`,
+            prefetch > 0 && `prefetch ${prefetch}`,
+            !keepCompleted && "retention.completed 0",
+            "defaults otherwise",
+          ]
+            .filter(Boolean)
+            .join(", "),
 
     async create(env) {
       const tag = freshName("cmp_errand");
@@ -55,7 +62,9 @@ function errandOn(store, { keepCompleted = true, prefetch = 0 } = {}) {
       /** @type {InstanceType<typeof Worker> | null} */
       let worker = null;
       return {
-        enqueueBulk: (payloads) => queue.enqueueMany(noop, payloads),
+        enqueueBulk: ids
+          ? (payloads) => queue.enqueueManyIds(noop, payloads)
+          : (payloads) => queue.enqueueMany(noop, payloads),
         enqueue: (payload) => queue.enqueue(noop, payload),
         async work(concurrency, handler) {
           onJob = handler;
@@ -90,3 +99,6 @@ export const sqlitePrefetch = errandOn("sqlite", { prefetch: 450 });
 export const postgresPrefetch = errandOn("postgres", { prefetch: 450 });
 export const postgresPrefetchDiscard = errandOn("postgres", { keepCompleted: false, prefetch: 450 });
 export const redisPrefetch = errandOn("redis", { prefetch: 450 });
+export const sqliteIds = errandOn("sqlite", { ids: true });
+export const postgresIds = errandOn("postgres", { ids: true });
+export const redisIds = errandOn("redis", { ids: true });

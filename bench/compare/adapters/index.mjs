@@ -8,22 +8,26 @@
  * (a file, a schema, a key prefix), so runs never see each other's jobs. `open` leaves the session
  * connected, so a first `enqueueBulk` measures the call and not the connection's set-up.
  * `settings(concurrency)` names every setting that differs from the queue's defaults at the drain's
- * concurrency: it is printed in the queue's row of the table.
+ * concurrency: it is printed in the queue's row of the table. An adapter with `scenarios` takes part
+ * in those scenarios only (errand's `enqueueManyIds` rows: a bulk-enqueue variant).
  */
 /** Loaded on demand, so a worker process holds only its own queue's library (its RSS is measured). */
 export const ADAPTERS = {
   "errand-sqlite": () => import("./errand.mjs").then((m) => m.sqlite),
   "errand-sqlite-prefetch": () => import("./errand.mjs").then((m) => m.sqlitePrefetch),
+  "errand-sqlite-ids": () => import("./errand.mjs").then((m) => m.sqliteIds),
   plainjob: () => import("./plainjob.mjs").then((m) => m.plainjob),
   "errand-postgres": () => import("./errand.mjs").then((m) => m.postgres),
   "errand-postgres-discard": () => import("./errand.mjs").then((m) => m.postgresDiscard),
   "errand-postgres-prefetch": () => import("./errand.mjs").then((m) => m.postgresPrefetch),
   "errand-postgres-prefetch-discard": () => import("./errand.mjs").then((m) => m.postgresPrefetchDiscard),
+  "errand-postgres-ids": () => import("./errand.mjs").then((m) => m.postgresIds),
   "graphile-worker": () => import("./graphile-worker.mjs").then((m) => m.best),
   "graphile-worker-defaults": () => import("./graphile-worker.mjs").then((m) => m.defaults),
   "pg-boss": () => import("./pg-boss.mjs").then((m) => m.pgBoss),
   "errand-redis": () => import("./errand.mjs").then((m) => m.redis),
   "errand-redis-prefetch": () => import("./errand.mjs").then((m) => m.redisPrefetch),
+  "errand-redis-ids": () => import("./errand.mjs").then((m) => m.redisIds),
   bullmq: () => import("./bullmq.mjs").then((m) => m.bullmq),
 };
 
