@@ -203,8 +203,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    * `enqueued` events, but it answers only each job's id, in payload order, instead of every job
    * whole. For a new job that is its own id; for one that was not stored because its `id`,
    * `uniqueKey` or debounce key was already held, the id of the job that holds it (as
-   * `enqueueMany`'s `duplicate: true` job). Building 20,000 jobs costs about as much as storing
-   * them on SQLite: prefer this when the jobs are not read back (River's `InsertManyFast` answers
+   * `enqueueMany`'s `duplicate: true` job). Building the jobs is a quarter to a third of a large
+   * call on SQLite: prefer this when the jobs are not read back (River's `InsertManyFast` answers
    * with a count for the same reason).
    * @example `const ids = await queue.enqueueManyIds(resize, uploads.map((u) => ({ key: u.key })));`
    * @throws ErrandError on invalid input, as `enqueueMany`; nothing is stored then.
