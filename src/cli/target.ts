@@ -15,6 +15,7 @@ import type { JsonOption } from "./output.js";
 export type Target = Pick<
   Queue,
   | "enqueue"
+  | "enqueueManyIds"
   | "enqueueBatch"
   | "enqueueFlow"
   | "get"

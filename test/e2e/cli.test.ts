@@ -190,6 +190,58 @@ describe("the errand CLI", () => {
     expect(json.limits.sync.heldBack).toEqual({ rateLimit: 1, keyConcurrency: 3, order: 0, exact: true });
   }, 60_000);
 
+  it("enqueues an ndjson file on a store with the flags' options, in line order, stopping at a bad line", async () => {
+    const dir = tempDir();
+    const db = `sqlite:${join(dir, "f.db")}`;
+    const file = join(dir, "jobs.ndjson");
+    writeFileSync(
+      file,
+      `${Array.from({ length: 2_500 }, (_, i) => JSON.stringify({ n: i })).join("\n")}\n\n`,
+    );
+    const bulk = await errand([
+      "enqueue",
+      "bulk",
+      "--file",
+      file,
+      "--batch",
+      "1000",
+      "--queue",
+      "imports",
+      "--priority",
+      "3",
+      "--json",
+      "--store",
+      db,
+    ]);
+    expect(bulk.stderr).toBe("");
+    expect(JSON.parse(bulk.stdout)).toEqual({ enqueued: 2_500 });
+    const bad = join(dir, "bad.ndjson");
+    writeFileSync(bad, `${JSON.stringify({ n: "ok" })}\n{nope\n`);
+    const refused = await errand(["enqueue", "bulk", "--file", bad, "--batch", "1", "--store", db]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/bad\.ndjson:2 is not valid JSON/);
+
+    const queue = await openQueue(db);
+    try {
+      expect((await queue.stats()).states.pending).toBe(2_501);
+      const jobs = [];
+      let cursor: string | undefined;
+      do {
+        const page = await queue.list({ type: "bulk", limit: 1000, cursor });
+        jobs.push(...page.jobs);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      const fromFile = jobs.filter((j) => typeof (j.payload as { n: unknown }).n === "number");
+      // list() is newest first; within one batch the jobs run, and sort, in line order.
+      expect(fromFile.map((j) => (j.payload as { n: number }).n).reverse()).toEqual(
+        Array.from({ length: 2_500 }, (_, i) => i),
+      );
+      expect(new Set(fromFile.map((j) => `${j.queue}/${j.priority}`))).toEqual(new Set(["imports/3"]));
+    } finally {
+      await queue.close();
+    }
+  }, 60_000);
+
   it("enqueues with dependencies and flows, and shows blocked jobs, on a store and through a server", async () => {
     const dir = tempDir();
     const s = ["--store", `sqlite:${join(dir, "d.db")}`];

@@ -75,12 +75,14 @@ async function enqueueFile(
   o: EnqueueCommandOptions,
 ): Promise<number> {
   const bar = await progressBar(o, "enqueue");
-  let batch: Array<{ job: string; payload: unknown; options: EnqueueOptions }> = [];
+  let batch: unknown[] = [];
   let total = 0;
   let line = 0;
   const flush = async () => {
     if (batch.length === 0) return;
-    await target.enqueueBatch(batch);
+    // One type and one set of options: enqueueManyIds takes the stores' bulk path and builds no
+    // job the command would only count.
+    await target.enqueueManyIds(type, batch, options);
     total += batch.length;
     batch = [];
     bar?.update(total);
@@ -95,7 +97,7 @@ async function enqueueFile(
     } catch {
       throw new ErrandError("INVALID_PAYLOAD", `${file}:${line} is not valid JSON`);
     }
-    batch.push({ job: type, payload, options });
+    batch.push(payload);
     if (batch.length >= o.batch) await flush();
   }
   await flush();
