@@ -7,37 +7,106 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type AnyJobDefinition, isJobDefinition } from "../define-job.js";
-import { ErrandError } from "../errors.js";
+import { ErrandError, type ErrandErrorCode } from "../errors.js";
 
-/** A commander parser for an integer option, optionally with a lower bound. */
-export function int(name: string, min = Number.MIN_SAFE_INTEGER): (v: string) => number {
+/** A commander parser for an integer option, optionally with bounds. */
+export function int(
+  name: string,
+  min = Number.MIN_SAFE_INTEGER,
+  max = Number.MAX_SAFE_INTEGER,
+): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
-    if (!Number.isSafeInteger(n) || n < min) {
-      const bound = min === Number.MIN_SAFE_INTEGER ? "" : ` ≥ ${min}`;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      const bound =
+        max !== Number.MAX_SAFE_INTEGER
+          ? ` from ${min} to ${max}`
+          : min === Number.MIN_SAFE_INTEGER
+            ? ""
+            : ` ≥ ${min}`;
       throw new ErrandError("INVALID_OPTION", `${name} must be an integer${bound}, got ${v}`);
     }
     return n;
   };
 }
 
-/** `--payload` (or `--config`) as JSON text, `@file`, or `-` for standard input; absent is null. */
-export function readPayload(arg: string | undefined): unknown {
-  if (arg === undefined) return null;
-  const text =
-    arg === "-" ? readFileSync(0, "utf8") : arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg;
+/** The highest TCP port. */
+const MAX_PORT = 65_535;
+
+/** A commander parser for a port (`--port`), and the one `PORT` is read with. */
+export const port = (name: string): ((v: string) => number) => int(name, 0, MAX_PORT);
+
+/**
+ * The text of a file the user named (`0`: standard input). A path that cannot be read (missing, a
+ * directory, no permission) is the user's input error, named by its flag, not an internal one.
+ * @throws ErrandError `INVALID_OPTION`
+ */
+export function readUserFile(flag: string, file: string | 0): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (cause) {
+    throw unreadable(flag, file, cause);
+  }
+}
+
+/** The error for a file the user named that could not be opened or read (`why`: Node's error, or words). */
+export function unreadable(flag: string, file: string | 0, why: unknown): ErrandError {
+  const options = why instanceof Error ? { cause: why } : undefined;
+  return new ErrandError(
+    "INVALID_OPTION",
+    `${flag}: cannot read ${fileName(file)}: ${messageOf(why)}`,
+    options,
+  );
+}
+
+/** JSON text from a file the user named, parsed; `code` for text that is not JSON. */
+export function parseUserJson(flag: string, file: string | 0, text: string, code: ErrandErrorCode): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new ErrandError("INVALID_PAYLOAD", `--payload is not valid JSON: ${(cause as Error).message}`, {
+    throw new ErrandError(code, `${flag}: ${fileName(file)} is not valid JSON: ${messageOf(cause)}`, {
       cause,
     });
   }
 }
 
+/** Whether `error` is Node's from a system call (a path that cannot be read, an address in use). */
+export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === "string";
+}
+
+const fileName = (file: string | 0): string => (file === 0 ? "standard input" : JSON.stringify(file));
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** `--payload` (or `--config`) as JSON text, `@file`, or `-` for standard input; absent is null. */
+export function readPayload(arg: string | undefined, flag = "--payload"): unknown {
+  if (arg === undefined) return null;
+  const file = arg === "-" ? 0 : arg.startsWith("@") ? arg.slice(1) : null;
+  if (file === null) {
+    try {
+      return JSON.parse(arg);
+    } catch (cause) {
+      throw new ErrandError("INVALID_PAYLOAD", `${flag} is not valid JSON: ${messageOf(cause)}`, { cause });
+    }
+  }
+  return parseUserJson(flag, file, readUserFile(flag, file), "INVALID_PAYLOAD");
+}
+
 /** Job definitions a module exports: a default array, or every export that is a definition. */
 export async function loadJobs(file: string): Promise<AnyJobDefinition[]> {
-  const mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  } catch (cause) {
+    // Missing, not a module, or it threw while loading: the module the user named, not errand.
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `--jobs: cannot import ${JSON.stringify(file)}: ${messageOf(cause)}`,
+      {
+        cause,
+      },
+    );
+  }
   const isDef = (v: unknown): v is AnyJobDefinition =>
     typeof v === "object" &&
     v !== null &&

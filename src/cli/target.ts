@@ -91,13 +91,32 @@ export function act<O extends TargetCommandOptions = TargetCommandOptions, A ext
   ctx: CliContext,
   fn: (t: OpenTarget, o: O, ...args: A) => Promise<void>,
 ): (...args: unknown[]) => Promise<void> {
+  return actOn<undefined, O, A>(
+    ctx,
+    () => undefined,
+    (t, _input, o, ...args) => fn(t, o, ...args),
+  );
+}
+
+/**
+ * {@link act} for a command with input of its own (a payload file, a flow): `read` takes it from
+ * the options and arguments before the target is opened, so input that cannot be read or parsed
+ * is refused without touching the store (a mistyped `@file` creates no `./errand.db`).
+ */
+export function actOn<I, O extends TargetCommandOptions = TargetCommandOptions, A extends unknown[] = []>(
+  ctx: CliContext,
+  read: (o: O, ...args: A) => I | Promise<I>,
+  fn: (t: OpenTarget, input: I, o: O, ...args: A) => Promise<void>,
+): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     // commander passes the arguments, then the options, then the command.
     const cmd = args[args.length - 1] as Command;
     const o = cmd.opts() as O;
+    const rest = args.slice(0, -2) as A;
+    const input = await read(o, ...rest);
     const t = await openTarget(o, ctx.env);
     try {
-      await fn(t, o, ...(args.slice(0, -2) as A));
+      await fn(t, input, o, ...rest);
     } finally {
       await t.close();
     }

@@ -337,10 +337,25 @@ export function parseTokens(text: string): TokenEntry[] {
   return entries;
 }
 
-/** Tokens from `ERRAND_TOKENS` and/or a tokens file. */
+/**
+ * Tokens from `ERRAND_TOKENS` and/or a tokens file.
+ * @throws ErrandError `INVALID_OPTION` for a file that cannot be read or tokens that do not parse.
+ */
 export function loadTokens(options: { env?: string; file?: string }): TokenEntry[] {
   const tokens: TokenEntry[] = [];
   if (options.env) tokens.push(...parseTokens(options.env));
-  if (options.file) tokens.push(...parseTokens(readFileSync(options.file, "utf8")));
+  if (options.file) {
+    let text: string;
+    try {
+      text = readFileSync(options.file, "utf8");
+    } catch (cause) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `tokens file: cannot read ${JSON.stringify(options.file)}: ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+    tokens.push(...parseTokens(text));
+  }
   return tokens;
 }

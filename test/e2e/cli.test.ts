@@ -1,5 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -190,6 +191,60 @@ describe("the errand CLI", () => {
     expect(json.limits.sync.heldBack).toEqual({ rateLimit: 1, keyConcurrency: 3, order: 0, exact: true });
   }, 60_000);
 
+  it("refuses a file it cannot read or parse, and a port out of range, as input errors (exit 2) before opening the store", async () => {
+    const dir = tempDir();
+    const dbFile = join(dir, "never.db");
+    const s = ["--store", `sqlite:${dbFile}`];
+    const missing = join(dir, "missing.json");
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, "{nope");
+    const cases: Array<[string[], RegExp]> = [
+      [["serve", "--port", "70000"], /--port must be an integer from 0 to 65535.*INVALID_OPTION/],
+      [["serve", "--port", "0", "--types", missing], /--types: cannot read .*ENOENT.*INVALID_OPTION/],
+      [["serve", "--port", "0", "--types", bad], /--types: .* is not valid JSON.*INVALID_OPTION/],
+      [["serve", "--port", "0", "--tokens-file", missing], /tokens file: cannot read .*INVALID_OPTION/],
+      [
+        ["serve", "--port", "0", "--jobs", join(dir, "missing.mjs")],
+        /--jobs: cannot import .*INVALID_OPTION/,
+      ],
+      [["worker", "--jobs", join(dir, "missing.mjs")], /--jobs: cannot import .*INVALID_OPTION/],
+      [["enqueue", "t", "--payload", `@${missing}`], /--payload: cannot read .*INVALID_OPTION/],
+      [["enqueue", "t", "--payload", `@${bad}`], /--payload: .* is not valid JSON.*INVALID_PAYLOAD/],
+      [["enqueue", "t", "--file", missing], /--file: cannot read .*ENOENT.*INVALID_OPTION/],
+      [["enqueue", "t", "--file", dir], /--file: cannot read .*it is a directory.*INVALID_OPTION/],
+      [["flows", "enqueue", missing], /flows enqueue: cannot read .*INVALID_OPTION/],
+      [["flows", "enqueue", bad], /flows enqueue: .* is not valid JSON.*INVALID_FLOW/],
+      [
+        ["schedules", "set", "n", "--cron", "* * * * *", "--type", "t", "--payload", `@${missing}`],
+        /--payload: cannot read .*INVALID_OPTION/,
+      ],
+      [["types", "list"], /types: give --server.*INVALID_OPTION/],
+      [["types", "set", "t", "--config", "{}"], /types: give --server.*INVALID_OPTION/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await errand([...args, ...s]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr, args.join(" ")).toMatch(message);
+    }
+    const badEnv = await errand(["serve", ...s], { PORT: "abc" });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toMatch(/PORT must be an integer from 0 to 65535/);
+    expect(existsSync(dbFile), "no refused command opened the store").toBe(false);
+  }, 120_000);
+
+  it("reports a port in use as unavailable (exit 5), leaving nothing open", async () => {
+    const dir = tempDir();
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    onTestFinished(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const { port } = taken.address() as AddressInfo;
+    const r = await errand(["serve", "--port", String(port), "--store", `sqlite:${join(dir, "s.db")}`]);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE.*UNAVAILABLE`),
+    );
+  }, 60_000);
+
   it("enqueues an ndjson file on a store with the flags' options, in line order, stopping at a bad line", async () => {
     const dir = tempDir();
     const db = `sqlite:${join(dir, "f.db")}`;
@@ -215,6 +270,11 @@ describe("the errand CLI", () => {
     ]);
     expect(bulk.stderr).toBe("");
     expect(JSON.parse(bulk.stdout)).toEqual({ enqueued: 2_500 });
+    for (const batch of ["0", "-5", "10001"]) {
+      const refusedBatch = await errand(["enqueue", "bulk", "--file", file, "--batch", batch, "--store", db]);
+      expect(refusedBatch.code, `--batch ${batch}`).toBe(2);
+      expect(refusedBatch.stderr).toMatch(/--batch must be an integer from 1 to 10000/);
+    }
     const bad = join(dir, "bad.ndjson");
     writeFileSync(bad, `${JSON.stringify({ n: "ok" })}\n{nope\n`);
     const refused = await errand(["enqueue", "bulk", "--file", bad, "--batch", "1", "--store", db]);

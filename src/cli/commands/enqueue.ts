@@ -2,15 +2,16 @@
  * `errand enqueue`: one job, or one per line of an ndjson file in batches.
  * @module
  */
-import { createReadStream } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { ErrandError } from "../../errors.js";
 import type { EnqueueOptions } from "../../queue.js";
+import { MAX_BULK } from "../../server/schemas/fields.js";
 import type { CliContext } from "../context.js";
-import { int, readPayload } from "../input.js";
+import { int, isSystemError, readPayload, unreadable } from "../input.js";
 import { jobLine, print, progressBar } from "../output.js";
-import { act, type Target, type TargetCommandOptions, withTarget } from "../target.js";
+import { actOn, type Target, type TargetCommandOptions, withTarget } from "../target.js";
 
 interface EnqueueCommandOptions extends TargetCommandOptions {
   payload?: string;
@@ -71,6 +72,7 @@ async function enqueueFile(
   target: Target,
   type: string,
   file: string,
+  handle: FileHandle,
   options: EnqueueOptions,
   o: EnqueueCommandOptions,
 ): Promise<number> {
@@ -87,22 +89,50 @@ async function enqueueFile(
     batch = [];
     bar?.update(total);
   };
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
-  for await (const text of lines) {
-    line++;
-    if (!text.trim()) continue;
-    let payload: unknown;
-    try {
-      payload = JSON.parse(text);
-    } catch {
-      throw new ErrandError("INVALID_PAYLOAD", `${file}:${line} is not valid JSON`);
+  const lines = createInterface({
+    input: handle.createReadStream({ autoClose: false }),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  try {
+    for await (const text of lines) {
+      line++;
+      if (!text.trim()) continue;
+      let payload: unknown;
+      try {
+        payload = JSON.parse(text);
+      } catch {
+        throw new ErrandError("INVALID_PAYLOAD", `${file}:${line} is not valid JSON`);
+      }
+      batch.push(payload);
+      if (batch.length >= o.batch) await flush();
     }
-    batch.push(payload);
-    if (batch.length >= o.batch) await flush();
+  } catch (error) {
+    // The stream's own error: the file could be opened but not read.
+    if (!isSystemError(error)) throw error;
+    throw unreadable("--file", file, error);
   }
   await flush();
   bar?.stop();
   return total;
+}
+
+/**
+ * `--file`, opened before the target is: a path that cannot be opened, or a directory, is refused
+ * without touching the store.
+ * @throws ErrandError `INVALID_OPTION`
+ */
+async function openFile(file: string): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, "r");
+  } catch (cause) {
+    throw unreadable("--file", file, cause);
+  }
+  if ((await handle.stat()).isDirectory()) {
+    await handle.close();
+    throw unreadable("--file", file, "it is a directory");
+  }
+  return handle;
 }
 
 /** Registers `enqueue`. */
@@ -112,7 +142,12 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     .argument("<type>", "job type")
     .option("--payload <json>", "payload: JSON, @file, or - for standard input")
     .option("--file <ndjson>", "one payload per line, enqueued in batches")
-    .option("--batch <n>", "jobs per batch with --file", int("--batch"), 1000)
+    .option(
+      "--batch <n>",
+      `jobs per batch with --file (1 to ${MAX_BULK}, a server's largest bulk enqueue)`,
+      int("--batch", 1, MAX_BULK),
+      1000,
+    )
     .option("--queue <name>")
     .option("--delay <duration>", 'run after this long ("30s", "2h", or ms)')
     .option("--at <time>", "run at this ISO-8601 time")
@@ -133,15 +168,26 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     )
     .option("--debounce-ms <duration>", 'with --debounce-key: run after this long ("5s", or ms)')
     .action(
-      act(ctx, async ({ target }, o: EnqueueCommandOptions, type: string) => {
-        const options = enqueueOptions(o);
-        if (!o.file) {
-          const job = await target.enqueue(type, readPayload(o.payload), options);
-          print(ctx, o, job, () => `${job.duplicate ? "exists  " : "enqueued"} ${jobLine(job)}`);
-          return;
-        }
-        const total = await enqueueFile(target, type, o.file, options, o);
-        print(ctx, o, { enqueued: total }, () => `enqueued ${total} jobs of ${type}`);
-      }),
+      actOn(
+        ctx,
+        async (o: EnqueueCommandOptions, _type: string) => ({
+          options: enqueueOptions(o),
+          file: o.file ? await openFile(o.file) : null,
+          payload: o.file ? null : readPayload(o.payload),
+        }),
+        async ({ target }, { options, file, payload }, o, type) => {
+          if (file === null) {
+            const job = await target.enqueue(type, payload, options);
+            print(ctx, o, job, () => `${job.duplicate ? "exists  " : "enqueued"} ${jobLine(job)}`);
+            return;
+          }
+          try {
+            const total = await enqueueFile(target, type, o.file!, file, options, o);
+            print(ctx, o, { enqueued: total }, () => `enqueued ${total} jobs of ${type}`);
+          } finally {
+            await file.close();
+          }
+        },
+      ),
     );
 }

@@ -3,24 +3,17 @@
  * `POST /v1/flows` takes.
  * @module
  */
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { ErrandError } from "../../errors.js";
 import { flowNodesFromWire } from "../../flow-plan.js";
 import type { CliContext } from "../context.js";
+import { parseUserJson, readUserFile } from "../input.js";
 import { jobLine, print } from "../output.js";
-import { act, withTarget } from "../target.js";
+import { actOn, withTarget } from "../target.js";
 
 /** The flow in `file` (`-` for standard input): `{ jobs: [{ ref, type, payload, dependsOn, …options }] }`. */
 function readFlow(file: string): unknown {
-  const text = readFileSync(file === "-" ? 0 : file, "utf8");
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    throw new ErrandError("INVALID_FLOW", `${file} is not valid JSON: ${(cause as Error).message}`, {
-      cause,
-    });
-  }
+  const source = file === "-" ? 0 : file;
+  return parseUserJson("flows enqueue", source, readUserFile("flows enqueue", source), "INVALID_FLOW");
 }
 
 /** Registers `flows` and its subcommands. */
@@ -32,15 +25,18 @@ export function registerFlows(program: Command, ctx: CliContext): void {
     )
     .argument("<file>", "the flow, as POST /v1/flows takes it")
     .action(
-      act(ctx, async ({ target }, o, file: string) => {
-        // Read and shaped before anything is stored, so a bad file changes nothing.
-        const nodes = flowNodesFromWire(readFlow(file));
-        const flow = await target.enqueueFlow(nodes);
-        print(ctx, o, flow, () =>
-          Object.entries(flow.jobs)
-            .map(([ref, job]) => `${job.duplicate ? "exists  " : "enqueued"} ${ref}  ${jobLine(job)}`)
-            .join("\n"),
-        );
-      }),
+      actOn(
+        ctx,
+        // Read and shaped before the store is opened, so a bad file changes nothing.
+        (_o, file: string) => flowNodesFromWire(readFlow(file)),
+        async ({ target }, nodes, o) => {
+          const flow = await target.enqueueFlow(nodes);
+          print(ctx, o, flow, () =>
+            Object.entries(flow.jobs)
+              .map(([ref, job]) => `${job.duplicate ? "exists  " : "enqueued"} ${ref}  ${jobLine(job)}`)
+              .join("\n"),
+          );
+        },
+      ),
     );
 }

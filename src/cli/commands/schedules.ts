@@ -7,7 +7,7 @@ import { ErrandError } from "../../errors.js";
 import type { CliContext } from "../context.js";
 import { readPayload } from "../input.js";
 import { print } from "../output.js";
-import { act, type TargetCommandOptions, withTarget } from "../target.js";
+import { act, actOn, type TargetCommandOptions, withTarget } from "../target.js";
 
 interface SetOptions extends TargetCommandOptions {
   cron: string;
@@ -45,15 +45,14 @@ export function registerSchedules(program: Command, ctx: CliContext): void {
     .option("--payload <json>", "payload: JSON, @file, or -")
     .option("--timezone <zone>", "IANA zone", "UTC")
     .action(
-      act(ctx, async ({ target }, o: SetOptions, name: string) => {
-        const s = await target.schedule(name, {
-          cron: o.cron,
-          timezone: o.timezone,
-          job: o.type,
-          payload: readPayload(o.payload),
-        });
-        print(ctx, o, s, () => `scheduled ${s.name}: next ${s.nextRunAt.toISOString()}`);
-      }),
+      actOn(
+        ctx,
+        (o: SetOptions, _name: string) => readPayload(o.payload),
+        async ({ target }, payload, o, name) => {
+          const s = await target.schedule(name, { cron: o.cron, timezone: o.timezone, job: o.type, payload });
+          print(ctx, o, s, () => `scheduled ${s.name}: next ${s.nextRunAt.toISOString()}`);
+        },
+      ),
     );
   withTarget(schedules.command("rm"))
     .description("remove a schedule")

@@ -2,14 +2,14 @@
  * `errand serve`: the HTTP job server on a store, optionally with an in-process worker.
  * @module
  */
-import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import type { Command } from "commander";
+import { ErrandError } from "../../errors.js";
 import { openQueue, type Queue } from "../../queue.js";
 import type { JobTypeConfig, ServerOptions, TokenEntry } from "../../server/index.js";
 import { Worker } from "../../worker/worker.js";
 import type { CliContext } from "../context.js";
-import { int, loadJobs } from "../input.js";
+import { int, isSystemError, loadJobs, parseUserJson, port, readUserFile } from "../input.js";
 import { out } from "../output.js";
 import { onStopSignal } from "../stop-signal.js";
 import { storeUrl, withStore } from "../target.js";
@@ -74,10 +74,27 @@ export function servedAddress(address: AddressInfo): { url: string; allInterface
   };
 }
 
+/**
+ * `app.listen`, with the address being taken or not allowed (the machine's state, not errand's
+ * fault) reported as `UNAVAILABLE` naming the address.
+ */
+async function listen(
+  app: { listen(o: { port: number; host: string }): Promise<string> },
+  port: number,
+  host: string,
+) {
+  try {
+    await app.listen({ port, host });
+  } catch (cause) {
+    if (!isSystemError(cause)) throw cause;
+    throw new ErrandError("UNAVAILABLE", `cannot listen on ${host}:${port}: ${cause.message}`, { cause });
+  }
+}
+
 /** Registers `serve`. */
 export function registerServe(program: Command, ctx: CliContext): void {
   withStore(program.command("serve").description("run the HTTP job server"))
-    .option("--port <n>", "port (env PORT)", int("--port", 0))
+    .option("--port <n>", "port, 0 to 65535 (env PORT)", port("--port"))
     .option("--host <host>", "address to bind; anything but loopback needs tokens", "127.0.0.1")
     .option(
       "--tokens-file <file>",
@@ -104,25 +121,43 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .option("--no-dashboard", "do not serve the web dashboard at /dashboard/")
     .action(async (o: ServeOptions) => {
       const { createServer, loadTokens } = await import("../../server/index.js");
-      const store = storeUrl(o, ctx.env);
-      const queue = await openQueue(store);
+      // Every input read before the store is opened: a bad one changes nothing and leaves nothing open.
+      const env = ctx.env.PORT;
+      const listenPort = o.port ?? (env === undefined || env === "" ? 8080 : port("PORT")(env));
       const tokens = loadTokens({ env: ctx.env.ERRAND_TOKENS, file: o.tokensFile });
-      const types = o.types ? (JSON.parse(readFileSync(o.types, "utf8")) as JobTypeConfig[]) : [];
-      const app = await createServer(serverOptions(o, queue, tokens, types));
+      const types = o.types
+        ? (parseUserJson(
+            "--types",
+            o.types,
+            readUserFile("--types", o.types),
+            "INVALID_OPTION",
+          ) as JobTypeConfig[])
+        : [];
       // The server's job types (--types, or stored) are laid over these definitions by the queue.
       const jobs = o.jobs ? await loadJobs(o.jobs) : null;
-      const worker = jobs ? new Worker(queue, { jobs, maintenance: false }) : null;
-      if (worker) {
-        worker.on("completed", (job, result) =>
-          out(ctx, `completed ${job.type} ${job.id} → ${JSON.stringify(result)}`),
-        );
-        worker.on("failed", (job, error) =>
-          out(ctx, `failed    ${job.type} ${job.id}: ${(error as Error).message}`),
-        );
+      const store = storeUrl(o, ctx.env);
+      const queue = await openQueue(store);
+      let app: Awaited<ReturnType<typeof createServer>> | undefined;
+      let worker: Worker | null = null;
+      try {
+        app = await createServer(serverOptions(o, queue, tokens, types));
+        worker = jobs ? new Worker(queue, { jobs, maintenance: false }) : null;
+        if (worker) {
+          worker.on("completed", (job, result) =>
+            out(ctx, `completed ${job.type} ${job.id} → ${JSON.stringify(result)}`),
+          );
+          worker.on("failed", (job, error) =>
+            out(ctx, `failed    ${job.type} ${job.id}: ${(error as Error).message}`),
+          );
+        }
+        await listen(app, listenPort, o.host);
+        await worker?.start();
+      } catch (error) {
+        await worker?.close();
+        await app?.close();
+        await queue.close();
+        throw error;
       }
-      const port = o.port ?? (ctx.env.PORT ? Number(ctx.env.PORT) : 8080);
-      await app.listen({ port, host: o.host });
-      await worker?.start();
       const { url, allInterfaces } = servedAddress(app.server.address() as AddressInfo);
       out(
         ctx,

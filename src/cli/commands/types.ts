@@ -8,11 +8,21 @@ import { ErrandError } from "../../errors.js";
 import type { CliContext } from "../context.js";
 import { readPayload } from "../input.js";
 import { print } from "../output.js";
-import { act, withTarget } from "../target.js";
+import { actOn, type TargetCommandOptions, type TargetOptions, withTarget } from "../target.js";
 
-/** The server's client; a store has no job types to show or set. */
+const NO_SERVER = "types: give --server (types live on a server)";
+
+/**
+ * Refuses a types command without a server before anything is opened: a store has no job types,
+ * and opening one would create `./errand.db` only to refuse.
+ */
+function needServer(ctx: CliContext, o: TargetOptions): void {
+  if (!(o.server ?? ctx.env.ERRAND_SERVER)) throw new ErrandError("INVALID_OPTION", NO_SERVER);
+}
+
+/** The server's client (needServer has made sure there is one). */
 function serverOnly(client: ErrandClient | null): ErrandClient {
-  if (!client) throw new ErrandError("INVALID_OPTION", "types: give --server (types live on a server)");
+  if (!client) throw new ErrandError("INVALID_OPTION", NO_SERVER);
   return client;
 }
 
@@ -22,17 +32,21 @@ export function registerTypes(program: Command, ctx: CliContext): void {
   withTarget(types.command("list"))
     .description("list job types")
     .action(
-      act(ctx, async ({ client }, o) => {
-        const list = await serverOnly(client).types();
-        print(
-          ctx,
-          o,
-          list,
-          () =>
-            list.map((t) => `${t.type}  ${JSON.stringify({ ...t, type: undefined })}`).join("\n") ||
-            "no types",
-        );
-      }),
+      actOn(
+        ctx,
+        (o) => needServer(ctx, o),
+        async ({ client }, _none, o) => {
+          const list = await serverOnly(client).types();
+          print(
+            ctx,
+            o,
+            list,
+            () =>
+              list.map((t) => `${t.type}  ${JSON.stringify({ ...t, type: undefined })}`).join("\n") ||
+              "no types",
+          );
+        },
+      ),
     );
   withTarget(types.command("set"))
     .description("create or replace a job type from JSON settings")
@@ -42,11 +56,16 @@ export function registerTypes(program: Command, ctx: CliContext): void {
       'settings: JSON, @file or -, e.g. {"maxAttempts": 3, "concurrency": 5, "keyConcurrency": 1, "fair": true, "rateLimit": {"limit": 100, "periodMs": "1m"}}',
     )
     .action(
-      act(ctx, async ({ client }, o: { config: string; json?: boolean }, type: string) => {
-        const server = serverOnly(client);
-        const config = readPayload(o.config) as object;
-        const t = await server.setType({ ...config, type });
-        print(ctx, o, t, () => `set ${t.type}`);
-      }),
+      actOn(
+        ctx,
+        (o: TargetCommandOptions & { config: string }, _type: string) => {
+          needServer(ctx, o);
+          return readPayload(o.config, "--config") as object;
+        },
+        async ({ client }, config, o, type) => {
+          const t = await serverOnly(client).setType({ ...config, type });
+          print(ctx, o, t, () => `set ${t.type}`);
+        },
+      ),
     );
 }
