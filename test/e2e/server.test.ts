@@ -5,6 +5,37 @@ import { snapshot, startServer } from "./harness.js";
 
 for (const backend of selectedBackends()) {
   describe(`server on ${backend.name}`, () => {
+    it("answers { ids } for return=ids: each job's id in order, 200 when every job existed", async () => {
+      const h = await startServer(backend);
+      const many = await h.http("POST", "/v1/jobs?return=ids", {
+        body: { jobs: [{ type: "a", payload: 1 }, { type: "b", payload: 2, id: "b-1" }, { type: "a", payload: 3 }] },
+      });
+      expect(many.status).toBe(201);
+      expect(Object.keys(many.body)).toEqual(["ids"]);
+      expect(many.body.ids).toHaveLength(3);
+      expect(many.body.ids[1]).toBe("b-1");
+      const payloads = await Promise.all(
+        many.body.ids.map(async (id: string) => (await h.http("GET", `/v1/jobs/${id}`)).body.payload),
+      );
+      expect(payloads).toEqual([1, 2, 3]);
+
+      const again = await h.http("POST", "/v1/jobs?return=ids", {
+        body: { jobs: [{ type: "b", payload: 9, id: "b-1" }] },
+      });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ ids: ["b-1"] });
+      const one = await h.http("POST", "/v1/jobs?return=ids", { body: { type: "c", payload: null } });
+      expect(one.status).toBe(201);
+      expect(one.body.ids).toHaveLength(1);
+      expect((await h.http("POST", "/v1/jobs?return=jobs", { body: { type: "c" } })).body.type).toBe("c");
+
+      for (const query of ["return=all", "return=", "ids=1"]) {
+        const bad = await h.http("POST", `/v1/jobs?${query}`, { body: { type: "c" } });
+        expect(bad.status, query).toBe(400);
+      }
+      expect((await h.queue.stats()).states.pending).toBe(5);
+    });
+
     it("enqueues one job and many in one request, and reads them back", async () => {
       const h = await startServer(backend);
       const one = await h.http("POST", "/v1/jobs", {

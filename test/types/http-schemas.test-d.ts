@@ -110,8 +110,13 @@ expectTypeOf<Shared<"JobType">>().toEqualTypeOf<
 
 expectTypeOf<Body<"POST /v1/jobs">>().toEqualTypeOf<Json<SentJob> | { jobs: Json<SentJob>[] }>();
 expectTypeOf<Body<"PUT /v1/jobs/:id">>().toEqualTypeOf<Json<Omit<SentJob, "id">>>();
-expectTypeOf<Reply<"POST /v1/jobs", 201>>().toEqualTypeOf<WireJob | { jobs: WireJob[] }>();
-expectTypeOf<Reply<"POST /v1/jobs", 200>>().toEqualTypeOf<WireJob | { jobs: WireJob[] }>();
+// `?return=ids` answers `{ ids }`: what ErrandClient.enqueueManyIds returns.
+type EnqueueReply = WireJob | { jobs: WireJob[] } | { ids: Awaited2<ErrandClient["enqueueManyIds"]> };
+expectTypeOf<Reply<"POST /v1/jobs", 201>>().toEqualTypeOf<EnqueueReply>();
+expectTypeOf<Reply<"POST /v1/jobs", 200>>().toEqualTypeOf<EnqueueReply>();
+expectTypeOf<Route["POST /v1/jobs"]["querystring"]["properties"]["return"]["enum"]>().toEqualTypeOf<
+  readonly ["jobs", "ids"]
+>();
 expectTypeOf<Reply<"PUT /v1/jobs/:id", 201>>().toEqualTypeOf<WireJob>();
 expectTypeOf<Reply<"GET /v1/jobs/:id", 200>>().toEqualTypeOf<WireJob>();
 expectTypeOf<Reply<"GET /v1/jobs", 200>>().toEqualTypeOf<

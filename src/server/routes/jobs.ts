@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrandError } from "../../errors.js";
 import { flowNodesFromWire } from "../../flow-plan.js";
-import type { Job, JobDependency } from "../../job.js";
+import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
@@ -38,15 +38,20 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   route("POST /v1/jobs", "enqueue", async (request, reply) => {
     const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
     const p = principal(request);
-    if ("jobs" in b) {
-      const jobs = await queue.enqueueBatch(b.jobs.map((j) => withOwner(p, toEnqueueItem(j))));
-      return reply
-        .status(jobs.every((j) => j.duplicate) ? 200 : 201)
-        .send({ jobs: jobs.map((j) => enqueued(p, j)) });
+    // The jobs whole are most of a bulk reply's cost (serialised, sent, parsed): a bulk load that
+    // does not read them back asks for their ids. The server's own listeners need the jobs built.
+    const idsOnly = (request.query as { return?: string }).return === "ids";
+    let jobs: EnqueuedJob[];
+    if ("jobs" in b) jobs = await queue.enqueueBatch(b.jobs.map((j) => withOwner(p, toEnqueueItem(j))));
+    else {
+      const { job, payload, options } = withOwner(p, toEnqueueItem(b));
+      jobs = [await queue.enqueue(job, payload, options)];
     }
-    const { job, payload, options } = withOwner(p, toEnqueueItem(b));
-    const one = await queue.enqueue(job, payload, options);
-    return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
+    const status = jobs.every((j) => j.duplicate) ? 200 : 201;
+    if (idsOnly) return reply.status(status).send({ ids: jobs.map((j) => j.id) });
+    return reply
+      .status(status)
+      .send("jobs" in b ? { jobs: jobs.map((j) => enqueued(p, j)) } : enqueued(p, jobs[0]!));
   });
 
   route("PUT /v1/jobs/:id", "enqueue", async (request, reply) => {

@@ -218,6 +218,12 @@ export const jobsReply = {
   required: ["jobs"],
   properties: { jobs: { type: "array", items: jobReply } },
 } as const;
+/** What `POST /v1/jobs?return=ids` answers: each job's id, in the order given. */
+export const idsReply = {
+  type: "object",
+  required: ["ids"],
+  properties: { ids: { type: "array", items: { type: "string" } } },
+} as const;
 export const errors = {
   400: { $ref: "Error#" },
   401: { $ref: "Error#" },

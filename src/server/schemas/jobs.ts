@@ -11,6 +11,7 @@ import {
   enqueueOptionProperties,
   errors,
   idParams,
+  idsReply,
   instant,
   integer,
   jobId,
@@ -90,6 +91,18 @@ export const jobRouteSchemas = {
   "POST /v1/jobs": {
     summary: "Enqueue one job, or many (`{ jobs: [...] }`) in one transaction",
     tags: ["jobs"],
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        return: {
+          type: "string",
+          enum: ["jobs", "ids"],
+          description:
+            "`ids`: answer `{ ids }`, each job's id in the order given (a duplicate's: the id of the job holding it), not the jobs whole; for bulk loads",
+        },
+      },
+    },
     body: {
       oneOf: [
         enqueueJob,
@@ -103,12 +116,14 @@ export const jobRouteSchemas = {
     },
     response: {
       200: {
-        description: "Every job already existed (`duplicate`): the job (one) or `{ jobs }` (many)",
-        anyOf: [jobReply, jobsReply],
+        description:
+          "Every job already existed (`duplicate`): the job (one) or `{ jobs }` (many); `{ ids }` with `return=ids`",
+        anyOf: [jobReply, jobsReply, idsReply],
       },
       201: {
-        description: "The job (one) or `{ jobs }` (many); `duplicate` marks jobs that already existed",
-        anyOf: [jobReply, jobsReply],
+        description:
+          "The job (one) or `{ jobs }` (many), `duplicate` marking jobs that already existed; `{ ids }` with `return=ids`",
+        anyOf: [jobReply, jobsReply, idsReply],
       },
       ...errors,
     },
