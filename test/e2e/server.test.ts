@@ -8,7 +8,13 @@ for (const backend of selectedBackends()) {
     it("answers { ids } for return=ids: each job's id in order, 200 when every job existed", async () => {
       const h = await startServer(backend);
       const many = await h.http("POST", "/v1/jobs?return=ids", {
-        body: { jobs: [{ type: "a", payload: 1 }, { type: "b", payload: 2, id: "b-1" }, { type: "a", payload: 3 }] },
+        body: {
+          jobs: [
+            { type: "a", payload: 1 },
+            { type: "b", payload: 2, id: "b-1" },
+            { type: "a", payload: 3 },
+          ],
+        },
       });
       expect(many.status).toBe(201);
       expect(Object.keys(many.body)).toEqual(["ids"]);

@@ -98,6 +98,25 @@ test("a job enqueued in a transaction that rolls back never existed", async () =
   await clock.advance(0);
 });
 
+test("enqueueManyIds in the caller's transaction: its ids exist only once that transaction commits", async () => {
+  const { schema, queue, app } = await setup();
+  const payloads = Array.from({ length: 150 }, (_, order) => ({ order }));
+  await app.query("BEGIN");
+  const rolledBack = await queue.enqueueManyIds(receipt, payloads, { db: app });
+  await app.query("ROLLBACK");
+  expect(rolledBack).toHaveLength(150);
+  expect(await queue.get(rolledBack[0]!)).toBeNull();
+  expect((await queue.stats()).states.pending).toBe(0);
+
+  await app.query("BEGIN");
+  await app.query(`INSERT INTO "${schema}".orders VALUES (1)`);
+  const ids = await queue.enqueueManyIds(receipt, payloads, { db: app });
+  expect(await queue.get(ids[0]!), "not visible before the commit").toBeNull();
+  await app.query("COMMIT");
+  expect((await queue.stats()).states.pending).toBe(150);
+  expect((await queue.get(ids[149]!))?.payload).toEqual({ order: 149 });
+});
+
 test("works with a client checked out of the app's own pool", async () => {
   const { schema, queue } = await setup();
   const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
