@@ -59,8 +59,13 @@ export function storeUrl(o: Pick<TargetOptions, "store">, env: NodeJS.ProcessEnv
 }
 
 /** Opens the target: the server when `--server` or `ERRAND_SERVER` names one, else the store. */
+/** The server URL: `--server`, else `ERRAND_SERVER`; undefined (or empty) means a store. */
+export function serverUrl(o: Pick<TargetOptions, "server">, env: NodeJS.ProcessEnv): string | undefined {
+  return o.server ?? env.ERRAND_SERVER;
+}
+
 export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv): Promise<OpenTarget> {
-  const server = o.server ?? env.ERRAND_SERVER;
+  const server = serverUrl(o, env);
   if (server) {
     // An empty ERRAND_TOKEN is no token, as an unset one is.
     const client = new ErrandClient({ url: server, token: o.token ?? (env.ERRAND_TOKEN || undefined) });

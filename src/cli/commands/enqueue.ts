@@ -172,7 +172,7 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
         ctx,
         async (o: EnqueueCommandOptions, _type: string) => ({
           options: enqueueOptions(o),
-          file: o.file ? await openFile(o.file) : null,
+          file: o.file ? { name: o.file, handle: await openFile(o.file) } : null,
           payload: o.file ? null : readPayload(o.payload),
         }),
         async ({ target }, { options, file, payload }, o, type) => {
@@ -182,10 +182,10 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
             return;
           }
           try {
-            const total = await enqueueFile(target, type, o.file!, file, options, o);
+            const total = await enqueueFile(target, type, file.name, file.handle, options, o);
             print(ctx, o, { enqueued: total }, () => `enqueued ${total} jobs of ${type}`);
           } finally {
-            await file.close();
+            await file.handle.close();
           }
         },
       ),

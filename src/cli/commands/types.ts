@@ -8,7 +8,7 @@ import { ErrandError } from "../../errors.js";
 import type { CliContext } from "../context.js";
 import { readPayload } from "../input.js";
 import { print } from "../output.js";
-import { actOn, type TargetCommandOptions, type TargetOptions, withTarget } from "../target.js";
+import { actOn, serverUrl, type TargetCommandOptions, type TargetOptions, withTarget } from "../target.js";
 
 const NO_SERVER = "types: give --server (types live on a server)";
 
@@ -17,7 +17,7 @@ const NO_SERVER = "types: give --server (types live on a server)";
  * and opening one would create `./errand.db` only to refuse.
  */
 function needServer(ctx: CliContext, o: TargetOptions): void {
-  if (!(o.server ?? ctx.env.ERRAND_SERVER)) throw new ErrandError("INVALID_OPTION", NO_SERVER);
+  if (!serverUrl(o, ctx.env)) throw new ErrandError("INVALID_OPTION", NO_SERVER);
 }
 
 /** The server's client (needServer has made sure there is one). */
