@@ -16,8 +16,28 @@ import { describe } from "./validation.js";
  * @since 0.1.0
  */
 export type BackoffOptions =
-  | { type: "fixed"; delayMs: Duration }
-  | { type: "exponential"; baseMs?: Duration; maxMs?: Duration; factor?: number; jitter?: boolean }
+  | {
+      /** The same wait before every retry. */
+      type: "fixed";
+      /** The wait before each retry. */
+      delayMs: Duration;
+    }
+  | {
+      /** A wait that grows with each failed attempt. */
+      type: "exponential";
+      /** The wait after the first failed attempt. @defaultValue 1000 (1 s) */
+      baseMs?: Duration;
+      /** The longest wait, however many attempts have failed. @defaultValue 3_600_000 (1 h) */
+      maxMs?: Duration;
+      /** What each further failed attempt multiplies the wait by; at least 1. @defaultValue 2 */
+      factor?: number;
+      /**
+       * Draw each wait from the upper half of its value, so jobs that failed together do not
+       * retry together.
+       * @defaultValue true
+       */
+      jitter?: boolean;
+    }
   | BackoffFunction;
 
 /** A custom retry rule: the delay in ms before the next attempt, or `false` to stop retrying. */

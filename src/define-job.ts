@@ -22,6 +22,7 @@ import {
  * @since 0.1.0
  */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  /** The Standard Schema properties; errand calls only `validate`. */
   readonly "~standard": {
     readonly version: 1;
     readonly vendor: string;
@@ -147,6 +148,7 @@ export interface JobDefaults {
 export interface JobDefinitionOptions<P, R> extends JobDefaults {
   /** The name jobs are routed by. Matches {@link NAME_PATTERN}. */
   type: string;
+  /** Runs each job of this type: throw to fail the attempt, return its JSON-serialisable result. */
   handler: JobHandler<P, R>;
   /**
    * At most this many jobs of this type run at once across every worker sharing the store (1 to
@@ -196,26 +198,43 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
  * @since 0.1.0
  */
 export interface JobDefinition<P = unknown, R = unknown> {
+  /** The type's name, which jobs are routed by. */
   readonly type: string;
+  /** The handler that runs each job. */
   readonly handler: JobHandler<P, R>;
+  /** The queue the type's jobs go to unless an enqueue says otherwise. */
   readonly queue: string;
+  /** The type's default priority; higher runs first within a queue. */
   readonly priority: number;
+  /** How much of a worker's `concurrency` each running job takes. */
   readonly weight: number;
+  /** Attempts before a job is `dead`, the first included. */
   readonly maxAttempts: number;
+  /** `backoff` in its stored form; a function is stored as `custom` with a fallback. */
   readonly backoff: StoredBackoff;
   /** Set when `backoff` was a function. */
   readonly backoffFn: BackoffFunction | undefined;
+  /** Where retries go; null for the job's own queue. */
   readonly retryQueue: string | null;
+  /** Each attempt's time limit in ms; null for none. */
   readonly timeoutMs: number | null;
+  /** Whether a job may run again after a crash (`at_least_once`) or never starts twice. */
   readonly delivery: Delivery;
+  /** What a blocked job does when a dependency does not succeed. */
   readonly onDependencyFailure: DependencyFailurePolicy;
+  /** How many of the type's jobs may run at once across every worker; null for no cap. */
   readonly concurrency: number | null;
+  /** How many of the type's jobs with one key may run at once; null for no cap. */
   readonly keyConcurrency: number | null;
+  /** Whether jobs with the same key start one at a time, in enqueue order. */
   readonly ordered: boolean;
+  /** Whether claims take ready jobs round-robin across keys. */
   readonly fair: boolean;
   /** `rateLimit`, its period resolved to ms; null for none. */
   readonly rateLimit: Rate | null;
+  /** `keyRateLimit`, its period resolved to ms; null for none. */
   readonly keyRateLimit: Rate | null;
+  /** The schema payloads are validated by, when one was given. */
   readonly schema: StandardSchemaV1<unknown, P> | undefined;
 }
 
@@ -366,13 +385,17 @@ export function resolveDefaults(
 
 /** A rate limit as given: at most `limit` starts in any `periodMs`. @since 0.2.0 */
 export interface RateLimit {
+  /** Most starts in any one window, 1 to {@link MAX_COUNT}. */
   limit: number;
+  /** The window's length: 1 ms to {@link MAX_TIMER_MS}. */
   periodMs: Duration;
 }
 
 /** A rate limit resolved: `periodMs` in ms. @since 0.2.0 */
 export interface Rate {
+  /** Most starts in any one window. */
   readonly limit: number;
+  /** The window's length in ms. */
   readonly periodMs: number;
 }
 

@@ -86,10 +86,15 @@ export type ErrandErrorCode =
  * @since 0.1.0
  */
 export class ErrandError extends Error {
+  /** `"ErrandError"`; each subclass gives its own. */
   override readonly name: string = "ErrandError";
   /** Structured context, for example the schema issues of an invalid payload. */
   readonly details: unknown;
 
+  /**
+   * @param code - what went wrong, for code to branch on (the message is for people).
+   * @param options - `cause`: the fault underneath; `details`: structured context.
+   */
   constructor(
     readonly code: ErrandErrorCode,
     message: string,
@@ -106,7 +111,9 @@ export class ErrandError extends Error {
  * @since 0.1.0
  */
 export class NonRetryableError extends ErrandError {
+  /** `"NonRetryableError"`. */
   override readonly name = "NonRetryableError";
+  /** Its code is `NON_RETRYABLE`; `cause` keeps the error underneath, if any. */
   constructor(message: string, options?: { cause?: unknown }) {
     super("NON_RETRYABLE", message, options);
   }
@@ -114,7 +121,9 @@ export class NonRetryableError extends ErrandError {
 
 /** Raised into a handler's `signal` (and recorded as the attempt's error) when `timeoutMs` passes. */
 export class JobTimeoutError extends ErrandError {
+  /** `"JobTimeoutError"`. */
   override readonly name = "JobTimeoutError";
+  /** Its code is `TIMEOUT`; its message names `timeoutMs`. */
   constructor(timeoutMs: number) {
     super("TIMEOUT", `job exceeded its timeout of ${timeoutMs} ms`);
   }

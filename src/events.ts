@@ -7,18 +7,33 @@ import type { Job } from "./job.js";
  * @since 0.1.0
  */
 export interface QueueEvents {
+  /**
+   * A job was stored: enqueued, fired by a schedule, or a replay's copy. Not for an enqueue that
+   * met an existing job by id or unique key.
+   */
   enqueued: [job: Job];
+  /** A job was claimed and its attempt began. */
   active: [job: Job];
+  /** An attempt succeeded; the job as completed, with what its handler returned. */
   completed: [job: Job, result: unknown];
+  /** An attempt failed (a lost lease too); `retrying` or `dead` follows with the same arguments. */
   failed: [job: Job, error: unknown];
+  /** After `failed`: the job is pending again at `job.runAt`, after its backoff. */
   retrying: [job: Job, error: unknown];
+  /** After `failed`: the job is `dead` and will not run again. */
   dead: [job: Job, error: unknown];
+  /** A job's `expiresAt` passed before it started (or a replay copied an expired job). */
   expired: [job: Job];
+  /** A job was cancelled; a local worker running it aborts its signal. */
   cancelled: [job: Job];
   /** `pauseQueue(name)` was called on this Queue (whether or not the queue was paused already). */
   paused: [queue: string];
   /** A handler snoozed its job (`ctx.snooze`): pending again at `job.runAt`, no attempt spent. */
   snoozed: [job: Job];
+  /**
+   * A fault in the Queue's background work that no caller is awaiting: a maintenance pass that
+   * {@link Queue.lease} ran, a due schedule that could not fire, a server's push delivery.
+   */
   error: [error: unknown];
 }
 

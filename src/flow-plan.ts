@@ -25,6 +25,7 @@ export interface FlowNode<P = unknown> {
   ref: string;
   /** A definition made by `defineJob`, or a type name. */
   job: AnyJobDefinition | string;
+  /** The job's payload, checked against the type's schema when the definition is known. */
   payload: P;
   /** Refs of nodes of this flow, or `{ id }` of jobs already stored. */
   dependsOn?: ReadonlyArray<string | { id: string }>;

@@ -71,20 +71,44 @@ export type DependencyFailurePolicy = "cancel" | "run";
 
 /** How a job waits between failed attempts, in the serialisable form stored with the job. */
 export type StoredBackoff =
-  | { type: "fixed"; delayMs: number }
-  | { type: "exponential"; baseMs: number; maxMs: number; factor: number; jitter: boolean }
+  | {
+      /** The same wait before every retry. */
+      type: "fixed";
+      /** The wait before each retry, in ms. */
+      delayMs: number;
+    }
+  | {
+      /** `baseMs × factor^(attempt-1)`, capped at `maxMs`. */
+      type: "exponential";
+      /** The wait after the first failed attempt, in ms. */
+      baseMs: number;
+      /** The longest wait, in ms. */
+      maxMs: number;
+      /** What each further failed attempt multiplies the wait by. */
+      factor: number;
+      /** Whether each wait is drawn from the upper half of its value. */
+      jitter: boolean;
+    }
   /** A function policy lives in the job definition; stores keep this marker and a fallback. */
   | {
+      /** The backoff function of the job's definition decides. */
       type: "custom";
+      /**
+       * The policy used where the definition's function is not at hand (a process that recovers
+       * the job without the definition), or when the function throws.
+       */
       fallback: { type: "exponential"; baseMs: number; maxMs: number; factor: number; jitter: boolean };
     };
 
 /** One failed attempt, kept in the job's error history. */
 export interface JobErrorEntry {
+  /** The attempt that failed, 1-based. */
   attempt: number;
+  /** The error's message, shortened to {@link MAX_ERROR_TEXT_LENGTH} characters. */
   message: string;
   /** The error's `name` or `code`, when it had one. */
   name?: string;
+  /** The error's stack trace, shortened, when it had one. */
   stack?: string;
   /** Epoch milliseconds. */
   at: number;
@@ -106,10 +130,15 @@ export interface JobErrorEntry {
  * @since 0.1.0
  */
 export interface Job<P = unknown, R = unknown> {
+  /** Unique in the store: the `id` enqueue option, or a generated UUIDv7. */
   readonly id: string;
+  /** The job type's name, which routes the job to its handler. */
   readonly type: string;
+  /** The queue the job waits in; a retry moves it to `retryQueue` when that is set. */
   readonly queue: string;
+  /** Where the job is in its life (see {@link JobState}). */
   readonly state: JobState;
+  /** The payload it was enqueued with, parsed from JSON. */
   readonly payload: P;
   /** What the last attempt saved with `ctx.checkpoint()`; a retry resumes from it. */
   readonly checkpoint: unknown;
@@ -119,24 +148,35 @@ export interface Job<P = unknown, R = unknown> {
   readonly priority: number;
   /** How much of a worker's concurrency the job takes while it runs. */
   readonly weight: number;
+  /** When the job is due: no claim takes it sooner. Retries, snoozes and `reschedule` move it. */
   readonly runAt: Date;
+  /** A job not started by this time becomes `expired`; null for never. */
   readonly expiresAt: Date | null;
   /** Times claimed so far; the fencing token of the current attempt. */
   readonly attempt: number;
+  /** Attempts before the job is `dead`, the first included. */
   readonly maxAttempts: number;
+  /** How long the job waits between failed attempts. */
   readonly backoff: StoredBackoff;
   /** Where retries go, when not to `queue`. */
   readonly retryQueue: string | null;
+  /** Whether the job may run again after a crash (see {@link Delivery}). */
   readonly delivery: Delivery;
+  /** Each attempt's time limit in ms: its signal aborts and it fails after this long; null for none. */
   readonly timeoutMs: number | null;
+  /** The `uniqueKey` it was enqueued with: while it holds, enqueueing the key again returns this job. */
   readonly uniqueKey: string | null;
+  /** While `active`: when the current attempt's lease runs out unless a heartbeat extends it. */
   readonly leaseExpiresAt: Date | null;
+  /** While `active`: the worker holding the job (the `workerId` its claim gave). */
   readonly workerId: string | null;
   /** One entry per failed attempt, oldest first. */
   readonly errors: readonly JobErrorEntry[];
+  /** When the job was enqueued. */
   readonly createdAt: Date;
   /** When the latest attempt started. */
   readonly startedAt: Date | null;
+  /** When the job reached a finished state (see {@link FinishedState}); null until then. */
   readonly finishedAt: Date | null;
   /**
    * Who enqueued the job, when known: the `owner` enqueue option, or on the server the name of the
@@ -166,15 +206,21 @@ export interface Job<P = unknown, R = unknown> {
  * @since 0.2.0
  */
 export interface JobDependency<R = unknown> {
+  /** The dependency's id, as given in `dependsOn`. */
   readonly id: string;
+  /** The dependency's job type; null once it was pruned. */
   readonly type: string | null;
+  /** The dependency's state now; null once it was pruned. */
   readonly state: JobState | null;
   /** What the dependency returned, once `completed`. */
   readonly result: R | null;
 }
 
 /** A job just enqueued; `duplicate` tells whether its id or unique key matched an existing job. */
-export type EnqueuedJob<P = unknown, R = unknown> = Job<P, R> & { readonly duplicate: boolean };
+export type EnqueuedJob<P = unknown, R = unknown> = Job<P, R> & {
+  /** `true` when the enqueue met an existing job (by id, unique key or debounce key) and returned it. */
+  readonly duplicate: boolean;
+};
 
 /**
  * A job as stores keep it: times in epoch milliseconds, JSON fields as text. Stores never parse

@@ -88,6 +88,7 @@ export interface EnqueueOptions extends JobDefaults {
  * @since 0.2.0
  */
 export interface FlowResult {
+  /** Each node's job (or the existing job its id or unique key matched), keyed by the node's ref. */
   jobs: Record<string, EnqueuedJob>;
 }
 
@@ -101,8 +102,11 @@ export interface DependentsOptions {
 
 /** Filters and paging for {@link Queue.list}. */
 export interface ListOptions {
+  /** Only jobs in this state. */
   state?: JobState;
+  /** Only jobs in this queue. */
   queue?: string;
+  /** Only jobs of this type. */
   type?: string;
   /** Only jobs with this owner (see {@link EnqueueOptions.owner}). */
   owner?: string;
@@ -116,6 +120,7 @@ export interface ListOptions {
 
 /** A page of {@link Queue.list}, newest first. */
 export interface JobPage {
+  /** This page's jobs, newest first. */
   jobs: Job[];
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
@@ -173,6 +178,7 @@ export interface ScheduleOptions<P = unknown> {
   timezone?: string;
   /** The job type to enqueue each tick: a definition or its name. */
   job: JobDefinition<P, unknown> | string;
+  /** The payload of each tick's job, checked now against the type's schema when the definition is known. */
   payload: P;
   /**
    * Enqueue options for each tick's job: no `id` (each tick's id is derived from the schedule), no
@@ -185,12 +191,19 @@ export interface ScheduleOptions<P = unknown> {
 
 /** A stored schedule. */
 export interface Schedule {
+  /** The schedule's name, which {@link Queue.schedule} and {@link Queue.unschedule} take. */
   name: string;
+  /** The cron expression, as given. */
   cron: string;
+  /** The IANA zone the cron is read in. */
   timezone: string;
+  /** The job type each tick enqueues. */
   type: string;
+  /** The payload of each tick's job. */
   payload: unknown;
+  /** The enqueue options of each tick's job, as given ({@link ScheduleOptions.options}). */
   options: Record<string, unknown>;
+  /** When the next tick is due. */
   nextRunAt: Date;
 }
 
@@ -200,9 +213,13 @@ export interface LeaseOptions {
   types?: string[];
   /** Queues with weights, or names (weight 1). @defaultValue the queues of the registered types, or ["default"] */
   queues?: string[] | Record<string, number>;
-  /** @defaultValue 1 */
+  /** Most jobs to claim in this call, 1 to {@link MAX_LIMIT}. @defaultValue 1 */
   limit?: number;
-  /** @defaultValue 30_000 */
+  /**
+   * How long each claimed job is held before another worker may take it, unless a heartbeat
+   * extends the lease.
+   * @defaultValue 30_000
+   */
   leaseMs?: Duration;
   /** Identifies the holder in `job.workerId`. */
   workerId?: string;
@@ -252,7 +269,11 @@ export interface SweepResult {
 export interface OpenQueueOptions {
   /** A store, or a store URL (`sqlite:./errand.db`). */
   store: Store | string;
-  /** @defaultValue the system clock */
+  /**
+   * Where the Queue reads the time: due dates, leases, expiry and retention all follow it (a
+   * {@link ManualClock} in tests).
+   * @defaultValue the system clock
+   */
   clock?: Clock;
   /**
    * How long finished jobs are kept, per state, before pruning deletes them. `completed: 0` keeps

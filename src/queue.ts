@@ -77,6 +77,10 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   readonly store: Store;
   readonly #door: StoreDoor;
+  /**
+   * Where the queue reads the time (the `clock` option): a custom clock's `now()` is checked on
+   * every read to stay within the dates a store keeps.
+   */
   readonly clock: Clock;
   readonly #retainMs: Record<FinishedState, number>;
   readonly #maxPayloadBytes: number;
@@ -605,6 +609,10 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.#maxPayloadBytes;
   }
 
+  /**
+   * Whether {@link Queue.close} has been called. Enqueues, leases, `schedule`, pausing, resuming
+   * and maintenance throw ErrandError `CLOSED` after it.
+   */
   get closed(): boolean {
     return this.#closed;
   }

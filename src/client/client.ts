@@ -45,24 +45,33 @@ export interface ClientOptions {
    * {@link MAX_CLIENT_TIMEOUT_MS}. @defaultValue 30_000
    */
   timeoutMs?: Duration;
-  /** @defaultValue globalThis.fetch */
+  /** The fetch every request goes through (a test double, a proxy's). @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
 }
 
 /** A job type's settings on a server (see `errand/server`'s JobTypeConfig). */
 export interface RemoteJobType {
+  /** The type's name. */
   type: string;
+  /** The queue the type's jobs go to. */
   queue?: string;
+  /** Higher runs first within a queue. */
   priority?: number;
+  /** How much of a worker's concurrency a running job takes. */
   weight?: number;
+  /** Attempts before a job is `dead`, the first included. */
   maxAttempts?: number;
   /** A function policy cannot travel over HTTP: give the type's handler-side definition one instead. */
   backoff?: Exclude<BackoffOptions, BackoffFunction>;
+  /** Retries go to this queue instead of the job's own. */
   retryQueue?: string;
+  /** Each attempt fails after this long: ms, or a duration string (`"5m"`). */
   timeoutMs?: number | string;
+  /** `"at_least_once"` retries after crashes; `"at_most_once"` never starts a job twice. */
   delivery?: "at_least_once" | "at_most_once";
   /** What the type's blocked jobs do when a dependency ends dead, cancelled or expired. */
   onDependencyFailure?: "cancel" | "run";
+  /** At most this many jobs of the type running at once, cluster-wide. */
   concurrency?: number;
   /** At most this many jobs of the type and one key running at once, cluster-wide. */
   keyConcurrency?: number;
@@ -74,6 +83,7 @@ export interface RemoteJobType {
   rateLimit?: { limit: number; periodMs: number | string };
   /** As `rateLimit`, per key. */
   keyRateLimit?: { limit: number; periodMs: number | string };
+  /** Where the server pushes the type's jobs; the server never sends `secret` back. */
   push?: { url: string; secret?: string; timeoutMs?: number };
 }
 
@@ -82,6 +92,11 @@ export interface RemoteJobType {
  * `maintenance`: the server decides that.)
  */
 export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "maintenance"> {
+  /**
+   * How long each claimed job is held before another worker may take it, unless a heartbeat
+   * extends the lease: 100 ms to 1 day (the server's bound).
+   * @defaultValue 30_000
+   */
   leaseMs?: number;
   /** Long-poll: wait up to this long for a job when none is ready. @defaultValue 0 */
   waitMs?: number;
@@ -92,9 +107,26 @@ export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "main
 /** One outcome for {@link ErrandClient.report}; a snooze is pending again after `delayMs`. */
 export type ReportItem = AttemptRef &
   (
-    | { outcome: "complete"; result?: unknown }
-    | { outcome: "fail"; error: unknown; retryable?: boolean }
-    | { outcome: "snooze"; delayMs: Duration }
+    | {
+        /** The attempt succeeded. */
+        outcome: "complete";
+        /** What the handler returned (JSON-serialisable). @defaultValue null */
+        result?: unknown;
+      }
+    | {
+        /** The attempt failed: the job retries with its backoff, or is `dead`. */
+        outcome: "fail";
+        /** What the handler threw; its message, name (or `code`) and stack are kept. */
+        error: unknown;
+        /** `false` sends the job straight to `dead`. */
+        retryable?: boolean;
+      }
+    | {
+        /** The attempt ends without counting: the job is pending again after `delayMs`. */
+        outcome: "snooze";
+        /** How long until the job is due again. */
+        delayMs: Duration;
+      }
   );
 
 const DATE_FIELDS = ["runAt", "expiresAt", "leaseExpiresAt", "createdAt", "startedAt", "finishedAt"] as const;
@@ -216,6 +248,7 @@ function checkClientOptions(o: ClientOptions): {
  * @since 0.1.0
  */
 export class ErrandClient {
+  /** The server's base URL, without trailing slashes. */
   readonly url: string;
   readonly #token: string | undefined;
   readonly #timeoutMs: number;
@@ -494,18 +527,38 @@ export class ErrandClient {
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
 
+  /**
+   * The server's {@link Queue.cancel}: cancels a pending or active job.
+   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a completed, dead or expired job,
+   *   `FORBIDDEN` (admin only)
+   */
   async cancel(id: string): Promise<Job> {
     return reviveJob(await this.#call("POST", jobPath(id, "/cancel")));
   }
 
+  /**
+   * The server's {@link Queue.retry}: a dead, cancelled or expired job back to pending, same id.
+   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a pending, active or completed job,
+   *   `FORBIDDEN` (admin only)
+   */
   async retry(id: string): Promise<Job> {
     return reviveJob(await this.#call("POST", jobPath(id, "/retry")));
   }
 
+  /**
+   * The server's {@link Queue.replay}: a finished job's type and payload enqueued again as a new job.
+   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a pending or active job, `FORBIDDEN`
+   *   (admin only)
+   */
   async replay(id: string): Promise<Job> {
     return reviveJob(await this.#call("POST", jobPath(id, "/replay")));
   }
 
+  /**
+   * The server's {@link Queue.reschedule}: moves a pending job in time, priority or queue.
+   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` when the job is not pending, `FORBIDDEN`
+   *   (admin only)
+   */
   async reschedule(
     id: string,
     options: { runAt?: Date | string | number; delayMs?: number | string; priority?: number; queue?: string },
@@ -566,6 +619,12 @@ export class ErrandClient {
 
   // ---- schedules and types -------------------------------------------------------------------
 
+  /**
+   * The server's {@link Queue.schedule}: creates or replaces a recurring job (a definition given
+   * as `job` travels as its type name).
+   * @throws ErrandError `INVALID_SCHEDULE_NAME`, `INVALID_CRON`, `INVALID_TIMEZONE`,
+   *   `INVALID_PAYLOAD`, `FORBIDDEN` (admin only)
+   */
   async schedule<P>(name: string, options: ScheduleOptions<P>): Promise<Schedule> {
     const path = `/v1/schedules/${encodeURIComponent(checkScheduleName(name))}`;
     checkObject("schedule", "options", options);
@@ -578,6 +637,7 @@ export class ErrandClient {
     return { ...s, nextRunAt: new Date(s.nextRunAt) };
   }
 
+  /** Removes a schedule; jobs it already enqueued stay. `false` when there was none. */
   async unschedule(name: string): Promise<boolean> {
     try {
       await this.#call("DELETE", `/v1/schedules/${encodeURIComponent(checkScheduleName(name))}`);
@@ -588,6 +648,7 @@ export class ErrandClient {
     }
   }
 
+  /** Every schedule on the server, by name. */
   async schedules(): Promise<Schedule[]> {
     const { schedules } = await this.#call<{ schedules: Array<Schedule & { nextRunAt: string }> }>(
       "GET",
@@ -603,6 +664,7 @@ export class ErrandClient {
     return this.#call("PUT", typePath(type), rest);
   }
 
+  /** A job type's settings on the server (no push `secret`); null when it has none. */
   async getType(type: string): Promise<RemoteJobType | null> {
     try {
       return await this.#call("GET", typePath(type));
@@ -627,6 +689,7 @@ export class ErrandClient {
     }
   }
 
+  /** Every job type's settings on the server, sorted by type name (no push `secret`s). */
   async types(): Promise<RemoteJobType[]> {
     return (await this.#call<{ types: RemoteJobType[] }>("GET", "/v1/types")).types;
   }
@@ -726,6 +789,7 @@ export class ErrandClient {
     return { ok, pausedQueues };
   }
 
+  /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef, data: unknown): Promise<boolean> {
     const ref = checkRef("checkpoint", job);
     return this.#report(jobPath(ref.id, "/checkpoint"), { attempt: ref.attempt, data });

@@ -94,7 +94,9 @@ const KEYS = new Set([
  * @since 0.1.0
  */
 export class RemoteWorker extends EventEmitter<WorkerEvents> {
+  /** The client this worker leases through and reports to. */
   readonly client: ErrandClient;
+  /** Names this worker in `job.workerId` of the jobs it holds: the `workerId` option, or generated. */
   readonly workerId: string;
   readonly #jobs: Map<string, AnyJobDefinition>;
   readonly #queues: string[] | Record<string, number>;
@@ -115,6 +117,10 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   /** The heartbeat under way, if any: close() waits for it, so none is left in flight. */
   #beating: Promise<void> = Promise.resolve();
 
+  /**
+   * Checks every option now; nothing is leased until {@link RemoteWorker.start}.
+   * @throws ErrandError `INVALID_OPTION` or `INVALID_DURATION`, naming the option.
+   */
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
     const settings = resolveRunnerOptions("RemoteWorker", options, KEYS, MAX_REMOTE_LEASE_MS);

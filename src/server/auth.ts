@@ -42,7 +42,12 @@ export const OWN_JOBS_ONLY: readonly Role[] = ["producer"];
 
 /** A bearer token and the role it grants. */
 export interface TokenEntry {
+  /**
+   * What clients send as `Authorization: Bearer <token>`: 8 to {@link MAX_TOKEN_LENGTH} printable
+   * ASCII characters without spaces. Kept only as its SHA-256; each token once in the list.
+   */
   token: string;
+  /** What the token may do. */
   role: Role;
   /**
    * Who the token stands for: the `owner` of the jobs it enqueues (a producer reads only those),
@@ -56,6 +61,7 @@ export interface TokenEntry {
 
 /** Who made a request. */
 export interface Principal {
+  /** What the principal may do. */
   role: Role;
   /** The principal's name: the owner of the jobs it enqueues. Required for a `producer`. */
   name?: string;
@@ -88,7 +94,11 @@ export interface AuthOptions {
    * @defaultValue 10
    */
   maxFailures?: number;
-  /** @defaultValue 60_000 */
+  /**
+   * The window, in ms, that an address's first failure opens: its failures count against
+   * `maxFailures` until the window ends.
+   * @defaultValue 60_000
+   */
   rateLimitWindowMs?: number;
 }
 

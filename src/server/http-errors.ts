@@ -45,8 +45,11 @@ export const HTTP_STATUS: Readonly<Record<ErrandErrorCode, number>> = {
 
 /** The JSON body of every error response. */
 export interface ErrorBody {
+  /** The {@link ErrandError} code: what clients branch on. */
   code: ErrandErrorCode;
+  /** What went wrong, for people. */
   message: string;
+  /** Structured context (`ErrandError.details`, a request's schema errors); null when there is none. */
   details?: unknown;
 }
 

@@ -8,7 +8,7 @@ import { checkTypeName } from "../validation.js";
 
 /** Where and how the server pushes a type's jobs (push delivery). */
 export interface PushTarget {
-  /** The receiver: the server POSTs `{ id, type, payload, attempt }` here. */
+  /** The receiver: the server POSTs `{ id, type, payload, attempt, checkpoint }` here. */
   url: string;
   /** Key of the `x-errand-signature` HMAC-SHA256 header; unsigned without it. */
   secret?: string;
@@ -18,21 +18,33 @@ export interface PushTarget {
 
 /**
  * A job type's settings on the server: defaults for every job of the type enqueued through it,
- * cluster-wide caps, order and rate limits applied at lease, and an optional push target.
+ * cluster-wide caps, order and rate limits applied at lease, and an optional push target. A
+ * setting left out keeps the type's definition in code, where the server's process has one, else
+ * errand's default; each is checked as {@link defineJob} checks it.
  * @since 0.1.0
  */
 export interface JobTypeConfig {
+  /** The type's name. */
   type: string;
+  /** The queue the type's jobs go to. */
   queue?: string;
+  /** Higher runs first within a queue. */
   priority?: number;
+  /** How much of a worker's concurrency a running job takes. */
   weight?: number;
+  /** Attempts before a job is `dead`, the first included. */
   maxAttempts?: number;
+  /** Wait between attempts: fixed or exponential (a function cannot be stored). */
   backoff?: Exclude<BackoffOptions, (...args: never[]) => unknown>;
+  /** Retries go to this queue instead of the job's own. */
   retryQueue?: string;
+  /** Each attempt fails after this long. */
   timeoutMs?: Duration;
+  /** `"at_least_once"` retries after crashes; `"at_most_once"` never starts a job twice. */
   delivery?: Delivery;
   /** What the type's blocked jobs do when a dependency does not succeed. @defaultValue "cancel" */
   onDependencyFailure?: DependencyFailurePolicy;
+  /** At most this many jobs of the type running at once, cluster-wide. */
   concurrency?: number;
   /** At most this many jobs of the type and one key running at once, cluster-wide. */
   keyConcurrency?: number;
@@ -47,6 +59,7 @@ export interface JobTypeConfig {
   rateLimit?: RateLimit;
   /** As `rateLimit`, per key: each key of the type has its own window. */
   keyRateLimit?: RateLimit;
+  /** Push the type's jobs to this HTTP receiver rather than wait for workers to lease them. */
   push?: PushTarget;
 }
 
@@ -76,6 +89,7 @@ export class JobTypeRegistry {
   /** Stored settings already reported unreadable, by type: each is reported once. */
   readonly #unreadable = new Map<string, string>();
 
+  /** An empty registry over `queue`'s store; {@link JobTypeRegistry.refresh} reads what it holds. */
   constructor(queue: Queue) {
     this.#queue = queue;
   }
@@ -126,6 +140,7 @@ export class JobTypeRegistry {
     }
   }
 
+  /** A type's settings as this server last read or wrote them; undefined for a type it does not know. */
   get(type: string): JobTypeConfig | undefined {
     return this.#types.get(type)?.config;
   }
@@ -140,6 +155,7 @@ export class JobTypeRegistry {
     return deleted;
   }
 
+  /** Every type's settings this server knows, sorted by type name. */
   list(): JobTypeConfig[] {
     return [...this.#types.values()].map((t) => t.config).sort((a, b) => a.type.localeCompare(b.type));
   }

@@ -7,17 +7,30 @@ import type { Queue, QueueStats } from "../queue.js";
  * collide). Job counts are read from the store at scrape time; counters follow the queue's events.
  */
 export class ServerMetrics {
+  /** Every metric below and the job-count gauges; `/metrics` serves it. */
   readonly registry = new Registry();
+  /** `errand_jobs_enqueued_total`, by `type`: the queue's `enqueued` events. */
   readonly enqueued: Counter<"type">;
+  /** `errand_jobs_completed_total`, by `type`: the queue's `completed` events. */
   readonly completed: Counter<"type">;
+  /** `errand_jobs_failed_total`, by `type`: failed attempts, retried or dead. */
   readonly failed: Counter<"type">;
+  /** `errand_jobs_retried_total`, by `type`: failed attempts scheduled to retry. */
   readonly retried: Counter<"type">;
+  /** `errand_jobs_dead_total`, by `type`: jobs that went to `dead`. */
   readonly dead: Counter<"type">;
+  /**
+   * `errand_claim_duration_seconds`, by `outcome` (`jobs` or `empty`): how long each claim a
+   * lease request makes takes in the store.
+   */
   readonly claimSeconds: Histogram<"outcome">;
+  /** `errand_job_duration_seconds`, by `type`: from a completed attempt's start to its completion. */
   readonly jobSeconds: Histogram<"type">;
+  /** `errand_lease_wait_seconds`: how long a long-polling lease request waited before it answered. */
   readonly leaseWaitSeconds: Histogram;
   readonly #detach: () => void;
 
+  /** Registers the metrics and starts counting `queue`'s events, until {@link ServerMetrics.close}. */
   constructor(queue: Queue) {
     const registers = [this.registry];
     const counter = (name: string, help: string) =>
@@ -125,6 +138,7 @@ export class ServerMetrics {
     };
   }
 
+  /** Stops following the queue's events; what was counted stays in the registry. */
   close(): void {
     this.#detach();
   }

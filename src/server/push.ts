@@ -96,6 +96,10 @@ export class PushDelivery {
     });
   }
 
+  /**
+   * Starts leasing and delivering the jobs of every type with a push target: now, on each of the
+   * store's wake-ups, and every `pollIntervalMs`. Double start is harmless.
+   */
   start(): void {
     if (this.#started) return;
     this.#started = true;

@@ -83,9 +83,9 @@ export interface ServerOptions extends RequestCheckOptions {
    * @defaultValue true
    */
   maintenance?: boolean;
-  /** @defaultValue 1000 */
+  /** How often the server sweeps (lease recovery, expiry, cron), with `maintenance`. @defaultValue 1000 */
   sweepIntervalMs?: number;
-  /** @defaultValue 60_000 */
+  /** How often the server prunes jobs past retention, with `maintenance`. @defaultValue 60_000 */
   pruneIntervalMs?: number;
   /**
    * While a long-polling lease waits, it also looks again this often, to find delayed jobs that
@@ -112,10 +112,15 @@ export interface ServerOptions extends RequestCheckOptions {
 
 /** What the server keeps, reachable as `server.errand`. */
 export interface ErrandServerState {
+  /** The queue the server exposes (`options.queue`). */
   queue: Queue;
+  /** The job types the server knows, shared through the store. */
   types: JobTypeRegistry;
+  /** The Prometheus metrics `/metrics` serves. */
   metrics: ServerMetrics;
+  /** Push delivery of the types with a push target. */
   push: PushDelivery;
+  /** The server's authentication: its tokens, `authorize` hook and failure throttling. */
   auth: Authenticator;
   /** Enqueues, completions and failures per second, for `GET /v1/stats/history`. */
   history: StatsHistory;

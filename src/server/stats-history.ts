@@ -13,8 +13,11 @@ export interface StatsHistoryResult {
   intervalMs: number;
   /** Epoch milliseconds at which each interval starts. */
   times: number[];
+  /** Jobs enqueued in each interval. */
   enqueued: number[];
+  /** Attempts completed in each interval. */
   completed: number[];
+  /** Attempts failed in each interval, retried or not. */
   failed: number[];
 }
 
@@ -29,7 +32,9 @@ export interface StatsHistoryResult {
  * @since 0.1.0
  */
 export class StatsHistory {
+  /** Length of one interval. */
   readonly intervalMs: number;
+  /** How many intervals the ring keeps: the window is `size × intervalMs` long. */
   readonly size: number;
   readonly #clock: Clock;
   /** Which interval (epoch ms / intervalMs) each slot holds. */
@@ -37,6 +42,11 @@ export class StatsHistory {
   readonly #counts: Record<HistoryCounter, Uint32Array>;
   #detach = () => {};
 
+  /**
+   * An empty history read by `clock`; it counts nothing until {@link StatsHistory.follow} or
+   * {@link StatsHistory.record}.
+   * @param options - `intervalMs` (default 1000) and `size` (default 3600): one hour of seconds.
+   */
   constructor(clock: Clock, options: { intervalMs?: number; size?: number } = {}) {
     this.#clock = clock;
     this.intervalMs = options.intervalMs ?? 1000;

@@ -47,13 +47,17 @@ export interface HeldBack {
 
 /** A key's load: its ready jobs (among those stats read, see {@link HeldBack.exact}) and running jobs. @since 0.2.0 */
 export interface KeyLoad {
+  /** The key (the `key` enqueue option). */
   key: string;
+  /** Its jobs of the type that are ready to run, among those stats read. */
   ready: number;
+  /** Its jobs of the type that are running. */
   active: number;
 }
 
 /** One type's held-back counts and busiest keys (`stats().limits[type]`). @since 0.2.0 */
 export interface TypeLimitStats {
+  /** How many of the type's ready jobs a claim now would hold back, by rule. */
   heldBack: HeldBack;
   /**
    * The keys with the most ready plus running jobs, most first (ties by key), at most `topKeys`

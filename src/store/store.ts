@@ -425,7 +425,9 @@ export const rateScope = (type: string, key: string | null): string =>
 
 /** A claimed attempt, named by the job and its fencing token. */
 export interface AttemptRef {
+  /** The job's id. */
   id: string;
+  /** The attempt as it was handed out (`job.attempt`); a report for any other changes nothing. */
   attempt: number;
 }
 

@@ -30,10 +30,13 @@ export { ManualClock };
 
 /** What {@link drain} saw. */
 export interface DrainResult {
+  /** Jobs that completed. */
   completed: number;
   /** Failed attempts, retried or not. */
   failed: number;
+  /** Failed attempts whose job will be retried (it may not be due yet: see {@link drain}). */
   retried: number;
+  /** Failed attempts whose job went to `dead`. */
   dead: number;
   /** Every job that ran, in start order (a retried job appears once per attempt). */
   jobs: Job[];
@@ -67,10 +70,11 @@ export async function drain(queue: Queue, options: WorkerOptions): Promise<Drain
 
 /** Options for {@link runJob}. */
 export interface RunJobOptions {
-  /** @defaultValue 1 */
+  /** The attempt the handler sees (`ctx.attempt`, `ctx.job.attempt`). @defaultValue 1 */
   attempt?: number;
   /** What an earlier attempt checkpointed. */
   checkpoint?: unknown;
+  /** The handler's `ctx.signal`: abort it to test cancellation. @defaultValue a signal that never aborts */
   signal?: AbortSignal;
   /** Called with each `ctx.checkpoint(data)`. */
   onCheckpoint?: (data: unknown) => void;

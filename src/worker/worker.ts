@@ -78,9 +78,9 @@ export interface WorkerOptions {
    * @defaultValue true
    */
   maintenance?: boolean;
-  /** @defaultValue 1000 */
+  /** How often this worker sweeps (lease recovery, expiry, cron), with `maintenance`. @defaultValue 1000 */
   sweepIntervalMs?: Duration;
-  /** @defaultValue 60_000 */
+  /** How often this worker prunes jobs past retention, with `maintenance`. @defaultValue 60_000 */
   pruneIntervalMs?: Duration;
   /**
    * Names the holder in `job.workerId`: 1 to 255 characters, without U+0000 or lone surrogates.
@@ -107,11 +107,20 @@ export interface CloseOptions {
 
 /** Events a {@link Worker} emits about the jobs it runs. */
 export interface WorkerEvents {
+  /** This worker started a job's handler (a job claimed ahead starts later than its claim). */
   active: [job: Job];
+  /** A job this worker ran completed, with what its handler returned. */
   completed: [job: Job, result: unknown];
+  /**
+   * An attempt this worker ran failed (its handler threw or timed out, say). `retrying` or `dead`
+   * follows with the same arguments.
+   */
   failed: [job: Job, error: unknown];
+  /** After `failed`: the job is pending again at `job.runAt`, after its backoff. */
   retrying: [job: Job, error: unknown];
+  /** After `failed`: the job is `dead` and will not run again. */
   dead: [job: Job, error: unknown];
+  /** A job this worker was running, or had claimed ahead, was cancelled; a running one's signal aborts. */
   cancelled: [job: Job];
   /** The handler snoozed the job: pending again at `job.runAt`, no attempt spent. */
   snoozed: [job: Job];
@@ -156,7 +165,9 @@ const WORKER_KEYS = new Set([
  * @since 0.1.0
  */
 export class Worker extends EventEmitter<WorkerEvents> {
+  /** The Queue this worker claims from and reports to. */
   readonly queue: Queue;
+  /** Names this worker in `job.workerId` of the jobs it holds: the `workerId` option, or generated. */
   readonly workerId: string;
   readonly #jobs: Map<string, AnyJobDefinition>;
   readonly #types: string[];
@@ -190,6 +201,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #onCancelled = (job: Job) => this.#core.abandon(job.id, "cancelled", new Error("job cancelled"));
   readonly #onPaused = (queue: string) => this.#core.giveBackWaiting((job) => job.queue === queue);
 
+  /**
+   * Checks every option now and registers `options.jobs` with the queue; nothing is claimed until
+   * {@link Worker.start}.
+   * @throws ErrandError `INVALID_OPTION` or `INVALID_DURATION`, naming the option.
+   */
   constructor(queue: Queue, options: WorkerOptions) {
     super();
     this.queue = checkQueueArgument("Worker", queue);

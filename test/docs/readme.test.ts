@@ -13,13 +13,12 @@
  * A block that cannot be TypeScript opts out with an HTML comment on the line before its fence,
  * `<!-- not compiled: why -->`, and shows here as skipped with that reason.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ROOT, sourcePaths, tsconfigOptions } from "./source-program.js";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const README = path.join(ROOT, "README.md");
 /** Where the blocks' virtual modules live: inside the package, so `"type": "module"` applies. */
 const VIRTUAL_DIR = path.join(ROOT, "test/docs/.readme");
@@ -195,31 +194,9 @@ function declaredNames(statement: ts.Statement): string[] {
   return name && ts.isIdentifier(name) ? [name.text] : [];
 }
 
-/** `errand`, `errand/sqlite`, … → their source in src/, from package.json's "exports". */
-function sourcePaths(): Record<string, string[]> {
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
-    name: string;
-    exports: Record<string, string | { types?: string }>;
-  };
-  const paths: Record<string, string[]> = {};
-  for (const [subpath, target] of Object.entries(pkg.exports)) {
-    const types = typeof target === "string" ? target : target.types;
-    if (!types?.endsWith(".d.ts")) continue; // ./package.json
-    const file = path.join(ROOT, types.replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts"));
-    if (!existsSync(file)) throw new Error(`package.json exports "${subpath}": no source at ${file}`);
-    paths[pkg.name + subpath.slice(1)] = [file];
-  }
-  return paths;
-}
-
 function compilerOptions(): ts.CompilerOptions {
-  const configFile = path.join(ROOT, "tsconfig.json");
-  const { config, error } = ts.readConfigFile(configFile, ts.sys.readFile);
-  if (error) throw new Error(ts.flattenDiagnosticMessageText(error.messageText, "\n"));
-  const parsed = ts.parseJsonConfigFileContent(config, ts.sys, ROOT, undefined, configFile);
-  if (parsed.errors.length > 0) throw new Error(ts.formatDiagnostics(parsed.errors, formatHost));
   return {
-    ...parsed.options,
+    ...tsconfigOptions(),
     noEmit: true,
     declaration: false,
     sourceMap: false,
@@ -229,12 +206,6 @@ function compilerOptions(): ts.CompilerOptions {
     paths: sourcePaths(),
   };
 }
-
-const formatHost: ts.FormatDiagnosticsHost = {
-  getCanonicalFileName: (f) => f,
-  getCurrentDirectory: () => ROOT,
-  getNewLine: () => "\n",
-};
 
 /**
  * Compiles every module in one program. Answers each block's diagnostics (by its fence line) as
