@@ -354,6 +354,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a completed, dead or expired job.
    */
   async cancel(id: string): Promise<Job> {
+    this.#checkOpen();
     const m = await this.#door.cancel({ id: checkJobId(id), now: this.clock.now() });
     return this.#mutated(id, m, ["cancelled"], "cancel");
   }
@@ -366,6 +367,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     id: string,
     options: { runAt?: Date | string | number; delayMs?: Duration; priority?: number; queue?: string },
   ): Promise<Job> {
+    this.#checkOpen();
     const m = await this.#door.reschedule(checkReschedule(id, options, this.clock.now()));
     return this.#mutated(id, m, [], "reschedule");
   }
@@ -376,6 +378,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending, active or completed job.
    */
   async retry(id: string): Promise<Job> {
+    this.#checkOpen();
     const m = await this.#door.retry({ id: checkJobId(id), now: this.clock.now() });
     return this.#mutated(id, m, [], "retry");
   }
@@ -391,6 +394,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending or active job.
    */
   async replay(id: string): Promise<Job> {
+    this.#checkOpen();
     const now = this.clock.now();
     const m = await this.#door.replay({ id: checkJobId(id), newId: uuidv7(now), now });
     return this.#mutated(id, m, [], "replay");
@@ -429,6 +433,7 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /** Removes a schedule; jobs it already enqueued stay. Returns whether it existed. */
   async unschedule(name: string): Promise<boolean> {
+    this.#checkOpen();
     return this.store.deleteSchedule({ name: checkScheduleName(name) });
   }
 
@@ -610,8 +615,11 @@ export class Queue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Whether {@link Queue.close} has been called. Enqueues, leases, `schedule`, pausing, resuming
-   * and maintenance throw ErrandError `CLOSED` after it.
+   * Whether {@link Queue.close} has been called. Every change it would make after that throws
+   * ErrandError `CLOSED`: enqueues, leases, cancel, reschedule, retry, replay, `schedule`,
+   * `unschedule`, pausing, resuming and maintenance. Reads and the outcomes of attempts already
+   * leased still reach a store the queue does not own (other queues may share it); a store it
+   * owns is closed with it, and answers every call with `CLOSED`.
    */
   get closed(): boolean {
     return this.#closed;

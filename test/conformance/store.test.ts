@@ -8,6 +8,7 @@ import { selectedBackends } from "./backend.js";
 import { exerciseBadInput } from "./bad-input.js";
 import { exerciseCancel } from "./cancel.js";
 import { exerciseClaim } from "./claim.js";
+import { exerciseClosed } from "./closed.js";
 import { exerciseDebounce } from "./debounce.js";
 import { exerciseDelivery } from "./delivery.js";
 import { exerciseDependencies } from "./dependencies.js";
@@ -47,6 +48,7 @@ import { exerciseWakeups } from "./wakeups.js";
 for (const backend of selectedBackends({ conformance: true })) {
   describe(backend.name, () => {
     exerciseClaim(backend);
+    exerciseClosed(backend);
     exerciseWakeups(backend);
     exerciseFencing(backend);
     exerciseFailMany(backend);

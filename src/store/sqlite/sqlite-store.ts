@@ -213,8 +213,13 @@ export class SqliteStore implements Store {
   }
 
   #write<T>(fn: () => T): Promise<T> {
-    if (this.#closed) return Promise.reject(new ErrandError("CLOSED", "the SQLite store is closed"));
+    if (this.#closed) return Promise.reject(closedError());
     return this.#writer.write(fn);
+  }
+
+  /** Reads run on the connection directly: once it is closed, CLOSED, not better-sqlite3's TypeError. */
+  #checkOpen(): void {
+    if (this.#closed) throw closedError();
   }
 
   // ---- enqueue -------------------------------------------------------------------------------
@@ -493,6 +498,7 @@ export class SqliteStore implements Store {
   // ---- reads ---------------------------------------------------------------------------------
 
   async get({ id }: GetParams): Promise<JobRecord | null> {
+    this.#checkOpen();
     return this.#getRecord(id);
   }
 
@@ -505,10 +511,12 @@ export class SqliteStore implements Store {
   }
 
   async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {
+    this.#checkOpen();
     return ids.map((id) => this.#getRecord(id));
   }
 
   async dependents(p: DependentsParams): Promise<ListResult> {
+    this.#checkOpen();
     const ids = this.#deps.dependents(p.id, p.cursor, p.limit + 1);
     const more = ids.length > p.limit;
     if (more) ids.pop();
@@ -518,6 +526,7 @@ export class SqliteStore implements Store {
   }
 
   async list(p: ListParams): Promise<ListResult> {
+    this.#checkOpen();
     // The state picks the table, and an owner filter its own statement (queries/list.sql says why).
     const q = this.#q;
     const owned = p.owner !== undefined;
@@ -540,6 +549,7 @@ export class SqliteStore implements Store {
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
+    this.#checkOpen();
     const hot = this.#q.statsHot.all({ now: p.now }) as StatsRow[];
     const stats = statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
     return p.limits ? { ...stats, limits: sqliteLimitStats(this.#q, p.limits, p.now, hot) } : stats;
@@ -624,6 +634,7 @@ export class SqliteStore implements Store {
   // ---- sweeps --------------------------------------------------------------------------------
 
   async expiredLeases(p: SweepParams): Promise<JobRecord[]> {
+    this.#checkOpen();
     return this.#q.expiredLeases.all(p.now, p.limit) as JobRecord[];
   }
 
@@ -678,14 +689,17 @@ export class SqliteStore implements Store {
   }
 
   async getSchedule({ name }: GetScheduleParams): Promise<ScheduleRecord | null> {
+    this.#checkOpen();
     return (this.#q.getSchedule.get(name) as ScheduleRecord | undefined) ?? null;
   }
 
   async listSchedules(): Promise<ScheduleRecord[]> {
+    this.#checkOpen();
     return this.#q.listSchedules.all() as ScheduleRecord[];
   }
 
   async dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {
+    this.#checkOpen();
     return this.#q.dueSchedules.all(p.now, p.limit) as ScheduleRecord[];
   }
 
@@ -708,10 +722,12 @@ export class SqliteStore implements Store {
   }
 
   async getJobType({ name }: GetJobTypeParams): Promise<JobTypeRecord | null> {
+    this.#checkOpen();
     return (this.#q.getJobType.get(name) as JobTypeRecord | undefined) ?? null;
   }
 
   async listJobTypes(): Promise<JobTypeRecord[]> {
+    this.#checkOpen();
     return this.#q.listJobTypes.all() as JobTypeRecord[];
   }
 
@@ -730,6 +746,7 @@ export class SqliteStore implements Store {
   }
 
   async pausedQueues(): Promise<string[]> {
+    this.#checkOpen();
     return this.#q.pausedQueues.all() as string[];
   }
 
@@ -744,4 +761,8 @@ export class SqliteStore implements Store {
     await this.#notifier.close();
     this.#db.close();
   }
+}
+
+function closedError(): ErrandError {
+  return new ErrandError("CLOSED", "the SQLite store is closed");
 }
