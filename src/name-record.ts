@@ -25,3 +25,11 @@ export function nameRecord<V>(entries?: Iterable<readonly [string, V]>): Record<
 export function toNameRecord<V>(source: Readonly<Record<string, V>> | null | undefined): Record<string, V> {
   return nameRecord(source ? Object.entries(source) : undefined);
 }
+
+/**
+ * Compares by UTF-8 bytes, as SQLite's BINARY and PostgreSQL's "C" collations do: the order every
+ * store lists names in, whatever the process's locale (`localeCompare` puts "a" before "B").
+ */
+export function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}

@@ -3,6 +3,7 @@ import { defineJob, type RateLimit } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Delivery, DependencyFailurePolicy } from "../job.js";
+import { byteOrder } from "../name-record.js";
 import type { Queue, TypeSettings } from "../queue.js";
 import { checkTypeName } from "../validation.js";
 
@@ -155,9 +156,9 @@ export class JobTypeRegistry {
     return deleted;
   }
 
-  /** Every type's settings this server knows, sorted by type name. */
+  /** Every type's settings this server knows, sorted by type name (byte order, as stores list names). */
   list(): JobTypeConfig[] {
-    return [...this.#types.values()].map((t) => t.config).sort((a, b) => a.type.localeCompare(b.type));
+    return [...this.#types.values()].map((t) => t.config).sort((a, b) => byteOrder(a.type, b.type));
   }
 
   /**

@@ -69,6 +69,19 @@ for (const backend of selectedBackends()) {
       unpolluted();
     });
 
+    it("lists queues and job types in byte order, as the stores list names, whatever the locale", async () => {
+      const h = await startServer(backend);
+      for (const name of ["b", "B", "a", "_"]) {
+        expect((await h.http("PUT", `/v1/types/${name}`, { body: { maxAttempts: 2 } })).status).toBe(201);
+        expect((await h.http("POST", `/v1/queues/${name}/pause`)).status).toBe(200);
+      }
+      const types = await h.http("GET", "/v1/types");
+      expect(types.body.types.map((t: { type: string }) => t.type)).toEqual(["B", "_", "a", "b"]);
+      const queues = await h.http("GET", "/v1/queues");
+      expect(queues.body.queues.map((q: { name: string }) => q.name)).toEqual(["B", "_", "a", "b"]);
+      expect((await h.http("GET", "/v1/stats")).body.paused).toEqual(["B", "_", "a", "b"]);
+    });
+
     it("lists, counts and exports queues and types named toString, hasOwnProperty, valueOf", async () => {
       const h = await startServer(backend);
       const unpolluted = guardPrototype();

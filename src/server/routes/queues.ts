@@ -1,6 +1,7 @@
 /** The inspection and queue routes: stats, stats history, queues, pause, resume, prune. @module */
 import type { FastifyInstance } from "fastify";
 import { ErrandError } from "../../errors.js";
+import { byteOrder } from "../../name-record.js";
 import type { ServerContext } from "../context.js";
 import { params } from "../routing.js";
 
@@ -27,7 +28,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     for (const name of paused) if (!counts.has(name)) counts.set(name, {});
     return {
       queues: [...counts]
-        .sort(([a], [b]) => a.localeCompare(b))
+        .sort(([a], [b]) => byteOrder(a, b))
         .map(([name, c]) => ({ name, counts: c, paused: paused.has(name) })),
     };
   });

@@ -1,7 +1,7 @@
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
 import { shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
-import { nameRecord } from "../../name-record.js";
+import { byteOrder, nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import { INSERTED } from "../enqueue-result.js";
 import { expandJobs, jobCount, sharedAlone } from "../new-jobs.js";
@@ -574,11 +574,6 @@ function jobType(name: string, value: string): JobTypeRecord {
     createdAt: Number(value.slice(0, a)),
     updatedAt: Number(value.slice(a + 1, b)),
   };
-}
-
-/** Compares by UTF-8 bytes, as SQLite's BINARY and PostgreSQL's "C" collations do. */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 /**
