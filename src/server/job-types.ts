@@ -3,6 +3,7 @@ import { defineJob, type RateLimit } from "../define-job.js";
 import type { Duration } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import type { Delivery, DependencyFailurePolicy } from "../job.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { byteOrder } from "../name-record.js";
 import type { Queue, TypeSettings } from "../queue.js";
 import { checkTypeName } from "../validation.js";
@@ -251,15 +252,37 @@ function check(config: JobTypeConfig): { stored: JobTypeConfig; settings: TypeSe
   return { stored: { ...config, type }, settings };
 }
 
+const PUSH_KEYS: ReadonlySet<string> = new Set(["url", "secret", "timeoutMs"]);
+
+/**
+ * The push target within the bounds the HTTP schema gives it (schemas/components.ts), so a type
+ * set in code (`createServer({ types })`, `types.put`) is refused here, not at its first delivery,
+ * where a bad secret or timeout would fail every push of the type.
+ */
 function checkPush(push: PushTarget): void {
+  checkKnownKeys("push", push, PUSH_KEYS);
   let url: URL;
   try {
+    if (typeof push.url !== "string" || push.url.length > 2048) throw new TypeError();
     url = new URL(push.url);
   } catch {
-    throw new ErrandError("INVALID_OPTION", `push.url must be an absolute http(s) URL`);
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "push.url must be an absolute http(s) URL of at most 2048 characters",
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ErrandError("INVALID_OPTION", `push.url must be http: or https:, got ${url.protocol}`);
+  }
+  const { secret, timeoutMs } = push;
+  if (secret !== undefined && (typeof secret !== "string" || secret.length < 16 || secret.length > 256)) {
+    throw new ErrandError("INVALID_OPTION", "push.secret must be a string of 16 to 256 characters");
+  }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000)
+  ) {
+    throw new ErrandError("INVALID_OPTION", "push.timeoutMs must be an integer from 100 to 600000");
   }
 }
 

@@ -3,7 +3,9 @@
  * server on the store follows a type created, changed or deleted through another one (its
  * defaults at enqueue, its cap at lease, its push target).
  */
+
 import { describe, expect, it, vi } from "vitest";
+import type { JobTypeConfig } from "../../src/server/job-types.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { type Harness, serve, startServer } from "./harness.js";
 
@@ -52,6 +54,37 @@ for (const backend of selectedBackends()) {
         serve(await first.connect(), { types: [{ type: "ok" }, { type: "bad", maxAttempts: 0 }] }),
       ).rejects.toMatchObject({ code: "INVALID_OPTION", message: expect.stringMatching(/^types\[1\]/) });
       expect(await first.store.getJobType({ name: "ok" })).toBeNull();
+    });
+
+    it("refuses in code a push target the HTTP schema refuses, before writing anything", async () => {
+      const first = await startServer(backend);
+      const url = "http://127.0.0.1:9/hook";
+      const bad: Array<[unknown, RegExp]> = [
+        [{ url, timeoutMs: -1 }, /push\.timeoutMs/],
+        [{ url, timeoutMs: Number.NaN }, /push\.timeoutMs/],
+        [{ url, timeoutMs: 700_000 }, /push\.timeoutMs/],
+        [{ url, secret: 42 }, /push\.secret/],
+        [{ url, secret: "short" }, /push\.secret/],
+        [{ url, timeout: 500 }, /did you mean "timeoutMs"/],
+        [{ url: `http://x/${"a".repeat(2048)}` }, /push\.url/],
+        [{ url: 7 }, /push\.url/],
+      ];
+      for (const [push, message] of bad) {
+        const config = { type: "hook", push } as JobTypeConfig;
+        await expect(serve(await first.connect(), { types: [config] })).rejects.toMatchObject({
+          code: "INVALID_OPTION",
+          message,
+        });
+        await expect(first.app.errand.types.set(config)).rejects.toMatchObject({
+          code: "INVALID_OPTION",
+          message,
+        });
+        // The HTTP route refuses the same target with a 400.
+        expect((await first.http("PUT", "/v1/types/hook", { body: { push } })).status).toBe(400);
+      }
+      expect(await first.store.getJobType({ name: "hook" })).toBeNull();
+      const good = { url, secret: "s".repeat(16), timeoutMs: 100 };
+      expect(await first.app.errand.types.set({ type: "hook", push: good })).toBe(true);
     });
 
     it("a type PUT, changed or deleted on one server takes effect on another on the same store", async () => {
