@@ -22,4 +22,9 @@ export { ServerMetrics } from "./metrics.js";
 export { PushDelivery, type PushOptions, signPush } from "./push.js";
 export { MAX_BULK, routeSchemas, sharedSchemas } from "./schemas.js";
 export { createServer, type ErrandServerState, type ServerOptions } from "./server.js";
-export { type HistoryCounter, StatsHistory, type StatsHistoryResult } from "./stats-history.js";
+export {
+  type HistoryCounter,
+  MAX_HISTORY_SIZE,
+  StatsHistory,
+  type StatsHistoryResult,
+} from "./stats-history.js";

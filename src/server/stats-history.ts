@@ -1,6 +1,8 @@
 import type { Clock } from "../clock.js";
+import { MAX_TIMER_MS } from "../duration.js";
 import type { Job } from "../job.js";
 import type { Queue } from "../queue.js";
+import { checkInt } from "../validation.js";
 
 /** What {@link StatsHistory} counts. */
 export type HistoryCounter = "enqueued" | "completed" | "failed";
@@ -20,6 +22,9 @@ export interface StatsHistoryResult {
   /** Attempts failed in each interval, retried or not. */
   failed: number[];
 }
+
+/** The most intervals a {@link StatsHistory} keeps: its ring takes 20 bytes an interval, 20 MB here. */
+export const MAX_HISTORY_SIZE = 1_000_000;
 
 /**
  * Counts of enqueues, completions and failed attempts per second over the last hour, for the
@@ -45,12 +50,14 @@ export class StatsHistory {
   /**
    * An empty history read by `clock`; it counts nothing until {@link StatsHistory.follow} or
    * {@link StatsHistory.record}.
-   * @param options - `intervalMs` (default 1000) and `size` (default 3600): one hour of seconds.
+   * @param options - `intervalMs` (default 1000; 1 ms to about 24.8 days) and `size` (default
+   *   3600, one hour of seconds; at most {@link MAX_HISTORY_SIZE}: the ring is allocated whole).
+   * @throws ErrandError `INVALID_OPTION` for an interval or size outside those bounds.
    */
   constructor(clock: Clock, options: { intervalMs?: number; size?: number } = {}) {
     this.#clock = clock;
-    this.intervalMs = options.intervalMs ?? 1000;
-    this.size = options.size ?? 3600;
+    this.intervalMs = checkInt("StatsHistory intervalMs", options.intervalMs ?? 1000, 1, MAX_TIMER_MS);
+    this.size = checkInt("StatsHistory size", options.size ?? 3600, 1, MAX_HISTORY_SIZE);
     this.#slotOf = new Float64Array(this.size).fill(-1);
     this.#counts = {
       enqueued: new Uint32Array(this.size),

@@ -1,12 +1,44 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { Queue } from "../../src/queue.js";
-import { StatsHistory } from "../../src/server/stats-history.js";
+import { MAX_HISTORY_SIZE, StatsHistory } from "../../src/server/stats-history.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 
 describe("StatsHistory", () => {
+  it("refuses an interval or a size it cannot keep, naming it", () => {
+    const clock = new ManualClock(0);
+    for (const options of [
+      { size: 0 },
+      { size: -1 },
+      { size: 1.5 },
+      { size: MAX_HISTORY_SIZE + 1 },
+      { size: Number.NaN },
+    ]) {
+      expect(() => new StatsHistory(clock, options)).toThrow(
+        expect.objectContaining({
+          code: "INVALID_OPTION",
+          message: expect.stringContaining("StatsHistory size"),
+        }),
+      );
+    }
+    for (const options of [
+      { intervalMs: 0 },
+      { intervalMs: 2 ** 31 },
+      { intervalMs: "1s" as unknown as number },
+    ]) {
+      expect(() => new StatsHistory(clock, options)).toThrow(
+        expect.objectContaining({
+          code: "INVALID_OPTION",
+          message: expect.stringContaining("StatsHistory intervalMs"),
+        }),
+      );
+    }
+    const widest = new StatsHistory(clock, { intervalMs: 2 ** 31 - 1, size: 1 });
+    expect([widest.intervalMs, widest.size]).toEqual([2 ** 31 - 1, 1]);
+  });
+
   it("counts per second into the right interval, oldest first, with empty seconds as 0", async () => {
     const clock = new ManualClock(T0);
     const h = new StatsHistory(clock, { size: 10 });
