@@ -6,6 +6,7 @@ import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
+import { describe } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
 import {
@@ -119,10 +120,12 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   /**
    * Checks every option now; nothing is leased until {@link RemoteWorker.start}.
-   * @throws ErrandError `INVALID_OPTION` or `INVALID_DURATION`, naming the option.
+   * @throws ErrandError `INVALID_OPTION` or `INVALID_DURATION`, naming the option (or the client,
+   *   when it is not an {@link ErrandClient}).
    */
   constructor(client: ErrandClient, options: RemoteWorkerOptions) {
     super();
+    checkClient(client);
     const settings = resolveRunnerOptions("RemoteWorker", options, KEYS, MAX_REMOTE_LEASE_MS);
     this.client = client;
     this.#jobs = settings.jobs;
@@ -347,5 +350,33 @@ class RemoteSink implements RunSink {
         if (current?.state === "cancelled") this.events.emit("cancelled", current);
       })
       .catch(() => {});
+  }
+}
+
+/** The calls the worker makes: what it must find on its client, checked before anything starts. */
+const CLIENT_CALLS = [
+  "lease",
+  "report",
+  "failWithState",
+  "heartbeat",
+  "heartbeatMany",
+  "checkpoint",
+  "snooze",
+  "dependencies",
+  "release",
+] as const;
+
+/**
+ * Refuses what is not a client (null, a URL string, options meant for `new ErrandClient`) with a
+ * typed error when the worker is made, not a TypeError from its first lease. Checked by shape, as
+ * `new Worker` checks its queue: a client from another copy of errand works alike.
+ */
+function checkClient(client: unknown): void {
+  const c = client as Record<string, unknown> | null;
+  if (typeof c !== "object" || c === null || CLIENT_CALLS.some((call) => typeof c[call] !== "function")) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `RemoteWorker: client must be an ErrandClient (new ErrandClient({ url, token })), got ${describe(client)}`,
+    );
   }
 }
