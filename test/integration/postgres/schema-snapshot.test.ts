@@ -28,6 +28,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0007_fair.sql",
       "0008_claim_by_type.sql",
       "0009_key_room.sql",
+      "0010_job_fillfactor.sql",
     ],
   });
 
