@@ -22,8 +22,8 @@
  * Environment variables set in front of a command (`ERRAND_STORES=sqlite npm test`) must be read
  * somewhere in src/, test/, examples/ or scripts/ (their name appears there).
  *
- * A line that is none of these fails "knows every shell line" until it gets a check or an entry in
- * NOT_CHECKED with its reason.
+ * A line that is none of these fails "knows every shell line" until it gets a check: no line is
+ * left unchecked.
  *
  * What a curl line's server holds before the line runs:
  * - each job id the line names (in its path, except the one a PUT creates; in `dependsOn`, as a
@@ -58,9 +58,6 @@ import {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const README = readFileSync(path.join(ROOT, "README.md"), "utf8");
-
-/** Lines left unchecked on purpose: a pattern of the line's text, and why. None today. */
-const NOT_CHECKED: ReadonlyArray<{ match: RegExp; reason: string }> = [];
 
 /**
  * The README's placeholders in curl lines beyond `$ID` and `"id":"…"`, and what stands in for
@@ -144,36 +141,24 @@ function classify(lines: readonly ShellLine[]): Classified[] {
 const classified = classify(shellLines(README));
 const title = (l: ShellLine) =>
   `README.md:${l.line}: ${l.text.length > 120 ? l.text.slice(0, 117) + "…" : l.text}`;
-const skipReason = (l: ShellLine) => NOT_CHECKED.find((n) => n.match.test(l.text))?.reason;
-const checked = classified.filter((c) => skipReason(c.line) === undefined);
 
 describe("README.md's shell lines", () => {
   it("finds the README's ```sh blocks", () => {
     expect(classified.length).toBeGreaterThan(30);
-    expect(checked.filter((c) => c.curl.length > 0).length).toBeGreaterThan(15);
-    expect(checked.filter((c) => c.cli !== null).length).toBeGreaterThan(15);
+    expect(classified.filter((c) => c.curl.length > 0).length).toBeGreaterThan(15);
+    expect(classified.filter((c) => c.cli !== null).length).toBeGreaterThan(15);
   });
 
-  it("knows every shell line: each is checked below, or not checked for a stated reason", () => {
-    const unknown = checked
+  it("knows every shell line: each is checked below", () => {
+    const unknown = classified
       .filter((c) => c.unknown.length > 0)
       .map((c) => `README.md:${c.line.line}: ${c.unknown.join("; ")}\n    ${c.line.text}`);
-    expect(unknown, "add a check to test/docs/readme-shell.test.ts, or a NOT_CHECKED entry").toEqual([]);
-    const stale = NOT_CHECKED.filter((n) => !classified.some((c) => n.match.test(c.line.text)));
-    expect(
-      stale.map((n) => String(n.match)),
-      "NOT_CHECKED entries that match no line",
-    ).toEqual([]);
+    expect(unknown, "add a check to test/docs/readme-shell.test.ts").toEqual([]);
   });
-
-  for (const c of classified) {
-    const reason = skipReason(c.line);
-    if (reason !== undefined) it.skip(`${title(c.line)} (not checked: ${reason})`, () => {});
-  }
 });
 
 describe("README.md's curl lines are requests the server takes", () => {
-  for (const c of checked.filter((c) => c.curl.length > 0)) {
+  for (const c of classified.filter((c) => c.curl.length > 0)) {
     it(title(c.line), async () => {
       const { queue, base } = await freshServer();
       const requests = c.curl.map((r) => asRequest(c.line, r));
@@ -199,7 +184,7 @@ describe("README.md's curl lines are requests the server takes", () => {
 
 describe("README.md's errand lines match the CLI", () => {
   const program = buildProgram({ env: {}, stdout: { write: () => true } });
-  for (const c of checked.filter((c) => c.cli !== null)) {
+  for (const c of classified.filter((c) => c.cli !== null)) {
     it(title(c.line), () => {
       const problems = synopsisProblems(program, c.cli!, flagsIn(c.line.comment));
       expect(problems, `README.md:${c.line.line}: ${c.line.text}`).toEqual([]);
@@ -210,7 +195,7 @@ describe("README.md's errand lines match the CLI", () => {
 describe("README.md's other commands name what exists", () => {
   const scripts = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: object })
     .scripts;
-  for (const c of checked.filter((c) => c.tools.length > 0 || c.env.length > 0)) {
+  for (const c of classified.filter((c) => c.tools.length > 0 || c.env.length > 0)) {
     it(title(c.line), () => {
       const problems = [
         ...c.tools.flatMap((words) =>

@@ -10,8 +10,8 @@
  * one `ts.Program` with tsconfig.json's options; each `it` reports its block's diagnostics by
  * README line.
  *
- * A block that cannot be TypeScript opts out with an HTML comment on the line before its fence,
- * `<!-- not compiled: why -->`, and shows here as skipped with that reason.
+ * Every block compiles: a fragment that is not TypeScript is rewritten until it is, or it is not
+ * a `ts` block.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -79,8 +79,6 @@ interface Block {
   /** How far the fence is indented (a block inside a list item); stripped from every line. */
   indent: number;
   lines: string[];
-  /** The reason given by a `<!-- not compiled: … -->` comment before the fence. */
-  notCompiled: string | null;
 }
 
 function readmeBlocks(text: string): Block[] {
@@ -93,18 +91,12 @@ function readmeBlocks(text: string): Block[] {
     const end = lines.findIndex((line, j) => j > i && /^ *```\s*$/.test(line));
     if (end < 0) throw new Error(`README.md:${i + 1}: the fence opened here is never closed`);
     if (open[2] === "ts" || open[2] === "typescript") {
-      let before = i - 1;
-      while (before >= 0 && lines[before]!.trim() === "") before--;
-      const marker = /^\s*<!--\s*not compiled:\s*(.*?)\s*-->\s*$/.exec(lines[before] ?? "");
-      if (marker && marker[1] === "")
-        throw new Error(`README.md:${before + 1}: "not compiled" needs a reason`);
       blocks.push({
         fenceLine: i + 1,
         indent,
         lines: lines
           .slice(i + 1, end)
           .map((line) => line.slice(Math.min(indent, /^ */.exec(line)![0].length))),
-        notCompiled: marker ? marker[1]! : null,
       });
     }
     i = end;
@@ -257,7 +249,7 @@ function describeDiagnostic(m: VirtualModule, sf: ts.SourceFile, d: ts.Diagnosti
 }
 
 const blocks = readmeBlocks(readFileSync(README, "utf8"));
-const modules = blocks.filter((b) => b.notCompiled === null).map(toModule);
+const modules = blocks.map(toModule);
 let compiled: ReturnType<typeof compile>;
 
 describe("README.md's TypeScript examples", () => {
@@ -273,10 +265,6 @@ describe("README.md's TypeScript examples", () => {
   for (const block of blocks) {
     const first = block.lines.find((line) => line.trim() !== "")?.trim() ?? "";
     const name = `README.md:${block.fenceLine} ${first.length > 72 ? `${first.slice(0, 71)}…` : first}`;
-    if (block.notCompiled !== null) {
-      it.skip(`${name} (not compiled: ${block.notCompiled})`, () => {});
-      continue;
-    }
     it(name, () => {
       expect(compiled.byBlock.get(block.fenceLine)).toEqual([]);
     });
