@@ -6,7 +6,7 @@ import type { Delivery, DependencyFailurePolicy } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { byteOrder } from "../name-record.js";
 import type { Queue, TypeSettings } from "../queue.js";
-import { checkTypeName } from "../validation.js";
+import { checkInt, checkTypeName } from "../validation.js";
 
 /** Where and how the server pushes a type's jobs (push delivery). */
 export interface PushTarget {
@@ -252,37 +252,46 @@ function check(config: JobTypeConfig): { stored: JobTypeConfig; settings: TypeSe
   return { stored: { ...config, type }, settings };
 }
 
+/**
+ * A push target's bounds: the HTTP schema's (schemas/components.ts reads them from here) and
+ * checkPush's for a type set in code, so the two cannot part.
+ */
+export const PUSH_LIMITS = {
+  urlLength: 2048,
+  secretLength: { min: 16, max: 256 },
+  timeoutMs: { min: 100, max: 600_000 },
+} as const;
+
 const PUSH_KEYS: ReadonlySet<string> = new Set(["url", "secret", "timeoutMs"]);
 
 /**
- * The push target within the bounds the HTTP schema gives it (schemas/components.ts), so a type
- * set in code (`createServer({ types })`, `types.put`) is refused here, not at its first delivery,
- * where a bad secret or timeout would fail every push of the type.
+ * A push target within {@link PUSH_LIMITS}, so a type set in code (`createServer({ types })`,
+ * `types.set`) is refused here, not at its first delivery, where a bad secret or timeout would
+ * fail every push of the type.
  */
 function checkPush(push: PushTarget): void {
   checkKnownKeys("push", push, PUSH_KEYS);
-  let url: URL;
+  const { url, secret, timeoutMs } = push;
+  let parsed: URL | null = null;
   try {
-    if (typeof push.url !== "string" || push.url.length > 2048) throw new TypeError();
-    url = new URL(push.url);
-  } catch {
+    // Not URL.parse: it came in Node 20.18, and errand runs on every Node 20.
+    if (typeof url === "string" && url.length <= PUSH_LIMITS.urlLength) parsed = new URL(url);
+  } catch {}
+  if (parsed === null) {
     throw new ErrandError(
       "INVALID_OPTION",
-      "push.url must be an absolute http(s) URL of at most 2048 characters",
+      `push.url must be an absolute http(s) URL of at most ${PUSH_LIMITS.urlLength} characters`,
     );
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ErrandError("INVALID_OPTION", `push.url must be http: or https:, got ${url.protocol}`);
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new ErrandError("INVALID_OPTION", `push.url must be http: or https:, got ${parsed.protocol}`);
   }
-  const { secret, timeoutMs } = push;
-  if (secret !== undefined && (typeof secret !== "string" || secret.length < 16 || secret.length > 256)) {
-    throw new ErrandError("INVALID_OPTION", "push.secret must be a string of 16 to 256 characters");
+  const { min, max } = PUSH_LIMITS.secretLength;
+  if (secret !== undefined && (typeof secret !== "string" || secret.length < min || secret.length > max)) {
+    throw new ErrandError("INVALID_OPTION", `push.secret must be a string of ${min} to ${max} characters`);
   }
-  if (
-    timeoutMs !== undefined &&
-    (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000)
-  ) {
-    throw new ErrandError("INVALID_OPTION", "push.timeoutMs must be an integer from 100 to 600000");
+  if (timeoutMs !== undefined) {
+    checkInt("push.timeoutMs", timeoutMs, PUSH_LIMITS.timeoutMs.min, PUSH_LIMITS.timeoutMs.max);
   }
 }
 

@@ -4,6 +4,7 @@
  * @module
  */
 import { JOB_STATES } from "../../job.js";
+import { PUSH_LIMITS } from "../job-types.js";
 import {
   count,
   duration,
@@ -213,9 +214,18 @@ export const sharedSchemas = [
         required: ["url"],
         additionalProperties: false,
         properties: {
-          url: { type: "string", format: "uri", maxLength: 2048 },
-          secret: { type: "string", minLength: 16, maxLength: 256, writeOnly: true },
-          timeoutMs: { type: "integer", minimum: 100, maximum: 600_000 },
+          url: { type: "string", format: "uri", maxLength: PUSH_LIMITS.urlLength },
+          secret: {
+            type: "string",
+            minLength: PUSH_LIMITS.secretLength.min,
+            maxLength: PUSH_LIMITS.secretLength.max,
+            writeOnly: true,
+          },
+          timeoutMs: {
+            type: "integer",
+            minimum: PUSH_LIMITS.timeoutMs.min,
+            maximum: PUSH_LIMITS.timeoutMs.max,
+          },
         },
       },
     },
