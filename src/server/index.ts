@@ -18,7 +18,7 @@ export {
 } from "./auth.js";
 export { type ErrorBody, HTTP_STATUS, toErrorResponse } from "./http-errors.js";
 export { type JobTypeConfig, JobTypeRegistry, type PushTarget } from "./job-types.js";
-export { ServerMetrics } from "./metrics.js";
+export { MAX_METRIC_NAMES, OTHER_LABEL, ServerMetrics } from "./metrics.js";
 export { PushDelivery, type PushOptions, signPush } from "./push.js";
 export { MAX_BULK, routeSchemas, sharedSchemas } from "./schemas.js";
 export { createServer, type ErrandServerState, type ServerOptions } from "./server.js";

@@ -3,6 +3,57 @@ import type { Job } from "../job.js";
 import type { Queue, QueueStats } from "../queue.js";
 
 /**
+ * Most distinct job types, and apart from them most distinct queues, that `/metrics` labels by
+ * name. Names are the producers' to choose, and every name a metric is labelled with is a series
+ * kept for the server's life: unbounded, a producer enqueuing under fresh names grows the
+ * server's memory and every scrape without end (100,000 types: a 9.7 MB scrape). Past the bound,
+ * names are counted together under {@link OTHER_LABEL}. The first names seen keep their series.
+ */
+export const MAX_METRIC_NAMES = 1_000;
+
+/**
+ * The label value of the names past {@link MAX_METRIC_NAMES}: not a valid type or queue name, so
+ * no real name shares its series.
+ */
+export const OTHER_LABEL = "(other)";
+
+/** The names a metric label shows, first seen first, up to a bound; the rest are {@link OTHER_LABEL}. */
+class LabelBudget {
+  readonly #shown = new Set<string>();
+
+  constructor(private readonly max: number) {}
+
+  /** `name` as a label value: itself while there is room or once shown, else OTHER_LABEL. */
+  label(name: string): string {
+    if (this.#shown.has(name)) return name;
+    if (this.#shown.size >= this.max) return OTHER_LABEL;
+    this.#shown.add(name);
+    return name;
+  }
+}
+
+/**
+ * Sets `gauge` to `counts` (name -> state -> n) with each name through `budget`: names past it
+ * are summed into OTHER_LABEL's series.
+ */
+function setByName(
+  gauge: Gauge<string>,
+  labelName: "type" | "queue",
+  budget: LabelBudget,
+  counts: Record<string, Record<string, number | undefined>>,
+): void {
+  const other = new Map<string, number>();
+  for (const [name, states] of Object.entries(counts)) {
+    const label = budget.label(name);
+    for (const [state, n] of Object.entries(states)) {
+      if (label === OTHER_LABEL) other.set(state, (other.get(state) ?? 0) + (n ?? 0));
+      else gauge.set({ [labelName]: label, state }, n ?? 0);
+    }
+  }
+  for (const [state, n] of other) gauge.set({ [labelName]: OTHER_LABEL, state }, n);
+}
+
+/**
  * The server's Prometheus metrics, on a registry of its own (so two servers in one process do not
  * collide). Job counts are read from the store at scrape time; counters follow the queue's events.
  */
@@ -33,6 +84,10 @@ export class ServerMetrics {
   /** Registers the metrics and starts counting `queue`'s events, until {@link ServerMetrics.close}. */
   constructor(queue: Queue) {
     const registers = [this.registry];
+    // One budget per label, shared by every metric labelled with it: a type shown in one is shown
+    // in all.
+    const types = new LabelBudget(MAX_METRIC_NAMES);
+    const queues = new LabelBudget(MAX_METRIC_NAMES);
     const counter = (name: string, help: string) =>
       new Counter({ name, help, labelNames: ["type"] as const, registers });
     this.enqueued = counter("errand_jobs_enqueued_total", "Jobs enqueued");
@@ -74,9 +129,7 @@ export class ServerMetrics {
       async collect() {
         this.reset();
         const stats = await scrape();
-        for (const [q, states] of Object.entries(stats.queues)) {
-          for (const [state, n] of Object.entries(states)) this.set({ queue: q, state }, n ?? 0);
-        }
+        setByName(this, "queue", queues, stats.queues);
       },
     });
     new Gauge({
@@ -87,9 +140,7 @@ export class ServerMetrics {
       async collect() {
         this.reset();
         const stats = await scrape();
-        for (const [t, states] of Object.entries(stats.types)) {
-          for (const [state, n] of Object.entries(states)) this.set({ type: t, state }, n ?? 0);
-        }
+        setByName(this, "type", types, stats.types);
       },
     });
     new Gauge({
@@ -108,22 +159,24 @@ export class ServerMetrics {
       async collect() {
         this.reset();
         for (const [type, { heldBack }] of Object.entries((await scrape()).limits)) {
+          // The types the server's settings give rules: bounded by them, not by producers.
           this.set({ type, rule: "rate_limit" }, heldBack.rateLimit);
           this.set({ type, rule: "key_concurrency" }, heldBack.keyConcurrency);
           this.set({ type, rule: "order" }, heldBack.order);
         }
       },
     });
-    const onEnqueued = (job: Job) => this.enqueued.inc({ type: job.type });
+    const onEnqueued = (job: Job) => this.enqueued.inc({ type: types.label(job.type) });
     const onCompleted = (job: Job) => {
-      this.completed.inc({ type: job.type });
+      const type = types.label(job.type);
+      this.completed.inc({ type });
       if (job.startedAt && job.finishedAt) {
-        this.jobSeconds.observe({ type: job.type }, Math.max(0, +job.finishedAt - +job.startedAt) / 1000);
+        this.jobSeconds.observe({ type }, Math.max(0, +job.finishedAt - +job.startedAt) / 1000);
       }
     };
-    const onFailed = (job: Job) => this.failed.inc({ type: job.type });
-    const onRetrying = (job: Job) => this.retried.inc({ type: job.type });
-    const onDead = (job: Job) => this.dead.inc({ type: job.type });
+    const onFailed = (job: Job) => this.failed.inc({ type: types.label(job.type) });
+    const onRetrying = (job: Job) => this.retried.inc({ type: types.label(job.type) });
+    const onDead = (job: Job) => this.dead.inc({ type: types.label(job.type) });
     queue.on("enqueued", onEnqueued);
     queue.on("completed", onCompleted);
     queue.on("failed", onFailed);
