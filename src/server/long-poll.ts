@@ -100,7 +100,16 @@ export class LongPoll {
       return jobs;
     } finally {
       connection.off("close", gone);
+      // A rate limit's wake-up rouses a group's waiters: with none left it rouses no one, and kept
+      // it would outlive every poll of the group (a window can be weeks long, and each distinct
+      // set of types and queues is a group). The next poll of the group that is held sets it again.
+      if (!this.#groups.has(group)) this.#dropHeld(group);
     }
+  }
+
+  #dropHeld(group: string): void {
+    this.#held.get(group)?.cancel();
+    this.#held.delete(group);
   }
 
   /** Ends every waiting poll (each answers with what it has: nothing), and every later one at once. */

@@ -86,6 +86,22 @@ for (const backend of selectedBackends()) {
       expect(h.app.errand.leaseWaiters()).toBe(0);
     });
 
+    it("keeps no window timer for a held-back lease once no poll of its types and queues waits", async () => {
+      const h = await startServer(backend);
+      await h.http("PUT", "/v1/types/call-api", { body: { rateLimit: { limit: 1, periodMs: 3_600_000 } } });
+      await enqueue(h, [{ type: "call-api" }, { type: "call-api" }]);
+      expect(await lease(h, "call-api")).toHaveLength(1);
+      const timers = h.clock.pendingTimers;
+      // Each set of types is a group of its own; a window of an hour held every group's timer that
+      // long, so a client naming fresh sets grew the server without end.
+      for (let i = 0; i < 20; i++) {
+        const r = await h.http("POST", "/v1/lease", { body: { types: ["call-api", `other-${i}`] } });
+        expect(r.body.jobs).toEqual([]);
+      }
+      expect(h.clock.pendingTimers).toBe(timers);
+      expect(h.app.errand.leaseWaiters()).toBe(0);
+    });
+
     it("refuses a bad rate limit as INVALID_RATE_LIMIT and changes nothing", async () => {
       const h = await startServer(backend);
       const good = { type: "call-api", rateLimit: { limit: 2, periodMs: 1000 } };
