@@ -195,10 +195,18 @@ export class PushDelivery {
       })
       .finally(() => {
         this.#inflight.delete(p);
-        this.#running.set(job.type, (this.#running.get(job.type) ?? 1) - 1);
+        // Gone at 0: a type's entry would otherwise outlive the type (deleted, or renamed).
+        const left = (this.#running.get(job.type) ?? 1) - 1;
+        if (left > 0) this.#running.set(job.type, left);
+        else this.#running.delete(job.type);
         this.#fill(this.#types.get(job.type) ?? config);
       });
     this.#inflight.add(p);
+  }
+
+  /** The push types with deliveries under way now, and how many each has. */
+  deliveriesUnderWay(): ReadonlyMap<string, number> {
+    return new Map(this.#running);
   }
 
   async #post(config: JobTypeConfig, job: Job): Promise<void> {

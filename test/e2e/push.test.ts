@@ -97,6 +97,28 @@ for (const backend of selectedBackends()) {
       );
     });
 
+    it("keeps no count for a type once its deliveries are over, so a deleted type leaves nothing behind", async () => {
+      const r = await receiver();
+      const h = await startServer(backend);
+      for (const type of ["hook-a", "hook-b"]) {
+        const put = await h.http("PUT", `/v1/types/${type}`, {
+          body: { push: { url: r.url, secret: SECRET, timeoutMs: 5000 } },
+        });
+        expect(put.status).toBe(201);
+        await h.queue.enqueue(type, { answer: 200, n: 1 }, { id: `${type}-job` });
+      }
+      await vi.waitFor(
+        async () => {
+          expect((await h.queue.get("hook-a-job"))?.state).toBe("completed");
+          expect((await h.queue.get("hook-b-job"))?.state).toBe("completed");
+          expect(h.app.errand.push.deliveriesUnderWay()).toEqual(new Map());
+        },
+        { interval: 10, timeout: 10_000 },
+      );
+      expect((await h.http("DELETE", "/v1/types/hook-a")).status).toBe(204);
+      expect(h.app.errand.push.deliveriesUnderWay()).toEqual(new Map());
+    });
+
     it("fails an attempt the receiver never answers within timeoutMs, and retries with the backoff", async () => {
       // Holds the first attempt of job "slow" open without a word; answers everything else.
       const held: Array<{ closed: Promise<void> }> = [];
