@@ -16,9 +16,36 @@ import type { Statements } from "./statements.js";
  * fall before `until`: other claimers' starts only add to it, and the starts forgotten (rateForget)
  * were out of every window already. So until then a claim passes the type over without a
  * statement, and never walks its jobs (a type held with a million ready jobs costs claims of other
- * types nothing). Keyed by type name: a Map, never a plain object.
+ * types nothing). Keyed by type name: a Map, never a plain object. A cache: an entry dropped only
+ * costs the next claim of its type a count, so it is held to {@link MAX_CLOSED_RATES} entries.
  */
 export type ClosedRates = Map<string, { limit: number; periodMs: number; until: number }>;
+
+/**
+ * Most entries a store's {@link ClosedRates} holds. An entry leaves when a claim of its type finds
+ * it past; a type deleted while closed is never claimed again, so without a bound every such type
+ * (made and deleted over a server's life) stayed.
+ */
+export const MAX_CLOSED_RATES = 1_000;
+
+/**
+ * Records `type` closed until `until`: past the bound, entries already open go, then the oldest.
+ * @internal exported for its test
+ */
+export function recordClosed(
+  closed: ClosedRates,
+  type: string,
+  rate: RateRule,
+  until: number,
+  now: number,
+): void {
+  closed.delete(type);
+  if (closed.size >= MAX_CLOSED_RATES) {
+    for (const [t, e] of closed) if (e.until <= now) closed.delete(t);
+    if (closed.size >= MAX_CLOSED_RATES) closed.delete(closed.keys().next().value!);
+  }
+  closed.set(type, { limit: rate.limit, periodMs: rate.periodMs, until });
+}
 
 export class KeyGate {
   readonly #q: Statements;
@@ -144,7 +171,7 @@ export class KeyGate {
       const leaving = this.#q.rateLeaving.get(scope, since, n - rate.limit) as number | undefined;
       const until = (leaving ?? this.#now) + rate.periodMs;
       this.#heldUntil(until);
-      if (typeScope) this.#closedRates?.set(type, { limit: rate.limit, periodMs: rate.periodMs, until });
+      if (typeScope && this.#closedRates) recordClosed(this.#closedRates, type, rate, until, this.#now);
     }
     return false;
   }
