@@ -55,6 +55,12 @@ import { type ClosedRates, KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
 import { prepareStatements, type Statements, type Stmt } from "./statements.js";
+import {
+  STATS_THREAD_AFTER_MS,
+  STATS_THREAD_AFTER_ROWS,
+  type StatsRead,
+  StatsReader,
+} from "./stats-reader.js";
 import { WriteBatcher } from "./write-batcher.js";
 
 /**
@@ -140,6 +146,13 @@ export class SqliteStore implements Store {
   readonly #closedRates: ClosedRates = new Map();
   /** WAL checkpoints off the writer's thread (checkpointer.ts); none for `:memory:`. */
   readonly #checkpointer: Checkpointer | null;
+  /** The file a stats reader thread may open; null for an in-memory database. */
+  readonly #statsFile: string | null;
+  readonly #busyTimeoutMs: number;
+  /** Counts stats() on its own thread, once they took STATS_THREAD_AFTER_MS here. */
+  #statsReader: StatsReader | null = null;
+  /** The history's size was looked at (once, at the first count). */
+  #statsSized = false;
   /** What inserting needs of the store besides its statements (insert.ts). */
   readonly #insertHooks: InsertHooks;
 
@@ -161,6 +174,8 @@ export class SqliteStore implements Store {
     this.#notifier = new SqliteNotifier(
       !memory && options.crossProcessWake !== false ? `${options.filename}-wake` : null,
     );
+    this.#statsFile = memory ? null : options.filename;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 60_000;
     this.#checkpointer = memory
       ? null
       : new Checkpointer(options.filename, synchronousPragma(options), (pages) =>
@@ -550,9 +565,40 @@ export class SqliteStore implements Store {
 
   async stats(p: StatsParams): Promise<StoreStats> {
     this.#checkOpen();
-    const hot = this.#q.statsHot.all({ now: p.now }) as StatsRow[];
-    const stats = statsFromRows([...hot, ...(this.#q.statsDone.all() as StatsRow[])]);
-    return p.limits ? { ...stats, limits: sqliteLimitStats(this.#q, p.limits, p.now, hot) } : stats;
+    let read: StatsRead | null = null;
+    if (this.#statsReader === null && this.#statsFile !== null && !this.#statsSized) {
+      this.#statsSized = true;
+      const last = this.#db.prepare("SELECT max(rowid) FROM errand_job_done").pluck().get() as number | null;
+      if ((last ?? 0) >= STATS_THREAD_AFTER_ROWS) {
+        this.#statsReader = new StatsReader(this.#statsFile, this.#busyTimeoutMs);
+      }
+    }
+    if (this.#statsReader !== null && !this.#statsReader.failed) {
+      try {
+        read = await this.#statsReader.read(p.now);
+      } catch (error) {
+        // A thread that failed leaves the counts to this connection, as before it started.
+        if (!this.#statsReader.failed) throw error;
+      }
+      this.#checkOpen();
+    }
+    if (read === null) {
+      const started = performance.now();
+      read = this.#db.transaction(() => ({
+        hot: this.#q.statsHot.all({ now: p.now }) as StatsRow[],
+        done: this.#q.statsDone.all() as StatsRow[],
+      }))();
+      if (performance.now() - started >= STATS_THREAD_AFTER_MS && this.#statsFile !== null) {
+        this.#statsReader ??= new StatsReader(this.#statsFile, this.#busyTimeoutMs);
+      }
+    }
+    const stats = statsFromRows([...read.hot, ...read.done]);
+    return p.limits ? { ...stats, limits: sqliteLimitStats(this.#q, p.limits, p.now, read.hot) } : stats;
+  }
+
+  /** The reader thread stats() counts on, once it does; null before (tests). @internal */
+  get statsReader(): StatsReader | null {
+    return this.#statsReader;
   }
 
   // ---- changes by id -------------------------------------------------------------------------
@@ -758,6 +804,7 @@ export class SqliteStore implements Store {
     await this.#writer.write(() => undefined);
     this.#closed = true;
     await this.#checkpointer?.close();
+    await this.#statsReader?.close();
     await this.#notifier.close();
     this.#db.close();
   }

@@ -1,0 +1,143 @@
+/**
+ * SQLite's stats() off the event loop: once a count on the store's connection takes
+ * STATS_THREAD_AFTER_MS, later counts run on a reader thread, which answers the same counts, sees
+ * later writes, shares one count among callers who ask while one runs, and ends with the store.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../src/clock.js";
+import { defineJob } from "../../../src/define-job.js";
+import { Queue } from "../../../src/queue.js";
+import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
+import { STATS_THREAD_AFTER_MS, StatsReader } from "../../../src/store/sqlite/stats-reader.js";
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+const noop = defineJob({ type: "noop", handler: async () => "ok" });
+
+async function openOn(file: string) {
+  const store = await SqliteStore.open({ filename: file });
+  const queue = new Queue(store, { clock: new ManualClock(Date.UTC(2026, 0, 1)) });
+  cleanup.push(() => queue.close());
+  return { store, queue };
+}
+
+/** A store on a fresh file whose history holds 100 jobs completed for real. */
+async function withHistory(rows: number) {
+  const dir = mkdtempSync(join(tmpdir(), "errand-stats-"));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "q.db");
+  const { store, queue } = await openOn(file);
+  await queue.enqueueMany(
+    noop,
+    Array.from({ length: 100 }, (_, i) => ({ i })),
+  );
+  const leased = await queue.lease({ types: ["noop"], limit: 100, leaseMs: 60_000, workerId: "w" });
+  for (const job of leased) await queue.attempts.complete(job, "ok");
+  if (rows > 100) copyHistory(file, rows);
+  return { store, queue, file };
+}
+
+/** Grows the history to `rows` by copying its first 100 rows (what completions wrote) in SQL. */
+function copyHistory(file: string, rows: number): void {
+  const db = new Database(file);
+  const cols = (
+    db.prepare("SELECT name FROM pragma_table_info('errand_job_done')").all() as Array<{ name: string }>
+  )
+    .map((r) => r.name)
+    .filter((c) => c !== "id")
+    .join(", ");
+  db.prepare(
+    `WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?)
+     INSERT INTO errand_job_done (id, ${cols}) SELECT d.id || '-' || c.n, ${cols.replace(/(\w+)/g, "d.$1")}
+     FROM errand_job_done d, c`,
+  ).run(rows / 100 - 1);
+  db.close();
+}
+
+/** Awaits `count` while counting the event loop's turns meanwhile. */
+async function turnsDuring<T>(count: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let counting = true;
+  const spin = () => {
+    turns++;
+    if (counting) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const result = await count();
+  counting = false;
+  return { result, turns };
+}
+
+describe("SQLite stats() on a reader thread", () => {
+  it("counts a large history on the thread from the first count, with the same counts, and sees later writes", async () => {
+    const { store, queue } = await withHistory(300_000);
+    await queue.enqueue(noop, { pending: true });
+    // On the thread the event loop keeps turning while it counts; on the store's connection a
+    // count is one synchronous call, and not one turn passes.
+    const first = await turnsDuring(() => queue.stats());
+    expect(first.result.states).toMatchObject({ completed: 300_000, pending: 1 });
+    expect(first.result.types.noop).toMatchObject({ completed: 300_000, pending: 1 });
+    expect(first.turns).toBeGreaterThan(10);
+    expect(store.statsReader?.reads).toBe(1);
+
+    const [job] = await queue.lease({ types: ["noop"], limit: 1, leaseMs: 60_000, workerId: "w" });
+    await queue.attempts.complete(job!, "ok");
+    const later = await queue.stats();
+    expect(later.states).toMatchObject({ completed: 300_001, pending: 0 });
+    expect(later.types.noop).toMatchObject({ completed: 300_001 });
+  });
+
+  it("moves counts to the thread once one on the store's connection took STATS_THREAD_AFTER_MS", async () => {
+    const { store, queue, file } = await withHistory(100);
+    await queue.stats();
+    expect(store.statsReader).toBeNull();
+    // The history grows past what a count on the connection does quickly.
+    copyHistory(file, 300_000);
+    const t0 = performance.now();
+    const onConnection = await turnsDuring(() => queue.stats());
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(STATS_THREAD_AFTER_MS);
+    expect(onConnection.turns).toBe(0);
+    expect(store.statsReader).not.toBeNull();
+    const onThread = await turnsDuring(() => queue.stats());
+    expect(onThread.result).toEqual(onConnection.result);
+    expect(onThread.turns).toBeGreaterThan(10);
+  });
+
+  it("shares one count among callers who ask while one runs, and refuses counts once closed", async () => {
+    const { store, queue } = await withHistory(200_000);
+    await queue.stats();
+    const reader = store.statsReader!;
+    const before = reader.reads;
+    const all = await Promise.all(Array.from({ length: 10 }, () => queue.stats()));
+    for (const s of all) expect(s).toEqual(all[0]);
+    // The first runs alone; the nine who asked meanwhile share the next.
+    expect(reader.reads - before).toBe(2);
+
+    // A count under way when the store closes is refused, not left hanging.
+    const late = expect(store.stats({ now: Date.UTC(2026, 0, 1) })).rejects.toMatchObject({ code: "CLOSED" });
+    await store.close();
+    await late;
+    await expect(store.stats({ now: Date.UTC(2026, 0, 1) })).rejects.toMatchObject({ code: "CLOSED" });
+  });
+
+  it("starts no thread while counts are quick", async () => {
+    const { store, queue } = await withHistory(100);
+    for (let i = 0; i < 3; i++) await queue.stats();
+    expect(store.statsReader).toBeNull();
+  });
+
+  it("reports a thread that cannot count as failed, so the store counts on its own connection", async () => {
+    const reader = new StatsReader(join(tmpdir(), "errand-no-such-dir", "gone.db"), 1000);
+    cleanup.push(() => reader.close());
+    await expect(reader.read(0)).rejects.toMatchObject({ code: "STORE_ERROR" });
+    expect(reader.failed).toBe(true);
+    await expect(reader.read(0)).rejects.toMatchObject({ code: "STORE_ERROR" });
+  });
+});
