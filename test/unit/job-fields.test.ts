@@ -211,8 +211,8 @@ describe("the SQL column lists derived from the table", () => {
     JOB_FIELDS.forEach((f, i) => {
       expect(listItems(pg.hotFields!)[i]!.startsWith("NULL::")).toBe(!f.hot);
       expect(listItems(pg.doneFields!)[i]!.startsWith("NULL::")).toBe(!f.done);
-      expect(listItems(JOB_COLUMNS.hot)[i]!.startsWith("NULL")).toBe(!f.hot);
-      expect(listItems(JOB_COLUMNS.done)[i]!.startsWith("NULL")).toBe(!f.done);
+      expect(listItems(JOB_COLUMNS.hot)[i]!.startsWith("CAST(NULL AS ")).toBe(!f.hot);
+      expect(listItems(JOB_COLUMNS.done)[i]!.startsWith("CAST(NULL AS ")).toBe(!f.done);
     });
   });
 
@@ -232,29 +232,29 @@ describe("the SQL column lists derived from the table", () => {
   retry_queue AS "retryQueue", delivery, timeout_ms AS "timeoutMs", unique_key AS "uniqueKey",
   NULL::bigint AS "leaseExpiresAt", NULL::text AS "workerId", errors,
   lease_expirations AS "leaseExpirations", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", owner, depends_on AS "dependsOn", NULL::bigint AS "blockedBy",
+  finished_at AS "finishedAt", owner, depends_on AS "dependsOn", NULL::integer AS "blockedBy",
   on_dependency_failure AS "onDependencyFailure", key, debounce_key AS "debounceKey", snoozes`),
     );
     // SQLite writes the standard backoff policy as '' (storedBackoff) and reads it back whole.
     const backoff = `CASE backoff WHEN '' THEN '${JSON.stringify(JOB_DEFAULTS.backoff)}' ELSE backoff END AS backoff`;
     expect(squash(JOB_COLUMNS.hot)).toBe(
-      squash(`id, type, queue, state, payload, checkpoint, NULL AS result, priority, weight,
+      squash(`id, type, queue, state, payload, checkpoint, CAST(NULL AS TEXT) AS result, priority, weight,
   run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, ${backoff},
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
   lease_expires_at AS leaseExpiresAt, worker_id AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  NULL AS finishedAt, owner, depends_on AS dependsOn,
-  CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b
-    WHERE b.job_id = errand_job.id) ELSE 0 END AS blockedBy,
+  CAST(NULL AS INTEGER) AS finishedAt, owner, depends_on AS dependsOn,
+  CAST(CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b
+    WHERE b.job_id = errand_job.id) ELSE 0 END AS INTEGER) AS blockedBy,
   on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(JOB_COLUMNS.done)).toBe(
       squash(`id, type, queue, state, payload, checkpoint, result, priority, weight,
   run_at AS runAt, expires_at AS expiresAt, attempt, max_attempts AS maxAttempts, ${backoff},
   retry_queue AS retryQueue, delivery, timeout_ms AS timeoutMs, unique_key AS uniqueKey,
-  NULL AS leaseExpiresAt, NULL AS workerId, errors,
+  CAST(NULL AS INTEGER) AS leaseExpiresAt, CAST(NULL AS TEXT) AS workerId, errors,
   lease_expirations AS leaseExpirations, created_at AS createdAt, started_at AS startedAt,
-  finished_at AS finishedAt, owner, depends_on AS dependsOn, NULL AS blockedBy,
+  finished_at AS finishedAt, owner, depends_on AS dependsOn, CAST(NULL AS INTEGER) AS blockedBy,
   on_dependency_failure AS onDependencyFailure, key, debounce_key AS debounceKey, snoozes`),
     );
     expect(squash(pg.sharedColumns!)).toBe(

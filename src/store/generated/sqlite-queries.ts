@@ -76,7 +76,7 @@ export const statements = {
   /** dependencies.sql */
   dependencyRetried: "UPDATE errand_blocked SET blocked_by = blocked_by + 1\nWHERE job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?);",
   /** dependencies.sql */
-  dependentsPage: "SELECT job_id FROM errand_dependency\nWHERE dep_id = $id AND ($cursor IS NULL OR job_id > $cursor)\nORDER BY job_id\nLIMIT $limit;",
+  dependentsPage: "SELECT job_id FROM errand_dependency\nWHERE dep_id = $id AND job_id > coalesce($cursor, '')\nORDER BY job_id\nLIMIT $limit;",
   /** dependencies.sql */
   dropEdgesAsDependency: "DELETE FROM errand_dependency WHERE dep_id = ?;",
   /** dependencies.sql */
@@ -134,17 +134,17 @@ export const statements = {
   /** heartbeatMany.sql */
   heartbeat: "UPDATE errand_job SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** list.sql */
-  listAll: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND ($cursor IS NULL OR id < $cursor)\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND ($cursor IS NULL OR id < $cursor)\n)\nORDER BY id DESC\nLIMIT $limit;",
+  listAll: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n)\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listAllByOwner: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND ($cursor IS NULL OR id < $cursor)\n    AND owner = $owner\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND ($cursor IS NULL OR id < $cursor)\n    AND owner = $owner\n)\nORDER BY id DESC\nLIMIT $limit;",
+  listAllByOwner: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n    AND owner = $owner\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n    AND owner = $owner\n)\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listHot: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND ($cursor IS NULL OR id < $cursor)\nORDER BY id DESC\nLIMIT $limit;",
+  listHot: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listHotByOwner: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND ($cursor IS NULL OR id < $cursor)\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
+  listHotByOwner: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listDone: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND ($cursor IS NULL OR id < $cursor)\nORDER BY id DESC\nLIMIT $limit;",
+  listDone: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listDoneByOwner: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND ($cursor IS NULL OR id < $cursor)\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
+  listDoneByOwner: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
   /** listJobTypes.sql */
   listJobTypes: "SELECT name, config, created_at AS createdAt, updated_at AS updatedAt\nFROM errand_job_type\nORDER BY name;",
   /** listSchedules.sql */

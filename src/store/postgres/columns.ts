@@ -6,9 +6,25 @@
 import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
 import { CLAIMED_COLUMNS, CLAIMED_FIELDS_SQL } from "./claimed-row.js";
 
-/** PostgreSQL types a column a table lacks by its kind, so UNION ALL of both tables agrees. */
-const nullOf = (field: JobField) =>
-  field.kind === "int" || field.kind === "time" ? "NULL::bigint" : "NULL::text";
+/**
+ * The type of each column one table has and the other lacks, for the other's NULL. A UNION ALL of
+ * both tables is planned as one append (a Merge Append of each primary key read newest first, for
+ * a list) only when every column's type agrees between the arms; blocked_by is an integer, and
+ * with NULL::bigint in its place a list sorted every row of both tables for each page (without a
+ * state filter beside 1,000,000 finished jobs: 691 ms).
+ */
+const MISSING_TYPES = new Map([
+  ["result", "text"],
+  ["finished_at", "bigint"],
+  ["lease_expires_at", "bigint"],
+  ["worker_id", "text"],
+  ["blocked_by", "integer"],
+]);
+const nullOf = (field: JobField) => {
+  const type = MISSING_TYPES.get(field.column);
+  if (type === undefined) throw new Error(`columns.ts: no type for ${field.column}, which a table lacks`);
+  return `NULL::${type}`;
+};
 /** Unquoted identifiers fold to lower case; a camelCase record name needs quotes. */
 const quote = (name: string) => `"${name}"`;
 

@@ -4,7 +4,7 @@
  * @module
  */
 import type Database from "better-sqlite3";
-import { JOB_FIELDS, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
+import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { DEFAULT_BACKOFF_TEXT, sqlLiteral } from "../packed-row.js";
@@ -29,6 +29,16 @@ export const storedBackoff = (text: string): string => (text === DEFAULT_BACKOFF
 const BACKOFF_READ = `CASE backoff WHEN '' THEN ${sqlLiteral(DEFAULT_BACKOFF_TEXT)} ELSE backoff END`;
 
 /**
+ * A NULL for a column the table lacks, with the affinity the other table's column has. SQLite
+ * flattens a UNION ALL of both tables (and reads each primary key newest first for a list) only
+ * when every column's affinity agrees between the arms; with a bare NULL it sorted every row of
+ * both tables for each page (a list without a state filter beside 1,000,000 finished jobs: 450 ms
+ * of the event loop).
+ */
+const nullOf = (field: JobField): string =>
+  `CAST(NULL AS ${field.kind === "int" || field.kind === "time" ? "INTEGER" : "TEXT"})`;
+
+/**
  * A job record's columns, in JobRecord's key order, from each table (derived from
  * {@link JOB_FIELDS}): the `{{hotFields}}` and `{{doneFields}}` of queries/*.sql. The hot table
  * has no result or finished_at, the done table no lease or holder; those read as NULL. SQLite
@@ -36,21 +46,21 @@ const BACKOFF_READ = `CASE backoff WHEN '' THEN ${sqlLiteral(DEFAULT_BACKOFF_TEX
  */
 const HOT_FIELDS = selectList(
   "hot",
-  () => "NULL",
+  nullOf,
   (name) => name,
   undefined,
   // A blocked job's count lives in errand_blocked (migrations/0004 says why); the CASE reads it
   // for blocked rows only, so a claim (pending rows) never probes that table.
   (f) =>
     f.name === "blockedBy"
-      ? "CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END"
+      ? "CAST(CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END AS INTEGER)"
       : f.name === "backoff"
         ? BACKOFF_READ
         : undefined,
 );
 const DONE_FIELDS = selectList(
   "done",
-  () => "NULL",
+  nullOf,
   (name) => name,
   undefined,
   (f) => (f.name === "backoff" ? BACKOFF_READ : undefined),

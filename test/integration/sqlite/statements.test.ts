@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openQueue } from "../../../src/index.js";
 import { PENDING_FIELDS_SQL, PENDING_REST } from "../../../src/store/sqlite/pending-row.js";
-import { prepareEvery, prepareStatements } from "../../../src/store/sqlite/statements.js";
+import { prepareEvery, prepareStatements, SQL } from "../../../src/store/sqlite/statements.js";
 import { sqliteFiles } from "../../helpers/sqlite-file.js";
 
 const tempFile = sqliteFiles("errand-stmts-");
@@ -74,6 +74,40 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
       const packed = JSON.parse(rows[1]![2]!) as unknown[];
       expect(packed).toHaveLength(PENDING_REST.length);
       expect(packed[PENDING_REST.findIndex((f) => f.name === "timeoutMs")]).toBe(5000);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("page lists and dependents by walking the primary keys from the cursor, never sorting a table", async () => {
+    const db = await migrated();
+    try {
+      const plan = (name: keyof typeof SQL, params: Record<string, unknown>) =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all(params) as Array<{ detail: string }>).map(
+          (r) => r.detail,
+        );
+      const filters = { state: null, queue: null, type: null, key: null, cursor: null, limit: 26 };
+      // Every page of jobs: listAll, listHot and listDone, each with its …ByOwner form.
+      const lists = (Object.keys(SQL) as Array<keyof typeof SQL>).filter((n) =>
+        /^list(All|Hot|Done)/.test(n),
+      );
+      expect(lists).toHaveLength(6);
+      for (const name of lists) {
+        const steps = plan(name, name.endsWith("ByOwner") ? { ...filters, owner: "o" } : filters);
+        // A sort of every row would be a temporary B-tree: a page beside a large history read it whole.
+        expect(steps, name).not.toContain("USE TEMP B-TREE FOR ORDER BY");
+        if (!name.endsWith("ByOwner")) {
+          // The cursor is a range of the primary key (the whole key without one), not a filter.
+          expect(steps.filter((d) => d.startsWith("SEARCH") && d.includes("(id<?)")).length, name).toBe(
+            name.startsWith("listAll") ? 2 : 1,
+          );
+        }
+      }
+      // Both tables, merged in id order: the arms' columns agree in affinity (statements.ts nullOf).
+      expect(plan("listAll", filters)).toContain("MERGE (UNION ALL)");
+      expect(plan("dependentsPage", { id: "a", cursor: null, limit: 26 }).join("\n")).toMatch(
+        /SEARCH errand_dependency USING PRIMARY KEY \(dep_id=\? AND job_id>\?\)/,
+      );
     } finally {
       db.close();
     }

@@ -8,13 +8,15 @@
 -- Why: errand_dependency's primary key (dep_id, job_id) gives the page's ids in order without
 -- reading a job; only the page's jobs are then read, from whichever table holds each.
 --
+-- The cursor is `job_id > coalesce($2, '')` rather than "$2 IS NULL OR ...": a range of the
+-- primary key in the generic plan too ('' is below every id).
 -- $1 id, $2 cursor (the last id of the previous page; NULL: from the first), $3 limit.
 -- Returns JobRecords.
 
 -- name: dependents
 WITH page AS (
   SELECT e.job_id FROM {{errandDependency}} e
-  WHERE e.dep_id = $1 AND ($2::text IS NULL OR e.job_id > $2)
+  WHERE e.dep_id = $1 AND e.job_id > coalesce($2::text, '')
   ORDER BY e.job_id LIMIT $3
 )
 SELECT * FROM (

@@ -27,7 +27,7 @@
 -- moveDelete: 1 id. dependencyUnfinished: 1 depends_on (JSON text).
 -- dependencyRestore: $blockedBy, $id (with dependencyBlock when $blockedBy > 0).
 -- dependencyRetried: 1 dep_id.
--- dependentsPage: $id (the dependency), $cursor or NULL, $limit. dropEdgesAsDependency: 1 dep_id.
+-- dependentsPage: $id (the dependency), $cursor or NULL ('' below every id: a range of the key), $limit. dropEdgesAsDependency: 1 dep_id.
 -- dropEdgesOfJob: 1 job_id, 2 depends_on (JSON text).
 
 -- name: dependencyState
@@ -94,7 +94,7 @@ WHERE job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?);
 
 -- name: dependentsPage
 SELECT job_id FROM errand_dependency
-WHERE dep_id = $id AND ($cursor IS NULL OR job_id > $cursor)
+WHERE dep_id = $id AND job_id > coalesce($cursor, '')
 ORDER BY job_id
 LIMIT $limit;
 

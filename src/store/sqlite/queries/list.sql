@@ -16,6 +16,13 @@
 -- after $limit matches, and a usable `state = $state` would invite errand_job_done_state
 -- (state, finished_at) and a sort of every finished job of that state.
 --
+-- The cursor is `id < coalesce($cursor, '~')`, not "$cursor IS NULL OR id < $cursor", which SQLite
+-- cannot use as a range of the primary key: a page deep in a history of 1,000,000 jobs walked
+-- every newer row first (64 ms against < 1 ms). '~' sorts after every id (JOB_ID_PATTERN's
+-- characters all come before it in BINARY order), so no cursor is all ids. listAll's two arms
+-- have the same affinities (statements.ts nullOf), so SQLite merges both primary keys newest
+-- first rather than sorting both tables.
+--
 -- Params (named; all but $limit may be NULL for "any"):
 --   $state   a job state
 --   $queue   a queue name
@@ -31,13 +38,13 @@ SELECT * FROM (
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND ($cursor IS NULL OR id < $cursor)
+    AND id < coalesce($cursor, '~')
   UNION ALL
   SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND ($cursor IS NULL OR id < $cursor)
+    AND id < coalesce($cursor, '~')
 )
 ORDER BY id DESC
 LIMIT $limit;
@@ -48,14 +55,14 @@ SELECT * FROM (
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND ($cursor IS NULL OR id < $cursor)
+    AND id < coalesce($cursor, '~')
     AND owner = $owner
   UNION ALL
   SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND ($cursor IS NULL OR id < $cursor)
+    AND id < coalesce($cursor, '~')
     AND owner = $owner
 )
 ORDER BY id DESC
@@ -66,7 +73,7 @@ SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND ($cursor IS NULL OR id < $cursor)
+  AND id < coalesce($cursor, '~')
 ORDER BY id DESC
 LIMIT $limit;
 
@@ -75,7 +82,7 @@ SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND ($cursor IS NULL OR id < $cursor)
+  AND id < coalesce($cursor, '~')
   AND owner = $owner
 ORDER BY id DESC
 LIMIT $limit;
@@ -85,7 +92,7 @@ SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND ($cursor IS NULL OR id < $cursor)
+  AND id < coalesce($cursor, '~')
 ORDER BY id DESC
 LIMIT $limit;
 
@@ -94,7 +101,7 @@ SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND ($cursor IS NULL OR id < $cursor)
+  AND id < coalesce($cursor, '~')
   AND owner = $owner
 ORDER BY id DESC
 LIMIT $limit;
