@@ -7,11 +7,10 @@ import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "
 import { CLAIMED_COLUMNS, CLAIMED_FIELDS_SQL } from "./claimed-row.js";
 
 /**
- * The type of each column one table has and the other lacks, for the other's NULL. A UNION ALL of
- * both tables is planned as one append (a Merge Append of each primary key read newest first, for
- * a list) only when every column's type agrees between the arms; blocked_by is an integer, and
- * with NULL::bigint in its place a list sorted every row of both tables for each page (without a
- * state filter beside 1,000,000 finished jobs: 691 ms).
+ * The type of each column one table has and the other lacks, for the other's NULL: the arms of a
+ * UNION ALL of both tables (listAll) then agree column for column, and PostgreSQL appends them as
+ * they are rather than coercing every row of one (blocked_by is an integer; it read NULL::bigint).
+ * What makes a page of both tables cheap is each arm's own ORDER BY and LIMIT (queries/list.sql).
  */
 const MISSING_TYPES = new Map([
   ["result", "text"],
