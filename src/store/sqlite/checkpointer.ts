@@ -70,8 +70,11 @@ parentPort.on("message", (m) => {
 });
 `;
 
-/** better-sqlite3's entry point, for the thread to load the same driver the store uses. */
-const DRIVER = createRequire(import.meta.url).resolve("better-sqlite3");
+/**
+ * better-sqlite3's entry point, for a thread of the store's (this one, stats-reader.ts's) to load
+ * the same driver the store uses.
+ */
+export const DRIVER = createRequire(import.meta.url).resolve("better-sqlite3");
 
 /**
  * Keeps one store's WAL checkpointed from a worker thread once the store has made a large write

@@ -11,11 +11,11 @@
  * tables are counted in one snapshot (on the store's connection they were two statements).
  * @module
  */
-import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { ErrandError } from "../../errors.js";
 import { statements } from "../generated/sqlite-queries.js";
 import type { StatsRow } from "../stats-rows.js";
+import { DRIVER } from "./checkpointer.js";
 
 /**
  * A count on the store's connection that took this long (ms) moves every later one to the reader
@@ -63,9 +63,6 @@ parentPort.on("message", (m) => {
   }
 });
 `;
-
-/** better-sqlite3's entry point, for the thread to load the same driver the store uses. */
-const DRIVER = createRequire(import.meta.url).resolve("better-sqlite3");
 
 interface Waiter {
   now: number;
