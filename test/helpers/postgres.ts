@@ -25,6 +25,16 @@ export function pgUrl(schema: string, params: Record<string, string> = {}): stri
   return url.toString();
 }
 
+/** A node of `EXPLAIN (ANALYZE, FORMAT JSON)`'s plan, as the plan tests read it. */
+export interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Actual Rows": number;
+  "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
+  Plans?: PlanNode[];
+}
+
 /** Runs `fn` on a connection of its own, closed afterwards. */
 export async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL });

@@ -10,15 +10,7 @@ import { Queue } from "../../../src/queue.js";
 import { statements } from "../../../src/store/generated/postgres-queries.js";
 import { sqlFragments } from "../../../src/store/postgres/columns.js";
 import { renderStatements } from "../../../src/store/sql-template.js";
-import { openStores, withPg } from "../../helpers/postgres.js";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  Plans?: PlanNode[];
-}
+import { openStores, type PlanNode, withPg } from "../../helpers/postgres.js";
 
 /**
  * What the plan did with the history table (errand_job_done, 3,000 rows here): the rows its scans

@@ -11,15 +11,7 @@ import { Queue } from "../../../src/queue.js";
 import { statements } from "../../../src/store/generated/postgres-queries.js";
 import { sqlFragments } from "../../../src/store/postgres/columns.js";
 import { renderStatements } from "../../../src/store/sql-template.js";
-import { openStores, withPg } from "../../helpers/postgres.js";
-
-interface PlanNode {
-  "Relation Name"?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Rows Removed by Filter"?: number;
-  Plans?: PlanNode[];
-}
+import { openStores, type PlanNode, withPg } from "../../helpers/postgres.js";
 
 /** Rows the plan's scans and changes of errand_job read (returned or filtered out), over all their loops. */
 function jobRowsRead(node: PlanNode): number {
