@@ -40,12 +40,15 @@ async function withHistory(rows: number) {
   );
   const leased = await queue.lease({ types: ["noop"], limit: 100, leaseMs: 60_000, workerId: "w" });
   for (const job of leased) await queue.attempts.complete(job, "ok");
-  if (rows > 100) copyHistory(file, rows);
+  if (rows > 100) copyHistory(file, rows / 100 - 1, "c");
   return { store, queue, file };
 }
 
-/** Grows the history to `rows` by copying its first 100 rows (what completions wrote) in SQL. */
-function copyHistory(file: string, rows: number): void {
+/**
+ * Copies every row of the history (rows completions wrote) `times` times over, under new ids
+ * (`tag` keeps them apart from earlier copies').
+ */
+function copyHistory(file: string, times: number, tag: string): void {
   const db = new Database(file);
   const cols = (
     db.prepare("SELECT name FROM pragma_table_info('errand_job_done')").all() as Array<{ name: string }>
@@ -55,24 +58,9 @@ function copyHistory(file: string, rows: number): void {
     .join(", ");
   db.prepare(
     `WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?)
-     INSERT INTO errand_job_done (id, ${cols}) SELECT d.id || '-' || c.n, ${cols.replace(/(\w+)/g, "d.$1")}
+     INSERT INTO errand_job_done (id, ${cols}) SELECT d.id || '-${tag}' || c.n, ${cols.replace(/(\w+)/g, "d.$1")}
      FROM errand_job_done d, c`,
-  ).run(rows / 100 - 1);
-  db.close();
-}
-
-/** Doubles the history by copying every row of it under new ids (`round` keeps them unique). */
-function doubleHistory(file: string, round: number): void {
-  const db = new Database(file);
-  const cols = (
-    db.prepare("SELECT name FROM pragma_table_info('errand_job_done')").all() as Array<{ name: string }>
-  )
-    .map((r) => r.name)
-    .filter((c) => c !== "id")
-    .join(", ");
-  db.prepare(
-    `INSERT INTO errand_job_done (id, ${cols}) SELECT id || '-r${round}', ${cols} FROM errand_job_done`,
-  ).run();
+  ).run(times);
   db.close();
 }
 
@@ -118,7 +106,7 @@ describe("SQLite stats() on a reader thread", () => {
     // host: up to 100 × 2^15 (3.3 million) rows, far past what any host here counts in 50 ms.
     let onConnection: Awaited<ReturnType<typeof queue.stats>> | null = null;
     for (let round = 0; round < 15 && onConnection === null; round++) {
-      doubleHistory(file, round);
+      copyHistory(file, 1, `r${round}-`);
       const t0 = performance.now();
       const counted = await turnsDuring(() => queue.stats());
       const tookMs = performance.now() - t0;
