@@ -110,7 +110,11 @@ export const jobs: View = async (ctx) => {
           "finished",
         ],
         rows,
-        "No jobs match.",
+        // A filtered page reads a bounded stretch of jobs (LIST_SCAN): none of them may match
+        // while older ones do.
+        page.nextCursor
+          ? "None in this stretch of jobs; older ones may match: see the next page."
+          : "No jobs match.",
       ),
     ),
     h("nav", { class: "pager" }, first, h("span", { class: "muted" }, `${page.jobs.length} shown`), next),

@@ -71,7 +71,7 @@ export {
 } from "./queue.js";
 export { Snooze } from "./snooze.js";
 export type { HeldBack, KeyLoad, TypeLimitStats } from "./store/held-back.js";
-export type { Store, StoreCapabilities } from "./store/store.js";
+export { LIST_SCAN, type Store, type StoreCapabilities } from "./store/store.js";
 export {
   MAX_ATTEMPT,
   MAX_COUNT,

@@ -122,7 +122,10 @@ export interface ListOptions {
 export interface JobPage {
   /** This page's jobs, newest first. */
   jobs: Job[];
-  /** Pass as `cursor` for the next page; null on the last page. */
+  /**
+   * Pass as `cursor` for the next page; null on the last page. A filtered page may be short, even
+   * empty, and still have one (see {@link Queue.list}).
+   */
   nextCursor: string | null;
 }
 

@@ -266,7 +266,21 @@ export class Queue extends EventEmitter<QueueEvents> {
     return record ? toJob<P, R>(record) : null;
   }
 
-  /** A page of jobs, newest first. */
+  /**
+   * A page of jobs, newest first. A state, queue, type or key filter is checked job by job, so a
+   * filtered page reads at most `LIST_SCAN` (10,000) jobs of each table the store walks: when few
+   * jobs match, the page may hold fewer than `limit`, even none, and still have a `nextCursor`.
+   * Page on until `nextCursor` is null to see every match; no call holds the store long.
+   * @example
+   * ```ts
+   * for (let cursor: string | undefined; ; ) {
+   *   const page = await queue.list({ state: "dead", cursor });
+   *   for (const job of page.jobs) console.log(job.id);
+   *   if (page.nextCursor === null) break;
+   *   cursor = page.nextCursor;
+   * }
+   * ```
+   */
   async list(options: ListOptions = {}): Promise<JobPage> {
     const page = await this.store.list(checkListOptions(options));
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };

@@ -525,6 +525,19 @@ export interface ListParams {
   cursor?: string;
 }
 
+/**
+ * Ids a filtered {@link Store.list} page reads at most from each table or index it walks, so a
+ * filter few jobs match (a rare type in a long history) answers in bounded time: the page may then
+ * hold fewer than `limit` jobs, even none, and still have a `nextCursor`; paging on finds every
+ * match. Pages without a state, queue, type or key filter are always full but for the last.
+ */
+export const LIST_SCAN = 10_000;
+
+/** Whether a list page checks a filter row by row, and so reads at most {@link LIST_SCAN} ids. */
+export function scansList(p: ListParams): boolean {
+  return p.state !== undefined || p.queue !== undefined || p.type !== undefined || p.key !== undefined;
+}
+
 export interface ListResult {
   jobs: JobRecord[];
   nextCursor: string | null;

@@ -28,6 +28,7 @@ import { exerciseKeyLimits } from "./key-limits.js";
 import { exerciseKeys } from "./keys.js";
 import { exerciseLeases } from "./leases.js";
 import { exerciseLimits } from "./limits.js";
+import { exerciseListPages } from "./list-pages.js";
 import { exerciseNames } from "./names.js";
 import { exerciseOrdered } from "./ordered.js";
 import { exerciseOwners } from "./owners.js";
@@ -79,6 +80,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseFlows(backend);
     exerciseDependencyRetention(backend);
     exerciseKeys(backend);
+    exerciseListPages(backend);
     exerciseSnooze(backend);
     exerciseDebounce(backend);
     exerciseKeyLimits(backend);

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { buildDashboard } from "../../scripts/build-dashboard.js";
+import { LIST_SCAN } from "../../src/store/store.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { guardPrototype, storedJob } from "../conformance/names.js";
 import { ALL_TOKENS, type Harness, snapshot, startServer, TOKENS } from "./harness.js";
@@ -391,6 +392,24 @@ describe(`dashboard on ${backend.name}`, () => {
     await vi.waitFor(async () =>
       expect((await rowIds(page)).sort()).toEqual((await idsOf(h, "other")).sort()),
     );
+  });
+
+  it("pages on past a stretch of jobs none of which match the filter", async () => {
+    const h = await startServer(backend);
+    const rare = await h.queue.enqueue("rare", {});
+    await h.queue.enqueueManyIds(
+      "common",
+      Array.from({ length: LIST_SCAN + 10 }, (_, i) => i),
+    );
+    const page = await open(h, "#/jobs?type=rare");
+    await vi.waitFor(async () =>
+      expect(await text(page, "[data-testid=jobs-table] td.empty")).toBe(
+        "None in this stretch of jobs; older ones may match: see the next page.",
+      ),
+    );
+    await page.click("[data-testid=next-page]");
+    await vi.waitFor(async () => expect(await rowIds(page)).toEqual([rare.id]));
+    expect(await page.locator("[data-testid=next-page]").count()).toBe(0);
   });
 
   it("shows jobs' keys, filters the table by key, and a job's key, snoozes and debounce key", async () => {

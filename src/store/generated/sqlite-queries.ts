@@ -134,17 +134,25 @@ export const statements = {
   /** heartbeatMany.sql */
   heartbeat: "UPDATE errand_job SET lease_expires_at = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** list.sql */
-  listAll: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n)\nORDER BY id DESC\nLIMIT $limit;",
+  listAll: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\n)\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listAllByOwner: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n    AND owner = $owner\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~')\n    AND owner = $owner\n)\nORDER BY id DESC\nLIMIT $limit;",
+  listAllByOwner: "SELECT * FROM (\n  SELECT {{hotFields}}\n  FROM errand_job\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\n    AND owner = $owner\n  UNION ALL\n  SELECT {{doneFields}}\n  FROM errand_job_done\n  WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n    AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\n    AND owner = $owner\n)\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listHot: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT $limit;",
+  listHot: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listHotByOwner: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
+  listHotByOwner: "SELECT {{hotFields}}\nFROM errand_job\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listDone: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT $limit;",
+  listDone: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\nORDER BY id DESC\nLIMIT $limit;",
   /** list.sql */
-  listDoneByOwner: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~')\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;",
+  listDoneByOwner: "SELECT {{doneFields}}\nFROM errand_job_done\nWHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)\n  AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)\n  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')\n  AND owner = $owner\nORDER BY id DESC\nLIMIT $limit;\n\n-- The id LIST_SCAN rows below the cursor in one table ($scan = LIST_SCAN - 1), or none when the\n-- table has fewer: the primary key's (or the owner index's) entries only, no row is read.\n-- $cursor as above, $scan, $owner (…ByOwner only).",
+  /** list.sql */
+  listFloorHot: "SELECT id FROM errand_job\nWHERE id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT 1 OFFSET $scan;",
+  /** list.sql */
+  listFloorHotByOwner: "SELECT id FROM errand_job\nWHERE owner = $owner AND id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT 1 OFFSET $scan;",
+  /** list.sql */
+  listFloorDone: "SELECT id FROM errand_job_done\nWHERE id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT 1 OFFSET $scan;",
+  /** list.sql */
+  listFloorDoneByOwner: "SELECT id FROM errand_job_done\nWHERE owner = $owner AND id < coalesce($cursor, '~')\nORDER BY id DESC\nLIMIT 1 OFFSET $scan;",
   /** listJobTypes.sql */
   listJobTypes: "SELECT name, config, created_at AS createdAt, updated_at AS updatedAt\nFROM errand_job_type\nORDER BY name;",
   /** listSchedules.sql */

@@ -46,6 +46,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { LIST_SCAN, scansList } from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
 import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
@@ -319,20 +320,34 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
           : owned
             ? this.#sql.listDoneOwner
             : this.#sql.listDone;
-    const rows = await this.#op("pool", (db) =>
-      this.#q<JobRecord>(db, source, [
+    const { rows, floor } = await this.#op("pool", async (db) => {
+      // A filtered page reads a stretch of ids (queries/list.sql): its floor first.
+      let floor: string | null = null;
+      if (scansList(p)) {
+        const hot = p.state === undefined || !isFinished(p.state);
+        const done = p.state === undefined || isFinished(p.state);
+        const [row] = await this.#q<{ floor: string | null }>(
+          db,
+          owned ? this.#sql.listFloorOwner : this.#sql.listFloor,
+          [p.cursor ?? null, LIST_SCAN - 1, hot, done, ...(owned ? [p.owner] : [])],
+        );
+        floor = row?.floor ?? null;
+      }
+      const rows = await this.#q<JobRecord>(db, source, [
         p.state ?? null,
         p.queue ?? null,
         p.type ?? null,
         p.cursor ?? null,
         p.limit + 1,
         p.key ?? null,
+        floor,
         ...(owned ? [p.owner] : []),
-      ]),
-    );
+      ]);
+      return { rows, floor };
+    });
     const more = rows.length > p.limit;
     if (more) rows.pop();
-    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
+    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : floor };
   }
 
   async getMany({ ids }: GetManyParams): Promise<Array<JobRecord | null>> {

@@ -45,6 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { LIST_SCAN } from "../store.js";
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
@@ -65,8 +66,6 @@ import {
 
 export type { RedisStoreOptions } from "./transport.js";
 
-/** Candidates a `list` call examines at most, so one call never holds Redis long. */
-const LIST_BUDGET = 10_000;
 /** Our cursors are `<time>:<id>`; an id this long gets a bare-id cursor instead (see list.lua). */
 const CURSOR_MAX = 255;
 
@@ -357,7 +356,7 @@ export class RedisStore implements Store {
       p.type ?? "",
       p.limit,
       p.cursor ?? "",
-      LIST_BUDGET,
+      LIST_SCAN,
       p.owner ?? "",
       p.key ?? "",
     ])) as [Reply[], string | null, string | null];

@@ -45,6 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
+import { LIST_SCAN, scansList } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
 import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
@@ -549,6 +550,7 @@ export class SqliteStore implements Store {
     if (p.state === undefined) stmt = owned ? q.listAllByOwner : q.listAll;
     else if (!isFinished(p.state)) stmt = owned ? q.listHotByOwner : q.listHot;
     else stmt = owned ? q.listDoneByOwner : q.listDone;
+    const floor = scansList(p) ? this.#listFloor(p) : null;
     const rows = stmt.all({
       state: p.state ?? null,
       queue: p.queue ?? null,
@@ -556,11 +558,30 @@ export class SqliteStore implements Store {
       owner: p.owner ?? null,
       key: p.key ?? null,
       cursor: p.cursor ?? null,
+      floor,
       limit: p.limit + 1,
     }) as JobRecord[];
     const more = rows.length > p.limit;
     if (more) rows.pop();
-    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
+    return { jobs: rows, nextCursor: more ? rows[rows.length - 1]!.id : floor };
+  }
+
+  /** The lowest id a filtered page reads (queries/list.sql): null when every table has fewer. */
+  #listFloor(p: ListParams): string | null {
+    const q = this.#q;
+    const owned = p.owner !== undefined;
+    const args = { cursor: p.cursor ?? null, scan: LIST_SCAN - 1, ...(owned ? { owner: p.owner } : {}) };
+    const hot = p.state === undefined || !isFinished(p.state);
+    const done = p.state === undefined || isFinished(p.state);
+    const a = hot
+      ? ((owned ? q.listFloorHotByOwner : q.listFloorHot).get(args) as string | undefined)
+      : undefined;
+    const b = done
+      ? ((owned ? q.listFloorDoneByOwner : q.listFloorDone).get(args) as string | undefined)
+      : undefined;
+    // Both stretches are read whole down to the greater floor, so ids at or above it are all seen.
+    if (a === undefined) return b ?? null;
+    return b === undefined || a > b ? a : b;
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {

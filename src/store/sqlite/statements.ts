@@ -159,6 +159,10 @@ const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName
   ["rateCount", "pluck"],
   ["rateLeaving", "pluck"],
   ["pausedQueues", "pluck"],
+  ["listFloorHot", "pluck"],
+  ["listFloorHotByOwner", "pluck"],
+  ["listFloorDone", "pluck"],
+  ["listFloorDoneByOwner", "pluck"],
 ]);
 const NAMES = Object.keys(SQL) as StatementName[];
 

@@ -14,12 +14,14 @@ import { openStores, type PlanNode, withPg } from "../../helpers/postgres.js";
 
 /**
  * What the plan did with the history table (errand_job_done, 3,000 rows here): the rows its scans
- * returned over all their loops, and how it read it. (The hot table holds one job: any plan of it
+ * returned over all their loops, the rows they read (those and the ones a filter dropped), and how
+ * it read it. (The hot table holds one job: any plan of it
  * is cheap.)
  */
-function history(node: PlanNode, seen = { rows: 0, scans: [] as string[] }): typeof seen {
+function history(node: PlanNode, seen = { rows: 0, read: 0, scans: [] as string[] }): typeof seen {
   if (node["Relation Name"] === "errand_job_done") {
     seen.rows += node["Actual Rows"] * node["Actual Loops"];
+    seen.read += (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0)) * node["Actual Loops"];
     seen.scans.push(node["Node Type"]);
   }
   for (const child of node.Plans ?? []) history(child, seen);
@@ -44,7 +46,9 @@ test("pages of list() and dependents() read about a page in the generic plan, fr
     leased = await queue.lease({ limit: 500, leaseMs: 60_000 });
   }
   await withPg((c) => c.query(`ANALYZE "${schema}".errand_job_done`));
-  const deep = [...ids].sort()[10]!;
+  const sorted = [...ids].sort();
+  const deep = sorted[2000]!;
+  const floor = sorted[1900]!;
 
   const sql = renderStatements(statements, sqlFragments(schema, `${schema}_wake`));
   const plans = await withPg(async (c) => {
@@ -54,25 +58,45 @@ test("pages of list() and dependents() read about a page in the generic plan, fr
       const { rows } = await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}(${args})`);
       return history(rows[0]["QUERY PLAN"][0].Plan as PlanNode);
     };
-    const list = "text, text, text, text, integer, text";
+    const list = "text, text, text, text, integer, text, text";
     return {
-      all: await explain("la", sql.listAll, list, "NULL, NULL, NULL, NULL, 26, NULL"),
-      allDeep: await explain("lad", sql.listAll, list, `NULL, NULL, NULL, '${deep}', 26, NULL`),
-      doneDeep: await explain("ldd", sql.listDone, list, `'completed', NULL, NULL, '${deep}', 26, NULL`),
+      all: await explain("la", sql.listAll, list, "NULL, NULL, NULL, NULL, 26, NULL, NULL"),
+      allDeep: await explain("lad", sql.listAll, list, `NULL, NULL, NULL, '${deep}', 26, NULL, NULL`),
+      doneDeep: await explain(
+        "ldd",
+        sql.listDone,
+        list,
+        `'completed', NULL, NULL, '${deep}', 26, NULL, NULL`,
+      ),
+      // A type no job has, down to a floor 100 ids below the cursor: those 100 rows and no more.
+      rare: await explain("lr", sql.listAll, list, `NULL, NULL, 'rare', '${deep}', 26, NULL, '${floor}'`),
+      floor: await explain(
+        "lf",
+        sql.listFloor,
+        "text, integer, boolean, boolean",
+        `'${deep}', 99, true, true`,
+      ),
       dependents: await explain("dp", sql.dependents, "text, text, integer", `'${ids[0]}', NULL, 26`),
     };
   });
   for (const [name, plan] of Object.entries(plans)) {
-    if (name === "dependents") continue;
+    if (name === "dependents" || name === "rare" || name === "floor") continue;
     expect(plan.scans, name).toEqual(["Index Scan"]);
     // A page and the one row more that says whether another follows.
     expect(plan.rows, name).toBeLessThanOrEqual(27);
   }
+  // A filtered page reads its stretch of the key, and the floor the stretch's ids alone.
+  expect(plans.rare.scans).toEqual(["Index Scan"]);
+  expect(plans.rare.rows).toBe(0);
+  expect(plans.rare.read).toBe(100);
+  expect(plans.floor.scans).toHaveLength(1);
+  expect(plans.floor.scans[0]).toMatch(/^Index (Only )?Scan$/);
+  expect(plans.floor.rows).toBe(100);
   // The dependents' page reads the edges' key, then each job by its own.
   expect(plans.dependents.rows).toBeLessThanOrEqual(27);
   // And the pages are right: newest first, below the cursor.
   const page = await queue.list({ limit: 26 });
   expect(page.jobs[0]!.id).toBe(dependent.id);
   const below = await queue.list({ cursor: deep, limit: 26 });
-  expect(below.jobs.map((j) => j.id)).toEqual([...ids].sort().slice(0, 10).reverse());
+  expect(below.jobs.map((j) => j.id)).toEqual(sorted.slice(1974, 2000).reverse());
 });

@@ -86,7 +86,15 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
         (db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all(params) as Array<{ detail: string }>).map(
           (r) => r.detail,
         );
-      const filters = { state: null, queue: null, type: null, key: null, cursor: null, limit: 26 };
+      const filters = {
+        state: null,
+        queue: null,
+        type: null,
+        key: null,
+        cursor: null,
+        floor: null,
+        limit: 26,
+      };
       // Every page of jobs: listAll, listHot and listDone, each with its …ByOwner form.
       const lists = (Object.keys(SQL) as Array<keyof typeof SQL>).filter((n) =>
         /^list(All|Hot|Done)/.test(n),
@@ -97,11 +105,35 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
         // A sort of every row would be a temporary B-tree: a page beside a large history read it whole.
         expect(steps, name).not.toContain("USE TEMP B-TREE FOR ORDER BY");
         if (!name.endsWith("ByOwner")) {
-          // The cursor is a range of the primary key (the whole key without one), not a filter.
-          expect(steps.filter((d) => d.startsWith("SEARCH") && d.includes("(id<?)")).length, name).toBe(
-            name.startsWith("listAll") ? 2 : 1,
-          );
+          // The cursor and a filtered page's floor are a range of the primary key (the whole key
+          // without them), not filters.
+          expect(
+            steps.filter((d) => d.startsWith("SEARCH") && d.includes("(id>? AND id<?)")).length,
+            name,
+          ).toBe(name.startsWith("listAll") ? 2 : 1);
+        } else {
+          expect(
+            steps.filter((d) => d.startsWith("SEARCH") && d.includes("(owner=? AND id>? AND id<?)")).length,
+            name,
+          ).toBe(name.startsWith("listAll") ? 2 : 1);
         }
+      }
+      // A floor is found along the keys alone: no row is read.
+      for (const name of [
+        "listFloorHot",
+        "listFloorDone",
+        "listFloorHotByOwner",
+        "listFloorDoneByOwner",
+      ] as const) {
+        const steps = plan(name, {
+          cursor: null,
+          scan: 9_999,
+          ...(name.endsWith("ByOwner") ? { owner: "o" } : {}),
+        });
+        expect(steps, name).toHaveLength(1);
+        expect(steps[0], name).toMatch(
+          /^SEARCH errand_job(_done)? USING COVERING INDEX \w+ \((owner=\? AND )?id<\?\)$/,
+        );
       }
       // Both tables, merged in id order: the arms' columns agree in affinity (statements.ts nullOf).
       expect(plan("listAll", filters)).toContain("MERGE (UNION ALL)");

@@ -23,12 +23,21 @@
 -- have the same affinities (statements.ts nullOf), so SQLite merges both primary keys newest
 -- first rather than sorting both tables.
 --
+-- A filter (state, queue, type, key) is checked row by row, and few rows may match it: a rare type
+-- in a history of 1,000,000 jobs read the whole primary key for one page (273 ms on the event
+-- loop). So a filtered page reads a stretch of at most LIST_SCAN (store.ts) ids of each table,
+-- ending at $floor, the LIST_SCAN-th id below the cursor that listFloor* find (the greater of both
+-- tables' for listAll): the page holds the matches in [$floor, $cursor), and when it is not full
+-- the store answers $floor as the next cursor, so paging on finds every match, a stretch per call.
+-- An unfiltered page matches every row it reads and has no floor.
+--
 -- Params (named; all but $limit may be NULL for "any"):
 --   $state   a job state
 --   $queue   a queue name
 --   $type    a job type
 --   $key     a job key
 --   $cursor  list ids below this one
+--   $floor   list ids at or above this one (a filtered page's stretch)
 --   $owner   the owner (…ByOwner only; required there)
 --   $limit   rows to read
 
@@ -38,13 +47,13 @@ SELECT * FROM (
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND id < coalesce($cursor, '~')
+    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
   UNION ALL
   SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND id < coalesce($cursor, '~')
+    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
 )
 ORDER BY id DESC
 LIMIT $limit;
@@ -55,14 +64,14 @@ SELECT * FROM (
   FROM errand_job
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND id < coalesce($cursor, '~')
+    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
     AND owner = $owner
   UNION ALL
   SELECT {{doneFields}}
   FROM errand_job_done
   WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
     AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-    AND id < coalesce($cursor, '~')
+    AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
     AND owner = $owner
 )
 ORDER BY id DESC
@@ -73,7 +82,7 @@ SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND id < coalesce($cursor, '~')
+  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
 ORDER BY id DESC
 LIMIT $limit;
 
@@ -82,7 +91,7 @@ SELECT {{hotFields}}
 FROM errand_job
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND id < coalesce($cursor, '~')
+  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
   AND owner = $owner
 ORDER BY id DESC
 LIMIT $limit;
@@ -92,7 +101,7 @@ SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND id < coalesce($cursor, '~')
+  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
 ORDER BY id DESC
 LIMIT $limit;
 
@@ -101,7 +110,35 @@ SELECT {{doneFields}}
 FROM errand_job_done
 WHERE ($state IS NULL OR state = $state) AND ($queue IS NULL OR queue = $queue)
   AND ($type IS NULL OR type = $type) AND ($key IS NULL OR key = $key)
-  AND id < coalesce($cursor, '~')
+  AND id < coalesce($cursor, '~') AND id >= coalesce($floor, '')
   AND owner = $owner
 ORDER BY id DESC
 LIMIT $limit;
+
+-- The id LIST_SCAN rows below the cursor in one table ($scan = LIST_SCAN - 1), or none when the
+-- table has fewer: the primary key's (or the owner index's) entries only, no row is read.
+-- $cursor as above, $scan, $owner (…ByOwner only).
+
+-- name: listFloorHot
+SELECT id FROM errand_job
+WHERE id < coalesce($cursor, '~')
+ORDER BY id DESC
+LIMIT 1 OFFSET $scan;
+
+-- name: listFloorHotByOwner
+SELECT id FROM errand_job
+WHERE owner = $owner AND id < coalesce($cursor, '~')
+ORDER BY id DESC
+LIMIT 1 OFFSET $scan;
+
+-- name: listFloorDone
+SELECT id FROM errand_job_done
+WHERE id < coalesce($cursor, '~')
+ORDER BY id DESC
+LIMIT 1 OFFSET $scan;
+
+-- name: listFloorDoneByOwner
+SELECT id FROM errand_job_done
+WHERE owner = $owner AND id < coalesce($cursor, '~')
+ORDER BY id DESC
+LIMIT 1 OFFSET $scan;
