@@ -48,6 +48,7 @@ import type {
   SweepResult,
 } from "./queue-options.js";
 import { planSchedule, toSchedule } from "./schedule-plan.js";
+import { SharedRead } from "./shared-read.js";
 import { StoreDoor } from "./store/instrument.js";
 import type { AttemptRef, Store } from "./store/store.js";
 import { TypeRegistry, type TypeSettings } from "./type-registry.js";
@@ -86,6 +87,8 @@ export class Queue extends EventEmitter<QueueEvents> {
   readonly #maxPayloadBytes: number;
   readonly #random: () => number;
   readonly #types = new TypeRegistry();
+  /** stats(): one count at a time, shared by the callers who ask meanwhile. */
+  readonly #stats = new SharedRead(() => this.#readStats());
   readonly #ownsStore: boolean;
   /** The lease API's own maintenance (see {@link OpenQueueOptions.maintenance}); null when off. */
   readonly #duePass: DuePass | null;
@@ -305,8 +308,17 @@ export class Queue extends EventEmitter<QueueEvents> {
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 
-  /** Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. */
-  async stats(): Promise<QueueStats> {
+  /**
+   * Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. The
+   * counts read every job, history included, so callers who ask while a count runs share the next
+   * one (each answer still counts what was written before it was asked for): ten dashboard tabs
+   * polling keep at most one count running.
+   */
+  stats(): Promise<QueueStats> {
+    return this.#stats.get();
+  }
+
+  async #readStats(): Promise<QueueStats> {
     const now = this.clock.now();
     const limits = this.#types.limitStats();
     const [s, paused] = await Promise.all([this.store.stats({ now, limits }), this.store.pausedQueues()]);

@@ -1,0 +1,100 @@
+import { describe, expect, it, vi } from "vitest";
+import { Queue } from "../../src/queue.js";
+import { SharedRead } from "../../src/shared-read.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+
+/** A read whose answers the test gives, one call at a time. */
+function controlled() {
+  const calls: Array<{ resolve: (v: number) => void; reject: (e: Error) => void }> = [];
+  const read = vi.fn(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        calls.push({ resolve, reject });
+      }),
+  );
+  return { read, calls };
+}
+
+/** Lets every pending promise callback run. */
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
+describe("SharedRead", () => {
+  it("runs one read at a time: callers who ask meanwhile share the next, started after the first ends", async () => {
+    const { read, calls } = controlled();
+    const shared = new SharedRead(read);
+    const first = shared.get();
+    await settle();
+    const [a, b, c] = [shared.get(), shared.get(), shared.get()];
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(1);
+
+    calls[0]!.resolve(1);
+    // Asked after the first read ended but before the next began: still the next read.
+    const d = shared.get();
+    expect(d).toBe(a);
+    expect(await first).toBe(1);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    calls[1]!.resolve(2);
+    expect(await Promise.all([a, b, c, d])).toEqual([2, 2, 2, 2]);
+
+    // Nothing running: a caller starts a read of its own.
+    const e = shared.get();
+    await settle();
+    expect(read).toHaveBeenCalledTimes(3);
+    calls[2]!.resolve(3);
+    expect(await e).toBe(3);
+  });
+
+  it("gives a failed read's error to its callers only; the next read runs afresh", async () => {
+    const { read, calls } = controlled();
+    const shared = new SharedRead(read);
+    const first = shared.get();
+    await settle();
+    const next = shared.get();
+    calls[0]!.reject(new Error("down"));
+    await expect(first).rejects.toThrow("down");
+    await settle();
+    calls[1]!.resolve(7);
+    expect(await next).toBe(7);
+  });
+
+  it("rejects, not throws, when the read throws at once", async () => {
+    const shared = new SharedRead<number>(() => {
+      throw new Error("at once");
+    });
+    const p = shared.get();
+    await expect(p).rejects.toThrow("at once");
+    await expect(shared.get()).rejects.toThrow("at once");
+  });
+});
+
+describe("Queue.stats", () => {
+  it("counts once for the callers who ask while a count runs, and afresh for what they wrote before", async () => {
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const queue = new Queue(store);
+    const count = store.stats.bind(store);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    // The first count reads at once and answers when the test says: a slow count of a long history.
+    const stats = vi.spyOn(store, "stats").mockImplementationOnce(async (p) => {
+      const read = await count(p);
+      await gate;
+      return read;
+    });
+    const first = queue.stats();
+    await vi.waitFor(() => expect(stats).toHaveBeenCalledTimes(1));
+    await queue.enqueue("t", {});
+    const later = [queue.stats(), queue.stats(), queue.stats()];
+    open();
+    expect((await first).states.pending).toBe(0);
+    // Asked after the enqueue: one count more, begun after it, for all three.
+    for (const s of await Promise.all(later)) expect(s.states.pending).toBe(1);
+    expect(stats).toHaveBeenCalledTimes(2);
+    await queue.close();
+  });
+});
