@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Job, JobState } from "../../../src/job.js";
 import type { ListOptions, Queue } from "../../../src/queue.js";
+import { LIST_SCAN } from "../../../src/store/store.js";
 import { openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
 async function all(queue: Queue, options: ListOptions): Promise<Job[][]> {
@@ -82,5 +83,23 @@ describe.runIf(redisSelected())("Redis store: list", () => {
       return j.type === "a" && j.queue === "default" && byState("pending").includes(id);
     });
     await expect(queue.list({ cursor: "not-a-cursor" })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+  });
+
+  it("examines a fifth of LIST_SCAN candidates a call, so a filtered page holds Redis a few ms", async () => {
+    const { queue, clock } = await openRedisQueue();
+    const needle = await queue.enqueue("t", {}, { key: "needle" });
+    clock.advance(1);
+    // More newer jobs than a call examines on Redis, fewer than LIST_SCAN.
+    await queue.enqueueManyIds(
+      "t",
+      Array.from({ length: LIST_SCAN / 5 + 100 }, (_, i) => i),
+      { key: "hay" },
+    );
+    const first = await queue.list({ key: "needle" });
+    expect(first.jobs).toEqual([]);
+    expect(first.nextCursor).not.toBeNull();
+    expect((await all(queue, { key: "needle" })).flat().map((j) => j.id)).toEqual([needle.id]);
+    // A page of 1,000 whose filter (checked candidate by candidate) they all match is still full.
+    expect((await queue.list({ key: "hay", limit: 1000 })).jobs).toHaveLength(1000);
   });
 });
