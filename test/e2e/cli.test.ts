@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { servedAddress } from "../../src/cli/commands/serve.js";
-import { openQueue } from "../../src/index.js";
+import { LIST_SCAN, openQueue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
 
@@ -443,6 +443,23 @@ describe("the errand CLI", () => {
     expect(got.stdout).toMatch(/^snoozes\s+0$/m);
     const payload = await errand(["jobs", "get", first.id, "--json", ...s]);
     expect(JSON.parse(payload.stdout)).toMatchObject({ payload: { v: 2 }, debounceKey: "reindex:9" });
+
+    // A key only an older job has, behind more newer jobs than a page reads: page on.
+    const old = JSON.parse((await errand(["enqueue", "sync", "--key", "tenant-old", "--json", ...s])).stdout);
+    const direct = await openQueue({ store: s[1]! });
+    await direct.enqueueManyIds(
+      "bulk",
+      Array.from({ length: LIST_SCAN }, (_, i) => i),
+    );
+    await direct.close();
+    const stretch = await errand(["jobs", "list", "--key", "tenant-old", ...s]);
+    expect(stretch.code).toBe(0);
+    const cursor = /^none in this stretch of jobs; older ones may match\nnext: --cursor (\S+)$/.exec(
+      stretch.stdout.trim(),
+    )?.[1];
+    expect(cursor).toBeDefined();
+    const found = await errand(["jobs", "list", "--key", "tenant-old", "--cursor", cursor!, ...s]);
+    expect(found.stdout.trim().split("  ")[0]).toBe(old.id);
 
     // Through a server: the same flags, and per-key type settings with `types set`.
     const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });

@@ -48,6 +48,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
           () =>
             [
               ...page.jobs.map(jobLine),
+              // A filtered page reads a bounded stretch of jobs (LIST_SCAN): it may be empty and go on.
+              ...(page.nextCursor && page.jobs.length === 0
+                ? ["none in this stretch of jobs; older ones may match"]
+                : []),
               ...(page.nextCursor ? [`next: --cursor ${page.nextCursor}`] : []),
             ].join("\n") || "no jobs",
         );
