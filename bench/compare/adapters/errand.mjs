@@ -71,9 +71,17 @@ function errandOn(store, { keepCompleted = true, prefetch = 0, ids = false } = {
           worker = new Worker(queue, { jobs: [noop], concurrency, ...(prefetch > 0 ? { prefetch } : {}) });
           await worker.start();
         },
+        // Jobs still to do, as every other adapter's remaining() counts them (pending and running
+        // rows alone). stats() would also count every finished job errand keeps (8-10 ms beside
+        // the drain's 20,000 on SQLite and PostgreSQL, each time the drain's end is checked), which
+        // no other queue's check reads; the harness asks only whether any job is left.
         async remaining() {
-          const { states } = await queue.stats();
-          return states.pending + states.active;
+          const [pending, active] = await Promise.all([
+            queue.list({ state: "pending", limit: 1000 }),
+            queue.list({ state: "active", limit: 1000 }),
+          ]);
+          const more = pending.nextCursor !== null || active.nextCursor !== null;
+          return pending.jobs.length + active.jobs.length + (more ? 1 : 0);
         },
         async close() {
           await worker?.close();
