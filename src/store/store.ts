@@ -52,6 +52,14 @@ export interface StoreCapabilities {
    * in the thread that runs the jobs: neither gained, measured (bench/RESULTS.md, session 12).
    */
   readonly claimAhead: boolean;
+  /**
+   * Ids (Redis: candidates) a filtered `list` page reads at most from each table or index it
+   * walks: {@link LIST_SCAN} on the SQL stores; a fifth of it on Redis, which runs one script at a
+   * time for every client, workers' claims included (a key filter held it 41 ms a call at
+   * LIST_SCAN, 8.7 ms at 2,000). Always more than a page of 1,000 and the row more, so a page
+   * whose filter every row it reads matches is full.
+   */
+  readonly listScan: number;
 }
 
 /**

@@ -109,6 +109,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     claimChunk: 150,
     prefetchChunk: 500,
     claimAhead: false,
+    listScan: LIST_SCAN,
   };
   readonly capabilities = PostgresStore.capabilities;
   /** The schema this store's tables live in. */
@@ -329,7 +330,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         const [row] = await this.#q<{ floor: string | null }>(
           db,
           owned ? this.#sql.listFloorOwner : this.#sql.listFloor,
-          [p.cursor ?? null, LIST_SCAN - 1, hot, done, ...(owned ? [p.owner] : [])],
+          [p.cursor ?? null, this.capabilities.listScan - 1, hot, done, ...(owned ? [p.owner] : [])],
         );
         floor = row?.floor ?? null;
       }

@@ -47,13 +47,6 @@ import type {
 } from "../store.js";
 import { LIST_SCAN } from "../store.js";
 
-/**
- * Candidates a filtered `list` call examines at most on Redis: a fifth of {@link LIST_SCAN}, since
- * Redis runs one script at a time for every client, workers' claims included. At LIST_SCAN a key
- * filter held Redis 41 ms a call; at this, ~8 ms. Still above a page of 1,000 and the row more,
- * so a filter every candidate matches fills its page.
- */
-const REDIS_LIST_SCAN = LIST_SCAN / 5;
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
@@ -104,6 +97,7 @@ export class RedisStore implements Store {
     // client back the longer. claimAhead keeps two chunks of 64 in flight instead.
     prefetchChunk: 64,
     claimAhead: true,
+    listScan: LIST_SCAN / 5,
   };
   readonly capabilities = RedisStore.capabilities;
   /** The key prefix, hash tag included: `{errand}:`. */
@@ -364,7 +358,7 @@ export class RedisStore implements Store {
       p.type ?? "",
       p.limit,
       p.cursor ?? "",
-      REDIS_LIST_SCAN,
+      this.capabilities.listScan,
       p.owner ?? "",
       p.key ?? "",
     ])) as [Reply[], string | null, string | null];

@@ -128,6 +128,7 @@ export class SqliteStore implements Store {
       claimChunk: 150,
       prefetchChunk: 500,
       claimAhead: false,
+      listScan: LIST_SCAN,
     };
   }
   readonly capabilities: StoreCapabilities;
@@ -570,7 +571,11 @@ export class SqliteStore implements Store {
   #listFloor(p: ListParams): string | null {
     const q = this.#q;
     const owned = p.owner !== undefined;
-    const args = { cursor: p.cursor ?? null, scan: LIST_SCAN - 1, ...(owned ? { owner: p.owner } : {}) };
+    const args = {
+      cursor: p.cursor ?? null,
+      scan: this.capabilities.listScan - 1,
+      ...(owned ? { owner: p.owner } : {}),
+    };
     const hot = p.state === undefined || !isFinished(p.state);
     const done = p.state === undefined || isFinished(p.state);
     const a = hot

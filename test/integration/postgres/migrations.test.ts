@@ -8,6 +8,7 @@ import { ErrandError } from "../../../src/errors.js";
 import { openQueue, openStore } from "../../../src/queue.js";
 import { migrations } from "../../../src/store/generated/postgres-migrations.js";
 import { migrate, PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { LIST_SCAN } from "../../../src/store/store.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, silentLogger, withPg } from "../../helpers/postgres.js";
 
 async function refused(action: () => Promise<unknown>): Promise<ErrandError> {
@@ -86,6 +87,7 @@ test("opens from a postgres:// or postgresql:// URL with ?schema=, and checks it
     claimChunk: 150,
     prefetchChunk: 500,
     claimAhead: false,
+    listScan: LIST_SCAN,
   });
   await again.close();
 

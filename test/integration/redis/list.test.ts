@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Job, JobState } from "../../../src/job.js";
 import type { ListOptions, Queue } from "../../../src/queue.js";
+import { RedisStore } from "../../../src/store/redis/redis-store.js";
 import { LIST_SCAN } from "../../../src/store/store.js";
 import { openRedisQueue, redisSelected } from "../../helpers/redis.js";
 
@@ -86,13 +87,14 @@ describe.runIf(redisSelected())("Redis store: list", () => {
   });
 
   it("examines a fifth of LIST_SCAN candidates a call, so a filtered page holds Redis a few ms", async () => {
+    expect(RedisStore.capabilities.listScan).toBe(LIST_SCAN / 5);
     const { queue, clock } = await openRedisQueue();
     const needle = await queue.enqueue("t", {}, { key: "needle" });
     clock.advance(1);
     // More newer jobs than a call examines on Redis, fewer than LIST_SCAN.
     await queue.enqueueManyIds(
       "t",
-      Array.from({ length: LIST_SCAN / 5 + 100 }, (_, i) => i),
+      Array.from({ length: RedisStore.capabilities.listScan + 100 }, (_, i) => i),
       { key: "hay" },
     );
     const first = await queue.list({ key: "needle" });
