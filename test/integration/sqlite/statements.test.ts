@@ -145,3 +145,46 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
     }
   });
 });
+
+describe("the SQLite claim's walks (claimArm, claimFair)", () => {
+  it("leave out the jobs of every (type, key) in $xkeys, and only those", async () => {
+    const file = tempFile();
+    const queue = await openQueue(`sqlite:${file}`);
+    const hot = await queue.enqueueManyIds("t", [1, 2, 3], { key: "hot" });
+    const [cold] = await queue.enqueueManyIds("t", [4], { key: "cold" });
+    const [none] = await queue.enqueueManyIds("t", [5]);
+    await queue.close();
+    const db = new Database(file);
+    try {
+      // Every claim walk's fair turn, so claimFair's index holds them too.
+      db.prepare("UPDATE errand_job SET fair_turn = 1").run();
+      const walk = (name: "claimArm" | "claimFair", xkeys: unknown) =>
+        (
+          db.prepare(SQL[name]).all({
+            queue: "default",
+            type: "t",
+            now: Date.now() + 60_000,
+            skip: null,
+            xkeys: xkeys === null ? null : JSON.stringify(xkeys),
+          }) as Array<{ id: string }>
+        )
+          .map((r) => r.id)
+          .sort();
+      for (const name of ["claimArm", "claimFair"] as const) {
+        expect(walk(name, null), name).toEqual([...hot, cold, none].sort());
+        // A closed key's jobs are not read again: the claim passed them over once, not once a walk.
+        expect(walk(name, [["t", "hot"]]), name).toEqual([cold, none].sort());
+        expect(
+          walk(name, [
+            ["t", "hot"],
+            ["t", "cold"],
+          ]),
+          name,
+        ).toEqual([none]);
+        expect(walk(name, [["other", "hot"]]), name).toEqual([...hot, cold, none].sort());
+      }
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -39,6 +39,10 @@
 --   $now       epoch ms
 --   $skip      JSON array of ids passed over for a per-key rule in this claim, or NULL
 --   $xkeys     JSON array of [type, key] pairs with no room left in this claim, or NULL
+--              (matched against errand_job.type and errand_job.key, named with their table: json_each
+--              has columns `type` and `key` of its own, which the bare names meant inside its
+--              subquery, so no key was ever left out and each passed-over row cost a walk of its
+--              own: O(n²) in a busy key's jobs ahead of the others)
 -- and the merged statement's $limit: how many rows to read. Returns the pending fields, then
 --   fair_turn (NULL but for a job of a fair type waiting for its turn): a row of a fair type with
 --   a turn is a slot its turns fill (fair.ts), known without asking the table again per row.
@@ -75,7 +79,7 @@ WHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now
   AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
   AND ($xkeys IS NULL OR key IS NULL
     OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
-                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key));
+                   WHERE x.value ->> 0 = errand_job.type AND x.value ->> 1 = errand_job.key));
 
 -- name: claimQueueTypes
 WITH RECURSIVE t(type) AS (

@@ -51,7 +51,7 @@ WHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT
   AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
   AND ($xkeys IS NULL OR key IS NULL
     OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
-                   WHERE x.value ->> 0 = type AND x.value ->> 1 = key))
+                   WHERE x.value ->> 0 = errand_job.type AND x.value ->> 1 = errand_job.key))
 ORDER BY priority DESC, fair_turn, run_at, id
 LIMIT 16;
 
