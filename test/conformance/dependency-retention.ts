@@ -39,6 +39,40 @@ export function exerciseDependencyRetention(backend: Backend): void {
       ]);
     });
 
+    it("prunes past more kept dependencies than one call's limit, and finds them again once free", async () => {
+      const { queue, store, clock } = await backend.setup();
+      const retainMs = { completed: HOUR, dead: HOUR, cancelled: HOUR, expired: HOUR };
+      const prune = () => store.prune({ now: clock.now(), retainMs, limit: 2 });
+      const waitFor = await queue.enqueue("y", {});
+      // Three finished jobs a blocked job waits on, finished first (the head of the history), then
+      // two that nothing waits on.
+      const kept = await queue.enqueueManyIds("k", [1, 2, 3]);
+      const blocked = await queue.enqueue("d", {}, { dependsOn: [...kept, waitFor.id] });
+      const free = await queue.enqueueManyIds("f", [1, 2]);
+      for (const type of ["k", "f"]) {
+        for (const job of await queue.lease({ types: [type], limit: 3 })) {
+          expect(await queue.complete(job, null)).toBe(true);
+        }
+        await clock.advance(1);
+      }
+      await clock.advance(HOUR + 1);
+
+      // Each call passes over at most `limit` kept jobs; a few calls reach the free ones.
+      let deleted = 0;
+      for (let call = 0; call < 5 && deleted < 2; call++) deleted += await prune();
+      expect(deleted).toBe(2);
+      for (const id of free) expect(await queue.get(id)).toBeNull();
+      for (const id of kept) expect((await queue.get(id))?.state).toBe("completed");
+
+      // Once nothing waits on them, they go too.
+      const [y] = await queue.lease({ types: ["y"] });
+      expect(await queue.complete(y!, null)).toBe(true);
+      expect((await queue.get(blocked.id))?.state).toBe("pending");
+      for (let call = 0; call < 5 && deleted < 5; call++) deleted += await prune();
+      for (const id of kept) expect(await queue.get(id)).toBeNull();
+      expect(deleted).toBe(5);
+    });
+
     it("never prunes a blocked job, and prunes a dependent cancelled by a failure at its retention", async () => {
       const { queue, clock } = await backend.setup({ retention: { cancelled: "1h", dead: "1h" } });
       const a = await queue.enqueue("a", {}, { maxAttempts: 1 });

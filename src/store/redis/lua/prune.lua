@@ -5,8 +5,13 @@
   number deleted (and kept, below); blocked, pending and active jobs are never in them. Deletes at
   most `limit` per call so one call never holds Redis long. A job is deleted when finishedAt <
   now - retention, unless some blocked job depends on it (it would lose the outcome it waits
-  for): such a job is kept and passed over, at most `limit` of them per state and call. A deleted
-  job's dependency edges go with it (includes/dependencies.lua).
+  for): such a job is kept and passed over, at most `limit` of them per state and call. The
+  kept ones stay at the head of their index (the oldest), so each state's call starts past those
+  the last call kept ({p}:prune, state -> how many), and starts over from the head once it has
+  read the index to the cut-off: however many jobs are kept, every call deletes what it can find
+  past them, and a kept job whose dependents stopped waiting is found again on the next round.
+  (Started at the head every time, `limit` kept jobs stopped every call before the rest: retention
+  stopped for good.) A deleted job's dependency edges go with it (includes/dependencies.lua).
   Then fair keys' next turns ({p}:fk|<type>) at or below their type's turn now ({p}:ft) go: a
   key's next turn only matters above it (a new job gets max(the key's next, the type's turn), and
   the type's turn never goes down), so they change no turn, and without this a fair type keeps a
@@ -29,6 +34,7 @@ if err then
   return err
 end
 
+local PRUNE_AT = P .. "prune"
 local limit = tonumber(ARGV[4])
 local left = limit
 local deleted = 0
@@ -37,10 +43,14 @@ for s, state in ipairs({ "completed", "dead", "cancelled", "expired" }) do
     break
   end
   local index = finished_key(state)
+  -- Where the last call stopped: past the kept jobs it read (which stay at the head).
+  local at = tonumber(redis.call("HGET", PRUNE_AT, state) or "0")
   local kept = 0
   while left > 0 and kept < limit do
-    local ids = redis.call("ZRANGEBYSCORE", index, "-inf", "(" .. ARGV[4 + s], "LIMIT", kept, left)
+    local ids = redis.call("ZRANGEBYSCORE", index, "-inf", "(" .. ARGV[4 + s], "LIMIT", at, left)
     if #ids == 0 then
+      -- Read to the cut-off: the next call starts over, looking at the kept ones again.
+      at = 0
       break
     end
     local gone = {}
@@ -49,6 +59,7 @@ for s, state in ipairs({ "completed", "dead", "cancelled", "expired" }) do
       local f = redis.call("HMGET", key, "q", "t", "hd", "dp")
       if f[3] and has_blocked_dependent(id) then
         kept = kept + 1
+        at = at + 1
       else
         if f[1] then
           count(state, f[1], f[2], -1)
@@ -65,6 +76,11 @@ for s, state in ipairs({ "completed", "dead", "cancelled", "expired" }) do
     end
     left = left - #gone
     deleted = deleted + #gone
+  end
+  if at > 0 then
+    redis.call("HSET", PRUNE_AT, state, at)
+  else
+    redis.call("HDEL", PRUNE_AT, state)
   end
 end
 flush_counts()

@@ -23,6 +23,8 @@
     {p}:dep:<id>               zset: the jobs whose dependsOn names <id>, score 0, member id (lexical
                                order pages dependents()); see includes/dependencies.lua
     {p}:f:<state>              zset: finished jobs (completed, dead, cancelled, expired), score finishedAt
+    {p}:prune                  hash: finished state -> how many jobs at the head of {p}:f:<state> the
+                               last prune kept (a blocked job waits on them): the next starts past them
     {p}:uniq                   hash: uniqueKey -> id, while that job is blocked, pending or active
     {p}:act                    hash: type -> active jobs (cluster-wide concurrency caps)
     {p}:kact                   hash: "<type>|<key>" -> active jobs of the type with that key (jobs
