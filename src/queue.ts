@@ -463,6 +463,16 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.store.deleteSchedule({ name: checkScheduleName(name) });
   }
 
+  /**
+   * One schedule by name; null when there is none. One read, whatever the number of schedules.
+   * @throws ErrandError `INVALID_SCHEDULE_NAME`
+   * @since 0.2.0
+   */
+  async getSchedule(name: string): Promise<Schedule | null> {
+    const record = await this.store.getSchedule({ name: checkScheduleName(name) });
+    return record === null ? null : toSchedule(record);
+  }
+
   /** Every schedule, by name. */
   async schedules(): Promise<Schedule[]> {
     return (await this.store.listSchedules()).map(toSchedule);

@@ -6,6 +6,7 @@ import type { Delivery, DependencyFailurePolicy } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { byteOrder } from "../name-record.js";
 import type { Queue, TypeSettings } from "../queue.js";
+import type { JobTypeRecord } from "../store/store.js";
 import { checkInt, checkTypeName } from "../validation.js";
 
 /** Where and how the server pushes a type's jobs (push delivery). */
@@ -204,24 +205,41 @@ export class JobTypeRegistry {
     const names = new Set<string>();
     for (const r of records) {
       names.add(r.name);
-      if (this.#types.get(r.name)?.text === r.config || this.#unreadable.get(r.name) === r.config) continue;
-      try {
-        const { stored, settings } = check(JSON.parse(r.config) as JobTypeConfig);
-        if (stored.type !== r.name)
-          throw new ErrandError("INVALID_OPTION", `its settings name type "${stored.type}"`);
-        this.#apply(stored, settings, r.config);
-        this.#unreadable.delete(r.name);
-      } catch (cause) {
-        this.#unreadable.set(r.name, r.config);
-        this.#queue.emit(
-          "error",
-          new ErrandError("STORE_ERROR", `stored job type "${r.name}" cannot be read: ${String(cause)}`, {
-            cause,
-          }),
-        );
-      }
+      this.#take(r);
     }
     for (const type of [...this.#types.keys()]) if (!names.has(type)) this.#forget(type);
+  }
+
+  /**
+   * Reads one stored type and applies it, or its deletion, here, as {@link refresh} does for all:
+   * what `GET /v1/types/:type` answers from, one read whatever the number of types.
+   */
+  async refreshType(type: string): Promise<void> {
+    const generation = this.#generation;
+    const record = await this.#queue.typeRecords.getJobType({ name: checkTypeName(type) });
+    if (generation !== this.#generation) return;
+    if (record !== null) this.#take(record);
+    else if (this.#types.has(type)) this.#forget(type);
+  }
+
+  /** A stored record applied here when it changed; one this errand cannot read is reported. */
+  #take(r: JobTypeRecord): void {
+    if (this.#types.get(r.name)?.text === r.config || this.#unreadable.get(r.name) === r.config) return;
+    try {
+      const { stored, settings } = check(JSON.parse(r.config) as JobTypeConfig);
+      if (stored.type !== r.name)
+        throw new ErrandError("INVALID_OPTION", `its settings name type "${stored.type}"`);
+      this.#apply(stored, settings, r.config);
+      this.#unreadable.delete(r.name);
+    } catch (cause) {
+      this.#unreadable.set(r.name, r.config);
+      this.#queue.emit(
+        "error",
+        new ErrandError("STORE_ERROR", `stored job type "${r.name}" cannot be read: ${String(cause)}`, {
+          cause,
+        }),
+      );
+    }
   }
 
   #apply(config: JobTypeConfig, settings: TypeSettings, text: string): void {

@@ -55,6 +55,23 @@ export function exerciseSchedules(backend: Backend): void {
       expect(stored?.nextRunAt.getTime()).toBe(start + 13 * 5 * MINUTE);
     });
 
+    it("reads one schedule by name: as listed, null for none, a bad name refused", async () => {
+      const { queue } = await backend.setup();
+      const made = await queue.schedule("digest", {
+        cron: "0 3 * * *",
+        timezone: "UTC",
+        job: report,
+        payload: 1,
+      });
+      await queue.schedule("other", { cron: "*/5 * * * *", job: report, payload: 2 });
+      expect(await queue.getSchedule("digest")).toEqual(made);
+      expect(await queue.getSchedule("digest")).toEqual((await queue.schedules())[0]);
+      expect(await queue.getSchedule("nothing")).toBeNull();
+      await expect(queue.getSchedule("a b")).rejects.toMatchObject({ code: "INVALID_SCHEDULE_NAME" });
+      await queue.unschedule("digest");
+      expect(await queue.getSchedule("digest")).toBeNull();
+    });
+
     it("fires a timezone schedule at 03:00 Berlin time, through the DST change", async () => {
       const { queue, clock } = await backend.setup({ start: Date.parse("2026-03-27T12:00:00Z") });
       const s = await queue.schedule("nightly", {

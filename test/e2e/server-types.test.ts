@@ -131,6 +131,26 @@ for (const backend of selectedBackends()) {
       expect((await b.http("DELETE", "/v1/types/resize")).status).toBe(404);
     });
 
+    it("GET /v1/types/:type reads that one type from the store, its change or deletion elsewhere too", async () => {
+      const a = await startServer(backend);
+      const other = await a.connect();
+      const b = await serve(other);
+      expect((await a.http("PUT", "/v1/types/resize", { body: resize })).status).toBe(201);
+      for (let i = 0; i < 20; i++) await a.http("PUT", `/v1/types/t${i}`, { body: { maxAttempts: 2 } });
+      const listed = vi.spyOn(other.store, "listJobTypes");
+      const read = vi.spyOn(other.store, "getJobType");
+      expect((await b.http("GET", "/v1/types/resize")).body).toEqual(resize);
+      await a.http("PUT", "/v1/types/resize", { body: { ...resize, concurrency: 2 } });
+      expect((await b.http("GET", "/v1/types/resize")).body).toEqual({ ...resize, concurrency: 2 });
+      expect(b.app.errand.types.get("resize")?.concurrency).toBe(2);
+      expect((await a.http("DELETE", "/v1/types/resize")).status).toBe(204);
+      expect((await b.http("GET", "/v1/types/resize")).status).toBe(404);
+      expect(b.app.errand.types.get("resize")).toBeUndefined();
+      // One read of one type each time, not a read of all 21.
+      expect(read).toHaveBeenCalledTimes(3);
+      expect(listed).not.toHaveBeenCalled();
+    });
+
     it("push delivery follows a type with a push target found in the store", async () => {
       const delivered: string[] = [];
       const fetch = (async (_url: string, init: { body: string }) => {

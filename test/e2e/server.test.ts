@@ -486,7 +486,11 @@ for (const backend of selectedBackends()) {
       });
       expect(put.status).toBe(200);
       expect(put.body).toMatchObject({ name: "nightly", type: "report", timezone: "Europe/Berlin" });
+      // One schedule is one read, not a list of them all.
+      const listed = vi.spyOn(h.queue.store, "listSchedules");
       expect((await h.http("GET", "/v1/schedules/nightly")).body.cron).toBe("0 3 * * *");
+      expect(listed).not.toHaveBeenCalled();
+      listed.mockRestore();
       expect((await h.http("GET", "/v1/schedules")).body.schedules).toHaveLength(1);
       const badCron = await h.http("PUT", "/v1/schedules/x", { body: { cron: "nope", type: "r" } });
       expect(badCron).toMatchObject({ status: 400, body: { code: "INVALID_CRON" } });

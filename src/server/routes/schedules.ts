@@ -24,7 +24,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   });
   route("GET /v1/schedules/:name", "read", async (request) => {
     const { name } = params(request);
-    const found = (await queue.schedules()).find((s) => s.name === name);
+    const found = await queue.getSchedule(name!);
     if (!found) throw new ErrandError("NOT_FOUND", `no schedule ${JSON.stringify(name)}`);
     return found;
   });

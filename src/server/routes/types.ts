@@ -16,7 +16,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     return reply.status(created ? 201 : 200).send(publicType(types.get(config.type)!));
   });
   route("GET /v1/types/:type", "read", async (request) => {
-    await types.refresh();
+    await types.refreshType(params(request).type!);
     const config = types.get(params(request).type!);
     if (!config) throw new ErrandError("NOT_FOUND", `no job type ${JSON.stringify(params(request).type)}`);
     return publicType(config);
