@@ -37,6 +37,20 @@ export function exerciseExpiry(backend: Backend): void {
       expect(await queue.lease({ limit: 10 })).toEqual([]);
     });
 
+    it("expires a backlog larger than one chunk in one sweep", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      // More than a sweep's chunk (500): a backlog must not wait one sweep interval per chunk.
+      await queue.enqueueManyIds(
+        "report",
+        Array.from({ length: 1_201 }, (_, i) => i),
+        { expiresInMs: 1_000 },
+      );
+      await clock.advance(1_000);
+      expect((await queue.sweep()).expired).toBe(1_201);
+      expect((await queue.stats()).states).toMatchObject({ pending: 0, expired: 1_201 });
+      expect((await queue.sweep()).expired).toBe(0);
+    });
+
     it("expires a pending job past expiresAt on a lease call, without a Worker or sweep()", async () => {
       const { queue, clock } = await backend.setup();
       const job = await queue.enqueue("report", {}, { expiresInMs: 60_000, delayMs: 10_000 });

@@ -345,6 +345,21 @@ export function exerciseLeases(backend: Backend): void {
       }
     });
 
+    it("recovers more expired leases than one chunk in one sweep", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      await queue.enqueueManyIds(
+        task,
+        Array.from({ length: 1_201 }, (_, i) => ({ i })),
+      );
+      let leased = 0;
+      while (leased < 1_201) leased += (await queue.lease({ limit: 1000, leaseMs: 1000 })).length;
+      await clock.advance(1000);
+      // More than a sweep's chunk (500): a crash's leases come back in one sweep, not one a chunk.
+      expect((await queue.sweep()).recovered).toBe(1_201);
+      expect((await queue.stats()).states).toMatchObject({ pending: 1_201, active: 0 });
+      expect((await queue.sweep()).recovered).toBe(0);
+    });
+
     it("aborts a running handler's signal when its Worker learns that the lease was lost to another holder", async () => {
       const { queue, clock, store, connect } = await backend.setup();
       const aborted = gate<unknown>();
