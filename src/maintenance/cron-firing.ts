@@ -9,7 +9,10 @@ import type { NewJob, ScheduleRecord } from "../store/store.js";
  * A tick whose job is not stored (its id or unique key taken, its debounce key held: a schedule
  * with `options.uniqueKey` so skips a tick while the last one's job still waits or runs) moves
  * the schedule on all the same. A schedule that cannot fire (its stored options no longer valid)
- * is reported to `onError` and the others fire. Returns how many ticks enqueued a job.
+ * is reported to `onError` and the others fire. `limit` due schedules at a time, until a chunk
+ * comes back short, as the other units of a sweep; a chunk in which some schedule could not fire
+ * ends the pass (that schedule stays due and would come back at the head of every chunk).
+ * Returns how many ticks enqueued a job.
  * @param plan - the job a schedule's stored type and options resolve to now.
  */
 export async function fireDueSchedules(
@@ -20,15 +23,20 @@ export async function fireDueSchedules(
   onError: (error: unknown) => void,
 ): Promise<number> {
   let fired = 0;
-  for (const s of await door.dueSchedules({ now, limit })) {
-    try {
-      const nextRunAt = nextCronTick(s.cron, s.timezone, Math.max(now, s.nextRunAt));
-      const job: NewJob = { ...plan(s, now), id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
-      const params = { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job };
-      if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
-    } catch (error) {
-      onError(error);
+  for (;;) {
+    const due = await door.dueSchedules({ now, limit });
+    let failed = false;
+    for (const s of due) {
+      try {
+        const nextRunAt = nextCronTick(s.cron, s.timezone, Math.max(now, s.nextRunAt));
+        const job: NewJob = { ...plan(s, now), id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
+        const params = { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job };
+        if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
+      } catch (error) {
+        failed = true;
+        onError(error);
+      }
     }
+    if (due.length < limit || failed) return fired;
   }
-  return fired;
 }

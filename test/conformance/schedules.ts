@@ -72,6 +72,18 @@ export function exerciseSchedules(backend: Backend): void {
       expect(await queue.getSchedule("digest")).toBeNull();
     });
 
+    it("fires more due schedules than one chunk in one sweep", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      // More than a sweep's chunk (500), all due at the same tick.
+      for (let i = 0; i < 501; i++) {
+        await queue.schedule(`s${i}`, { cron: "*/5 * * * *", timezone: "UTC", job: report, payload: i });
+      }
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(501);
+      expect(await jobsOf(queue, "report")).toHaveLength(501);
+      expect((await queue.sweep()).fired).toBe(0);
+    });
+
     it("fires a timezone schedule at 03:00 Berlin time, through the DST change", async () => {
       const { queue, clock } = await backend.setup({ start: Date.parse("2026-03-27T12:00:00Z") });
       const s = await queue.schedule("nightly", {
