@@ -6,7 +6,7 @@ export const statements = {
   /** checkpoint.sql */
   checkpoint: "UPDATE errand_job SET checkpoint = ? WHERE id = ? AND attempt = ? AND state = 'active';",
   /** claim.sql */
-  claimArm: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = errand_job.type AND x.value ->> 1 = errand_job.key));",
+  claimArm: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now\n  AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR (type, key) NOT IN (SELECT value ->> 0, value ->> 1 FROM json_each($xkeys)));",
   /** claim.sql */
   claimQueueTypes: "WITH RECURSIVE t(type) AS (\n  SELECT (SELECT type FROM errand_job INDEXED BY errand_job_claim\n          WHERE queue = $queue AND state = 'pending' ORDER BY type LIMIT 1)\n  UNION ALL\n  SELECT (SELECT j.type FROM errand_job AS j INDEXED BY errand_job_claim\n          WHERE j.queue = $queue AND j.state = 'pending' AND j.type > t.type ORDER BY j.type LIMIT 1)\n  FROM t WHERE t.type IS NOT NULL\n)\nSELECT type FROM t WHERE type IS NOT NULL;",
   /** claim.sql */
@@ -120,7 +120,7 @@ export const statements = {
   /** fair.sql */
   fairAdvance: "INSERT INTO errand_fair_type (type, turn) VALUES (?, ?)\nON CONFLICT (type) DO UPDATE SET turn = max(turn, excluded.turn);",
   /** fair.sql */
-  claimFair: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_fair\nWHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT NULL\n  AND run_at <= $now\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x\n                   WHERE x.value ->> 0 = errand_job.type AND x.value ->> 1 = errand_job.key))\nORDER BY priority DESC, fair_turn, run_at, id\nLIMIT 16;",
+  claimFair: "SELECT {{pendingFields}}, fair_turn\nFROM errand_job INDEXED BY errand_job_fair\nWHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT NULL\n  AND run_at <= $now\n  AND (expires_at IS NULL OR expires_at > $now)\n  AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))\n  AND ($xkeys IS NULL OR key IS NULL\n    OR (type, key) NOT IN (SELECT value ->> 0, value ->> 1 FROM json_each($xkeys)))\nORDER BY priority DESC, fair_turn, run_at, id\nLIMIT 16;",
   /** fireSchedule.sql */
   fireScheduleAdvance: "UPDATE errand_schedule SET next_run_at = ?, updated_at = ? WHERE name = ? AND next_run_at = ?;",
   /** get.sql */

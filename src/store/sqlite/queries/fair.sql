@@ -50,8 +50,7 @@ WHERE queue = $queue AND type = $type AND state = 'pending' AND fair_turn IS NOT
   AND (expires_at IS NULL OR expires_at > $now)
   AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
   AND ($xkeys IS NULL OR key IS NULL
-    OR NOT EXISTS (SELECT 1 FROM json_each($xkeys) AS x
-                   WHERE x.value ->> 0 = errand_job.type AND x.value ->> 1 = errand_job.key))
+    OR (type, key) NOT IN (SELECT value ->> 0, value ->> 1 FROM json_each($xkeys)))
 ORDER BY priority DESC, fair_turn, run_at, id
 LIMIT 16;
 
