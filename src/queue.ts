@@ -125,7 +125,11 @@ export class Queue extends EventEmitter<QueueEvents> {
         : new DuePass(
             this.clock,
             resolved.sweepMs,
-            () => this.sweepJobs(),
+            // One chunk of each: a lease call must not wait out a whole backlog (sweep() does).
+            async () => {
+              this.#checkOpen();
+              await this.#sweepJobs(this.clock.now(), 1);
+            },
             (error) => this.emit("error", error),
           );
     this.#enqueuer = new Enqueuer({
@@ -271,8 +275,9 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /**
    * A page of jobs, newest first. A state, queue, type or key filter is checked job by job, so a
-   * filtered page reads at most `LIST_SCAN` (10,000) jobs of each table the store walks: when few
-   * jobs match, the page may hold fewer than `limit`, even none, and still have a `nextCursor`.
+   * filtered page reads at most the store's `capabilities.listScan` jobs of each table or index it
+   * walks (`LIST_SCAN`, 10,000, on SQLite and PostgreSQL; 2,000 on Redis): when few jobs match,
+   * the page may hold fewer than `limit`, even none, and still have a `nextCursor`.
    * Page on until `nextCursor` is null to see every match; no call holds the store long.
    * @example
    * ```ts
@@ -502,7 +507,8 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /**
    * The jobs' part of {@link Queue.sweep}, without schedules: recovers jobs whose lease ran out and
-   * expires pending jobs past `expiresAt`. What {@link Queue.lease} runs when it is due.
+   * expires pending jobs past `expiresAt`, in chunks until one comes back short. {@link Queue.lease}
+   * runs one chunk of each when its pass is due, so a lease never waits out a whole backlog.
    * @internal For whatever runs maintenance (workers, servers, a maintainer).
    */
   async sweepJobs(): Promise<Omit<SweepResult, "fired">> {
@@ -510,7 +516,8 @@ export class Queue extends EventEmitter<QueueEvents> {
     return this.#sweepJobs(this.clock.now());
   }
 
-  async #sweepJobs(now: number): Promise<Omit<SweepResult, "fired">> {
+  /** Recovers and expires in chunks until one comes back short, or `chunks` of each. */
+  async #sweepJobs(now: number, chunks = Number.POSITIVE_INFINITY): Promise<Omit<SweepResult, "fired">> {
     // Whoever sweeps, the lease API's next pass is due an interval from here.
     this.#duePass?.ran(now);
     const recovered = await recoverLeases(
@@ -518,8 +525,9 @@ export class Queue extends EventEmitter<QueueEvents> {
       (outcomes) => this.attempts.failOutcomes(outcomes),
       now,
       SWEEP_BATCH,
+      chunks,
     );
-    const expired = await expireJobs(this.#door, now, SWEEP_BATCH);
+    const expired = await expireJobs(this.#door, now, SWEEP_BATCH, chunks);
     return { recovered, expired };
   }
 

@@ -5,13 +5,19 @@ import type { StoreDoor } from "../store/instrument.js";
  * door) and are never handed out. `limit` at a time, so no one call holds the store long, until a
  * chunk comes back short (as the pruner): claims pass over the expired jobs not yet expired, so a
  * backlog must not wait a sweep interval per chunk (200,000 of them: 400 sweeps, each claim
- * meanwhile reading past them). Returns how many.
+ * meanwhile reading past them), or until `chunks` chunks (the lease API's pass: one). Returns how
+ * many.
  */
-export async function expireJobs(door: StoreDoor, now: number, limit: number): Promise<number> {
+export async function expireJobs(
+  door: StoreDoor,
+  now: number,
+  limit: number,
+  chunks = Number.POSITIVE_INFINITY,
+): Promise<number> {
   let total = 0;
-  for (;;) {
+  for (let chunk = 1; ; chunk++) {
     const n = (await door.expire({ now, limit })).length;
     total += n;
-    if (n < limit) return total;
+    if (n < limit || chunk >= chunks) return total;
   }
 }

@@ -9,16 +9,18 @@ import type { StoreDoor } from "../store/instrument.js";
  * straight away for at-most-once jobs and poison pills). Each fail is the store's compare-and-set
  * on the expired lease, so any number of recoverers may run at once. `limit` at a time until a
  * chunk comes back short, or recovers none (another recoverer took them), so a crash that left
- * 100,000 leases is recovered in one sweep, not 200. Returns how many it recovered.
+ * 100,000 leases is recovered in one sweep, not 200; or until `chunks` chunks (the lease API's
+ * pass: one). Returns how many it recovered.
  */
 export async function recoverLeases(
   door: StoreDoor,
   fail: (outcomes: AttemptOutcome[]) => Promise<Array<Job | null>>,
   now: number,
   limit: number,
+  chunks = Number.POSITIVE_INFINITY,
 ): Promise<number> {
   let total = 0;
-  for (;;) {
+  for (let chunk = 1; ; chunk++) {
     const lapsed = await door.expiredLeases({ now, limit });
     if (lapsed.length === 0) return total;
     const failed = await fail(
@@ -31,6 +33,6 @@ export async function recoverLeases(
     );
     const n = failed.filter((job) => job !== null).length;
     total += n;
-    if (lapsed.length < limit || n === 0) return total;
+    if (lapsed.length < limit || n === 0 || chunk >= chunks) return total;
   }
 }

@@ -51,6 +51,19 @@ export function exerciseExpiry(backend: Backend): void {
       expect((await queue.sweep()).expired).toBe(0);
     });
 
+    it("expires one chunk of a backlog on a lease call, so a lease never waits out the whole backlog", async () => {
+      const { queue, clock } = await backend.setup();
+      await queue.enqueueManyIds(
+        "report",
+        Array.from({ length: 1_201 }, (_, i) => i),
+        { expiresInMs: 1_000 },
+      );
+      await clock.advance(1_000);
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      expect((await queue.stats()).states).toMatchObject({ pending: 701, expired: 500 });
+      expect((await queue.sweep()).expired).toBe(701);
+    });
+
     it("expires a pending job past expiresAt on a lease call, without a Worker or sweep()", async () => {
       const { queue, clock } = await backend.setup();
       const job = await queue.enqueue("report", {}, { expiresInMs: 60_000, delayMs: 10_000 });
