@@ -57,20 +57,42 @@ export function exerciseDependencyRetention(backend: Backend): void {
       }
       await clock.advance(HOUR + 1);
 
-      // Each call passes over at most `limit` kept jobs; a few calls reach the free ones.
-      let deleted = 0;
-      for (let call = 0; call < 5 && deleted < 2; call++) deleted += await prune();
-      expect(deleted).toBe(2);
+      // One call gets past more kept jobs than its limit to the free ones.
+      expect(await prune()).toBe(2);
       for (const id of free) expect(await queue.get(id)).toBeNull();
       for (const id of kept) expect((await queue.get(id))?.state).toBe("completed");
+      expect(await prune()).toBe(0);
 
       // Once nothing waits on them, they go too.
       const [y] = await queue.lease({ types: ["y"] });
       expect(await queue.complete(y!, null)).toBe(true);
       expect((await queue.get(blocked.id))?.state).toBe("pending");
-      for (let call = 0; call < 5 && deleted < 5; call++) deleted += await prune();
+      expect((await prune()) + (await prune())).toBe(3);
       for (const id of kept) expect(await queue.get(id)).toBeNull();
-      expect(deleted).toBe(5);
+    });
+
+    it("ends a prune with more kept jobs than its limit in two states and nothing to delete", async () => {
+      const { queue, store, clock } = await backend.setup();
+      const retainMs = { completed: HOUR, dead: HOUR, cancelled: HOUR, expired: HOUR };
+      const waitFor = await queue.enqueue("y", {});
+      const completed = await queue.enqueueManyIds("k", [1, 2, 3]);
+      // Three in one state and five in another: their walks reach the cut-off in different calls.
+      const doomed = await queue.enqueueManyIds("x", [1, 2, 3, 4, 5], { maxAttempts: 1 });
+      // Waits on all eight and on y; a dead dependency does not cancel it ("run").
+      await queue.enqueue(
+        "d",
+        {},
+        { dependsOn: [...completed, ...doomed, waitFor.id], onDependencyFailure: "run" },
+      );
+      for (const job of await queue.lease({ types: ["k"], limit: 3 })) await queue.complete(job, null);
+      for (const job of await queue.lease({ types: ["x"], limit: 5 })) {
+        await queue.fail(job, new Error("no"), { retryable: false });
+      }
+      await clock.advance(HOUR + 1);
+      for (let round = 0; round < 3; round++) {
+        expect(await store.prune({ now: clock.now(), retainMs, limit: 2 })).toBe(0);
+      }
+      for (const id of [...completed, ...doomed]) expect(await queue.get(id)).not.toBeNull();
     });
 
     it("never prunes a blocked job, and prunes a dependent cancelled by a failure at its retention", async () => {

@@ -434,9 +434,26 @@ export class RedisStore implements Store {
     return ((await this.#write("expirePending", [p.now, p.limit])) as Reply[]).map(decodeJob);
   }
 
+  /**
+   * Calls prune.lua until it has deleted `limit` or read every state to its cut-off. Each call
+   * passes at most `limit` kept jobs (a blocked job waits on them) of a state and reports when it
+   * stopped at them with deletions still to make: calling again goes on past them (prune.lua keeps
+   * its place), so the kept ones never stop a prune() short, and Redis is held a chunk at a time.
+   */
   async prune(p: PruneParams): Promise<number> {
     const cutoffs = FINISHED_STATES.map((s) => p.now - p.retainMs[s]);
-    return (await this.#write("prune", [p.now, p.limit, ...cutoffs])) as number;
+    let deleted = 0;
+    for (let call = 0; ; call++) {
+      const [n, more] = (await this.#write("prune", [
+        p.now,
+        p.limit - deleted,
+        ...cutoffs,
+        p.limit,
+        call > 0 ? "1" : "0",
+      ])) as [number, number];
+      deleted += n;
+      if (more === 0 || deleted >= p.limit) return deleted;
+    }
   }
 
   // ---- schedules -----------------------------------------------------------------------------
