@@ -89,6 +89,12 @@ export class JobTypeRegistry {
   #generation = 0;
   #refreshing: Promise<void> | null = null;
   #queued: Promise<void> | null = null;
+  /**
+   * The store reads (refresh, refreshType), one after another: a read applies what it found, and
+   * an older read landing after a newer one would apply stale settings (the list read before a
+   * change, after the one-type read that saw it).
+   */
+  #reads: Promise<void> = Promise.resolve();
   /** Stored settings already reported unreadable, by type: each is reported once. */
   readonly #unreadable = new Map<string, string>();
 
@@ -191,7 +197,7 @@ export class JobTypeRegistry {
         });
       return this.#queued;
     }
-    this.#refreshing = this.#refresh().finally(() => {
+    this.#refreshing = this.#inTurn(() => this.#refresh()).finally(() => {
       this.#refreshing = null;
     });
     return this.#refreshing;
@@ -215,8 +221,20 @@ export class JobTypeRegistry {
    * what `GET /v1/types/:type` answers from, one read whatever the number of types.
    */
   async refreshType(type: string): Promise<void> {
+    const name = checkTypeName(type);
+    return this.#inTurn(() => this.#refreshType(name));
+  }
+
+  /** Runs `read` after every read before it has ended. */
+  #inTurn(read: () => Promise<void>): Promise<void> {
+    const turn = this.#reads.then(read);
+    this.#reads = turn.catch(() => {});
+    return turn;
+  }
+
+  async #refreshType(type: string): Promise<void> {
     const generation = this.#generation;
-    const record = await this.#queue.typeRecords.getJobType({ name: checkTypeName(type) });
+    const record = await this.#queue.typeRecords.getJobType({ name: type });
     if (generation !== this.#generation) return;
     if (record !== null) this.#take(record);
     else if (this.#types.has(type)) this.#forget(type);
