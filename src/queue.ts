@@ -317,7 +317,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    * Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. The
    * counts read every job, history included, so callers who ask while a count runs share the next
    * one (each answer still counts what was written before it was asked for): ten dashboard tabs
-   * polling keep at most one count running.
+   * polling keep at most one count running. Callers who share a count share its object: read it,
+   * do not change it.
    */
   stats(): Promise<QueueStats> {
     return this.#stats.get();

@@ -538,6 +538,9 @@ export interface ListParams {
  * filter few jobs match (a rare type in a long history) answers in bounded time: the page may then
  * hold fewer than `limit` jobs, even none, and still have a `nextCursor`; paging on finds every
  * match. Pages without a state, queue, type or key filter are always full but for the last.
+ * The SQL stores' {@link StoreCapabilities.listScan}; Redis reads a fifth of it.
+ * @defaultValue 10,000
+ * @since 0.2.0
  */
 export const LIST_SCAN = 10_000;
 

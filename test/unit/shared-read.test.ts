@@ -31,10 +31,12 @@ describe("SharedRead", () => {
     expect(read).toHaveBeenCalledTimes(1);
 
     calls[0]!.resolve(1);
-    // Asked after the first read ended but before the next began: still the next read.
+    expect(await first).toBe(1);
+    // The first read has ended (this await ran after it) and the next has not begun: a caller now
+    // still shares the next read.
+    expect(read).toHaveBeenCalledTimes(1);
     const d = shared.get();
     expect(d).toBe(a);
-    expect(await first).toBe(1);
     await settle();
     expect(read).toHaveBeenCalledTimes(2);
     calls[1]!.resolve(2);

@@ -46,7 +46,6 @@ import type {
   SweepParams,
 } from "../store.js";
 import { LIST_SCAN } from "../store.js";
-
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
