@@ -1,6 +1,7 @@
 import { nextCronTick } from "../cron.js";
 import type { StoreDoor } from "../store/instrument.js";
 import type { NewJob, ScheduleRecord } from "../store/store.js";
+import { inChunks } from "./chunks.js";
 
 /**
  * Cron firing: each schedule whose tick came due enqueues that tick's job (id
@@ -22,9 +23,9 @@ export async function fireDueSchedules(
   limit: number,
   onError: (error: unknown) => void,
 ): Promise<number> {
-  let fired = 0;
-  for (;;) {
+  return inChunks(async () => {
     const due = await door.dueSchedules({ now, limit });
+    let fired = 0;
     let failed = false;
     for (const s of due) {
       try {
@@ -37,6 +38,6 @@ export async function fireDueSchedules(
         onError(error);
       }
     }
-    if (due.length < limit || failed) return fired;
-  }
+    return { done: fired, more: due.length === limit && !failed };
+  });
 }

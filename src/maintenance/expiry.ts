@@ -1,4 +1,5 @@
 import type { StoreDoor } from "../store/instrument.js";
+import { inChunks } from "./chunks.js";
 
 /**
  * Expiry: pending jobs whose `expiresAt` passed by `now` become `expired` (emitted as such by the
@@ -14,10 +15,8 @@ export async function expireJobs(
   limit: number,
   chunks = Number.POSITIVE_INFINITY,
 ): Promise<number> {
-  let total = 0;
-  for (let chunk = 1; ; chunk++) {
+  return inChunks(async () => {
     const n = (await door.expire({ now, limit })).length;
-    total += n;
-    if (n < limit || chunk >= chunks) return total;
-  }
+    return { done: n, more: n === limit };
+  }, chunks);
 }

@@ -2,6 +2,7 @@ import type { AttemptOutcome } from "../failure-rule.js";
 import { leaseExpiryError } from "../failure-rule.js";
 import { type Job, toJob } from "../job.js";
 import type { StoreDoor } from "../store/instrument.js";
+import { inChunks } from "./chunks.js";
 
 /**
  * Lease recovery: active jobs whose lease ran out by `now` (their worker crashed, hung or lost
@@ -19,10 +20,9 @@ export async function recoverLeases(
   limit: number,
   chunks = Number.POSITIVE_INFINITY,
 ): Promise<number> {
-  let total = 0;
-  for (let chunk = 1; ; chunk++) {
+  return inChunks(async () => {
     const lapsed = await door.expiredLeases({ now, limit });
-    if (lapsed.length === 0) return total;
+    if (lapsed.length === 0) return { done: 0, more: false };
     const failed = await fail(
       lapsed.map((record) => ({
         job: toJob(record),
@@ -32,7 +32,6 @@ export async function recoverLeases(
       })),
     );
     const n = failed.filter((job) => job !== null).length;
-    total += n;
-    if (lapsed.length < limit || n === 0 || chunk >= chunks) return total;
-  }
+    return { done: n, more: lapsed.length === limit && n > 0 };
+  }, chunks);
 }

@@ -3,6 +3,7 @@ import { type Duration, toMs } from "../duration.js";
 import { ErrandError } from "../errors.js";
 import { FINISHED_STATES, type FinishedState } from "../job.js";
 import type { StoreDoor } from "../store/instrument.js";
+import { inChunks } from "./chunks.js";
 
 /**
  * Retention pruning: deletes finished jobs older than their state's retention, `limit` at a time
@@ -15,12 +16,10 @@ export async function pruneFinished(
   retainMs: Record<FinishedState, number>,
   limit: number,
 ): Promise<number> {
-  let total = 0;
-  for (;;) {
+  return inChunks(async () => {
     const n = await door.prune({ now: clock.now(), retainMs, limit });
-    total += n;
-    if (n < limit) return total;
-  }
+    return { done: n, more: n === limit };
+  });
 }
 
 /**
