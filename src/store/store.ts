@@ -6,6 +6,7 @@ import type {
   JobRecord,
   JobState,
 } from "../job.js";
+import { isFinished } from "../job.js";
 import type { LimitStatsParams, TypeLimitStats } from "./held-back.js";
 
 /**
@@ -544,9 +545,23 @@ export interface ListParams {
  */
 export const LIST_SCAN = 10_000;
 
-/** Whether a list page checks a filter row by row, and so reads at most {@link LIST_SCAN} ids. */
+/**
+ * The Redis store's {@link StoreCapabilities.listScan}: a fifth of {@link LIST_SCAN}, since Redis
+ * runs one script at a time for every client.
+ */
+export const REDIS_LIST_SCAN = LIST_SCAN / 5;
+
+/** Whether a list page checks a filter row by row, and so reads at most `listScan` ids. */
 export function scansList(p: ListParams): boolean {
   return p.state !== undefined || p.queue !== undefined || p.type !== undefined || p.key !== undefined;
+}
+
+/** The tables (SQL stores) a list page reads: the hot one unless its state is finished, the history unless it is not. */
+export function listTables(p: ListParams): { hot: boolean; done: boolean } {
+  return {
+    hot: p.state === undefined || !isFinished(p.state),
+    done: p.state === undefined || isFinished(p.state),
+  };
 }
 
 export interface ListResult {

@@ -4,7 +4,7 @@
  * @module
  */
 import { JOB_STATES } from "../../job.js";
-import { LIST_SCAN } from "../../store/store.js";
+import { LIST_SCAN, REDIS_LIST_SCAN } from "../../store/store.js";
 import { MAX_DEPENDENCIES } from "../../validation.js";
 import {
   duration,
@@ -166,7 +166,7 @@ export const jobRouteSchemas = {
   },
   "GET /v1/jobs": {
     summary: "A page of jobs, newest first (for a producer: only its own jobs)",
-    description: `A page with a state, queue, type or key filter reads at most ${LIST_SCAN.toLocaleString("en")} jobs of each table the store walks (${(LIST_SCAN / 5).toLocaleString("en")} on Redis), so it may hold fewer than \`limit\` jobs, even none, and still have a \`nextCursor\`: page on until \`nextCursor\` is null.`,
+    description: `A page with a state, queue, type or key filter reads at most ${LIST_SCAN.toLocaleString("en")} jobs of each table the store walks (${REDIS_LIST_SCAN.toLocaleString("en")} on Redis), so it may hold fewer than \`limit\` jobs, even none, and still have a \`nextCursor\`: page on until \`nextCursor\` is null.`,
     tags: ["jobs"],
     querystring: {
       type: "object",

@@ -46,7 +46,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { LIST_SCAN, scansList } from "../store.js";
+import { LIST_SCAN, listTables, scansList } from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
 import { claimJobs } from "./claim.js";
 import { sqlFragments } from "./columns.js";
@@ -325,8 +325,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       // A filtered page reads a stretch of ids (queries/list.sql): its floor first.
       let floor: string | null = null;
       if (scansList(p)) {
-        const hot = p.state === undefined || !isFinished(p.state);
-        const done = p.state === undefined || isFinished(p.state);
+        const { hot, done } = listTables(p);
         const [row] = await this.#q<{ floor: string | null }>(
           db,
           owned ? this.#sql.listFloorOwner : this.#sql.listFloor,

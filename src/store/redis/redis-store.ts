@@ -45,7 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { LIST_SCAN } from "../store.js";
+import { REDIS_LIST_SCAN } from "../store.js";
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
@@ -96,7 +96,7 @@ export class RedisStore implements Store {
     // client back the longer. claimAhead keeps two chunks of 64 in flight instead.
     prefetchChunk: 64,
     claimAhead: true,
-    listScan: LIST_SCAN / 5,
+    listScan: REDIS_LIST_SCAN,
   };
   readonly capabilities = RedisStore.capabilities;
   /** The key prefix, hash tag included: `{errand}:`. */

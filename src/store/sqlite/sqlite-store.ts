@@ -45,7 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { LIST_SCAN, scansList } from "../store.js";
+import { LIST_SCAN, listTables, scansList } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
 import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
@@ -576,8 +576,7 @@ export class SqliteStore implements Store {
       scan: this.capabilities.listScan - 1,
       ...(owned ? { owner: p.owner } : {}),
     };
-    const hot = p.state === undefined || !isFinished(p.state);
-    const done = p.state === undefined || isFinished(p.state);
+    const { hot, done } = listTables(p);
     const a = hot
       ? ((owned ? q.listFloorHotByOwner : q.listFloorHot).get(args) as string | undefined)
       : undefined;
