@@ -6,6 +6,7 @@
 import { describe } from "vitest";
 import { selectedBackends } from "./backend.js";
 import { exerciseBadInput } from "./bad-input.js";
+import { exerciseBusyKeys } from "./busy-keys.js";
 import { exerciseCancel } from "./cancel.js";
 import { exerciseClaim } from "./claim.js";
 import { exerciseClosed } from "./closed.js";
@@ -85,6 +86,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseDebounce(backend);
     exerciseKeyLimits(backend);
     exerciseOrdered(backend);
+    exerciseBusyKeys(backend);
     exerciseFair(backend);
     exerciseRateLimits(backend);
     exerciseHeldBack(backend);

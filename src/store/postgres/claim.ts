@@ -605,15 +605,24 @@ class KeyRoom {
     types: readonly string[],
     peek: string,
   ): Promise<boolean> {
-    // Closed keys are left out of the peek's window; open ones stay in it (their jobs are
-    // candidates) but are neither locked nor counted again.
-    const closedTypes: string[] = [];
-    const closedKeys: string[] = [];
+    // Jobs that cannot start in this claim are left out of the peek's window: a closed key's, and
+    // an open ordered key's but its earliest (were they in it, a busy key's backlog would fill the
+    // window claim after claim, and the keys behind it would never be found). Open keys are
+    // neither locked nor counted again.
+    const heldTypes: string[] = [];
+    const heldKeys: string[] = [];
+    const firsts: string[] = [];
     const openTypes: string[] = [];
     const openKeys: string[] = [];
     for (const k of this.#known.values()) {
-      (k.room <= 0 ? closedTypes : openTypes).push(k.type);
-      (k.room <= 0 ? closedKeys : openKeys).push(k.key);
+      if (k.room > 0) {
+        openTypes.push(k.type);
+        openKeys.push(k.key);
+        if (k.first === null) continue;
+        firsts.push(k.first);
+      }
+      heldTypes.push(k.type);
+      heldKeys.push(k.key);
     }
     // One round trip: the peek, the keys' locks and their counts (errand_key_room, migration 0009).
     const found = await this.#connection.query<{
@@ -628,13 +637,14 @@ class KeyRoom {
       limit,
       types,
       this.#ruled,
-      closedTypes,
-      closedKeys,
+      heldTypes,
+      heldKeys,
       KEY_LOCK,
       !this.#locked,
       openTypes,
       openKeys,
       this.#ordered,
+      firsts,
     ]);
     if (found.length === 0) return false;
     this.#locked = true;

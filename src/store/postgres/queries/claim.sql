@@ -93,10 +93,13 @@
 --   $12 types, $13 keys, $14 room, $15 the only job that may start (NULL: any) of each locked key
 --   with room. A keyed job of a type in $11 whose key is not among them is not a candidate.
 -- keyPeek: $1 queue, $2 now, $3 limit, $4 the open types, $5 the types with per-key rules, $6
---   and $7 the (type, key)s closed for this claim, $8 KEY_LOCK, $9 wait for the locks (the claim
---   holds no key lock yet) or try them, $10 and $11 the (type, key)s already locked and open, $12 the ordered types. Finds
+--   and $7 the (type, key)s whose jobs cannot start in this claim but $13's: the keys closed for
+--   it and the open keys of ordered types, $8 KEY_LOCK, $9 wait for the locks (the claim
+--   holds no key lock yet) or try them, $10 and $11 the (type, key)s already locked and open, $12
+--   the ordered types, $13 the one job each open key of an ordered type may start. Finds
 --   the distinct (type, key) of the rules' types among the next $3 candidates (each open type's
---   first $3, merged), closed keys left out of the window, open ones not locked again; returns
+--   first $3, merged), jobs that cannot start left out of the window (so a busy key's backlog,
+--   however long, never fills it: other keys behind it are found), open keys not locked again; returns
 --   for each (type, key, ok: its lock held, active: its active jobs, first: for an ordered type, the
 --   id of its earliest hot job by created_at, id), the counts read after the locks.
 -- queueTypes: $1 queue. Returns its pending types: a loose index scan of errand_job_claim (one
@@ -211,7 +214,8 @@ WITH seen AS (
         AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
         AND (j.expires_at IS NULL OR j.expires_at > $2)
         AND NOT (j.key IS NOT NULL AND j.type = ANY($5::text[])
-          AND (j.type, j.key) IN (SELECT * FROM unnest($6::text[], $7::text[])))
+          AND (j.type, j.key) IN (SELECT * FROM unnest($6::text[], $7::text[]))
+          AND j.id NOT IN (SELECT unnest($13::text[])))
         AND j.type = t.type
       ORDER BY j.priority DESC, j.run_at, j.id
       LIMIT $3

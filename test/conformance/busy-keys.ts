@@ -1,0 +1,75 @@
+/**
+ * A busy key holds up no other key: under `keyConcurrency`, `ordered` or `keyRateLimit`, jobs of a
+ * key that cannot start wait in claim order ahead of other keys' jobs, however many there are, and
+ * a claim still finds the other keys' jobs behind them. (A tenant that enqueues a long backlog
+ * must not stop every other tenant's work: that is what per-key rules are for.)
+ */
+import { describe, expect, it } from "vitest";
+import { defineJob, type JobDefinitionOptions } from "../../src/define-job.js";
+import type { Queue } from "../../src/queue.js";
+import type { Backend } from "./backend.js";
+
+/** The busy key's backlog: more than the claims below ask for, so a claim that only looks that far fails. */
+const BACKLOG = 60;
+
+const rules: Array<[string, Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler">]> = [
+  ["keyConcurrency", { keyConcurrency: 1 }],
+  ["ordered", { ordered: true }],
+  ["keyRateLimit", { keyRateLimit: { limit: 1, periodMs: 60_000 } }],
+];
+
+export function exerciseBusyKeys(backend: Backend): void {
+  describe("a busy key holds up no other key", () => {
+    for (const [name, rule] of rules) {
+      for (const named of [false, true]) {
+        it(`${name}: a key behind ${BACKLOG} jobs of a busy key starts${named ? " (claim naming the type)" : ""}`, async () => {
+          const { queue } = await backend.setup();
+          const tenant = defineJob({ type: "tenant-sync", ...rule, handler: async () => null });
+          queue.register(tenant);
+          const lease = (q: Queue, limit: number) =>
+            q.lease({ limit, ...(named ? { types: [tenant.type] } : {}) });
+          await queue.enqueueMany(
+            tenant,
+            Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+            { key: "busy" },
+          );
+          const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
+          const [head] = await lease(queue, 1);
+          expect(head?.key).toBe("busy");
+
+          // Every claim size, the worker's usual ones among them: the quiet key's job is found.
+          const next = await lease(queue, 10);
+          expect(next.map((j) => j.id)).toEqual([quiet.id]);
+          expect(await lease(queue, 50)).toEqual([]);
+
+          // The busy key still starts its next job once its room is free again (for the rate
+          // limit, the window is still full: its jobs keep waiting).
+          expect(await queue.complete(head!, null)).toBe(true);
+          const after = await lease(queue, 50);
+          if (name === "keyRateLimit") expect(after).toEqual([]);
+          else expect(after.map((j) => j.payload)).toEqual([{ i: 1 }]);
+        });
+      }
+    }
+
+    it("keyConcurrency: keys behind the backlog all start, each up to its room", async () => {
+      const { queue } = await backend.setup();
+      const tenant = defineJob({ type: "tenant-pair", keyConcurrency: 2, handler: async () => null });
+      queue.register(tenant);
+      await queue.enqueueMany(
+        tenant,
+        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+        { key: "busy" },
+      );
+      for (const key of ["q1", "q1", "q1", "q2"]) await queue.enqueue(tenant, { key }, { key });
+      const first = await queue.lease({ limit: 2 });
+      expect(first.map((j) => j.key)).toEqual(["busy", "busy"]);
+      const counts = new Map<string, number>();
+      for (const j of await queue.lease({ limit: 50 })) counts.set(j.key!, (counts.get(j.key!) ?? 0) + 1);
+      expect([...counts].sort()).toEqual([
+        ["q1", 2],
+        ["q2", 1],
+      ]);
+    });
+  });
+}
