@@ -10,7 +10,7 @@ import type { Queue } from "../../src/queue.js";
 import type { Backend } from "./backend.js";
 
 /** The busy key's backlog: more than the claims below ask for, so a claim that only looks that far fails. */
-const BACKLOG = 60;
+const BACKLOG = 2_500;
 
 const rules: Array<[string, Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler">]> = [
   ["keyConcurrency", { keyConcurrency: 1 }],
@@ -23,7 +23,7 @@ export function exerciseBusyKeys(backend: Backend): void {
     for (const [name, rule] of rules) {
       for (const named of [false, true]) {
         it(`${name}: a key behind ${BACKLOG} jobs of a busy key starts${named ? " (claim naming the type)" : ""}`, async () => {
-          const { queue } = await backend.setup();
+          const { queue, clock } = await backend.setup();
           const tenant = defineJob({ type: "tenant-sync", ...rule, handler: async () => null });
           queue.register(tenant);
           const lease = (q: Queue, limit: number) =>
@@ -43,14 +43,71 @@ export function exerciseBusyKeys(backend: Backend): void {
           expect(await lease(queue, 50)).toEqual([]);
 
           // The busy key still starts its next job once its room is free again (for the rate
-          // limit, the window is still full: its jobs keep waiting).
+          // limit, once its window opens), in claim order.
           expect(await queue.complete(head!, null)).toBe(true);
+          if (name === "keyRateLimit") {
+            expect(await lease(queue, 50)).toEqual([]);
+            await clock.advance(60_000);
+          }
           const after = await lease(queue, 50);
-          if (name === "keyRateLimit") expect(after).toEqual([]);
-          else expect(after.map((j) => j.payload)).toEqual([{ i: 1 }]);
+          expect(after.map((j) => j.payload)).toEqual([{ i: 1 }]);
+          expect(await lease(queue, 50)).toEqual([]);
         });
       }
     }
+
+    it("keyConcurrency: the busy key's jobs that wait start in claim order, priority first", async () => {
+      const { queue } = await backend.setup();
+      const tenant = defineJob({ type: "tenant-one", keyConcurrency: 1, handler: async () => null });
+      queue.register(tenant);
+      const head = await queue.enqueue(tenant, { n: "head" }, { key: "busy", priority: 10 });
+      await queue.enqueueMany(
+        tenant,
+        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+        { key: "busy" },
+      );
+      const urgent = await queue.enqueue(tenant, { n: "urgent" }, { key: "busy", priority: 5 });
+      const quiet = await queue.enqueue(tenant, { n: "quiet" }, { key: "quiet" });
+      const first = await queue.lease({ limit: 10 });
+      expect(first.map((j) => j.id)).toEqual([head.id, quiet.id]);
+      expect(await queue.complete(first[0]!, null)).toBe(true);
+      const second = await queue.lease({ limit: 10 });
+      expect(second.map((j) => j.id)).toEqual([urgent.id]);
+      // A retry frees the key's room while it waits out its backoff: the next job starts.
+      expect(await queue.fail(second[0]!, new Error("again"))).toBe(true);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.payload)).toEqual([{ i: 0 }]);
+    });
+
+    it("keyConcurrency: a waiting job of the busy key can be cancelled, rescheduled or expire", async () => {
+      const { queue, clock } = await backend.setup();
+      const tenant = defineJob({ type: "tenant-sync", keyConcurrency: 1, handler: async () => null });
+      queue.register(tenant);
+      const jobs = await queue.enqueueMany(
+        tenant,
+        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+        { key: "busy", expiresInMs: 10_000 },
+      );
+      const [head] = await queue.lease({ limit: 10 });
+      expect(head?.id).toBe(jobs[0]!.id);
+      expect(await queue.lease({ limit: 50 })).toEqual([]);
+
+      expect((await queue.cancel(jobs[1]!.id))?.state).toBe("cancelled");
+      const later = await queue.reschedule(jobs[2]!.id, { runAt: new Date(clock.now() + 60_000) });
+      expect(later?.state).toBe("pending");
+      expect(await queue.lease({ limit: 50 })).toEqual([]);
+      expect(await queue.complete(head!, null)).toBe(true);
+      // jobs[1] is gone and jobs[2] waits for its new time: jobs[3] is next.
+      const next = await queue.lease({ limit: 50 });
+      expect(next.map((j) => j.id)).toEqual([jobs[3]!.id]);
+
+      await clock.advance(10_000);
+      await queue.sweep();
+      expect((await queue.get(jobs[4]!.id))?.state).toBe("expired");
+      expect((await queue.get(jobs[2]!.id))?.state).toBe("expired");
+      expect(await queue.complete(next[0]!, null)).toBe(true);
+      expect(await queue.lease({ limit: 50 })).toEqual([]);
+      expect((await queue.stats()).states).toMatchObject({ pending: 0, active: 0, expired: BACKLOG - 3 });
+    });
 
     it("keyConcurrency: keys behind the backlog all start, each up to its room", async () => {
       const { queue } = await backend.setup();

@@ -1,8 +1,8 @@
 /**
  * Issue 15 on Redis, what the conformance suite cannot see: the per-key bookkeeping ({p}:kact,
  * {p}:ko|<type>|<key>, {p}:deb) follows jobs in and out of the hot set and leaves nothing behind;
- * a claim passes over a bounded number of jobs held back by key rules and still serves other
- * types; two jobs with one debounce key in one call make one job.
+ * jobs held back by key rules are parked (includes/job.lua), a bounded number per script run, and
+ * put back as room opens; two jobs with one debounce key in one call make one job.
  */
 import { describe, expect, it } from "vitest";
 import { defineJob } from "../../../src/define-job.js";
@@ -76,24 +76,66 @@ describe.runIf(redisSelected())("Redis store: keys, debounce", () => {
     expect(await client.zrange(`${p}ko|ledger|k`, 0, -1)).toEqual([retried.id]);
   });
 
-  it("passes over at most 1,000 jobs held back by key rules per claim, and still serves other types", async () => {
-    const { queue } = await openRedisQueue();
+  it("parks the jobs key rules hold back, 1,000 a script run, and puts them back as room opens", async () => {
+    const { queue, client, prefix } = await openRedisQueue();
+    const p = `{${prefix}}:`;
     queue.register(ledger);
     const held = await queue.enqueueMany(
       ledger,
-      Array.from({ length: 1_100 }, (_, i) => ({ i })),
+      Array.from({ length: 2_100 }, (_, i) => ({ i })),
       { key: "k" },
     );
-    // Behind the held ones in the same lane: this claim gives up on the lane before reaching it.
     const beyond = await queue.enqueue(ledger, {}, { key: "other" });
     const plain = await queue.enqueue("plain", {});
-    const taken = await queue.lease({ limit: 10 });
-    expect(taken.map((j) => j.id)).toEqual([held[0]!.id, plain.id]);
-    expect(await queue.lease({ limit: 10 })).toEqual([]);
-    for (const j of taken) expect(await queue.complete(j, null)).toBe(true);
-    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([held[1]!.id]);
-    expect((await queue.get(beyond.id))?.state).toBe("pending");
-  });
+    const parkedCount = async () => [
+      await client.zcard(`${p}pk|ledger|k`),
+      await client.zcard(`${p}pkt|ledger`),
+      await client.zcard(`${p}parked`),
+    ];
+    // One script run: k's head, then 1,000 of its jobs parked, and the lanes of types with key
+    // rules left; the plain job's lane is still read. The claim has all it asked for.
+    const first = await queue.lease({ limit: 2 });
+    expect(first.map((j) => j.id)).toEqual([held[0]!.id, plain.id]);
+    expect(await queue.complete(first[1]!, null)).toBe(true);
+    expect(await parkedCount()).toEqual([1_000, 1_000, 1_000]);
+    expect(await client.hget(`${p}j:${held[1]!.id}`, "pk")).toBe("1");
+    // A claim wanting more runs the script again (it parks the rest) and finds the other key's
+    // job behind the backlog.
+    const other = await queue.lease({ limit: 10 });
+    expect(other.map((j) => j.id)).toEqual([beyond.id]);
+    expect(await queue.complete(other[0]!, null)).toBe(true);
+    expect(await parkedCount()).toEqual([2_099, 2_099, 2_099]);
+    // Parked jobs are pending, listed and counted as ever.
+    expect((await queue.get(held[1]!.id))?.state).toBe("pending");
+    expect((await queue.stats()).states.pending).toBe(2_099);
+    expect((await queue.list({ state: "pending", key: "k", limit: 5 })).jobs).toHaveLength(5);
+
+    // k's head finishes: its next job in order goes back to its lane, and runs.
+    expect(await queue.complete(first[0]!, null)).toBe(true);
+    expect(await client.hget(`${p}j:${held[1]!.id}`, "pk")).toBeNull();
+    const second = await queue.lease({ limit: 10 });
+    expect(second.map((j) => j.id)).toEqual([held[1]!.id]);
+
+    // A parked job cancelled leaves the parked sets.
+    await queue.cancel(held[2_099]!.id);
+    expect(await parkedCount()).toEqual([2_097, 2_097, 2_097]);
+
+    // The rest, one at a time in order, each put back as the one before it finishes.
+    for (let jobs = second, n = 0; jobs.length > 0 && n < 2_100; n++) {
+      expect(jobs).toHaveLength(1);
+      expect(await queue.complete(jobs[0]!, null)).toBe(true);
+      jobs = await queue.lease({ limit: 10 });
+    }
+    expect((await queue.stats()).states).toMatchObject({ pending: 0, active: 0 });
+    const left = (await keysOf(client, prefix)).filter(
+      (k) =>
+        k === `${p}parked` ||
+        k.startsWith(`${p}pk|`) ||
+        k.startsWith(`${p}pkt|`) ||
+        k.startsWith(`${p}pwake`),
+    );
+    expect(left).toEqual([]);
+  }, 60_000);
 
   it("makes one job of two with the same debounce key in one call, with the later payload", async () => {
     const { queue, clock } = await openRedisQueue();

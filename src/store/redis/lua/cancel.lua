@@ -24,12 +24,12 @@ end
 
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "a", "q", "t", "y", "v", "r", "c", "hd", "ky")
+local f = read_fields(key, "s", "a", "q", "t", "y", "v", "r", "c", "hd", "ky", "pk")
 if not f.s then
   return nil
 end
 if f.s == "p" then
-  remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+  remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f), f.ky, f.pk)
   if f.v then
     redis.call("ZREM", EXP, id)
   end

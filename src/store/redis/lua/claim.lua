@@ -12,9 +12,13 @@
     - Key rules, for a job with a key of a type that has them: under keyConcurrency, never more
       active jobs of the type and key than it ({p}:kact, counting those this claim takes); under
       ordered, only the key's earliest blocked, pending or active job by (createdAt, id) (the
-      first of {p}:ko|<type>|<key>), so one at a time, in enqueue order. A job held back stays in
-      its lane; at most HELD_MAX are passed over per claim (a lane of one busy key is not scanned
-      to its end on every claim); after that, lanes of types with rules are left for the next.
+      first of {p}:ko|<type>|<key>), so one at a time, in enqueue order. A job held back is parked
+      (includes/job.lua): out of its lane, so no later claim walks a busy key's backlog to reach
+      another key's jobs; it goes back as room opens. At most PARK_MAX are parked per run; then
+      lanes of types with rules are left, and a trailing "parked" tells the store, which runs the
+      claim again for the jobs it still wants (each run parks the backlog further). Fair types'
+      held jobs stay in their lanes (a key's turns keep it from filling the front), at most
+      HELD_MAX passed over per run.
     - Rate limits (includes/rate-limits.lua): a job of a type in the rates is taken only while
       fewer than `limit` starts of the type fall in (now - period, now], and under a key's
       keyRateLimit only while fewer than `limit` of the type and key do, counting every claim's
@@ -32,10 +36,12 @@
     - Weight: jobs are taken in order while min(weight, weightCap) fits the budget; the first that
       does not fit ends the whole claim.
     - Delayed and retrying jobs that came due ({p}:sched, score <= now) are promoted to their lanes
-      first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims.
+      first, up to PROMOTE_MAX per claim; a larger burst is promoted over the next claims. Then
+      the keys parked by a rate limit whose window has opened ({p}:pwake, WAKE_MAX per claim)
+      put back as many jobs as the window holds.
   Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired
-  jobs passed over, and up to HELD_MAX jobs held back by key rules; never a scan of the whole
-  queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
+  jobs passed over, and up to PARK_MAX jobs parked (each job is parked once: a HGETALL, three
+  ZADDs and an HSET); never a scan of the whole queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
   each page, and removals touch only the pages jobs were taken from. A job with a key costs one
   HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim. A rate-limited
   scope costs a ZREMRANGEBYSCORE and a ZCOUNT once per claim, a ZADD per job taken and a PEXPIRE;
@@ -48,8 +54,10 @@
   ordered ("1" or ""), keyRateLimit's limit ("" = none), its periodMs, fair ("1" or ""))...; nRates, (type, limit,
   periodMs)...; nQueues, (queue, weight)...; nRandoms, random...
   Returns the claimed jobs as they were just before the claim ({id, field, value, ...} each); the
-  client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows. When a
-  rate limit held back a ready job, one integer follows the jobs: when its window has room again.
+  client applies the claim's changes (state, attempt, holder, lease, startedAt) it knows. Then
+  "parked" when the run parked PARK_MAX jobs (and the weight budget did not end it). When a rate
+  limit held back a ready job (or parked jobs wait for a window), one integer follows: the
+  earliest time a window has room again.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -67,6 +75,8 @@ local PROMOTE_MAX = 1000
 local PAUSED = P .. "paused"
 local BUFFER = 32
 local HELD_MAX = 1000
+local PARK_MAX = 1000
+local WAKE_MAX = 100
 
 local now = tonumber(ARGV[3])
 local worker_id = ARGV[4]
@@ -152,6 +162,15 @@ if #due > 0 then
   flush_ready(true)
 end
 
+-- Keys parked by a rate limit whose window has opened: as many jobs as it held go back to their
+-- lanes (includes/job.lua, parked jobs), up to WAKE_MAX keys per claim.
+local woken = redis.call("ZRANGEBYSCORE", PARK_WAKE, "-inf", now, "LIMIT", 0, WAKE_MAX)
+for _, field in ipairs(woken) do
+  unpark_first(field, tonumber(redis.call("HGET", PARK_WAKE_N, field) or "1"))
+  redis.call("ZREM", PARK_WAKE, field)
+  redis.call("HDEL", PARK_WAKE_N, field)
+end
+
 -- {p}:lease's new entries (score, id, ...), LEASE_SENTINEL first: added before them, it makes a
 -- listpack a skiplist before they go in.
 local leased = { "+inf", LEASE_SENTINEL }
@@ -159,6 +178,12 @@ local leased = { "+inf", LEASE_SENTINEL }
 local key_heads = {}
 local key_active = {}
 local held = 0
+-- Jobs this claim parked (PARK_MAX at most: then lanes of types with rules are left, and the
+-- reply says so, for the store to claim again).
+local parked = 0
+-- Whether the weight budget ended the claim: a later run must not take a lighter job past it.
+local ended_full = false
+
 
 -- Whether the key rules of `jtype` let job `id` with key `jkey` start now; and, when they cap the
 -- key, its "<type>|<key>" and active count.
@@ -189,7 +214,7 @@ local function key_allows(id, jtype, jkey)
   end
   -- Last, so that only a job nothing else holds back makes its window's refill time count.
   if rule.rate and not rate_room(field, rule.rate, now) then
-    return false
+    return false, "rate"
   end
   if n then
     return true, field, n
@@ -232,11 +257,12 @@ local function claim_one(id, key, flat, jtype, queue)
   end
   local capped_field, capped_n = nil, nil
   if jkey then
-    local ok
-    ok, capped_field, capped_n = key_allows(id, jtype, jkey)
+    local ok, second, third = key_allows(id, jtype, jkey)
     if not ok then
-      return "held"
+      -- Why, for a parked job: "rate" when its key's window is full.
+      return "held", jkey, second
     end
+    capped_field, capped_n = second, third
   end
   local w = math.min(weight, weight_cap)
   if w > budget then
@@ -380,6 +406,22 @@ local function fair_take(lane, queue, x_id, x_flat)
   end
 end
 
+-- Parks job `id` (out of its lane already), held back by its key's rules; `by_rate` when its
+-- key's window is full: the key then wakes when the window opens, with room for the window's limit.
+local function park_held(id, key, jtype, jkey, prio, flat, by_rate)
+  park(id, key, jtype, jkey, prio, run_at_of({ r = field_of(flat, "r"), c = field_of(flat, "c") }))
+  parked = parked + 1
+  if by_rate then
+    local field = jtype .. "|" .. jkey
+    local opens = rate_opens[field]
+    local at = redis.call("ZSCORE", PARK_WAKE, field)
+    if opens and (not at or opens < tonumber(at)) then
+      redis.call("ZADD", PARK_WAKE, opens, field)
+      redis.call("HSET", PARK_WAKE_N, field, rules[jtype].rate.limit)
+    end
+  end
+end
+
 -- Takes up to `want` jobs from one queue: its lanes by priority, and lanes of equal priority merged
 -- by (runAt, id). Returns the jobs and whether the weight budget is spent.
 local function take(queue, want)
@@ -430,7 +472,7 @@ local function take(queue, want)
         if
           (room[lane.jtype] == nil or room[lane.jtype] > 0)
           and not rate_closed[lane.jtype]
-          and not (held >= HELD_MAX and rules[lane.jtype])
+          and not ((held >= HELD_MAX or parked >= PARK_MAX) and rules[lane.jtype])
         then
           lane.used = true
           local id, run_at = paged_head(lane)
@@ -476,12 +518,17 @@ local function take(queue, want)
         -- A lane entry without its pending job (keys lost): drop it.
         paged_take(best)
       else
-        local outcome = claim_one(best_id, best_key, flat, best.jtype, queue)
+        local outcome, jkey, why = claim_one(best_id, best_key, flat, best.jtype, queue)
         if outcome == "full" then
           full = true
           break
         elseif outcome == "held" then
-          held = held + 1
+          if rules[best.jtype].fair then
+            held = held + 1
+          else
+            paged_take(best)
+            park_held(best_id, best_key, best.jtype, jkey, best.prio, flat, why == "rate")
+          end
         elseif outcome == "taken" then
           paged_take(best)
           table.insert(flat, 1, best_id)
@@ -497,6 +544,9 @@ local function take(queue, want)
       redis.call("ZREM", lanes_key(queue), lane.member)
     end
   end
+  if full or budget <= 0 then
+    ended_full = true
+  end
   return out, full or budget <= 0
 end
 
@@ -511,6 +561,14 @@ if #leased > 2 then
 end
 count_moves(taken_count, "pending", "active")
 flush_counts()
+if parked >= PARK_MAX and not ended_full then
+  claimed[#claimed + 1] = "parked"
+end
+-- Jobs parked by a rate limit are not met by the walk: their keys' windows open as {p}:pwake says.
+local wake_at = tonumber(redis.call("ZRANGE", PARK_WAKE, 0, 0, "WITHSCORES")[2])
+if wake_at and (not rate_held_until or wake_at < rate_held_until) then
+  rate_held_until = wake_at
+end
 if rate_held_until then
   claimed[#claimed + 1] = rate_held_until
 end

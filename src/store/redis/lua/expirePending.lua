@@ -27,11 +27,11 @@ local ids = redis.call("ZRANGEBYSCORE", EXP, "-inf", ARGV[3], "LIMIT", 0, tonumb
 local out = {}
 for _, id in ipairs(ids) do
   local key = job_key(id)
-  local f = read_fields(key, "s", "a", "q", "t", "y", "r", "c", "hd")
+  local f = read_fields(key, "s", "a", "q", "t", "y", "r", "c", "hd", "ky", "pk")
   redis.call("ZREM", EXP, id)
   if f.s == "p" or f.s == "b" then
     if f.s == "p" then
-      remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+      remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f), f.ky, f.pk)
       if f.a and f.a ~= "0" then
         bump("retrying", -1)
       end

@@ -4,7 +4,7 @@
 
   There is no index of every job by id (it would cost a waiting job about 140 bytes more); each
   state is listed from the index it already has, in that index's time order:
-    pending  the ready lanes (page by page, see includes/pages.lua) and {p}:sched, by runAt
+    pending  the ready lanes (page by page, see includes/pages.lua), {p}:sched and {p}:parked, by runAt
     blocked  {p}:blocked, by runAt
     active   {p}:lease, by leaseExpiresAt
     finished {p}:f:<state>, by finishedAt
@@ -94,6 +94,8 @@ if want_state == "" or want_state == "pending" then
     end
   end
   add_source(SCHED, filtered)
+  -- Ready jobs held back by their key's rules (includes/job.lua, parked jobs), by runAt.
+  add_source(PARKED, filtered)
 end
 if want_state == "" or want_state == "blocked" then
   add_source(BLOCKED, filtered)

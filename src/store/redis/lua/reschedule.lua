@@ -23,7 +23,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "q", "t", "y", "r", "c")
+local f = read_fields(key, "s", "q", "t", "y", "r", "c", "ky", "pk")
 if not f.s then
   return nil
 end
@@ -32,7 +32,7 @@ if f.s ~= "p" and f.s ~= "b" then
 end
 local blocked = f.s == "b"
 if not blocked then
-  remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f))
+  remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f), f.ky, f.pk)
 end
 local run_at = ARGV[5] ~= "" and ARGV[5] or run_at_of(f)
 local prio = ARGV[6] ~= "" and ARGV[6] or (f.y or "0")

@@ -29,4 +29,9 @@ for i = 1, #counters, 2 do
     end
   end
 end
+-- Ready jobs held back by their key's rules (includes/job.lua, parked jobs).
+local parked = redis.call("ZRANGE", PARKED, 0, 0, "WITHSCORES")[2]
+if parked and (oldest == nil or tonumber(parked) < oldest) then
+  oldest = tonumber(parked)
+end
 return { counters, scheduled, oldest and string.format("%.0f", oldest) or false }

@@ -4,8 +4,9 @@
   it). Reads only; writes nothing.
 
   Per type: its first `limit` ready jobs (pending, due, not expired, queue not paused) in claim
-  order (priority desc, runAt, id) across its lanes in every queue and the jobs that came due in
-  {p}:sched but no claim has moved to their lane yet; for each key among them, how many, whether
+  order (priority desc, runAt, id) across its lanes in every queue, the jobs that came due in
+  {p}:sched but no claim has moved to their lane yet, and its parked jobs ({p}:pkt|<type>, in
+  claim order: includes/job.lua); for each key among them, how many, whether
   its earliest hot job is among them (ordered types: the first of {p}:ko|<type>|<key>, as a claim
   reads it), its starts in its keyRateLimit window; every key with running jobs ({p}:kact); and the
   type's starts in its rateLimit window.
@@ -23,7 +24,7 @@
   {key, ready, heads, active, starts, ...}}.
 ]]
 --@include "includes/prelude.lua"
---@include "includes/pages.lua"
+--@include "includes/job.lua"
 
 local SCHED_READ = 1000
 local BUFFER = 32
@@ -110,6 +111,35 @@ for i = 1, #kact, 2 do
   end
 end
 
+-- A type's parked jobs (includes/job.lua), in claim order: the reader's current one
+-- ({id, prio, run}), jobs of paused queues passed over; nil at the end.
+local function parked_head(r)
+  while true do
+    if r.pos > #r.buf then
+      if r.done then
+        return nil
+      end
+      r.buf = redis.call("ZRANGE", r.key, r.offset, r.offset + BUFFER - 1)
+      r.offset = r.offset + BUFFER
+      r.pos = 1
+      r.done = #r.buf < BUFFER
+      if #r.buf == 0 then
+        return nil
+      end
+    end
+    local member = r.buf[r.pos]
+    if not r.cur or r.cur.member ~= member then
+      local id = park_member_id(member)
+      local f = redis.call("HMGET", job_key(id), "y", "r", "c", "q")
+      r.cur = { member = member, id = id, prio = tonumber(f[1] or "0"), run = tonumber(f[2] or f[3]), queue = f[4] }
+    end
+    if r.cur.queue and not paused(r.cur.queue) then
+      return r.cur
+    end
+    r.pos = r.pos + 1
+  end
+end
+
 local function before(prio, run, id, bprio, brun, bid)
   if prio ~= bprio then
     return prio > bprio
@@ -128,6 +158,7 @@ for _, t in ipairs(types) do
     return before(a[2], a[3], a[1], b[2], b[3], b[1])
   end)
   local due_at = 1
+  local parked_of = { key = park_type_key(t.name), offset = 0, buf = {}, pos = 1, done = false }
   local keys = {}
   local order = {}
   local unkeyed = 0
@@ -143,13 +174,19 @@ for _, t in ipairs(types) do
     end
     local d = due_list[due_at]
     if d and (not best or before(d[2], d[3], d[1], bprio, brun, bid)) then
-      best, bid = "due", d[1]
+      best, bid, bprio, brun = "due", d[1], d[2], d[3]
+    end
+    local pk = parked_head(parked_of)
+    if pk and (not best or before(pk.prio, pk.run, pk.id, bprio, brun, bid)) then
+      best, bid = "parked", pk.id
     end
     if not best then
       break
     end
     if best == "due" then
       due_at = due_at + 1
+    elseif best == "parked" then
+      parked_of.pos = parked_of.pos + 1
     else
       best.pos = best.pos + 2
     end

@@ -196,6 +196,8 @@ end
 -- Active jobs per (type, key), in {p}:kact: changed wherever a job with a key enters or leaves
 -- active, gathered as the type's are.
 local key_active_deltas = {}
+-- Defined with the parked jobs, below; flush_counts puts a key's parked jobs back as room opens.
+local unpark_first
 
 local function count_key_active(jtype, jkey, d)
   local field = jtype .. "|" .. jkey
@@ -206,6 +208,10 @@ local function flush_counts()
   for field, d in pairs(key_active_deltas) do
     if d ~= 0 and redis.call("HINCRBY", KEY_ACTIVE, field, d) <= 0 then
       redis.call("HDEL", KEY_ACTIVE, field)
+    end
+    if d < 0 then
+      -- Room for -d more of the key's jobs (includes/job.lua, parked jobs).
+      unpark_first(field, -d)
     end
   end
   key_active_deltas = {}
@@ -267,16 +273,6 @@ local function add_pending(id, queue, prio, jtype, run_at, now)
   return false
 end
 
--- Takes a pending job out of its lane (found by its runAt) or {p}:sched (not out of {p}:exp).
-local function remove_pending(id, queue, prio, jtype, run_at)
-  if redis.call("ZREM", SCHED, id) == 1 then
-    return
-  end
-  local index, pages = lane_keys(queue, prio, jtype)
-  if paged_remove(index, pages, run_at, id) and redis.call("EXISTS", index) == 0 then
-    redis.call("ZREM", lanes_key(queue), prio .. "|" .. jtype)
-  end
-end
 
 -- Frees the job's unique key, if it still holds it.
 local function release_unique(id, key)
@@ -294,8 +290,116 @@ local function enter_key_order(id, jtype, jkey, created_at)
   redis.call("ZADD", key_order_key(jtype, jkey), created_at, id)
 end
 
+---------------------------------------------------------------------------------------------------
+-- Parked jobs. A ready job that a claim finds held back by its key's rules (its keyConcurrency
+-- full, `ordered` and not its key's earliest, its keyRateLimit's window full) leaves its lane for
+-- its key's parked set: otherwise every later claim would walk a busy key's backlog job by job
+-- before reaching another key's jobs, and past HELD_MAX (claim.lua) would never reach them. A
+-- parked job is pending all the while. It goes back to its lane when room may have opened, which
+-- these scripts tell without the key's rules (they come with each claim, not with the job):
+--   - a running job of its key stops running (kact down by n): its first n parked jobs;
+--   - a job leaves its key's order (finished): the key's new earliest job, if parked;
+--   - a pending job of its key that is not parked leaves its place (cancel, reschedule, expiry):
+--     its first parked job;
+--   - a keyRateLimit's window opens ({p}:pwake, read by claims): as many as the window holds.
+-- A job put back that still cannot start is parked again by the next claim that meets it.
+--   {p}:pk|<type>|<key>  zset, every score 0: the key's parked jobs in claim order, park_member()
+--   {p}:pkt|<type>       zset: the same for every key of the type (stats' held-back sample)
+--   {p}:parked           zset: every parked job by runAt (list, stats' oldest ready job)
+--   {p}:pwake            zset: "<type>|<key>" of keys parked by a rate limit, by when it opens
+--   {p}:pwaken           hash: "<type>|<key>" -> how many of its jobs to put back then
+--   "pk" in the job's hash: "1" while it is parked.
+
+local function park_key(field)
+  return P .. "pk|" .. field
+end
+
+local function park_type_key(jtype)
+  return P .. "pkt|" .. jtype
+end
+
+-- Members order as claims do: priority desc, then runAt, then id bytes (sortable() is fixed-width
+-- within its sign class, whose first byte tells its width).
+local function park_member(prio, run_at, id)
+  return sortable(-tonumber(prio)) .. sortable(tonumber(run_at)) .. id
+end
+
+local function park_member_id(member)
+  local at = 1
+  for _ = 1, 2 do
+    at = at + (string.sub(member, at, at) == "1" and 1 or 21)
+  end
+  return string.sub(member, at)
+end
+
+-- Parks ready job `id` (already out of its lane) of `jtype` and `jkey`.
+local function park(id, key, jtype, jkey, prio, run_at)
+  local member = park_member(prio, run_at, id)
+  redis.call("ZADD", park_key(jtype .. "|" .. jkey), 0, member)
+  redis.call("ZADD", park_type_key(jtype), 0, member)
+  redis.call("ZADD", PARKED, run_at, id)
+  redis.call("HSET", key, "pk", "1")
+end
+
+-- Takes parked job `id` out of the parked sets (the caller puts it elsewhere).
+local function unpark_remove(id, key, jtype, jkey, prio, run_at)
+  local member = park_member(prio, run_at, id)
+  redis.call("ZREM", park_key(jtype .. "|" .. jkey), member)
+  redis.call("ZREM", park_type_key(jtype), member)
+  redis.call("ZREM", PARKED, id)
+  redis.call("HDEL", key, "pk")
+end
+
+-- Puts parked job `id` back in its lane.
+local function unpark_job(id)
+  local key = job_key(id)
+  local f = redis.call("HMGET", key, "q", "y", "t", "r", "c", "ky", "pk")
+  if not f[7] then
+    return
+  end
+  local prio, run_at = f[2] or "0", f[4] or f[5]
+  unpark_remove(id, key, f[3], f[6], prio, run_at)
+  add_ready(id, f[1], prio, f[3], run_at)
+end
+
+-- Puts the first `n` parked jobs of "<type>|<key>" `field` back in their lanes.
+function unpark_first(field, n)
+  if n <= 0 then
+    return
+  end
+  for _, member in ipairs(redis.call("ZRANGE", park_key(field), 0, n - 1)) do
+    unpark_job(park_member_id(member))
+  end
+end
+
+-- Takes a pending job out of its lane (found by its runAt), {p}:sched or its key's parked jobs
+-- (not out of {p}:exp). A job with a key that was not parked frees its place: its key's first
+-- parked job goes back to its lane.
+local function remove_pending(id, queue, prio, jtype, run_at, jkey, parked)
+  if parked then
+    unpark_remove(id, job_key(id), jtype, jkey, prio, run_at)
+    return
+  end
+  if redis.call("ZREM", SCHED, id) ~= 1 then
+    local index, pages = lane_keys(queue, prio, jtype)
+    if paged_remove(index, pages, run_at, id) and redis.call("EXISTS", index) == 0 then
+      redis.call("ZREM", lanes_key(queue), prio .. "|" .. jtype)
+    end
+  end
+  if jkey then
+    unpark_first(jtype .. "|" .. jkey, 1)
+  end
+end
+
 local function leave_key_order(id, jtype, jkey)
-  redis.call("ZREM", key_order_key(jtype, jkey), id)
+  local order = key_order_key(jtype, jkey)
+  redis.call("ZREM", order, id)
+  if redis.call("EXISTS", park_key(jtype .. "|" .. jkey)) == 1 then
+    local head = redis.call("ZRANGE", order, 0, 0)[1]
+    if head then
+      unpark_job(head)
+    end
+  end
 end
 
 -- Frees the debounce key, if the job still holds it.

@@ -69,6 +69,10 @@ local SCRATCH = P .. "scratch"
 local BLOCKED = P .. "blocked"
 local KEY_ACTIVE = P .. "kact"
 local DEBOUNCE = P .. "deb"
+-- Jobs held back by their key's rules, out of their lanes (includes/job.lua, parked jobs).
+local PARKED = P .. "parked"
+local PARK_WAKE = P .. "pwake"
+local PARK_WAKE_N = P .. "pwaken"
 
 local function job_key(id)
   return P .. "j:" .. id

@@ -28,6 +28,8 @@ local rate_told = {}
 local rate_kept = {}
 -- The earliest time a window that held back a ready job has room again; nil when none did.
 local rate_held_until = nil
+-- Per scope without room in this claim: when its window has room again.
+local rate_opens = {}
 
 local function rate_key(scope)
   return P .. "rate|" .. scope
@@ -53,6 +55,7 @@ local function rate_room(scope, rate, now)
       "ZRANGEBYSCORE", key, "(" .. (now - rate.period), "+inf", "WITHSCORES", "LIMIT", n - rate.limit, 1
     )[2]
     local opens = (tonumber(leaving) or now) + rate.period
+    rate_opens[scope] = opens
     if not rate_held_until or opens < rate_held_until then
       rate_held_until = opens
     end
