@@ -2,7 +2,8 @@
 CREATE INDEX errand_job_active_type ON errand_job (type) WHERE state = 'active';
 
 -- index errand_job_claim
-CREATE INDEX errand_job_claim ON errand_job (queue, type, priority DESC, run_at, id) WHERE state = 'pending';
+CREATE INDEX errand_job_claim ON errand_job (queue, type, priority DESC, run_at, id)
+  WHERE state = 'pending' AND parked IS NULL;
 
 -- index errand_job_debounce
 CREATE INDEX errand_job_debounce ON errand_job (debounce_key) WHERE debounce_key IS NOT NULL;
@@ -21,13 +22,22 @@ CREATE INDEX errand_job_fair ON errand_job (queue, type, priority DESC, fair_tur
   WHERE fair_turn IS NOT NULL;
 
 -- index errand_job_key_order
-CREATE INDEX errand_job_key_order ON errand_job (type, key, created_at, id) WHERE key IS NOT NULL;
+CREATE INDEX errand_job_key_order ON errand_job (type, key, parked, created_at, id)
+  WHERE key IS NOT NULL;
 
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON errand_job (lease_expires_at) WHERE state = 'active';
 
 -- index errand_job_owner
 CREATE INDEX errand_job_owner ON errand_job (owner, id) WHERE owner IS NOT NULL;
+
+-- index errand_job_parked
+CREATE INDEX errand_job_parked ON errand_job (queue, type, priority DESC, run_at, id)
+  WHERE parked IS NOT NULL;
+
+-- index errand_job_parked_key
+CREATE INDEX errand_job_parked_key ON errand_job (type, key, priority DESC, run_at, id)
+  WHERE parked IS NOT NULL;
 
 -- index errand_job_unique_key
 CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE unique_key IS NOT NULL;
@@ -95,7 +105,7 @@ CREATE TABLE "errand_job" (
   depends_on            TEXT,
   on_dependency_failure TEXT NOT NULL DEFAULT 'cancel',
   has_dependents        INTEGER NOT NULL DEFAULT 0
-, key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0, fair_turn INTEGER);
+, key TEXT, debounce_key TEXT, snoozes INTEGER NOT NULL DEFAULT 0, fair_turn INTEGER, parked INTEGER);
 
 -- table errand_job_done
 CREATE TABLE "errand_job_done" (
@@ -168,4 +178,48 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"}]
+-- trigger errand_job_unpark_gone
+CREATE TRIGGER errand_job_unpark_gone AFTER DELETE ON errand_job
+WHEN OLD.key IS NOT NULL AND EXISTS (
+  SELECT 1 FROM errand_job INDEXED BY errand_job_parked_key
+  WHERE type = OLD.type AND key = OLD.key AND parked IS NOT NULL
+)
+BEGIN
+  UPDATE errand_job SET parked = NULL
+  WHERE rowid IN (
+    (SELECT rowid FROM errand_job INDEXED BY errand_job_parked_key
+     WHERE type = OLD.type AND key = OLD.key AND parked IS NOT NULL AND parked = 1
+     ORDER BY priority DESC, run_at, id LIMIT 1),
+    (SELECT rowid FROM (
+       SELECT * FROM (SELECT rowid, created_at, id FROM errand_job INDEXED BY errand_job_key_order
+         WHERE type = OLD.type AND key = OLD.key AND key IS NOT NULL AND parked IS NULL
+         ORDER BY created_at, id LIMIT 1)
+       UNION ALL
+       SELECT * FROM (SELECT rowid, created_at, id FROM errand_job INDEXED BY errand_job_key_order
+         WHERE type = OLD.type AND key = OLD.key AND key IS NOT NULL AND parked = 1
+         ORDER BY created_at, id LIMIT 1)
+       UNION ALL
+       SELECT * FROM (SELECT rowid, created_at, id FROM errand_job INDEXED BY errand_job_key_order
+         WHERE type = OLD.type AND key = OLD.key AND key IS NOT NULL AND parked = 2
+         ORDER BY created_at, id LIMIT 1)
+     ) ORDER BY created_at, id LIMIT 1)
+  ) AND parked IS NOT NULL;
+END;
+
+-- trigger errand_job_unpark_moved
+CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON errand_job
+WHEN NEW.state = 'pending' AND NEW.key IS NOT NULL AND (OLD.state = 'active' OR OLD.parked IS NULL)
+  AND EXISTS (
+    SELECT 1 FROM errand_job INDEXED BY errand_job_parked_key
+    WHERE type = NEW.type AND key = NEW.key AND parked IS NOT NULL AND parked = 1
+  )
+BEGIN
+  UPDATE errand_job SET parked = NULL
+  WHERE rowid = (
+    SELECT rowid FROM errand_job INDEXED BY errand_job_parked_key
+    WHERE type = NEW.type AND key = NEW.key AND parked IS NOT NULL AND parked = 1
+    ORDER BY priority DESC, run_at, id LIMIT 1
+  );
+END;
+
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"}]

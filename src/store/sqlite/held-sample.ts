@@ -37,9 +37,10 @@ export function sqliteLimitStats(
     let ready: ReadyRow[] = [];
     for (const r of rows) {
       if (r.type !== type || r.state !== "pending" || r.oldest == null || paused.has(r.queue)) continue;
-      ready.push(
-        ...(q.statsHeldReady.all({ queue: r.queue, type, now, limit: p.sampleLimit + 1 }) as ReadyRow[]),
-      );
+      const params = { queue: r.queue, type, now, limit: p.sampleLimit + 1 };
+      ready.push(...(q.statsHeldReady.all(params) as ReadyRow[]));
+      // Ready jobs a claim parked (migration 0010) are out of the claim index: read beside it.
+      ready.push(...(q.statsHeldParked.all(params) as ReadyRow[]));
     }
     ready.sort(sampleOrder);
     const exact = ready.length <= p.sampleLimit;
@@ -60,7 +61,7 @@ export function sqliteLimitStats(
     if (keyRules.ordered) {
       const heads = new Set<string>();
       for (const key of sample.keys.keys()) {
-        const first = q.claimKeyEarliest.get(type, key) as { id: string } | undefined;
+        const first = q.claimKeyEarliest.get({ type, key }) as { id: string } | undefined;
         if (first) heads.add(first.id);
       }
       for (const job of ready)

@@ -58,6 +58,8 @@ export class KeyGate {
   readonly #skip: string[] = [];
   readonly #excluded: Array<[string, string]> = [];
   readonly #closed = new Set<string>();
+  /** Keys closed by keyConcurrency (1) or order (2), whose ready jobs the claim parks at its end. */
+  readonly #parkable: Array<{ type: string; key: string; mark: 1 | 2 }> = [];
   readonly #rates: Record<string, RateRule> | undefined;
   readonly #held: { until: number | null } | undefined;
   readonly #closedRates: ClosedRates | undefined;
@@ -121,10 +123,10 @@ export class KeyGate {
       return this.#pass(row, slot, true);
     }
     if (rules.keyConcurrency !== undefined && this.#running(row, slot) >= rules.keyConcurrency) {
-      return this.#pass(row, slot, true);
+      return this.#pass(row, slot, true, 1);
     }
     if (rules.ordered) {
-      const first = this.#q.claimKeyEarliest.get(row.type, row.key) as Earliest;
+      const first = this.#q.claimKeyEarliest.get({ type: row.type, key: row.key }) as Earliest;
       if (first.id !== row.id) {
         // The earliest will come up later in this walk if it can start now; else the key waits.
         const canStart =
@@ -132,7 +134,7 @@ export class KeyGate {
           first.runAt <= this.#now &&
           first.queue === queue &&
           (first.expiresAt === null || first.expiresAt > this.#now);
-        return this.#pass(row, slot, !canStart);
+        return this.#pass(row, slot, !canStart, 2);
       }
     }
     return true;
@@ -146,7 +148,17 @@ export class KeyGate {
     const slot = `${row.type}\0${row.key}`;
     this.#active.set(slot, this.#running(row, slot) + 1);
     if (rules.keyRateLimit !== undefined) this.#start(rateScope(row.type, row.key));
-    if (rules.ordered) this.#close(row, slot);
+    if (rules.ordered) this.#close(row, slot, 2);
+  }
+
+  /**
+   * The keys this claim closed because their running jobs fill their room or their earliest job
+   * cannot start now (not by a rate limit, which opens with time): the store parks their ready
+   * jobs (sqlite-store.ts, migration 0010). Fair types are left out: their turns keep one key
+   * from filling the front.
+   */
+  parkable(): ReadonlyArray<{ type: string; key: string; mark: 1 | 2 }> {
+    return this.#parkable;
   }
 
   /**
@@ -208,16 +220,19 @@ export class KeyGate {
     return this.#active.get(slot) ?? 0;
   }
 
-  #pass(row: JobRecord, slot: string, closeKey: boolean): false {
-    if (closeKey) this.#close(row, slot);
+  #pass(row: JobRecord, slot: string, closeKey: boolean, park?: 1 | 2): false {
+    if (closeKey) this.#close(row, slot, park);
     else this.#skip.push(row.id);
     return false;
   }
 
-  #close(row: JobRecord, slot: string): void {
+  #close(row: JobRecord, slot: string, park?: 1 | 2): void {
     if (this.#closed.has(slot)) return;
     this.#closed.add(slot);
     this.#excluded.push([row.type, row.key!]);
+    if (park !== undefined && this.#rules[row.type]!.fair !== true) {
+      this.#parkable.push({ type: row.type, key: row.key!, mark: park });
+    }
   }
 }
 

@@ -382,8 +382,24 @@ export class SqliteStore implements Store {
     });
     activateAll();
     fair?.finish();
+    if (gate) this.#park(gate, p.now);
     if (taken.length > 1 && p.queues.length > 1) taken.sort(claimOrder);
     return taken;
+  }
+
+  /**
+   * Parks the ready jobs of the keys this claim closed by keyConcurrency or order (migration
+   * 0010): out of the claim index, so later claims do not walk a busy key's backlog to reach the
+   * keys behind it. Under order the key's earliest job stays, whatever it waits for.
+   */
+  #park(gate: KeyGate, now: number): void {
+    for (const { type, key, mark } of gate.parkable()) {
+      const keep =
+        mark === 2
+          ? ((this.#q.claimKeyEarliest.get({ type, key }) as { id: string } | undefined)?.id ?? "")
+          : "";
+      this.#q.claimPark.run({ type, key, now, mark, keep });
+    }
   }
 
   /**

@@ -23,6 +23,40 @@ function databaseAt(file: string, version: number): void {
 const noop = defineJob({ type: "noop", handler: async () => null });
 
 describe("the SQLite store's migrations", () => {
+  it("take a version 9 database's waiting keyed jobs into version 10's parking", async () => {
+    const file = tempFile();
+    databaseAt(file, 9);
+    const queueAt9 = new Database(file);
+    const insert = queueAt9.prepare(`INSERT INTO errand_job (id, type, queue, state, payload, priority,
+      weight, run_at, max_attempts, backoff, delivery, created_at, key, attempt, lease_expires_at, worker_id)
+      VALUES (?, 'one', 'default', ?, '{}', 0, 1, 1000, 5, '', 'at_least_once', ?, ?, ?, ?, ?)`);
+    insert.run("a1", "active", 900, "a", 1, 60_000, "w");
+    for (let i = 2; i <= 5; i++) insert.run(`a${i}`, "pending", 900 + i, "a", 0, null, null);
+    insert.run("b1", "pending", 1000, "b", 0, null, null);
+    queueAt9.close();
+
+    const queue = await openQueue({ store: `sqlite:${file}`, clock: new ManualClock(5000) });
+    try {
+      const one = defineJob({ type: "one", keyConcurrency: 1, handler: async () => null });
+      queue.register(one);
+      // a1 runs: a's waiting jobs are parked by this claim, b's job starts.
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(["b1"]);
+      const db = new Database(file, { readonly: true });
+      expect(db.prepare("SELECT id FROM errand_job WHERE parked = 1 ORDER BY id").pluck().all()).toEqual([
+        "a2",
+        "a3",
+        "a4",
+        "a5",
+      ]);
+      db.close();
+      const a1 = (await queue.get("a1"))!;
+      expect(await queue.complete(a1, null)).toBe(true);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(["a2"]);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it("keep every finished job, field for field, through version 9's rebuild of the history table", async () => {
     const file = tempFile();
     databaseAt(file, 8);

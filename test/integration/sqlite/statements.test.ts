@@ -146,6 +146,35 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
   });
 });
 
+describe("the SQLite claim's parked jobs (migration 0010)", () => {
+  it("are found by ranges of an index, a key's earliest and its unparked jobs never by a scan or a sort", async () => {
+    const db = await migrated();
+    try {
+      const plan = (name: keyof typeof SQL, params: Record<string, unknown>) =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${SQL[name]}`).all(params) as Array<{ detail: string }>)
+          .map((r) => r.detail)
+          .join("\n");
+      const earliest = plan("claimKeyEarliest", { type: "t", key: "k" });
+      // Three searches of the key's ranges (not parked, parked by keyConcurrency, by order), each
+      // in index order; only their three rows are sorted.
+      expect(
+        earliest.match(/SEARCH errand_job USING INDEX errand_job_key_order \(type=\? AND key=\? AND parked/g),
+      ).toHaveLength(3);
+      expect(earliest).not.toMatch(/SCAN errand_job\b/);
+      const park = plan("claimPark", { type: "t", key: "k", now: 0, mark: 1, keep: "" });
+      expect(park).toMatch(
+        /SEARCH errand_job USING INDEX errand_job_key_order \(type=\? AND key=\? AND parked=\?\)/,
+      );
+      expect(park).not.toMatch(/SCAN errand_job\b/);
+      const sample = plan("statsHeldParked", { queue: "q", type: "t", now: 0, limit: 10 });
+      expect(sample).toMatch(/SEARCH errand_job USING INDEX errand_job_parked \(queue=\? AND type=\?\)/);
+      expect(sample).not.toMatch(/TEMP B-TREE/);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe("the SQLite claim's walks (claimArm, claimFair)", () => {
   it("leave out the jobs of every (type, key) in $xkeys, and only those", async () => {
     const file = tempFile();

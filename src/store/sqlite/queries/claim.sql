@@ -48,13 +48,19 @@
 -- and the merged statement's $limit: how many rows to read. Returns the pending fields, then
 --   fair_turn (NULL but for a job of a fair type waiting for its turn): a row of a fair type with
 --   a turn is a slot its turns fill (fair.ts), known without asking the table again per row.
--- claimQueueTypes params: $queue. Returns the distinct types of its pending jobs.
+-- claimQueueTypes params: $queue. Returns the distinct types of its pending jobs not parked.
+-- claimPark params (named): $type, $key, $now, $mark (1 keyConcurrency, 2 order), $keep (the one
+--   job not to park: an ordered key's earliest, or ''). Parks the key's ready jobs, those not
+--   parked yet alone (errand_job_key_order's range of them): migration 0010 says why and what
+--   puts them back. At most 50,000 a claim (~0.3 s), so one claim's write stays short (200,000
+--   at once took 1.2 s): a longer backlog is parked by the next claims that close the key.
 -- claimKeyActive params: 1 type. Returns (key, n): the running jobs of each of the type's keys,
 --   read once per claim and type: errand_job_active_type is by type alone (a key's count would
 --   walk the type's whole active set, once per key met; the set is bounded by the cluster's
 --   concurrency, and an index by key would cost every claim and completion a write).
--- claimKeyEarliest params: 1 type, 2 key: its earliest job in the hot set, by (created_at, id)
---   (errand_job_key_order), which alone may start under `ordered`.
+-- claimKeyEarliest params (named): $type, $key: its earliest job in the hot set, by (created_at, id),
+--   which alone may start under `ordered`: the first of errand_job_key_order's three ranges of
+--   the key (not parked, parked by keyConcurrency, parked by order; migration 0010).
 -- claimActiveCounts params: 1 JSON array of the capped types this claim may take.
 -- claimActivateMany params: 1 workerId, 2 leaseExpiresAt, 3 now (startedAt), 4 a JSON array of
 --   ids: the claim's rows since its last read of the table, in one statement rather than one per
@@ -75,7 +81,7 @@
 -- name: claimArm
 SELECT {{pendingFields}}, fair_turn
 FROM errand_job INDEXED BY errand_job_claim
-WHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now
+WHERE queue = $queue AND type = $type AND state = 'pending' AND parked IS NULL AND run_at <= $now
   AND NOT EXISTS (SELECT 1 FROM errand_queue_pause WHERE name = $queue)
   AND (expires_at IS NULL OR expires_at > $now)
   AND ($skip IS NULL OR id NOT IN (SELECT value FROM json_each($skip)))
@@ -85,13 +91,23 @@ WHERE queue = $queue AND type = $type AND state = 'pending' AND run_at <= $now
 -- name: claimQueueTypes
 WITH RECURSIVE t(type) AS (
   SELECT (SELECT type FROM errand_job INDEXED BY errand_job_claim
-          WHERE queue = $queue AND state = 'pending' ORDER BY type LIMIT 1)
+          WHERE queue = $queue AND state = 'pending' AND parked IS NULL ORDER BY type LIMIT 1)
   UNION ALL
   SELECT (SELECT j.type FROM errand_job AS j INDEXED BY errand_job_claim
-          WHERE j.queue = $queue AND j.state = 'pending' AND j.type > t.type ORDER BY j.type LIMIT 1)
+          WHERE j.queue = $queue AND j.state = 'pending' AND j.parked IS NULL AND j.type > t.type
+          ORDER BY j.type LIMIT 1)
   FROM t WHERE t.type IS NOT NULL
 )
 SELECT type FROM t WHERE type IS NOT NULL;
+
+-- name: claimPark
+UPDATE errand_job SET parked = $mark
+WHERE rowid IN (
+  SELECT rowid FROM errand_job INDEXED BY errand_job_key_order
+  WHERE type = $type AND key = $key AND key IS NOT NULL AND parked IS NULL AND state = 'pending'
+    AND run_at <= $now AND id <> $keep
+  LIMIT 50000
+);
 
 -- name: claimKeyActive
 SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type
@@ -99,8 +115,22 @@ WHERE type = ? AND state = 'active' AND key IS NOT NULL
 GROUP BY key;
 
 -- name: claimKeyEarliest
-SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt FROM errand_job
-WHERE type = ? AND key = ?
+SELECT id, state, runAt, queue, expiresAt FROM (
+  SELECT * FROM (
+    SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt, created_at
+    FROM errand_job INDEXED BY errand_job_key_order
+    WHERE type = $type AND key = $key AND key IS NOT NULL AND parked IS NULL ORDER BY created_at, id LIMIT 1)
+  UNION ALL
+  SELECT * FROM (
+    SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt, created_at
+    FROM errand_job INDEXED BY errand_job_key_order
+    WHERE type = $type AND key = $key AND key IS NOT NULL AND parked = 1 ORDER BY created_at, id LIMIT 1)
+  UNION ALL
+  SELECT * FROM (
+    SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt, created_at
+    FROM errand_job INDEXED BY errand_job_key_order
+    WHERE type = $type AND key = $key AND key IS NOT NULL AND parked = 2 ORDER BY created_at, id LIMIT 1)
+)
 ORDER BY created_at, id
 LIMIT 1;
 

@@ -63,7 +63,7 @@ VALUES
 ON CONFLICT DO NOTHING;
 
 -- name: enqueueDebounced
-UPDATE errand_job SET payload = ?, run_at = ?
+UPDATE errand_job SET payload = ?, run_at = ?, parked = NULL
 WHERE debounce_key = ? AND state = 'pending' AND attempt = 0
 RETURNING id;
 

@@ -11,13 +11,23 @@
 -- active set, bounded by the cluster's concurrency); a key's earliest hot job and a window's
 -- starts are the claim's own statements (claimKeyEarliest, rateCount), read-only.
 --
--- statsHeldReady params (named): $queue, $type, $now epoch ms, $limit.
+-- statsHeldReady params (named): $queue, $type, $now epoch ms, $limit. statsHeldParked: the same
+--   for the type's parked jobs (migration 0010), which the claim index does not hold; the caller
+--   merges them in claim order.
 -- statsHeldActive params: 1 type. Returns (key, n).
 
 -- name: statsHeldReady
 SELECT id, key, priority, run_at AS runAt
 FROM errand_job INDEXED BY errand_job_claim
-WHERE queue = $queue AND state = 'pending' AND run_at <= $now AND type = $type
+WHERE queue = $queue AND state = 'pending' AND parked IS NULL AND run_at <= $now AND type = $type
+  AND (expires_at IS NULL OR expires_at > $now)
+ORDER BY priority DESC, run_at, id
+LIMIT $limit;
+
+-- name: statsHeldParked
+SELECT id, key, priority, run_at AS runAt
+FROM errand_job INDEXED BY errand_job_parked
+WHERE queue = $queue AND type = $type AND parked IS NOT NULL AND state = 'pending' AND run_at <= $now
   AND (expires_at IS NULL OR expires_at > $now)
 ORDER BY priority DESC, run_at, id
 LIMIT $limit;
