@@ -69,156 +69,164 @@ for (const backend of selectedBackends({ conformance: true })) {
             fc.asyncProperty(
               fc.array(action, { minLength: 1, maxLength: 40 }),
               catalogued(`key rules, ${backend.name}, ${rule.name}`, async (actions: Action[]) => {
-                const { queue, clock } = await backend.setup();
-                const type = defineJob({
-                  type: "tenant",
-                  ...rule.options,
-                  maxAttempts: 3,
-                  backoff: { type: "fixed", delayMs: BACKOFF_MS },
-                  handler: async () => null,
-                });
-                queue.register(type);
-                const known: Known[] = [];
-                const byId = new Map<string, Known>();
-                const live = () => known.filter((k) => k.state !== "done");
-                const pickOf = (state: Known["state"], pick: number) => {
-                  const of = known.filter((k) => k.state === state);
-                  return of.length === 0 ? undefined : of[pick % of.length];
-                };
-                /** The jobs the rules let start now that a lease did not take. */
-                const startable = () => {
-                  const now = clock.now();
-                  const out: Known[] = [];
-                  for (const key of KEYS) {
-                    const mine = live()
-                      .filter((k) => k.key === key)
-                      .sort((x, y) => x.seq - y.seq);
-                    const active = mine.filter((k) => k.state === "active").length;
-                    const due = mine.filter((k) => k.state === "pending" && k.runAt <= now);
-                    if (rule.name === "ordered") {
-                      const head = mine[0];
-                      if (head?.state === "pending" && head.runAt <= now) out.push(head);
-                    } else if (active < rule.room && due.length > 0) {
-                      out.push(due[0]!);
-                    }
-                  }
-                  return out;
-                };
-                const checkLeased = (jobs: Job[]) => {
-                  for (const job of jobs) {
-                    const k = byId.get(job.id)!;
-                    expect(k.state, `job ${job.id} leased`).toBe("pending");
-                    expect(k.runAt, `job ${job.id} leased before its time`).toBeLessThanOrEqual(clock.now());
-                    if (rule.name === "ordered") {
-                      const head = live()
-                        .filter((x) => x.key === k.key)
-                        .sort((x, y) => x.seq - y.seq)[0];
-                      expect(head?.id, `key ${k.key}: only its earliest job starts`).toBe(job.id);
-                    }
-                    k.state = "active";
-                    k.job = job;
-                    const running = known.filter((x) => x.key === k.key && x.state === "active").length;
-                    expect(running, `key ${k.key} running`).toBeLessThanOrEqual(rule.room);
-                  }
-                };
-
-                for (const a of actions) {
-                  switch (a.kind) {
-                    case "enqueue": {
-                      const key = KEYS[a.key]!;
-                      const jobs = await queue.enqueueMany(
-                        type,
-                        Array.from({ length: a.n }, (_, i) => ({ i })),
-                        { key, priority: a.priority },
-                      );
-                      for (const j of jobs) {
-                        const k: Known = {
-                          id: j.id,
-                          key,
-                          seq: known.length,
-                          state: "pending",
-                          runAt: clock.now(),
-                        };
-                        known.push(k);
-                        byId.set(k.id, k);
+                const { queue, clock, store } = await backend.setup();
+                // Each run's own store, closed when it ends: runs would otherwise hold every connection
+                // PostgreSQL has (the backend closes what a test opened only when the test ends).
+                try {
+                  const type = defineJob({
+                    type: "tenant",
+                    ...rule.options,
+                    maxAttempts: 3,
+                    backoff: { type: "fixed", delayMs: BACKOFF_MS },
+                    handler: async () => null,
+                  });
+                  queue.register(type);
+                  const known: Known[] = [];
+                  const byId = new Map<string, Known>();
+                  const live = () => known.filter((k) => k.state !== "done");
+                  const pickOf = (state: Known["state"], pick: number) => {
+                    const of = known.filter((k) => k.state === state);
+                    return of.length === 0 ? undefined : of[pick % of.length];
+                  };
+                  /** The jobs the rules let start now that a lease did not take. */
+                  const startable = () => {
+                    const now = clock.now();
+                    const out: Known[] = [];
+                    for (const key of KEYS) {
+                      const mine = live()
+                        .filter((k) => k.key === key)
+                        .sort((x, y) => x.seq - y.seq);
+                      const active = mine.filter((k) => k.state === "active").length;
+                      const due = mine.filter((k) => k.state === "pending" && k.runAt <= now);
+                      if (rule.name === "ordered") {
+                        const head = mine[0];
+                        if (head?.state === "pending" && head.runAt <= now) out.push(head);
+                      } else if (active < rule.room && due.length > 0) {
+                        out.push(due[0]!);
                       }
-                      break;
                     }
-                    case "lease": {
-                      checkLeased(await queue.lease({ limit: a.limit }));
-                      break;
+                    return out;
+                  };
+                  const checkLeased = (jobs: Job[]) => {
+                    for (const job of jobs) {
+                      const k = byId.get(job.id)!;
+                      expect(k.state, `job ${job.id} leased`).toBe("pending");
+                      expect(k.runAt, `job ${job.id} leased before its time`).toBeLessThanOrEqual(
+                        clock.now(),
+                      );
+                      if (rule.name === "ordered") {
+                        const head = live()
+                          .filter((x) => x.key === k.key)
+                          .sort((x, y) => x.seq - y.seq)[0];
+                        expect(head?.id, `key ${k.key}: only its earliest job starts`).toBe(job.id);
+                      }
+                      k.state = "active";
+                      k.job = job;
+                      const running = known.filter((x) => x.key === k.key && x.state === "active").length;
+                      expect(running, `key ${k.key} running`).toBeLessThanOrEqual(rule.room);
                     }
-                    case "complete": {
-                      const k = pickOf("active", a.pick);
-                      if (!k) break;
-                      expect(await queue.complete(k.job!, null)).toBe(true);
-                      k.state = "done";
-                      break;
-                    }
-                    case "fail": {
-                      const k = pickOf("active", a.pick);
-                      if (!k) break;
-                      expect(await queue.fail(k.job!, new Error("x"), { retryable: a.retry })).toBe(true);
-                      const stored = await queue.get(k.id);
-                      if (stored?.state === "pending") {
-                        k.state = "pending";
-                        k.runAt = stored.runAt.getTime();
-                      } else {
-                        expect(stored?.state).toBe("dead");
+                  };
+
+                  for (const a of actions) {
+                    switch (a.kind) {
+                      case "enqueue": {
+                        const key = KEYS[a.key]!;
+                        const jobs = await queue.enqueueMany(
+                          type,
+                          Array.from({ length: a.n }, (_, i) => ({ i })),
+                          { key, priority: a.priority },
+                        );
+                        for (const j of jobs) {
+                          const k: Known = {
+                            id: j.id,
+                            key,
+                            seq: known.length,
+                            state: "pending",
+                            runAt: clock.now(),
+                          };
+                          known.push(k);
+                          byId.set(k.id, k);
+                        }
+                        break;
+                      }
+                      case "lease": {
+                        checkLeased(await queue.lease({ limit: a.limit }));
+                        break;
+                      }
+                      case "complete": {
+                        const k = pickOf("active", a.pick);
+                        if (!k) break;
+                        expect(await queue.complete(k.job!, null)).toBe(true);
                         k.state = "done";
+                        break;
                       }
-                      break;
+                      case "fail": {
+                        const k = pickOf("active", a.pick);
+                        if (!k) break;
+                        expect(await queue.fail(k.job!, new Error("x"), { retryable: a.retry })).toBe(true);
+                        const stored = await queue.get(k.id);
+                        if (stored?.state === "pending") {
+                          k.state = "pending";
+                          k.runAt = stored.runAt.getTime();
+                        } else {
+                          expect(stored?.state).toBe("dead");
+                          k.state = "done";
+                        }
+                        break;
+                      }
+                      case "cancel": {
+                        const k = pickOf("pending", a.pick);
+                        if (!k) break;
+                        expect((await queue.cancel(k.id))?.state).toBe("cancelled");
+                        k.state = "done";
+                        break;
+                      }
+                      case "reschedule": {
+                        const k = pickOf("pending", a.pick);
+                        if (!k) break;
+                        const runAt = clock.now() + a.delayMs;
+                        expect((await queue.reschedule(k.id, { runAt: new Date(runAt) }))?.state).toBe(
+                          "pending",
+                        );
+                        k.runAt = runAt;
+                        break;
+                      }
+                      case "advance":
+                        await clock.advance(a.ms);
+                        break;
                     }
-                    case "cancel": {
-                      const k = pickOf("pending", a.pick);
-                      if (!k) break;
-                      expect((await queue.cancel(k.id))?.state).toBe("cancelled");
-                      k.state = "done";
-                      break;
-                    }
-                    case "reschedule": {
-                      const k = pickOf("pending", a.pick);
-                      if (!k) break;
-                      const runAt = clock.now() + a.delayMs;
-                      expect((await queue.reschedule(k.id, { runAt: new Date(runAt) }))?.state).toBe(
-                        "pending",
-                      );
-                      k.runAt = runAt;
-                      break;
-                    }
-                    case "advance":
-                      await clock.advance(a.ms);
-                      break;
+                    // A lease asking for every job takes every job the rules let start.
+                    const all = await queue.lease({ limit: 1_000 });
+                    checkLeased(all);
+                    expect(
+                      startable().map((k) => k.id),
+                      `after ${a.kind}: left waiting`,
+                    ).toEqual([]);
                   }
-                  // A lease asking for every job takes every job the rules let start.
-                  const all = await queue.lease({ limit: 1_000 });
-                  checkLeased(all);
-                  expect(
-                    startable().map((k) => k.id),
-                    `after ${a.kind}: left waiting`,
-                  ).toEqual([]);
-                }
 
-                // The end: what runs finishes; with the clock far ahead, every job runs.
-                for (const k of known.filter((x) => x.state === "active")) {
-                  expect(await queue.complete(k.job!, null)).toBe(true);
-                  k.state = "done";
-                }
-                await clock.advance(10 * BACKOFF_MS + 10_000);
-                for (let round = 0; round < 1_000; round++) {
-                  const jobs = await queue.lease({ limit: 1_000 });
-                  checkLeased(jobs);
-                  if (jobs.length === 0) break;
-                  for (const j of jobs) {
-                    expect(await queue.complete(j, null)).toBe(true);
-                    byId.get(j.id)!.state = "done";
+                  // The end: what runs finishes; with the clock far ahead, every job runs.
+                  for (const k of known.filter((x) => x.state === "active")) {
+                    expect(await queue.complete(k.job!, null)).toBe(true);
+                    k.state = "done";
                   }
+                  await clock.advance(10 * BACKOFF_MS + 10_000);
+                  for (let round = 0; round < 1_000; round++) {
+                    const jobs = await queue.lease({ limit: 1_000 });
+                    checkLeased(jobs);
+                    if (jobs.length === 0) break;
+                    for (const j of jobs) {
+                      expect(await queue.complete(j, null)).toBe(true);
+                      byId.get(j.id)!.state = "done";
+                    }
+                  }
+                  expect(
+                    live().map((k) => k.id),
+                    "never ran",
+                  ).toEqual([]);
+                  expect((await queue.stats()).states).toMatchObject({ pending: 0, active: 0 });
+                } finally {
+                  await store.close();
                 }
-                expect(
-                  live().map((k) => k.id),
-                  "never ran",
-                ).toEqual([]);
-                expect((await queue.stats()).states).toMatchObject({ pending: 0, active: 0 });
               }),
             ),
             fcParams(RUNS),
