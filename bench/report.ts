@@ -202,6 +202,18 @@ export function rows(r: Results, t: Targets): Row[] {
     );
     add("  each ran exactly once", String(kd.exactlyOnce), "true", kd.exactlyOnce);
   }
+  const kb = r["keys-backlog"];
+  if (kb) {
+    add(
+      `drain of ${fmtInt(kb.keys)} keys' backlogs, enqueued key by key (${fmtInt(kb.jobs)}, concurrency ${kb.concurrency})`,
+      "",
+      "",
+      null,
+    );
+    add("  under keyConcurrency 1", `${fmtInt(kb.keyConcurrencyJobsPerSec)} jobs/s`, "", null);
+    add("  under ordered", `${fmtInt(kb.orderedJobsPerSec)} jobs/s`, "", null);
+    add("  each ran exactly once", String(kb.exactlyOnce), "true", kb.exactlyOnce);
+  }
   const fs = r["fair-starvation"];
   if (fs) {
     add(

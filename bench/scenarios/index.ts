@@ -13,6 +13,7 @@ import { httpIdle } from "./http/idle.js";
 import { httpRemoteWorker } from "./http/remote-worker.js";
 import { httpWake } from "./http/wake.js";
 import { httpWork } from "./http/work.js";
+import { keysBacklog } from "./keys-backlog.js";
 import { keysDrain } from "./keys-drain.js";
 import { latency } from "./latency.js";
 import { memory } from "./memory.js";
@@ -36,6 +37,7 @@ export const SCENARIOS: readonly Scenario[] = [
   depsFanOut,
   // Issue 15's keys and rate limits.
   keysDrain,
+  keysBacklog,
   fairStarvation,
   rateLimit,
   statsHeld,

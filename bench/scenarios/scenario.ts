@@ -20,6 +20,7 @@ import type { HttpIdleResult } from "./http/idle.js";
 import type { HttpRemoteWorkerResult } from "./http/remote-worker.js";
 import type { HttpWakeResult } from "./http/wake.js";
 import type { HttpWorkResult } from "./http/work.js";
+import type { KeysBacklogResult } from "./keys-backlog.js";
 import type { KeysDrainResult } from "./keys-drain.js";
 import type { LatencyResult } from "./latency.js";
 import type { MemoryResult } from "./memory.js";
@@ -42,6 +43,7 @@ export interface Results {
   "deps-fan-out"?: DepsFanOutResult;
   "drain-blocked"?: DrainBlockedResult;
   "keys-drain"?: KeysDrainResult;
+  "keys-backlog"?: KeysBacklogResult;
   "fair-starvation"?: FairStarvationResult;
   "rate-limit"?: RateLimitResult;
   "stats-held"?: StatsHeldResult;
