@@ -8,9 +8,8 @@
  */
 
 import { fmtInt } from "../common.js";
-import { withQueue } from "../stores.js";
 import { noop, payloads, type Scenario, type ScenarioContext } from "./scenario.js";
-import { drainIn } from "./worker-drain.js";
+import { drainEnqueued } from "./worker-drain.js";
 
 export interface KeysBacklogResult {
   jobs: number;
@@ -27,32 +26,23 @@ export interface KeysBacklogResult {
 const KEYS = 100;
 const CONCURRENCY = 50;
 
-async function backlogDrain(
-  { store, options: o, runtime: rt }: ScenarioContext,
+function backlogDrain(
+  ctx: ScenarioContext,
   rule: { keyConcurrency: 1 } | { ordered: true },
 ): Promise<{ jobsPerSec: number; exactlyOnce: boolean }> {
-  const db = store.fresh("keys-backlog");
-  try {
-    const all = payloads(o.jobs);
-    const perKey = Math.ceil(all.length / KEYS);
-    await withQueue(db, async (q) => {
+  const all = payloads(ctx.options.jobs);
+  const perKey = Math.ceil(all.length / KEYS);
+  return drainEnqueued(
+    ctx,
+    "keys-backlog",
+    CONCURRENCY,
+    async (q) => {
       for (let k = 0; k * perKey < all.length; k++) {
         await q.enqueueMany(noop, all.slice(k * perKey, (k + 1) * perKey), { key: `k${k}` });
       }
-    });
-    const done = await drainIn(store, db, o.jobs, CONCURRENCY, rt, "drain", o.jobs, undefined, rule);
-    const stats = await withQueue(db, (q) => q.stats());
-    return {
-      jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
-      exactlyOnce:
-        done.calls === o.jobs &&
-        done.distinct === o.jobs &&
-        done.repeated === 0 &&
-        stats.states.completed === o.jobs,
-    };
-  } finally {
-    await db.dispose();
-  }
+    },
+    rule,
+  );
 }
 
 export const keysBacklog: Scenario<"keys-backlog"> = {

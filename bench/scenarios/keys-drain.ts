@@ -9,9 +9,8 @@
 
 import { defineJob } from "../../src/index.js";
 import { fmtInt, round } from "../common.js";
-import { withQueue } from "../stores.js";
 import { noop, payloads, type Scenario, type ScenarioContext } from "./scenario.js";
-import { drainIn } from "./worker-drain.js";
+import { drainEnqueued } from "./worker-drain.js";
 
 export interface KeysDrainResult {
   jobs: number;
@@ -37,15 +36,17 @@ const CONCURRENCY = 50;
 /** Jobs per enqueueBatch call. */
 const CHUNK = 5_000;
 
-async function keyedDrain(
-  { store, options: o, runtime: rt }: ScenarioContext,
+function keyedDrain(
+  ctx: ScenarioContext,
   keys: number,
 ): Promise<{ jobsPerSec: number; exactlyOnce: boolean }> {
-  const db = store.fresh(keys > 0 ? "keys-drain" : "keys-drain-none");
-  try {
-    await withQueue(db, async (q) => {
+  const all = payloads(ctx.options.jobs);
+  return drainEnqueued(
+    ctx,
+    keys > 0 ? "keys-drain" : "keys-drain-none",
+    CONCURRENCY,
+    async (q) => {
       if (keys > 0) q.register(fairNoop);
-      const all = payloads(o.jobs);
       for (let from = 0; from < all.length; from += CHUNK) {
         await q.enqueueBatch(
           all.slice(from, from + CHUNK).map((payload) => ({
@@ -55,22 +56,9 @@ async function keyedDrain(
           })),
         );
       }
-    });
-    const done = await drainIn(store, db, o.jobs, CONCURRENCY, rt, "drain", o.jobs, undefined, {
-      ...(keys > 0 ? KEYED_OPTIONS : {}),
-    });
-    const stats = await withQueue(db, (q) => q.stats());
-    return {
-      jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
-      exactlyOnce:
-        done.calls === o.jobs &&
-        done.distinct === o.jobs &&
-        done.repeated === 0 &&
-        stats.states.completed === o.jobs,
-    };
-  } finally {
-    await db.dispose();
-  }
+    },
+    keys > 0 ? KEYED_OPTIONS : {},
+  );
 }
 
 export const keysDrain: Scenario<"keys-drain"> = {

@@ -1,4 +1,5 @@
 /** A drain in a worker child process (worker-child.mjs), shared by drain, drain-fail and drain-backlog. */
+import type { Queue } from "../../src/index.js";
 import { Child } from "../child.js";
 import { round } from "../common.js";
 import { serverCpuSpan } from "../cpu.js";
@@ -107,6 +108,36 @@ export async function drainFresh(
       jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
     };
     return { figures, exactlyOnce, ended, done };
+  } finally {
+    await db.dispose();
+  }
+}
+
+/**
+ * Drains `--jobs` jobs that `enqueue` puts on a fresh database, in a worker child at `concurrency`
+ * whose no-op type takes `typeOptions` (the key rules of keys-drain and keys-backlog), and checks
+ * each ran once and ended completed.
+ */
+export async function drainEnqueued(
+  { store, options: o, runtime: rt }: ScenarioContext,
+  label: string,
+  concurrency: number,
+  enqueue: (q: Queue) => Promise<void>,
+  typeOptions?: Record<string, unknown>,
+): Promise<{ jobsPerSec: number; exactlyOnce: boolean }> {
+  const db = store.fresh(label);
+  try {
+    await withQueue(db, enqueue);
+    const done = await drainIn(store, db, o.jobs, concurrency, rt, "drain", o.jobs, undefined, typeOptions);
+    const stats = await withQueue(db, (q) => q.stats());
+    return {
+      jobsPerSec: Math.round(o.jobs / (done.elapsedMs / 1000)),
+      exactlyOnce:
+        done.calls === o.jobs &&
+        done.distinct === o.jobs &&
+        done.repeated === 0 &&
+        stats.states.completed === o.jobs,
+    };
   } finally {
     await db.dispose();
   }
