@@ -41,11 +41,12 @@
       put back as many jobs as the window holds.
   Cost: one HEXISTS per queue looked at, then O(log n) per job taken, plus the lanes and expired
   jobs passed over, and up to PARK_MAX jobs parked (each job is parked once: a HGETALL, three
-  ZADDs and an HSET); never a scan of the whole queue. A lane is read page by page from its first (includes/pages.lua): O(log pages) to find
-  each page, and removals touch only the pages jobs were taken from. A job with a key costs one
-  HINCRBY more ({p}:kact), and under rules one ZRANGE or HGET per key and claim. A rate-limited
-  scope costs a ZREMRANGEBYSCORE and a ZCOUNT once per claim, a ZADD per job taken and a PEXPIRE;
-  a claim with no rate limits pays nothing for them.
+  ZADDs and an HSET); never a scan of the whole queue. A lane is read page by page from its first
+  (includes/pages.lua): O(log pages) to find each page, and removals touch only the pages jobs
+  were taken from. A job with a key costs one HINCRBY more ({p}:kact), and under rules one
+  ZRANGE or HGET per key and claim. A rate-limited scope costs a ZREMRANGEBYSCORE and a ZCOUNT
+  once per claim, a ZADD per job taken and a PEXPIRE; a claim with no rate limits pays nothing for
+  them.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] workerId  ARGV[5] leaseExpiresAt
@@ -183,7 +184,6 @@ local held = 0
 local parked = 0
 -- Whether the weight budget ended the claim: a later run must not take a lighter job past it.
 local ended_full = false
-
 
 -- Whether the key rules of `jtype` let job `id` with key `jkey` start now; and, when they cap the
 -- key, its "<type>|<key>" and active count.

@@ -273,7 +273,6 @@ local function add_pending(id, queue, prio, jtype, run_at, now)
   return false
 end
 
-
 -- Frees the job's unique key, if it still holds it.
 local function release_unique(id, key)
   local unique = get_long(key, "u")
