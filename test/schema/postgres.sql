@@ -50,7 +50,8 @@ CREATE TABLE <schema>.errand_job (
   key text COLLATE "C",
   debounce_key text COLLATE "C",
   snoozes integer NOT NULL DEFAULT 0,
-  fair_turn bigint
+  fair_turn bigint,
+  parked smallint
 ) WITH (autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_insert_scale_factor=0.01, autovacuum_analyze_scale_factor=0.02, fillfactor=50);
 
 -- table errand_job_done
@@ -170,7 +171,7 @@ CREATE UNIQUE INDEX errand_fair_key_pkey ON <schema>.errand_fair_key USING btree
 CREATE UNIQUE INDEX errand_fair_type_pkey ON <schema>.errand_fair_type USING btree (type);
 
 -- index errand_job_claim
-CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, type, priority DESC, run_at, id) WHERE (state = 'pending'::text);
+CREATE INDEX errand_job_claim ON <schema>.errand_job USING btree (queue, type, priority DESC, run_at, id) WHERE ((state = 'pending'::text) AND (parked IS NULL));
 
 -- index errand_job_debounce
 CREATE UNIQUE INDEX errand_job_debounce ON <schema>.errand_job USING btree (debounce_key) WHERE ((debounce_key IS NOT NULL) AND (state = 'pending'::text) AND (attempt = 0));
@@ -196,11 +197,20 @@ CREATE INDEX errand_job_key_active ON <schema>.errand_job USING btree (type, key
 -- index errand_job_key_order
 CREATE INDEX errand_job_key_order ON <schema>.errand_job USING btree (type, key, created_at, id) WHERE (key IS NOT NULL);
 
+-- index errand_job_key_ready
+CREATE INDEX errand_job_key_ready ON <schema>.errand_job USING btree (type, key, run_at) WHERE ((state = 'pending'::text) AND (parked IS NULL) AND (key IS NOT NULL));
+
 -- index errand_job_lease
 CREATE INDEX errand_job_lease ON <schema>.errand_job USING btree (lease_expires_at) WHERE (state = 'active'::text);
 
 -- index errand_job_owner
 CREATE INDEX errand_job_owner ON <schema>.errand_job USING btree (owner, id) WHERE (owner IS NOT NULL);
+
+-- index errand_job_parked
+CREATE INDEX errand_job_parked ON <schema>.errand_job USING btree (queue, type, priority DESC, run_at, id) WHERE (parked IS NOT NULL);
+
+-- index errand_job_parked_key
+CREATE INDEX errand_job_parked_key ON <schema>.errand_job USING btree (type, key, priority DESC, run_at, id) WHERE (parked IS NOT NULL);
 
 -- index errand_job_pkey
 CREATE UNIQUE INDEX errand_job_pkey ON <schema>.errand_job USING btree (id);
@@ -242,6 +252,100 @@ BEGIN
 END
 $function$;
 
+-- function errand_job_unpark
+CREATE OR REPLACE FUNCTION <schema>.errand_job_unpark()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO '<schema>'
+AS $function$
+DECLARE
+  first_id text;
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM errand_job p WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL
+  ) THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'DELETE' OR OLD.state = 'active' THEN
+    UPDATE errand_job j SET parked = NULL
+    WHERE j.id = ANY (ARRAY(
+      SELECT p.id FROM errand_job p
+      WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL AND p.parked = 1
+      ORDER BY p.priority DESC, p.run_at, p.id LIMIT 1
+      FOR UPDATE SKIP LOCKED
+    ));
+  END IF;
+  IF TG_OP = 'DELETE' THEN
+    SELECT f.id INTO first_id FROM errand_job f WHERE f.type = OLD.type AND f.key = OLD.key
+    ORDER BY f.created_at, f.id LIMIT 1;
+    IF first_id IS NOT NULL THEN
+      UPDATE errand_job j SET parked = NULL
+      WHERE j.id = ANY (ARRAY(
+        SELECT f.id FROM errand_job f WHERE f.id = first_id AND f.parked IS NOT NULL FOR UPDATE SKIP LOCKED
+      ));
+    END IF;
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+-- function errand_key_park
+CREATE OR REPLACE FUNCTION <schema>.errand_key_park(types text[], keys text[], limits integer[], ordered boolean[], now bigint, most integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO '<schema>'
+AS $function$
+DECLARE
+  u record;
+  held integer;
+  head text;
+  mark smallint;
+  n integer;
+  total integer := 0;
+BEGIN
+  FOR u IN
+    SELECT x.t, x.k, x.lim, x.ord FROM unnest(types, keys, limits, ordered) AS x(t, k, lim, ord)
+    ORDER BY x.t, x.k
+  LOOP
+    EXIT WHEN total >= most;
+    mark := NULL;
+    head := NULL;
+    IF u.lim IS NOT NULL THEN
+      SELECT count(*) INTO held FROM (
+        SELECT 1 FROM errand_job a WHERE a.type = u.t AND a.key = u.k AND a.state = 'active'
+        ORDER BY a.id FOR SHARE SKIP LOCKED
+      ) AS s;
+      IF held >= u.lim THEN
+        mark := 1;
+      END IF;
+    END IF;
+    IF mark IS NULL AND u.ord THEN
+      SELECT f.id INTO head FROM errand_job f WHERE f.type = u.t AND f.key = u.k
+      ORDER BY f.created_at, f.id LIMIT 1;
+      IF head IS NOT NULL THEN
+        PERFORM 1 FROM errand_job f WHERE f.id = head FOR SHARE SKIP LOCKED;
+        IF FOUND THEN
+          mark := 2;
+        END IF;
+      END IF;
+    END IF;
+    CONTINUE WHEN mark IS NULL;
+    UPDATE errand_job j SET parked = mark
+    WHERE j.id = ANY (ARRAY(
+      SELECT r.id FROM errand_job r
+      WHERE r.type = u.t AND r.key = u.k AND r.state = 'pending' AND r.parked IS NULL
+        AND r.run_at <= now AND r.id IS DISTINCT FROM head
+      ORDER BY r.type, r.key, r.run_at
+      LIMIT most - total
+      FOR UPDATE SKIP LOCKED
+    ));
+    GET DIAGNOSTICS n = ROW_COUNT;
+    total := total + n;
+  END LOOP;
+  RETURN total;
+END
+$function$;
+
 -- function errand_key_room
 CREATE OR REPLACE FUNCTION <schema>.errand_key_room(lock_key integer, channel text, wait boolean, types text[], keys text[], ordered text[])
  RETURNS TABLE(type text, key text, ok boolean, active integer, first text)
@@ -279,4 +383,10 @@ BEGIN
 END
 $function$;
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"}]
+-- trigger errand_job_unpark_gone
+CREATE TRIGGER errand_job_unpark_gone AFTER DELETE ON <schema>.errand_job FOR EACH ROW WHEN ((old.key IS NOT NULL)) EXECUTE FUNCTION <schema>.errand_job_unpark();
+
+-- trigger errand_job_unpark_stopped
+CREATE TRIGGER errand_job_unpark_stopped AFTER UPDATE OF state ON <schema>.errand_job FOR EACH ROW WHEN (((old.key IS NOT NULL) AND (old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION <schema>.errand_job_unpark();
+
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"}]

@@ -377,6 +377,7 @@ function claimGeneral(
       filterTypes,
       p.held,
     );
+    if (keys) await parkKeys(connection, sql, db, keys.parkable(), p.now);
     taken.sort(claimOrder);
     return taken;
   });
@@ -433,6 +434,8 @@ interface KeyedRun {
   slots: number;
   /** It took key locks (the claim now holds some). */
   locked: boolean;
+  /** Locked keys left without room whose jobs it passed over: to park (migration 0011). */
+  parkable: string[];
 }
 
 /**
@@ -481,7 +484,7 @@ async function runKeyedClaim(
     ],
     true,
   );
-  const out: KeyedRun = { jobs: [], overflow: false, again: false, slots: 0, locked: false };
+  const out: KeyedRun = { jobs: [], overflow: false, again: false, slots: 0, locked: false, parkable: [] };
   for (const row of rows) {
     if (row[0] !== null) {
       out.jobs.push(claimedRecord(row, p.workerId, p.now + p.leaseMs, p.now));
@@ -492,6 +495,7 @@ async function runKeyedClaim(
     out.slots = row[CLAIMED_COLUMNS + 2] as number;
     for (const k of row[CLAIMED_COLUMNS + 3] as string[]) a.state.closed.add(k);
     const seen = row[CLAIMED_COLUMNS + 4] as string[];
+    out.parkable = row[CLAIMED_COLUMNS + 5] as string[];
     out.locked = seen.length > 0;
     for (const k of seen) {
       if (!a.state.seen.has(k)) {
@@ -529,6 +533,14 @@ async function claimKeyedAlone(
       advance: fair,
     }),
   );
+  if (!fair && first.parkable.length > 0) {
+    const rule = ruleOf(p.keyRules, type)!;
+    const park = first.parkable.map((key) => ({ type, key, rule }));
+    // After the claim's commit, in a statement of its own: errand_key_park needs no key lock (it
+    // parks only under share locks on what keeps the key full), and the claim's jobs are taken
+    // whether or not it succeeds: parking only spares later claims the walk.
+    await connection.op("pool", (db) => parkKeys(connection, sql, db, park, p.now)).catch(() => undefined);
+  }
   const n = first.jobs.length;
   if (first.overflow || n === p.limit || (!first.again && first.slots >= p.limit)) {
     return first.jobs.sort(claimOrder);
@@ -543,6 +555,41 @@ async function claimKeyedAlone(
   return [...first.jobs, ...more].sort(claimOrder);
 }
 
+/**
+ * The most jobs one claim parks (migration 0011), so its write stays short (10,000 took ~0.2 s): a
+ * longer backlog is parked by the claims after it that meet the key again.
+ */
+export const PARK_MOST = 10_000;
+
+/** A (type, key) whose ready jobs a claim passed over, with its type's rules. */
+interface ParkKey {
+  type: string;
+  key: string;
+  rule: KeyRules;
+}
+
+/**
+ * Parks the ready jobs of `keys` that cannot start another job (parkKeys: errand_key_park, which
+ * decides under its own share locks, so a key given in error is left as it is).
+ */
+async function parkKeys(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  db: Queryable,
+  keys: readonly ParkKey[],
+  now: number,
+): Promise<void> {
+  if (keys.length === 0) return;
+  await connection.query(db, sql.parkKeys, [
+    keys.map((k) => k.type),
+    keys.map((k) => k.key),
+    keys.map((k) => k.rule.keyConcurrency ?? null),
+    keys.map((k) => k.rule.ordered === true),
+    now,
+    PARK_MOST,
+  ]);
+}
+
 /** The most rounds (claim statements) one queue share takes before it returns what it has. */
 const MAX_ROUNDS = 32;
 
@@ -552,6 +599,14 @@ interface KeyState {
   room: number;
   /** Under `ordered`, the key's earliest hot job: the only one that may start; else null. */
   first: string | null;
+  /** Its lock is held: this claim counted it. */
+  locked: boolean;
+  /** Its running jobs when counted. */
+  active: number;
+  /** Its jobs in the window that found it. */
+  seen: number;
+  /** Its jobs this claim took. */
+  taken: number;
 }
 
 /**
@@ -631,6 +686,7 @@ class KeyRoom {
       ok: boolean;
       active: number | null;
       first: string | null;
+      n: number;
     }>(this.#db, peek, [
       queue,
       now,
@@ -648,10 +704,21 @@ class KeyRoom {
     ]);
     if (found.length === 0) return false;
     this.#locked = true;
-    const states: Array<{ type: string; key: string; active: number; first: string | null }> = [];
+    const states: Array<{ type: string; key: string; active: number; first: string | null; n: number }> = [];
     for (const f of found) {
-      if (f.ok) states.push({ type: f.type, key: f.key, active: f.active ?? 0, first: f.first });
-      else this.#known.set(`${f.type}\u001f${f.key}`, { type: f.type, key: f.key, room: 0, first: null });
+      if (f.ok) states.push({ type: f.type, key: f.key, active: f.active ?? 0, first: f.first, n: f.n });
+      else {
+        this.#known.set(`${f.type}\u001f${f.key}`, {
+          type: f.type,
+          key: f.key,
+          room: 0,
+          first: null,
+          locked: false,
+          active: 0,
+          seen: f.n,
+          taken: 0,
+        });
+      }
     }
     const limited = states.filter((s) => this.#rules[s.type]!.keyRateLimit !== undefined);
     const rateRoom =
@@ -671,6 +738,10 @@ class KeyRoom {
         key: s.key,
         room,
         first: rule.ordered ? s.first : null,
+        locked: true,
+        active: s.active,
+        seen: s.n,
+        taken: 0,
       });
     }
     return true;
@@ -703,6 +774,25 @@ class KeyRoom {
   take(record: JobRecord): void {
     if (record.key === null) return;
     const k = this.#known.get(`${record.type}\u001f${record.key}`);
-    if (k) k.room -= 1;
+    if (k) {
+      k.room -= 1;
+      k.taken += 1;
+    }
+  }
+
+  /**
+   * The keys this claim locked whose jobs it passed over because their running jobs fill their
+   * keyConcurrency, or under `ordered` (not for a rate limit, which opens with time, nor for fair
+   * types, whose turns keep a key from filling the front): their ready jobs are to be parked.
+   */
+  parkable(): ParkKey[] {
+    const out: ParkKey[] = [];
+    for (const k of this.#known.values()) {
+      const rule = this.#rules[k.type]!;
+      if (!k.locked || rule.fair === true || k.seen <= k.taken) continue;
+      const full = rule.keyConcurrency !== undefined && k.active + k.taken >= rule.keyConcurrency;
+      if (full || rule.ordered === true) out.push({ type: k.type, key: k.key, rule });
+    }
+    return out;
   }
 }

@@ -79,7 +79,7 @@ const walkTypes = (errandJob: string, errandQueuePause: string): string => `peek
   SELECT c.type FROM unnest($8::text[]) AS t(type)
   CROSS JOIN LATERAL (
     SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM ${errandJob} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM ${errandQueuePause} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND j.type = t.type
@@ -95,7 +95,7 @@ const walkTypes = (errandJob: string, errandQueuePause: string): string => `peek
   CROSS JOIN LATERAL (
     SELECT j.id, j.type, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
     FROM ${errandJob} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM ${errandQueuePause} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND j.type = s.type
@@ -155,6 +155,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandFairKey: `"${schema}".errand_fair_key`,
     errandKeyRoom: `"${schema}".errand_key_room`,
     errandCapRoom: `"${schema}".errand_cap_room`,
+    errandKeyPark: `"${schema}".errand_key_park`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     claimedNulls: CLAIMED_NULLS,

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL schema a fresh install gets (tables, columns, constraints, indexes, storage
- * options, the migration ledger), read back from the catalogs and compared with the snapshot
+ * options, functions, triggers, the migration ledger), read back from the catalogs and compared with the snapshot
  * checked in at test/schema/postgres.sql, so an unintended schema change fails the build. After
  * an intended change (a new migration), refresh it:
  * ERRAND_UPDATE_SCHEMA=1 npx vitest run test/integration/postgres/schema-snapshot.test.ts
@@ -29,6 +29,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0008_claim_by_type.sql",
       "0009_key_room.sql",
       "0010_job_fillfactor.sql",
+      "0011_parked.sql",
     ],
   });
 
@@ -48,6 +49,9 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       WHERE schemaname = $1 ORDER BY indexname`);
     const functions = await q(`SELECT proname AS name, pg_get_functiondef(oid) AS def FROM pg_proc
       WHERE pronamespace = $1::regnamespace ORDER BY proname`);
+    const triggers = await q(`SELECT tgname AS name, pg_get_triggerdef(oid) AS def FROM pg_trigger
+      WHERE tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = $1::regnamespace) AND NOT tgisinternal
+      ORDER BY tgname`);
     const versions = await q(
       `SELECT version, name FROM "${schema}".errand_migration WHERE $1 = $1 ORDER BY version`,
     );
@@ -69,6 +73,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       out.push(`-- constraint ${c.name}\nALTER TABLE ${c.t} ADD CONSTRAINT ${c.name} ${c.def};\n`);
     for (const i of indexes) out.push(`-- index ${i.name}\n${i.def};\n`);
     for (const f of functions) out.push(`-- function ${f.name}\n${f.def.trimEnd()};\n`);
+    for (const t of triggers) out.push(`-- trigger ${t.name}\n${t.def};\n`);
     out.push(`-- migrations: ${JSON.stringify(versions)}\n`);
     return out.join("\n").replaceAll(`"${schema}"`, "<schema>").replaceAll(schema, "<schema>");
   });

@@ -101,7 +101,8 @@
 --   first $3, merged), jobs that cannot start left out of the window (so a busy key's backlog,
 --   however long, never fills it: other keys behind it are found), open keys not locked again; returns
 --   for each (type, key, ok: its lock held, active: its active jobs, first: for an ordered type, the
---   id of its earliest hot job by created_at, id), the counts read after the locks.
+--   id of its earliest hot job by created_at, id), the counts read after the locks, and n: how
+--   many of the window's jobs are the key's (claim.ts parks a key whose jobs it passed over).
 -- queueTypes: $1 queue. Returns its pending types: a loose index scan of errand_job_claim (one
 --   descent per type, O(types x log n)), whatever the number of jobs. Each step is written
 --   `ORDER BY type LIMIT 1`, not `min(type)`: the planner turns min() into that walk only when it
@@ -163,7 +164,7 @@ WITH open AS (
   SELECT c.type FROM unnest($8::text[]) AS t(type)
   CROSS JOIN LATERAL (
     SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND (j.key IS NULL OR j.type <> ALL($11::text[]) OR EXISTS (
@@ -182,7 +183,7 @@ WITH open AS (
   CROSS JOIN LATERAL (
     SELECT j.id, j.type, j.key, j.priority, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
     FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND (j.key IS NULL OR j.type <> ALL($11::text[]) OR EXISTS (
@@ -206,11 +207,11 @@ WITH open AS (
 ){{takeRanked}}
 -- name: keyPeek
 WITH seen AS (
-  SELECT DISTINCT c.type, c.key FROM (
+  SELECT c.type, c.key, count(*)::integer AS n FROM (
     SELECT w.type, w.key FROM unnest($4::text[]) AS t(type)
     CROSS JOIN LATERAL (
       SELECT j.type, j.key, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
-      WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+      WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
         AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
         AND (j.expires_at IS NULL OR j.expires_at > $2)
         AND NOT (j.key IS NOT NULL AND j.type = ANY($5::text[])
@@ -225,11 +226,22 @@ WITH seen AS (
   ) AS c
   WHERE c.key IS NOT NULL AND c.type = ANY($5::text[])
     AND (c.type, c.key) NOT IN (SELECT * FROM unnest($10::text[], $11::text[]))
+  GROUP BY c.type, c.key
 )
-SELECT r.type, r.key, r.ok, r.active, r.first
+SELECT r.type, r.key, r.ok, r.active, r.first, s.n
 FROM {{errandKeyRoom}}($8::integer, {{channel}}, $9::boolean,
   ARRAY(SELECT type FROM seen ORDER BY type, key), ARRAY(SELECT key FROM seen ORDER BY type, key),
   $12::text[]) AS r
+JOIN seen s ON s.type = r.type AND s.key = r.key
+
+-- parkKeys: $1 types, $2 keys, $3 each one's keyConcurrency (NULL: none), $4 each one's `ordered`,
+-- $5 now, $6 the most jobs to park (PARK_MOST). Parks the ready jobs of those keys that cannot
+-- start another job (errand_key_park, migration 0011); returns how many it parked. claim.ts runs
+-- it after a claim that passed over a key's jobs (KeyRoom.parkable, and fairClaimKeyed's usual
+-- form's `parkable`), so later claims do not read them.
+
+-- name: parkKeys
+SELECT {{errandKeyPark}}($1::text[], $2::text[], $3::integer[], $4::boolean[], $5::bigint, $6::integer) AS parked
 
 -- name: claimCapped
 WITH {{walkTypes}}, ranked AS (
@@ -256,13 +268,13 @@ SELECT u.scope, $2, u.n FROM unnest($1::text[], $3::integer[]) AS u(scope, n)
 -- name: rateHeld
 WITH RECURSIVE seen(queue, type) AS (
   SELECT q.name,
-    (SELECT j.type FROM {{errandJob}} j WHERE j.queue = q.name AND j.state = 'pending' ORDER BY j.type LIMIT 1)
+    (SELECT j.type FROM {{errandJob}} j WHERE j.queue = q.name AND j.state = 'pending' AND j.parked IS NULL ORDER BY j.type LIMIT 1)
   FROM unnest($7::text[]) AS q(name)
   WHERE $10::text[] IS NULL
   UNION ALL
   SELECT s.queue,
     (SELECT j.type FROM {{errandJob}} j
-     WHERE j.queue = s.queue AND j.state = 'pending' AND j.type > s.type ORDER BY j.type LIMIT 1)
+     WHERE j.queue = s.queue AND j.state = 'pending' AND j.parked IS NULL AND j.type > s.type ORDER BY j.type LIMIT 1)
   FROM seen s WHERE s.type IS NOT NULL
 ), types AS (
   SELECT queue, type FROM seen WHERE type IS NOT NULL
@@ -274,7 +286,7 @@ WITH RECURSIVE seen(queue, type) AS (
     SELECT w.type, w.key FROM types t
     CROSS JOIN LATERAL (
       SELECT j.type, j.key, j.id, j.priority, j.run_at FROM {{errandJob}} j
-      WHERE j.queue = q.name AND j.state = 'pending' AND j.run_at <= $8
+      WHERE j.queue = q.name AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $8
         AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = q.name)
         AND (j.expires_at IS NULL OR j.expires_at > $8)
         AND j.type = t.type
@@ -302,10 +314,10 @@ WHERE EXISTS (SELECT 1 FROM ready WHERE ready.type = u.type AND (u.key IS NULL O
 
 -- name: queueTypes
 WITH RECURSIVE seen(type) AS (
-  SELECT (SELECT j.type FROM {{errandJob}} j WHERE j.queue = $1 AND j.state = 'pending' ORDER BY j.type LIMIT 1)
+  SELECT (SELECT j.type FROM {{errandJob}} j WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL ORDER BY j.type LIMIT 1)
   UNION ALL
   SELECT (SELECT j.type FROM {{errandJob}} j
-          WHERE j.queue = $1 AND j.state = 'pending' AND j.type > s.type ORDER BY j.type LIMIT 1)
+          WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.type > s.type ORDER BY j.type LIMIT 1)
   FROM seen s WHERE s.type IS NOT NULL
 )
 SELECT type FROM seen WHERE type IS NOT NULL

@@ -61,7 +61,8 @@
 --   returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
 --   job, and if that insert conflicts on the index, a concurrent enqueue's job now holds it: the
 --   store runs debounce again). A job being claimed is waited for, then no longer matches. NOTIFYs
---   the wake channel when the job is due at once.
+--   the wake channel when the job is due at once. A parked job is put back (migration 0011), as
+--   reschedule does: its new run_at is for the claims to judge.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
 --   by id in either table (false), and pending or active jobs by unique key (true).
@@ -168,7 +169,7 @@ n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 
 -- name: debounce
 WITH upd AS (
-  UPDATE {{errandJob}} SET payload = $2, run_at = $3
+  UPDATE {{errandJob}} SET payload = $2, run_at = $3, parked = NULL
   WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0
   RETURNING {{hotFields}}
 ), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE "runAt" <= $4) AS r)

@@ -34,7 +34,8 @@
 -- as that must come last.
 --   $1-$7 as claim; $8 the type; $9 closed keys; $10 KEY_LOCK; $14 advance the turn here. Returns claim's rows and flags, and
 -- on the flags' row: `slots`, `closed` (the keys without room left: not locked, or their room
--- taken), `seen` (the keys peeked at).
+-- taken), `seen` (the keys peeked at), `parkable` (the locked keys without room left that had
+-- more of the window's jobs than the statement took: claim.ts parks them, migration 0011).
 
 -- name: fairAssign
 WITH u AS (
@@ -59,7 +60,7 @@ SELECT c.type, count(*)::integer AS n FROM (
   SELECT w.type, w.fair_turn FROM unnest($4::text[]) AS t(type)
   CROSS JOIN LATERAL (
     SELECT j.type, j.fair_turn, j.id, j.priority, j.run_at FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND j.type = t.type
@@ -83,7 +84,7 @@ ON CONFLICT (type) DO UPDATE SET turn = greatest(t.turn, excluded.turn)
 WITH slots AS (
   SELECT count(*)::integer AS n FROM (
     SELECT j.fair_turn FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND j.type = $8::text
@@ -92,9 +93,9 @@ WITH slots AS (
   ) AS w
   WHERE w.fair_turn IS NOT NULL
 ), seen AS (
-  SELECT DISTINCT w.key FROM (
+  SELECT w.key, count(*)::integer AS n FROM (
     SELECT j.key FROM {{errandJob}} j
-    WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+    WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
       AND (j.expires_at IS NULL OR j.expires_at > $2)
       AND j.type = $8::text AND j.fair_turn IS NOT NULL
@@ -103,6 +104,7 @@ WITH slots AS (
     LIMIT $3
   ) AS w
   WHERE w.key IS NOT NULL
+  GROUP BY w.key
 ), open AS (
   SELECT r.key, r.ok, r.first,
     CASE
@@ -115,7 +117,7 @@ WITH slots AS (
 ), cand AS (
   SELECT j.id, j.key, j.priority, j.fair_turn, j.run_at, least(j.weight, coalesce($4::bigint, j.weight)) AS w
   FROM {{errandJob}} j
-  WHERE j.queue = $1 AND j.state = 'pending' AND j.run_at <= $2
+  WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $2
     AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = $1)
     AND (j.expires_at IS NULL OR j.expires_at > $2)
     AND j.type = $8::text AND j.fair_turn IS NOT NULL
@@ -140,7 +142,7 @@ WITH slots AS (
   ON CONFLICT (type) DO UPDATE SET turn = greatest(t.turn, excluded.turn)
 )
 SELECT *, NULL::boolean AS overflow, NULL::boolean AS skipped,
-  NULL::integer AS slots, NULL::text[] AS closed, NULL::text[] AS seen
+  NULL::integer AS slots, NULL::text[] AS closed, NULL::text[] AS seen, NULL::text[] AS parkable
 FROM upd
 UNION ALL
 SELECT {{claimedNulls}},
@@ -151,5 +153,10 @@ SELECT {{claimedNulls}},
     SELECT o.key FROM open o LEFT JOIN (SELECT key, count(*) AS n FROM upd GROUP BY key) AS t ON t.key = o.key
     WHERE o.room <= coalesce(t.n, 0)
   ),
-  ARRAY(SELECT key FROM seen)
+  ARRAY(SELECT key FROM seen),
+  ARRAY(
+    SELECT s.key FROM seen s JOIN open o ON o.key = s.key
+    LEFT JOIN (SELECT key, count(*) AS n FROM upd GROUP BY key) AS t ON t.key = s.key
+    WHERE o.ok AND o.room <= coalesce(t.n, 0) AND s.n > coalesce(t.n, 0)
+  )
 FROM fits

@@ -6,6 +6,8 @@
 -- ready after the change, the statement NOTIFYs the wake channel.
 --
 -- Why: `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
+-- A parked job (migration 0011) is put back: the claims look at its key's rules again as it now
+-- is, rather than the trigger bringing back, when its key has room, a job moved out of reach.
 --
 -- $1 id, $2 run_at (NULL: keep), $3 priority (NULL: keep), $4 queue (NULL: keep), $5 now,
 -- $6 notify tag.
@@ -14,7 +16,7 @@
 -- name: reschedule
 WITH upd AS (
   UPDATE {{errandJob}} SET run_at = coalesce($2, run_at), priority = coalesce($3, priority),
-    queue = coalesce($4, queue)
+    queue = coalesce($4, queue), parked = NULL
   WHERE id = $1 AND state IN ('blocked', 'pending')
   RETURNING {{hotFields}}
 ), ready AS (SELECT 1 FROM upd WHERE state = 'pending' AND "runAt" <= $5),

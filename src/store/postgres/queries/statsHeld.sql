@@ -11,7 +11,8 @@
 --   - statsHeldStarts: per rate-limit scope given, its starts in the window (as rateCount counts,
 --     without deleting anything: stats writes nothing).
 -- Why: statsHeldReady walks errand_job_claim (queue, type, ...) from the type's first ready job in
--- the queue, in claim order, and stops after $4 rows, so a backlog of a million costs $4 rows,
+-- the queue, in claim order, and errand_job_parked beside it (the jobs claims parked, migration
+-- 0011, are out of the claim index), and stops after $4 rows of each, so a backlog of a million costs $4 rows,
 -- whatever other types' jobs wait ahead of it; the pause check is one probe per (type, queue).
 -- Running jobs come from errand_job_key_active (the active set: bounded by the cluster's
 -- concurrency).
@@ -26,11 +27,22 @@
 SELECT u.type, s.id, s.key, s.priority, s.run_at AS "runAt"
 FROM unnest($1::text[], $2::text[]) AS u(type, queue)
 CROSS JOIN LATERAL (
-  SELECT j.id, j.key, j.priority, j.run_at FROM {{errandJob}} j
-  WHERE j.queue = u.queue AND j.state = 'pending' AND j.run_at <= $3 AND j.type = u.type
-    AND (j.expires_at IS NULL OR j.expires_at > $3)
-    AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = u.queue)
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT m.id, m.key, m.priority, m.run_at FROM (
+    (SELECT j.id, j.key, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = u.queue AND j.state = 'pending' AND j.parked IS NULL AND j.run_at <= $3 AND j.type = u.type
+      AND (j.expires_at IS NULL OR j.expires_at > $3)
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = u.queue)
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $4)
+    UNION ALL
+    (SELECT j.id, j.key, j.priority, j.run_at FROM {{errandJob}} j
+    WHERE j.queue = u.queue AND j.parked IS NOT NULL AND j.state = 'pending' AND j.run_at <= $3 AND j.type = u.type
+      AND (j.expires_at IS NULL OR j.expires_at > $3)
+      AND NOT EXISTS (SELECT 1 FROM {{errandQueuePause}} WHERE name = u.queue)
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $4)
+  ) AS m
+  ORDER BY m.priority DESC, m.run_at, m.id
   LIMIT $4
 ) AS s
 
