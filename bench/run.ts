@@ -19,7 +19,7 @@
  *                         keys-drain: the 20k drain over 1,000 keys with keyConcurrency 1 and
  *                         fair, as a share of the same drain without keys
  *                         keys-backlog: --jobs over 100 keys enqueued key by key, drained under
- *                         keyConcurrency 1 and under ordered (not in the default run on postgres)
+ *                         keyConcurrency 1 and under ordered
  *                         fair-starvation: 10,000 jobs of key A enqueued, then 10 of key B, one
  *                         claimer of concurrency 5: A's starts before B's last (fair and not)
  *                         rate-limit: 4 worker processes on a type limited to 100/s for
