@@ -266,15 +266,13 @@ BEGIN
   ) THEN
     RETURN NULL;
   END IF;
-  IF TG_OP = 'DELETE' OR OLD.state = 'active' THEN
-    UPDATE errand_job j SET parked = NULL
-    WHERE j.id = ANY (ARRAY(
-      SELECT p.id FROM errand_job p
-      WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL AND p.parked = 1
-      ORDER BY p.priority DESC, p.run_at, p.id LIMIT 1
-      FOR UPDATE SKIP LOCKED
-    ));
-  END IF;
+  UPDATE errand_job j SET parked = NULL
+  WHERE j.id = ANY (ARRAY(
+    SELECT p.id FROM errand_job p
+    WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL AND p.parked = 1
+    ORDER BY p.priority DESC, p.run_at, p.id LIMIT 1
+    FOR UPDATE SKIP LOCKED
+  ));
   IF TG_OP = 'DELETE' THEN
     SELECT f.id INTO first_id FROM errand_job f WHERE f.type = OLD.type AND f.key = OLD.key
     ORDER BY f.created_at, f.id LIMIT 1;
@@ -385,6 +383,9 @@ $function$;
 
 -- trigger errand_job_unpark_gone
 CREATE TRIGGER errand_job_unpark_gone AFTER DELETE ON <schema>.errand_job FOR EACH ROW WHEN ((old.key IS NOT NULL)) EXECUTE FUNCTION <schema>.errand_job_unpark();
+
+-- trigger errand_job_unpark_moved
+CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON <schema>.errand_job FOR EACH ROW WHEN (((old.key IS NOT NULL) AND (old.state = 'pending'::text) AND (new.state = 'pending'::text) AND (old.parked IS NULL))) EXECUTE FUNCTION <schema>.errand_job_unpark();
 
 -- trigger errand_job_unpark_stopped
 CREATE TRIGGER errand_job_unpark_stopped AFTER UPDATE OF state ON <schema>.errand_job FOR EACH ROW WHEN (((old.key IS NOT NULL) AND (old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION <schema>.errand_job_unpark();

@@ -154,6 +154,17 @@ describe("PostgreSQL store: parked jobs", () => {
     expect(await db.parkedOf(urgent.id)).toBeNull();
   });
 
+  it("a job put back and then moved out of reach puts the next one back", { timeout: 30_000 }, async () => {
+    const { queue, db, jobs } = await keyBacklog(1, 10);
+    const [head] = await queue.lease({ limit: 10 });
+    expect(await queue.lease({ limit: 10 })).toEqual([]);
+    expect(await queue.complete(head!, null)).toBe(true);
+    // jobs[1] is back; rescheduled an hour on, it would hold the key's room while nothing runs.
+    await queue.reschedule(jobs[1]!.id, { delayMs: 3_600_000 });
+    expect(await db.inClaimIndex()).toBe(2);
+    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([jobs[2]!.id]);
+  });
+
   it("a running job another transaction is changing keeps its key from being parked", {
     timeout: 30_000,
   }, async () => {

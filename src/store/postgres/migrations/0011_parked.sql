@@ -12,7 +12,10 @@
 --     cancelled: its row leaves the table or leaves state active): the key's first job parked by
 --     keyConcurrency, in claim order;
 --   - a job of the key leaves the table: the key's earliest hot job, if parked (under `ordered`,
---     the next to start).
+--     the next to start);
+--   - a waiting job of the key that is not parked moves (reschedule, debounce: it may have been
+--     the one put back, now out of reach): the key's first job parked by keyConcurrency.
+--     Claims set no run_at, so they run no trigger of this one.
 -- A job put back that still cannot start is parked again by the next claim that meets it.
 --
 -- Why parking cannot lose a wake-up, with no lock in the trigger (one there would make two
@@ -136,15 +139,13 @@ BEGIN
   ) THEN
     RETURN NULL;
   END IF;
-  IF TG_OP = 'DELETE' OR OLD.state = 'active' THEN
-    UPDATE errand_job j SET parked = NULL
-    WHERE j.id = ANY (ARRAY(
-      SELECT p.id FROM errand_job p
-      WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL AND p.parked = 1
-      ORDER BY p.priority DESC, p.run_at, p.id LIMIT 1
-      FOR UPDATE SKIP LOCKED
-    ));
-  END IF;
+  UPDATE errand_job j SET parked = NULL
+  WHERE j.id = ANY (ARRAY(
+    SELECT p.id FROM errand_job p
+    WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL AND p.parked = 1
+    ORDER BY p.priority DESC, p.run_at, p.id LIMIT 1
+    FOR UPDATE SKIP LOCKED
+  ));
   IF TG_OP = 'DELETE' THEN
     SELECT f.id INTO first_id FROM errand_job f WHERE f.type = OLD.type AND f.key = OLD.key
     ORDER BY f.created_at, f.id LIMIT 1;
@@ -165,4 +166,8 @@ EXECUTE FUNCTION errand_job_unpark();
 
 CREATE TRIGGER errand_job_unpark_stopped AFTER UPDATE OF state ON errand_job
 FOR EACH ROW WHEN (OLD.key IS NOT NULL AND OLD.state = 'active' AND NEW.state <> 'active')
+EXECUTE FUNCTION errand_job_unpark();
+
+CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON errand_job
+FOR EACH ROW WHEN (OLD.key IS NOT NULL AND OLD.state = 'pending' AND NEW.state = 'pending' AND OLD.parked IS NULL)
 EXECUTE FUNCTION errand_job_unpark();
