@@ -102,6 +102,14 @@ CREATE TABLE <schema>.errand_migration (
   applied_at bigint NOT NULL
 );
 
+-- table errand_park_wake
+CREATE TABLE <schema>.errand_park_wake (
+  type text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  at bigint NOT NULL,
+  n integer NOT NULL
+);
+
 -- table errand_queue_pause
 CREATE TABLE <schema>.errand_queue_pause (
   name text COLLATE "C" NOT NULL,
@@ -154,6 +162,9 @@ ALTER TABLE <schema>.errand_job_type ADD CONSTRAINT errand_job_type_pkey PRIMARY
 
 -- constraint errand_migration_pkey
 ALTER TABLE <schema>.errand_migration ADD CONSTRAINT errand_migration_pkey PRIMARY KEY (version);
+
+-- constraint errand_park_wake_pkey
+ALTER TABLE <schema>.errand_park_wake ADD CONSTRAINT errand_park_wake_pkey PRIMARY KEY (type, key);
 
 -- constraint errand_queue_pause_pkey
 ALTER TABLE <schema>.errand_queue_pause ADD CONSTRAINT errand_queue_pause_pkey PRIMARY KEY (name);
@@ -224,6 +235,12 @@ CREATE UNIQUE INDEX errand_job_unique_key ON <schema>.errand_job USING btree (un
 -- index errand_migration_pkey
 CREATE UNIQUE INDEX errand_migration_pkey ON <schema>.errand_migration USING btree (version);
 
+-- index errand_park_wake_at
+CREATE INDEX errand_park_wake_at ON <schema>.errand_park_wake USING btree (at);
+
+-- index errand_park_wake_pkey
+CREATE UNIQUE INDEX errand_park_wake_pkey ON <schema>.errand_park_wake USING btree (type, key);
+
 -- index errand_queue_pause_pkey
 CREATE UNIQUE INDEX errand_queue_pause_pkey ON <schema>.errand_queue_pause USING btree (name);
 
@@ -288,9 +305,10 @@ END
 $function$;
 
 -- function errand_key_park
-CREATE OR REPLACE FUNCTION <schema>.errand_key_park(types text[], keys text[], limits integer[], ordered boolean[], now bigint, most integer)
- RETURNS integer
+CREATE OR REPLACE FUNCTION <schema>.errand_key_park(types text[], keys text[], limits integer[], ordered boolean[], scopes text[], rate_limits integer[], periods bigint[], now bigint, most integer)
+ RETURNS TABLE(parked integer, wake bigint)
  LANGUAGE plpgsql
+ ROWS 1
  SET search_path TO '<schema>'
 AS $function$
 DECLARE
@@ -299,15 +317,19 @@ DECLARE
   head text;
   mark smallint;
   n integer;
+  opens bigint;
   total integer := 0;
+  soonest bigint;
 BEGIN
   FOR u IN
-    SELECT x.t, x.k, x.lim, x.ord FROM unnest(types, keys, limits, ordered) AS x(t, k, lim, ord)
+    SELECT x.t, x.k, x.lim, x.ord, x.sc, x.rl, x.per
+    FROM unnest(types, keys, limits, ordered, scopes, rate_limits, periods) AS x(t, k, lim, ord, sc, rl, per)
     ORDER BY x.t, x.k
   LOOP
     EXIT WHEN total >= most;
     mark := NULL;
     head := NULL;
+    opens := NULL;
     IF u.lim IS NOT NULL THEN
       SELECT count(*) INTO held FROM (
         SELECT 1 FROM errand_job a WHERE a.type = u.t AND a.key = u.k AND a.state = 'active'
@@ -327,6 +349,19 @@ BEGIN
         END IF;
       END IF;
     END IF;
+    IF mark IS NULL AND u.sc IS NOT NULL THEN
+      -- The window opens when its (count - limit + 1)-th oldest start leaves it.
+      SELECT w.at + u.per INTO opens FROM (
+        SELECT r.at, sum(r.n) OVER (ORDER BY r.at ROWS UNBOUNDED PRECEDING) AS upto,
+          sum(r.n) OVER () AS count
+        FROM errand_rate_start r WHERE r.scope = u.sc AND r.at > now - u.per
+      ) AS w
+      WHERE w.count >= u.rl AND w.upto > w.count - u.rl
+      ORDER BY w.at LIMIT 1;
+      IF opens IS NOT NULL THEN
+        mark := 3;
+      END IF;
+    END IF;
     CONTINUE WHEN mark IS NULL;
     UPDATE errand_job j SET parked = mark
     WHERE j.id = ANY (ARRAY(
@@ -339,8 +374,15 @@ BEGIN
     ));
     GET DIAGNOSTICS n = ROW_COUNT;
     total := total + n;
+    IF mark = 3 AND EXISTS (
+      SELECT 1 FROM errand_job p WHERE p.type = u.t AND p.key = u.k AND p.parked IS NOT NULL AND p.parked = 3
+    ) THEN
+      INSERT INTO errand_park_wake AS w (type, key, at, n) VALUES (u.t, u.k, opens, u.rl)
+      ON CONFLICT (type, key) DO UPDATE SET at = least(w.at, excluded.at), n = excluded.n;
+      soonest := least(soonest, opens);
+    END IF;
   END LOOP;
-  RETURN total;
+  RETURN QUERY SELECT total, soonest;
 END
 $function$;
 

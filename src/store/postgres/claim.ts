@@ -150,7 +150,7 @@ function keyedInOneStatement(p: ClaimParams, type: string): boolean {
 }
 
 /** claimJobs' general path: one transaction, or one statement for the simplest claims. */
-function claimGeneral(
+async function claimGeneral(
   connection: PgConnection,
   sql: Record<StatementName, string>,
   p: ClaimParams,
@@ -180,7 +180,13 @@ function claimGeneral(
         .filter((t) => !filterTypes || filterTypes.includes(t))
         .sort()
     : [];
-  const keyRated = ruled.some((t) => p.keyRules![t]!.keyRateLimit !== undefined);
+  const keyRatedTypes = ruled.filter((t) => p.keyRules![t]!.keyRateLimit !== undefined);
+  const keyRated = keyRatedTypes.length > 0;
+  if (keyRated) {
+    // Keys parked by their rate limit whose window has opened come back first (migration 0011).
+    const { next } = await wakeParked(connection, sql, p.now, keyRatedTypes, null);
+    heldUntil(p.held, next);
+  }
   // One queue, no caps, no per-key rules, no fair types and no rate limits: a single statement,
   // atomic by itself. Otherwise one transaction, so the locks hold throughout and a fault leaves
   // no share claimed and unreported.
@@ -377,7 +383,7 @@ function claimGeneral(
       filterTypes,
       p.held,
     );
-    if (keys) await parkKeys(connection, sql, db, keys.parkable(), p.now);
+    if (keys) heldUntil(p.held, await parkKeys(connection, sql, db, keys.parkable(), p.now));
     taken.sort(claimOrder);
     return taken;
   });
@@ -578,16 +584,44 @@ async function parkKeys(
   db: Queryable,
   keys: readonly ParkKey[],
   now: number,
-): Promise<void> {
-  if (keys.length === 0) return;
-  await connection.query(db, sql.parkKeys, [
+): Promise<number | null> {
+  if (keys.length === 0) return null;
+  const rate = (k: ParkKey) => k.rule.keyRateLimit;
+  const rows = await connection.query<{ parked: number; wake: number | null }>(db, sql.parkKeys, [
     keys.map((k) => k.type),
     keys.map((k) => k.key),
     keys.map((k) => k.rule.keyConcurrency ?? null),
     keys.map((k) => k.rule.ordered === true),
+    keys.map((k) => (rate(k) ? rateScope(k.type, k.key) : null)),
+    keys.map((k) => rate(k)?.limit ?? null),
+    keys.map((k) => rate(k)?.periodMs ?? null),
     now,
     PARK_MOST,
   ]);
+  return rows[0]?.wake ?? null;
+}
+
+/**
+ * Puts back the jobs parked by a key's rate limit whose window has opened (wakeParked), for
+ * `types` (null: all); returns the next wake still set for them. Run on its own, outside any
+ * claim's transaction (queries/claim.sql says why).
+ */
+export async function wakeParked(
+  connection: PgConnection,
+  sql: Record<StatementName, string>,
+  now: number,
+  types: readonly string[] | null,
+  notifyTag: string | null,
+): Promise<{ woken: number; next: number | null }> {
+  const [row] = await connection.op("pool", (db) =>
+    connection.query<{ woken: number; next: number | null }>(db, sql.wakeParked, [now, types, notifyTag]),
+  );
+  return { woken: row?.woken ?? 0, next: row?.next ?? null };
+}
+
+/** Keeps the sooner of `held.until` and `at`. */
+function heldUntil(held: { until: number | null } | undefined, at: number | null): void {
+  if (held && at !== null && (held.until === null || at < held.until)) held.until = at;
 }
 
 /** The most rounds (claim statements) one queue share takes before it returns what it has. */
@@ -607,6 +641,8 @@ interface KeyState {
   seen: number;
   /** Its jobs this claim took. */
   taken: number;
+  /** Starts its keyRateLimit's window had room for when counted; null: no such limit. */
+  rateFree: number | null;
 }
 
 /**
@@ -717,6 +753,7 @@ class KeyRoom {
           active: 0,
           seen: f.n,
           taken: 0,
+          rateFree: null,
         });
       }
     }
@@ -742,6 +779,7 @@ class KeyRoom {
         active: s.active,
         seen: s.n,
         taken: 0,
+        rateFree: free ?? null,
       });
     }
     return true;
@@ -782,16 +820,20 @@ class KeyRoom {
 
   /**
    * The keys this claim locked whose jobs it passed over because their running jobs fill their
-   * keyConcurrency, or under `ordered` (not for a rate limit, which opens with time, nor for fair
-   * types, whose turns keep a key from filling the front): their ready jobs are to be parked.
+   * keyConcurrency, or under `ordered`, and those whose keyRateLimit window it left full (their
+   * jobs parked earlier need the window's next opening, even when none was passed over now); not
+   * fair types, whose turns keep a key from filling the front. Their ready jobs are to be parked.
    */
   parkable(): ParkKey[] {
     const out: ParkKey[] = [];
     for (const k of this.#known.values()) {
       const rule = this.#rules[k.type]!;
-      if (!k.locked || rule.fair === true || k.seen <= k.taken) continue;
+      if (!k.locked || rule.fair === true) continue;
+      const passed = k.seen > k.taken;
       const full = rule.keyConcurrency !== undefined && k.active + k.taken >= rule.keyConcurrency;
-      if (full || rule.ordered === true) out.push({ type: k.type, key: k.key, rule });
+      const rateFull = k.rateFree !== null && k.rateFree - k.taken <= 0;
+      if ((passed && (full || rule.ordered === true)) || rateFull)
+        out.push({ type: k.type, key: k.key, rule });
     }
     return out;
   }

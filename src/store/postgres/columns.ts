@@ -156,6 +156,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     errandKeyRoom: `"${schema}".errand_key_room`,
     errandCapRoom: `"${schema}".errand_cap_room`,
     errandKeyPark: `"${schema}".errand_key_park`,
+    errandParkWake: `"${schema}".errand_park_wake`,
     channel: `'${channel}'`,
     hotFields: HOT_FIELDS,
     claimedNulls: CLAIMED_NULLS,

@@ -48,7 +48,7 @@ import type {
 } from "../store.js";
 import { LIST_SCAN, listTables, scansList } from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
-import { claimJobs } from "./claim.js";
+import { claimJobs, wakeParked } from "./claim.js";
 import { sqlFragments } from "./columns.js";
 import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
@@ -470,7 +470,12 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   // ---- sweeps --------------------------------------------------------------------------------
 
-  expiredLeases(p: SweepParams): Promise<JobRecord[]> {
+  async expiredLeases(p: SweepParams): Promise<JobRecord[]> {
+    // The same sweep puts back the jobs of every type parked by a key's rate limit whose window
+    // has opened (claims do it only for the types whose rules they carry: a type whose workers no
+    // longer have the rule must not keep its jobs parked), telling every process when it does.
+    const { woken } = await wakeParked(this.#connection, this.#sql, p.now, null, this.#origin);
+    if (woken > 0) this.#emitWake();
     return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expiredLeases, [p.now, p.limit]));
   }
 

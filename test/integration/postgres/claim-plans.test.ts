@@ -34,7 +34,7 @@ async function openOnOneConnection(): Promise<{ queue: Queue; prepared: () => Pr
     prepared: async () =>
       (
         await pool.query<Prepared>(
-          "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%SKIP LOCKED%'",
+          "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%FOR UPDATE OF j SKIP LOCKED%'",
         )
       ).rows,
   };

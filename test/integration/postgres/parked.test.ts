@@ -7,12 +7,12 @@
  */
 import pg from "pg";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { defineJob, openQueue, type Queue } from "../../../src/index.js";
+import { defineJob, ManualClock, openQueue, type Queue } from "../../../src/index.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, someoneWaits, withPg } from "../../helpers/postgres.js";
 
-async function fresh(): Promise<{ queue: Queue; schema: string }> {
+async function fresh(clock?: ManualClock): Promise<{ queue: Queue; schema: string }> {
   const schema = freshSchema("errand_park");
-  const queue = await openQueue(pgUrl(schema));
+  const queue = await openQueue(clock ? { store: pgUrl(schema), clock } : pgUrl(schema));
   onTestFinished(async () => {
     await queue.close();
     await dropSchema(schema);
@@ -165,6 +165,55 @@ describe("PostgreSQL store: parked jobs", () => {
     expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([jobs[2]!.id]);
   });
 
+  it("keyRateLimit: parks a full window's key, puts back as many as the window holds when it opens", {
+    timeout: 60_000,
+  }, async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const { queue, schema } = await fresh(clock);
+    const db = inspect(schema);
+    const tenant = defineJob({
+      type: "tenant",
+      keyRateLimit: { limit: 2, periodMs: 1_000 },
+      handler: async () => null,
+    });
+    queue.register(tenant);
+    const busy = await queue.enqueueMany(
+      tenant,
+      Array.from({ length: 300 }, (_, i) => ({ i })),
+      { key: "busy" },
+    );
+    const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
+    const wakes = () =>
+      withPg(async (c) => (await c.query(`SELECT key, at, n FROM "${schema}".errand_park_wake`)).rows);
+
+    const first = await queue.lease({ limit: 10 });
+    expect(first.map((j) => j.id)).toEqual([busy[0]!.id, busy[1]!.id, quiet.id]);
+    expect(await db.parked()).toEqual([
+      { parked: null, n: 3 },
+      { parked: 3, n: 298 },
+    ]);
+    expect(await wakes()).toEqual([{ key: "busy", at: String(clock.now() + 1_000), n: 2 }]);
+    expect(await db.inClaimIndex()).toBe(0);
+    expect((await queue.stats()).limits.tenant?.heldBack).toMatchObject({ rateLimit: 298 });
+    const held = await queue.lease({ limit: 10 });
+    expect(held).toEqual([]);
+
+    // The window opens: its limit's worth come back, in claim order, and start; the wake is set
+    // again for the rest.
+    for (const job of first) expect(await queue.complete(job, null)).toBe(true);
+    clock.advance(1_000);
+    const next = await queue.lease({ limit: 10 });
+    expect(next.map((j) => j.id)).toEqual([busy[2]!.id, busy[3]!.id]);
+    expect(await wakes()).toEqual([{ key: "busy", at: String(clock.now() + 1_000), n: 2 }]);
+    expect(await queue.lease({ limit: 10 })).toEqual([]);
+
+    // A window that opened with no claim of the type to see it: the lease sweep puts them back.
+    clock.advance(1_000);
+    await queue.store.expiredLeases({ now: clock.now(), limit: 100 });
+    expect(await db.inClaimIndex()).toBe(2);
+    expect(await wakes()).toEqual([]);
+  });
+
   it("a running job another transaction is changing keeps its key from being parked", {
     timeout: 30_000,
   }, async () => {
@@ -191,7 +240,8 @@ describe("PostgreSQL store: parked jobs", () => {
     // A parking under way on a connection of its own, not yet committed.
     const client = await otherTransaction();
     const { rows } = await client.query(
-      `SELECT "${schema}".errand_key_park(ARRAY['tenant'], ARRAY['k'], ARRAY[1], ARRAY[false], $1::bigint, 10000) AS n`,
+      `SELECT parked AS n FROM "${schema}".errand_key_park(ARRAY['tenant'], ARRAY['k'], ARRAY[1], ARRAY[false],
+        ARRAY[NULL]::text[], ARRAY[NULL]::integer[], ARRAY[NULL]::bigint[], $1::bigint, 10000)`,
       [Date.now() + 1_000],
     );
     expect(rows[0].n).toBe(9);

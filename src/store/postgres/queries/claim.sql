@@ -235,13 +235,56 @@ FROM {{errandKeyRoom}}($8::integer, {{channel}}, $9::boolean,
 JOIN seen s ON s.type = r.type AND s.key = r.key
 
 -- parkKeys: $1 types, $2 keys, $3 each one's keyConcurrency (NULL: none), $4 each one's `ordered`,
--- $5 now, $6 the most jobs to park (PARK_MOST). Parks the ready jobs of those keys that cannot
--- start another job (errand_key_park, migration 0011); returns how many it parked. claim.ts runs
--- it after a claim that passed over a key's jobs (KeyRoom.parkable, and fairClaimKeyed's usual
--- form's `parkable`), so later claims do not read them.
+-- $5 each one's keyRateLimit scope, $6 its limit, $7 its period (NULL: none), $8 now, $9 the most
+-- jobs to park (PARK_MOST). Parks the ready jobs of those keys that cannot start another job
+-- (errand_key_park, migration 0011); returns how many it parked and the soonest wake it set for
+-- a key parked by its rate limit. claim.ts runs it after a claim that passed over a key's jobs, or
+-- filled a key's rate window (KeyRoom.parkable, and fairClaimKeyed's usual form's `parkable`), so
+-- later claims do not read them.
 
 -- name: parkKeys
-SELECT {{errandKeyPark}}($1::text[], $2::text[], $3::integer[], $4::boolean[], $5::bigint, $6::integer) AS parked
+SELECT p.parked, p.wake
+FROM {{errandKeyPark}}($1::text[], $2::text[], $3::integer[], $4::boolean[], $5::text[], $6::integer[],
+  $7::bigint[], $8::bigint, $9::integer) AS p
+
+-- wakeParked: $1 now, $2 types (NULL: all), $3 notify tag (NULL: no NOTIFY). Puts back, for each
+-- (type, key) parked by its rate limit whose window has opened (errand_park_wake), as many of its
+-- parked jobs as the window holds, in claim order, and forgets the wake. Returns how many came
+-- back and the next wake still set for those types. claim.ts runs it on its own, before a claim
+-- of a type with keyRateLimit (so its locks are not held while the claim waits for others'), and
+-- the lease sweep for every type (a type whose workers no longer have the rule still gets its
+-- jobs back). Rows are taken with SKIP LOCKED: a wake or a job another transaction holds is left
+-- to the next call.
+
+-- name: wakeParked
+WITH due AS (
+  DELETE FROM {{errandParkWake}} w
+  WHERE (w.type, w.key) IN (
+    SELECT d.type, d.key FROM {{errandParkWake}} d
+    WHERE d.at <= $1 AND ($2::text[] IS NULL OR d.type = ANY($2::text[]))
+    ORDER BY d.at LIMIT 100
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING w.type, w.key, w.n
+), back AS (
+  UPDATE {{errandJob}} j SET parked = NULL
+  WHERE j.id = ANY (ARRAY(
+    SELECT b.id FROM due d CROSS JOIN LATERAL (
+      SELECT p.id FROM {{errandJob}} p
+      WHERE p.type = d.type AND p.key = d.key AND p.parked IS NOT NULL AND p.parked = 3
+      ORDER BY p.priority DESC, p.run_at, p.id
+      LIMIT d.n
+      FOR UPDATE SKIP LOCKED
+    ) AS b
+  ))
+  RETURNING j.run_at
+), n AS (
+  SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM back WHERE $3::text IS NOT NULL LIMIT 1) AS r
+)
+SELECT (SELECT count(*) FROM back)::integer AS woken,
+  (SELECT min(w.at) FROM {{errandParkWake}} w
+   WHERE w.at > $1 AND ($2::text[] IS NULL OR w.type = ANY($2::text[]))) AS next,
+  (SELECT count(*) FROM n)::integer AS notified
 
 -- name: claimCapped
 WITH {{walkTypes}}, ranked AS (
