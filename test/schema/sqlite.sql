@@ -42,6 +42,9 @@ CREATE INDEX errand_job_parked_key ON errand_job (type, key, priority DESC, run_
 -- index errand_job_unique_key
 CREATE UNIQUE INDEX errand_job_unique_key ON errand_job (unique_key) WHERE unique_key IS NOT NULL;
 
+-- index errand_park_wake_at
+CREATE INDEX errand_park_wake_at ON errand_park_wake (at);
+
 -- index errand_rate_start_scope
 CREATE INDEX errand_rate_start_scope ON errand_rate_start (scope, at);
 
@@ -153,6 +156,15 @@ CREATE TABLE errand_job_type (
 CREATE TABLE errand_migration (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
 
+-- table errand_park_wake
+CREATE TABLE errand_park_wake (
+  type TEXT NOT NULL,
+  key  TEXT NOT NULL,
+  at   INTEGER NOT NULL,
+  n    INTEGER NOT NULL,
+  PRIMARY KEY (type, key)
+);
+
 -- table errand_queue_pause
 CREATE TABLE errand_queue_pause (
   name       TEXT PRIMARY KEY,
@@ -222,4 +234,4 @@ BEGIN
   );
 END;
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"},{"version":11,"name":"0011_park_wake.sql"}]

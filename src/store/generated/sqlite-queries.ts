@@ -12,6 +12,18 @@ export const statements = {
   /** claim.sql */
   claimPark: "UPDATE errand_job SET parked = $mark\nWHERE rowid IN (\n  SELECT rowid FROM errand_job INDEXED BY errand_job_key_order\n  WHERE type = $type AND key = $key AND key IS NOT NULL AND parked IS NULL AND state = 'pending'\n    AND run_at <= $now AND id <> $keep\n  LIMIT 50000\n);",
   /** claim.sql */
+  claimParkWake: "INSERT INTO errand_park_wake (type, key, at, n) VALUES ($type, $key, $at, $n)\nON CONFLICT (type, key) DO UPDATE SET at = min(at, excluded.at), n = excluded.n;",
+  /** claim.sql */
+  claimParkedByRate: "SELECT 1 FROM errand_job INDEXED BY errand_job_parked_key\nWHERE type = ? AND key = ? AND parked IS NOT NULL AND parked = 3\nLIMIT 1;",
+  /** claim.sql */
+  claimWakeDue: "SELECT type, key, n FROM errand_park_wake INDEXED BY errand_park_wake_at\nWHERE at <= $now AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))\nORDER BY at\nLIMIT 100;",
+  /** claim.sql */
+  claimWakeKey: "UPDATE errand_job SET parked = NULL\nWHERE rowid IN (\n  SELECT rowid FROM errand_job INDEXED BY errand_job_parked_key\n  WHERE type = $type AND key = $key AND parked IS NOT NULL AND parked = 3\n  ORDER BY priority DESC, run_at, id\n  LIMIT $n\n);",
+  /** claim.sql */
+  claimWakeForget: "DELETE FROM errand_park_wake WHERE type = ? AND key = ?;",
+  /** claim.sql */
+  claimWakeNext: "SELECT min(at) FROM errand_park_wake\nWHERE $types IS NULL OR type IN (SELECT value FROM json_each($types));",
+  /** claim.sql */
   claimKeyActive: "SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key IS NOT NULL\nGROUP BY key;",
   /** claim.sql */
   claimKeyEarliest: "SELECT id, state, runAt, queue, expiresAt FROM (\n  SELECT * FROM (\n    SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt, created_at\n    FROM errand_job INDEXED BY errand_job_key_order\n    WHERE type = $type AND key = $key AND key IS NOT NULL AND parked IS NULL ORDER BY created_at, id LIMIT 1)\n  UNION ALL\n  SELECT * FROM (\n    SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt, created_at\n    FROM errand_job INDEXED BY errand_job_key_order\n    WHERE type = $type AND key = $key AND key IS NOT NULL AND parked = 1 ORDER BY created_at, id LIMIT 1)\n  UNION ALL\n  SELECT * FROM (\n    SELECT id, state, run_at AS runAt, queue, expires_at AS expiresAt, created_at\n    FROM errand_job INDEXED BY errand_job_key_order\n    WHERE type = $type AND key = $key AND key IS NOT NULL AND parked = 2 ORDER BY created_at, id LIMIT 1)\n)\nORDER BY created_at, id\nLIMIT 1;",

@@ -65,6 +65,8 @@ export class KeyGate {
   readonly #closedRates: ClosedRates | undefined;
   /** Starts in the window per scope (`type`, or `type|key`), those of this claim included. */
   readonly #starts = new Map<string, number>();
+  /** The key scopes (`type|key`) whose windows this claim counted, with their rules. */
+  readonly #keyRates = new Map<string, { type: string; key: string; rate: RateRule }>();
   /** Types whose rate limit has no room left in this claim: the candidates query skips them. */
   readonly closedTypes: string[] = [];
 
@@ -162,6 +164,25 @@ export class KeyGate {
   }
 
   /**
+   * The keys whose keyRateLimit window this claim found or left full (not of fair types), each
+   * with its limit and when its window opens again: the store parks their ready jobs, to be put
+   * back then (migration 0011).
+   */
+  rateParkable(): Array<{ type: string; key: string; limit: number; until: number }> {
+    const out: Array<{ type: string; key: string; limit: number; until: number }> = [];
+    for (const [scope, { type, key, rate }] of this.#keyRates) {
+      if (this.#rules[type]!.fair === true) continue;
+      const n = this.#starts.get(scope)!;
+      if (n < rate.limit) continue;
+      const leaving = this.#q.rateLeaving.get(scope, this.#now - rate.periodMs, n - rate.limit) as
+        | number
+        | undefined;
+      out.push({ type, key, limit: rate.limit, until: (leaving ?? this.#now) + rate.periodMs });
+    }
+    return out;
+  }
+
+  /**
    * Whether the window of `type` (of its `key`, when given) has room for one more start now; when
    * it has none, `held.until` learns when it will (the start that must leave the window, plus the
    * period), and a type's is kept closed until then.
@@ -171,6 +192,7 @@ export class KeyGate {
     const since = this.#now - rate.periodMs;
     let n = this.#starts.get(scope);
     if (n === undefined) {
+      if (key !== null) this.#keyRates.set(scope, { type, key, rate });
       // The starts long out of every window of this scope go (one write of the claim's); those
       // just out of it stay, for a claim whose `now` is behind this one's (RATE_FORGET_LAG_MS).
       this.#q.rateForget.run(scope, since - RATE_FORGET_LAG_MS);

@@ -301,6 +301,18 @@ export class SqliteStore implements Store {
         ? new KeyGate(this.#q, p.keyRules ?? NO_RULES, p.now, p.rateLimits, p.held, this.#closedRates)
         : null;
     const fair = p.keyRules ? fairClaim(this.#q, p.keyRules, p.types) : null;
+    if (p.keyRules) {
+      // Keys parked by their rate limit whose window has opened come back first (migration 0011).
+      const rules = p.keyRules;
+      const rated = Object.keys(rules).filter(
+        (t) => rules[t]!.keyRateLimit !== undefined && (types === null || types.includes(t)),
+      );
+      if (rated.length > 0) {
+        this.#wakeParked(p.now, rated);
+        const next = this.#q.claimWakeNext.get({ types: JSON.stringify(rated) }) as number | null;
+        if (next !== null && p.held && (p.held.until === null || next < p.held.until)) p.held.until = next;
+      }
+    }
     const exhausted = () => [
       ...[...room].filter(([, n]) => n <= 0).map(([t]) => t),
       ...(gate?.closedTypes ?? []),
@@ -382,7 +394,7 @@ export class SqliteStore implements Store {
     });
     activateAll();
     fair?.finish();
-    if (gate) this.#park(gate, p.now);
+    if (gate) this.#park(gate, p.now, p.held);
     if (taken.length > 1 && p.queues.length > 1) taken.sort(claimOrder);
     return taken;
   }
@@ -392,7 +404,7 @@ export class SqliteStore implements Store {
    * 0010): out of the claim index, so later claims do not walk a busy key's backlog to reach the
    * keys behind it. Under order the key's earliest job stays, whatever it waits for.
    */
-  #park(gate: KeyGate, now: number): void {
+  #park(gate: KeyGate, now: number, held: { until: number | null } | undefined): void {
     for (const { type, key, mark } of gate.parkable()) {
       const keep =
         mark === 2
@@ -400,6 +412,33 @@ export class SqliteStore implements Store {
           : "";
       this.#q.claimPark.run({ type, key, now, mark, keep });
     }
+    // Keys whose rate window is full (migration 0011): parked until it opens, when as many come
+    // back as it holds; a key with jobs parked earlier gets its next opening too.
+    for (const { type, key, limit, until } of gate.rateParkable()) {
+      this.#q.claimPark.run({ type, key, now, mark: 3, keep: "" });
+      if (this.#q.claimParkedByRate.get(type, key) === undefined) continue;
+      this.#q.claimParkWake.run({ type, key, at: until, n: limit });
+      if (held && (held.until === null || until < held.until)) held.until = until;
+    }
+  }
+
+  /**
+   * Puts back, for each key of `types` (null: all) parked by its rate limit whose window has
+   * opened, as many of its parked jobs as the window holds (migration 0011); returns how many.
+   * Inside a write transaction.
+   */
+  #wakeParked(now: number, types: readonly string[] | null): number {
+    const list = types === null ? null : JSON.stringify(types);
+    let woken = 0;
+    for (const d of this.#q.claimWakeDue.all({ now, types: list }) as Array<{
+      type: string;
+      key: string;
+      n: number;
+    }>) {
+      woken += this.#q.claimWakeKey.run({ type: d.type, key: d.key, n: d.n }).changes;
+      this.#q.claimWakeForget.run(d.type, d.key);
+    }
+    return woken;
   }
 
   /**
@@ -727,6 +766,10 @@ export class SqliteStore implements Store {
 
   expirePending(p: SweepParams): Promise<JobRecord[]> {
     return this.#write(() => {
+      // The same sweep puts back every type's jobs parked by a key's rate limit whose window has
+      // opened (claims do it only for the types whose rules they carry: a type whose workers no
+      // longer have the rule must not keep its jobs parked; migration 0011).
+      if (this.#wakeParked(p.now, null) > 0) this.#ringAfterCommit = true;
       const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string; state: string }>;
       return rows.map(({ id, state }) => {
         this.#moveToDone(id, "expired", p.now, state === "blocked");

@@ -158,6 +158,8 @@ const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName
   ["claimKeyActive", "raw"],
   ["rateCount", "pluck"],
   ["rateLeaving", "pluck"],
+  ["claimParkedByRate", "pluck"],
+  ["claimWakeNext", "pluck"],
   ["pausedQueues", "pluck"],
   ["listFloorHot", "pluck"],
   ["listFloorHotByOwner", "pluck"],

@@ -9,6 +9,7 @@ import pg from "pg";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { defineJob, ManualClock, openQueue, type Queue } from "../../../src/index.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, someoneWaits, withPg } from "../../helpers/postgres.js";
+import { enqueueRateBacklog } from "../../helpers/rate-backlog.js";
 
 async function fresh(clock?: ManualClock): Promise<{ queue: Queue; schema: string }> {
   const schema = freshSchema("errand_park");
@@ -171,18 +172,7 @@ describe("PostgreSQL store: parked jobs", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const { queue, schema } = await fresh(clock);
     const db = inspect(schema);
-    const tenant = defineJob({
-      type: "tenant",
-      keyRateLimit: { limit: 2, periodMs: 1_000 },
-      handler: async () => null,
-    });
-    queue.register(tenant);
-    const busy = await queue.enqueueMany(
-      tenant,
-      Array.from({ length: 300 }, (_, i) => ({ i })),
-      { key: "busy" },
-    );
-    const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
+    const { busy, quiet } = await enqueueRateBacklog(queue);
     const wakes = () =>
       withPg(async (c) => (await c.query(`SELECT key, at, n FROM "${schema}".errand_park_wake`)).rows);
 

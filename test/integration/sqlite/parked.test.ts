@@ -1,12 +1,13 @@
 /**
- * Parked jobs on SQLite (migration 0010), what the conformance suite cannot see: a claim that
- * closes a key by keyConcurrency or order takes the key's ready jobs out of the claim index
- * (`parked`), and the triggers put them back as room opens; later claims do not read them, and
+ * Parked jobs on SQLite (migrations 0010 and 0011), what the conformance suite cannot see: a claim
+ * that closes a key by keyConcurrency, order or its rate limit takes the key's ready jobs out of the
+ * claim index (`parked`), and the triggers (or the window's wake) put them back as room opens; later claims do not read them, and
  * nothing is left parked once the work is done.
  */
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { defineJob, openQueue } from "../../../src/index.js";
+import { defineJob, ManualClock, openQueue } from "../../../src/index.js";
+import { enqueueRateBacklog } from "../../helpers/rate-backlog.js";
 import { sqliteFiles } from "../../helpers/sqlite-file.js";
 
 const tempFile = sqliteFiles("errand-parked-");
@@ -78,4 +79,50 @@ describe("SQLite store: parked jobs", () => {
       }
     });
   }
+
+  it("keyRateLimit: parks a full window's key, puts back as many as the window holds when it opens", async () => {
+    const file = tempFile();
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const queue = await openQueue({ store: `sqlite:${file}`, clock });
+    const db = new Database(file, { readonly: true });
+    try {
+      const { busy, quiet } = await enqueueRateBacklog(queue);
+      const parked = () =>
+        db.prepare("SELECT parked, count(*) AS n FROM errand_job GROUP BY parked ORDER BY parked").all();
+      const wakes = () => db.prepare("SELECT key, at, n FROM errand_park_wake").all();
+      const ready = () =>
+        db
+          .prepare("SELECT count(*) FROM errand_job WHERE state = 'pending' AND parked IS NULL")
+          .pluck()
+          .get();
+
+      const first = await queue.lease({ limit: 10 });
+      expect(first.map((j) => j.id)).toEqual([busy[0]!.id, busy[1]!.id, quiet.id]);
+      expect(parked()).toEqual([
+        { parked: null, n: 3 },
+        { parked: 3, n: 298 },
+      ]);
+      expect(wakes()).toEqual([{ key: "busy", at: clock.now() + 1_000, n: 2 }]);
+      expect((await queue.stats()).limits.tenant?.heldBack).toMatchObject({ rateLimit: 298 });
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+
+      // The window opens: its limit's worth come back, in claim order, and start; the wake is set
+      // again for the rest.
+      for (const job of first) expect(await queue.complete(job, null)).toBe(true);
+      clock.advance(1_000);
+      const next = await queue.lease({ limit: 10 });
+      expect(next.map((j) => j.id)).toEqual([busy[2]!.id, busy[3]!.id]);
+      expect(wakes()).toEqual([{ key: "busy", at: clock.now() + 1_000, n: 2 }]);
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+
+      // A window that opened with no claim of the type to see it: the expiry sweep puts them back.
+      clock.advance(1_000);
+      await queue.store.expirePending({ now: clock.now(), limit: 100 });
+      expect(ready()).toBe(2);
+      expect(wakes()).toEqual([]);
+    } finally {
+      db.close();
+      await queue.close();
+    }
+  });
 });

@@ -54,6 +54,13 @@
 --   parked yet alone (errand_job_key_order's range of them): migration 0010 says why and what
 --   puts them back. At most 50,000 a claim (~0.3 s), so one claim's write stays short (200,000
 --   at once took 1.2 s): a longer backlog is parked by the next claims that close the key.
+-- Parked by a key's rate limit (migration 0011): claimParkWake params (named) $type, $key, $at (when
+--   its window opens), $n (its limit): sets the key's wake, kept if sooner. claimParkedByRate
+--   params: 1 type, 2 key: whether any of its jobs are parked by its rate limit. claimWakeDue
+--   params (named): $now, $types (a JSON array, NULL: all): up to 100 keys whose window opened,
+--   soonest first; claimWakeKey params (named) $type, $key, $n: puts back that many of the key's
+--   jobs parked by its rate limit, in claim order; claimWakeForget params: 1 type, 2 key;
+--   claimWakeNext params (named) $types: the soonest wake still set.
 -- claimKeyActive params: 1 type. Returns (key, n): the running jobs of each of the type's keys,
 --   read once per claim and type: errand_job_active_type is by type alone (a key's count would
 --   walk the type's whole active set, once per key met; the set is bounded by the cluster's
@@ -108,6 +115,37 @@ WHERE rowid IN (
     AND run_at <= $now AND id <> $keep
   LIMIT 50000
 );
+
+-- name: claimParkWake
+INSERT INTO errand_park_wake (type, key, at, n) VALUES ($type, $key, $at, $n)
+ON CONFLICT (type, key) DO UPDATE SET at = min(at, excluded.at), n = excluded.n;
+
+-- name: claimParkedByRate
+SELECT 1 FROM errand_job INDEXED BY errand_job_parked_key
+WHERE type = ? AND key = ? AND parked IS NOT NULL AND parked = 3
+LIMIT 1;
+
+-- name: claimWakeDue
+SELECT type, key, n FROM errand_park_wake INDEXED BY errand_park_wake_at
+WHERE at <= $now AND ($types IS NULL OR type IN (SELECT value FROM json_each($types)))
+ORDER BY at
+LIMIT 100;
+
+-- name: claimWakeKey
+UPDATE errand_job SET parked = NULL
+WHERE rowid IN (
+  SELECT rowid FROM errand_job INDEXED BY errand_job_parked_key
+  WHERE type = $type AND key = $key AND parked IS NOT NULL AND parked = 3
+  ORDER BY priority DESC, run_at, id
+  LIMIT $n
+);
+
+-- name: claimWakeForget
+DELETE FROM errand_park_wake WHERE type = ? AND key = ?;
+
+-- name: claimWakeNext
+SELECT min(at) FROM errand_park_wake
+WHERE $types IS NULL OR type IN (SELECT value FROM json_each($types));
 
 -- name: claimKeyActive
 SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type
