@@ -401,8 +401,9 @@ export class SqliteStore implements Store {
 
   /**
    * Parks the ready jobs of the keys this claim closed by keyConcurrency or order (migration
-   * 0010): out of the claim index, so later claims do not walk a busy key's backlog to reach the
-   * keys behind it. Under order the key's earliest job stays, whatever it waits for.
+   * 0010), or whose rate window it found or left full (0011, with the window's wake): out of the
+   * claim index, so later claims do not walk a busy key's backlog to reach the keys behind it.
+   * Under order the key's earliest job stays, whatever it waits for.
    */
   #park(gate: KeyGate, now: number, held: { until: number | null } | undefined): void {
     for (const { type, key, mark } of gate.parkable()) {
