@@ -109,6 +109,38 @@ export function exerciseBusyKeys(backend: Backend): void {
       expect((await queue.stats()).states).toMatchObject({ pending: 0, active: 0, expired: BACKLOG - 3 });
     });
 
+    it("keyRateLimit: the busy key starts its limit each window, in claim order, a job enqueued since among them", async () => {
+      const { queue, clock } = await backend.setup();
+      const tenant = defineJob({
+        type: "tenant-rated",
+        keyRateLimit: { limit: 2, periodMs: 1_000 },
+        handler: async () => null,
+      });
+      queue.register(tenant);
+      const jobs = await queue.enqueueMany(
+        tenant,
+        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+        { key: "busy" },
+      );
+      const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
+      const ids = async () => (await queue.lease({ limit: 10 })).map((j) => j.id);
+      expect(await ids()).toEqual([jobs[0]!.id, jobs[1]!.id, quiet.id]);
+      expect(await ids()).toEqual([]);
+
+      await clock.advance(1_000);
+      expect(await ids()).toEqual([jobs[2]!.id, jobs[3]!.id]);
+      expect(await ids()).toEqual([]);
+
+      // Enqueued while the window is full, ahead of the backlog by priority: first when it opens.
+      const urgent = await queue.enqueue(tenant, { urgent: true }, { key: "busy", priority: 5 });
+      expect(await ids()).toEqual([]);
+      await clock.advance(1_000);
+      expect(await ids()).toEqual([urgent.id, jobs[4]!.id]);
+      // Windows that opened while no one claimed hold no more than one window's limit.
+      await clock.advance(5_000);
+      expect(await ids()).toEqual([jobs[5]!.id, jobs[6]!.id]);
+    });
+
     it("keyConcurrency: keys behind the backlog all start, each up to its room", async () => {
       const { queue } = await backend.setup();
       const tenant = defineJob({ type: "tenant-pair", keyConcurrency: 2, handler: async () => null });

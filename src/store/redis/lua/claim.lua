@@ -229,6 +229,17 @@ push_long(holder_fields, "h", worker_id)
 -- Jobs taken per queue and type, counted into {p}:n and {p}:act once per claim rather than per job.
 local taken_count = {}
 
+-- Sets the wake of `field` ("<type>|<key>"), whose window is full, to when it opens (rate_opens),
+-- unless a sooner one is set; then `limit` of its parked jobs go back to its lane (PARK_WAKE).
+local function arm_wake(field, limit)
+  local opens = rate_opens[field]
+  local at = redis.call("ZSCORE", PARK_WAKE, field)
+  if opens and (not at or opens < tonumber(at)) then
+    redis.call("ZADD", PARK_WAKE, opens, field)
+    redis.call("HSET", PARK_WAKE_N, field, limit)
+  end
+end
+
 -- Claims one job whose hash `key` read `flat` (HGETALL): "taken", or why not ("skip": expired,
 -- "held": its key's rules, "closed": its type's rate limit, "full": the weight budget).
 local function claim_one(id, key, flat, jtype, queue)
@@ -282,7 +293,15 @@ local function claim_one(id, key, flat, jtype, queue)
     rate_start(jtype, rate, now, id, attempt + 1)
   end
   if jkey and rules[jtype] and rules[jtype].rate then
-    rate_start(jtype .. "|" .. jkey, rules[jtype].rate, now, id, attempt + 1)
+    local field, key_rate = jtype .. "|" .. jkey, rules[jtype].rate
+    rate_start(field, key_rate, now, id, attempt + 1)
+    -- A start that fills the window of a key with parked jobs sets its next wake: those jobs come
+    -- back only by one (the walk no longer meets them), so without it the key's backlog would stop
+    -- after the wake that brought these back.
+    if rate_n[field] >= key_rate.limit and redis.call("EXISTS", park_key(field)) == 1 then
+      rate_room(field, key_rate, now)
+      arm_wake(field, key_rate.limit)
+    end
   end
   if debounce and attempt == 0 then
     release_debounce(id, debounce)
@@ -412,13 +431,7 @@ local function park_held(id, key, jtype, jkey, prio, flat, by_rate)
   park(id, key, jtype, jkey, prio, run_at_of({ r = field_of(flat, "r"), c = field_of(flat, "c") }))
   parked = parked + 1
   if by_rate then
-    local field = jtype .. "|" .. jkey
-    local opens = rate_opens[field]
-    local at = redis.call("ZSCORE", PARK_WAKE, field)
-    if opens and (not at or opens < tonumber(at)) then
-      redis.call("ZADD", PARK_WAKE, opens, field)
-      redis.call("HSET", PARK_WAKE_N, field, rules[jtype].rate.limit)
-    end
+    arm_wake(jtype .. "|" .. jkey, rules[jtype].rate.limit)
   end
 end
 
