@@ -141,6 +141,24 @@ export function exerciseBusyKeys(backend: Backend): void {
       expect(await ids()).toEqual([jobs[5]!.id, jobs[6]!.id]);
     });
 
+    it("keyConcurrency: the busy key's next job, moved out of reach once its turn came, lets the one after start", async () => {
+      const { queue, clock } = await backend.setup();
+      const tenant = defineJob({ type: "tenant-moved", keyConcurrency: 1, handler: async () => null });
+      queue.register(tenant);
+      const jobs = await queue.enqueueMany(
+        tenant,
+        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+        { key: "busy" },
+      );
+      const [head] = await queue.lease({ limit: 10 });
+      expect(head?.id).toBe(jobs[0]!.id);
+      expect(await queue.lease({ limit: 10 })).toEqual([]);
+      expect(await queue.complete(head!, null)).toBe(true);
+      // jobs[1]'s turn has come; moved an hour on, it must not hold the key while nothing runs.
+      await queue.reschedule(jobs[1]!.id, { runAt: new Date(clock.now() + 3_600_000) });
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([jobs[2]!.id]);
+    });
+
     it("keyConcurrency: keys behind the backlog all start, each up to its room", async () => {
       const { queue } = await backend.setup();
       const tenant = defineJob({ type: "tenant-pair", keyConcurrency: 2, handler: async () => null });
