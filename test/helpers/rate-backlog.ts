@@ -20,3 +20,22 @@ export async function enqueueRateBacklog(queue: Queue): Promise<{ busy: Job[]; q
   const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
   return { busy, quiet };
 }
+
+/**
+ * A claim of `tenant` straight from the store with `held`, as a worker makes it: what it took, and
+ * when it says the held-back jobs can start (ClaimParams.held).
+ */
+export async function claimHeld(queue: Queue, now: number): Promise<{ ids: string[]; until: number | null }> {
+  const held = { until: null as number | null };
+  const jobs = await queue.store.claim({
+    now,
+    workerId: "held-probe",
+    queues: [{ name: "default", weight: 1 }],
+    types: ["tenant"],
+    limit: 10,
+    leaseMs: 30_000,
+    keyRules: Object.assign(Object.create(null), { tenant: { keyRateLimit: { limit: 2, periodMs: 1_000 } } }),
+    held,
+  });
+  return { ids: jobs.map((j) => j.id), until: held.until };
+}

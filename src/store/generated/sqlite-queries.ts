@@ -22,7 +22,7 @@ export const statements = {
   /** claim.sql */
   claimWakeForget: "DELETE FROM errand_park_wake WHERE type = ? AND key = ?;",
   /** claim.sql */
-  claimWakeNext: "SELECT min(at) FROM errand_park_wake\nWHERE $types IS NULL OR type IN (SELECT value FROM json_each($types));",
+  claimWakeNext: "SELECT at FROM errand_park_wake INDEXED BY errand_park_wake_at\nWHERE $types IS NULL OR type IN (SELECT value FROM json_each($types))\nORDER BY at\nLIMIT 1;",
   /** claim.sql */
   claimKeyActive: "SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type\nWHERE type = ? AND state = 'active' AND key IS NOT NULL\nGROUP BY key;",
   /** claim.sql */

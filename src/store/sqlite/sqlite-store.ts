@@ -309,7 +309,8 @@ export class SqliteStore implements Store {
       );
       if (rated.length > 0) {
         this.#wakeParked(p.now, rated);
-        const next = this.#q.claimWakeNext.get({ types: JSON.stringify(rated) }) as number | null;
+        const next =
+          (this.#q.claimWakeNext.get({ types: JSON.stringify(rated) }) as number | undefined) ?? null;
         if (next !== null && p.held && (p.held.until === null || next < p.held.until)) p.held.until = next;
       }
     }

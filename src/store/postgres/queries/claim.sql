@@ -282,8 +282,8 @@ WITH due AS (
   SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM back WHERE $3::text IS NOT NULL LIMIT 1) AS r
 )
 SELECT (SELECT count(*) FROM back)::integer AS woken,
-  (SELECT min(w.at) FROM {{errandParkWake}} w
-   WHERE w.at > $1 AND ($2::text[] IS NULL OR w.type = ANY($2::text[]))) AS next,
+  (SELECT w.at FROM {{errandParkWake}} w
+   WHERE w.at > $1 AND ($2::text[] IS NULL OR w.type = ANY($2::text[])) ORDER BY w.at LIMIT 1) AS next,
   (SELECT count(*) FROM n)::integer AS notified
 
 -- name: claimCapped

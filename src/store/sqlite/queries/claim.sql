@@ -144,8 +144,10 @@ WHERE rowid IN (
 DELETE FROM errand_park_wake WHERE type = ? AND key = ?;
 
 -- name: claimWakeNext
-SELECT min(at) FROM errand_park_wake
-WHERE $types IS NULL OR type IN (SELECT value FROM json_each($types));
+SELECT at FROM errand_park_wake INDEXED BY errand_park_wake_at
+WHERE $types IS NULL OR type IN (SELECT value FROM json_each($types))
+ORDER BY at
+LIMIT 1;
 
 -- name: claimKeyActive
 SELECT key, count(*) AS n FROM errand_job INDEXED BY errand_job_active_type
