@@ -4,11 +4,14 @@
  * is not up to date; the store URL and options are checked.
  */
 import { expect, onTestFinished, test } from "vitest";
+import { defineJob } from "../../../src/define-job.js";
 import { ErrandError } from "../../../src/errors.js";
 import { openQueue, openStore } from "../../../src/queue.js";
 import { migrations } from "../../../src/store/generated/postgres-migrations.js";
+import { DEFAULT_BACKOFF_TEXT } from "../../../src/store/packed-row.js";
 import { migrate, PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { LIST_SCAN } from "../../../src/store/store.js";
+import { ManualClock } from "../../../src/testing/index.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, silentLogger, withPg } from "../../helpers/postgres.js";
 
 async function refused(action: () => Promise<unknown>): Promise<ErrandError> {
@@ -115,4 +118,50 @@ test("checks PostgresStore options, naming the field (INVALID_OPTION)", async ()
     expect(e.code).toBe("INVALID_OPTION");
     expect(e.message).toMatch(message);
   }
+});
+
+/** A schema made by the migrations up to `version`, as an older errand left it. */
+async function schemaAt(schema: string, version: number): Promise<void> {
+  await withPg(async (c) => {
+    await c.query(`CREATE SCHEMA "${schema}"`);
+    await c.query(`SET search_path TO "${schema}"`);
+    await c.query(
+      "CREATE TABLE errand_migration (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+    );
+    for (const m of migrations.filter((x) => x.version <= version)) {
+      await c.query(m.sql);
+      await c.query("INSERT INTO errand_migration VALUES ($1, $2, 0)", [m.version, m.name]);
+    }
+  });
+}
+
+test("takes a version 10 schema's waiting keyed jobs into version 11's parking", {
+  timeout: 30_000,
+}, async () => {
+  const schema = freshSchema("errand_mig10");
+  onTestFinished(() => dropSchema(schema));
+  await schemaAt(schema, 10);
+  await withPg(async (c) => {
+    const insert = `INSERT INTO "${schema}".errand_job (id, type, queue, state, payload, priority, weight,
+      run_at, max_attempts, backoff, delivery, created_at, key, attempt, lease_expires_at, worker_id)
+      VALUES ($1, 'one', 'default', $2, '{}', 0, 1, 1000, 5, $8, 'at_least_once', $3, $4, $5, $6, $7)`;
+    const b = DEFAULT_BACKOFF_TEXT;
+    await c.query(insert, ["a1", "active", 900, "a", 1, 60_000, "w", b]);
+    for (let i = 2; i <= 5; i++) await c.query(insert, [`a${i}`, "pending", 900 + i, "a", 0, null, null, b]);
+    await c.query(insert, ["b1", "pending", 1000, "b", 0, null, null, b]);
+  });
+
+  const queue = await openQueue({ store: pgUrl(schema), clock: new ManualClock(5000) });
+  onTestFinished(() => queue.close());
+  queue.register(defineJob({ type: "one", keyConcurrency: 1, handler: async () => null }));
+  // a1 runs: a's waiting jobs are parked by this claim, b's job starts.
+  expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(["b1"]);
+  const parked = await withPg(async (c) =>
+    (await c.query(`SELECT id FROM "${schema}".errand_job WHERE parked = 1 ORDER BY id`)).rows.map(
+      (r) => r.id as string,
+    ),
+  );
+  expect(parked).toEqual(["a2", "a3", "a4", "a5"]);
+  expect(await queue.complete((await queue.get("a1"))!, null)).toBe(true);
+  expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(["a2"]);
 });
