@@ -7,6 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { defineJob, type JobDefinitionOptions } from "../../src/define-job.js";
 import type { Queue } from "../../src/queue.js";
+import { HELD_SAMPLE_LIMIT } from "../../src/store/held-back.js";
+import { claimHeld, enqueueRateBacklog } from "../helpers/rate-backlog.js";
 import type { Backend } from "./backend.js";
 
 /** The busy key's backlog: more than the claims below ask for, so a claim that only looks that far fails. */
@@ -111,28 +113,25 @@ export function exerciseBusyKeys(backend: Backend): void {
 
     it("keyRateLimit: the busy key starts its limit each window, in claim order, a job enqueued since among them", async () => {
       const { queue, clock } = await backend.setup();
-      const tenant = defineJob({
-        type: "tenant-rated",
-        keyRateLimit: { limit: 2, periodMs: 1_000 },
-        handler: async () => null,
-      });
-      queue.register(tenant);
-      const jobs = await queue.enqueueMany(
-        tenant,
-        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
-        { key: "busy" },
-      );
-      const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
+      const { busy: jobs, quiet } = await enqueueRateBacklog(queue, BACKLOG);
       const ids = async () => (await queue.lease({ limit: 10 })).map((j) => j.id);
-      expect(await ids()).toEqual([jobs[0]!.id, jobs[1]!.id, quiet.id]);
-      expect(await ids()).toEqual([]);
+      // A worker's claim (the store's, with `held`) learns when to claim again: the window's
+      // opening, whether it filled the window or found it full.
+      expect(await claimHeld(queue, clock.now())).toEqual({
+        ids: [jobs[0]!.id, jobs[1]!.id, quiet.id],
+        until: clock.now() + 1_000,
+      });
+      expect(await claimHeld(queue, clock.now())).toEqual({ ids: [], until: clock.now() + 1_000 });
+      expect((await queue.stats()).limits.tenant?.heldBack).toMatchObject({
+        rateLimit: Math.min(BACKLOG - 2, HELD_SAMPLE_LIMIT),
+      });
 
       await clock.advance(1_000);
       expect(await ids()).toEqual([jobs[2]!.id, jobs[3]!.id]);
       expect(await ids()).toEqual([]);
 
       // Enqueued while the window is full, ahead of the backlog by priority: first when it opens.
-      const urgent = await queue.enqueue(tenant, { urgent: true }, { key: "busy", priority: 5 });
+      const urgent = await queue.enqueue("tenant", { urgent: true }, { key: "busy", priority: 5 });
       expect(await ids()).toEqual([]);
       await clock.advance(1_000);
       expect(await ids()).toEqual([urgent.id, jobs[4]!.id]);

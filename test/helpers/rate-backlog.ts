@@ -1,20 +1,19 @@
 /**
- * The busy key of the parking tests under a rate limit (SQLite's and PostgreSQL's parked.test.ts):
- * type `tenant` limited to 2 starts a second per key, 300 jobs of key "busy" and then one of key
- * "quiet" enqueued.
+ * A busy key under a rate limit (the busy-keys conformance test, SQLite's and PostgreSQL's
+ * parked.test.ts): type `tenant` limited to {@link RATE} per key, `n` jobs of key "busy" and then
+ * one of key "quiet" enqueued.
  */
 import { defineJob, type Job, type Queue } from "../../src/index.js";
 
-export async function enqueueRateBacklog(queue: Queue): Promise<{ busy: Job[]; quiet: Job }> {
-  const tenant = defineJob({
-    type: "tenant",
-    keyRateLimit: { limit: 2, periodMs: 1_000 },
-    handler: async () => null,
-  });
+/** The rate limit of the busy key's type. */
+export const RATE = { limit: 2, periodMs: 1_000 };
+
+export async function enqueueRateBacklog(queue: Queue, n = 300): Promise<{ busy: Job[]; quiet: Job }> {
+  const tenant = defineJob({ type: "tenant", keyRateLimit: RATE, handler: async () => null });
   queue.register(tenant);
   const busy = await queue.enqueueMany(
     tenant,
-    Array.from({ length: 300 }, (_, i) => ({ i })),
+    Array.from({ length: n }, (_, i) => ({ i })),
     { key: "busy" },
   );
   const quiet = await queue.enqueue(tenant, { quiet: true }, { key: "quiet" });
@@ -34,7 +33,7 @@ export async function claimHeld(queue: Queue, now: number): Promise<{ ids: strin
     types: ["tenant"],
     limit: 10,
     leaseMs: 30_000,
-    keyRules: Object.assign(Object.create(null), { tenant: { keyRateLimit: { limit: 2, periodMs: 1_000 } } }),
+    keyRules: Object.assign(Object.create(null), { tenant: { keyRateLimit: RATE } }),
     held,
   });
   return { ids: jobs.map((j) => j.id), until: held.until };
