@@ -432,6 +432,15 @@ export const RATE_FORGET_LAG_MS = 10_000;
 export const rateScope = (type: string, key: string | null): string =>
   key === null ? type : `${type}|${key}`;
 
+/**
+ * Tells a claim's caller ({@link ClaimParams.held}) that held-back jobs can start at `at`, unless it
+ * was told a sooner time already; `at` null: nothing to tell.
+ * @internal
+ */
+export function holdUntil(held: { until: number | null } | undefined, at: number | null): void {
+  if (held && at !== null && (held.until === null || at < held.until)) held.until = at;
+}
+
 /** A claimed attempt, named by the job and its fencing token. */
 export interface AttemptRef {
   /** The job's id. */

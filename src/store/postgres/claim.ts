@@ -23,7 +23,7 @@ import type { JobRecord } from "../../job.js";
 import { claimOrder } from "../claim-order.js";
 import { planClaimAsync } from "../claim-plan.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import { type ClaimParams, type KeyRules, rateScope } from "../store.js";
+import { type ClaimParams, holdUntil, type KeyRules, rateScope } from "../store.js";
 import { CLAIMED_COLUMNS, claimedRecord } from "./claimed-row.js";
 import { CAP_LOCK, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
@@ -185,7 +185,7 @@ async function claimGeneral(
   if (keyRated) {
     // Keys parked by their rate limit whose window has opened come back first (migration 0011).
     const { next } = await wakeParked(connection, sql, p.now, keyRatedTypes, null);
-    heldUntil(p.held, next);
+    holdUntil(p.held, next);
   }
   // One queue, no caps, no per-key rules, no fair types and no rate limits: a single statement,
   // atomic by itself. Otherwise one transaction, so the locks hold throughout and a fault leaves
@@ -383,7 +383,7 @@ async function claimGeneral(
       filterTypes,
       p.held,
     );
-    if (keys) heldUntil(p.held, await parkKeys(connection, sql, db, keys.parkable(), p.now));
+    if (keys) holdUntil(p.held, await parkKeys(connection, sql, db, keys.parkable(), p.now));
     taken.sort(claimOrder);
     return taken;
   });
@@ -618,11 +618,6 @@ export async function wakeParked(
     connection.query<{ woken: number; next: number | null }>(db, sql.wakeParked, [now, types, notifyTag]),
   );
   return { woken: row?.woken ?? 0, next: row?.next ?? null };
-}
-
-/** Keeps the sooner of `held.until` and `at`. */
-function heldUntil(held: { until: number | null } | undefined, at: number | null): void {
-  if (held && at !== null && (held.until === null || at < held.until)) held.until = at;
 }
 
 /** The most rounds (claim statements) one queue share takes before it returns what it has. */

@@ -7,7 +7,7 @@
  */
 import type { JobRecord } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import { RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
+import { holdUntil, RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
 
 /** One scope met in the claim. */
@@ -104,6 +104,6 @@ export class Rates {
       types,
     ]);
     const until = rows[0]?.until ?? null;
-    if (until !== null && (held.until === null || until < held.until)) held.until = until;
+    holdUntil(held, until);
   }
 }

@@ -45,7 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { REDIS_LIST_SCAN } from "../store.js";
+import { holdUntil, REDIS_LIST_SCAN } from "../store.js";
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
@@ -274,7 +274,7 @@ export class RedisStore implements Store {
       const last = replies.at(-1);
       if (typeof last === "number") {
         replies.pop();
-        if (p.held && (p.held.until === null || last < p.held.until)) p.held.until = last;
+        holdUntil(p.held, last);
       }
       const more = replies.at(-1) === "parked";
       if (more) replies.pop();

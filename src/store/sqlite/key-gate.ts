@@ -7,7 +7,7 @@
  * @module
  */
 import type { JobRecord } from "../../job.js";
-import { type KeyRules, RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
+import { holdUntil, type KeyRules, RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
 import type { Statements } from "./statements.js";
 
 /**
@@ -98,7 +98,7 @@ export class KeyGate {
       const until = this.#knownUntil(type, this.#rates[type]!);
       if (until === null) continue;
       this.closedTypes.push(type);
-      this.#heldUntil(until);
+      holdUntil(this.#held, until);
     }
   }
 
@@ -204,7 +204,7 @@ export class KeyGate {
     if (this.#held || (typeScope && this.#closedRates)) {
       const leaving = this.#q.rateLeaving.get(scope, since, n - rate.limit) as number | undefined;
       const until = (leaving ?? this.#now) + rate.periodMs;
-      this.#heldUntil(until);
+      holdUntil(this.#held, until);
       if (typeScope && this.#closedRates) recordClosed(this.#closedRates, type, rate, until, this.#now);
     }
     return false;
@@ -219,10 +219,6 @@ export class KeyGate {
     }
     this.#closedRates!.delete(type);
     return null;
-  }
-
-  #heldUntil(until: number): void {
-    if (this.#held && (this.#held.until === null || until < this.#held.until)) this.#held.until = until;
   }
 
   #start(scope: string): void {

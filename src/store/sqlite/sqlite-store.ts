@@ -45,7 +45,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { LIST_SCAN, listTables, scansList } from "../store.js";
+import { holdUntil, LIST_SCAN, listTables, scansList } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
 import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
@@ -311,7 +311,7 @@ export class SqliteStore implements Store {
         this.#wakeParked(p.now, rated);
         const next =
           (this.#q.claimWakeNext.get({ types: JSON.stringify(rated) }) as number | undefined) ?? null;
-        if (next !== null && p.held && (p.held.until === null || next < p.held.until)) p.held.until = next;
+        holdUntil(p.held, next);
       }
     }
     const exhausted = () => [
@@ -420,7 +420,7 @@ export class SqliteStore implements Store {
       this.#q.claimPark.run({ type, key, now, mark: 3, keep: "" });
       if (this.#q.claimParkedByRate.get(type, key) === undefined) continue;
       this.#q.claimParkWake.run({ type, key, at: until, n: limit });
-      if (held && (held.until === null || until < held.until)) held.until = until;
+      holdUntil(held, until);
     }
   }
 
