@@ -123,6 +123,37 @@ export function exerciseClaim(backend: Backend): void {
       expect(await ids()).toEqual(["j-10"]);
     });
 
+    it("keeps claim order across many priorities with jobs not yet due at every one of them", async () => {
+      const { queue, clock } = await backend.setup();
+      const t0 = clock.now();
+      // Five priorities (more than a SQLite walk reads by priority before it reads the rest as
+      // one range), two types, and at each (type, priority) jobs due and jobs not yet due,
+      // interleaved in enqueue order, so every part of each walk holds jobs it must pass over.
+      const jobs: Array<{ id: string; priority: number; runAt: number }> = [];
+      const priorities = [9, 5, 0, -3, -7];
+      for (let n = 0; n < 80; n++) {
+        const priority = priorities[(n * 3) % priorities.length]!;
+        const runAt = n % 2 === 0 ? t0 - (n % 7) : t0 + 1_000 + (n % 5);
+        const job = await queue.enqueue(n % 3 === 0 ? "a" : "b", { n }, { priority, runAt });
+        jobs.push({ id: job.id, priority, runAt });
+      }
+      const order = (now: number) =>
+        jobs
+          .filter((j) => j.runAt <= now)
+          .sort((x, y) => y.priority - x.priority || x.runAt - y.runAt || (x.id < y.id ? -1 : 1))
+          .map((j) => j.id);
+      const ids = async (limit: number) => (await queue.lease({ types: ["a", "b"], limit })).map((j) => j.id);
+      const due = order(t0);
+      expect(await ids(7)).toEqual(due.slice(0, 7));
+      expect(await ids(100)).toEqual(due.slice(7));
+      expect(await ids(100)).toEqual([]);
+      await clock.advance(1_010);
+      const later = order(t0 + 1_010).filter((id) => !due.includes(id));
+      expect(later.length).toBe(40);
+      expect(await ids(11)).toEqual(later.slice(0, 11));
+      expect(await ids(100)).toEqual(later.slice(11));
+    });
+
     it("fills a claim across types when the first type's jobs alone would fill it", async () => {
       const { queue } = await backend.setup();
       const early = await queue.enqueueMany(

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openQueue } from "../../../src/index.js";
+import { mergedClaimSql } from "../../../src/store/sqlite/claim-walk.js";
 import { PENDING_FIELDS_SQL, PENDING_REST } from "../../../src/store/sqlite/pending-row.js";
 import { prepareEvery, prepareStatements, SQL } from "../../../src/store/sqlite/statements.js";
 import { sqliteFiles } from "../../helpers/sqlite-file.js";
@@ -212,6 +213,35 @@ describe("the SQLite claim's walks (claimArm, claimFair)", () => {
         ).toEqual([none]);
         expect(walk(name, [["other", "hot"]]), name).toEqual([...hot, cold, none].sort());
       }
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("the SQLite claim's merged walk (claim-walk.ts)", () => {
+  it("walks each type by priority band, bounded by run_at within a priority, with no sort", async () => {
+    const db = await migrated();
+    try {
+      const params: Record<string, unknown> = { queue: "q", now: 1, skip: null, xkeys: null, limit: 5 };
+      for (let i = 0; i < 3; i++) params[`t${i}`] = `t${i}`;
+      const plan = (
+        db.prepare(`EXPLAIN QUERY PLAN ${mergedClaimSql(3)}`).all(params) as Array<{ detail: string }>
+      )
+        .map((r) => r.detail)
+        .join("\n");
+      const count = (re: RegExp) => (plan.match(re) ?? []).length;
+      // Per type: its highest and next priority, each walked only up to $now, and the rest.
+      expect(
+        count(
+          /SEARCH errand_job USING INDEX errand_job_claim \(queue=\? AND type=\? AND priority=\? AND run_at<\?\)/g,
+        ),
+      ).toBe(6);
+      expect(
+        count(/SEARCH errand_job USING INDEX errand_job_claim \(queue=\? AND type=\? AND priority<\?\)/g),
+      ).toBe(3 + 3);
+      expect(count(/MATERIALIZE band/g)).toBe(3);
+      expect(plan).not.toMatch(/TEMP B-TREE|SCAN errand_job/);
     } finally {
       db.close();
     }
