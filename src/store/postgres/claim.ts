@@ -24,6 +24,7 @@ import { claimOrder } from "../claim-order.js";
 import { planClaimAsync } from "../claim-plan.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { type ClaimParams, holdUntil, type KeyRules, rateScope } from "../store.js";
+import { bandedTexts } from "./bands.js";
 import { CLAIMED_COLUMNS, claimedRecord } from "./claimed-row.js";
 import { CAP_LOCK, KEY_LOCK } from "./columns.js";
 import type { PgConnection, Queryable } from "./connection.js";
@@ -99,7 +100,7 @@ async function claimCappedAlone(
   type: string,
   cap: number,
 ): Promise<JobRecord[]> {
-  const text = oneTypeStatements(sql).claimCappedAlone;
+  const text = bandedTexts(sql)(oneTypeStatements(sql).claimCappedAlone);
   const rows = await connection.op("pool", (db) =>
     connection.query<unknown[]>(
       db,
@@ -251,7 +252,7 @@ async function claimGeneral(
           p.now,
           want,
           types,
-          turnOf === null ? sql.keyPeek : fair!.turn.keyPeek,
+          turnOf === null ? bandedTexts(sql)(sql.keyPeek) : fair!.turn.keyPeek,
         );
       }
       const capTypes: string[] = [];
@@ -285,7 +286,8 @@ async function claimGeneral(
       if (fair !== null && turnOf === null) values.push(fairTypes);
       // Its limit written in and its other values out of the planner's sight, the claim keeps one
       // plan rather than being planned on every call (literal-limit.ts).
-      const run = literalLimits(sql).statement(text, values);
+      // Outside a fair claim, each walk by priority band (bands.ts).
+      const run = literalLimits(sql).statement(fair === null ? bandedTexts(sql)(text) : text, values);
       const rows = await connection.query<unknown[]>(db, run.text, run.values, true);
       const took = takeClaimed(rows, p, weightCap, room, keys, rates, out);
       budget -= took.weight;

@@ -40,9 +40,12 @@ async function openOnOneConnection(): Promise<{ queue: Queue; prepared: () => Pr
   };
 }
 
-/** The claim statements prepared with `LIMIT <limit>` written in. */
+/**
+ * The claim statements prepared with `LIMIT <limit>` written in: a walk's LIMIT, ending its line
+ * (a priority band's probe, `… LIMIT 1)`, is not one; postgres/bands.ts).
+ */
 function withLimit(rows: Prepared[], limit: number | string): Prepared[] {
-  return rows.filter((r) => new RegExp(`LIMIT ${limit === "$3" ? "\\$3" : limit}\\b`).test(r.statement));
+  return rows.filter((r) => new RegExp(`LIMIT ${limit === "$3" ? "\\$3" : limit}\n`).test(r.statement));
 }
 
 test("a claim of one type keeps its generic plan after the fifth call", async () => {
