@@ -20,7 +20,8 @@
  * 50: ~1.5–2 µs of the server a job (2–4% of the rate); with `prefetch: 450` nothing measurable.
  *
  * The bands are made from the statements' own text, once per text, and a walk that does not read
- * as expected is left as it is (the fair variants' walks of turned jobs are not given bands).
+ * as expected is left as it is: the fair claims' walks of turned jobs, in turn order (a job's turn
+ * comes before its run_at in that order, so bands by priority would not bound them either).
  * @module
  */
 import { perStore } from "./per-store.js";
@@ -29,8 +30,13 @@ import { perStore } from "./per-store.js";
 const WALK_END =
   /\n([ ]*)ORDER BY j\.priority DESC, j\.run_at, j\.id\n[ ]*LIMIT (\$3|s\.n|least\(\$3, \(SELECT greatest\(room, 0\) FROM cap\)\))\n(?:[ ]*(FOR UPDATE OF j SKIP LOCKED)\n)?/g;
 
-/** The walk's type, on a line of its own: each form's (the merged walks', the one-type form's). */
-const WALKED = /\n([ ]*)AND j\.type = (t\.type|s\.type|\(\$8::text\[\]\)\[1\])\n/g;
+/**
+ * The walk's type, on a line of its own: each form's (the merged walks', the one-type form's,
+ * fairClaimKeyed's), with what else that line asks of the walk's rows (a fair claim's rest step
+ * leaves the fair types' turned jobs out there), but not a band's (a walk is banded once).
+ */
+const WALKED =
+  /\n([ ]*)AND j\.type = (t\.type|s\.type|\(\$8::text\[\]\)\[1\]|\$8::text)((?: AND (?![^\n]*j\.priority [=<])[^\n]*)?)\n/g;
 
 /** The head of a walk of the hot table, on its first line or its second. */
 const HEAD =
@@ -46,12 +52,12 @@ const top = (table: string, type: string, below: string | null): string =>
  * `walked` is its line naming the type, which each band extends.
  */
 function bandsOf(walk: string, walked: RegExpMatchArray, table: string, end: RegExpMatchArray): string {
-  const [line, ws, type] = walked as unknown as [string, string, string];
+  const [line, ws, type, also] = walked as unknown as [string, string, string, string];
   const [, pad, limit, lock] = end as unknown as [string, string, string, string | undefined];
   const a = top(table, type, null);
   const b = top(table, type, a);
   const arm = (band: string, order: string, name: string) =>
-    `SELECT * FROM (\n${walk.replace(line, `\n${ws}AND j.type = ${type} AND j.priority ${band}\n`)}` +
+    `SELECT * FROM (\n${walk.replace(line, `\n${ws}AND j.type = ${type}${also} AND j.priority ${band}\n`)}` +
     `${pad}ORDER BY ${order}\n${pad}LIMIT ${limit}${lock === undefined ? "" : `\n${pad}${lock}`}\n${pad}) AS ${name}`;
   return (
     [

@@ -252,7 +252,7 @@ async function claimGeneral(
           p.now,
           want,
           types,
-          turnOf === null ? bandedTexts(sql)(sql.keyPeek) : fair!.turn.keyPeek,
+          bandedTexts(sql)(turnOf === null ? sql.keyPeek : fair!.turn.keyPeek),
         );
       }
       const capTypes: string[] = [];
@@ -286,8 +286,8 @@ async function claimGeneral(
       if (fair !== null && turnOf === null) values.push(fairTypes);
       // Its limit written in and its other values out of the planner's sight, the claim keeps one
       // plan rather than being planned on every call (literal-limit.ts).
-      // Outside a fair claim, each walk by priority band (bands.ts).
-      const run = literalLimits(sql).statement(fair === null ? bandedTexts(sql)(text) : text, values);
+      // Each walk by priority band (bands.ts).
+      const run = literalLimits(sql).statement(bandedTexts(sql)(text), values);
       const rows = await connection.query<unknown[]>(db, run.text, run.values, true);
       const took = takeClaimed(rows, p, weightCap, room, keys, rates, out);
       budget -= took.weight;
@@ -310,7 +310,7 @@ async function claimGeneral(
         state = { closed: new Set(), seen: new Set() };
         fairKeys.set(type, state);
       }
-      const r = await runKeyedClaim(connection, sql.fairClaimKeyed, db, p, {
+      const r = await runKeyedClaim(connection, bandedTexts(sql)(sql.fairClaimKeyed), db, p, {
         queue,
         want,
         type,
@@ -344,7 +344,7 @@ async function claimGeneral(
         } else if (fair) {
           // The slots the usual order gives each fair type, filled by turn.
           const slots = open.some((t) => fairTypes.includes(t))
-            ? await connection.query<{ type: string; n: number }>(db, sql.fairSlots, [
+            ? await connection.query<{ type: string; n: number }>(db, bandedTexts(sql)(sql.fairSlots), [
                 queue,
                 p.now,
                 count - out.length,
@@ -529,7 +529,7 @@ async function claimKeyedAlone(
   type: string,
   fair: boolean,
 ): Promise<JobRecord[]> {
-  const text = fair ? sql.fairClaimKeyed : fairStatements(sql).keyedAlone;
+  const text = bandedTexts(sql)(fair ? sql.fairClaimKeyed : fairStatements(sql).keyedAlone);
   const first = await connection.op("pool", (db) =>
     runKeyedClaim(connection, text, db, p, {
       queue: p.queues[0]!.name,
