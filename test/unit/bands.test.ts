@@ -31,6 +31,7 @@ describe("banded", () => {
     "claimKeyed, one type": [one.claimKeyed, 1],
     "claimCappedAlone, one type": [one.claimCappedAlone, 1],
     fairSlots: [sql.fairSlots, 1],
+    "rateHeld (a claim's rate-held report)": [sql.rateHeld, 1],
     "fairClaimKeyed (its slots; its walks of turned jobs go by turn)": [sql.fairClaimKeyed, 1, 0],
     "fairClaimKeyed in the usual order (a keyed type's claim alone)": [fair.keyedAlone, 2],
     "a fair claim's rest step": [fair.rest.claim, 2],

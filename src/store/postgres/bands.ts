@@ -28,34 +28,43 @@ import { perStore } from "./per-store.js";
 
 /** The end of a walk: its claim order, its LIMIT and, for a locking walk, its lock. */
 const WALK_END =
-  /\n([ ]*)ORDER BY j\.priority DESC, j\.run_at, j\.id\n[ ]*LIMIT (\$3|s\.n|least\(\$3, \(SELECT greatest\(room, 0\) FROM cap\)\))\n(?:[ ]*(FOR UPDATE OF j SKIP LOCKED)\n)?/g;
+  /\n([ ]*)ORDER BY j\.priority DESC, j\.run_at, j\.id\n[ ]*LIMIT (\$3|\$9|s\.n|least\(\$3, \(SELECT greatest\(room, 0\) FROM cap\)\))\n(?:[ ]*(FOR UPDATE OF j SKIP LOCKED)\n)?/g;
 
 /**
  * The walk's type, on a line of its own: each form's (the merged walks', the one-type form's,
- * fairClaimKeyed's), with what else that line asks of the walk's rows (a fair claim's rest step
+ * fairClaimKeyed's, rateHeld's), with what else that line asks of the walk's rows (a fair claim's rest step
  * leaves the fair types' turned jobs out there), but not a band's (a walk is banded once).
  */
 const WALKED =
   /\n([ ]*)AND j\.type = (t\.type|s\.type|\(\$8::text\[\]\)\[1\]|\$8::text)((?: AND (?![^\n]*j\.priority [=<])[^\n]*)?)\n/g;
 
-/** The head of a walk of the hot table, on its first line or its second. */
+/**
+ * The head of a walk of the hot table, on its first line or its second: its table and its queue
+ * (a claim's `$1`, or rateHeld's queue of the row it walks for).
+ */
 const HEAD =
-  /SELECT [^\n]*(?:\n[ ]*)?FROM (\S+) j\n[ ]*WHERE j\.queue = \$1 AND j\.state = 'pending' AND j\.parked IS NULL AND j\.run_at <= \$2\n/g;
+  /SELECT [^\n]*(?:\n[ ]*)?FROM (\S+) j\n[ ]*WHERE j\.queue = (\$1|q\.name) AND j\.state = 'pending' AND j\.parked IS NULL AND j\.run_at <= \$[28]\n/g;
 
 /** The highest priority of the type's jobs in the claim index, due or not (NULL: none). */
-const top = (table: string, type: string, below: string | null): string =>
-  `(SELECT j.priority FROM ${table} j WHERE j.queue = $1 AND j.state = 'pending' AND j.parked IS NULL ` +
+const top = (table: string, queue: string, type: string, below: string | null): string =>
+  `(SELECT j.priority FROM ${table} j WHERE j.queue = ${queue} AND j.state = 'pending' AND j.parked IS NULL ` +
   `AND j.type = ${type}${below === null ? "" : ` AND j.priority < ${below}`} ORDER BY j.priority DESC LIMIT 1)`;
 
 /**
  * `walk` (one walk's text, from its SELECT to the line before its ORDER BY) as its three bands;
  * `walked` is its line naming the type, which each band extends.
  */
-function bandsOf(walk: string, walked: RegExpMatchArray, table: string, end: RegExpMatchArray): string {
+function bandsOf(
+  walk: string,
+  walked: RegExpMatchArray,
+  head: RegExpMatchArray,
+  end: RegExpMatchArray,
+): string {
   const [line, ws, type, also] = walked as unknown as [string, string, string, string];
+  const [, table, queue] = head as unknown as [string, string, string];
   const [, pad, limit, lock] = end as unknown as [string, string, string, string | undefined];
-  const a = top(table, type, null);
-  const b = top(table, type, a);
+  const a = top(table, queue, type, null);
+  const b = top(table, queue, type, a);
   const arm = (band: string, order: string, name: string) =>
     `SELECT * FROM (\n${walk.replace(line, `\n${ws}AND j.type = ${type}${also} AND j.priority ${band}\n`)}` +
     `${pad}ORDER BY ${order}\n${pad}LIMIT ${limit}${lock === undefined ? "" : `\n${pad}${lock}`}\n${pad}) AS ${name}`;
@@ -85,7 +94,7 @@ export function banded(text: string): string {
     const body = text.slice(head.index, end.index + 1);
     const types = [...body.matchAll(WALKED)];
     if (types.length !== 1) continue;
-    out += text.slice(from, head.index) + bandsOf(body, types[0]!, head[1]!, end);
+    out += text.slice(from, head.index) + bandsOf(body, types[0]!, head, end);
     from = stop;
   }
   return out + text.slice(from);

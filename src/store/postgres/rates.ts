@@ -8,6 +8,7 @@
 import type { JobRecord } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { holdUntil, RATE_FORGET_LAG_MS, type RateRule, rateScope } from "../store.js";
+import { bandedTexts } from "./bands.js";
 import type { PgConnection, Queryable } from "./connection.js";
 
 /** One scope met in the claim. */
@@ -91,18 +92,22 @@ export class Rates {
     if (!held) return;
     const full = [...this.#scopes].filter(([, s]) => s.counted + s.taken >= s.rule.limit);
     if (full.length === 0) return;
-    const rows = await this.#connection.query<{ until: number | null }>(this.#db, this.#sql.rateHeld, [
-      full.map(([name]) => name),
-      full.map(([, s]) => s.type),
-      full.map(([, s]) => s.key),
-      full.map(([, s]) => this.#now - s.rule.periodMs),
-      full.map(([, s]) => s.counted + s.taken - s.rule.limit),
-      full.map(([, s]) => s.rule.periodMs),
-      queues,
-      this.#now,
-      limit,
-      types,
-    ]);
+    const rows = await this.#connection.query<{ until: number | null }>(
+      this.#db,
+      bandedTexts(this.#sql)(this.#sql.rateHeld),
+      [
+        full.map(([name]) => name),
+        full.map(([, s]) => s.type),
+        full.map(([, s]) => s.key),
+        full.map(([, s]) => this.#now - s.rule.periodMs),
+        full.map(([, s]) => s.counted + s.taken - s.rule.limit),
+        full.map(([, s]) => s.rule.periodMs),
+        queues,
+        this.#now,
+        limit,
+        types,
+      ],
+    );
     const until = rows[0]?.until ?? null;
     holdUntil(held, until);
   }
