@@ -42,7 +42,7 @@ export function parseArgs(argv: string[], scenarios: readonly string[]): Options
     .option("--jobs <n>", "jobs per throughput scenario", positiveInt, 20_000)
     .option(
       "--backlog <n>",
-      "backlog size for drain-backlog, drain-blocked and rate-held",
+      "backlog size for drain-backlog, drain-blocked, rate-held and scheduled-ahead",
       positiveInt,
       1_000_000,
     )
@@ -51,7 +51,7 @@ export function parseArgs(argv: string[], scenarios: readonly string[]): Options
     .option("--seconds <n>", "how long rate-limit runs (default 60; 10 with --quick)", positiveInt)
     .option(
       "--quick",
-      "skip drain-backlog, drain-blocked and rate-held (100,000 at most when asked for)",
+      "skip drain-backlog, drain-blocked, rate-held and scheduled-ahead (100,000 at most when asked for)",
       false,
     )
     .option("--compiled", "run worker processes on a tsc build instead of under tsx", false)

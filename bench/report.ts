@@ -5,6 +5,7 @@ import { cpus, freemem, platform, release, totalmem } from "node:os";
 import { fmtInt, round } from "./common.js";
 import { cpuPerJob, fmtCpu } from "./cpu.js";
 import type { Runtime } from "./runtime.js";
+import type { BesideBacklogResult } from "./scenarios/beside-backlog.js";
 import type { Results } from "./scenarios/index.js";
 import type { BenchStore } from "./stores.js";
 import { HTTP_TARGETS, type Targets } from "./targets.js";
@@ -252,23 +253,30 @@ export function rows(r: Results, t: Targets): Row[] {
       );
     }
   }
-  const rh = r["rate-held"];
-  if (rh) {
+  const beside = (b: BesideBacklogResult | undefined, what: string) => {
+    if (!b) return;
     add(
-      `drain with ${fmtInt(rh.held)} of a type held back by its rate limit ahead (median of ${rh.rounds})`,
-      `${fmtInt(rh.jobsPerSec)} jobs/s`,
+      `drain with ${fmtInt(b.held)} ${what} (median of ${b.rounds})`,
+      `${fmtInt(b.jobsPerSec)} jobs/s`,
       "",
       null,
     );
     add(
-      "  vs drain with none held",
-      `${(rh.ratio * 100).toFixed(0)} %`,
+      "  vs drain without them",
+      `${(b.ratio * 100).toFixed(0)} %`,
       `≥ ${(t.heldRatio * 100).toFixed(0)} %`,
-      rh.ratio >= t.heldRatio,
+      b.ratio >= t.heldRatio,
     );
-    add("  worker CPU per job, held vs none", `${rh.cpuUsPerJob} vs ${rh.baselineCpuUsPerJob} µs`, "", null);
-    add("  each ran exactly once, the held still held", String(rh.exactlyOnce), "true", rh.exactlyOnce);
-  }
+    add(
+      "  worker CPU per job, beside them vs without",
+      `${b.cpuUsPerJob} vs ${b.baselineCpuUsPerJob} µs`,
+      "",
+      null,
+    );
+    add("  each ran exactly once, none of them ran", String(b.exactlyOnce), "true", b.exactlyOnce);
+  };
+  beside(r["rate-held"], "of a type held back by its rate limit ahead");
+  beside(r["scheduled-ahead"], "of its type at a higher priority scheduled an hour ahead");
   const sc = r["drain-scale"];
   if (sc) {
     add(

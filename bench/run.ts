@@ -31,17 +31,19 @@
  *                         rate-held: the 20k drain with --backlog jobs of a type held back by its
  *                         rate limit waiting ahead of it (100,000 at most with --quick), as a
  *                         share of the same drain without them (medians of 3 alternated rounds)
+ *                         scheduled-ahead: the same with --backlog jobs of the drained type at a
+ *                         higher priority scheduled an hour ahead
  *   --jobs N              jobs per throughput scenario (default 20000)
- *   --backlog N           backlog size for drain-backlog, drain-blocked and rate-held (default
- *                         1000000)
+ *   --backlog N           backlog size for drain-backlog, drain-blocked, rate-held and
+ *                         scheduled-ahead (default 1000000)
  *   --latency-jobs N      jobs in the latency scenario (default 300)
  *   --scenario http       issue 5's HTTP server figures (SQLite; one server child per scenario;
  *                         not in the default run): http-enqueue, http-work, http-remote-worker,
  *                         http-wake, http-idle
  *   --http-loops N        concurrent lease → report loops in http-work (default 4)
  *   --seconds N           how long rate-limit runs (default 60; 10 with --quick)
- *   --quick               skip drain-backlog, drain-blocked and rate-held (asked for, the last two
- *                         run with a backlog of at most 100,000)
+ *   --quick               skip drain-backlog, drain-blocked, rate-held and scheduled-ahead (asked
+ *                         for, the last three run with a backlog of at most 100,000)
  *   --compiled            run worker processes on a compiled build (tsc, plain node) instead of
  *                         under tsx; tsx alone adds ~30 MB to a process's RSS
  *   --json                print one JSON object to stdout instead of a table

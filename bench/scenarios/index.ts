@@ -20,6 +20,7 @@ import { memory } from "./memory.js";
 import { rateHeld } from "./rate-held.js";
 import { rateLimit } from "./rate-limit.js";
 import type { Scenario } from "./scenario.js";
+import { scheduledAhead } from "./scheduled-ahead.js";
 import { statsHeld } from "./stats-held.js";
 
 export type { Log, Results, Scenario, ScenarioContext } from "./scenario.js";
@@ -46,6 +47,7 @@ export const SCENARIOS: readonly Scenario[] = [
   drainBacklog,
   drainBlocked,
   rateHeld,
+  scheduledAhead,
   // Issue 5's HTTP server figures: only when asked for (`--scenario http` runs them all).
   httpEnqueue,
   httpWork,

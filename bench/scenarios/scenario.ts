@@ -26,6 +26,7 @@ import type { LatencyResult } from "./latency.js";
 import type { MemoryResult } from "./memory.js";
 import type { RateHeldResult } from "./rate-held.js";
 import type { RateLimitResult } from "./rate-limit.js";
+import type { ScheduledAheadResult } from "./scheduled-ahead.js";
 import type { StatsHeldResult } from "./stats-held.js";
 
 /** Progress for a human, on stderr (stdout is the report's). */
@@ -48,6 +49,7 @@ export interface Results {
   "rate-limit"?: RateLimitResult;
   "stats-held"?: StatsHeldResult;
   "rate-held"?: RateHeldResult;
+  "scheduled-ahead"?: ScheduledAheadResult;
   memory?: MemoryResult;
   "http-enqueue"?: HttpEnqueueResult;
   "http-work"?: HttpWorkResult;
