@@ -32,8 +32,9 @@ const WALK_END =
 
 /**
  * The walk's type, on a line of its own: each form's (the merged walks', the one-type form's,
- * fairClaimKeyed's, rateHeld's), with what else that line asks of the walk's rows (a fair claim's rest step
- * leaves the fair types' turned jobs out there), but not a band's (a walk is banded once).
+ * fairClaimKeyed's, rateHeld's), with what else that line asks of the walk's rows (a fair claim's
+ * rest step leaves the fair types' turned jobs out there), but not a band's (a walk is banded
+ * once). A walk that stops matching is left unbanded: test/unit/bands.test.ts counts each form's.
  */
 const WALKED =
   /\n([ ]*)AND j\.type = (t\.type|s\.type|\(\$8::text\[\]\)\[1\]|\$8::text)((?: AND (?![^\n]*j\.priority [=<])[^\n]*)?)\n/g;
