@@ -154,6 +154,47 @@ export function exerciseClaim(backend: Backend): void {
       expect(await ids(100)).toEqual(later.slice(11));
     });
 
+    for (const rules of [
+      { keyConcurrency: 1 },
+      { fair: true },
+      { rateLimit: { limit: 1_000, periodMs: 60_000 } },
+    ]) {
+      const name = Object.keys(rules)[0]!;
+      it(`keeps claim order over priorities with jobs not yet due for a type with ${name}`, async () => {
+        const { queue, clock } = await backend.setup();
+        // A claim of such a type takes other paths (key rooms, turns, rate windows); each job has
+        // a key of its own, so no rule holds one back and the order is the usual one. (Its runAt
+        // follows enqueue order: a fair type's jobs of one turn go by runAt on SQL stores and by
+        // enqueue order on Redis.)
+        const ruled = defineJob({ type: `ruled-${name}`, ...rules, handler: async () => null });
+        queue.register(ruled);
+        const t0 = clock.now();
+        const jobs: Array<{ id: string; priority: number; runAt: number }> = [];
+        const priorities = [9, 5, 0, -3];
+        for (let n = 0; n < 40; n++) {
+          const priority = priorities[(n * 3) % priorities.length]!;
+          const runAt = n % 2 === 0 ? t0 - 100 + n : t0 + 1_000 + n;
+          const job = await queue.enqueue(ruled, { n }, { priority, runAt, key: `k${n}` });
+          jobs.push({ id: job.id, priority, runAt });
+        }
+        const order = (from: number, to: number) =>
+          jobs
+            .filter((j) => j.runAt > from && j.runAt <= to)
+            .sort((x, y) => y.priority - x.priority || x.runAt - y.runAt || (x.id < y.id ? -1 : 1))
+            .map((j) => j.id);
+        const ids = async (limit: number, types?: string[]) =>
+          (await queue.lease({ limit, ...(types ? { types } : {}) })).map((j) => j.id);
+        const due = order(-Infinity, t0);
+        expect(await ids(6, [ruled.type])).toEqual(due.slice(0, 6));
+        expect(await ids(100)).toEqual(due.slice(6));
+        await clock.advance(1_040);
+        const later = order(t0, t0 + 1_040);
+        expect(later.length).toBe(20);
+        expect(await ids(7)).toEqual(later.slice(0, 7));
+        expect(await ids(100, [ruled.type])).toEqual(later.slice(7));
+      });
+    }
+
     it("fills a claim across types when the first type's jobs alone would fill it", async () => {
       const { queue } = await backend.setup();
       const early = await queue.enqueueMany(
