@@ -159,6 +159,32 @@ export function exerciseFair(backend: Backend): void {
       expect(next.filter((j) => j.key === "a").map((j) => j.payload)).toEqual([{ i: 40 }, { i: 41 }]);
     });
 
+    it("takes the jobs of one turn by runAt, then id, as the usual order does", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(sync);
+      const t0 = clock.now();
+      // Four keys' first jobs share a turn; their runAt order is not their enqueue order, and
+      // two of them share a runAt. Some are ready at enqueue, some once the clock reaches them.
+      const spec: Array<[string, number]> = [
+        ["k1", t0 - 5],
+        ["k2", t0 - 20],
+        ["k3", t0 + 50],
+        ["k4", t0 + 10],
+        ["k5", t0 - 20],
+      ];
+      const jobs: Job[] = [];
+      for (const [key, runAt] of spec) jobs.push(await queue.enqueue(sync, { key }, { key, runAt }));
+      const byRunAt = (xs: typeof jobs) =>
+        [...xs]
+          .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || (a.id < b.id ? -1 : 1))
+          .map((j) => j.id);
+      const ready = jobs.filter((j) => j.runAt.getTime() <= t0);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(byRunAt(ready));
+      await clock.advance(50);
+      const later = jobs.filter((j) => j.runAt.getTime() > t0);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(byRunAt(later));
+    });
+
     it("keeps keyConcurrency: a turn passes to the next key when a key is at its cap", async () => {
       const { queue } = await backend.setup();
       const capped = cappedFair("sync-capped");

@@ -153,7 +153,7 @@ if #due > 0 then
     if f[1] then
       add_ready_later(id, f[1], f[2] or "0", f[3], due[i + 1])
       if f[4] then
-        redis.call("ZADD", fair_set_key(f[1], f[2] or "0", f[3]), f[4], id)
+        redis.call("ZADD", fair_set_key(f[1], f[2] or "0", f[3]), f[4], fair_member(tonumber(due[i + 1]), id))
       end
     end
     ids[#ids + 1] = id
@@ -366,7 +366,8 @@ local function fair_take(lane, queue, x_id, x_flat)
       return nil
     end
     for k = 1, #ids, 2 do
-      local y = ids[k]
+      local member = ids[k]
+      local y = fair_member_id(member)
       local ykey = job_key(y)
       local yflat = y == x_id and x_flat or redis.call("HGETALL", ykey)
       local s, q, r, c = nil, nil, nil, nil
@@ -391,9 +392,9 @@ local function fair_take(lane, queue, x_id, x_flat)
       if outcome == "stale" or outcome == "skip" then
         -- Gone, waiting again (promotion brings it back) or expired: out of the set; the next
         -- entry now has this rank.
-        redis.call("ZREM", set, y)
+        redis.call("ZREM", set, member)
       elseif outcome == "taken" then
-        redis.call("ZREM", set, y)
+        redis.call("ZREM", set, member)
         taken_by_turn[y] = true
         local turn = tonumber(ids[k + 1])
         if not turns_taken[lane.jtype] or turn > turns_taken[lane.jtype] then
@@ -509,7 +510,20 @@ local function take(queue, want)
       local turn = pending and rules[best.jtype] and rules[best.jtype].fair and field_of(flat, "ft")
       local sub = nil
       -- A job with a turn but out of the fair set (made ready otherwise) is taken as usual.
-      if turn and redis.call("ZSCORE", fair_set_key(queue, best.prio, best.jtype), best_id) then
+      local fair_set = turn and fair_set_key(queue, best.prio, best.jtype)
+      if
+        turn
+        and (
+          redis.call(
+            "ZSCORE",
+            fair_set,
+            -- A lane of one type reads no runAt (pages.lua, step 1): the job's own then.
+            fair_member(best_run or tonumber(field_of(flat, "r") or field_of(flat, "c") or "0"), best_id)
+          )
+          -- A set written before fair_member's form holds bare ids.
+          or redis.call("ZSCORE", fair_set, best_id)
+        )
+      then
         -- The slot is the fair type's: the job whose turn it is takes it (perhaps this one).
         sub = fair_take(best, queue, best_id, flat)
       elseif not pending and taken_by_turn[best_id] then

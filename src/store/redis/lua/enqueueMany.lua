@@ -85,8 +85,9 @@ for j = 0, n - 1 do
   end
   local existing, with_dependencies = insert_job(A, i, now, ARGV[3])
   if not existing and fair[A[i + 1]] then
-    local ready = tonumber(A[i + 6]) <= now and redis.call("HGET", job_key(A[i]), "s") == "p"
-    assign_turn(A[i], A[i + 1], A[i + 17], A[i + 2], A[i + 4], ready)
+    local run_at = tonumber(A[i + 6])
+    local ready = run_at <= now and redis.call("HGET", job_key(A[i]), "s") == "p"
+    assign_turn(A[i], A[i + 1], A[i + 17], A[i + 2], A[i + 4], ready, run_at)
   end
   if existing then
     out[#out + 1] = j

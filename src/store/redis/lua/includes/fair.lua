@@ -2,7 +2,8 @@
 -- Fair types (KeyRules.fair): keys take turns. A new job of a fair type gets a turn (hash field
 -- "ft"), max(its key's next turn ({p}:fk|<type>, key "" for jobs without one), the type's turn now
 -- ({p}:ft)), and its key's next turn is one more. While it is ready it is also in its lane's fair
--- set {p}:fr|<queue>|<priority>|<type>, by turn; a claim that meets a job of the set in the lane
+-- set {p}:fr|<queue>|<priority>|<type>, by turn (its member is fair_member's: the jobs of one turn
+-- go by runAt, then id, as the SQL stores' fair index orders them); a claim that meets a job of the set in the lane
 -- takes, in its place, the set's first job the claim's rules admit, and moves the type's turn up.
 -- The set holds the jobs that were ready when enqueued or promoted from {p}:sched; a job that left
 -- it otherwise (taken, cancelled, rescheduled) is dropped from it when a claim meets it there. A
@@ -14,6 +15,22 @@ local function fair_set_key(queue, prio, jtype)
   return P .. "fr|" .. queue .. "|" .. prio .. "|" .. jtype
 end
 
+-- A fair set's member: the job's runAt, zero-padded to 15 digits (epoch ms to the year 9999), "|"
+-- and its id, so a turn's jobs sort by runAt, then by id's bytes. No id holds "|": a member
+-- without one is a bare id, as sets written before this form hold.
+local function fair_member(run_at, id)
+  return string.format("%015d|%s", run_at, id)
+end
+
+-- The id of fair set member `member`, in either form.
+local function fair_member_id(member)
+  local bar = string.find(member, "|", 1, true)
+  if bar then
+    return string.sub(member, bar + 1)
+  end
+  return member
+end
+
 local function fair_next_key(jtype)
   return P .. "fk|" .. jtype
 end
@@ -22,8 +39,8 @@ end
 local fair_next = {}
 local fair_now = {}
 
--- Gives new job `id` its turn; `ready`: it is in its lane now.
-local function assign_turn(id, jtype, jkey, queue, prio, ready)
+-- Gives new job `id` (due at `run_at`) its turn; `ready`: it is in its lane now.
+local function assign_turn(id, jtype, jkey, queue, prio, ready, run_at)
   local now_turn = fair_now[jtype]
   if not now_turn then
     now_turn = tonumber(redis.call("HGET", FAIR_TURN, jtype) or "0")
@@ -38,7 +55,7 @@ local function assign_turn(id, jtype, jkey, queue, prio, ready)
   redis.call("HSET", job_key(id), "ft", turn)
   fair_next[slot] = turn + 1
   if ready then
-    redis.call("ZADD", fair_set_key(queue, prio, jtype), turn, id)
+    redis.call("ZADD", fair_set_key(queue, prio, jtype), turn, fair_member(run_at, id))
   end
 end
 
