@@ -517,8 +517,7 @@ local function take(queue, want)
           redis.call(
             "ZSCORE",
             fair_set,
-            -- A lane of one type reads no runAt (pages.lua, step 1): the job's own then.
-            fair_member(best_run or tonumber(field_of(flat, "r") or field_of(flat, "c") or "0"), best_id)
+            fair_member(tonumber(run_at_of({ r = field_of(flat, "r"), c = field_of(flat, "c") })), best_id)
           )
           -- A set written before fair_member's form holds bare ids.
           or redis.call("ZSCORE", fair_set, best_id)
