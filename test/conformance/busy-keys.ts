@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { defineJob, type JobDefinitionOptions } from "../../src/define-job.js";
 import type { Queue } from "../../src/queue.js";
+import type { EnqueueOptions } from "../../src/queue-options.js";
 import { HELD_SAMPLE_LIMIT } from "../../src/store/held-back.js";
 import { claimHeld, enqueueRateBacklog } from "../helpers/rate-backlog.js";
 import type { Backend } from "./backend.js";
@@ -19,6 +20,24 @@ const rules: Array<[string, Omit<JobDefinitionOptions<unknown, unknown>, "type" 
   ["ordered", { ordered: true }],
   ["keyRateLimit", { keyRateLimit: { limit: 1, periodMs: 60_000 } }],
 ];
+
+/**
+ * A type of `keyConcurrency: 1`, registered, with BACKLOG jobs of key "busy" (each with `options`)
+ * and the first of them leased: the key is full, and a claim finds nothing.
+ */
+async function busyKey(queue: Queue, type: string, options: EnqueueOptions = {}) {
+  const tenant = defineJob({ type, keyConcurrency: 1, handler: async () => null });
+  queue.register(tenant);
+  const jobs = await queue.enqueueMany(
+    tenant,
+    Array.from({ length: BACKLOG }, (_, i) => ({ i })),
+    { ...options, key: "busy" },
+  );
+  const [head] = await queue.lease({ limit: 10 });
+  expect(head?.id).toBe(jobs[0]!.id);
+  expect(await queue.lease({ limit: 50 })).toEqual([]);
+  return { jobs, head: head! };
+}
 
 export function exerciseBusyKeys(backend: Backend): void {
   describe("a busy key holds up no other key", () => {
@@ -82,22 +101,13 @@ export function exerciseBusyKeys(backend: Backend): void {
 
     it("keyConcurrency: a waiting job of the busy key can be cancelled, rescheduled or expire", async () => {
       const { queue, clock } = await backend.setup();
-      const tenant = defineJob({ type: "tenant-sync", keyConcurrency: 1, handler: async () => null });
-      queue.register(tenant);
-      const jobs = await queue.enqueueMany(
-        tenant,
-        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
-        { key: "busy", expiresInMs: 10_000 },
-      );
-      const [head] = await queue.lease({ limit: 10 });
-      expect(head?.id).toBe(jobs[0]!.id);
-      expect(await queue.lease({ limit: 50 })).toEqual([]);
+      const { jobs, head } = await busyKey(queue, "tenant-sync", { expiresInMs: 10_000 });
 
       expect((await queue.cancel(jobs[1]!.id))?.state).toBe("cancelled");
       const later = await queue.reschedule(jobs[2]!.id, { runAt: new Date(clock.now() + 60_000) });
       expect(later?.state).toBe("pending");
       expect(await queue.lease({ limit: 50 })).toEqual([]);
-      expect(await queue.complete(head!, null)).toBe(true);
+      expect(await queue.complete(head, null)).toBe(true);
       // jobs[1] is gone and jobs[2] waits for its new time: jobs[3] is next.
       const next = await queue.lease({ limit: 50 });
       expect(next.map((j) => j.id)).toEqual([jobs[3]!.id]);
@@ -142,17 +152,8 @@ export function exerciseBusyKeys(backend: Backend): void {
 
     it("keyConcurrency: the busy key's next job, moved out of reach once its turn came, lets the one after start", async () => {
       const { queue, clock } = await backend.setup();
-      const tenant = defineJob({ type: "tenant-moved", keyConcurrency: 1, handler: async () => null });
-      queue.register(tenant);
-      const jobs = await queue.enqueueMany(
-        tenant,
-        Array.from({ length: BACKLOG }, (_, i) => ({ i })),
-        { key: "busy" },
-      );
-      const [head] = await queue.lease({ limit: 10 });
-      expect(head?.id).toBe(jobs[0]!.id);
-      expect(await queue.lease({ limit: 10 })).toEqual([]);
-      expect(await queue.complete(head!, null)).toBe(true);
+      const { jobs, head } = await busyKey(queue, "tenant-moved");
+      expect(await queue.complete(head, null)).toBe(true);
       // jobs[1]'s turn has come; moved an hour on, it must not hold the key while nothing runs.
       await queue.reschedule(jobs[1]!.id, { runAt: new Date(clock.now() + 3_600_000) });
       expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([jobs[2]!.id]);
