@@ -30,6 +30,14 @@ async function drive(queue: Queue, slots: number, done: (started: Job[]) => bool
   }
 }
 
+/** Every ready job's id, leased one at a time, in the order the claims take them. */
+async function takeOneByOne(queue: Queue): Promise<string[]> {
+  const ids: string[] = [];
+  for (let [job] = await queue.lease({ limit: 1 }); job; [job] = await queue.lease({ limit: 1 }))
+    ids.push(job.id);
+  return ids;
+}
+
 /** A fair type whose keys run one job at a time. */
 function cappedFair(type: string) {
   return defineJob({ type, fair: true, keyConcurrency: 1, handler: async () => null });
@@ -122,12 +130,7 @@ export function exerciseFair(backend: Backend): void {
       const aUrgent = await queue.enqueue(sync, { n: 4 }, { key: "a", priority: 5 });
       const none = await queue.enqueueMany(sync, [{ n: 5 }, { n: 6 }]);
       const b = await queue.enqueueMany(sync, [{ n: 7 }, { n: 8 }], { key: "b" });
-      const ids: string[] = [];
-      for (;;) {
-        const [job] = await queue.lease({ limit: 1 });
-        if (!job) break;
-        ids.push(job.id);
-      }
+      const ids = await takeOneByOne(queue);
       // Priority first, across keys too; then a turn each: a, no key, b, a, no key, b, a.
       expect(ids).toEqual([
         aUrgent.id,
@@ -183,6 +186,63 @@ export function exerciseFair(backend: Backend): void {
       await clock.advance(50);
       const later = jobs.filter((j) => j.runAt.getTime() > t0);
       expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(byRunAt(later));
+    });
+
+    it("keeps a rescheduled job's turn: its new priority and runAt order it as any job of that turn", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(sync);
+      const t0 = clock.now();
+      // Turns: a 0, 1, 2; b 0, 1.
+      const a = await queue.enqueueMany(sync, [{ n: 0 }, { n: 1 }, { n: 2 }], { key: "a" });
+      const b = await queue.enqueueMany(sync, [{ n: 0 }, { n: 1 }], { key: "b" });
+      // a's last turn now runs earliest of all, still behind the turns before it; a's second and
+      // b's first move up to priority 5, where b's turn 0 comes before a's turn 1 whichever was
+      // enqueued first.
+      await queue.reschedule(a[2]!.id, { runAt: new Date(t0 - 100) });
+      await queue.reschedule(a[1]!.id, { priority: 5 });
+      await queue.reschedule(b[0]!.id, { priority: 5 });
+      const ids = await takeOneByOne(queue);
+      expect(ids).toEqual([b[0]!.id, a[1]!.id, a[0]!.id, b[1]!.id, a[2]!.id]);
+    });
+
+    it("takes a fair job moved to a lower priority at its new priority", async () => {
+      const { queue } = await backend.setup();
+      queue.register(sync);
+      const x = await queue.enqueue(sync, { n: 0 }, { key: "a", priority: 5 });
+      const y = await queue.enqueue(sync, { n: 1 }, { key: "b", priority: 5 });
+      const z = await queue.enqueue(sync, { n: 2 }, { key: "c" });
+      await queue.reschedule(x.id, { priority: 0 });
+      const ids = await takeOneByOne(queue);
+      // x and z share turn 0 at priority 0, where x's runAt and id come first.
+      expect(ids).toEqual([y.id, x.id, z.id]);
+    });
+
+    it("orders a debounced fair job by its new runAt within its turn", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(sync);
+      const t0 = clock.now();
+      const x = await queue.enqueue(sync, { v: 1 }, { key: "a", debounce: { key: "d", delayMs: 0 } });
+      await clock.advance(10);
+      const y = await queue.enqueue(sync, { v: 2 }, { key: "b", runAt: new Date(t0 + 5) });
+      // The debounce moves x to now (t0 + 10): both hold turn 0, and y's runAt is earlier.
+      const again = await queue.enqueue(sync, { v: 3 }, { key: "a", debounce: { key: "d", delayMs: 0 } });
+      expect(again.id).toBe(x.id);
+      const ids = (await queue.lease({ limit: 1 })).map((j) => j.id);
+      ids.push(...(await queue.lease({ limit: 1 })).map((j) => j.id));
+      expect(ids).toEqual([y.id, x.id]);
+    });
+
+    it("keeps a rescheduled job's turn when it is due later, then comes due", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(sync);
+      const a = await queue.enqueueMany(sync, [{ n: 0 }, { n: 1 }], { key: "a" });
+      const b = await queue.enqueueMany(sync, [{ n: 0 }, { n: 1 }], { key: "b" });
+      // a's first turn waits a while; once due it is turn 0 again, ahead of both turns 1.
+      await queue.reschedule(a[0]!.id, { runAt: new Date(clock.now() + 1_000) });
+      expect((await queue.lease({ limit: 1 })).map((j) => j.id)).toEqual([b[0]!.id]);
+      await clock.advance(1_000);
+      const ids = await takeOneByOne(queue);
+      expect(ids).toEqual([a[0]!.id, a[1]!.id, b[1]!.id]);
     });
 
     it("keeps keyConcurrency: a turn passes to the next key when a key is at its cap", async () => {

@@ -2,7 +2,8 @@
   reschedule: Store.reschedule(). Moves a pending or blocked job in time, priority or queue.
 
   Guarantees: only a pending or blocked job changes (atomically: out of its lane or {p}:sched,
-  fields updated, back where its new runAt puts it; a blocked job stays blocked, its new values
+  fields updated, back where its new runAt puts it (a fair job's entry in its lane's fair set with it,
+  keeping its turn); a blocked job stays blocked, its new values
   applying once it is unblocked); other states are returned unchanged. A job made due at once wakes
   claimers.
 
@@ -23,7 +24,7 @@ end
 local now = tonumber(ARGV[3])
 local id = ARGV[4]
 local key = job_key(id)
-local f = read_fields(key, "s", "q", "t", "y", "r", "c", "ky", "pk")
+local f = read_fields(key, "s", "q", "t", "y", "r", "c", "ky", "pk", "ft")
 if not f.s then
   return nil
 end
@@ -47,7 +48,13 @@ if queue ~= f.q then
 end
 if blocked then
   redis.call("ZADD", BLOCKED, run_at, id)
-elseif add_pending(id, queue, prio, f.t, tonumber(run_at), now) then
-  redis.call("PUBLISH", WAKE, "")
+else
+  local ready = add_pending(id, queue, prio, f.t, tonumber(run_at), now)
+  if f.ft then
+    fair_move(id, f.ft, f.q, f.y or "0", f.t, run_at_of(f), queue, prio, run_at, ready)
+  end
+  if ready then
+    redis.call("PUBLISH", WAKE, "")
+  end
 end
 return { 1, job_reply(id) }

@@ -5,31 +5,15 @@
 -- set {p}:fr|<queue>|<priority>|<type>, by turn (its member is fair_member's: the jobs of one turn
 -- go by runAt, then id, as the SQL stores' fair index orders them); a claim that meets a job of the set in the lane
 -- takes, in its place, the set's first job the claim's rules admit, and moves the type's turn up.
--- The set holds the jobs that were ready when enqueued or promoted from {p}:sched; a job that left
--- it otherwise (taken, cancelled, rescheduled) is dropped from it when a claim meets it there. A
+-- The set holds the jobs that were ready when enqueued or promoted from {p}:sched; a rescheduled or
+-- debounced job's entry moves with it (job.lua's fair_move); a job that left it otherwise (taken,
+-- cancelled) is dropped from it when a claim meets it there. A
 -- job made ready another way (unblocked, released, retried at once) is taken in its lane's order.
 
 local FAIR_TURN = P .. "ft"
 
-local function fair_set_key(queue, prio, jtype)
-  return P .. "fr|" .. queue .. "|" .. prio .. "|" .. jtype
-end
-
--- A fair set's member: the job's runAt, zero-padded to 15 digits (epoch ms to the year 9999), "|"
--- and its id, so a turn's jobs sort by runAt, then by id's bytes. No id holds "|": a member
--- without one is a bare id, as sets written before this form hold.
-local function fair_member(run_at, id)
-  return string.format("%015d|%s", run_at, id)
-end
-
--- The id of fair set member `member`, in either form.
-local function fair_member_id(member)
-  local bar = string.find(member, "|", 1, true)
-  if bar then
-    return string.sub(member, bar + 1)
-  end
-  return member
-end
+-- fair_set_key, fair_member and fair_member_id are job.lua's (reschedule and debounce move a job's
+-- entry without this file).
 
 local function fair_next_key(jtype)
   return P .. "fk|" .. jtype

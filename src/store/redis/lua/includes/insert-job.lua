@@ -43,13 +43,17 @@ local function insert_job(A, i, now, now_text)
     local holder = redis.call("HGET", DEBOUNCE, debounce)
     if holder then
       local hkey = job_key(holder)
-      local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c", "ky", "pk")
+      local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c", "ky", "pk", "ft")
       if h.s == "p" and (not h.a or h.a == "0") then
         local run_at = tonumber(A[i + 6])
         remove_pending(holder, h.q, h.y or "0", h.t, run_at_of(h), h.ky, h.pk)
         set_long(hkey, "p", A[i + 3])
         redis.call("HSET", hkey, "r", A[i + 6])
-        if add_pending(holder, h.q, h.y or "0", h.t, run_at, now) then
+        local ready = add_pending(holder, h.q, h.y or "0", h.t, run_at, now)
+        if h.ft then
+          fair_move(holder, h.ft, h.q, h.y or "0", h.t, run_at_of(h), h.q, h.y or "0", run_at, ready)
+        end
+        if ready then
           any_ready = true
         end
         stands[id] = holder

@@ -374,6 +374,40 @@ end
 -- Takes a pending job out of its lane (found by its runAt), {p}:sched or its key's parked jobs
 -- (not out of {p}:exp). A job with a key that was not parked frees its place: its key's first
 -- parked job goes back to its lane.
+---------------------------------------------------------------------------------------------------
+-- A fair type's ready jobs with a turn are also in their lane's fair set (includes/fair.lua).
+
+local function fair_set_key(queue, prio, jtype)
+  return P .. "fr|" .. queue .. "|" .. prio .. "|" .. jtype
+end
+
+-- A fair set's member: the job's runAt, zero-padded to 15 digits (epoch ms to the year 9999), "|"
+-- and its id, so a turn's jobs sort by runAt, then by id's bytes. No id holds "|": a member
+-- without one is a bare id, as sets written before this form hold.
+local function fair_member(run_at, id)
+  return string.format("%015d|%s", run_at, id)
+end
+
+-- The id of fair set member `member`, in either form.
+local function fair_member_id(member)
+  local bar = string.find(member, "|", 1, true)
+  if bar then
+    return string.sub(member, bar + 1)
+  end
+  return member
+end
+
+-- Moves a waiting job's fair-set entry with the job (reschedule, debounce): out of its old lane's
+-- set, and into its new lane's when it is ready there now, with the same turn, so it is taken in
+-- turn order at its new priority and runAt, as the SQL stores' fair index orders it. Left in the
+-- old set, a claim walking that set would take it at its old place.
+local function fair_move(id, turn, old_queue, old_prio, jtype, old_run_at, queue, prio, run_at, ready)
+  redis.call("ZREM", fair_set_key(old_queue, old_prio, jtype), fair_member(tonumber(old_run_at), id), id)
+  if ready then
+    redis.call("ZADD", fair_set_key(queue, prio, jtype), turn, fair_member(tonumber(run_at), id))
+  end
+end
+
 local function remove_pending(id, queue, prio, jtype, run_at, jkey, parked)
   if parked then
     unpark_remove(id, job_key(id), jtype, jkey, prio, run_at)
