@@ -232,6 +232,21 @@ export function exerciseFair(backend: Backend): void {
       expect(ids).toEqual([y.id, x.id]);
     });
 
+    it("takes a fair job its dependencies made ready by its turn", async () => {
+      const { queue, clock } = await backend.setup();
+      queue.register(sync);
+      queue.register(plain);
+      const dep = await queue.enqueue(plain, {});
+      // a's first job (turn 0) waits for dep; a's second (turn 1, due before every other) and b's
+      // two (0, 1) are ready.
+      const a0 = await queue.enqueue(sync, { n: 0 }, { key: "a", dependsOn: [dep.id] });
+      const a1 = await queue.enqueue(sync, { n: 1 }, { key: "a", runAt: new Date(clock.now() - 100) });
+      const b = await queue.enqueueMany(sync, [{ n: 0 }, { n: 1 }], { key: "b" });
+      const [started] = await queue.lease({ limit: 1, types: [plain.type] });
+      await queue.complete(started!, null);
+      expect(await takeOneByOne(queue)).toEqual([a0.id, b[0]!.id, a1.id, b[1]!.id]);
+    });
+
     it("keeps a rescheduled job's turn when it is due later, then comes due", async () => {
       const { queue, clock } = await backend.setup();
       queue.register(sync);

@@ -63,8 +63,9 @@ local function add_edges(id, deps)
   end
 end
 
--- A blocked job with no dependency left: pending, in its lane or {p}:sched by its own runAt.
--- `f` holds its q, t, y, a, r, c.
+-- A blocked job with no dependency left: pending, in its lane or {p}:sched by its own runAt; a
+-- fair job's turn (given at enqueue) puts it in its lane's fair set when it is ready now, as a
+-- promotion from {p}:sched does. `f` holds its q, t, y, a, r, c, ft.
 local function unblock(id, key, f, now)
   redis.call("ZREM", BLOCKED, id)
   redis.call("HSET", key, "s", "p")
@@ -76,7 +77,11 @@ local function unblock(id, key, f, now)
   end
   -- Straight into its lane, not batched: a later step of the same script (an expiry sweep) may
   -- take it out again.
-  if add_pending(id, f.q, f.y or "0", f.t, tonumber(run_at_of(f)), now) then
+  local run_at = tonumber(run_at_of(f))
+  if add_pending(id, f.q, f.y or "0", f.t, run_at, now) then
+    if f.ft then
+      redis.call("ZADD", fair_set_key(f.q, f.y or "0", f.t), f.ft, fair_member(run_at, id))
+    end
     dependency_woke = true
   end
 end
@@ -107,7 +112,7 @@ local function append_error(key, entry)
   set_long(key, "e", errors)
 end
 
-local BLOCKED_FIELDS = { "s", "bb", "df", "q", "t", "y", "a", "r", "c", "v", "hd" }
+local BLOCKED_FIELDS = { "s", "bb", "df", "q", "t", "y", "a", "r", "c", "v", "hd", "ft" }
 
 -- Job `root` just ended in `root_state` (dead, cancelled or expired): settles its blocked
 -- dependents, and those of every dependent this cancels. Call only when root has hd.

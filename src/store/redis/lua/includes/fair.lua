@@ -5,10 +5,11 @@
 -- set {p}:fr|<queue>|<priority>|<type>, by turn (its member is fair_member's: the jobs of one turn
 -- go by runAt, then id, as the SQL stores' fair index orders them); a claim that meets a job of the set in the lane
 -- takes, in its place, the set's first job the claim's rules admit, and moves the type's turn up.
--- The set holds the jobs that were ready when enqueued or promoted from {p}:sched; a rescheduled or
+-- The set holds the jobs that were ready when enqueued, promoted from {p}:sched or unblocked by
+-- their dependencies (dependencies.lua's unblock); a rescheduled or
 -- debounced job's entry moves with it (job.lua's fair_move); a job that left it otherwise (taken,
 -- cancelled) is dropped from it when a claim meets it there. A
--- job made ready another way (unblocked, released, retried at once) is taken in its lane's order.
+-- job made ready another way (released, retried at once) is taken in its lane's order.
 
 local FAIR_TURN = P .. "ft"
 
