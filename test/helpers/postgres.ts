@@ -5,6 +5,7 @@
 import pg from "pg";
 import pino from "pino";
 import { onTestFinished } from "vitest";
+import { migrations } from "../../src/store/generated/postgres-migrations.js";
 
 /** The test database. */
 export const PG_URL = process.env.ERRAND_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -105,4 +106,19 @@ export async function openStores(
     );
   }
   return { schema, all };
+}
+
+/** A schema made by the migrations up to `version`, as an older errand left it. */
+export async function schemaAt(schema: string, version: number): Promise<void> {
+  await withPg(async (c) => {
+    await c.query(`CREATE SCHEMA "${schema}"`);
+    await c.query(`SET search_path TO "${schema}"`);
+    await c.query(
+      "CREATE TABLE errand_migration (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+    );
+    for (const m of migrations.filter((x) => x.version <= version)) {
+      await c.query(m.sql);
+      await c.query("INSERT INTO errand_migration VALUES ($1, $2, 0)", [m.version, m.name]);
+    }
+  });
 }

@@ -4,6 +4,22 @@ CREATE TABLE <schema>.errand_dependency (
   job_id text COLLATE "C" NOT NULL
 );
 
+-- table errand_done_count
+CREATE TABLE <schema>.errand_done_count (
+  queue text COLLATE "C" NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  state text COLLATE "C" NOT NULL,
+  n bigint NOT NULL
+);
+
+-- table errand_done_delta
+CREATE TABLE <schema>.errand_done_delta (
+  queue text COLLATE "C" NOT NULL,
+  type text COLLATE "C" NOT NULL,
+  state text COLLATE "C" NOT NULL,
+  n bigint NOT NULL
+);
+
 -- table errand_fair_key
 CREATE TABLE <schema>.errand_fair_key (
   type text COLLATE "C" NOT NULL,
@@ -139,6 +155,9 @@ CREATE TABLE <schema>.errand_schedule (
 -- constraint errand_dependency_pkey
 ALTER TABLE <schema>.errand_dependency ADD CONSTRAINT errand_dependency_pkey PRIMARY KEY (dep_id, job_id);
 
+-- constraint errand_done_count_pkey
+ALTER TABLE <schema>.errand_done_count ADD CONSTRAINT errand_done_count_pkey PRIMARY KEY (queue, type, state);
+
 -- constraint errand_fair_key_pkey
 ALTER TABLE <schema>.errand_fair_key ADD CONSTRAINT errand_fair_key_pkey PRIMARY KEY (type, key);
 
@@ -174,6 +193,9 @@ ALTER TABLE <schema>.errand_schedule ADD CONSTRAINT errand_schedule_pkey PRIMARY
 
 -- index errand_dependency_pkey
 CREATE UNIQUE INDEX errand_dependency_pkey ON <schema>.errand_dependency USING btree (dep_id, job_id);
+
+-- index errand_done_count_pkey
+CREATE UNIQUE INDEX errand_done_count_pkey ON <schema>.errand_done_count USING btree (queue, type, state);
 
 -- index errand_fair_key_pkey
 CREATE UNIQUE INDEX errand_fair_key_pkey ON <schema>.errand_fair_key USING btree (type, key);
@@ -266,6 +288,20 @@ BEGIN
   RETURN QUERY
   SELECT u.t, (SELECT count(*) FROM errand_job a WHERE a.state = 'active' AND a.type = u.t)::integer
   FROM unnest(types) AS u(t);
+END
+$function$;
+
+-- function errand_done_changed
+CREATE OR REPLACE FUNCTION <schema>.errand_done_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO '<schema>'
+AS $function$
+BEGIN
+  INSERT INTO errand_done_delta (queue, type, state, n)
+  SELECT queue, type, state, CASE WHEN TG_OP = 'DELETE' THEN -count(*) ELSE count(*) END
+  FROM changed GROUP BY queue, type, state;
+  RETURN NULL;
 END
 $function$;
 
@@ -423,6 +459,12 @@ BEGIN
 END
 $function$;
 
+-- trigger errand_done_deleted
+CREATE TRIGGER errand_done_deleted AFTER DELETE ON <schema>.errand_job_done REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION <schema>.errand_done_changed();
+
+-- trigger errand_done_inserted
+CREATE TRIGGER errand_done_inserted AFTER INSERT ON <schema>.errand_job_done REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION <schema>.errand_done_changed();
+
 -- trigger errand_job_unpark_gone
 CREATE TRIGGER errand_job_unpark_gone AFTER DELETE ON <schema>.errand_job FOR EACH ROW WHEN ((old.key IS NOT NULL)) EXECUTE FUNCTION <schema>.errand_job_unpark();
 
@@ -432,4 +474,4 @@ CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON <schema>.errand
 -- trigger errand_job_unpark_stopped
 CREATE TRIGGER errand_job_unpark_stopped AFTER UPDATE OF state ON <schema>.errand_job FOR EACH ROW WHEN (((old.key IS NOT NULL) AND (old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION <schema>.errand_job_unpark();
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"},{"version":12,"name":"0012_done_counts.sql"}]

@@ -146,6 +146,8 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
   return {
     errandJob: `"${schema}".errand_job`,
     errandJobDone: `"${schema}".errand_job_done`,
+    errandDoneCount: `"${schema}".errand_done_count`,
+    errandDoneDelta: `"${schema}".errand_done_delta`,
     errandSchedule: `"${schema}".errand_schedule`,
     errandJobType: `"${schema}".errand_job_type`,
     errandQueuePause: `"${schema}".errand_queue_pause`,

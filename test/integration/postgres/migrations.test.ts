@@ -12,7 +12,15 @@ import { DEFAULT_BACKOFF_TEXT } from "../../../src/store/packed-row.js";
 import { migrate, PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { LIST_SCAN } from "../../../src/store/store.js";
 import { ManualClock } from "../../../src/testing/index.js";
-import { dropSchema, freshSchema, PG_URL, pgUrl, silentLogger, withPg } from "../../helpers/postgres.js";
+import {
+  dropSchema,
+  freshSchema,
+  PG_URL,
+  pgUrl,
+  schemaAt,
+  silentLogger,
+  withPg,
+} from "../../helpers/postgres.js";
 
 async function refused(action: () => Promise<unknown>): Promise<ErrandError> {
   try {
@@ -119,21 +127,6 @@ test("checks PostgresStore options, naming the field (INVALID_OPTION)", async ()
     expect(e.message).toMatch(message);
   }
 });
-
-/** A schema made by the migrations up to `version`, as an older errand left it. */
-async function schemaAt(schema: string, version: number): Promise<void> {
-  await withPg(async (c) => {
-    await c.query(`CREATE SCHEMA "${schema}"`);
-    await c.query(`SET search_path TO "${schema}"`);
-    await c.query(
-      "CREATE TABLE errand_migration (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
-    );
-    for (const m of migrations.filter((x) => x.version <= version)) {
-      await c.query(m.sql);
-      await c.query("INSERT INTO errand_migration VALUES ($1, $2, 0)", [m.version, m.name]);
-    }
-  });
-}
 
 test("takes a version 10 schema's waiting keyed jobs into version 11's parking", {
   timeout: 30_000,

@@ -30,6 +30,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0009_key_room.sql",
       "0010_job_fillfactor.sql",
       "0011_parked.sql",
+      "0012_done_counts.sql",
     ],
   });
 

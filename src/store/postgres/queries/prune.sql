@@ -28,6 +28,16 @@
 -- this a fair type keeps a row for every key it ever saw. SKIP LOCKED: a row an enqueue is
 -- moving up is left to the next call, and two pruners never wait on each other.
 
+-- foldDoneCounts: sums at most $1 rows of errand_done_delta into errand_done_count (migration 12),
+-- and dropZeroCounts drops the counts that came back to 0 (every job of a group pruned; SKIP
+-- LOCKED: a count a fold is adding to is left, and neither waits on the other). One statement moves a
+-- delta from one table to the other, so stats() sees it in exactly one. The deltas are taken FOR
+-- UPDATE SKIP LOCKED, so two folds (every worker's retention pass) split them and never wait on each
+-- other for them; each adds its sums to the counts in (queue, type, state) order, so two folds
+-- adding to the same counts lock them in one order and cannot deadlock. A delta row lives from its
+-- statement to the next retention pass: stats() sums at most a pass's worth of them.
+-- Returns one row: n (deltas folded).
+
 -- name: prune
 WITH gone AS (
   DELETE FROM {{errandJobDone}} WHERE id IN (
@@ -56,3 +66,21 @@ DELETE FROM {{errandFairKey}} WHERE (type, key) IN (
   LIMIT $1
   FOR UPDATE OF k SKIP LOCKED
 )
+
+-- name: foldDoneCounts
+WITH moved AS (
+  DELETE FROM {{errandDoneDelta}} WHERE ctid = ANY (ARRAY(
+    SELECT ctid FROM {{errandDoneDelta}} LIMIT $1 FOR UPDATE SKIP LOCKED
+  ))
+  RETURNING queue, type, state, n
+), summed AS (
+  INSERT INTO {{errandDoneCount}} AS c (queue, type, state, n)
+  SELECT queue, type, state, sum(n) FROM moved GROUP BY queue, type, state ORDER BY queue, type, state
+  ON CONFLICT (queue, type, state) DO UPDATE SET n = c.n + excluded.n
+)
+SELECT count(*)::integer AS n FROM moved
+
+-- name: dropZeroCounts
+DELETE FROM {{errandDoneCount}} WHERE ctid = ANY (ARRAY(
+  SELECT ctid FROM {{errandDoneCount}} WHERE n = 0 FOR UPDATE SKIP LOCKED
+))
