@@ -1,11 +1,31 @@
-import { api } from "./api.js";
+import { api, withQuery } from "./api.js";
 import { h, json, link, table, time } from "./dom.js";
 import type { JobType, Schedule } from "./types.js";
 import type { View } from "./view.js";
 
-/** Every cron schedule, with its next tick. */
+/** Schedules a page shows unless the URL says (`#/schedules?limit=…`, 1 to 1,000). */
+const SCHEDULES_PER_PAGE = 100;
+
+/**
+ * The cron schedules by name, a page at a time, with their next tick; the page's size and cursor
+ * live in the URL (`#/schedules?limit=50&cursor=…`), as the jobs table's do.
+ */
 export const schedules: View = async (ctx) => {
-  const { schedules } = await api<{ schedules: Schedule[] }>("GET", "v1/schedules");
+  const limit = Math.min(1000, Math.max(1, Number(ctx.query.get("limit")) || SCHEDULES_PER_PAGE));
+  const cursor = ctx.query.get("cursor");
+  const { schedules, nextCursor } = await api<{ schedules: Schedule[]; nextCursor: string | null }>(
+    "GET",
+    withQuery("v1/schedules", { limit, cursor }),
+  );
+  const at = (c: string | null) =>
+    `#/schedules?${new URLSearchParams({ limit: String(limit), ...(c ? { cursor: c } : {}) })}`;
+  const pager = h(
+    "nav",
+    { class: "pager" },
+    cursor ? link(at(null), "« First page") : null,
+    h("span", { class: "muted" }, `${schedules.length} shown`),
+    nextCursor ? h("a", { href: at(nextCursor), "data-testid": "next-page" }, "Next page »") : null,
+  );
   ctx.root.append(
     h("h1", {}, "Schedules"),
     table(
@@ -25,6 +45,7 @@ export const schedules: View = async (ctx) => {
       ),
       "No schedules. Create one with PUT /v1/schedules/{name} or `errand schedules set`.",
     ),
+    pager,
   );
   return undefined;
 };

@@ -67,6 +67,8 @@ export {
   type RetentionOptions,
   type Schedule,
   type ScheduleOptions,
+  type SchedulePage,
+  type SchedulePageOptions,
   type SweepResult,
 } from "./queue.js";
 export { Snooze } from "./snooze.js";

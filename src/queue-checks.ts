@@ -20,6 +20,7 @@ import {
   type LeaseOptions,
   type ListOptions,
   type OpenQueueOptions,
+  type SchedulePageOptions,
 } from "./queue-options.js";
 import { toQueueWeights } from "./queue-weights.js";
 import type {
@@ -27,6 +28,7 @@ import type {
   ClaimParams,
   DependentsParams,
   ListParams,
+  ListSchedulesParams,
   RescheduleParams,
   Store,
 } from "./store/store.js";
@@ -38,6 +40,7 @@ import {
   checkJobKey,
   checkOwnerName,
   checkQueueName,
+  checkScheduleName,
   checkText,
   checkTypeName,
   describe,
@@ -208,6 +211,15 @@ export function checkDependents(id: string, options: DependentsOptions): Depende
 }
 
 const DEPENDENTS_KEYS = new Set(["limit", "cursor"]);
+
+/** `schedulePage`'s paging, checked, as the store's params. */
+export function checkSchedulePage(options: SchedulePageOptions): ListSchedulesParams {
+  checkKnownKeys("schedulePage", options, DEPENDENTS_KEYS);
+  return {
+    after: options.cursor === undefined ? null : checkScheduleName(options.cursor),
+    limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIMIT),
+  };
+}
 
 /**
  * `reschedule`'s id and options, checked, as the store's params.

@@ -210,6 +210,22 @@ export interface Schedule {
   nextRunAt: Date;
 }
 
+/** Paging for {@link Queue.schedulePage}. */
+export interface SchedulePageOptions {
+  /** Page size, 1 to 1000. @defaultValue 50 */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string;
+}
+
+/** A page of {@link Queue.schedulePage}, by name. */
+export interface SchedulePage {
+  /** This page's schedules, by name in byte order. */
+  schedules: Schedule[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
 /** Options for the low-level {@link Queue.lease}. */
 export interface LeaseOptions {
   /** Only these types. All types when absent. */

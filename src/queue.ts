@@ -30,6 +30,7 @@ import {
   checkListOptions,
   checkOpenQueueTarget,
   checkReschedule,
+  checkSchedulePage,
   resolveQueueOptions,
 } from "./queue-checks.js";
 import type {
@@ -45,6 +46,8 @@ import type {
   RetentionOptions,
   Schedule,
   ScheduleOptions,
+  SchedulePage,
+  SchedulePageOptions,
   SweepResult,
 } from "./queue-options.js";
 import { planSchedule, toSchedule } from "./schedule-plan.js";
@@ -63,6 +66,8 @@ export type { TypeSettings } from "./type-registry.js";
 export type { EnqueuedJob, QueueEvents };
 
 const SWEEP_BATCH = 500;
+/** Schedules per store call when {@link Queue.schedules} reads them all. */
+const SCHEDULE_PAGE = 1_000;
 
 /**
  * The handle on a store: enqueue, inspect, change and (for custom runners) lease jobs.
@@ -480,9 +485,35 @@ export class Queue extends EventEmitter<QueueEvents> {
     return record === null ? null : toSchedule(record);
   }
 
-  /** Every schedule, by name. */
+  /**
+   * Every schedule, by name (byte order), read a page of 1,000 at a time; see
+   * {@link Queue.schedulePage} to read them a page at a time yourself.
+   */
   async schedules(): Promise<Schedule[]> {
-    return (await this.store.listSchedules()).map(toSchedule);
+    const out: Schedule[] = [];
+    for (let after: string | null = null; ; ) {
+      const page = await this.store.listSchedules({ after, limit: SCHEDULE_PAGE });
+      for (const record of page) out.push(toSchedule(record));
+      if (page.length < SCHEDULE_PAGE) return out;
+      after = page[page.length - 1]!.name;
+    }
+  }
+
+  /**
+   * A page of schedules by name (byte order): at most `limit` (default 50, up to 1,000), after
+   * `cursor` (the previous page's `nextCursor`). `nextCursor` is null once a page is short; a full
+   * page's may lead to an empty one.
+   * @throws ErrandError `INVALID_OPTION` for a bad limit or an unknown option,
+   * `INVALID_SCHEDULE_NAME` for a cursor that is not a schedule name
+   * @since 0.3.0
+   */
+  async schedulePage(options: SchedulePageOptions = {}): Promise<SchedulePage> {
+    const params = checkSchedulePage(options);
+    const page = await this.store.listSchedules(params);
+    return {
+      schedules: page.map(toSchedule),
+      nextCursor: page.length < params.limit ? null : page[page.length - 1]!.name,
+    };
   }
 
   // ---- maintenance ---------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import type {
   QueueStats,
   Schedule,
   ScheduleOptions,
+  SchedulePage,
+  SchedulePageOptions,
 } from "../queue.js";
 import { checkObject, checkRef } from "../queue-checks.js";
 import type { AttemptRef } from "../store/store.js";
@@ -487,12 +489,9 @@ export class ErrandClient {
   /** A page of jobs, newest first. */
   async list(options: ListOptions = {}): Promise<JobPage> {
     checkObject("list", "options", options);
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(options)) if (v !== undefined) q.set(k, String(v));
-    const qs = q.toString();
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
-      `/v1/jobs${qs ? `?${qs}` : ""}`,
+      withQuery("/v1/jobs", options),
     );
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
@@ -516,13 +515,9 @@ export class ErrandClient {
   async dependents(id: string, options: { limit?: number; cursor?: string } = {}): Promise<JobPage> {
     const path = jobPath(id, "/dependents");
     checkObject("dependents", "options", options);
-    const q = new URLSearchParams();
-    if (options.limit !== undefined) q.set("limit", String(options.limit));
-    if (options.cursor !== undefined) q.set("cursor", options.cursor);
-    const qs = q.toString();
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
-      `${path}${qs ? `?${qs}` : ""}`,
+      withQuery(path, { limit: options.limit, cursor: options.cursor }),
     );
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
@@ -648,13 +643,34 @@ export class ErrandClient {
     }
   }
 
-  /** Every schedule on the server, by name. */
+  /** Every schedule on the server, by name (byte order), read a page of 1,000 at a time. */
   async schedules(): Promise<Schedule[]> {
-    const { schedules } = await this.#call<{ schedules: Array<Schedule & { nextRunAt: string }> }>(
-      "GET",
-      "/v1/schedules",
-    );
-    return schedules.map((s) => ({ ...s, nextRunAt: new Date(s.nextRunAt) }));
+    const out: Schedule[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.schedulePage({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+      out.push(...page.schedules);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    return out;
+  }
+
+  /**
+   * The server's {@link Queue.schedulePage}: a page of schedules by name (byte order); pass
+   * `nextCursor` back as `cursor` for the next.
+   * @throws ErrandError `INVALID_OPTION`, `INVALID_SCHEDULE_NAME` (a bad cursor)
+   * @since 0.3.0
+   */
+  async schedulePage(options: SchedulePageOptions = {}): Promise<SchedulePage> {
+    checkObject("schedulePage", "options", options);
+    const page = await this.#call<{
+      schedules: Array<Schedule & { nextRunAt: string }>;
+      nextCursor: string | null;
+    }>("GET", withQuery("/v1/schedules", options));
+    return {
+      schedules: page.schedules.map((s) => ({ ...s, nextRunAt: new Date(s.nextRunAt) })),
+      nextCursor: page.nextCursor,
+    };
   }
 
   /** Creates or replaces a job type's settings on the server. */
@@ -871,6 +887,14 @@ export class ErrandClient {
  * A job's path, the id checked as the Queue checks it, so that it is sent whole: no `.` or `..`
  * (fetch would resolve them to another route) and no lone surrogate (encodeURIComponent throws).
  */
+/** `path` with `options`' defined entries as its query string. */
+function withQuery(path: string, options: object): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(options)) if (v !== undefined) q.set(k, String(v));
+  const qs = q.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
 function jobPath(id: unknown, tail = ""): string {
   return `/v1/jobs/${encodeURIComponent(checkJobId(id))}${tail}`;
 }

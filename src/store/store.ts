@@ -205,8 +205,11 @@ export interface Store {
   deleteSchedule(params: DeleteScheduleParams): Promise<boolean>;
   /** The schedule with this name, or null. */
   getSchedule(params: GetScheduleParams): Promise<ScheduleRecord | null>;
-  /** Every schedule, by name. */
-  listSchedules(): Promise<ScheduleRecord[]>;
+  /**
+   * A page of schedules by name in byte order (UTF-8, as `COLLATE "C"` compares): those named
+   * after `params.after` (every one when null), at most `params.limit`.
+   */
+  listSchedules(params: ListSchedulesParams): Promise<ScheduleRecord[]>;
   /** Schedules whose `nextRunAt` is due by `now`, at most `limit`. */
   dueSchedules(params: SweepParams): Promise<ScheduleRecord[]>;
   /**
@@ -673,6 +676,13 @@ export type PutScheduleParams = ScheduleRecord;
 
 export interface GetScheduleParams {
   name: string;
+}
+
+export interface ListSchedulesParams {
+  /** Only schedules named after this one (byte order); null: from the first. */
+  after: string | null;
+  /** At most this many. */
+  limit: number;
 }
 
 export interface DeleteScheduleParams {

@@ -237,6 +237,54 @@ export function exerciseSchedules(backend: Backend): void {
       expect((await queue.get(enqueued[0]!.id))?.state).toBe("blocked");
     });
 
+    it("pages schedules by name in byte order: each page at most its limit, nextCursor null on the last", async () => {
+      const { queue } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      // Byte order, as the stores compare names: digits, upper case, "_", lower case, and a name
+      // before the longer names it starts.
+      const names = ["z", "a", "B", "_x", "a-1", "a:b", "9"];
+      for (const name of names) await queue.schedule(name, { cron: "0 * * * *", job: report, payload: null });
+      const byBytes = ["9", "B", "_x", "a", "a-1", "a:b", "z"];
+
+      const seen: string[][] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await queue.schedulePage({ limit: 4, ...(cursor === undefined ? {} : { cursor }) });
+        seen.push(page.schedules.map((s) => s.name));
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      expect(seen).toEqual([byBytes.slice(0, 4), byBytes.slice(4)]);
+      expect((await queue.schedules()).map((s) => s.name)).toEqual(byBytes);
+      // A full last page says so on the next call, with nothing in it.
+      const full = await queue.schedulePage({ limit: 3, cursor: byBytes[2]! });
+      expect(full.schedules.map((s) => s.name)).toEqual(byBytes.slice(3, 6));
+      expect(full.nextCursor).toBe(byBytes[5]);
+      const last = await queue.schedulePage({ limit: 1, cursor: full.nextCursor! });
+      expect(last.schedules.map((s) => s.name)).toEqual(["z"]);
+      expect(last.nextCursor).toBe("z");
+      expect(await queue.schedulePage({ cursor: last.nextCursor! })).toEqual({
+        schedules: [],
+        nextCursor: null,
+      });
+      // A cursor need not name a schedule that exists: the page starts after it.
+      expect((await queue.schedulePage({ cursor: "a-0", limit: 1 })).schedules.map((s) => s.name)).toEqual([
+        "a-1",
+      ]);
+    });
+
+    it("refuses a bad page of schedules: limit out of 1..1000, a cursor that is not a name", async () => {
+      const { queue } = await backend.setup();
+      for (const limit of [0, 1001, 1.5, Number.NaN]) {
+        await expect(queue.schedulePage({ limit })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      }
+      await expect(queue.schedulePage({ cursor: "" })).rejects.toMatchObject({
+        code: "INVALID_SCHEDULE_NAME",
+      });
+      await expect(queue.schedulePage({ cursor: "x".repeat(300) })).rejects.toMatchObject({
+        code: "INVALID_SCHEDULE_NAME",
+      });
+    });
+
     it("lists schedules by name with their cron, zone, type, payload, options and next run", async () => {
       const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
       expect(await queue.schedules()).toEqual([]);

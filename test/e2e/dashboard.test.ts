@@ -394,6 +394,22 @@ describe(`dashboard on ${backend.name}`, () => {
     );
   });
 
+  it("lists schedules by name a page at a time", async () => {
+    const h = await startServer(backend);
+    for (const name of ["nightly", "hourly", "weekly"]) {
+      await h.queue.schedule(name, { cron: "0 3 * * *", job: "report", payload: { name } });
+    }
+    const names = (page: Page) =>
+      page
+        .locator("tr[data-name]")
+        .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { name: string } }).dataset.name));
+    const page = await open(h, "#/schedules?limit=2");
+    await vi.waitFor(async () => expect(await names(page)).toEqual(["hourly", "nightly"]));
+    await page.click("[data-testid=next-page]");
+    await vi.waitFor(async () => expect(await names(page)).toEqual(["weekly"]));
+    expect(await page.locator("[data-testid=next-page]").count()).toBe(0);
+  });
+
   it("pages on past a stretch of jobs none of which match the filter", async () => {
     const h = await startServer(backend);
     const rare = await h.queue.enqueue("rare", {});

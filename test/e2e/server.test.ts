@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { ErrandClient } from "../../src/client/index.js";
 import { createServer } from "../../src/server/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { snapshot, startServer } from "./harness.js";
@@ -502,6 +503,27 @@ for (const backend of selectedBackends()) {
       expect((await h.http("DELETE", "/v1/schedules/nightly")).status).toBe(204);
       expect((await h.http("GET", "/v1/schedules/nightly")).status).toBe(404);
       expect((await h.http("DELETE", "/v1/schedules/nightly")).status).toBe(404);
+    });
+
+    it("pages schedules over HTTP and through the client; a bad limit or cursor is a 400", async () => {
+      const h = await startServer(backend);
+      for (const name of ["c", "a", "b"]) {
+        await h.http("PUT", `/v1/schedules/${name}`, { body: { cron: "0 3 * * *", type: "report" } });
+      }
+      const first = await h.http("GET", "/v1/schedules?limit=2");
+      expect(first.body.schedules.map((s: { name: string }) => s.name)).toEqual(["a", "b"]);
+      expect(first.body.nextCursor).toBe("b");
+      const second = await h.http("GET", `/v1/schedules?limit=2&cursor=${first.body.nextCursor}`);
+      expect(second.body).toMatchObject({ schedules: [{ name: "c" }], nextCursor: null });
+      for (const query of ["limit=0", "limit=1001", "limit=x", "cursor=", "cursor=a%20b", "other=1"]) {
+        const bad = await h.http("GET", `/v1/schedules?${query}`);
+        expect(bad.status, query).toBe(400);
+      }
+      const client = new ErrandClient({ url: h.base });
+      expect((await client.schedules()).map((s) => s.name)).toEqual(["a", "b", "c"]);
+      const page = await client.schedulePage({ limit: 1, cursor: "a" });
+      expect(page.schedules.map((s) => [s.name, s.nextRunAt instanceof Date])).toEqual([["b", true]]);
+      expect(page.nextCursor).toBe("b");
     });
 
     it("serves stats, queues, metrics, health and readiness", async () => {

@@ -27,6 +27,7 @@ import type {
   QueueStats,
   Schedule,
   ScheduleOptions,
+  SchedulePage,
 } from "../../src/queue.js";
 import type { JobTypeConfig } from "../../src/server/job-types.js";
 import type { routeSchemas, scheduleSchema, sharedSchemas } from "../../src/server/schemas.js";
@@ -213,7 +214,7 @@ type SentSchedule = Omit<ScheduleOptions, "job" | "payload" | "options"> & {
 };
 expectTypeOf<Body<"PUT /v1/schedules/:name">>().toEqualTypeOf<Json<SentSchedule>>();
 expectTypeOf<Reply<"PUT /v1/schedules/:name", 200>>().toEqualTypeOf<Json<Schedule>>();
-expectTypeOf<Reply<"GET /v1/schedules", 200>>().toEqualTypeOf<{ schedules: Json<Schedule>[] }>();
+expectTypeOf<Reply<"GET /v1/schedules", 200>>().toEqualTypeOf<Json<SchedulePage>>();
 
 expectTypeOf<Reply<"GET /v1/stats", 200>>().toEqualTypeOf<Json<QueueStats>>();
 expectTypeOf<Reply<"GET /v1/queues", 200>>().toEqualTypeOf<{

@@ -35,5 +35,11 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     }
     return reply.status(204).send();
   });
-  route("GET /v1/schedules", "read", async () => ({ schedules: await queue.schedules() }));
+  route("GET /v1/schedules", "read", async (request) => {
+    const q = request.query as Record<string, string | undefined>;
+    return queue.schedulePage({
+      ...(q.limit === undefined ? {} : { limit: Number(q.limit) }),
+      ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+    });
+  });
 }

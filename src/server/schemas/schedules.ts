@@ -38,13 +38,24 @@ export const scheduleRouteSchemas = {
     response: { 204: { type: "null" }, ...errors },
   },
   "GET /v1/schedules": {
-    summary: "Every schedule",
+    summary: "A page of schedules by name (byte order)",
     tags: ["schedules"],
+    querystring: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
+        cursor: { ...name, description: "`nextCursor` of the previous page" },
+      },
+    },
     response: {
       200: {
         type: "object",
-        required: ["schedules"],
-        properties: { schedules: { type: "array", items: { $ref: "Schedule#" } } },
+        required: ["schedules", "nextCursor"],
+        properties: {
+          schedules: { type: "array", items: { $ref: "Schedule#" } },
+          nextCursor: { type: ["string", "null"], description: "null on the last page" },
+        },
       },
       ...errors,
     },

@@ -122,7 +122,7 @@ export const statements = {
   /** listJobTypes.sql */
   listJobTypes: "SELECT name, config, created_at AS \"createdAt\", updated_at AS \"updatedAt\" FROM {{errandJobType}} ORDER BY name",
   /** listSchedules.sql */
-  listSchedules: "SELECT name, cron, timezone, type, payload, options, next_run_at AS \"nextRunAt\",\n  created_at AS \"createdAt\", updated_at AS \"updatedAt\" FROM {{errandSchedule}} ORDER BY name",
+  listSchedules: "SELECT name, cron, timezone, type, payload, options, next_run_at AS \"nextRunAt\",\n  created_at AS \"createdAt\", updated_at AS \"updatedAt\" FROM {{errandSchedule}}\nWHERE $1::text IS NULL OR name > $1::text\nORDER BY name\nLIMIT $2",
   /** pauseQueue.sql */
   pauseQueue: "INSERT INTO {{errandQueuePause}} (name, paused_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING 1",
   /** pausedQueues.sql */

@@ -172,7 +172,7 @@ export const statements = {
   /** listJobTypes.sql */
   listJobTypes: "SELECT name, config, created_at AS createdAt, updated_at AS updatedAt\nFROM errand_job_type\nORDER BY name;",
   /** listSchedules.sql */
-  listSchedules: "SELECT name, cron, timezone, type, payload, options, next_run_at AS nextRunAt,\n  created_at AS createdAt, updated_at AS updatedAt\nFROM errand_schedule\nORDER BY name;",
+  listSchedules: "SELECT name, cron, timezone, type, payload, options, next_run_at AS nextRunAt,\n  created_at AS createdAt, updated_at AS updatedAt\nFROM errand_schedule\nWHERE $after IS NULL OR name > $after\nORDER BY name\nLIMIT $limit;",
   /** pauseQueue.sql */
   pauseQueue: "INSERT INTO errand_queue_pause (name, paused_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING;",
   /** pausedQueues.sql */

@@ -28,6 +28,7 @@ import type {
   JobTypeRecord,
   ListParams,
   ListResult,
+  ListSchedulesParams,
   NewJob,
   PauseQueueParams,
   PruneParams,
@@ -551,8 +552,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return row ?? null;
   }
 
-  listSchedules(): Promise<ScheduleRecord[]> {
-    return this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.listSchedules, []));
+  listSchedules(p: ListSchedulesParams): Promise<ScheduleRecord[]> {
+    return this.#op("pool", (db) => this.#q<ScheduleRecord>(db, this.#sql.listSchedules, [p.after, p.limit]));
   }
 
   dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {

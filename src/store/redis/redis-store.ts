@@ -27,6 +27,7 @@ import type {
   JobTypeRecord,
   ListParams,
   ListResult,
+  ListSchedulesParams,
   NewJob,
   PauseQueueParams,
   PruneParams,
@@ -497,9 +498,8 @@ export class RedisStore implements Store {
     return schedules((await this.#run("getSchedule", [name])) as unknown[])[0] ?? null;
   }
 
-  async listSchedules(): Promise<ScheduleRecord[]> {
-    const all = schedules((await this.#run("listSchedules", [])) as unknown[]);
-    return all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  async listSchedules(p: ListSchedulesParams): Promise<ScheduleRecord[]> {
+    return schedules((await this.#run("listSchedules", [p.after ?? "", p.limit])) as unknown[]);
   }
 
   async dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {

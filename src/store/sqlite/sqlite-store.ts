@@ -27,6 +27,7 @@ import type {
   JobTypeRecord,
   ListParams,
   ListResult,
+  ListSchedulesParams,
   NewJob,
   PauseQueueParams,
   PruneParams,
@@ -825,9 +826,9 @@ export class SqliteStore implements Store {
     return (this.#q.getSchedule.get(name) as ScheduleRecord | undefined) ?? null;
   }
 
-  async listSchedules(): Promise<ScheduleRecord[]> {
+  async listSchedules(p: ListSchedulesParams): Promise<ScheduleRecord[]> {
     this.#checkOpen();
-    return this.#q.listSchedules.all() as ScheduleRecord[];
+    return this.#q.listSchedules.all({ after: p.after, limit: p.limit }) as ScheduleRecord[];
   }
 
   async dueSchedules(p: SweepParams): Promise<ScheduleRecord[]> {

@@ -14,4 +14,5 @@ if err then
 end
 
 redis.call("DEL", schedule_key(ARGV[3]))
+redis.call("ZREM", SCHEDULE_NAMES, ARGV[3])
 return redis.call("ZREM", SCHEDULES, ARGV[3])

@@ -20,4 +20,8 @@ if stored < SCHEMA_VERSION and redis.call("EXISTS", COUNTS, SCHEDULES) == 0 then
   redis.call("SET", SCHEMA_VERSION_KEY, SCHEMA_VERSION)
   stored = SCHEMA_VERSION
 end
+-- Schedules written before {p}:schn (the names' index, listSchedules) are indexed once.
+if redis.call("EXISTS", SCHEDULE_NAMES) == 0 and redis.call("EXISTS", SCHEDULES) == 1 then
+  redis.call("ZUNIONSTORE", SCHEDULE_NAMES, 1, SCHEDULES, "WEIGHTS", 0)
+end
 return { stored, redis.call("HGET", META, "epoch"), SCHEMA_VERSION }

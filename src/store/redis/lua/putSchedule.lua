@@ -2,7 +2,8 @@
   putSchedule: Store.putSchedule(). Creates or replaces a recurring schedule.
 
   A schedule is the hash {p}:s|<name> (c cron, z timezone, t type, p payload, o options,
-  ca createdAt, ua updatedAt) and its next tick in {p}:schd. Both are written together.
+  ca createdAt, ua updatedAt), its next tick in {p}:schd and its name in {p}:schn. All are written
+  together.
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] name  ARGV[4] cron  ARGV[5] timezone  ARGV[6] type
@@ -35,4 +36,5 @@ redis.call(
   ARGV[11]
 )
 redis.call("ZADD", SCHEDULES, ARGV[9], ARGV[3])
+redis.call("ZADD", SCHEDULE_NAMES, 0, ARGV[3])
 return 1

@@ -64,6 +64,8 @@ local UNIQ = P .. "uniq"
 local ACT = P .. "act"
 local COUNTS = P .. "n"
 local SCHEDULES = P .. "schd"
+-- Every schedule's name, all scored 0: in byte order, for listSchedules' pages (ZRANGEBYLEX).
+local SCHEDULE_NAMES = P .. "schn"
 local WAKE = P .. "wake"
 local SCRATCH = P .. "scratch"
 local BLOCKED = P .. "blocked"
