@@ -320,9 +320,8 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /**
    * Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. The
-   * counts read every waiting and running job (and on SQLite every finished one; PostgreSQL and
-   * Redis keep the history's counts as it changes), so callers who ask while a count runs share
-   * the next one (each answer still counts what was written before it was asked for): ten
+   * counts read every waiting and running job (every store keeps the history's counts as it
+   * changes), so callers who ask while a count runs share the next one (each answer still counts what was written before it was asked for): ten
    * dashboard tabs polling keep at most one count running. Callers who share a count share its
    * object: read it, do not change it.
    */

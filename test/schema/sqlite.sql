@@ -65,6 +65,15 @@ CREATE TABLE errand_dependency (
   PRIMARY KEY (dep_id, job_id)
 ) WITHOUT ROWID;
 
+-- table errand_done_count
+CREATE TABLE errand_done_count (
+  queue TEXT NOT NULL,
+  type  TEXT NOT NULL,
+  state TEXT NOT NULL,
+  n     INTEGER NOT NULL,
+  PRIMARY KEY (queue, type, state)
+) WITHOUT ROWID;
+
 -- table errand_fair_key
 CREATE TABLE errand_fair_key (
   type TEXT NOT NULL,
@@ -190,6 +199,14 @@ CREATE TABLE errand_schedule (
   updated_at  INTEGER NOT NULL
 );
 
+-- trigger errand_done_inserted
+CREATE TRIGGER errand_done_inserted AFTER INSERT ON errand_job_done
+WHEN NEW.state <> 'completed'
+BEGIN
+  INSERT INTO errand_done_count (queue, type, state, n) VALUES (NEW.queue, NEW.type, NEW.state, 1)
+  ON CONFLICT (queue, type, state) DO UPDATE SET n = n + 1;
+END;
+
 -- trigger errand_job_unpark_gone
 CREATE TRIGGER errand_job_unpark_gone AFTER DELETE ON errand_job
 WHEN OLD.key IS NOT NULL AND EXISTS (
@@ -234,4 +251,4 @@ BEGIN
   );
 END;
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"},{"version":11,"name":"0011_park_wake.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"},{"version":11,"name":"0011_park_wake.sql"},{"version":12,"name":"0012_done_counts.sql"}]

@@ -50,6 +50,10 @@ export const statements = {
   /** completeMany.sql */
   completeLeaves: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT {{sharedColumns}}, 'completed', r, ?\nFROM (\n  SELECT j.*, i.value ->> 2 AS r FROM jsonb_each(?) AS i JOIN errand_job AS j ON j.id = i.value ->> 0\n  WHERE j.state = 'active' AND j.attempt = i.value ->> 1 AND j.has_dependents = 0\n);",
   /** completeMany.sql */
+  countCompletedLeaves: "INSERT INTO errand_done_count (queue, type, state, n)\nSELECT queue, type, 'completed', count(*) FROM errand_job_done WHERE rowid > ?\nGROUP BY queue, type\nON CONFLICT (queue, type, state) DO UPDATE SET n = n + excluded.n;",
+  /** completeMany.sql */
+  countCompletedOne: "INSERT INTO errand_done_count (queue, type, state, n)\nSELECT queue, type, 'completed', 1 FROM errand_job_done WHERE id = ?\nON CONFLICT (queue, type, state) DO UPDATE SET n = n + 1;",
+  /** completeMany.sql */
   deleteLeaves: "DELETE FROM errand_job WHERE id IN (SELECT value ->> 0 FROM jsonb_each(?));",
   /** completeMany.sql */
   completeMovedHere: "SELECT EXISTS (SELECT 1 FROM errand_job_done WHERE id = $id)\n  AND EXISTS (SELECT 1 FROM errand_job WHERE id = $id);",
@@ -178,9 +182,13 @@ export const statements = {
   /** pausedQueues.sql */
   pausedQueues: "SELECT name FROM errand_queue_pause ORDER BY name;",
   /** prune.sql */
-  prune: "DELETE FROM errand_job_done WHERE rowid IN\n  (SELECT rowid FROM errand_job_done AS d\n   WHERE state = ? AND finished_at < ?\n     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id\n                     WHERE e.dep_id = d.id)\n   LIMIT ?)\nRETURNING id, depends_on;",
+  prune: "DELETE FROM errand_job_done WHERE rowid IN\n  (SELECT rowid FROM errand_job_done AS d\n   WHERE state = ? AND finished_at < ?\n     AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id\n                     WHERE e.dep_id = d.id)\n   LIMIT ?)\nRETURNING id, depends_on, queue, type;",
   /** prune.sql */
   pruneFairKeys: "DELETE FROM errand_fair_key WHERE (type, key) IN\n  (SELECT k.type, k.key FROM errand_fair_key AS k JOIN errand_fair_type AS t ON t.type = k.type\n   WHERE k.next <= t.turn\n   LIMIT ?);",
+  /** prune.sql */
+  countDone: "INSERT INTO errand_done_count (queue, type, state, n) VALUES (?, ?, ?, ?)\nON CONFLICT (queue, type, state) DO UPDATE SET n = n + excluded.n;",
+  /** prune.sql */
+  dropZeroCounts: "DELETE FROM errand_done_count WHERE n = 0;",
   /** putJobType.sql */
   putJobTypeExists: "SELECT 1 FROM errand_job_type WHERE name = ?;",
   /** putJobType.sql */
@@ -206,7 +214,7 @@ export const statements = {
   /** stats.sql */
   statsHot: "SELECT state, queue, type, count(*) AS n,\n  sum(state = 'pending' AND run_at > $now) AS scheduled,\n  sum(state = 'pending' AND attempt > 0) AS retrying,\n  min(CASE WHEN state = 'pending' AND run_at <= $now THEN run_at END) AS oldest\nFROM errand_job\nGROUP BY state, queue, type;",
   /** stats.sql */
-  statsDone: "SELECT state, queue, type, count(*) AS n FROM errand_job_done GROUP BY state, queue, type;",
+  statsDone: "SELECT state, queue, type, n FROM errand_done_count WHERE n <> 0;",
   /** statsHeld.sql */
   statsHeldReady: "SELECT id, key, priority, run_at AS runAt\nFROM errand_job INDEXED BY errand_job_claim\nWHERE queue = $queue AND state = 'pending' AND parked IS NULL AND run_at <= $now AND type = $type\n  AND (expires_at IS NULL OR expires_at > $now)\nORDER BY priority DESC, run_at, id\nLIMIT $limit;",
   /** statsHeld.sql */

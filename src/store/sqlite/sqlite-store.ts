@@ -479,8 +479,10 @@ export class SqliteStore implements Store {
       const move = this.#q.completeMove;
       const del = this.#q.moveDelete;
       const discard = params.discard === true ? this.#q.completeDiscard : null;
+      const counted = this.#q.countCompletedOne;
       return params.items.map((item) => {
         if (moved !== null && this.#q.completeMovedHere.get({ id: item.id }) === 1) {
+          counted.run(item.id);
           plainDelete.run(item.id);
           return true;
         }
@@ -493,10 +495,12 @@ export class SqliteStore implements Store {
           }
         }
         if (leaf.run(item.result, params.now, item.id, item.attempt).changes === 1) {
+          counted.run(item.id);
           plainDelete.run(item.id);
           return true;
         }
         if (move.run(item.result, params.now, item.id, item.attempt).changes === 0) return false;
+        counted.run(item.id);
         // The delete says whether anyone waits on the job: only then are dependents looked for.
         if (del.get(item.id) === 1) this.#deps.completed(item.id);
         return true;
@@ -513,7 +517,9 @@ export class SqliteStore implements Store {
   #completeLeaves({ items, now }: CompleteManyParams): boolean | null {
     if (items.length < 2 || new Set(items.map((i) => i.id)).size !== items.length) return null;
     const arg = JSON.stringify(items.map((i) => [i.id, i.attempt, i.result]));
-    if (this.#q.completeLeaves.run(now, arg).changes !== items.length) return false;
+    const moved = this.#q.completeLeaves.run(now, arg);
+    if (moved.changes !== items.length) return false;
+    this.#q.countCompletedLeaves.run(BigInt(moved.lastInsertRowid) - BigInt(moved.changes));
     this.#q.deleteLeaves.run(arg);
     return true;
   }
@@ -651,7 +657,7 @@ export class SqliteStore implements Store {
     let read: StatsRead | null = null;
     if (this.#statsReader === null && this.#statsFile !== null && !this.#statsSized) {
       this.#statsSized = true;
-      const last = this.#db.prepare("SELECT max(rowid) FROM errand_job_done").pluck().get() as number | null;
+      const last = this.#db.prepare("SELECT max(rowid) FROM errand_job").pluck().get() as number | null;
       if ((last ?? 0) >= STATS_THREAD_AFTER_ROWS) {
         this.#statsReader = new StatsReader(this.#statsFile, this.#busyTimeoutMs);
       }
@@ -723,6 +729,7 @@ export class SqliteStore implements Store {
       }
       this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
       this.#q.retryDeleteDone.run(p.id);
+      this.#q.countDone.run(record.queue, record.type, record.state, -1);
       if (this.#deps.retried(p.id, record.dependsOn, record.onDependencyFailure))
         this.#ringAfterCommit = true;
       return { record: this.#getRecord(p.id)!, changed: true };
@@ -790,10 +797,22 @@ export class SqliteStore implements Store {
         const rows = stmt.all(state, p.now - p.retainMs[state], p.limit - deleted) as Array<{
           id: string;
           depends_on: string | null;
+          queue: string;
+          type: string;
         }>;
-        for (const r of rows) this.#deps.pruned(r.id, r.depends_on);
+        // The history's counts (migration 12), one change per (queue, type) of the rows deleted.
+        const gone = new Map<string, { queue: string; type: string; n: number }>();
+        for (const r of rows) {
+          this.#deps.pruned(r.id, r.depends_on);
+          const group = `${r.queue}\u0000${r.type}`;
+          const g = gone.get(group);
+          if (g) g.n++;
+          else gone.set(group, { queue: r.queue, type: r.type, n: 1 });
+        }
+        for (const g of gone.values()) this.#q.countDone.run(g.queue, g.type, state, -g.n);
         deleted += rows.length;
       }
+      if (deleted > 0) this.#q.dropZeroCounts.run();
       this.#q.pruneFairKeys.run(p.limit);
       return deleted;
     });

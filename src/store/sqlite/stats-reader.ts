@@ -1,14 +1,14 @@
 /**
  * The SQLite store's counts (`stats()`), read on a worker thread with a read-only connection of
- * its own once they have become slow, so that counting a large history does not stop the event
+ * its own once they have become slow, so that counting a large backlog does not stop the event
  * loop the store shares with its Queue, workers and server.
  *
- * `stats()` counts every row of the history table (errand_job_done): beside 1,000,000 completed
- * jobs (a day's history at twelve jobs a second, with the default retention) that took 0.7–1.0 s
- * on the store's own connection, all of it on the thread that also claims, completes and answers
- * HTTP, and the dashboard asks every two seconds. On the reader thread the same count takes the
- * same time on another core while the store goes on. Each read is one read transaction, so both
- * tables are counted in one snapshot (on the store's connection they were two statements).
+ * `stats()` counts every row of the hot table (errand_job: pending, active and blocked jobs; the
+ * history's counts are kept as it changes, migration 12): beside 1,000,000 waiting jobs that takes
+ * ~0.5 s on the store's own connection, all of it on the thread that also claims, completes and
+ * answers HTTP, and the dashboard asks every two seconds. On the reader thread the same count
+ * takes the same time on another core while the store goes on. Each read is one read transaction,
+ * so both tables are read in one snapshot.
  * @module
  */
 import { Worker } from "node:worker_threads";
@@ -25,8 +25,8 @@ import { DRIVER } from "./checkpointer.js";
 export const STATS_THREAD_AFTER_MS = 50;
 
 /**
- * A history whose last row id is past this (a cheap look at the table's end, never below its row
- * count) is counted on the reader thread from the first count: the one before would otherwise
+ * A hot table whose last row id is past this (a cheap look at the table's end, never below its
+ * row count) is counted on the reader thread from the first count: the one before would otherwise
  * stop the event loop once, for ~0.5 s a million rows.
  */
 export const STATS_THREAD_AFTER_ROWS = 100_000;

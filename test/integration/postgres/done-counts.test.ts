@@ -6,14 +6,11 @@
  * errand left.
  */
 import { expect, onTestFinished, test } from "vitest";
-import { defineJob } from "../../../src/define-job.js";
 import { openQueue, type Queue } from "../../../src/queue.js";
 import { DEFAULT_BACKOFF_TEXT } from "../../../src/store/packed-row.js";
 import { ManualClock } from "../../../src/testing/index.js";
+import { historyGroups, mail, report, writeHistory } from "../../helpers/history.js";
 import { dropSchema, freshSchema, pgUrl, schemaAt, withPg } from "../../helpers/postgres.js";
-
-const mail = defineJob({ type: "mail", handler: async () => null });
-const report = defineJob({ type: "report", handler: async () => null });
 
 async function open(schema: string, clock: ManualClock): Promise<Queue> {
   const queue = await openQueue({ store: pgUrl(schema), clock, retention: { completed: "1h", dead: "1h" } });
@@ -33,19 +30,6 @@ async function counted(schema: string): Promise<Record<string, number>> {
   });
 }
 
-/** stats()'s finished groups in the same form. */
-async function reported(queue: Queue): Promise<Record<string, number>> {
-  const stats = await queue.stats();
-  const out: Record<string, number> = {};
-  for (const [type, states] of Object.entries(stats.types)) {
-    for (const state of ["completed", "dead", "cancelled", "expired"] as const) {
-      const n = states[state] ?? 0;
-      if (n > 0) out[`${state} ${type === "report" ? "reports" : "default"} ${type}`] = n;
-    }
-  }
-  return out;
-}
-
 async function deltaRows(schema: string): Promise<number> {
   return withPg(
     async (c) =>
@@ -59,38 +43,13 @@ test("stats() counts the history exactly through every writer, a prune and a fol
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const queue = await open(schema, clock);
 
-  await queue.enqueueMany(
-    mail,
-    Array.from({ length: 30 }, (_, i) => ({ i })),
-    { maxAttempts: 1 },
-  );
-  await queue.enqueueMany(report, [{ r: 1 }, { r: 2 }, { r: 3 }], { queue: "reports", expiresInMs: 10 });
-  const leased = await queue.lease({ limit: 30, types: [mail.type] });
-  for (const job of leased.slice(0, 20)) await queue.complete(job, { ok: true });
-  for (const job of leased.slice(20, 25)) await queue.fail(job, new Error("no"));
-  const [cancelMe] = (await queue.list({ state: "pending", type: report.type })).jobs;
-  await queue.cancel(cancelMe!.id);
-  await clock.advance(20);
-  await queue.sweep();
-  expect(await reported(queue)).toEqual(await counted(schema));
-  expect(await reported(queue)).toEqual({
-    "completed default mail": 20,
-    "dead default mail": 5,
-    "cancelled reports report": 1,
-    "expired reports report": 2,
-  });
-
-  // Out of the history: a retry of a dead job, a replay keeps the old one; then a prune.
-  const dead = (await queue.list({ state: "dead" })).jobs;
-  await queue.retry(dead[0]!.id);
-  await queue.replay(dead[1]!.id);
-  expect(await reported(queue)).toEqual(await counted(schema));
+  await writeHistory(queue, clock, () => counted(schema));
   expect(await deltaRows(schema)).toBeGreaterThan(0);
 
   await clock.advance(3_600_001);
   await queue.prune();
   expect(await deltaRows(schema)).toBe(0);
-  expect(await reported(queue)).toEqual(await counted(schema));
+  expect(await historyGroups(queue)).toEqual(await counted(schema));
   // Every group pruned to nothing: its count row goes too.
   const left = await withPg(
     async (c) =>
@@ -136,7 +95,7 @@ test("two queues completing at once leave exact counts: deltas are inserts, neve
   };
   await Promise.all([drain(a), drain(b), drain(a), drain(b)]);
   expect((await a.stats()).states.completed).toBe(400);
-  expect(await reported(a)).toEqual(await counted(schema));
+  expect(await historyGroups(a)).toEqual(await counted(schema));
 });
 
 test("the migration counts the history a version 11 schema holds", async () => {
@@ -157,5 +116,5 @@ test("the migration counts the history a version 11 schema holds", async () => {
   const queue = await open(schema, new ManualClock(Date.UTC(2026, 0, 1)));
   const { states } = await queue.stats();
   expect([states.completed, states.dead]).toEqual([75, 25]);
-  expect(await reported(queue)).toEqual(await counted(schema));
+  expect(await historyGroups(queue)).toEqual(await counted(schema));
 });

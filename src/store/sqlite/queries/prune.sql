@@ -11,7 +11,11 @@
 -- builds with SQLITE_ENABLE_UPDATE_DELETE_LIMIT; errand_job_done_state (state, finished_at) finds
 -- them without a scan.
 --
--- Params: 1 state, 2 cutoff (now - retainMs[state]), 3 limit.
+-- Params: 1 state, 2 cutoff (now - retainMs[state]), 3 limit. Returns each row's id and
+-- depends_on (its edges), queue and type (the history's counts, countDone).
+--
+-- countDone: adds 4 n (negative to take away) to the history's count of (1 queue, 2 type, 3 state)
+-- (migration 12). dropZeroCounts: the counts back at 0 (every job of a group pruned).
 --
 -- pruneFairKeys: drops at most `limit` (1) fair keys' next turns (errand_fair_key) that are at or
 -- below their type's turn now. A key's next turn only matters above it (a new job gets max(the
@@ -25,10 +29,17 @@ DELETE FROM errand_job_done WHERE rowid IN
      AND NOT EXISTS (SELECT 1 FROM errand_dependency AS e JOIN errand_blocked AS b ON b.job_id = e.job_id
                      WHERE e.dep_id = d.id)
    LIMIT ?)
-RETURNING id, depends_on;
+RETURNING id, depends_on, queue, type;
 
 -- name: pruneFairKeys
 DELETE FROM errand_fair_key WHERE (type, key) IN
   (SELECT k.type, k.key FROM errand_fair_key AS k JOIN errand_fair_type AS t ON t.type = k.type
    WHERE k.next <= t.turn
    LIMIT ?);
+
+-- name: countDone
+INSERT INTO errand_done_count (queue, type, state, n) VALUES (?, ?, ?, ?)
+ON CONFLICT (queue, type, state) DO UPDATE SET n = n + excluded.n;
+
+-- name: dropZeroCounts
+DELETE FROM errand_done_count WHERE n = 0;
