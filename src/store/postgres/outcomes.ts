@@ -37,14 +37,17 @@ export async function completeJobs(
   // Most batches are jobs nothing waits for that nothing else touched: completeLeaves completes
   // them without row locks. What it leaves (stale attempts, jobs with dependents, rows changed
   // meanwhile) goes through completeMany, which locks and tells them apart.
+  const ids = textArray(items.map((i) => i.id));
+  const attempts = integerArray(items.map((i) => i.attempt));
   const leaves = await connection.op("pool", (db) =>
-    connection.query<Row>(db, sql.completeLeaves, [
-      textArray(items.map((i) => i.id)),
-      integerArray(items.map((i) => i.attempt)),
-      textArray(items.map((i) => i.result)),
-      now,
-      params.discard === true,
-    ]),
+    params.discard === true
+      ? connection.query<Row>(db, sql.completeLeavesDiscard, [ids, attempts])
+      : connection.query<Row>(db, sql.completeLeaves, [
+          ids,
+          attempts,
+          textArray(items.map((i) => i.result)),
+          now,
+        ]),
   );
   for (const r of leaves) won.add(`${r.attempt}:${r.id}`);
   const left = leaves.length === items.length ? [] : items.filter((i) => !won.has(`${i.attempt}:${i.id}`));

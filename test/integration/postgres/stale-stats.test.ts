@@ -46,7 +46,8 @@ test("outcomes, heartbeats, checkpoints, releases and snoozes probe their jobs b
   const now = Date.now();
   const cases: Array<[string, string, unknown[]]> = [
     ["completeMany", sql.completeMany, [ids, attempts, ids.map(() => "null"), now, false, false]],
-    ["completeLeaves", sql.completeLeaves, [ids, attempts, ids.map(() => "null"), now, false]],
+    ["completeLeaves", sql.completeLeaves, [ids, attempts, ids.map(() => "null"), now]],
+    ["completeLeavesDiscard", sql.completeLeavesDiscard, [ids, attempts]],
     [
       "failMany (retry)",
       sql.failMany,

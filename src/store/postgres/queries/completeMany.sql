@@ -57,8 +57,12 @@
 -- delete's own lock makes redundant when nothing else touches the row: ~1 of the completion's
 -- 5 WAL records per job (bench/RESULTS.md). `moved` returns only what history and the answer
 -- take, not `j.*`: each returned row is kept in a tuplestore (~2% of the statement).
---   $1 ids, $2 attempts, $3 results, $4 now, $5 discard. Returns (id, attempt) of each attempt
+--   $1 ids, $2 attempts, $3 results, $4 now. Returns (id, attempt) of each attempt
 --   completed.
+-- completeLeavesDiscard: completeLeaves for discard (the Queue keeps no completed jobs) without
+--   the insert into errand_job_done: an INSERT of no rows still fires its statement trigger
+--   (migration 12's history counts), a function call per batch that cost the discarding drain
+--   ~8% (bench/RESULTS.md, session 36). $1 ids, $2 attempts. Returns as completeLeaves.
 --
 -- $1 ids, $2 attempts, $3 results (JSON text), $4 now, $5 also complete jobs with dependents,
 -- $6 discard completed jobs nothing depends on.
@@ -116,10 +120,28 @@ WITH input AS (
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
   SELECT {{sharedColumns}}, 'completed', new_result, $4 FROM moved
-  WHERE NOT $5::boolean
+)
+SELECT id, attempt FROM moved
+
+-- name: completeLeavesDiscard
+WITH input AS (
+  SELECT DISTINCT ON (id, attempt) *
+  FROM unnest($1::text[] COLLATE "C", $2::integer[]) WITH ORDINALITY AS i(id, attempt, ord)
+  ORDER BY id, attempt, ord
+), found AS MATERIALIZED (
+  SELECT j.tid
+  FROM input i CROSS JOIN LATERAL (
+    SELECT j.ctid AS tid FROM {{errandJob}} j
+    WHERE j.id = i.id AND j.attempt = i.attempt AND (j.state = 'active') IS TRUE AND NOT j.has_dependents
+    LIMIT 1
+  ) AS j
+), moved AS (
+  DELETE FROM {{errandJob}} j USING found f
+  WHERE j.ctid = f.tid
+  RETURNING j.id, j.attempt, j.depends_on
 ), edges AS (
   DELETE FROM {{errandDependency}} e USING moved m
-  WHERE $5::boolean AND m.depends_on IS NOT NULL AND e.job_id = m.id
+  WHERE m.depends_on IS NOT NULL AND e.job_id = m.id
     AND e.dep_id IN (SELECT jsonb_array_elements_text(m.depends_on::jsonb))
 )
 SELECT id, attempt FROM moved
