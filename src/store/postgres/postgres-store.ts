@@ -67,6 +67,9 @@ export { migrate } from "./migrate.js";
 export type { PostgresStoreEvents } from "./notifier.js";
 export type { PostgresStoreOptions } from "./options.js";
 
+/** Fold statements (each of `limit` deltas) one prune() call runs at most. */
+const FOLDS_PER_PRUNE = 64;
+
 /**
  * The PostgreSQL store: any number of worker processes on any number of machines share one
  * database, and a job still has one holder at a time.
@@ -515,7 +518,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       // The history's count deltas (migration 12), a short statement each, until a fold comes
       // back short: one delta row per statement that finished jobs, so a busy minute's worth is
       // folded here rather than summed by every stats() until the next pass.
-      for (;;) {
+      // At most FOLDS_PER_PRUNE statements: writers outpacing the fold leave the rest to the next
+      // call rather than keep this one going.
+      for (let i = 0; i < FOLDS_PER_PRUNE; i++) {
         const [fold] = await this.#q<{ n: number }>(db, this.#sql.foldDoneCounts, [p.limit]);
         if (fold!.n < p.limit) break;
       }
