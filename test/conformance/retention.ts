@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { defineJob } from "../../src/define-job.js";
+import type { Queue } from "../../src/queue.js";
+import { historyGroups, mail, report, writeHistory } from "../helpers/history.js";
 import type { Backend } from "./backend.js";
 
 const HOUR = 3_600_000;
@@ -11,8 +13,34 @@ const DAY = 24 * HOUR;
 
 const noop = defineJob({ type: "noop", handler: async () => null });
 
+/** The finished jobs as list() pages them, counted by "<state> <queue> <type>". */
+async function listedGroups(queue: Queue): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const state of ["completed", "dead", "cancelled", "expired"] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await queue.list({ state, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+      for (const j of page.jobs)
+        out[`${state} ${j.queue} ${j.type}`] = (out[`${state} ${j.queue} ${j.type}`] ?? 0) + 1;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+  return out;
+}
+
 export function exerciseRetention(backend: Backend): void {
   describe("retention", () => {
+    it("stats() counts the history as list() finds it, through every writer and a prune", async () => {
+      const { queue, clock } = await backend.setup({ retention: { completed: "1h", dead: "1h" } });
+      queue.register(mail);
+      queue.register(report);
+      await writeHistory(queue, clock, () => listedGroups(queue));
+      await clock.advance(HOUR + 1);
+      await queue.prune();
+      expect(await historyGroups(queue)).toEqual(await listedGroups(queue));
+      expect(Object.keys(await historyGroups(queue)).length).toBeGreaterThan(0);
+    });
+
     it("prunes finished jobs older than their state's retention and keeps younger ones", async () => {
       const { queue, clock } = await backend.setup({ retention: { completed: "1h", dead: "1d" } });
       const done = await queue.enqueue(noop, { n: "completed" });
