@@ -121,6 +121,21 @@ const leaseFits = (errandJob: string): string => `upd AS (
 )`;
 
 /**
+ * The `found` CTE of the leaf completions (`completeLeaves`, `completeLeavesDiscard` in
+ * queries/completeMany.sql): the physical row of each `input` (id, attempt) still active in that
+ * attempt and with no dependents, carrying its result when `result` is set. Materialised, so the
+ * DELETE that follows deletes by row address what this one snapshot found.
+ */
+const leavesFound = (errandJob: string, result: boolean): string => `found AS MATERIALIZED (
+  SELECT j.tid${result ? ", i.result" : ""}
+  FROM input i CROSS JOIN LATERAL (
+    SELECT j.ctid AS tid FROM ${errandJob} j
+    WHERE j.id = i.id AND j.attempt = i.attempt AND (j.state = 'active') IS TRUE AND NOT j.has_dependents
+    LIMIT 1
+  ) AS j
+)`;
+
+/**
  * The end both claims with per-type or per-key room share (`claimKeyed`, `claimCapped` in
  * queries/claim.sql, after their `ranked` CTE): the rows that fit the
  * claimer's weight, activated, then one row telling whether any did not fit or was skipped.
@@ -164,6 +179,8 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     claimedNulls: CLAIMED_NULLS,
     leaseFits: leaseFits(`"${schema}".errand_job`),
     takeRanked: takeRanked(`"${schema}".errand_job`),
+    leavesFound: leavesFound(`"${schema}".errand_job`, true),
+    leavesFoundDiscard: leavesFound(`"${schema}".errand_job`, false),
     walkTypes: walkTypes(`"${schema}".errand_job`, `"${schema}".errand_queue_pause`),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,

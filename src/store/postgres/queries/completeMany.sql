@@ -44,7 +44,8 @@
 --     data-modifying CTE runs whether or not it is read, so the result comes from `moved`.
 --
 -- completeLeaves: the same for the usual batch, jobs nothing waits for and no other statement
--- touches meanwhile, without completeMany's row locks. `found` probes each item's row by primary
+-- touches meanwhile, without completeMany's row locks. `found` ({{leavesFound}}, postgres/columns.ts,
+-- shared with completeLeavesDiscard) probes each item's row by primary
 -- key (LATERAL … LIMIT 1, as `locked` does) without locking it, keeping those active under the
 -- item's attempt with no dependents, in the snapshot, in id order; the DELETE takes each by its
 -- ctid, in that order (a nested loop over `found`, a Tid Scan per row), so rows are still locked
@@ -106,14 +107,7 @@ WITH input AS (
   SELECT DISTINCT ON (id, attempt) *
   FROM unnest($1::text[] COLLATE "C", $2::integer[], $3::text[]) WITH ORDINALITY AS i(id, attempt, result, ord)
   ORDER BY id, attempt, ord
-), found AS MATERIALIZED (
-  SELECT j.tid, i.result
-  FROM input i CROSS JOIN LATERAL (
-    SELECT j.ctid AS tid FROM {{errandJob}} j
-    WHERE j.id = i.id AND j.attempt = i.attempt AND (j.state = 'active') IS TRUE AND NOT j.has_dependents
-    LIMIT 1
-  ) AS j
-), moved AS (
+), {{leavesFound}}, moved AS (
   DELETE FROM {{errandJob}} j USING found f
   WHERE j.ctid = f.tid
   RETURNING {{sharedColumns}}, f.result AS new_result
@@ -128,14 +122,7 @@ WITH input AS (
   SELECT DISTINCT ON (id, attempt) *
   FROM unnest($1::text[] COLLATE "C", $2::integer[]) WITH ORDINALITY AS i(id, attempt, ord)
   ORDER BY id, attempt, ord
-), found AS MATERIALIZED (
-  SELECT j.tid
-  FROM input i CROSS JOIN LATERAL (
-    SELECT j.ctid AS tid FROM {{errandJob}} j
-    WHERE j.id = i.id AND j.attempt = i.attempt AND (j.state = 'active') IS TRUE AND NOT j.has_dependents
-    LIMIT 1
-  ) AS j
-), moved AS (
+), {{leavesFoundDiscard}}, moved AS (
   DELETE FROM {{errandJob}} j USING found f
   WHERE j.ctid = f.tid
   RETURNING j.id, j.attempt, j.depends_on
