@@ -43,6 +43,8 @@ export type ErrandErrorCode =
   | "JOB_NOT_FOUND"
   /** The job exists but is in a state the operation does not apply to. */
   | "INVALID_STATE"
+  /** A bounded collection is full (a server's job types, `maxJobTypes`): remove one before adding another. */
+  | "LIMIT_REACHED"
   /** The queue, worker or store has been closed. */
   | "CLOSED"
   /** The handler ran longer than its `timeoutMs`. */

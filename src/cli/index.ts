@@ -21,6 +21,7 @@ const EXIT: Partial<Record<ErrandErrorCode, number>> & { default: number } = {
   DEPENDENCY_NOT_FOUND: 2,
   INVALID_STATE: 4,
   STALE_ATTEMPT: 4,
+  LIMIT_REACHED: 4,
   STORE_ERROR: 5,
   UNAVAILABLE: 5,
   CLOSED: 5,

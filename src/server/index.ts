@@ -17,7 +17,13 @@ export {
   type TokenEntry,
 } from "./auth.js";
 export { type ErrorBody, HTTP_STATUS, toErrorResponse } from "./http-errors.js";
-export { type JobTypeConfig, JobTypeRegistry, type PushTarget } from "./job-types.js";
+export {
+  DEFAULT_MAX_JOB_TYPES,
+  type JobTypeConfig,
+  JobTypeRegistry,
+  MAX_JOB_TYPES,
+  type PushTarget,
+} from "./job-types.js";
 export { MAX_METRIC_NAMES, OTHER_LABEL, ServerMetrics } from "./metrics.js";
 export { PushDelivery, type PushOptions, signPush } from "./push.js";
 export { MAX_BULK, routeSchemas, sharedSchemas } from "./schemas.js";

@@ -66,6 +66,15 @@ export interface JobTypeConfig {
   push?: PushTarget;
 }
 
+/** How many job types a server keeps by default (`createServer`'s `maxJobTypes`). */
+export const DEFAULT_MAX_JOB_TYPES = 1_000;
+
+/**
+ * The most `maxJobTypes` may be: every server holds every type in memory, reads them all every
+ * `typesRefreshMs`, and answers `GET /v1/types` with all of them.
+ */
+export const MAX_JOB_TYPES = 100_000;
+
 /**
  * The job types a server knows, kept in the store (`Store.putJobType`), so every server on that
  * store shares them and a restarted server still has them. Give them to {@link createServer} (or
@@ -98,9 +107,16 @@ export class JobTypeRegistry {
   /** Stored settings already reported unreadable, by type: each is reported once. */
   readonly #unreadable = new Map<string, string>();
 
-  /** An empty registry over `queue`'s store; {@link JobTypeRegistry.refresh} reads what it holds. */
-  constructor(queue: Queue) {
+  /** The most types {@link JobTypeRegistry.set} lets the store hold. */
+  readonly #max: number;
+
+  /**
+   * An empty registry over `queue`'s store; {@link JobTypeRegistry.refresh} reads what it holds.
+   * @param maxTypes - the most types `set` adds ({@link DEFAULT_MAX_JOB_TYPES} by default).
+   */
+  constructor(queue: Queue, maxTypes = DEFAULT_MAX_JOB_TYPES) {
     this.#queue = queue;
+    this.#max = maxTypes;
   }
 
   /** Called after each change, made here or picked up from the store (push delivery follows it). */
@@ -110,10 +126,12 @@ export class JobTypeRegistry {
 
   /**
    * Creates or replaces a type, in the store and here. Returns whether it was new.
-   * @throws ErrandError with the offending field named; nothing is stored then.
+   * @throws ErrandError with the offending field named; `LIMIT_REACHED` for a new type when the
+   *   store holds `maxTypes` already. Nothing is stored then.
    */
   async set(config: JobTypeConfig): Promise<boolean> {
     const { stored, settings } = check(config);
+    await this.#checkRoom(stored.type);
     const text = JSON.stringify(stored);
     const now = this.#queue.clock.now();
     this.#generation++;
@@ -126,6 +144,24 @@ export class JobTypeRegistry {
     this.#generation++;
     this.#apply(stored, settings, text);
     return created;
+  }
+
+  /**
+   * Refuses a type this server does not know when it knows `maxTypes` already, after reading the
+   * store again (another server may have deleted some). The bound is checked against what this
+   * server read, not inside the store's write: servers adding types at the same moment may pass
+   * it by as many as they add. It bounds what every server holds, reads and lists, which a
+   * manage token could otherwise grow without end.
+   */
+  async #checkRoom(type: string): Promise<void> {
+    if (this.#types.has(type) || this.#types.size < this.#max) return;
+    await this.refresh();
+    if (this.#types.has(type) || this.#types.size < this.#max) return;
+    throw new ErrandError(
+      "LIMIT_REACHED",
+      `the store holds ${this.#types.size} job types, this server's most (maxJobTypes ${this.#max}): delete one before adding ${JSON.stringify(type)}`,
+      { details: { limit: this.#max } },
+    );
   }
 
   /**

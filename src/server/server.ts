@@ -21,7 +21,7 @@ import { parseJsonBody } from "./body.js";
 import type { ServerContext } from "./context.js";
 import { registerDashboard } from "./dashboard.js";
 import { clientErrorResponse, toErrorResponse } from "./http-errors.js";
-import { type JobTypeConfig, JobTypeRegistry } from "./job-types.js";
+import { DEFAULT_MAX_JOB_TYPES, type JobTypeConfig, JobTypeRegistry, MAX_JOB_TYPES } from "./job-types.js";
 import { lazyValidators } from "./lazy-validators.js";
 import { LongPoll } from "./long-poll.js";
 import { ServerMetrics } from "./metrics.js";
@@ -77,6 +77,13 @@ export interface ServerOptions extends RequestCheckOptions {
    * @defaultValue 1000
    */
   typesRefreshMs?: number;
+  /**
+   * The most job types the store may hold when a type is added through this server (`PUT
+   * /v1/types/:type`, `types`): a new one past it is refused with `LIMIT_REACHED` (409). Every
+   * server keeps every type in memory and reads them all each `typesRefreshMs`. 1 to 100,000.
+   * @defaultValue 1000
+   */
+  maxJobTypes?: number;
   /**
    * Run maintenance (lease recovery, expiry, cron, pruning) in this server, on the queue's clock.
    * Safe with any number of servers and workers (all compare-and-set).
@@ -141,6 +148,7 @@ const SERVER_KEYS = new Set([
   "bodyLimit",
   "types",
   "typesRefreshMs",
+  "maxJobTypes",
   "maintenance",
   "sweepIntervalMs",
   "pruneIntervalMs",
@@ -199,13 +207,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);
+  const maxJobTypes = checkInt("maxJobTypes", options.maxJobTypes ?? DEFAULT_MAX_JOB_TYPES, 1, MAX_JOB_TYPES);
   // Checked here, not when the timers start at ready(): a bad option fails createServer.
   const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
   const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
   const logging = loggerOption(options.logger);
   const auth = new Authenticator(options.auth === undefined ? {} : options.auth, queue.clock);
   const checks = new RequestChecks(options, auth.enabled);
-  const types = new JobTypeRegistry(queue);
+  const types = new JobTypeRegistry(queue, maxJobTypes);
   // Checks its options: before the types are written and anything subscribes to the queue, so a
   // refusal changes nothing and leaves no listener behind.
   const push = new PushDelivery(queue, types, options.push, maintenance);

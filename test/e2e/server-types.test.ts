@@ -87,6 +87,37 @@ for (const backend of selectedBackends()) {
       expect(await first.app.errand.types.set({ type: "hook", push: good })).toBe(true);
     });
 
+    it("holds at most maxJobTypes: a new type past it is a 409 LIMIT_REACHED that stores nothing", async () => {
+      const first = await startServer(backend, { types: [resize, { type: "email" }], maxJobTypes: 3 });
+      expect((await first.http("PUT", "/v1/types/sms", { body: {} })).status).toBe(201);
+      const full = await first.http("PUT", "/v1/types/fax", { body: { maxAttempts: 2 } });
+      expect(full.status).toBe(409);
+      expect(full.body).toMatchObject({ code: "LIMIT_REACHED", details: { limit: 3 } });
+      expect(await first.store.getJobType({ name: "fax" })).toBeNull();
+      // A type it holds may still change at the limit.
+      expect((await first.http("PUT", "/v1/types/sms", { body: { maxAttempts: 4 } })).status).toBe(200);
+      // Room made through another server counts at once: the full server reads the store again.
+      const other = await serve(await first.connect(), { maxJobTypes: 3 });
+      expect((await other.http("DELETE", "/v1/types/email")).status).toBe(204);
+      expect((await first.http("PUT", "/v1/types/fax", { body: {} })).status).toBe(201);
+      expect((await first.http("GET", "/v1/types")).body.types.map((t: { type: string }) => t.type)).toEqual([
+        "fax",
+        "resize",
+        "sms",
+      ]);
+      // Types given at start count too, and the option itself is bounded.
+      await expect(
+        serve(await first.connect(), { types: [{ type: "one" }], maxJobTypes: 3 }),
+      ).rejects.toMatchObject({ code: "LIMIT_REACHED" });
+      expect(await first.store.getJobType({ name: "one" })).toBeNull();
+      for (const maxJobTypes of [0, 100_001, 1.5]) {
+        await expect(serve(await first.connect(), { maxJobTypes })).rejects.toMatchObject({
+          code: "INVALID_OPTION",
+          message: expect.stringMatching(/maxJobTypes/),
+        });
+      }
+    });
+
     it("a type PUT, changed or deleted on one server takes effect on another on the same store", async () => {
       const a = await startServer(backend);
       const b = await serve(await a.connect());

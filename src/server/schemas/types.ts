@@ -6,7 +6,8 @@ const typeParams = { type: "object", required: ["type"], properties: { type: nam
 /** The job-type routes' schemas, keyed by `"METHOD /path"`. */
 export const typeRouteSchemas = {
   "PUT /v1/types/:type": {
-    summary: "Create or replace a job type's settings",
+    summary:
+      "Create or replace a job type's settings; 409 `LIMIT_REACHED` for a new type when the store holds the server's `maxJobTypes` (default 1,000)",
     tags: ["types"],
     params: typeParams,
     body: { $ref: "JobType#" },
