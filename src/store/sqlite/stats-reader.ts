@@ -25,9 +25,9 @@ import { DRIVER } from "./checkpointer.js";
 export const STATS_THREAD_AFTER_MS = 50;
 
 /**
- * A hot table whose last row id is past this (a cheap look at the table's end, never below its
- * row count) is counted on the reader thread from the first count: the one before would otherwise
- * stop the event loop once, for ~0.5 s a million rows.
+ * A hot table holding at least this many rows when stats() first counts (the store counts them up
+ * to this, once) is counted on the reader thread from that first count: a count on the store's
+ * connection would stop the event loop once, for ~0.5 s a million rows.
  */
 export const STATS_THREAD_AFTER_ROWS = 100_000;
 

@@ -152,6 +152,20 @@ describe("SQLite stats() on a reader thread", () => {
     await expect(store.stats({ now: Date.UTC(2026, 0, 1) })).rejects.toMatchObject({ code: "CLOSED" });
   });
 
+  it("starts no thread for a small backlog in a file that once held many jobs", async () => {
+    const { store, queue, file } = await withBacklog(200_000);
+    await queue.close();
+    // What is left of a long-lived file: the hot table's last rowid far past its few rows.
+    const db = new Database(file);
+    const last = db.prepare("SELECT max(rowid) FROM errand_job").pluck().get() as number;
+    db.prepare("DELETE FROM errand_job WHERE rowid <= ?").run(last - 100);
+    db.close();
+    expect(store.statsReader).toBeNull();
+    const again = await openOn(file);
+    expect((await again.queue.stats()).states.pending).toBe(100);
+    expect(again.store.statsReader).toBeNull();
+  });
+
   it("starts no thread while counts are quick", async () => {
     const { store, queue } = await withBacklog(100);
     for (let i = 0; i < 3; i++) await queue.stats();
