@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { ManualClock } from "../../src/clock.js";
 import { Queue } from "../../src/queue.js";
 import { SharedRead } from "../../src/shared-read.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -73,6 +74,93 @@ describe("SharedRead", () => {
   });
 });
 
+describe("SharedRead with spacing", () => {
+  /** A read the test answers, spaced ×4 by a manual clock, at most 1,000 ms. */
+  function spaced() {
+    const clock = new ManualClock();
+    const c = controlled();
+    return { clock, ...c, shared: new SharedRead(c.read, { clock, factor: 4, maxWaitMs: 1000 }) };
+  }
+
+  it("begins a read no sooner than four times the last one's length after it, shared by who asks meanwhile", async () => {
+    const { clock, read, calls, shared } = spaced();
+    const first = shared.get();
+    await settle();
+    await clock.advance(100);
+    calls[0]!.resolve(1);
+    expect(await first).toBe(1);
+
+    const [a, b] = [shared.get(), shared.get()];
+    expect(b).toBe(a);
+    await clock.advance(399);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(1);
+    // Still waiting for its turn: a caller now shares it rather than queueing behind it.
+    expect(shared.get()).toBe(a);
+    await clock.advance(1);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    // Once it reads, a caller waits for the read after it, as without spacing.
+    const c = shared.get();
+    expect(c).not.toBe(a);
+    calls[1]!.resolve(2);
+    expect(await Promise.all([a, b])).toEqual([2, 2]);
+    // That read took no time on the clock: the next one begins at once.
+    await settle();
+    expect(read).toHaveBeenCalledTimes(3);
+    calls[2]!.resolve(3);
+    expect(await c).toBe(3);
+  });
+
+  it("waits at most maxWaitMs, and no longer than the last read earned if the clock goes back", async () => {
+    const { clock, read, calls, shared } = spaced();
+    const first = shared.get();
+    await settle();
+    await clock.advance(10_000);
+    calls[0]!.resolve(1);
+    await first;
+    const next = shared.get();
+    await clock.advance(999);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(1);
+    await clock.advance(1);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    await clock.advance(50);
+    calls[1]!.resolve(2);
+    expect(await next).toBe(2);
+
+    // The last read earned 200 ms; the clock set back an hour still waits only those.
+    await clock.set(clock.now() - 3_600_000);
+    const after = shared.get();
+    await clock.advance(199);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    await clock.advance(1);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(3);
+    calls[2]!.resolve(3);
+    expect(await after).toBe(3);
+  });
+
+  it("spaces after a failed read too, and gives the error to its callers only", async () => {
+    const { clock, read, calls, shared } = spaced();
+    const first = shared.get();
+    await settle();
+    await clock.advance(50);
+    calls[0]!.reject(new Error("down"));
+    await expect(first).rejects.toThrow("down");
+    const next = shared.get();
+    await clock.advance(199);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(1);
+    await clock.advance(1);
+    await settle();
+    calls[1]!.resolve(7);
+    expect(await next).toBe(7);
+  });
+});
+
 describe("Queue.stats", () => {
   it("counts once for the callers who ask while a count runs, and afresh for what they wrote before", async () => {
     const store = await SqliteStore.open({ filename: ":memory:" });
@@ -96,6 +184,28 @@ describe("Queue.stats", () => {
     expect((await first).states.pending).toBe(0);
     // Asked after the enqueue: one count more, begun after it, for all three.
     for (const s of await Promise.all(later)) expect(s.states.pending).toBe(1);
+    expect(stats).toHaveBeenCalledTimes(2);
+    await queue.close();
+  });
+
+  it("spaces its counts by the queue's clock: four times the last count's length after it", async () => {
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const clock = new ManualClock();
+    const queue = new Queue(store, { clock });
+    const count = store.stats.bind(store);
+    const stats = vi.spyOn(store, "stats").mockImplementationOnce(async (p) => {
+      // A count that takes 250 ms of the queue's clock.
+      await clock.advance(250);
+      return count(p);
+    });
+    await queue.stats();
+    await queue.enqueue("t", {});
+    const next = queue.stats();
+    await clock.advance(999);
+    await settle();
+    expect(stats).toHaveBeenCalledTimes(1);
+    await clock.advance(1);
+    expect((await next).states.pending).toBe(1);
     expect(stats).toHaveBeenCalledTimes(2);
     await queue.close();
   });
