@@ -701,7 +701,17 @@ export class Queue extends EventEmitter<QueueEvents> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stats.hurry(true);
     if (this.#ownsStore) await this.store.close();
+  }
+
+  /**
+   * Lets a `stats()` count waiting for its turn (see {@link Queue.stats}) begin now: a closing
+   * server answers its waiting requests rather than cut them off. `close()` does it for every count after too.
+   * @internal
+   */
+  hurryReads(): void {
+    this.#stats.hurry();
   }
 
   /** Largest payload, result or checkpoint accepted, in bytes of JSON. */

@@ -30,6 +30,10 @@ export class SharedRead<T> {
   #running: Promise<T> | null = null;
   /** The running read is still waiting for its turn: a caller may share it. */
   #waiting = false;
+  /** Starts the waiting read now (its turn's timer cancelled); null once it reads. */
+  #hurry: (() => void) | null = null;
+  /** Closing: no read waits for its turn any more. */
+  #hurried = false;
   #next: Promise<T> | null = null;
   /** When the next read may begin, and the wait that gave it (the most it may still be). */
   #readyAt = 0;
@@ -58,11 +62,18 @@ export class SharedRead<T> {
     this.#waiting = wait > 0;
     const turn =
       wait > 0
-        ? new Promise<void>((resolve) => this.#spacing!.clock.setTimer(wait, resolve))
+        ? new Promise<void>((resolve) => {
+            const cancel = this.#spacing!.clock.setTimer(wait, resolve);
+            this.#hurry = () => {
+              cancel();
+              resolve();
+            };
+          })
         : Promise.resolve();
     // A read that throws before its first await rejects its callers like one that fails later.
     const running = turn.then(() => {
       this.#waiting = false;
+      this.#hurry = null;
       return this.#timed();
     });
     this.#running = running;
@@ -71,6 +82,16 @@ export class SharedRead<T> {
     };
     running.then(done, done);
     return running;
+  }
+
+  /**
+   * Lets a read waiting for its turn begin now, so its callers (an HTTP request of a closing
+   * server among them) get their answer or its error at once; with `forever` (a closing queue),
+   * every later read too.
+   */
+  hurry(forever = false): void {
+    if (forever) this.#hurried = true;
+    this.#hurry?.();
   }
 
   async #timed(): Promise<T> {
@@ -88,7 +109,7 @@ export class SharedRead<T> {
 
   /** How long the next read waits: never more than the last read earned, if the clock went back. */
   #wait(): number {
-    if (this.#spacing === null || this.#gap === 0) return 0;
+    if (this.#spacing === null || this.#gap === 0 || this.#hurried) return 0;
     return Math.min(this.#gap, Math.max(0, this.#readyAt - this.#spacing.clock.now()));
   }
 }

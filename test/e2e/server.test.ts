@@ -615,6 +615,25 @@ for (const backend of selectedBackends()) {
 }
 
 describe("server setup", () => {
+  it("answers a stats request waiting for its count's turn when it closes, rather than cut it off", async () => {
+    const [backend] = selectedBackends();
+    const h = await startServer(backend!);
+    const count = h.store.stats.bind(h.store);
+    // A count that takes 2 s of the queue's clock: the next waits 8 s of it for its turn.
+    vi.spyOn(h.store, "stats").mockImplementationOnce(async (p) => {
+      await h.clock.advance(2000);
+      return count(p);
+    });
+    const asked = vi.spyOn(h.queue, "stats");
+    expect((await h.http("GET", "/v1/stats")).status).toBe(200);
+    const waiting = h.http("GET", "/v1/stats");
+    await vi.waitFor(() => expect(asked).toHaveBeenCalledTimes(2));
+    // The clock does not move again: the close lets the waiting count go (without it, the close
+    // cut the request off).
+    await h.app.close();
+    expect((await waiting).status).toBe(200);
+  });
+
   it("refuses to listen beyond loopback without auth", async () => {
     const [backend] = selectedBackends();
     const { queue } = await backend!.setup();

@@ -143,6 +143,40 @@ describe("SharedRead with spacing", () => {
     expect(await after).toBe(3);
   });
 
+  it("hurry() begins a read waiting for its turn now; hurry(true) every later one too", async () => {
+    const { clock, read, calls, shared } = spaced();
+    const first = shared.get();
+    await settle();
+    await clock.advance(100);
+    calls[0]!.resolve(1);
+    await first;
+    const waiting = shared.get();
+    await settle();
+    expect(read).toHaveBeenCalledTimes(1);
+    shared.hurry();
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    await clock.advance(100);
+    calls[1]!.resolve(2);
+    expect(await waiting).toBe(2);
+    // hurry() let that one go: the next still waits its turn (4 × 100 ms).
+    const spacedAgain = shared.get();
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    shared.hurry(true);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(3);
+    await clock.advance(100);
+    calls[2]!.resolve(3);
+    expect(await spacedAgain).toBe(3);
+    // Closed for good: no read waits any more.
+    const after = shared.get();
+    await settle();
+    expect(read).toHaveBeenCalledTimes(4);
+    calls[3]!.resolve(4);
+    expect(await after).toBe(4);
+  });
+
   it("spaces after a failed read too, and gives the error to its callers only", async () => {
     const { clock, read, calls, shared } = spaced();
     const first = shared.get();
@@ -186,6 +220,24 @@ describe("Queue.stats", () => {
     for (const s of await Promise.all(later)) expect(s.states.pending).toBe(1);
     expect(stats).toHaveBeenCalledTimes(2);
     await queue.close();
+  });
+
+  it("close() lets a count waiting for its turn go at once", async () => {
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const clock = new ManualClock();
+    const queue = new Queue(store, { clock });
+    const count = store.stats.bind(store);
+    vi.spyOn(store, "stats").mockImplementationOnce(async (p) => {
+      await clock.advance(2000);
+      return count(p);
+    });
+    await queue.stats();
+    const waiting = queue.stats();
+    await settle();
+    await queue.close();
+    // The store is the caller's: the count still reads it, without the clock moving.
+    expect((await waiting).states.pending).toBe(0);
+    await store.close();
   });
 
   it("spaces its counts by the queue's clock: four times the last count's length after it", async () => {
