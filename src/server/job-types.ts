@@ -166,8 +166,10 @@ export class JobTypeRegistry {
 
   /**
    * Writes each type unless the store already holds exactly its settings, so a server restarted
-   * with the same `--types` file changes nothing. Every type is checked before any is written.
-   * @throws ErrandError naming the type and field that is wrong; nothing is stored then.
+   * with the same `--types` file changes nothing. Every type is checked before any is written, and
+   * their number against `maxTypes` beside the types read last (the server reads them first).
+   * @throws ErrandError naming the type and field that is wrong, or `LIMIT_REACHED`; nothing is
+   *   stored then.
    */
   async ensure(configs: readonly JobTypeConfig[]): Promise<void> {
     for (const [i, config] of configs.entries()) {
@@ -177,6 +179,14 @@ export class JobTypeRegistry {
         if (error instanceof ErrandError) error.message = `types[${i}]: ${error.message}`;
         throw error;
       }
+    }
+    const added = new Set(configs.map((c) => c.type).filter((t) => !this.#types.has(t)));
+    if (added.size > 0 && this.#types.size + added.size > this.#max) {
+      throw new ErrandError(
+        "LIMIT_REACHED",
+        `types: ${added.size} new job types beside the store's ${this.#types.size} would pass this server's most (maxJobTypes ${this.#max})`,
+        { details: { limit: this.#max } },
+      );
     }
     for (const config of configs) {
       const { stored } = check(config);

@@ -549,6 +549,32 @@ describe("the errand CLI", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--push-lease/);
     expect(existsSync(join(dir, "s.db"))).toBe(false);
+    const types = await errand(["serve", "--store", `sqlite:${join(dir, "s.db")}`, "--max-job-types", "0"]);
+    expect(types.code).toBe(2);
+    expect(types.stderr).toMatch(/--max-job-types/);
+    expect(existsSync(join(dir, "s.db"))).toBe(false);
+  });
+
+  it("serve --max-job-types: more types in --types than it allows is a refusal (exit 4) that stores none", async () => {
+    const dir = tempDir();
+    const store = `sqlite:${join(dir, "t.db")}`;
+    const types = fileURLToPath(new URL("../../examples/server/types.json", import.meta.url));
+    const r = await errand([
+      "serve",
+      "--port",
+      "0",
+      "--store",
+      store,
+      "--types",
+      types,
+      "--max-job-types",
+      "1",
+    ]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/maxJobTypes 1/);
+    const queue = await openQueue(store);
+    onTestFinished(() => queue.close());
+    expect(await queue.typeRecords.listJobTypes()).toEqual([]);
   });
 
   it("runs a worker process over a store from a module of job definitions", async () => {

@@ -110,6 +110,11 @@ for (const backend of selectedBackends()) {
         serve(await first.connect(), { types: [{ type: "one" }], maxJobTypes: 3 }),
       ).rejects.toMatchObject({ code: "LIMIT_REACHED" });
       expect(await first.store.getJobType({ name: "one" })).toBeNull();
+      // Several new types past it: refused before any is written.
+      await expect(
+        serve(await first.connect(), { types: [resize, { type: "two" }, { type: "three" }], maxJobTypes: 4 }),
+      ).rejects.toMatchObject({ code: "LIMIT_REACHED" });
+      expect(await first.store.getJobType({ name: "two" })).toBeNull();
       for (const maxJobTypes of [0, 100_001, 1.5]) {
         await expect(serve(await first.connect(), { maxJobTypes })).rejects.toMatchObject({
           code: "INVALID_OPTION",

@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { ErrandError } from "../../errors.js";
 import { openQueue, type Queue } from "../../queue.js";
 import type { JobTypeConfig, ServerOptions, TokenEntry } from "../../server/index.js";
+import { DEFAULT_MAX_JOB_TYPES, MAX_JOB_TYPES } from "../../server/job-types.js";
 import { Worker } from "../../worker/worker.js";
 import type { CliContext } from "../context.js";
 import { int, isSystemError, loadJobs, parseUserJson, port, readUserFile } from "../input.js";
@@ -23,6 +24,7 @@ interface ServeOptions {
   types?: string;
   jobs?: string;
   bodyLimit?: number;
+  maxJobTypes?: number;
   pushLease?: number;
   log?: boolean;
   dashboard: boolean;
@@ -45,6 +47,7 @@ function serverOptions(
     types,
     ...(tokens.length ? { auth: { tokens } } : {}),
     ...(o.bodyLimit ? { bodyLimit: o.bodyLimit } : {}),
+    ...(o.maxJobTypes ? { maxJobTypes: o.maxJobTypes } : {}),
     ...(o.pushLease ? { push: { leaseMs: o.pushLease } } : {}),
     logger: Boolean(o.log),
     dashboard: o.dashboard !== false,
@@ -103,6 +106,11 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .option("--types <file>", "JSON array of job types to write to the store at start (kept there)")
     .option("--jobs <module>", "also run an in-process worker for the job definitions this module exports")
     .option("--body-limit <bytes>", "largest request body", int("--body-limit", 1))
+    .option(
+      "--max-job-types <n>",
+      `most job types the store may hold when one is added through this server (default ${DEFAULT_MAX_JOB_TYPES})`,
+      int("--max-job-types", 1, MAX_JOB_TYPES),
+    )
     .option(
       "--push-lease <ms>",
       "lease per push delivery; another server redelivers after it (default: target timeout + 30 s)",
