@@ -131,7 +131,9 @@ export class Queue extends EventEmitter<QueueEvents> {
       () => this.#types.limits(undefined) !== undefined || this.#types.keyRules(undefined) !== undefined,
     );
     this.clock = checkedClock(options.clock ?? systemClock);
-    this.#stats = new SharedRead(() => this.#readStats(), { clock: this.clock, ...STATS_SPACING });
+    // Spaced in real time, whatever the queue's clock: what it protects is the store's time (a
+    // ManualClock moved on during a count would otherwise hold the next until it moved again).
+    this.#stats = new SharedRead(() => this.#readStats(), { clock: systemClock, ...STATS_SPACING });
     // Read once here: a clock that gives no date at all is refused where it is given.
     this.clock.now();
     this.#random = options.random ?? Math.random;
@@ -337,7 +339,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * counts read every waiting and running job (every store keeps the history's counts as it
    * changes), so callers who ask while a count runs share the next one (each answer still counts what was written before it was asked for): ten
    * dashboard tabs polling keep at most one count running. A count also waits, after the last,
-   * four times as long as that one took (by the queue's clock, at most ten seconds), and callers who
+   * four times as long as that one took (in real time, at most ten seconds), and callers who
    * ask meanwhile share it: counting keeps the store busy at most a fifth of the time however
    * often it is asked for (a count beside a small backlog takes ~1 ms, so its wait is ~4 ms).
    * Callers who share a count share its object: read it, do not change it.

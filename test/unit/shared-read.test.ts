@@ -222,43 +222,57 @@ describe("Queue.stats", () => {
     await queue.close();
   });
 
-  it("close() lets a count waiting for its turn go at once", async () => {
+  /** A queue on an in-memory store whose first count takes `ms` of real time. */
+  async function slowFirstCount(ms: number, clock = new ManualClock()) {
     const store = await SqliteStore.open({ filename: ":memory:" });
-    const clock = new ManualClock();
     const queue = new Queue(store, { clock });
     const count = store.stats.bind(store);
-    vi.spyOn(store, "stats").mockImplementationOnce(async (p) => {
-      await clock.advance(2000);
+    const ended: number[] = [];
+    const began: number[] = [];
+    const stats = vi.spyOn(store, "stats").mockImplementationOnce(async (p) => {
+      began.push(Date.now());
+      await new Promise((r) => setTimeout(r, ms));
+      ended.push(Date.now());
       return count(p);
     });
-    await queue.stats();
-    const waiting = queue.stats();
-    await settle();
+    return { store, queue, stats, began, ended, clock };
+  }
+
+  it("spaces its counts in real time, four times the last count's length, whatever the queue's clock", async () => {
+    const { store, queue, stats, began, ended, clock } = await slowFirstCount(60);
+    const startedAt: number[] = [];
+    const first = queue.stats();
+    // The queue's clock moving on during a count does not lengthen the wait (a ManualClock would
+    // otherwise hold the next count until the test moved it again).
+    await clock.advance(3_600_000);
+    await first;
+    stats.mockImplementation(async (p) => {
+      startedAt.push(Date.now());
+      return store.constructor.prototype.stats.call(store, p);
+    });
+    await queue.enqueue("t", {});
+    expect((await queue.stats()).states.pending).toBe(1);
+    expect(stats).toHaveBeenCalledTimes(2);
+    // A lower bound only: the next count began at least four times the first's length after it
+    // (less a millisecond each side, as Date.now and Node's timers round apart).
+    const took = ended[0]! - began[0]!;
+    expect(took).toBeGreaterThanOrEqual(59);
+    expect(startedAt[0]! - ended[0]!).toBeGreaterThanOrEqual(4 * took - 2);
     await queue.close();
-    // The store is the caller's: the count still reads it, without the clock moving.
-    expect((await waiting).states.pending).toBe(0);
-    await store.close();
   });
 
-  it("spaces its counts by the queue's clock: four times the last count's length after it", async () => {
-    const store = await SqliteStore.open({ filename: ":memory:" });
-    const clock = new ManualClock();
-    const queue = new Queue(store, { clock });
-    const count = store.stats.bind(store);
-    const stats = vi.spyOn(store, "stats").mockImplementationOnce(async (p) => {
-      // A count that takes 250 ms of the queue's clock.
-      await clock.advance(250);
-      return count(p);
-    });
+  it("close() lets a count waiting for its turn go at once", async () => {
+    const { store, queue, stats } = await slowFirstCount(250);
     await queue.stats();
-    await queue.enqueue("t", {});
-    const next = queue.stats();
-    await clock.advance(999);
+    // Its turn is a second away.
+    const waiting = queue.stats();
     await settle();
     expect(stats).toHaveBeenCalledTimes(1);
-    await clock.advance(1);
-    expect((await next).states.pending).toBe(1);
-    expect(stats).toHaveBeenCalledTimes(2);
     await queue.close();
+    await settle();
+    expect(stats).toHaveBeenCalledTimes(2);
+    // The store is the caller's: the count still reads it.
+    expect((await waiting).states.pending).toBe(0);
+    await store.close();
   });
 });
