@@ -70,14 +70,15 @@ const SWEEP_BATCH = 500;
 const SCHEDULE_PAGE = 1_000;
 
 /**
- * How `stats()` spaces its counts: after one that took `d` ms, the next begins no sooner than
- * `4 × d` after it, so counting keeps the store busy at most a fifth of the time however many
- * callers poll (a count of 1,000,000 waiting jobs takes PostgreSQL ~0.35 s, SQLite's reader thread
- * ~0.5 s; one of a small backlog ~1 ms, whose wait nobody notices). At most ten seconds: an HTTP
+ * How `stats()` spaces its counts: after one that took `d` ms, 20 ms or more, the next begins no
+ * sooner than `4 × d` after it, so counting keeps the store busy at most a fifth of the time
+ * however many callers poll (a count of 1,000,000 waiting jobs takes PostgreSQL ~0.35 s, SQLite's
+ * reader thread ~0.5 s). A count of a small backlog (~1–5 ms) earns no wait: a caller polling
+ * stats() in a test or a loop is not slowed, and costs the store little. At most ten seconds: an HTTP
  * caller (`/v1/stats`, a Prometheus scrape of `/metrics`, 10 s by default) still gets its answer
  * beside a backlog of several million, where counts then take up to half the store's time.
  */
-const STATS_SPACING = { factor: 4, maxWaitMs: 10_000 } as const;
+const STATS_SPACING = { factor: 4, maxWaitMs: 10_000, fromMs: 20 } as const;
 
 /**
  * The handle on a store: enqueue, inspect, change and (for custom runners) lease jobs.
@@ -338,10 +339,11 @@ export class Queue extends EventEmitter<QueueEvents> {
    * Counts by state, queue and type, the oldest ready job's wait, {@link QueueStats.limits}. The
    * counts read every waiting and running job (every store keeps the history's counts as it
    * changes), so callers who ask while a count runs share the next one (each answer still counts what was written before it was asked for): ten
-   * dashboard tabs polling keep at most one count running. A count also waits, after the last,
-   * four times as long as that one took (in real time, at most ten seconds), and callers who
-   * ask meanwhile share it: counting keeps the store busy at most a fifth of the time however
-   * often it is asked for (a count beside a small backlog takes ~1 ms, so its wait is ~4 ms).
+   * dashboard tabs polling keep at most one count running. After a count that took 20 ms or
+   * more, the next also waits four times as long as that one took (in real time, at most ten
+   * seconds), and callers who ask meanwhile share it: counting a large backlog keeps the store
+   * busy at most a fifth of the time however often it is asked for. A count beside a small
+   * backlog (~1–5 ms) earns no wait.
    * Callers who share a count share its object: read it, do not change it.
    */
   stats(): Promise<QueueStats> {

@@ -11,6 +11,8 @@ export interface ReadSpacing {
   factor: number;
   /** The longest a read waits for its turn, whatever the last one took. */
   maxWaitMs: number;
+  /** A read shorter than this earns the next no wait: only costly reads are spaced. */
+  fromMs: number;
 }
 
 /**
@@ -19,10 +21,10 @@ export interface ReadSpacing {
  * for (a caller sees what was written before it asked), and any number of callers (dashboard tabs
  * polling, probes, scrapes) keep at most one read running and one waiting.
  *
- * With `spacing`, a read also waits after the last one in proportion to how long that one took,
- * and callers who ask while it waits share it: a read that costs the store little (most) waits
- * next to nothing, and one that costs it much (counting a huge backlog) cannot keep it busy
- * however many callers poll.
+ * With `spacing`, a read also waits after a costly one in proportion to how long that one took,
+ * and callers who ask while it waits share it: a read that costs the store little (most) earns
+ * no wait, and one that costs it much (counting a huge backlog) cannot keep it busy however many
+ * callers poll.
  */
 export class SharedRead<T> {
   readonly #read: () => Promise<T>;
@@ -102,7 +104,8 @@ export class SharedRead<T> {
       return await this.#read();
     } finally {
       const ended = spacing.clock.now();
-      this.#gap = Math.min(spacing.maxWaitMs, Math.max(0, ended - started) * spacing.factor);
+      const took = Math.max(0, ended - started);
+      this.#gap = took < spacing.fromMs ? 0 : Math.min(spacing.maxWaitMs, took * spacing.factor);
       this.#readyAt = ended + this.#gap;
     }
   }

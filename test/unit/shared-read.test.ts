@@ -75,12 +75,40 @@ describe("SharedRead", () => {
 });
 
 describe("SharedRead with spacing", () => {
-  /** A read the test answers, spaced ×4 by a manual clock, at most 1,000 ms. */
+  /** A read the test answers, spaced ×4 by a manual clock from reads of 10 ms, at most 1,000 ms. */
   function spaced() {
     const clock = new ManualClock();
     const c = controlled();
-    return { clock, ...c, shared: new SharedRead(c.read, { clock, factor: 4, maxWaitMs: 1000 }) };
+    return {
+      clock,
+      ...c,
+      shared: new SharedRead(c.read, { clock, factor: 4, maxWaitMs: 1000, fromMs: 10 }),
+    };
   }
+
+  it("spaces only after a read of fromMs or more", async () => {
+    const { clock, read, calls, shared } = spaced();
+    const first = shared.get();
+    await settle();
+    await clock.advance(9);
+    calls[0]!.resolve(1);
+    await first;
+    const quick = shared.get();
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    await clock.advance(10);
+    calls[1]!.resolve(2);
+    await quick;
+    const spacedRead = shared.get();
+    await clock.advance(39);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(2);
+    await clock.advance(1);
+    await settle();
+    expect(read).toHaveBeenCalledTimes(3);
+    calls[2]!.resolve(3);
+    expect(await spacedRead).toBe(3);
+  });
 
   it("begins a read no sooner than four times the last one's length after it, shared by who asks meanwhile", async () => {
     const { clock, read, calls, shared } = spaced();
