@@ -7,7 +7,6 @@ import {
   type AnyJobDefinition,
   isJobDefinition,
   JOB_DEFAULT_KEYS,
-  type JobDefinition,
   resolveDefaults,
   validatePayload,
 } from "./define-job.js";
@@ -118,15 +117,22 @@ export async function planMany(
   return { jobs: shareable ? shared : expandJobs(shared), values, idsGenerated };
 }
 
+/**
+ * One job of `enqueueBatch` / `enqueueBatchIds`: a definition made by `defineJob` (of any payload
+ * type, so one batch may mix types) or a type name, its payload (checked against that type's
+ * schema) and its options.
+ */
+export interface BatchItem {
+  /** A definition made by `defineJob`, or a type name. */
+  job: AnyJobDefinition | string;
+  /** The job's payload, checked against the type's schema when the definition is known. */
+  payload: unknown;
+  /** The job's own options over its type's defaults, as `enqueue` takes them. */
+  options?: EnqueueOptions;
+}
+
 /** Jobs of any types, each with its own options (the server's bulk enqueue). */
-export async function planBatch(
-  p: Planner,
-  items: ReadonlyArray<{
-    job: JobDefinition<unknown, unknown> | string;
-    payload: unknown;
-    options?: EnqueueOptions;
-  }>,
-): Promise<PlannedJobs> {
+export async function planBatch(p: Planner, items: ReadonlyArray<BatchItem>): Promise<PlannedJobs> {
   const jobs: NewJob[] = new Array(items.length);
   const values: unknown[] = new Array(items.length);
   let idsGenerated = true;

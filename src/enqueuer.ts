@@ -8,6 +8,7 @@
 import type { Clock } from "./clock.js";
 import type { AnyJobDefinition, JobDefinition } from "./define-job.js";
 import {
+  type BatchItem,
   jobTarget,
   type PlannedJobs,
   type Planner,
@@ -38,6 +39,9 @@ export interface EnqueuerContext {
   /** The store can insert inside the caller's transaction (`db`). */
   canEnlist: boolean;
 }
+
+/** What enqueueBatch and enqueueBatchIds take: jobs of any types, each with its own options. */
+type BatchItems = ReadonlyArray<BatchItem>;
 
 /** Planned jobs, with the instant they were planned at and the caller's connection (`db`), if any. */
 interface Planned extends PlannedJobs {
@@ -97,14 +101,23 @@ export class Enqueuer {
   }
 
   /** See Queue.enqueueBatch. */
-  async batch(
-    items: ReadonlyArray<{ job: JobTarget<unknown>; payload: unknown; options?: EnqueueOptions }>,
-  ): Promise<EnqueuedJob[]> {
-    if (!Array.isArray(items))
-      throw new ErrandError("INVALID_OPTION", "enqueueBatch: items must be an array");
-    if (items.length === 0) return [];
+  async batch(items: BatchItems): Promise<EnqueuedJob[]> {
+    const planned = await this.#planBatch("enqueueBatch", items);
+    return planned === null ? [] : this.#insert(planned);
+  }
+
+  /** See Queue.enqueueBatchIds. */
+  async batchIds(items: BatchItems): Promise<string[]> {
+    const planned = await this.#planBatch("enqueueBatchIds", items);
+    return planned === null ? [] : this.#c.door.enqueueIds(this.#params(planned), planned.values);
+  }
+
+  /** enqueueBatch's input checked and planned; null for no items (nothing to store). */
+  async #planBatch(where: string, items: BatchItems): Promise<Planned | null> {
+    if (!Array.isArray(items)) throw new ErrandError("INVALID_OPTION", `${where}: items must be an array`);
+    if (items.length === 0) return null;
     const now = this.#c.clock.now();
-    return this.#insert({ ...(await planBatch(this.#planner(now), items)), now, connection: undefined });
+    return { ...(await planBatch(this.#planner(now), items)), now, connection: undefined };
   }
 
   /** See Queue.enqueueFlow. */

@@ -29,6 +29,7 @@ export {
   type StandardSchemaV1,
 } from "./define-job.js";
 export { type Duration, type DurationUnit, MAX_DURATION_MS, MAX_TIMER_MS } from "./duration.js";
+export type { BatchItem } from "./enqueue-plan.js";
 export {
   ErrandError,
   type ErrandErrorCode,

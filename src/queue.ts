@@ -4,6 +4,7 @@ import { type Clock, checkedClock, systemClock } from "./clock.js";
 import { type AnyJobDefinition, checkJobDefinition } from "./define-job.js";
 import { dependenciesOf } from "./dependency-reads.js";
 import type { Duration } from "./duration.js";
+import type { BatchItem } from "./enqueue-plan.js";
 import { Enqueuer, type JobTarget } from "./enqueuer.js";
 import { ErrandError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
@@ -257,11 +258,23 @@ export class Queue extends EventEmitter<QueueEvents> {
    * (the server's bulk enqueue). Either every job is valid and all are stored, or none is.
    * @since 0.1.0
    */
-  async enqueueBatch(
-    items: ReadonlyArray<{ job: JobTarget<unknown>; payload: unknown; options?: EnqueueOptions }>,
-  ): Promise<EnqueuedJob[]> {
+  async enqueueBatch(items: ReadonlyArray<BatchItem>): Promise<EnqueuedJob[]> {
     this.#checkOpen();
     return this.#enqueuer.batch(items);
+  }
+
+  /**
+   * {@link enqueueBatch} for bulk loads of several types: the same checks, transaction,
+   * idempotency and `enqueued` events, answering each item's id in order (for a duplicate, the id
+   * of the job that holds its `id`, `uniqueKey` or debounce key) instead of every job whole, as
+   * {@link enqueueManyIds} does for one type.
+   * @example `const ids = await queue.enqueueBatchIds(orders.map((o) => ({ job: o.kind, payload: o })));`
+   * @throws ErrandError on invalid input, as `enqueueBatch`; nothing is stored then.
+   * @since 0.2.0
+   */
+  async enqueueBatchIds(items: ReadonlyArray<BatchItem>): Promise<string[]> {
+    this.#checkOpen();
+    return this.#enqueuer.batchIds(items);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
 import { type Duration, MAX_TIMER_MS, toMs } from "../duration.js";
+import type { BatchItem } from "../enqueue-plan.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { FlowNode } from "../flow-plan.js";
 import { type Job, type JobDependency, jobDate } from "../job.js";
@@ -429,6 +430,21 @@ export class ErrandClient {
     if (jobs.length === 0) return [];
     const out = await this.#call<{ jobs: Record<string, unknown>[] }>("POST", "/v1/jobs", { jobs });
     return out.jobs.map((j) => reviveJob<EnqueuedJob<P>>(j));
+  }
+
+  /**
+   * {@link enqueueBatch}, answering each item's id in order (Queue.enqueueBatchIds' API): the
+   * server answers `{ ids }` (`?return=ids`), not every job whole.
+   * @since 0.2.0
+   */
+  async enqueueBatchIds(items: ReadonlyArray<BatchItem>): Promise<string[]> {
+    const jobs = this.#bulkItems(
+      "enqueueBatchIds",
+      listOf<(typeof items)[number]>("enqueueBatchIds", "items", items),
+    );
+    if (jobs.length === 0) return [];
+    const out = await this.#call<{ ids: string[] }>("POST", "/v1/jobs?return=ids", { jobs });
+    return out.ids;
   }
 
   /**

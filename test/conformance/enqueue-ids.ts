@@ -1,7 +1,8 @@
 /**
- * `enqueueManyIds`: enqueueMany's semantics (checks, one transaction, idempotency, events), with
- * each job's id as the answer, in payload order: the new job's, or the id of the job that held
- * what a duplicate asked for (its id, unique key or debounce key).
+ * `enqueueManyIds` and `enqueueBatchIds`: enqueueMany's and enqueueBatch's semantics (checks, one
+ * transaction, idempotency, events), with each job's id as the answer, in the order given: the new
+ * job's, or the id of the job that held what a duplicate asked for (its id, unique key or debounce
+ * key).
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -93,6 +94,61 @@ export function exerciseEnqueueIds(backend: Backend): void {
       await refused(() => queue.enqueueManyIds({ type: "task" } as never, [{}]), "INVALID_OPTION");
       expect(await queue.enqueueManyIds(task, [])).toEqual([]);
       expect((await queue.stats()).states.pending).toBe(0);
+    });
+  });
+
+  describe("enqueueBatchIds", () => {
+    it("stores jobs of several types, each with its options, as enqueueBatch would, answering ids in order", async () => {
+      const { queue } = await backend.setup();
+      queue.register(typed);
+      // Past the stores' bulk chunk (64 rows on SQLite), and in runs of one type and mixed.
+      const items = Array.from({ length: 140 }, (_, n) =>
+        n % 3 === 0
+          ? { job: typed, payload: { n }, options: { priority: 2 } }
+          : { job: "task", payload: { n }, options: { queue: "bulk" } },
+      );
+      const ids = await queue.enqueueBatchIds(items);
+      expect(ids).toHaveLength(140);
+      expect(new Set(ids).size).toBe(140);
+      for (const [n, id] of ids.entries()) {
+        expect(await queue.get(id)).toMatchObject(
+          n % 3 === 0
+            ? { id, type: "typed", queue: "default", priority: 2, payload: { n } }
+            : { id, type: "task", queue: "bulk", priority: 0, payload: { n } },
+        );
+      }
+      expect(await queue.enqueueBatchIds([])).toEqual([]);
+    });
+
+    it("answers the holder's id for a duplicate, emits enqueued for each new job, and refuses as enqueueBatch does", async () => {
+      const { queue } = await backend.setup();
+      queue.register(typed);
+      const held = await queue.enqueue(task, { v: 1 }, { uniqueKey: "u" });
+      const seen: string[] = [];
+      queue.on("enqueued", (job) => seen.push(job.id));
+      const ids = await queue.enqueueBatchIds([
+        { job: task, payload: { v: 2 }, options: { uniqueKey: "u" } },
+        { job: task, payload: { v: 3 }, options: { id: "fixed" } },
+        { job: task, payload: { v: 4 }, options: { id: "fixed" } },
+      ]);
+      expect(ids).toEqual([held.id, "fixed", "fixed"]);
+      expect(seen).toEqual(["fixed"]);
+      expect(await queue.get("fixed")).toMatchObject({ payload: { v: 3 } });
+
+      await refused(
+        () =>
+          queue.enqueueBatchIds([
+            { job: task, payload: {} },
+            { job: typed, payload: { n: "x" } },
+          ]),
+        "INVALID_PAYLOAD",
+      );
+      await refused(() => queue.enqueueBatchIds("x" as never), "INVALID_OPTION");
+      await refused(
+        () => queue.enqueueBatchIds([{ job: task, payload: {}, options: { weight: 0 } }]),
+        "INVALID_OPTION",
+      );
+      expect((await queue.stats()).states.pending).toBe(2);
     });
   });
 }

@@ -23,9 +23,16 @@ for (const backend of selectedBackends()) {
       expect(await Promise.all(ids.map(async (id) => (await client.get(id))?.payload))).toEqual([4, 5]);
       expect(await client.enqueueManyIds("send", [{ to: "x" }], { id: "fixed" })).toEqual(["fixed"]);
       expect((await client.get("fixed"))?.payload).toEqual({ to: "b" });
+      const mixed = await client.enqueueBatchIds([
+        { job: "bulk", payload: 6 },
+        { job: "send", payload: { to: "y" }, options: { id: "fixed" } },
+      ]);
+      expect(mixed[1]).toBe("fixed");
+      expect((await client.get(mixed[0]!))?.payload).toBe(6);
+      await expect(client.enqueueBatchIds("x" as never)).rejects.toMatchObject({ code: "INVALID_OPTION" });
       expect(await client.get("missing")).toBeNull();
-      expect((await client.list({ type: "bulk" })).jobs).toHaveLength(5);
-      expect((await client.stats()).states.pending).toBe(7);
+      expect((await client.list({ type: "bulk" })).jobs).toHaveLength(6);
+      expect((await client.stats()).states.pending).toBe(8);
       expect((await client.queues()).map((q) => q.name)).toEqual(["default"]);
       await expect(client.retry("fixed")).rejects.toMatchObject({ code: "INVALID_STATE" });
       expect((await client.cancel("fixed")).state).toBe("cancelled");
@@ -56,7 +63,7 @@ for (const backend of selectedBackends()) {
       await expect(client.enqueueManyIds("bulk", "x" as never)).rejects.toMatchObject({
         code: "INVALID_OPTION",
       });
-      expect((await client.stats()).states.pending, "nothing stored by the refused calls").toBe(7);
+      expect((await client.stats()).states.pending, "nothing stored by the refused calls").toBe(8);
       const s = await client.schedule("every-minute", { cron: "* * * * *", job: "send", payload: {} });
       expect(s.nextRunAt).toBeInstanceOf(Date);
       expect(await client.schedules()).toHaveLength(1);

@@ -248,6 +248,7 @@ const CLIENT_CALLS = [
   "enqueueMany",
   "enqueueManyIds",
   "enqueueBatch",
+  "enqueueBatchIds",
   "enqueueFlow",
   "get",
   "list",

@@ -585,6 +585,26 @@ for (const backend of selectedBackends({ conformance: true })) {
     );
 
     property(
+      "enqueueBatchIds stores every item or none, answering the id of each",
+      [fc.oneof(fc.array(batchItem, { maxLength: 3 }), hostileValue)],
+      async (w, items) => {
+        await refusedOrSound(
+          w,
+          "enqueueBatchIds",
+          () => w.queue.enqueueBatchIds(items as Parameters<Queue["enqueueBatchIds"]>[0]),
+          async (ids) => {
+            expect(ids).toHaveLength((items as unknown[]).length);
+            for (const id of ids) {
+              const stored = await w.queue.get(id);
+              expect(stored, `enqueueBatchIds: ${id} is stored`).not.toBeNull();
+              await assertStored(w, stored!, "enqueueBatchIds");
+            }
+          },
+        );
+      },
+    );
+
+    property(
       "enqueue refuses a db that is no database connection",
       [validType, enqueueOptionsWithDb],
       async (w, job, options) => {
