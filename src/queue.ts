@@ -75,11 +75,12 @@ const SCHEDULE_PAGE = 1_000;
  * sooner than `4 × d` after it, so counting keeps the store busy at most a fifth of the time
  * however many callers poll (a count of 1,000,000 waiting jobs takes PostgreSQL ~0.35 s, SQLite's
  * reader thread ~0.5 s). A count of a small backlog (~1–5 ms) earns no wait: a caller polling
- * stats() in a test or a loop is not slowed, and costs the store little. At most ten seconds: an HTTP
- * caller (`/v1/stats`, a Prometheus scrape of `/metrics`, 10 s by default) still gets its answer
- * beside a backlog of several million, where counts then take up to half the store's time.
+ * stats() in a test or a loop is not slowed, and costs the store little. At most five seconds:
+ * an HTTP caller (`/v1/stats`, a Prometheus scrape of `/metrics`, whose timeout is 10 s by
+ * default) waits no longer than that for its turn, and beside a backlog of many millions counts
+ * then take more than a fifth of the store's time.
  */
-const STATS_SPACING = { factor: 4, maxWaitMs: 10_000, fromMs: 20 } as const;
+const STATS_SPACING = { factor: 4, maxWaitMs: 5_000, fromMs: 20 } as const;
 
 /**
  * The handle on a store: enqueue, inspect, change and (for custom runners) lease jobs.
@@ -353,7 +354,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    * counts read every waiting and running job (every store keeps the history's counts as it
    * changes), so callers who ask while a count runs share the next one (each answer still counts what was written before it was asked for): ten
    * dashboard tabs polling keep at most one count running. After a count that took 20 ms or
-   * more, the next also waits four times as long as that one took (in real time, at most ten
+   * more, the next also waits four times as long as that one took (in real time, at most five
    * seconds), and callers who ask meanwhile share it: counting a large backlog keeps the store
    * busy at most a fifth of the time however often it is asked for. A count beside a small
    * backlog (~1–5 ms) earns no wait.

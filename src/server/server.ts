@@ -290,7 +290,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       push.start();
     });
     app.addHook("preClose", async () => {
-      // A stats request waiting for its count's turn (up to 10 s) is answered, not cut off by the close.
+      // A stats request waiting for its count's turn (up to 5 s) is answered, not cut off by the close.
       queue.hurryReads();
       const stopping = Promise.all([maintainer?.stop(), typesRefresh?.stop()]);
       longPoll.close();
