@@ -30,9 +30,10 @@ export class SharedRead<T> {
   readonly #read: () => Promise<T>;
   readonly #spacing: ReadSpacing | null;
   #running: Promise<T> | null = null;
-  /** The running read is still waiting for its turn: a caller may share it. */
-  #waiting = false;
-  /** Starts the waiting read now (its turn's timer cancelled); null once it reads. */
+  /**
+   * Starts the running read now, while it waits for its turn (its timer cancelled); null once it
+   * reads. While it is set, a caller may share the running read.
+   */
   #hurry: (() => void) | null = null;
   /** Closing: no read waits for its turn any more. */
   #hurried = false;
@@ -50,7 +51,7 @@ export class SharedRead<T> {
   get(): Promise<T> {
     if (this.#next !== null) return this.#next;
     if (this.#running === null) return this.#start();
-    if (this.#waiting) return this.#running;
+    if (this.#hurry !== null) return this.#running;
     const next = this.#running.then(settled, settled).then(() => {
       this.#next = null;
       return this.#start();
@@ -61,7 +62,6 @@ export class SharedRead<T> {
 
   #start(): Promise<T> {
     const wait = this.#wait();
-    this.#waiting = wait > 0;
     const turn =
       wait > 0
         ? new Promise<void>((resolve) => {
@@ -74,7 +74,6 @@ export class SharedRead<T> {
         : Promise.resolve();
     // A read that throws before its first await rejects its callers like one that fails later.
     const running = turn.then(() => {
-      this.#waiting = false;
       this.#hurry = null;
       return this.#timed();
     });
