@@ -78,46 +78,51 @@ describe("SharedRead with spacing", () => {
   /** A read the test answers, spaced ×4 by a manual clock from reads of 10 ms, at most 1,000 ms. */
   function spaced() {
     const clock = new ManualClock();
-    const c = controlled();
-    return {
-      clock,
-      ...c,
-      shared: new SharedRead(c.read, { clock, factor: 4, maxWaitMs: 1000, fromMs: 10 }),
+    const { read, calls } = controlled();
+    const shared = new SharedRead(read, { clock, factor: 4, maxWaitMs: 1000, fromMs: 10 });
+    /** The read just begun (the newest call) answers `value` after `ms` of the clock. */
+    const answer = async (ms: number, value: number) => {
+      await clock.advance(ms);
+      calls.at(-1)!.resolve(value);
     };
+    /** One read, begun at once, that takes `ms` of the clock. */
+    const readFor = async (ms: number, value: number) => {
+      const p = shared.get();
+      await settle();
+      await answer(ms, value);
+      return p;
+    };
+    /** The read asked for begins `ms` of the clock from now, not a millisecond sooner. */
+    const beginsIn = async (ms: number) => {
+      const before = read.mock.calls.length;
+      if (ms > 0) {
+        await clock.advance(ms - 1);
+        await settle();
+        expect(read).toHaveBeenCalledTimes(before);
+        await clock.advance(1);
+      }
+      await settle();
+      expect(read).toHaveBeenCalledTimes(before + 1);
+    };
+    return { clock, read, calls, shared, answer, readFor, beginsIn };
   }
 
   it("spaces only after a read of fromMs or more", async () => {
-    const { clock, read, calls, shared } = spaced();
-    const first = shared.get();
-    await settle();
-    await clock.advance(9);
-    calls[0]!.resolve(1);
-    await first;
+    const { shared, answer, readFor, beginsIn } = spaced();
+    await readFor(9, 1);
     const quick = shared.get();
-    await settle();
-    expect(read).toHaveBeenCalledTimes(2);
-    await clock.advance(10);
-    calls[1]!.resolve(2);
+    await beginsIn(0);
+    await answer(10, 2);
     await quick;
     const spacedRead = shared.get();
-    await clock.advance(39);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(2);
-    await clock.advance(1);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(3);
-    calls[2]!.resolve(3);
+    await beginsIn(40);
+    await answer(0, 3);
     expect(await spacedRead).toBe(3);
   });
 
   it("begins a read no sooner than four times the last one's length after it, shared by who asks meanwhile", async () => {
-    const { clock, read, calls, shared } = spaced();
-    const first = shared.get();
-    await settle();
-    await clock.advance(100);
-    calls[0]!.resolve(1);
-    expect(await first).toBe(1);
-
+    const { clock, read, shared, answer, readFor, beginsIn } = spaced();
+    expect(await readFor(100, 1)).toBe(1);
     const [a, b] = [shared.get(), shared.get()];
     expect(b).toBe(a);
     await clock.advance(399);
@@ -125,100 +130,69 @@ describe("SharedRead with spacing", () => {
     expect(read).toHaveBeenCalledTimes(1);
     // Still waiting for its turn: a caller now shares it rather than queueing behind it.
     expect(shared.get()).toBe(a);
-    await clock.advance(1);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(2);
+    await beginsIn(1);
     // Once it reads, a caller waits for the read after it, as without spacing.
     const c = shared.get();
     expect(c).not.toBe(a);
-    calls[1]!.resolve(2);
+    await answer(0, 2);
     expect(await Promise.all([a, b])).toEqual([2, 2]);
     // That read took no time on the clock: the next one begins at once.
-    await settle();
-    expect(read).toHaveBeenCalledTimes(3);
-    calls[2]!.resolve(3);
+    await beginsIn(0);
+    await answer(0, 3);
     expect(await c).toBe(3);
   });
 
   it("waits at most maxWaitMs, and no longer than the last read earned if the clock goes back", async () => {
-    const { clock, read, calls, shared } = spaced();
-    const first = shared.get();
-    await settle();
-    await clock.advance(10_000);
-    calls[0]!.resolve(1);
-    await first;
+    const { clock, shared, answer, readFor, beginsIn } = spaced();
+    await readFor(10_000, 1);
     const next = shared.get();
-    await clock.advance(999);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(1);
-    await clock.advance(1);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(2);
-    await clock.advance(50);
-    calls[1]!.resolve(2);
+    await beginsIn(1000);
+    await answer(50, 2);
     expect(await next).toBe(2);
 
     // The last read earned 200 ms; the clock set back an hour still waits only those.
     await clock.set(clock.now() - 3_600_000);
     const after = shared.get();
-    await clock.advance(199);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(2);
-    await clock.advance(1);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(3);
-    calls[2]!.resolve(3);
+    await beginsIn(200);
+    await answer(0, 3);
     expect(await after).toBe(3);
   });
 
   it("hurry() begins a read waiting for its turn now; hurry(true) every later one too", async () => {
-    const { clock, read, calls, shared } = spaced();
-    const first = shared.get();
-    await settle();
-    await clock.advance(100);
-    calls[0]!.resolve(1);
-    await first;
+    const { read, shared, answer, readFor, beginsIn } = spaced();
+    await readFor(100, 1);
     const waiting = shared.get();
     await settle();
     expect(read).toHaveBeenCalledTimes(1);
     shared.hurry();
-    await settle();
-    expect(read).toHaveBeenCalledTimes(2);
-    await clock.advance(100);
-    calls[1]!.resolve(2);
+    await beginsIn(0);
+    await answer(100, 2);
     expect(await waiting).toBe(2);
     // hurry() let that one go: the next still waits its turn (4 × 100 ms).
     const spacedAgain = shared.get();
     await settle();
     expect(read).toHaveBeenCalledTimes(2);
     shared.hurry(true);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(3);
-    await clock.advance(100);
-    calls[2]!.resolve(3);
+    await beginsIn(0);
+    await answer(100, 3);
     expect(await spacedAgain).toBe(3);
     // Closed for good: no read waits any more.
     const after = shared.get();
-    await settle();
-    expect(read).toHaveBeenCalledTimes(4);
-    calls[3]!.resolve(4);
+    await beginsIn(0);
+    await answer(0, 4);
     expect(await after).toBe(4);
   });
 
   it("spaces after a failed read too, and gives the error to its callers only", async () => {
-    const { clock, read, calls, shared } = spaced();
+    const { clock, calls, shared, answer, beginsIn } = spaced();
     const first = shared.get();
     await settle();
     await clock.advance(50);
     calls[0]!.reject(new Error("down"));
     await expect(first).rejects.toThrow("down");
     const next = shared.get();
-    await clock.advance(199);
-    await settle();
-    expect(read).toHaveBeenCalledTimes(1);
-    await clock.advance(1);
-    await settle();
-    calls[1]!.resolve(7);
+    await beginsIn(200);
+    await answer(0, 7);
     expect(await next).toBe(7);
   });
 });
