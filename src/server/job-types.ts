@@ -112,11 +112,13 @@ export class JobTypeRegistry {
 
   /**
    * An empty registry over `queue`'s store; {@link JobTypeRegistry.refresh} reads what it holds.
-   * @param maxTypes - the most types `set` adds ({@link DEFAULT_MAX_JOB_TYPES} by default).
+   * @param maxJobTypes - the most types the store may hold when `set` adds one, 1 to
+   *   {@link MAX_JOB_TYPES} ({@link DEFAULT_MAX_JOB_TYPES} by default).
+   * @throws ErrandError `INVALID_OPTION` for a `maxJobTypes` outside those bounds.
    */
-  constructor(queue: Queue, maxTypes = DEFAULT_MAX_JOB_TYPES) {
+  constructor(queue: Queue, maxJobTypes: number = DEFAULT_MAX_JOB_TYPES) {
     this.#queue = queue;
-    this.#max = maxTypes;
+    this.#max = checkInt("maxJobTypes", maxJobTypes, 1, MAX_JOB_TYPES);
   }
 
   /** Called after each change, made here or picked up from the store (push delivery follows it). */
@@ -127,7 +129,7 @@ export class JobTypeRegistry {
   /**
    * Creates or replaces a type, in the store and here. Returns whether it was new.
    * @throws ErrandError with the offending field named; `LIMIT_REACHED` for a new type when the
-   *   store holds `maxTypes` already. Nothing is stored then.
+   *   store holds `maxJobTypes` already. Nothing is stored then.
    */
   async set(config: JobTypeConfig): Promise<boolean> {
     const { stored, settings } = check(config);
@@ -147,7 +149,7 @@ export class JobTypeRegistry {
   }
 
   /**
-   * Refuses a type this server does not know when it knows `maxTypes` already, after reading the
+   * Refuses a type this server does not know when it knows `maxJobTypes` already, after reading the
    * store again (another server may have deleted some). The bound is checked against what this
    * server read, not inside the store's write: servers adding types at the same moment may pass
    * it by as many as they add. It bounds what every server holds, reads and lists, which a
@@ -167,7 +169,7 @@ export class JobTypeRegistry {
   /**
    * Writes each type unless the store already holds exactly its settings, so a server restarted
    * with the same `--types` file changes nothing. Every type is checked before any is written, and
-   * their number against `maxTypes` beside the types read last (the server reads them first).
+   * their number against `maxJobTypes` beside the types read last (the server reads them first).
    * @throws ErrandError naming the type and field that is wrong, or `LIMIT_REACHED`; nothing is
    *   stored then.
    */

@@ -21,7 +21,7 @@ import { parseJsonBody } from "./body.js";
 import type { ServerContext } from "./context.js";
 import { registerDashboard } from "./dashboard.js";
 import { clientErrorResponse, toErrorResponse } from "./http-errors.js";
-import { DEFAULT_MAX_JOB_TYPES, type JobTypeConfig, JobTypeRegistry, MAX_JOB_TYPES } from "./job-types.js";
+import { type JobTypeConfig, JobTypeRegistry } from "./job-types.js";
 import { lazyValidators } from "./lazy-validators.js";
 import { LongPoll } from "./long-poll.js";
 import { ServerMetrics } from "./metrics.js";
@@ -207,14 +207,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);
-  const maxJobTypes = checkInt("maxJobTypes", options.maxJobTypes ?? DEFAULT_MAX_JOB_TYPES, 1, MAX_JOB_TYPES);
   // Checked here, not when the timers start at ready(): a bad option fails createServer.
   const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
   const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
   const logging = loggerOption(options.logger);
   const auth = new Authenticator(options.auth === undefined ? {} : options.auth, queue.clock);
   const checks = new RequestChecks(options, auth.enabled);
-  const types = new JobTypeRegistry(queue, maxJobTypes);
+  // Checks maxJobTypes (INVALID_OPTION) before anything is written or subscribed.
+  const types = new JobTypeRegistry(queue, options.maxJobTypes);
   // Checks its options: before the types are written and anything subscribes to the queue, so a
   // refusal changes nothing and leaves no listener behind.
   const push = new PushDelivery(queue, types, options.push, maintenance);

@@ -5,7 +5,7 @@
  */
 
 import { describe, expect, it, vi } from "vitest";
-import type { JobTypeConfig } from "../../src/server/job-types.js";
+import { type JobTypeConfig, JobTypeRegistry } from "../../src/server/job-types.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { type Harness, serve, startServer } from "./harness.js";
 
@@ -115,11 +115,13 @@ for (const backend of selectedBackends()) {
         serve(await first.connect(), { types: [resize, { type: "two" }, { type: "three" }], maxJobTypes: 4 }),
       ).rejects.toMatchObject({ code: "LIMIT_REACHED" });
       expect(await first.store.getJobType({ name: "two" })).toBeNull();
-      for (const maxJobTypes of [0, 100_001, 1.5]) {
+      for (const maxJobTypes of [0, 100_001, 1.5, Number.NaN]) {
         await expect(serve(await first.connect(), { maxJobTypes })).rejects.toMatchObject({
           code: "INVALID_OPTION",
           message: expect.stringMatching(/maxJobTypes/),
         });
+        // The registry, exported from errand/server, checks it itself.
+        expect(() => new JobTypeRegistry(first.queue, maxJobTypes)).toThrow(/maxJobTypes/);
       }
     });
 
