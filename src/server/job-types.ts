@@ -159,10 +159,8 @@ export class JobTypeRegistry {
     if (this.#types.has(type) || this.#types.size < this.#max) return;
     await this.refresh();
     if (this.#types.has(type) || this.#types.size < this.#max) return;
-    throw new ErrandError(
-      "LIMIT_REACHED",
+    throw this.#limitReached(
       `the store holds ${this.#types.size} job types, this server's most (maxJobTypes ${this.#max}): delete one before adding ${JSON.stringify(type)}`,
-      { details: { limit: this.#max } },
     );
   }
 
@@ -184,10 +182,8 @@ export class JobTypeRegistry {
     }
     const added = new Set(configs.map((c) => c.type).filter((t) => !this.#types.has(t)));
     if (added.size > 0 && this.#types.size + added.size > this.#max) {
-      throw new ErrandError(
-        "LIMIT_REACHED",
+      throw this.#limitReached(
         `types: ${added.size} new job types beside the store's ${this.#types.size} would pass this server's most (maxJobTypes ${this.#max})`,
-        { details: { limit: this.#max } },
       );
     }
     for (const config of configs) {
@@ -195,6 +191,11 @@ export class JobTypeRegistry {
       const current = await this.#queue.typeRecords.getJobType({ name: stored.type });
       if (current?.config !== JSON.stringify(stored)) await this.set(config);
     }
+  }
+
+  /** The refusal of a type past `maxJobTypes`, with the bound in its details for clients. */
+  #limitReached(message: string): ErrandError {
+    return new ErrandError("LIMIT_REACHED", message, { details: { limit: this.#max } });
   }
 
   /** A type's settings as this server last read or wrote them; undefined for a type it does not know. */
