@@ -1,30 +1,46 @@
 import { api, withQuery } from "./api.js";
 import { h, json, link, table, time } from "./dom.js";
 import type { JobType, Schedule } from "./types.js";
-import type { View } from "./view.js";
+import type { View, ViewContext } from "./view.js";
 
-/** Schedules a page shows unless the URL says (`#/schedules?limit=…`, 1 to 1,000). */
-const SCHEDULES_PER_PAGE = 100;
+/** Schedules or types a page shows unless the URL says (`#/schedules?limit=…`, 1 to 1,000). */
+const PER_PAGE = 100;
+
+/** A list page's size and cursor, as its URL gives them. */
+function pageOf(ctx: ViewContext): { limit: number; cursor: string | null } {
+  return {
+    limit: Math.min(1000, Math.max(1, Number(ctx.query.get("limit")) || PER_PAGE)),
+    cursor: ctx.query.get("cursor"),
+  };
+}
+
+/** The links between a list's pages (`#/<view>?limit=…&cursor=…`). */
+function pager(
+  view: string,
+  { limit, cursor }: { limit: number; cursor: string | null },
+  shown: number,
+  nextCursor: string | null,
+): HTMLElement {
+  const at = (c: string | null) =>
+    `#/${view}?${new URLSearchParams({ limit: String(limit), ...(c ? { cursor: c } : {}) })}`;
+  return h(
+    "nav",
+    { class: "pager" },
+    cursor ? link(at(null), "« First page") : null,
+    h("span", { class: "muted" }, `${shown} shown`),
+    nextCursor ? h("a", { href: at(nextCursor), "data-testid": "next-page" }, "Next page »") : null,
+  );
+}
 
 /**
  * The cron schedules by name, a page at a time, with their next tick; the page's size and cursor
  * live in the URL (`#/schedules?limit=50&cursor=…`), as the jobs table's do.
  */
 export const schedules: View = async (ctx) => {
-  const limit = Math.min(1000, Math.max(1, Number(ctx.query.get("limit")) || SCHEDULES_PER_PAGE));
-  const cursor = ctx.query.get("cursor");
+  const page = pageOf(ctx);
   const { schedules, nextCursor } = await api<{ schedules: Schedule[]; nextCursor: string | null }>(
     "GET",
-    withQuery("v1/schedules", { limit, cursor }),
-  );
-  const at = (c: string | null) =>
-    `#/schedules?${new URLSearchParams({ limit: String(limit), ...(c ? { cursor: c } : {}) })}`;
-  const pager = h(
-    "nav",
-    { class: "pager" },
-    cursor ? link(at(null), "« First page") : null,
-    h("span", { class: "muted" }, `${schedules.length} shown`),
-    nextCursor ? h("a", { href: at(nextCursor), "data-testid": "next-page" }, "Next page »") : null,
+    withQuery("v1/schedules", page),
   );
   ctx.root.append(
     h("h1", {}, "Schedules"),
@@ -45,14 +61,21 @@ export const schedules: View = async (ctx) => {
       ),
       "No schedules. Create one with PUT /v1/schedules/{name} or `errand schedules set`.",
     ),
-    pager,
+    pager("schedules", page, schedules.length, nextCursor),
   );
   return undefined;
 };
 
-/** The server's job types: defaults at enqueue, cluster-wide caps, push targets. */
+/**
+ * The server's job types by name, a page at a time: defaults at enqueue, cluster-wide caps, push
+ * targets.
+ */
 export const types: View = async (ctx) => {
-  const { types } = await api<{ types: JobType[] }>("GET", "v1/types");
+  const page = pageOf(ctx);
+  const { types, nextCursor } = await api<{ types: JobType[]; nextCursor: string | null }>(
+    "GET",
+    withQuery("v1/types", page),
+  );
   const cell = (v: unknown) => h("td", {}, v === undefined || v === null ? "—" : String(v));
   ctx.root.append(
     h("h1", {}, "Job types"),
@@ -87,6 +110,7 @@ export const types: View = async (ctx) => {
       ),
       "No job types registered on this server (errand serve --types, or PUT /v1/types/{type}).",
     ),
+    pager("types", page, types.length, nextCursor),
   );
   return undefined;
 };

@@ -71,6 +71,7 @@ export {
   type SchedulePage,
   type SchedulePageOptions,
   type SweepResult,
+  type TypePageOptions,
 } from "./queue.js";
 export { Snooze } from "./snooze.js";
 export type { HeldBack, KeyLoad, TypeLimitStats } from "./store/held-back.js";

@@ -218,6 +218,17 @@ export interface SchedulePageOptions {
   cursor?: string;
 }
 
+/**
+ * Options of a page of a server's job types (`GET /v1/types?limit=&cursor=`, the client's
+ * `typePage`).
+ */
+export interface TypePageOptions {
+  /** Page size, 1 to 1000. @defaultValue 50 */
+  limit?: number;
+  /** `nextCursor` from the previous page. */
+  cursor?: string;
+}
+
 /** A page of {@link Queue.schedulePage}, by name. */
 export interface SchedulePage {
   /** This page's schedules, by name in byte order. */

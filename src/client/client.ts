@@ -20,6 +20,7 @@ import type {
   ScheduleOptions,
   SchedulePage,
   SchedulePageOptions,
+  TypePageOptions,
 } from "../queue.js";
 import { checkObject, checkRef } from "../queue-checks.js";
 import type { AttemptRef } from "../store/store.js";
@@ -88,6 +89,14 @@ export interface RemoteJobType {
   keyRateLimit?: { limit: number; periodMs: number | string };
   /** Where the server pushes the type's jobs; the server never sends `secret` back. */
   push?: { url: string; secret?: string; timeoutMs?: number };
+}
+
+/** A page of {@link ErrandClient.typePage}, by type name. */
+export interface RemoteTypePage {
+  /** This page's types, by name in byte order. */
+  types: RemoteJobType[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
 }
 
 /**
@@ -661,14 +670,10 @@ export class ErrandClient {
 
   /** Every schedule on the server, by name (byte order), read a page of 1,000 at a time. */
   async schedules(): Promise<Schedule[]> {
-    const out: Schedule[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.schedulePage({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
-      out.push(...page.schedules);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor !== undefined);
-    return out;
+    return everyPage(
+      (options) => this.schedulePage(options),
+      (page) => page.schedules,
+    );
   }
 
   /**
@@ -721,9 +726,25 @@ export class ErrandClient {
     }
   }
 
-  /** Every job type's settings on the server, sorted by type name (no push `secret`s). */
+  /**
+   * Every job type's settings on the server, sorted by type name (no push `secret`s), read a page
+   * of 1,000 at a time.
+   */
   async types(): Promise<RemoteJobType[]> {
-    return (await this.#call<{ types: RemoteJobType[] }>("GET", "/v1/types")).types;
+    return everyPage(
+      (options) => this.typePage(options),
+      (page) => page.types,
+    );
+  }
+
+  /**
+   * A page of the server's job types by name (byte order): at most `limit` (default 50, up to
+   * 1,000), after `cursor`; pass `nextCursor` back as `cursor` for the next.
+   * @throws ErrandError `INVALID_OPTION`, `INVALID_TYPE_NAME` (a bad cursor)
+   */
+  async typePage(options: TypePageOptions = {}): Promise<RemoteTypePage> {
+    checkObject("typePage", "options", options);
+    return this.#call("GET", withQuery("/v1/types", options));
   }
 
   // ---- the lease API -------------------------------------------------------------------------
@@ -904,6 +925,21 @@ export class ErrandClient {
  * (fetch would resolve them to another route) and no lone surrogate (encodeURIComponent throws).
  */
 /** `path` with `options`' defined entries as its query string. */
+/** Every item of a list the server pages by name, read a page of 1,000 at a time. */
+async function everyPage<P extends { nextCursor: string | null }, T>(
+  read: (options: { limit: number; cursor?: string }) => Promise<P>,
+  items: (page: P) => T[],
+): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await read({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+    out.push(...items(page));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return out;
+}
+
 function withQuery(path: string, options: object): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(options)) if (v !== undefined) q.set(k, String(v));

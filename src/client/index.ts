@@ -8,6 +8,7 @@ export {
   ErrandClient,
   type RemoteJobType,
   type RemoteLeaseOptions,
+  type RemoteTypePage,
   type ReportItem,
   reviveJob,
 } from "./client.js";

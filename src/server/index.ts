@@ -23,6 +23,7 @@ export {
   JobTypeRegistry,
   MAX_JOB_TYPES,
   type PushTarget,
+  type TypePage,
 } from "./job-types.js";
 export { MAX_METRIC_NAMES, OTHER_LABEL, ServerMetrics } from "./metrics.js";
 export { PushDelivery, type PushOptions, signPush } from "./push.js";

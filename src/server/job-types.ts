@@ -6,8 +6,9 @@ import type { Delivery, DependencyFailurePolicy } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { byteOrder } from "../name-record.js";
 import type { Queue, TypeSettings } from "../queue.js";
+import type { TypePageOptions } from "../queue-options.js";
 import type { JobTypeRecord } from "../store/store.js";
-import { checkInt, checkTypeName } from "../validation.js";
+import { checkInt, checkTypeName, MAX_LIMIT } from "../validation.js";
 
 /** Where and how the server pushes a type's jobs (push delivery). */
 export interface PushTarget {
@@ -66,12 +67,22 @@ export interface JobTypeConfig {
   push?: PushTarget;
 }
 
+/** A page of job types, by name. */
+export interface TypePage {
+  /** This page's types, by name in byte order. */
+  types: JobTypeConfig[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+const TYPE_PAGE_KEYS = new Set(["limit", "cursor"]);
+
 /** How many job types a server keeps by default (`createServer`'s `maxJobTypes`). */
 export const DEFAULT_MAX_JOB_TYPES = 1_000;
 
 /**
- * The most `maxJobTypes` may be: every server holds every type in memory, reads them all every
- * `typesRefreshMs`, and answers `GET /v1/types` with all of them.
+ * The most `maxJobTypes` may be: every server holds every type in memory and reads them all every
+ * `typesRefreshMs`.
  */
 export const MAX_JOB_TYPES = 100_000;
 
@@ -106,6 +117,9 @@ export class JobTypeRegistry {
   #reads: Promise<void> = Promise.resolve();
   /** Stored settings already reported unreadable, by type: each is reported once. */
   readonly #unreadable = new Map<string, string>();
+
+  /** {@link JobTypeRegistry.list}'s order, until a type is added or forgotten. */
+  #sorted: string[] | null = null;
 
   /** The most types {@link JobTypeRegistry.set} lets the store hold. */
   readonly #max: number;
@@ -215,7 +229,38 @@ export class JobTypeRegistry {
 
   /** Every type's settings this server knows, sorted by type name (byte order, as stores list names). */
   list(): JobTypeConfig[] {
-    return [...this.#types.values()].map((t) => t.config).sort((a, b) => byteOrder(a.type, b.type));
+    return this.#names().map((type) => this.#types.get(type)!.config);
+  }
+
+  /**
+   * A page of the types this server knows, by name (byte order): at most `limit` (default 50, up
+   * to 1,000), after `cursor` (the previous page's `nextCursor`). `nextCursor` is null once a page
+   * is short; a full page's may lead to an empty one.
+   * @throws ErrandError `INVALID_OPTION` for a bad limit or an unknown option, `INVALID_TYPE_NAME`
+   *   for a cursor that is not a type name
+   */
+  page(options: TypePageOptions = {}): TypePage {
+    checkKnownKeys("typePage", options, TYPE_PAGE_KEYS);
+    const after = options.cursor === undefined ? null : checkTypeName(options.cursor);
+    const limit = checkInt("limit", options.limit ?? 50, 1, MAX_LIMIT);
+    const names = this.#names();
+    // The first name past the cursor, which need not be a type any more (deleted since).
+    let lo = 0;
+    if (after !== null) {
+      for (let hi = names.length; lo < hi; ) {
+        const mid = (lo + hi) >>> 1;
+        if (byteOrder(names[mid]!, after) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+    const types = names.slice(lo, lo + limit).map((type) => this.#types.get(type)!.config);
+    return { types, nextCursor: types.length < limit ? null : types[types.length - 1]!.type };
+  }
+
+  /** The known types' names in byte order, sorted again only after a type came or went. */
+  #names(): string[] {
+    this.#sorted ??= [...this.#types.keys()].sort(byteOrder);
+    return this.#sorted;
   }
 
   /**
@@ -310,6 +355,7 @@ export class JobTypeRegistry {
   }
 
   #apply(config: JobTypeConfig, settings: TypeSettings, text: string): void {
+    if (!this.#types.has(config.type)) this.#sorted = null;
     this.#types.set(config.type, { config, text });
     this.#queue.setTypeSettings(config.type, settings);
     this.#onChange(config, config.type);
@@ -317,6 +363,7 @@ export class JobTypeRegistry {
 
   #forget(type: string): void {
     this.#types.delete(type);
+    this.#sorted = null;
     this.#queue.setTypeSettings(type, null);
     this.#onChange(null, type);
   }

@@ -107,6 +107,12 @@ const rowIds = (page: Page) =>
     .locator("[data-testid=jobs-table] tbody tr[data-id]")
     .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { id: string } }).dataset.id));
 
+/** The names of a list view's rows (schedules, types), in the order shown. */
+const rowNames = (page: Page) =>
+  page
+    .locator("tr[data-name]")
+    .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { name: string } }).dataset.name));
+
 /** Leases a ready job of `type` from `queue` and fails it for good. */
 async function killOne(h: Harness, type: string, queue = "default", message = "boom"): Promise<string> {
   const [job] = await h.queue.lease({ types: [type], queues: [queue], limit: 1 });
@@ -399,14 +405,21 @@ describe(`dashboard on ${backend.name}`, () => {
     for (const name of ["nightly", "hourly", "weekly"]) {
       await h.queue.schedule(name, { cron: "0 3 * * *", job: "report", payload: { name } });
     }
-    const names = (page: Page) =>
-      page
-        .locator("tr[data-name]")
-        .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { name: string } }).dataset.name));
     const page = await open(h, "#/schedules?limit=2");
-    await vi.waitFor(async () => expect(await names(page)).toEqual(["hourly", "nightly"]));
+    await vi.waitFor(async () => expect(await rowNames(page)).toEqual(["hourly", "nightly"]));
     await page.click("[data-testid=next-page]");
-    await vi.waitFor(async () => expect(await names(page)).toEqual(["weekly"]));
+    await vi.waitFor(async () => expect(await rowNames(page)).toEqual(["weekly"]));
+    expect(await page.locator("[data-testid=next-page]").count()).toBe(0);
+  });
+
+  it("lists job types by name a page at a time", async () => {
+    const h = await startServer(backend, {
+      types: [{ type: "resize" }, { type: "email", priority: 5 }, { type: "webhook" }],
+    });
+    const page = await open(h, "#/types?limit=2");
+    await vi.waitFor(async () => expect(await rowNames(page)).toEqual(["email", "resize"]));
+    await page.click("[data-testid=next-page]");
+    await vi.waitFor(async () => expect(await rowNames(page)).toEqual(["webhook"]));
     expect(await page.locator("[data-testid=next-page]").count()).toBe(0);
   });
 

@@ -5,6 +5,7 @@
  */
 
 import { describe, expect, it, vi } from "vitest";
+import { ErrandClient } from "../../src/client/client.js";
 import { type JobTypeConfig, JobTypeRegistry } from "../../src/server/job-types.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { type Harness, serve, startServer } from "./harness.js";
@@ -123,6 +124,63 @@ for (const backend of selectedBackends()) {
         // The registry, exported from errand/server, checks it itself.
         expect(() => new JobTypeRegistry(first.queue, maxJobTypes)).toThrow(/maxJobTypes/);
       }
+    });
+
+    it("pages types by name in byte order over HTTP and through the client; a bad limit or cursor is a 400", async () => {
+      // Byte order: upper case, then "_", then lower case.
+      const names = ["z", "_x", "a", "B", "m"];
+      const h = await startServer(backend, { types: names.map((type) => ({ type, maxAttempts: 2 })) });
+      const page = async (query: string) => (await h.http("GET", `/v1/types?${query}`)).body;
+      const first = await page("limit=2");
+      expect(first.types.map((t: { type: string }) => t.type)).toEqual(["B", "_x"]);
+      expect(first.nextCursor).toBe("_x");
+      // A cursor need not name a type that still exists: the next page starts after it all the same.
+      expect((await h.http("DELETE", "/v1/types/_x")).status).toBe(204);
+      expect(await page(`limit=2&cursor=${first.nextCursor}`)).toEqual({
+        types: [
+          { type: "a", maxAttempts: 2 },
+          { type: "m", maxAttempts: 2 },
+        ],
+        nextCursor: "m",
+      });
+      // A type made through another server since shows on the next page read.
+      const other = await serve(await h.connect());
+      expect((await other.http("PUT", "/v1/types/n", { body: {} })).status).toBe(201);
+      expect(await page("limit=2&cursor=m")).toEqual({
+        types: [{ type: "n" }, { type: "z", maxAttempts: 2 }],
+        nextCursor: "z",
+      });
+      expect(await page("cursor=z")).toEqual({ types: [], nextCursor: null });
+      // Without a limit, a page of 50.
+      expect(await page("")).toMatchObject({ types: { length: 5 }, nextCursor: null });
+      for (const query of [
+        "limit=0",
+        "limit=1001",
+        "limit=x",
+        "limit=-1",
+        "cursor=",
+        "cursor=a%20b",
+        "other=1",
+      ]) {
+        const bad = await h.http("GET", `/v1/types?${query}`);
+        expect(bad.status, query).toBe(400);
+      }
+      const client = new ErrandClient({ url: h.base });
+      expect((await client.types()).map((t) => t.type)).toEqual(["B", "a", "m", "n", "z"]);
+      expect(await client.typePage({ limit: 1, cursor: "m" })).toEqual({
+        types: [{ type: "n" }],
+        nextCursor: "n",
+      });
+      await expect(client.typePage({ limit: 0 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      // The registry checks its options itself, as errand/server exports it.
+      const types = h.app.errand.types;
+      expect(() => types.page({ limit: 1001 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+      expect(() => types.page({ cursor: "" })).toThrow(
+        expect.objectContaining({ code: "INVALID_TYPE_NAME" }),
+      );
+      expect(() => types.page({ after: "a" } as never)).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTION" }),
+      );
     });
 
     it("a type PUT, changed or deleted on one server takes effect on another on the same store", async () => {

@@ -14,6 +14,7 @@ import type {
   ErrandClient,
   RemoteJobType,
   RemoteLeaseOptions,
+  RemoteTypePage,
   ReportItem,
   wireError,
 } from "../../src/client/client.js";
@@ -204,7 +205,11 @@ expectTypeOf<Reply<"POST /v1/report", 200>>().toEqualTypeOf<{
 
 expectTypeOf<Body<"PUT /v1/types/:type">>().toEqualTypeOf<Shared<"JobType">>();
 expectTypeOf<Json<Omit<RemoteJobType, "type">>>().toExtend<Body<"PUT /v1/types/:type">>();
-expectTypeOf<Reply<"GET /v1/types", 200>>().toEqualTypeOf<{ types: Shared<"JobType">[] }>();
+expectTypeOf<Reply<"GET /v1/types", 200>>().toEqualTypeOf<{
+  types: Shared<"JobType">[];
+  nextCursor: string | null;
+}>();
+expectTypeOf<Reply<"GET /v1/types", 200>["nextCursor"]>().toEqualTypeOf<RemoteTypePage["nextCursor"]>();
 
 // Schedule options as the client sends them: `job` goes as `type`; the payload may be left out.
 type SentSchedule = Omit<ScheduleOptions, "job" | "payload" | "options"> & {

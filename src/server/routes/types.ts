@@ -27,8 +27,13 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     }
     return reply.status(204).send();
   });
-  route("GET /v1/types", "read", async () => {
+  route("GET /v1/types", "read", async (request) => {
+    const q = request.query as Record<string, string | undefined>;
     await types.refresh();
-    return { types: types.list().map(publicType) };
+    const page = types.page({
+      ...(q.limit === undefined ? {} : { limit: Number(q.limit) }),
+      ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+    });
+    return { types: page.types.map(publicType), nextCursor: page.nextCursor };
   });
 }

@@ -22,6 +22,15 @@ import {
 } from "../../validation.js";
 
 export const name = { type: "string", pattern: NAME_PATTERN.source, maxLength: 128 } as const;
+/** The query of a list paged by name (`limit`, and the previous page's `nextCursor`). */
+export const namePageQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
+    cursor: { ...name, description: "`nextCursor` of the previous page" },
+  },
+} as const;
 export const jobId = { type: "string", pattern: JOB_ID_PATTERN.source, maxLength: 255 } as const;
 /**
  * Free text a store keeps as text: no U+0000 and no lone surrogate (see `checkText`), which

@@ -1,5 +1,5 @@
 /** Schemas of the schedule routes. @module */
-import { enqueueOptionProperties, errors, name, nameParams, omit } from "./fields.js";
+import { enqueueOptionProperties, errors, name, namePageQuery, nameParams, omit } from "./fields.js";
 
 /** The schedule routes' schemas, keyed by `"METHOD /path"`. */
 export const scheduleRouteSchemas = {
@@ -40,14 +40,7 @@ export const scheduleRouteSchemas = {
   "GET /v1/schedules": {
     summary: "A page of schedules by name (byte order)",
     tags: ["schedules"],
-    querystring: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
-        cursor: { ...name, description: "`nextCursor` of the previous page" },
-      },
-    },
+    querystring: namePageQuery,
     response: {
       200: {
         type: "object",

@@ -1,5 +1,5 @@
 /** Schemas of the job-type routes. @module */
-import { errors, name } from "./fields.js";
+import { errors, name, namePageQuery } from "./fields.js";
 
 const typeParams = { type: "object", required: ["type"], properties: { type: name } } as const;
 
@@ -26,13 +26,17 @@ export const typeRouteSchemas = {
     response: { 204: { type: "null" }, ...errors },
   },
   "GET /v1/types": {
-    summary: "Every job type's settings",
+    summary: "A page of job types' settings by type name (byte order)",
     tags: ["types"],
+    querystring: namePageQuery,
     response: {
       200: {
         type: "object",
-        required: ["types"],
-        properties: { types: { type: "array", items: { $ref: "JobType#" } } },
+        required: ["types", "nextCursor"],
+        properties: {
+          types: { type: "array", items: { $ref: "JobType#" } },
+          nextCursor: { type: ["string", "null"], description: "null on the last page" },
+        },
       },
       ...errors,
     },
