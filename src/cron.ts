@@ -38,10 +38,18 @@ export function nextCronTick(cron: string, timezone: string, after: number): num
       cause,
     });
   }
-  const next = pattern.nextRun(new Date(after))?.getTime();
+  let next: number | undefined;
+  let cause: unknown;
+  try {
+    next = pattern.nextRun(new Date(after))?.getTime();
+  } catch (error) {
+    // croner's search recurses per candidate: for some days no listed month has ("0 0 31 4,6 *")
+    // it runs out of stack instead of answering null.
+    cause = error;
+  }
   // croner answers an Invalid Date rather than null for some ticks past its range: neither fires.
   if (next === undefined || !Number.isFinite(next)) {
-    throw new ErrandError("INVALID_CRON", `cron expression ${describe(cron)} never fires`);
+    throw new ErrandError("INVALID_CRON", `cron expression ${describe(cron)} never fires`, { cause });
   }
   return next;
 }
