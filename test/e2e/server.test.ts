@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ErrandClient } from "../../src/client/index.js";
 import { createServer } from "../../src/server/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { snapshot, startServer } from "./harness.js";
+import { serve, snapshot, startServer } from "./harness.js";
 
 for (const backend of selectedBackends()) {
   describe(`server on ${backend.name}`, () => {
@@ -380,6 +380,23 @@ for (const backend of selectedBackends()) {
         { id: j3.id, ok: false, code: "STALE_ATTEMPT" },
       ]);
       expect((await h.queue.get(j1.id))!.result).toBe("one");
+    });
+
+    it("holds a reported result to maxPayloadBytes, as /complete does", async () => {
+      const bundle = await backend.setup({ maxPayloadBytes: 100 });
+      const h = { ...bundle, ...(await serve(bundle.queue)) };
+      await h.queue.enqueueMany("t", [1, 2]);
+      const { body } = await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 2 } });
+      const [j1, j2] = body.jobs;
+      // 4 bytes a number in the request, 21 once stored: the bound is on the stored text.
+      const result = Array.from({ length: 10 }, () => 1e20);
+      const complete = await h.http("POST", `/v1/jobs/${j1.id}/complete`, { body: { attempt: 1, result } });
+      expect(complete).toMatchObject({ status: 400, body: { code: "INVALID_PAYLOAD" } });
+      const r = await h.http("POST", "/v1/report", {
+        body: { reports: [{ id: j2.id, attempt: 1, outcome: "complete", result }] },
+      });
+      expect(r.body.results).toEqual([{ id: j2.id, ok: false, code: "INVALID_PAYLOAD" }]);
+      expect(await h.queue.get(j2.id)).toMatchObject({ state: "active", result: null });
     });
 
     it("records a report's failures in one store write, each answered on its own terms", async () => {

@@ -9,7 +9,6 @@ import type { Duration } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import type { Job } from "../../job.js";
 import type { Completion } from "../../store/instrument.js";
-import { toJsonText } from "../../validation.js";
 import type { ServerContext } from "../context.js";
 import type { JobTypeConfig } from "../job-types.js";
 import { body, params } from "../routing.js";
@@ -268,7 +267,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       if (r.outcome !== "complete") continue;
       try {
         const result = r.result ?? null;
-        completes.push({ i, item: completion(r.id, r.attempt, result, toJsonText("result", result)) });
+        completes.push({ i, item: completion(r.id, r.attempt, result, queue.attempts.resultText(result)) });
       } catch (error) {
         results[i]!.code = (error as ErrandError).code;
       }
