@@ -118,6 +118,9 @@ export class JobTypeRegistry {
   /** Stored settings already reported unreadable, by type: each is reported once. */
   readonly #unreadable = new Map<string, string>();
 
+  /** The writes of {@link JobTypeRegistry.set}, one after another. */
+  #writes: Promise<unknown> = Promise.resolve();
+
   /** {@link JobTypeRegistry.list}'s order, until a type is added or forgotten. */
   #sorted: string[] | null = null;
 
@@ -146,7 +149,15 @@ export class JobTypeRegistry {
    *   store holds `maxJobTypes` already. Nothing is stored then.
    */
   async set(config: JobTypeConfig): Promise<boolean> {
-    const { stored, settings } = check(config);
+    const checked = check(config);
+    // One at a time: new types checked against the same count while the first one's write was
+    // under way would all pass it.
+    const turn = this.#writes.then(() => this.#set(checked));
+    this.#writes = turn.catch(() => {});
+    return turn;
+  }
+
+  async #set({ stored, settings }: { stored: JobTypeConfig; settings: TypeSettings }): Promise<boolean> {
     await this.#checkRoom(stored.type);
     const text = JSON.stringify(stored);
     const now = this.#queue.clock.now();

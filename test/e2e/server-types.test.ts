@@ -126,6 +126,16 @@ for (const backend of selectedBackends()) {
       }
     });
 
+    it("holds maxJobTypes against new types PUT at the same moment through one server", async () => {
+      const h = await startServer(backend, { maxJobTypes: 3 });
+      const puts = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => h.http("PUT", `/v1/types/race${i}`, { body: {} })),
+      );
+      expect(puts.filter((r) => r.status === 201)).toHaveLength(3);
+      expect(puts.filter((r) => r.status === 409 && r.body.code === "LIMIT_REACHED")).toHaveLength(9);
+      expect(await h.store.listJobTypes()).toHaveLength(3);
+    });
+
     it("pages types by name in byte order over HTTP and through the client; a bad limit or cursor is a 400", async () => {
       // Byte order: upper case, then "_", then lower case.
       const names = ["z", "_x", "a", "B", "m"];
