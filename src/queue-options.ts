@@ -241,7 +241,7 @@ export interface SchedulePage {
 export interface LeaseOptions {
   /** Only these types. All types when absent. */
   types?: string[];
-  /** Queues with weights, or names (weight 1). @defaultValue the queues of the registered types, or ["default"] */
+  /** Queues with weights, or names (weight 1). @defaultValue the queues of the registered types (their retry queues too) and "default" */
   queues?: string[] | Record<string, number>;
   /** Most jobs to claim in this call, 1 to {@link MAX_LIMIT}. @defaultValue 1 */
   limit?: number;

@@ -94,11 +94,13 @@ export class TypeRegistry {
     return def !== undefined && (def.concurrency !== null || def.keyConcurrency !== null || def.ordered);
   }
 
-  /** `"default"` and the queues of the known types among `types` (all when undefined). */
+  /** `"default"` and the queues of the known types among `types` (all when undefined), their retry queues too. */
   queues(types: readonly string[] | undefined): string[] {
     const names = new Set<string>(["default"]);
     for (const def of this.#definitions.values()) {
-      if (!types || types.includes(def.type)) names.add(def.queue);
+      if (types && !types.includes(def.type)) continue;
+      names.add(def.queue);
+      if (def.retryQueue !== null) names.add(def.retryQueue);
     }
     return [...names];
   }

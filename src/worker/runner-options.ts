@@ -26,7 +26,7 @@ export type RunnerOptionsGiven = Pick<
 export interface RunnerSettings {
   /** The definitions by type: each made by defineJob, no type twice. */
   jobs: Map<string, AnyJobDefinition>;
-  /** As given, or every queue the definitions name, weight 1. */
+  /** As given, or every queue the definitions name (their retryQueue too), weight 1. */
   queues: QueueWeight[];
   concurrency: number;
   prefetch: number;
@@ -57,7 +57,14 @@ export function resolveRunnerOptions(
   // Also refuses options that are no object.
   checkKnownKeys(where, options, keys);
   const jobs = checkJobList(where, options.jobs);
-  const queues = toQueueWeights(options.queues ?? [...new Set([...jobs.values()].map((d) => d.queue))]);
+  // A type's retries wait in its retryQueue: a worker left to find its queues runs them too.
+  const queues = toQueueWeights(
+    options.queues ?? [
+      ...new Set(
+        [...jobs.values()].flatMap((d) => (d.retryQueue === null ? [d.queue] : [d.queue, d.retryQueue])),
+      ),
+    ],
+  );
   const concurrency = checkInt("concurrency", options.concurrency ?? 10, 1, MAX_COUNT);
   const prefetch = checkInt("prefetch", options.prefetch ?? 0, 0, MAX_PREFETCH);
   const leaseMs = toMs("leaseMs", options.leaseMs ?? 30_000, maxLeaseMs);

@@ -25,7 +25,7 @@ export interface WorkerOptions {
   /**
    * Queues to take from, with weights: `{ critical: 6, default: 1 }` takes about six critical
    * jobs for each default one while both have work, and all of either when the other is empty.
-   * @defaultValue every queue named by `jobs`, weight 1
+   * @defaultValue every queue named by `jobs` (as `queue` or `retryQueue`), weight 1
    */
   queues?: string[] | Record<string, number>;
   /**

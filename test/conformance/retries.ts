@@ -211,6 +211,29 @@ export function exerciseRetries(backend: Backend): void {
       expect(retry).toMatchObject({ id: job.id, attempt: 2, queue: "slow-lane" });
     });
 
+    it("runs a type's retries from its retryQueue when the worker or lease names no queues", async () => {
+      const { queue } = await backend.setup();
+      const laned = defineJob({
+        type: "laned",
+        queue: "fast",
+        retryQueue: "slow-lane",
+        backoff: { type: "fixed", delayMs: 0 },
+        handler: async (_p: unknown, ctx) => {
+          if (ctx.attempt === 1) throw new Error("once");
+        },
+      });
+      const ran = await queue.enqueue(laned, {});
+      const result = await drain(queue, { jobs: [laned] });
+      expect(result).toMatchObject({ completed: 1, retried: 1 });
+      expect(await queue.get(ran.id)).toMatchObject({ state: "completed", queue: "slow-lane", attempt: 2 });
+
+      const leased = await queue.enqueue(laned, {});
+      const [first] = await queue.lease({ types: ["laned"] });
+      await queue.fail(first!, new Error("boom"));
+      const [retry] = await queue.lease({ types: ["laned"] });
+      expect(retry).toMatchObject({ id: leased.id, attempt: 2, queue: "slow-lane" });
+    });
+
     it("sends a job to dead when its attempts are spent, with one error entry per attempt", async () => {
       const { queue } = await backend.setup();
       const flaky = defineJob({

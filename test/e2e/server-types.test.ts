@@ -126,6 +126,20 @@ for (const backend of selectedBackends()) {
       }
     });
 
+    it("a lease that names no queues or types takes a type's retries from its retryQueue", async () => {
+      const h = await startServer(backend);
+      const type = { retryQueue: "slow-lane", backoff: { type: "fixed", delayMs: 0 } };
+      expect((await h.http("PUT", "/v1/types/laned", { body: type })).status).toBe(201);
+      const { body: job } = await h.http("POST", "/v1/jobs", { body: { type: "laned" } });
+      const [first] = (await h.http("POST", "/v1/lease", { body: {} })).body.jobs;
+      expect(first).toMatchObject({ id: job.id, attempt: 1 });
+      expect(
+        (await h.http("POST", `/v1/jobs/${job.id}/fail`, { body: { attempt: 1, error: "boom" } })).status,
+      ).toBe(200);
+      const [retry] = (await h.http("POST", "/v1/lease", { body: {} })).body.jobs;
+      expect(retry).toMatchObject({ id: job.id, attempt: 2, queue: "slow-lane" });
+    });
+
     it("holds maxJobTypes against new types PUT at the same moment through one server", async () => {
       const h = await startServer(backend, { maxJobTypes: 3 });
       const puts = await Promise.all(

@@ -310,7 +310,15 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   });
 }
 
-/** Without a filter, a lease takes from every queue the registered types name, and "default". */
+/**
+ * Without a filter, a lease takes from every queue the registered types name (their retry queues
+ * too, or no remote worker would see their retries), and "default".
+ */
 function allQueues(types: JobTypeConfig[]): string[] {
-  return [...new Set(["default", ...types.map((t) => t.queue ?? "default")])];
+  const names = new Set(["default"]);
+  for (const t of types) {
+    names.add(t.queue ?? "default");
+    if (t.retryQueue !== undefined) names.add(t.retryQueue);
+  }
+  return [...names];
 }
