@@ -320,9 +320,11 @@ for (const backend of selectedBackends()) {
         body: { type: "t" },
         token: "other-producer-0123456789",
       });
+      // Only an admin may make one owner's job wait for another's (a producer learns nothing of
+      // another owner's jobs: see the next test).
       const mine = await h.http("POST", "/v1/jobs", {
-        body: { type: "m", dependsOn: [mineDep.body.id, theirs.body.id] },
-        token: TOKENS.producer,
+        body: { type: "m", dependsOn: [mineDep.body.id, theirs.body.id], owner: mineDep.body.owner },
+        token: TOKENS.admin,
       });
       expect(mine.status).toBe(201);
       await h.http("POST", "/v1/jobs", {
@@ -352,7 +354,7 @@ for (const backend of selectedBackends()) {
         body: {
           jobs: [
             { ref: "x", type: "t" },
-            { ref: "y", type: "t", dependsOn: ["x", { id: mineDep.body.id }] },
+            { ref: "y", type: "t", dependsOn: ["x", { id: theirs.body.id }] },
           ],
         },
         token: "other-producer-0123456789",
@@ -371,6 +373,110 @@ for (const backend of selectedBackends()) {
       });
       expect(forged).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
       expect(await snapshot(h)).toEqual(before);
+    });
+
+    it("refuses a producer's dependency on another owner's job as one on no job, and pages its dependents without their ids", async () => {
+      const other = "other-producer-0123456789";
+      const h = await startServer(backend, {
+        auth: { tokens: [...ALL_TOKENS, { role: "producer", token: other, name: "other" }] },
+      });
+      const theirs = await h.http("POST", "/v1/jobs", { body: { type: "t", id: "theirs-1" }, token: other });
+      const mine = await h.http("POST", "/v1/jobs", {
+        body: { type: "t", id: "mine-1" },
+        token: TOKENS.producer,
+      });
+      const before = await snapshot(h);
+      const refusals = {
+        hidden: await h.http("POST", "/v1/jobs", {
+          body: { type: "p", dependsOn: ["theirs-1"] },
+          token: TOKENS.producer,
+        }),
+        missing: await h.http("POST", "/v1/jobs", {
+          body: { type: "p", dependsOn: ["nobody-1"] },
+          token: TOKENS.producer,
+        }),
+        put: await h.http("PUT", "/v1/jobs/p-1", {
+          body: { type: "p", dependsOn: ["theirs-1"] },
+          token: TOKENS.producer,
+        }),
+        batch: await h.http("POST", "/v1/jobs", {
+          body: {
+            jobs: [
+              { type: "p", id: "b-1" },
+              { type: "p", dependsOn: ["b-1", "theirs-1"] },
+            ],
+          },
+          token: TOKENS.producer,
+        }),
+        // A job of the batch whose id is taken stands for the job holding it.
+        taken: await h.http("POST", "/v1/jobs", {
+          body: {
+            jobs: [
+              { type: "p", id: "theirs-1" },
+              { type: "p", dependsOn: ["theirs-1"] },
+            ],
+          },
+          token: TOKENS.producer,
+        }),
+        flowById: await h.http("POST", "/v1/flows", {
+          body: { jobs: [{ ref: "a", type: "p", dependsOn: [{ id: "theirs-1" }] }] },
+          token: TOKENS.producer,
+        }),
+        flowByRef: await h.http("POST", "/v1/flows", {
+          body: {
+            jobs: [
+              { ref: "a", type: "p", id: "theirs-1" },
+              { ref: "b", type: "p", dependsOn: ["a"] },
+            ],
+          },
+          token: TOKENS.producer,
+        }),
+      };
+      for (const [what, r] of Object.entries(refusals)) {
+        expect(r.status, what).toBe(400);
+        expect(r.body.code, what).toBe("DEPENDENCY_NOT_FOUND");
+      }
+      // The same words for a job it may not read as for none at all.
+      expect(refusals.hidden.body.message).toBe(
+        refusals.missing.body.message.replace("nobody-1", "theirs-1"),
+      );
+      expect(await snapshot(h)).toEqual(before);
+      // Its own jobs, and a batch's earlier ones, it may wait for.
+      const ok = await h.http("POST", "/v1/jobs", {
+        body: {
+          jobs: [
+            { type: "p", id: "b-2" },
+            { type: "p", id: "e-1", dependsOn: ["b-2", mine.body.id] },
+          ],
+        },
+        token: TOKENS.producer,
+      });
+      expect(ok.status).toBe(201);
+
+      // An admin's job waits for both owners'; a page of the producer's dependents holds only its
+      // own, and its cursor is never another owner's id.
+      const owner = mine.body.owner;
+      for (const id of ["d-1", "d-2", "d-3", "d-4", "d-5"]) {
+        const ownedBy = id === "d-2" || id === "d-4" ? owner : "other";
+        await h.http("POST", "/v1/jobs", {
+          body: { type: "d", id, owner: ownedBy, dependsOn: [mine.body.id, theirs.body.id] },
+          token: TOKENS.admin,
+        });
+      }
+      const page = async (query: string) =>
+        (await h.http("GET", `/v1/jobs/${mine.body.id}/dependents?${query}`, { token: TOKENS.producer }))
+          .body;
+      const first = await page("limit=1");
+      expect(first.jobs.map((j: { id: string }) => j.id)).toEqual(["d-2"]);
+      expect(first.nextCursor).toBe("d-2");
+      const second = await page("limit=1&cursor=d-2");
+      expect(second).toMatchObject({ jobs: [{ id: "d-4" }], nextCursor: "d-4" });
+      expect(await page("limit=2&cursor=d-4")).toMatchObject({ jobs: [{ id: "e-1" }], nextCursor: null });
+      // Others page as the store does.
+      const viewer = await h.http("GET", `/v1/jobs/${mine.body.id}/dependents?limit=2`, {
+        token: TOKENS.viewer,
+      });
+      expect(viewer.body).toMatchObject({ jobs: [{ id: "d-1" }, { id: "d-2" }], nextCursor: "d-2" });
     });
 
     it("the client enqueues flows and reads dependencies; a RemoteWorker's ctx.dependencies() gets the results", async () => {

@@ -5,9 +5,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrandError } from "../../errors.js";
-import { flowNodesFromWire } from "../../flow-plan.js";
+import { type FlowNode, flowNodesFromWire } from "../../flow-plan.js";
 import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
+import { JOB_ID_PATTERN, MAX_DEPENDENCIES } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
 import { body, params } from "../routing.js";
@@ -35,9 +36,35 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     return job;
   };
 
+  /**
+   * For a producer, refuses a dependency on a job it may not read as if there were no such job,
+   * and a dependency on no job with the same words: an enqueue would otherwise tell it which ids
+   * exist (the stores word their own refusal differently), and its blocked job how they ended.
+   * Ids in `made` are the request's own jobs, which need not exist yet.
+   */
+  const checkDependencies = async (
+    p: Principal | null,
+    ids: readonly unknown[],
+    made: ReadonlySet<unknown> = new Set(),
+  ): Promise<void> => {
+    if (!readsOwnJobsOnly(p)) return;
+    // Anything that is no job id is refused by the enqueue's own checks, with its own message.
+    const named = [...new Set(ids)].filter(
+      (id): id is string => typeof id === "string" && JOB_ID_PATTERN.test(id),
+    );
+    for (let at = 0; at < named.length; at += MAX_DEPENDENCIES) {
+      const chunk = named.slice(at, at + MAX_DEPENDENCIES);
+      const found = await queue.store.getMany({ ids: chunk });
+      const hidden = found.findIndex((r, i) => (r === null ? !made.has(chunk[i]) : !readable(p, r)));
+      if (hidden >= 0) throw dependencyNotFound(chunk[hidden]!);
+    }
+  };
+
   route("POST /v1/jobs", "enqueue", async (request, reply) => {
     const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
     const p = principal(request);
+    if ("jobs" in b && Array.isArray(b.jobs)) await checkDependencies(p, ...batchDependencyIds(b.jobs));
+    else await checkDependencies(p, dependsOnOf(b as EnqueueBody));
     // The jobs whole are most of a bulk reply's cost (serialised, sent, parsed): a bulk load that
     // does not read them back asks for their ids. The server's own listeners need the jobs built.
     const idsOnly = (request.query as { return?: string }).return === "ids";
@@ -56,14 +83,18 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
 
   route("PUT /v1/jobs/:id", "enqueue", async (request, reply) => {
     const p = principal(request);
-    const { job, payload, options } = withOwner(p, toEnqueueItem(body<EnqueueBody>(request)));
+    const b = body<EnqueueBody>(request);
+    await checkDependencies(p, dependsOnOf(b));
+    const { job, payload, options } = withOwner(p, toEnqueueItem(b));
     const one = await queue.enqueue(job, payload, { ...options, id: params(request).id });
     return reply.status(one.duplicate ? 200 : 201).send(enqueued(p, one));
   });
 
   route("POST /v1/flows", "enqueue", async (request, reply) => {
     const p = principal(request);
-    const nodes = flowNodesFromWire(body(request)).map((n) => {
+    const given = flowNodesFromWire(body(request));
+    await checkDependencies(p, ...flowDependencyIds(given));
+    const nodes = given.map((n) => {
       const owner = ownerFor(p, n.options?.owner);
       return owner === undefined ? n : { ...n, options: { ...n.options, owner } };
     });
@@ -100,12 +131,21 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     const q = request.query as Record<string, string | undefined>;
     const p = principal(request);
     const job = await readableJob(request);
-    const page = await queue.dependents(job.id, {
-      limit: q.limit === undefined ? 50 : Number(q.limit),
-      ...(q.cursor ? { cursor: q.cursor } : {}),
-    });
-    // The cursor stays the store's, so a page thinned for a producer still leads to the next.
-    return { jobs: page.jobs.filter((j) => readable(p, j)), nextCursor: page.nextCursor };
+    const limit = q.limit === undefined ? 50 : Number(q.limit);
+    const first = await queue.dependents(job.id, { limit, ...(q.cursor ? { cursor: q.cursor } : {}) });
+    if (!readsOwnJobsOnly(p)) return first;
+    // A producer's page holds only its own jobs, and its cursor must not be another owner's id
+    // (the store's is the last job it read): read on until `limit` of its own or the end.
+    const jobs: Job[] = [];
+    for (let page = first; ; ) {
+      for (const j of page.jobs) {
+        if (!readable(p, j)) continue;
+        jobs.push(j);
+        if (jobs.length === limit) return { jobs, nextCursor: j.id };
+      }
+      if (page.nextCursor === null) return { jobs, nextCursor: null };
+      page = await queue.dependents(job.id, { limit, cursor: page.nextCursor });
+    }
   });
 
   route("GET /v1/jobs", "read", async (request) => {
@@ -160,6 +200,59 @@ function ownerFor(p: Principal | null, given: string | undefined): string | unde
 function withOwner(p: Principal | null, item: ReturnType<typeof toEnqueueItem>) {
   const owner = ownerFor(p, item.options.owner);
   return { ...item, options: { ...item.options, ...(owner === undefined ? {} : { owner }) } };
+}
+
+/** The ids an enqueue's `dependsOn` names, as given (checked later). */
+function dependsOnOf(b: EnqueueBody): unknown[] {
+  return Array.isArray(b?.dependsOn) ? b.dependsOn : [];
+}
+
+/** The ids a batch's jobs depend on, and the ids of its jobs before each, which need not exist. */
+function batchDependencyIds(jobs: readonly EnqueueBody[]): [unknown[], Set<unknown>] {
+  const ids: unknown[] = [];
+  const earlier = new Set<unknown>();
+  const notEarlier: unknown[] = [];
+  for (const j of jobs) {
+    for (const id of dependsOnOf(j)) {
+      ids.push(id);
+      if (!earlier.has(id)) notEarlier.push(id);
+    }
+    earlier.add(j?.id);
+  }
+  // A later job's id is no dependency the store takes: it must exist already.
+  for (const id of notEarlier) earlier.delete(id);
+  return [ids, earlier];
+}
+
+/**
+ * The jobs a flow's nodes may come to wait for, and the ids its own nodes give (which need not
+ * exist): each `{ id }` dependency, and the given id of each node another names by ref (a node
+ * whose id is taken stands for the job holding it).
+ */
+function flowDependencyIds(nodes: readonly FlowNode[]): [unknown[], Set<unknown>] {
+  const refs = new Set<unknown>();
+  const ids: unknown[] = [];
+  for (const n of nodes) {
+    if (!Array.isArray(n?.dependsOn)) continue;
+    for (const d of n.dependsOn as unknown[]) {
+      if (typeof d === "object" && d !== null) ids.push((d as { id?: unknown }).id);
+      else refs.add(d);
+    }
+  }
+  const own = new Set<unknown>();
+  for (const n of nodes) {
+    if (!refs.has(n?.ref) || n.options?.id === undefined) continue;
+    ids.push(n.options.id);
+    own.add(n.options.id);
+  }
+  return [ids, own];
+}
+
+/** What a producer is told of a dependency it may not read: what it would be told of none. */
+function dependencyNotFound(id: string): ErrandError {
+  return new ErrandError("DEPENDENCY_NOT_FOUND", `dependsOn names no job: ${JSON.stringify(id)}`, {
+    details: { id },
+  });
 }
 
 /** False for a job the principal may not read: another owner's, for a producer. */
