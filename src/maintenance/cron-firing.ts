@@ -1,4 +1,5 @@
 import { nextCronTick } from "../cron.js";
+import { ErrandError } from "../errors.js";
 import type { StoreDoor } from "../store/instrument.js";
 import type { NewJob, ScheduleRecord } from "../store/store.js";
 import { inChunks } from "./chunks.js";
@@ -9,10 +10,13 @@ import { inChunks } from "./chunks.js";
  * tick fires exactly once however many processes fire schedules. Missed ticks are not caught up.
  * A tick whose job is not stored (its id or unique key taken, its debounce key held: a schedule
  * with `options.uniqueKey` so skips a tick while the last one's job still waits or runs) moves
- * the schedule on all the same. A schedule that cannot fire (its stored options no longer valid)
- * is reported to `onError` and the others fire. `limit` due schedules at a time, until a chunk
- * comes back short, as the other units of a sweep; a chunk in which some schedule could not fire
- * ends the pass (that schedule stays due and would come back at the head of every chunk).
+ * the schedule on all the same. A tick whose stored options make no job now (an expiry or
+ * debounce delay past the latest date a store holds, options an older errand wrote) is reported
+ * to `onError` and skipped: the schedule moves on without a job, rather than stay due and fail at
+ * every sweep. A schedule that cannot fire at all (no next tick; the store failed) is reported and
+ * the others fire. `limit` due schedules at a time, until a chunk comes back short, as the other
+ * units of a sweep; a chunk in which some schedule could not fire ends the pass (that schedule
+ * stays due and would come back at the head of every chunk).
  * Returns how many ticks enqueued a job.
  * @param plan - the job a schedule's stored type and options resolve to now.
  */
@@ -30,7 +34,13 @@ export async function fireDueSchedules(
     for (const s of due) {
       try {
         const nextRunAt = nextCronTick(s.cron, s.timezone, Math.max(now, s.nextRunAt));
-        const job: NewJob = { ...plan(s, now), id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
+        let job: NewJob | null = null;
+        try {
+          job = { ...plan(s, now), id: `schedule:${s.name}:${s.nextRunAt}`, payload: s.payload };
+        } catch (error) {
+          if (!(error instanceof ErrandError)) throw error;
+          onError(skipped(s, error));
+        }
         const params = { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job };
         if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
       } catch (error) {
@@ -40,4 +50,13 @@ export async function fireDueSchedules(
     }
     return { done: fired, more: due.length === limit && !failed };
   });
+}
+
+/** Why a schedule's tick stored no job: the planning's refusal, the schedule and tick named. */
+function skipped(s: ScheduleRecord, error: ErrandError): ErrandError {
+  return new ErrandError(
+    error.code,
+    `schedule ${JSON.stringify(s.name)}: its tick at ${new Date(s.nextRunAt).toISOString()} was skipped, as its options make no job: ${error.message}`,
+    { cause: error, details: { schedule: s.name, tick: s.nextRunAt } },
+  );
 }

@@ -157,9 +157,9 @@ export class StoreDoor {
    */
   async fireSchedule(params: FireScheduleParams, payload: unknown): Promise<boolean> {
     const result = await this.#store.fireSchedule(params);
-    if (result === null || !result.inserted) return false;
+    const { job } = params;
+    if (result === null || !result.inserted || job === null) return false;
     if (this.#events.listenerCount("enqueued") > 0) {
-      const { job } = params;
       this.#events.emit(
         "enqueued",
         result.record !== undefined

@@ -216,7 +216,8 @@ export interface Store {
    * Advances the schedule to `nextRunAt` and inserts the tick's job, as {@link enqueueMany} would
    * (its id or unique key taken, or its debounce key held: not inserted), in one transaction, only
    * if the stored next tick is still `expectedRunAt`. The tick's job's result, or null when the
-   * tick was not this call's to fire (another scheduler fired it, or the schedule changed).
+   * tick was not this call's to fire (another scheduler fired it, or the schedule changed). With
+   * `job` null the schedule only moves on (and the answer is null).
    */
   fireSchedule(params: FireScheduleParams): Promise<EnqueueResult | null>;
 
@@ -646,8 +647,12 @@ export interface FireScheduleParams {
   /** Compare-and-set: only fires when the stored `nextRunAt` is still this. */
   expectedRunAt: number;
   nextRunAt: number;
-  /** The job for this tick; its id is derived from the schedule and tick, so it is unique per tick. */
-  job: NewJob;
+  /**
+   * The job for this tick; its id is derived from the schedule and tick, so it is unique per tick.
+   * Null for a tick whose stored options make no job: the schedule moves on without one rather
+   * than stay due, failing at every sweep and holding up the schedules due after it.
+   */
+  job: NewJob | null;
 }
 
 export interface GetParams {

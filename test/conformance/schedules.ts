@@ -237,6 +237,57 @@ export function exerciseSchedules(backend: Backend): void {
       expect((await queue.get(enqueued[0]!.id))?.state).toBe("blocked");
     });
 
+    it("skips a tick whose stored options make no job: reported, the schedule moves on, the others fire", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const start = clock.now();
+      // Stored by hand, as by an older errand or by hand in the store: options no plan accepts.
+      await queue.store.putSchedule({
+        name: "broken",
+        cron: "*/5 * * * *",
+        timezone: "UTC",
+        type: "report",
+        payload: "{}",
+        options: JSON.stringify({ priority: "high" }),
+        nextRunAt: start + 5 * MINUTE,
+        createdAt: start,
+        updatedAt: start,
+      });
+      await queue.schedule("fine", { cron: "*/5 * * * *", timezone: "UTC", job: report, payload: {} });
+      const errors: unknown[] = [];
+      queue.on("error", (e) => errors.push(e));
+      for (let i = 1; i <= 2; i++) {
+        await clock.advance(5 * MINUTE);
+        expect((await queue.sweep()).fired).toBe(1);
+        expect(await queue.getSchedule("broken")).toMatchObject({
+          nextRunAt: new Date(start + (i + 1) * 5 * MINUTE),
+        });
+      }
+      expect(errors).toHaveLength(2);
+      expect(errors[0]).toMatchObject({
+        code: "INVALID_OPTION",
+        message: expect.stringMatching(/schedule "broken": its tick at 2026-01-01T00:05:00.000Z was skipped/),
+        details: { schedule: "broken", tick: start + 5 * MINUTE },
+      });
+      expect((await jobsOf(queue, "report")).map((j) => j.id)).toEqual([
+        `schedule:fine:${start + 5 * MINUTE}`,
+        `schedule:fine:${start + 10 * MINUTE}`,
+      ]);
+      // The store's own form: a tick fired with no job moves the schedule on and stores nothing.
+      const record = (await queue.store.getSchedule({ name: "fine" }))!;
+      const moved = await queue.store.fireSchedule({
+        name: "fine",
+        now: clock.now(),
+        expectedRunAt: record.nextRunAt,
+        nextRunAt: record.nextRunAt + 5 * MINUTE,
+        job: null,
+      });
+      expect(moved).toBeNull();
+      expect((await queue.store.getSchedule({ name: "fine" }))?.nextRunAt).toBe(
+        record.nextRunAt + 5 * MINUTE,
+      );
+      expect(await jobsOf(queue, "report")).toHaveLength(2);
+    });
+
     it("pages schedules by name in byte order: each page at most its limit, nextCursor null on the last", async () => {
       const { queue } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
       // Byte order, as the stores compare names: digits, upper case, "_", lower case, and a name

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { ErrandError } from "../../src/errors.js";
 import { fireDueSchedules } from "../../src/maintenance/cron-firing.js";
 import type { StoreDoor } from "../../src/store/instrument.js";
 import type { ScheduleRecord } from "../../src/store/store.js";
 
 /** Due schedules as a store would answer them, oldest first: `count` of them, each gone once fired. */
-function door(count: number): { door: StoreDoor; reads: () => number } {
+function door(count: number): { door: StoreDoor; reads: () => number; skipped: string[] } {
+  const skipped: string[] = [];
   let due = Array.from(
     { length: count },
     (_, i): ScheduleRecord => ({
@@ -25,12 +27,13 @@ function door(count: number): { door: StoreDoor; reads: () => number } {
       reads++;
       return due.slice(0, limit);
     },
-    fireSchedule: async ({ name }: { name: string }) => {
+    fireSchedule: async ({ name, job }: { name: string; job: unknown }) => {
       due = due.filter((s) => s.name !== name);
-      return true;
+      if (job === null) skipped.push(name);
+      return job !== null;
     },
   };
-  return { door: fake as unknown as StoreDoor, reads: () => reads };
+  return { door: fake as unknown as StoreDoor, reads: () => reads, skipped };
 }
 
 describe("fireDueSchedules", () => {
@@ -44,6 +47,27 @@ describe("fireDueSchedules", () => {
       () => {},
     );
     expect(fired).toBe(25);
+    expect(d.reads()).toBe(3);
+  });
+
+  it("moves a schedule whose tick makes no job on without one, reports it and goes on", async () => {
+    const d = door(25);
+    const errors: unknown[] = [];
+    const fired = await fireDueSchedules(
+      d.door,
+      (s) => {
+        if (s.name === "s0003") throw new ErrandError("INVALID_DURATION", "past the latest date");
+        return {} as never;
+      },
+      1,
+      10,
+      (e) => errors.push(e),
+    );
+    expect(fired).toBe(24);
+    expect(d.skipped).toEqual(["s0003"]);
+    expect(errors).toEqual([
+      expect.objectContaining({ code: "INVALID_DURATION", message: expect.stringMatching(/"s0003"/) }),
+    ]);
     expect(d.reads()).toBe(3);
   });
 

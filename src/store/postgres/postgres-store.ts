@@ -575,7 +575,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         p.nextRunAt,
         p.now,
       ]);
-      if (rows.length === 0) return { result: null, ready: false };
+      if (rows.length === 0 || p.job === null) return { result: null, ready: false };
       const { results, ready } = await this.#insertJobs(db, [p.job], p.now, true, this.#origin);
       return { result: results[0]!, ready };
     });

@@ -508,7 +508,7 @@ export class RedisStore implements Store {
 
   async fireSchedule(p: FireScheduleParams): Promise<EnqueueResult | null> {
     const args: Arg[] = [p.now, p.name, p.expectedRunAt, p.nextRunAt];
-    pushNewJob(args, p.job);
+    if (p.job !== null) pushNewJob(args, p.job);
     const reply = (await this.#write("fireSchedule", args)) as number | [number, Reply];
     if (typeof reply === "number") return reply === 1 ? INSERTED : null;
     const record = decodeJob(reply[1]);

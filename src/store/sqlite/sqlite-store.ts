@@ -865,7 +865,7 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       const advanced =
         this.#q.fireScheduleAdvance.run(p.nextRunAt, p.now, p.name, p.expectedRunAt).changes === 1;
-      return advanced ? this.#insertJobs([p.job], p.now)[0]! : null;
+      return advanced && p.job !== null ? this.#insertJobs([p.job], p.now)[0]! : null;
     });
   }
 

@@ -8,7 +8,8 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] name  ARGV[5] expectedRunAt
-  ARGV[6] nextRunAt  then the job's 19 values (see includes/insert-job.lua)
+  ARGV[6] nextRunAt  then the job's 19 values (see includes/insert-job.lua), or none: the schedule
+  only moves on (Store.fireSchedule's null job), and 0 is returned
   Returns 0 when the tick was not this call's to fire; when it fired, 1 for a job inserted as
   given, { 1, job reply } for one inserted with dependencies (as stored: blocked or cancelled), or
   { 0, job reply } for the job that kept it from being inserted (its id or unique key taken, or its
@@ -31,6 +32,9 @@ if not score or tonumber(score) ~= tonumber(ARGV[5]) then
 end
 redis.call("ZADD", SCHEDULES, ARGV[6], ARGV[4])
 redis.call("HSET", schedule_key(ARGV[4]), "ua", ARGV[3])
+if ARGV[7] == nil then
+  return 0
+end
 local existing, with_dependencies = insert_job(ARGV, 7, tonumber(ARGV[3]), ARGV[3])
 flush_ready(true)
 flush_counts()
