@@ -495,7 +495,7 @@ export class Queue extends EventEmitter<QueueEvents> {
     const now = this.clock.now();
     const record = await planSchedule(name, options, now, {
       definition: (type) => this.#types.get(type),
-      plan: (type, def, jobOptions) => this.#enqueuer.plan(type, def, jobOptions, now),
+      plan: (type, def, jobOptions, at) => this.#enqueuer.plan(type, def, jobOptions, at),
       existing: (n) => this.store.getSchedule({ name: n }),
       maxPayloadBytes: this.#maxPayloadBytes,
     });

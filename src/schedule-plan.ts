@@ -15,8 +15,8 @@ import { checkScheduleName, describe, toJsonText } from "./validation.js";
 /** What {@link planSchedule} needs of the Queue. */
 export interface ScheduleHost {
   definition(type: string): AnyJobDefinition | undefined;
-  /** Resolves (and so validates) one tick's enqueue options. */
-  plan(type: string, def: AnyJobDefinition | undefined, options: EnqueueOptions): NewJob;
+  /** Resolves (and so validates) the enqueue options of the tick at `at`. */
+  plan(type: string, def: AnyJobDefinition | undefined, options: EnqueueOptions, at: number): NewJob;
   existing(name: string): Promise<ScheduleRecord | null>;
   maxPayloadBytes: number;
 }
@@ -60,9 +60,15 @@ export async function planSchedule<P>(
       "schedule: a function backoff cannot be stored; set it on the job type",
     );
   }
-  host.plan(type, def, jobOptions); // validates the options now, not at 3 a.m.
   const value = def ? await validatePayload(def, options.payload) : options.payload;
   const existing = await host.existing(name);
+  const firstRunAt =
+    existing && existing.cron === options.cron && existing.timezone === timezone
+      ? existing.nextRunAt
+      : nextRunAt;
+  // Validates the options now, not at 3 a.m., and as of the first tick: a delay that takes the
+  // tick's job past the latest date a store holds is refused here, not skipped then.
+  host.plan(type, def, jobOptions, Math.max(now, firstRunAt));
   const record: ScheduleRecord = {
     name,
     cron: options.cron,
@@ -70,10 +76,7 @@ export async function planSchedule<P>(
     type,
     payload: toJsonText("payload", value, host.maxPayloadBytes),
     options: toJsonText("options", jobOptions),
-    nextRunAt:
-      existing && existing.cron === options.cron && existing.timezone === timezone
-        ? existing.nextRunAt
-        : nextRunAt,
+    nextRunAt: firstRunAt,
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
   };

@@ -278,6 +278,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
           onError: (error) => app.log.error({ err: error }, "maintenance failed"),
         })
       : null;
+    // The queue's faults that no caller sees (a schedule's tick skipped, a stored type unreadable):
+    // its error event is otherwise heard by no one in a server. Subscribed last, as nothing after
+    // it can fail and leave it behind.
+    const onQueueError = (error: unknown) => app.log.error({ err: error }, "queue error");
     let typesRefresh: Repeating | null = null;
     app.addHook("onReady", async () => {
       await maintainer?.start();
@@ -298,11 +302,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       await stopping;
     });
     app.addHook("onClose", async () => {
+      queue.off("error", onQueueError);
       longPoll.detach();
       metrics.close();
       history.close();
     });
     listenOnLoopback(app, auth, checks);
+    queue.on("error", onQueueError);
     return app;
   } catch (error) {
     // What subscribed to the queue above lets go: a server that was never made holds nothing.

@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
 import type { Queue } from "../../src/queue.js";
+import { MAX_DATE_MS } from "../../src/validation.js";
+import { scheduleRecord } from "../helpers/new-job.js";
 import type { Backend } from "./backend.js";
 
 const MINUTE = 60_000;
@@ -217,17 +219,13 @@ export function exerciseSchedules(backend: Backend): void {
       const start = clock.now();
       const gate = await queue.enqueue(report, { n: 0 });
       // queue.schedule() refuses dependsOn now; an older errand stored such schedules as this.
-      await queue.store.putSchedule({
-        name: "after",
-        cron: "*/5 * * * *",
-        timezone: "UTC",
-        type: "report",
-        payload: "{}",
-        options: JSON.stringify({ dependsOn: [gate.id] }),
-        nextRunAt: start + 5 * MINUTE,
-        createdAt: start,
-        updatedAt: start,
-      });
+      await queue.store.putSchedule(
+        scheduleRecord({
+          name: "after",
+          options: JSON.stringify({ dependsOn: [gate.id] }),
+          createdAt: start,
+        }),
+      );
       const enqueued: Job[] = [];
       queue.on("enqueued", (job) => enqueued.push(job));
       await clock.advance(5 * MINUTE);
@@ -237,21 +235,29 @@ export function exerciseSchedules(backend: Backend): void {
       expect((await queue.get(enqueued[0]!.id))?.state).toBe("blocked");
     });
 
+    it("refuses options that take the first tick's job past the latest date, storing nothing", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      // Fine at the PUT, but not at its first tick a minute on.
+      const past = { expiresInMs: MAX_DATE_MS - clock.now() - 30_000 };
+      await expect(
+        queue.schedule("far", {
+          cron: "* * * * *",
+          timezone: "UTC",
+          job: report,
+          payload: {},
+          options: past,
+        }),
+      ).rejects.toMatchObject({ code: "INVALID_DURATION" });
+      expect(await queue.getSchedule("far")).toBeNull();
+    });
+
     it("skips a tick whose stored options make no job: reported, the schedule moves on, the others fire", async () => {
       const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
       const start = clock.now();
       // Stored by hand, as by an older errand or by hand in the store: options no plan accepts.
-      await queue.store.putSchedule({
-        name: "broken",
-        cron: "*/5 * * * *",
-        timezone: "UTC",
-        type: "report",
-        payload: "{}",
-        options: JSON.stringify({ priority: "high" }),
-        nextRunAt: start + 5 * MINUTE,
-        createdAt: start,
-        updatedAt: start,
-      });
+      await queue.store.putSchedule(
+        scheduleRecord({ name: "broken", options: JSON.stringify({ priority: "high" }), createdAt: start }),
+      );
       await queue.schedule("fine", { cron: "*/5 * * * *", timezone: "UTC", job: report, payload: {} });
       const errors: unknown[] = [];
       queue.on("error", (e) => errors.push(e));

@@ -1,7 +1,9 @@
+import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { ErrandClient } from "../../src/client/index.js";
 import { createServer } from "../../src/server/index.js";
 import { selectedBackends } from "../conformance/backend.js";
+import { scheduleRecord } from "../helpers/new-job.js";
 import { serve, snapshot, startServer } from "./harness.js";
 
 for (const backend of selectedBackends()) {
@@ -543,6 +545,30 @@ for (const backend of selectedBackends()) {
       const page = await client.schedulePage({ limit: 1, cursor: "a" });
       expect(page.schedules.map((s) => [s.name, s.nextRunAt instanceof Date])).toEqual([["b", true]]);
       expect(page.nextCursor).toBe("b");
+    });
+
+    it("logs the queue's faults no request sees: a schedule's skipped tick", async () => {
+      const lines: Array<{ level: number; msg: string; err?: { message: string } }> = [];
+      const logger = pino({ level: "error" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+      const bundle = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const h = { ...bundle, ...(await serve(bundle.queue, { logger })) };
+      const start = h.clock.now();
+      await h.queue.store.putSchedule(
+        scheduleRecord({ name: "broken", options: JSON.stringify({ priority: "high" }), createdAt: start }),
+      );
+      await h.clock.advance(5 * 60_000);
+      await h.queue.sweep();
+      expect(lines).toEqual([
+        expect.objectContaining({
+          msg: "queue error",
+          err: expect.objectContaining({ message: expect.stringMatching(/"broken"/) }),
+        }),
+      ]);
+      // Once closed, the server no longer listens.
+      await h.app.close();
+      await h.clock.advance(5 * 60_000);
+      await h.queue.sweep();
+      expect(lines).toHaveLength(1);
     });
 
     it("serves stats, queues, metrics, health and readiness", async () => {
