@@ -251,7 +251,7 @@ function checkDebounce(o: EnqueueOptions, now: number): { key: string; runAt: nu
     throw new ErrandError("INVALID_OPTION", `enqueue: debounce must be { key, delayMs }, got ${describe(d)}`);
   }
   checkKnownKeys("enqueue: debounce", d, DEBOUNCE_KEYS);
-  for (const clash of ["runAt", "delayMs", "uniqueKey", "dependsOn"] as const) {
+  for (const clash of ["id", "runAt", "delayMs", "uniqueKey", "dependsOn"] as const) {
     if (o[clash] !== undefined) {
       throw new ErrandError(
         "INVALID_OPTION",

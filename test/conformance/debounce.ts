@@ -57,12 +57,15 @@ export function exerciseDebounce(backend: Backend): void {
       expect(third).toMatchObject({ id: next.id, duplicate: true, payload: { n: 3 } });
     });
 
-    it("refuses debounce with runAt, delayMs, uniqueKey or dependsOn, and a bad key or delay", async () => {
+    it("refuses debounce with id, runAt, delayMs, uniqueKey or dependsOn, and a bad key or delay", async () => {
       const { queue } = await backend.setup();
       const d = { key: "k", delayMs: 1_000 };
       await refused(() => queue.enqueue("t", {}, { debounce: d, delayMs: 5 }), "INVALID_OPTION");
       await refused(() => queue.enqueue("t", {}, { debounce: d, runAt: new Date() }), "INVALID_OPTION");
       await refused(() => queue.enqueue("t", {}, { debounce: d, uniqueKey: "u" }), "INVALID_OPTION");
+      // A debounced enqueue may answer with the job already waiting, under its own id: a given id
+      // would then name no job.
+      await refused(() => queue.enqueue("t", {}, { debounce: d, id: "mine" }), "INVALID_OPTION");
       await refused(() => queue.enqueue("t", {}, { debounce: d, dependsOn: ["x"] }), "INVALID_OPTION");
       await refused(() => queue.enqueue("t", {}, { debounce: { key: "", delayMs: 1 } }), "INVALID_KEY");
       await refused(

@@ -1,6 +1,6 @@
 /**
  * Keys, snooze, debounce and the per-key type settings over HTTP (issue 15): enqueue with `key`
- * and `debounce` (one, bulk, PUT, flows), `GET /v1/jobs?key=`, bad keys refused as INVALID_KEY
+ * and `debounce` (one, bulk, flows; not PUT, which gives an id), `GET /v1/jobs?key=`, bad keys refused as INVALID_KEY
  * with nothing stored, `POST /v1/jobs/{id}/snooze` and the report's snooze outcome (fenced exactly
  * as a release is), a RemoteWorker's `ctx.snooze()`, and `keyConcurrency` / `ordered` set with
  * `PUT /v1/types/{type}` holding leases back.
@@ -76,6 +76,8 @@ for (const backend of selectedBackends()) {
         ["POST", "/v1/jobs", { type: "t", debounce: { key: "k", delayMs: "soon" } }, "INVALID_DURATION"],
         ["POST", "/v1/jobs", { type: "t", debounce: { key: "k", delayMs: 1 }, delayMs: 5 }, "INVALID_OPTION"],
         ["POST", "/v1/jobs", { type: "t", debounce: { key: "k" } }, "INVALID_REQUEST"],
+        // The id a PUT gives would name no job when the enqueue answers with the one waiting.
+        ["PUT", "/v1/jobs/j2", { type: "t", debounce: { key: "k", delayMs: 1 } }, "INVALID_OPTION"],
         ["GET", "/v1/jobs?key=two%20words", undefined, "INVALID_KEY"],
         ["PUT", "/v1/schedules/s1", { cron: "0 3 * * *", type: "t", options: { key: "a b" } }, "INVALID_KEY"],
       ];
