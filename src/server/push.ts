@@ -242,7 +242,19 @@ export class PushDelivery {
       ]);
       return;
     }
-    const text = await response.text().catch(() => "");
+    // Twice the stored bound: room for an answer's whitespace, which its stored JSON drops.
+    const limit = 2 * this.#queue.maxPayloadBytes;
+    const text = await boundedText(response, limit).catch(() => "");
+    if (text === null) {
+      const error = new Error(
+        `push to ${push.url} answered ${response.status} with more than ${limit} bytes`,
+      );
+      // An answer of success that cannot be kept is final, as below; a failure's retries as usual.
+      await this.#queue.attempts.failMany([
+        { job, error, ...(response.ok ? { retryable: false } : {}), kind: "push" },
+      ]);
+      return;
+    }
     let parsed: unknown = null;
     try {
       parsed = text ? JSON.parse(text) : null;
@@ -251,7 +263,21 @@ export class PushDelivery {
     }
     if (response.status === 202) return; // the receiver reports later, naming the attempt
     if (response.ok) {
-      await this.#queue.complete(job, parsed);
+      let result: string;
+      try {
+        result = this.#queue.attempts.resultText(parsed);
+      } catch (cause) {
+        // The receiver did the work; its answer is what cannot be kept. Another attempt would do
+        // the work again for the same answer: the job goes dead, saying why.
+        const error = new Error(
+          `push to ${push.url} answered ${response.status}: ${(cause as Error).message}`,
+        );
+        await this.#queue.attempts.failMany([{ job, error, retryable: false, kind: "push" }]);
+        return;
+      }
+      await this.#queue.attempts.completeMany([
+        { id: job.id, attempt: job.attempt, result, value: parsed, job },
+      ]);
       return;
     }
     const retryable = !(
@@ -266,5 +292,26 @@ export class PushDelivery {
       `push to ${push.url} answered ${response.status}${message ? `: ${String(message)}` : ""}`,
     );
     await this.#queue.attempts.failMany([{ job, error, retryable, kind: "push" }]);
+  }
+}
+
+/**
+ * A response's body as text, or null past `limit` bytes (read no further): a receiver may not make
+ * the server hold an answer of any size.
+ */
+async function boundedText(response: Response, limit: number): Promise<string | null> {
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString("utf8");
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
   }
 }

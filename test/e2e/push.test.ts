@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { signPush } from "../../src/server/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { startServer } from "./harness.js";
+import { serve, startServer } from "./harness.js";
 
 const SECRET = "push-secret-0123456789";
 
@@ -190,6 +190,48 @@ for (const backend of selectedBackends()) {
       expect(done.errors).toHaveLength(1);
       expect(answered).toEqual(["warm#1", "slow#2"]);
       expect(held).toHaveLength(1);
+    });
+
+    it("fails for good an answer of success too large to keep, and reads no more of one past twice the bound", async () => {
+      // Answers each job with the JSON its payload names, `size` characters of it.
+      const big = createHttpServer((req, res) => {
+        let text = "";
+        req.on("data", (c) => (text += c));
+        req.on("end", () => {
+          const { payload } = JSON.parse(text);
+          const answer = payload.numbers
+            ? `[${Array.from({ length: payload.numbers }, () => "1e20").join(",")}]`
+            : JSON.stringify("x".repeat(payload.size));
+          res.writeHead(200, { "content-type": "application/json" }).end(answer);
+        });
+      });
+      await new Promise<void>((resolve) => big.listen(0, "127.0.0.1", resolve));
+      onTestFinished(() => new Promise<void>((resolve) => big.close(() => resolve())));
+      const url = `http://127.0.0.1:${(big.address() as AddressInfo).port}/hook`;
+      const bundle = await backend.setup({ maxPayloadBytes: 1000 });
+      const h = { ...bundle, ...(await serve(bundle.queue, { types: [{ type: "hook", push: { url } }] })) };
+      // 499 bytes sent, 2,099 stored: past the bound once kept.
+      await h.queue.enqueue("hook", { numbers: 100 }, { id: "wide" });
+      // Past twice the bound as sent: not read to its end.
+      await h.queue.enqueue("hook", { size: 5000 }, { id: "long" });
+      await h.queue.enqueue("hook", { size: 10 }, { id: "fine" });
+      await vi.waitFor(
+        async () => {
+          expect((await h.queue.get("fine"))?.state).toBe("completed");
+          expect((await h.queue.get("wide"))?.state).toBe("dead");
+          expect((await h.queue.get("long"))?.state).toBe("dead");
+        },
+        { interval: 10, timeout: 10_000 },
+      );
+      expect((await h.queue.get("wide"))!.errors[0]).toMatchObject({
+        kind: "push",
+        message: expect.stringMatching(/answered 200: .*result/),
+      });
+      expect((await h.queue.get("long"))!.errors[0]).toMatchObject({
+        kind: "push",
+        message: expect.stringMatching(/answered 200 with more than 2000 bytes/),
+      });
+      expect((await h.queue.get("fine"))!.result).toBe("xxxxxxxxxx");
     });
 
     it("retries when the receiver is down, and delivers once it is up", async () => {
