@@ -367,8 +367,55 @@ async function speakJson(app: FastifyInstance, checks: RequestChecks): Promise<v
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (doc) =>
+      "openapiObject" in doc ? withEveryRequestsTerms(doc.openapiObject) : doc.swaggerObject,
   });
   for (const s of [...sharedSchemas, scheduleSchema]) app.addSchema(s);
+}
+
+/** An OpenAPI operation, as far as {@link withEveryRequestsTerms} reads and writes it. */
+interface Operation {
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+}
+
+/** The methods that change something: each needs `content-type: application/json` (RequestChecks). */
+const CHANGES = new Set(["post", "put", "patch", "delete"]);
+
+/**
+ * The OpenAPI document with what every route answers beyond its own schema, so that a client
+ * generated from it can talk to the server: a change with no body of its own still takes a JSON
+ * one (`{}`), since the server refuses a change without `content-type: application/json` (415,
+ * its guard against cross-site requests); and the statuses any request may meet (413 and 415 for
+ * a change; 414 and 431 for a path or headers too long; 429 for a client throttled after failed
+ * logins; 503 when the store is down or the server closing), each in errand's error shape.
+ */
+function withEveryRequestsTerms<D extends { paths?: object }>(doc: D): D {
+  const error = (description: string) => ({
+    description,
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  });
+  for (const item of Object.values(doc.paths ?? {}) as Array<Record<string, Operation> | undefined>) {
+    for (const [method, op] of Object.entries(item ?? {})) {
+      if (typeof op !== "object" || op === null || typeof op.responses !== "object") continue;
+      const responses = op.responses;
+      if (CHANGES.has(method)) {
+        op.requestBody ??= {
+          description:
+            "No fields: send `{}` (or no body) with `content-type: application/json`, which every change needs",
+          required: false,
+          content: { "application/json": { schema: { type: "object", additionalProperties: false } } },
+        };
+        responses["413"] ??= error("The request body is larger than the server's bodyLimit");
+        responses["415"] ??= error("A change sent without `content-type: application/json`");
+      }
+      responses["414"] ??= error("A path segment longer than the router takes");
+      responses["429"] ??= error("Too many failed logins from this client address: see Retry-After");
+      responses["431"] ??= error("Request headers larger than the server takes");
+      responses["503"] ??= error("The store is unreachable, or the server is closing");
+    }
+  }
+  return doc;
 }
 
 /** Binds `listen` to loopback unless told otherwise, and refuses anything else without auth. */

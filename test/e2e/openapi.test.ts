@@ -30,8 +30,16 @@ describe("the OpenAPI document", () => {
       expect(op.summary, key).toBe(schema.summary);
       const body = "body" in schema ? (schema.body as { properties?: object; oneOf?: unknown[] }) : undefined;
       const docBody = op.requestBody?.content?.["application/json"]?.schema;
+      const changes = ["POST", "PUT", "PATCH", "DELETE"].includes(method);
+      for (const status of ["414", "429", "431", "503", ...(changes ? ["413", "415"] : [])]) {
+        expect(op.responses[status]?.content["application/json"].schema, `${key} ${status}`).toEqual({
+          $ref: "#/components/schemas/Error",
+        });
+      }
       if (!body) {
-        expect(docBody, key).toBeUndefined();
+        // A change without a body of its own still says JSON (the server refuses it otherwise).
+        if (changes) expect(docBody, key).toEqual({ type: "object", additionalProperties: false });
+        else expect(docBody, key).toBeUndefined();
         continue;
       }
       if (body.properties)
@@ -51,6 +59,19 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(["Job", "Error", "JobType", "Schedule"]),
     );
+  });
+
+  it("takes a change with no body of its own as the document says: {} as JSON", async () => {
+    const h = await startServer(selectedBackends()[0]!);
+    await h.queue.enqueue("t", {}, { id: "j1" });
+    const doc = (await h.http("GET", "/openapi.json")).body;
+    expect(doc.paths["/v1/prune"].post.requestBody.content).toHaveProperty(["application/json"]);
+    expect((await h.http("POST", "/v1/prune", { body: {} })).status).toBe(200);
+    expect((await h.http("POST", "/v1/jobs/j1/cancel", { body: {} })).status).toBe(200);
+    expect((await h.http("POST", "/v1/queues/default/pause", { body: {} })).status).toBe(200);
+    // Without the content type, as a client that sends no body might: 415, as documented.
+    const bare = await h.http("POST", "/v1/queues/default/resume", { headers: { "content-type": "" } });
+    expect(bare.status).toBe(415);
   });
 
   it("validates requests with the documented schema: a field the document lacks is refused", async () => {
