@@ -140,6 +140,17 @@ export function isNonRetryable(error: unknown): boolean {
 }
 
 /**
+ * A `dependsOn` id that names no job, in the one wording every store and the server use (a client
+ * must not tell which store, or which refusal, it met by the words).
+ * @internal
+ */
+export function dependencyNotFound(id: string): ErrandError {
+  return new ErrandError("DEPENDENCY_NOT_FOUND", `dependsOn names no job: ${JSON.stringify(id)}`, {
+    details: { id },
+  });
+}
+
+/**
  * Wraps a fault from a datastore driver so every store reports it the same way, keeping the original
  * as `cause`. ErrandErrors pass through unchanged.
  */

@@ -180,10 +180,14 @@ export function exerciseDependencies(backend: Backend): void {
     it("refuses a dependency that names no job with DEPENDENCY_NOT_FOUND and stores nothing", async () => {
       const { queue } = await backend.setup();
       const a = await queue.enqueue(fetchPage, { url: "a" });
-      await refused(
-        () => queue.enqueue("merge", {}, { id: "c1", dependsOn: [a.id, "no-such-job"] }),
-        "DEPENDENCY_NOT_FOUND",
-      );
+      // In the same words on every store, the id in its details.
+      await expect(
+        queue.enqueue("merge", {}, { id: "c1", dependsOn: [a.id, "no-such-job"] }),
+      ).rejects.toMatchObject({
+        code: "DEPENDENCY_NOT_FOUND",
+        message: 'dependsOn names no job: "no-such-job"',
+        details: { id: "no-such-job" },
+      });
       expect(await queue.get("c1")).toBeNull();
       // In a batch, one bad dependency stores none of the batch.
       await refused(

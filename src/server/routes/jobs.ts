@@ -4,7 +4,7 @@
  * @module
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { ErrandError } from "../../errors.js";
+import { dependencyNotFound, ErrandError } from "../../errors.js";
 import { type FlowNode, flowNodesFromWire } from "../../flow-plan.js";
 import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
@@ -246,13 +246,6 @@ function flowDependencyIds(nodes: readonly FlowNode[]): [unknown[], Set<unknown>
     own.add(n.options.id);
   }
   return [ids, own];
-}
-
-/** What a producer is told of a dependency it may not read: what it would be told of none. */
-function dependencyNotFound(id: string): ErrandError {
-  return new ErrandError("DEPENDENCY_NOT_FOUND", `dependsOn names no job: ${JSON.stringify(id)}`, {
-    details: { id },
-  });
 }
 
 /** False for a job the principal may not read: another owner's, for a producer. */

@@ -17,7 +17,7 @@
  * flag is set is finished again in a transaction with the statements here.
  * @module
  */
-import { ErrandError } from "../../errors.js";
+import { dependencyNotFound } from "../../errors.js";
 import type { JobErrorEntry, JobRecord, JobState } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
@@ -33,16 +33,6 @@ export interface FailedJob {
 }
 
 const UNFINISHED: ReadonlySet<string> = new Set<JobState>(["blocked", "pending", "active"]);
-
-function notFound(id: string): ErrandError {
-  return new ErrandError(
-    "DEPENDENCY_NOT_FOUND",
-    `enqueue: the dependency ${JSON.stringify(id)} names no job`,
-    {
-      details: { id },
-    },
-  );
-}
 
 /** The error entry of a job cancelled because `dependency` ended `state`. */
 export function dependencyFailedEntry(
@@ -135,7 +125,7 @@ export async function insertWithDependencies(
     stored.size > 0
       ? await lockDependencyStates(connection, sql, db, [...stored])
       : new Map<string, string>();
-  for (const id of stored) if (!states.has(id)) throw notFound(id);
+  for (const id of stored) if (!states.has(id)) throw dependencyNotFound(id);
   for (let start = 0; start < jobs.length; ) {
     const waveIds = new Set<string>();
     const wave: NewJob[] = [];
@@ -217,7 +207,7 @@ async function planWave(
     let failed: string | null = null;
     for (const d of deps) {
       const state = states.get(d);
-      if (state === undefined) throw notFound(d);
+      if (state === undefined) throw dependencyNotFound(d);
       if (UNFINISHED.has(state)) unfinished++;
       else if (state !== "completed" && failed === null) failed = d;
     }

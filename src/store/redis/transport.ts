@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
-import { ErrandError } from "../../errors.js";
+import { dependencyNotFound, ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
 import { commandSender, type SendCommand } from "./reply-command.js";
 import { type ScriptName, scriptNames, scriptSha, scriptText } from "./scripts.js";
@@ -326,10 +326,7 @@ export class RedisTransport {
     }
     if (text.startsWith("ERRAND_DEPENDENCY_NOT_FOUND ")) {
       const id = text.slice("ERRAND_DEPENDENCY_NOT_FOUND ".length);
-      return new ErrandError("DEPENDENCY_NOT_FOUND", `dependsOn names no job: ${JSON.stringify(id)}`, {
-        cause: error,
-        details: { id },
-      });
+      return dependencyNotFound(id);
     }
     if (text.startsWith("ERRAND_INVALID_CURSOR ")) {
       return new ErrandError("INVALID_OPTION", "list: the cursor is not one the Redis store gave", {

@@ -4,7 +4,7 @@
  * write transaction (queries/dependencies.sql says what each statement guarantees).
  * @module
  */
-import { ErrandError } from "../../errors.js";
+import { dependencyNotFound } from "../../errors.js";
 import type { DependencyFailurePolicy, JobState } from "../../job.js";
 import type { NewJob } from "../store.js";
 import type { Statements } from "./statements.js";
@@ -53,13 +53,7 @@ export class SqliteDependencies {
     for (const id of ids) {
       const s = state.get({ id }) as { state: JobState } | undefined;
       if (!s) {
-        throw new ErrandError(
-          "DEPENDENCY_NOT_FOUND",
-          `job ${job.id} depends on ${JSON.stringify(id)}, which is no job`,
-          {
-            details: { id },
-          },
-        );
+        throw dependencyNotFound(id);
       }
       if (UNFINISHED.has(s.state)) unfinished++;
       else if (s.state !== "completed" && failed === null) failed = { id, state: s.state };
