@@ -8,7 +8,7 @@ import { byteOrder } from "../name-record.js";
 import type { Queue, TypeSettings } from "../queue.js";
 import type { TypePageOptions } from "../queue-options.js";
 import type { JobTypeRecord } from "../store/store.js";
-import { checkInt, checkTypeName, MAX_LIMIT } from "../validation.js";
+import { checkInt, checkText, checkTypeName, MAX_LIMIT } from "../validation.js";
 
 /** Where and how the server pushes a type's jobs (push delivery). */
 export interface PushTarget {
@@ -433,6 +433,9 @@ function checkPush(push: PushTarget): void {
   if (secret !== undefined && (typeof secret !== "string" || secret.length < min || secret.length > max)) {
     throw new ErrandError("INVALID_OPTION", `push.secret must be a string of ${min} to ${max} characters`);
   }
+  // The HMAC key is the secret's UTF-8: a lone surrogate would become U+FFFD there, so two
+  // secrets would sign alike; and U+0000 is no text a store keeps as given.
+  if (secret !== undefined) checkText("push.secret", secret, max);
   if (timeoutMs !== undefined) {
     checkInt("push.timeoutMs", timeoutMs, PUSH_LIMITS.timeoutMs.min, PUSH_LIMITS.timeoutMs.max);
   }

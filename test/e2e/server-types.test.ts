@@ -66,6 +66,8 @@ for (const backend of selectedBackends()) {
         [{ url, timeoutMs: 700_000 }, /push\.timeoutMs/],
         [{ url, secret: 42 }, /push\.secret/],
         [{ url, secret: "short" }, /push\.secret/],
+        [{ url, secret: `${"s".repeat(16)}\u0000` }, /push\.secret/],
+        [{ url, secret: `${"s".repeat(16)}\ud800` }, /push\.secret/],
         [{ url, timeout: 500 }, /did you mean "timeoutMs"/],
         [{ url: `http://x/${"a".repeat(2048)}` }, /push\.url/],
         [{ url: 7 }, /push\.url/],
