@@ -124,12 +124,18 @@ export class RequestChecks {
   }
 
   /**
-   * @throws ErrandError `FORBIDDEN` for a Host the server does not answer to, or a change asked for
-   *   by another site; `UNSUPPORTED_MEDIA_TYPE` for a change that is not `application/json`.
+   * @throws ErrandError `INVALID_REQUEST` for several Host headers; `FORBIDDEN` for a Host the
+   *   server does not answer to, or a change asked for by another site; `UNSUPPORTED_MEDIA_TYPE`
+   *   for a change that is not `application/json`.
    */
   check(request: FastifyRequest): void {
     const path = request.url.split("?", 1)[0]!;
     if (OPEN_PATHS.has(path)) return;
+    // Node keeps the first of two Host headers; a proxy before it may have read the other, so the
+    // name checked would not be the name the request went to (RFC 9112: answer 400).
+    if (hostHeaders(request.raw.rawHeaders) > 1) {
+      throw new ErrandError("INVALID_REQUEST", "a request may carry one Host header, not several");
+    }
     const host = request.host;
     if (!this.#anyHost && !this.#allowsHost(host)) {
       throw new ErrandError(
@@ -184,4 +190,11 @@ function sameOrigin(origin: string, host: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** How many Host headers a request's raw headers (name, value, name, value, …) hold. */
+function hostHeaders(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === "host") n++;
+  return n;
 }

@@ -20,19 +20,25 @@ interface Answer {
 
 /**
  * One request over node:http, which (unlike fetch) sends the Host header it is given and the path
- * exactly as written.
+ * exactly as written; headers as a flat [name, value, …] list may repeat a name.
  */
 function raw(
   h: Pick<Harness, "base">,
   method: string,
   path: string,
-  headers: Record<string, string> = {},
+  headers: Record<string, string> | string[] = {},
   body?: string,
 ): Promise<Answer> {
   const url = new URL(h.base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method, path, headers: { ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: Array.isArray(headers) ? headers : { ...headers },
+      },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -83,6 +89,9 @@ describe("the Host check (DNS rebinding)", () => {
       expect(JSON.stringify(r.body)).not.toContain("secret");
     }
     expectErrandError(await raw(h, "GET", "/v1/jobs", { host: "evil.example" }), 403, "FORBIDDEN");
+    // Two Host headers, the first one allowed: Node reads the first, a proxy may have read the other.
+    const two = ["Host", `localhost:${port}`, "Host", "evil.example"];
+    expectErrandError(await raw(h, "GET", "/v1/jobs/j1", two), 400, "INVALID_REQUEST");
     // The probes answer whatever the host (Kubernetes sends the pod's address).
     expect((await raw(h, "GET", "/healthz", { host: "10.1.2.3:8080" })).status).toBe(200);
     expect((await raw(h, "GET", "/readyz", { host: "10.1.2.3:8080" })).status).toBe(200);
