@@ -126,7 +126,7 @@ export class RequestChecks {
   /**
    * @throws ErrandError `INVALID_REQUEST` for several Host headers; `FORBIDDEN` for a Host the
    *   server does not answer to, or a change asked for by another site; `UNSUPPORTED_MEDIA_TYPE`
-   *   for a change that is not `application/json`.
+   *   for a change that is not `application/json`, or is compressed.
    */
   check(request: FastifyRequest): void {
     const path = request.url.split("?", 1)[0]!;
@@ -160,6 +160,15 @@ export class RequestChecks {
         "FORBIDDEN",
         `refusing a ${request.method} from origin ${shown(origin)}: only this server's own pages (${shown(host)}) may change anything`,
         { details: { origin } },
+      );
+    }
+    const encoding = request.headers["content-encoding"];
+    // A compressed body is not read as one (no decoder): refused as a type this server does not take.
+    if (encoding !== undefined && String(encoding).trim().toLowerCase() !== "identity") {
+      throw new ErrandError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        `${request.method} ${path}: content-encoding ${shown(String(encoding))} is not taken; send the JSON as it is`,
+        { details: { contentEncoding: String(encoding) } },
       );
     }
     const type = request.headers["content-type"];

@@ -92,6 +92,19 @@ describe("the Host check (DNS rebinding)", () => {
     // Two Host headers, the first one allowed: Node reads the first, a proxy may have read the other.
     const two = ["Host", `localhost:${port}`, "Host", "evil.example"];
     expectErrandError(await raw(h, "GET", "/v1/jobs/j1", two), 400, "INVALID_REQUEST");
+    // A compressed body is not decoded, so it is refused as such rather than misread.
+    const gzip = await raw(
+      h,
+      "POST",
+      "/v1/jobs",
+      { ...JSON_TYPE, "content-encoding": "gzip" },
+      '{"type":"t"}',
+    );
+    expectErrandError(gzip, 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(
+      (await raw(h, "POST", "/v1/jobs", { ...JSON_TYPE, "content-encoding": "identity" }, '{"type":"t"}'))
+        .status,
+    ).toBe(201);
     // The probes answer whatever the host (Kubernetes sends the pod's address).
     expect((await raw(h, "GET", "/healthz", { host: "10.1.2.3:8080" })).status).toBe(200);
     expect((await raw(h, "GET", "/readyz", { host: "10.1.2.3:8080" })).status).toBe(200);
