@@ -31,6 +31,10 @@ export function nextCronTick(cron: string, timezone: string, after: number): num
     if (typeof cron !== "string" || cron.trim().length === 0) throw new Error("empty expression");
     const fields = cron.trim().split(/\s+/).length;
     if (fields !== 5 && fields !== 6) throw new Error("five fields, or six with seconds, are required");
+    // croner reads "?" as the value of the current time, from the wall clock at each parse: a
+    // schedule's ticks would move with the moment it was read, on the clock of no queue.
+    if (cron.includes("?"))
+      throw new Error('"?" is not taken (croner reads it as the current time): give * or a value');
     pattern = new Cron(cron, { timezone, paused: true });
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);

@@ -185,11 +185,12 @@ export interface ScheduleOptions<P = unknown> {
   payload: P;
   /**
    * Enqueue options for each tick's job: no `id` (each tick's id is derived from the schedule), no
-   * `delayMs`, `runAt` or `db`, and no `dependsOn` (every tick would wait on the same fixed jobs,
-   * and fail to enqueue once they are pruned). A `uniqueKey` makes a tick that comes while the last
-   * tick's job still waits or runs enqueue nothing.
+   * `delayMs`, `runAt` or `db`, no `expiresAt` (one instant for every tick: give `expiresInMs`),
+   * and no `dependsOn` (every tick would wait on the same fixed jobs, and fail to enqueue once they
+   * are pruned). A `uniqueKey` makes a tick that comes while the last tick's job still waits or
+   * runs enqueue nothing.
    */
-  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db" | "dependsOn">;
+  options?: Omit<EnqueueOptions, "id" | "delayMs" | "runAt" | "db" | "expiresAt" | "dependsOn">;
 }
 
 /** A stored schedule. */

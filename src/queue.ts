@@ -18,6 +18,7 @@ import {
   type JobState,
   toJob,
 } from "./job.js";
+import { checkKnownKeys } from "./known-keys.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
 import { DuePass } from "./maintenance/due-pass.js";
 import { expireJobs } from "./maintenance/expiry.js";
@@ -67,6 +68,9 @@ export type { TypeSettings } from "./type-registry.js";
 export type { EnqueuedJob, QueueEvents };
 
 const SWEEP_BATCH = 500;
+
+/** {@link Queue.prune}'s options. */
+const PRUNE_KEYS: ReadonlySet<string> = new Set(["retention"]);
 /** Schedules per store call when {@link Queue.schedules} reads them all. */
 const SCHEDULE_PAGE = 1_000;
 
@@ -604,6 +608,7 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async prune(options: { retention?: RetentionOptions } = {}): Promise<number> {
     this.#checkOpen();
+    checkKnownKeys("prune", options, PRUNE_KEYS);
     const retainMs = resolveRetention(this.#retainMs, options.retention);
     return pruneFinished(this.#door, this.clock, retainMs, SWEEP_BATCH);
   }

@@ -46,6 +46,13 @@ export async function planSchedule<P>(
   if ("id" in jobOptions || "delayMs" in jobOptions || "runAt" in jobOptions || "db" in jobOptions) {
     throw new ErrandError("INVALID_OPTION", "schedule: options may not set id, delayMs, runAt or db");
   }
+  // One fixed instant for every tick: the ticks after it would make jobs expired at once.
+  if ("expiresAt" in jobOptions) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "schedule: options may not set expiresAt (one instant for every tick); give expiresInMs",
+    );
+  }
   // Every tick's job would wait on the same fixed jobs, and once retention prunes them each tick
   // fails to enqueue (DEPENDENCY_NOT_FOUND) and the schedule never moves on.
   if ("dependsOn" in jobOptions) {

@@ -158,7 +158,16 @@ export function exerciseBadInput(backend: Backend): void {
     it("refuses a malformed cron (INVALID_CRON) and an unknown timezone (INVALID_TIMEZONE)", async () => {
       const { queue } = await backend.setup();
       await unchanged(queue, async () => {
-        for (const cron of ["", "not a cron", "61 * * * *", "* * *", "*/0 * * * *"]) {
+        // "?" is croner's "the current time's value", read from the wall clock at each parse.
+        for (const cron of [
+          "",
+          "not a cron",
+          "61 * * * *",
+          "* * *",
+          "*/0 * * * *",
+          "0 0 * * ?",
+          "? * * * *",
+        ]) {
           await refused(() => queue.schedule("bad", { cron, job: noop, payload: {} }), "INVALID_CRON");
         }
         for (const timezone of ["Mars/Olympus_Mons", "", "UTC+25"]) {
@@ -183,6 +192,8 @@ export function exerciseBadInput(backend: Backend): void {
           { id: "fixed" },
           { delayMs: "1m" },
           { runAt: new Date(Date.UTC(2030, 0, 1)) },
+          // One fixed expiry: every tick after it would make a job expired at once.
+          { expiresAt: new Date(Date.UTC(2030, 0, 1)) },
           { db: {} },
           // Fixed jobs to wait for: once they are pruned, every tick would fail to enqueue.
           { dependsOn: [seed.id] },
@@ -232,6 +243,13 @@ export function exerciseBadInput(backend: Backend): void {
         expect(e.message).toMatch(/did you mean "priority"/);
         const l = await refused(() => queue.lease({ limt: 5 } as never), "INVALID_OPTION");
         expect(l.message).toMatch(/did you mean "limit"/);
+        const p = await refused(
+          () => queue.prune({ retension: { completed: 0 } } as never),
+          "INVALID_OPTION",
+        );
+        expect(p.message).toMatch(/did you mean "retention"/);
+        for (const options of [null, 5, "x"])
+          await refused(() => queue.prune(options as never), "INVALID_OPTION");
       });
     });
 

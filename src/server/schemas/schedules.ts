@@ -19,7 +19,7 @@ export const scheduleRouteSchemas = {
         options: {
           type: "object",
           additionalProperties: false,
-          properties: omit(enqueueOptionProperties, "id", "delayMs", "runAt", "dependsOn"),
+          properties: omit(enqueueOptionProperties, "id", "delayMs", "runAt", "expiresAt", "dependsOn"),
         },
       },
     },
