@@ -14,7 +14,7 @@ import type { AttemptFailure, FailOptions } from "./queue-options.js";
 import type { Completion, StoreDoor } from "./store/instrument.js";
 import type { AttemptRef, ClaimParams, HeartbeatManyParams } from "./store/store.js";
 import type { ClaimRules, TypeRegistry } from "./type-registry.js";
-import { addToDate, toJsonText } from "./validation.js";
+import { MAX_DATE_MS, toJsonText } from "./validation.js";
 
 /** What {@link Attempts} works with: the Queue's door, clock, randomness, types and bounds. */
 export interface AttemptsContext {
@@ -129,21 +129,29 @@ export class Attempts {
     });
   }
 
-  /** Gives an attempt back without using it up; `false` when stale. */
   /**
-   * Ends an attempt without failing it: pending again after `delay`, not counted as an attempt.
+   * Ends an attempt without failing it: pending again after `delay` (at the latest date a store
+   * keeps, when that comes first), not counted as an attempt.
    * @throws ErrandError `INVALID_DURATION`, `INVALID_JOB_ID`, `INVALID_ATTEMPT`.
    */
   async snooze(job: AttemptRef | Job, delay: Duration): Promise<boolean> {
     const ref = checkRef("snooze", job);
     const now = this.#c.clock.now();
-    const runAt = addToDate("snooze", now, toMs("snooze", delay));
+    // Waits as a backoff does past the latest date: a handler's snooze that reached past it was
+    // refused after its attempt had ended, and the job sat active until its lease ran out.
+    const runAt = snoozeUntil(now, toMs("snooze", delay));
     // A Job handed out by errand (runAt a Date) lets the door build the event without a read.
     const full = (job as Job).runAt instanceof Date ? (job as Job) : undefined;
     return this.#c.door.snooze({ ...ref, now, runAt }, full);
   }
 
+  /** Gives an attempt back without using it up; `false` when stale. */
   async release(job: AttemptRef | Job): Promise<boolean> {
     return this.#c.door.release({ ...checkRef("release", job), now: this.#c.clock.now() });
   }
+}
+
+/** When a job snoozed at `now` for `delayMs` is due: then, or the latest date a store keeps. */
+export function snoozeUntil(now: number, delayMs: number): number {
+  return Math.min(now + delayMs, MAX_DATE_MS);
 }

@@ -1,5 +1,6 @@
 import type { EventEmitter } from "node:events";
 import type { Logger } from "pino";
+import { snoozeUntil } from "../attempts.js";
 import type { Clock } from "../clock.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { ErrandError, JobTimeoutError } from "../errors.js";
@@ -343,7 +344,7 @@ export class RunCore {
       this.#reportEnded();
     }
     if (ok && this.#events.listenerCount("snoozed") > 0) {
-      const runAt = jobDate(this.#clock.now() + delayMs);
+      const runAt = jobDate(snoozeUntil(this.#clock.now(), delayMs));
       this.#events.emit("snoozed", {
         ...job,
         state: "pending",

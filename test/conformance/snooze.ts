@@ -7,6 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
+import { drain } from "../../src/testing/index.js";
+import { MAX_DATE_MS } from "../../src/validation.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
 import { refused } from "./refused.js";
@@ -62,6 +64,30 @@ export function exerciseSnooze(backend: Backend): void {
       await refused(() => queue.snooze(job!, -5), "INVALID_DURATION");
       await refused(() => queue.snooze(job!, "soon" as never), "INVALID_DURATION");
       expect((await queue.get(job!.id))?.state).toBe("active");
+    });
+
+    it("waits until the latest date a store keeps for a snooze reaching past it, from the API or a handler", async () => {
+      const { queue } = await backend.setup();
+      const far = MAX_DATE_MS - 1_000;
+      await queue.enqueue("t", {}, { id: "api" });
+      const [job] = await queue.lease();
+      expect(await queue.snooze(job!, far)).toBe(true);
+      expect(await queue.get("api")).toMatchObject({
+        state: "pending",
+        snoozes: 1,
+        runAt: new Date(MAX_DATE_MS),
+      });
+
+      const sleepy = defineJob({ type: "sleepy", handler: async (_p: unknown, ctx) => ctx.snooze(far) });
+      await queue.enqueue(sleepy, {}, { id: "handler" });
+      const result = await drain(queue, { jobs: [sleepy] });
+      expect(result.failed).toBe(0);
+      expect(await queue.get("handler")).toMatchObject({
+        state: "pending",
+        snoozes: 1,
+        errors: [],
+        runAt: new Date(MAX_DATE_MS),
+      });
     });
 
     it("lets a Worker's handler snooze by returning ctx.snooze, and emits snoozed", async () => {
