@@ -151,6 +151,19 @@ export function dependencyNotFound(id: string): ErrandError {
 }
 
 /**
+ * A debounce key held by a waiting job of another type: debouncing onto it would give that job a
+ * payload its own type never checked. The one wording every store uses.
+ * @internal
+ */
+export function debounceKeyHeld(key: string, holderType: string, type: string): ErrandError {
+  return new ErrandError(
+    "INVALID_KEY",
+    `debounce key ${JSON.stringify(key)} is held by a waiting job of type ${JSON.stringify(holderType)}, not ${JSON.stringify(type)}: a debounce key debounces the jobs of one type`,
+    { details: { debounceKey: key, holderType, type } },
+  );
+}
+
+/**
  * Wraps a fault from a datastore driver so every store reports it the same way, keeping the original
  * as `cause`. ErrandErrors pass through unchanged.
  */

@@ -42,7 +42,15 @@ export async function fireDueSchedules(
           onError(skipped(s, error));
         }
         const params = { name: s.name, now, expectedRunAt: s.nextRunAt, nextRunAt, job };
-        if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
+        try {
+          if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
+        } catch (error) {
+          // The store refused the tick's job (its debounce key held by another type's job), not
+          // failed: nothing was written, and the schedule moves on without it.
+          if (job === null || !refusesJob(error)) throw error;
+          onError(skipped(s, error));
+          await door.fireSchedule({ ...params, job: null }, null);
+        }
       } catch (error) {
         failed = true;
         onError(error);
@@ -52,11 +60,18 @@ export async function fireDueSchedules(
   });
 }
 
-/** Why a schedule's tick stored no job: the planning's refusal, the schedule and tick named. */
+/** Whether a store's error refuses the job it was given, rather than tells of a fault. */
+function refusesJob(error: unknown): error is ErrandError {
+  return error instanceof ErrandError && !STORE_FAULTS.has(error.code);
+}
+
+const STORE_FAULTS: ReadonlySet<string> = new Set(["STORE_ERROR", "CLOSED", "UNAVAILABLE", "INTERNAL"]);
+
+/** Why a schedule's tick stored no job: the refusal of its job, the schedule and tick named. */
 function skipped(s: ScheduleRecord, error: ErrandError): ErrandError {
   return new ErrandError(
     error.code,
-    `schedule ${JSON.stringify(s.name)}: its tick at ${new Date(s.nextRunAt).toISOString()} was skipped, as its options make no job: ${error.message}`,
+    `schedule ${JSON.stringify(s.name)}: its tick at ${new Date(s.nextRunAt).toISOString()} was skipped, as its options make no job it may store: ${error.message}`,
     { cause: error, details: { schedule: s.name, tick: s.nextRunAt } },
   );
 }

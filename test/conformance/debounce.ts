@@ -57,6 +57,36 @@ export function exerciseDebounce(backend: Backend): void {
       expect(third).toMatchObject({ id: next.id, duplicate: true, payload: { n: 3 } });
     });
 
+    it("refuses a debounce key a waiting job of another type holds, storing and changing nothing", async () => {
+      const { queue, clock } = await backend.setup();
+      // Free text: a line break and a tab too.
+      const d = { key: "shared\n\tkey é", delayMs: 1_000 };
+      const held = await queue.enqueue("a", { n: 1 }, { debounce: d });
+      const e = await refused(() => queue.enqueue("b", "not a's payload", { debounce: d }), "INVALID_KEY");
+      expect(e.details).toEqual({ debounceKey: d.key, holderType: "a", type: "b" });
+      // In a batch, the one refusal stores none of it; a key taken earlier in the batch counts too.
+      await refused(
+        () =>
+          queue.enqueueBatch([
+            { job: "c", payload: 1, options: { id: "c-1" } },
+            { job: "a", payload: { n: 2 }, options: { debounce: { key: "fresh", delayMs: 1_000 } } },
+            { job: "b", payload: 3, options: { debounce: { key: "fresh", delayMs: 1_000 } } },
+          ]),
+        "INVALID_KEY",
+      );
+      expect(await queue.get("c-1")).toBeNull();
+      expect(await queue.get(held.id)).toMatchObject({ type: "a", payload: { n: 1 } });
+      expect((await queue.stats()).states.pending).toBe(1);
+      // The same type still debounces onto it; once it has started, the key is anyone's.
+      expect(await queue.enqueue("a", { n: 3 }, { debounce: d })).toMatchObject({
+        id: held.id,
+        duplicate: true,
+      });
+      await clock.advance(1_000);
+      expect(await queue.lease({ types: ["a"] })).toMatchObject([{ id: held.id }]);
+      expect(await queue.enqueue("b", 4, { debounce: d })).toMatchObject({ type: "b", duplicate: false });
+    });
+
     it("refuses debounce with id, runAt, delayMs, uniqueKey or dependsOn, and a bad key or delay", async () => {
       const { queue } = await backend.setup();
       const d = { key: "k", delayMs: 1_000 };

@@ -294,6 +294,36 @@ export function exerciseSchedules(backend: Backend): void {
       expect(await jobsOf(queue, "report")).toHaveLength(2);
     });
 
+    it("skips a tick whose debounce key a waiting job of another type holds, and fires the next", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
+      const start = clock.now();
+      const debounce = { key: "nightly", delayMs: 0 };
+      await queue.schedule("tick", {
+        cron: "*/5 * * * *",
+        timezone: "UTC",
+        job: report,
+        payload: {},
+        options: { debounce },
+      });
+      const other = await queue.enqueue("other", {}, { debounce: { key: "nightly", delayMs: 20 * MINUTE } });
+      const errors: unknown[] = [];
+      queue.on("error", (e) => errors.push(e));
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(0);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          code: "INVALID_KEY",
+          details: { schedule: "tick", tick: start + 5 * MINUTE },
+        }),
+      ]);
+      expect((await queue.getSchedule("tick"))?.nextRunAt.getTime()).toBe(start + 10 * MINUTE);
+      expect(await jobsOf(queue, "report")).toEqual([]);
+      expect((await queue.get(other.id))?.payload).toEqual({});
+      await queue.cancel(other.id);
+      await clock.advance(5 * MINUTE);
+      expect((await queue.sweep()).fired).toBe(1);
+    });
+
     it("pages schedules by name in byte order: each page at most its limit, nextCursor null on the last", async () => {
       const { queue } = await backend.setup({ start: Date.UTC(2026, 0, 1) });
       // Byte order, as the stores compare names: digits, upper case, "_", lower case, and a name

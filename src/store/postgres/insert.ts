@@ -3,7 +3,7 @@
  * insert-then-look-up of jobs whose id or unique key is taken.
  * @module
  */
-import { ErrandError } from "../../errors.js";
+import { debounceKeyHeld, ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
@@ -218,12 +218,17 @@ async function insertDebounced(
         j.runAt,
         now,
         notifyTag,
+        j.type,
       ]);
       if (held) {
         results[i] = { inserted: false, existing: held };
         if (j.runAt <= now) ready = true;
         break;
       }
+      // A holder of another type (it cannot be this type's: the update above took it). Thrown
+      // inside the call's transaction: nothing of it is stored.
+      const [other] = await connection.query<{ type: string }>(db, sql.debounceHolderType, [j.debounceKey]);
+      if (other) throw debounceKeyHeld(j.debounceKey, other.type, j.type);
       const one = await insertRows(
         connection,
         sql,

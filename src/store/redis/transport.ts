@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
-import { dependencyNotFound, ErrandError } from "../../errors.js";
+import { debounceKeyHeld, dependencyNotFound, ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
 import { commandSender, type SendCommand } from "./reply-command.js";
 import { type ScriptName, scriptNames, scriptSha, scriptText } from "./scripts.js";
@@ -323,6 +323,15 @@ export class RedisTransport {
     }
     if (text.startsWith("ERRAND_INVALID_STATE ")) {
       return new ErrandError("INVALID_STATE", text.slice("ERRAND_INVALID_STATE ".length), { cause: error });
+    }
+    if (text.startsWith("ERRAND_DEBOUNCE_HELD ")) {
+      // Types are names (no spaces); the key comes in hex, as the script sent it.
+      const [holderType, type, hex] = text.slice("ERRAND_DEBOUNCE_HELD ".length).split(" ") as [
+        string,
+        string,
+        string,
+      ];
+      return debounceKeyHeld(Buffer.from(hex, "hex").toString("utf8"), holderType, type);
     }
     if (text.startsWith("ERRAND_DEPENDENCY_NOT_FOUND ")) {
       const id = text.slice("ERRAND_DEPENDENCY_NOT_FOUND ".length);

@@ -3,6 +3,8 @@
  * by row, looking up what each row that was not inserted clashed with.
  * @module
  */
+
+import { debounceKeyHeld } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { sameSharedFields, standsAlone } from "../../job-fields.js";
 import { INSERTED } from "../enqueue-result.js";
@@ -126,12 +128,17 @@ export function insertJobs(
     const j =
       plan === null || plan.dependsOn === given.dependsOn ? given : { ...given, dependsOn: plan.dependsOn };
     if (j.debounceKey !== null) {
-      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey) as { id: string } | undefined;
+      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey, j.type) as
+        | { id: string }
+        | undefined;
       if (held) {
         if (j.runAt <= now) ready = true;
         results[i] = { inserted: false, existing: hooks.record(held.id) };
         continue;
       }
+      // Thrown inside the caller's savepoint: the whole call is undone.
+      const holderType = q.debounceHolderType.get(j.debounceKey) as string | undefined;
+      if (holderType !== undefined) throw debounceKeyHeld(j.debounceKey, holderType, j.type);
     }
     const taken = !idsGenerated && finished.get(j.id) !== undefined;
     const info = taken

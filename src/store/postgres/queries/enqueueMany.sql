@@ -170,10 +170,14 @@ n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 -- name: debounce
 WITH upd AS (
   UPDATE {{errandJob}} SET payload = $2, run_at = $3, parked = NULL
-  WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0
+  WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0 AND type = $6
   RETURNING {{hotFields}}
 ), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE "runAt" <= $4) AS r)
 SELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0
+
+-- name: debounceHolderType
+SELECT type FROM {{errandJob}}
+WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0
 
 -- name: dropRaced
 DELETE FROM {{errandJob}} j WHERE j.id = ANY($1::text[])

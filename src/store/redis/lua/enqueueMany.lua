@@ -63,6 +63,17 @@ if ARGV[6] == "1" then
   end
 end
 
+if not uniform then
+  -- Before any write too: a debounce key a waiting job of another type holds.
+  local taken = {}
+  for j = 0, n - 1 do
+    local refusal = debounce_refusal(ARGV, FIRST + j * JOB_FIELDS, taken)
+    if refusal then
+      return refusal
+    end
+  end
+end
+
 -- Job j's values as insert_job reads them: in ARGV at i, or (uniform) the first job's, given
 -- this job's id and payload.
 local shared = nil

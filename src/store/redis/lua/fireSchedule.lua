@@ -30,6 +30,12 @@ local score = redis.call("ZSCORE", SCHEDULES, ARGV[4])
 if not score or tonumber(score) ~= tonumber(ARGV[5]) then
   return 0
 end
+if ARGV[7] ~= nil then
+  local refusal = debounce_refusal(ARGV, 7, {})
+  if refusal then
+    return refusal
+  end
+end
 redis.call("ZADD", SCHEDULES, ARGV[6], ARGV[4])
 redis.call("HSET", schedule_key(ARGV[4]), "ua", ARGV[3])
 if ARGV[7] == nil then

@@ -64,8 +64,13 @@ ON CONFLICT DO NOTHING;
 
 -- name: enqueueDebounced
 UPDATE errand_job SET payload = ?, run_at = ?, parked = NULL
-WHERE debounce_key = ? AND state = 'pending' AND attempt = 0
+WHERE debounce_key = ? AND state = 'pending' AND attempt = 0 AND type = ?
 RETURNING id;
+
+-- name: debounceHolderType
+SELECT type FROM errand_job
+WHERE debounce_key = ? AND state = 'pending' AND attempt = 0
+LIMIT 1;
 
 -- name: enqueueFinishedId
 SELECT 1 FROM errand_job_done WHERE id = ?;

@@ -35,6 +35,37 @@ end
 -- Inserts the job at A[i], created at `now` (the caller's ARGV text `now_text` is stored as is);
 -- returns nil, or the id of the job that already has its id or unique key; and, second, true when
 -- the job has dependencies (its stored state is then the caller's to report).
+-- An error reply when job i's debounce key is held by a waiting (pending, never started) job of
+-- another type, else nil: debouncing onto it would give that job a payload its own type never
+-- checked. A caller checks every job before its first write (a script's writes cannot be taken
+-- back); `taken` holds the keys the call's earlier jobs take, with their types.
+local function debounce_refusal(A, i, taken)
+  local debounce = A[i + 18]
+  if debounce == "" then
+    return nil
+  end
+  local holder_type = taken[debounce]
+  if holder_type == nil then
+    local holder = redis.call("HGET", DEBOUNCE, debounce)
+    if holder then
+      local h = read_fields(job_key(holder), "s", "a", "t")
+      if h.s == "p" and (not h.a or h.a == "0") then
+        holder_type = h.t
+      end
+    end
+  end
+  if holder_type == nil then
+    taken[debounce] = A[i + 1]
+  elseif holder_type ~= A[i + 1] then
+    -- The key in hex: it may hold any character, a line break too, which an error reply cannot.
+    local hex = string.gsub(debounce, ".", function(c)
+      return string.format("%02x", string.byte(c))
+    end)
+    return redis.error_reply("ERRAND_DEBOUNCE_HELD " .. holder_type .. " " .. A[i + 1] .. " " .. hex)
+  end
+  return nil
+end
+
 local function insert_job(A, i, now, now_text)
   local id = A[i]
   local key = job_key(id)
