@@ -38,6 +38,7 @@ import {
   checkInt,
   checkJobId,
   checkJobKey,
+  checkListCursor,
   checkOwnerName,
   checkQueueName,
   checkScheduleName,
@@ -196,7 +197,7 @@ export function checkListOptions(options: ListOptions): ListParams {
     owner: options.owner === undefined ? undefined : checkOwnerName(options.owner),
     key: options.key === undefined ? undefined : checkJobKey(options.key),
     limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIMIT),
-    cursor: options.cursor === undefined ? undefined : checkJobId(options.cursor),
+    cursor: options.cursor === undefined ? undefined : checkListCursor(options.cursor),
   };
 }
 

@@ -114,7 +114,11 @@ export interface ListOptions {
   key?: string;
   /** Page size, 1 to 1000. @defaultValue 50 */
   limit?: number;
-  /** `nextCursor` from the previous page. */
+  /**
+   * `nextCursor` from the previous page: where it ended, which holds even if that page's last job
+   * has since moved or gone. At most {@link MAX_LIST_CURSOR_LENGTH} characters, else
+   * `INVALID_OPTION`.
+   */
   cursor?: string;
 }
 

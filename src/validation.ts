@@ -342,6 +342,35 @@ export const MIN_DATE_MS = 0;
 export const MAX_DATE_MS = 253_402_300_799_999;
 
 /**
+ * Longest `cursor` of `list()` in characters: 271, a longest job id (255), a colon and a longest
+ * time (the 15 digits of {@link MAX_DATE_MS}). A cursor is where the page before ended, as the
+ * store gave it: a job id on SQLite and PostgreSQL, `<time>:<id>` on Redis, which lists by time
+ * and must carry the time the job was listed at, not look it up again (the job may have moved or
+ * gone since). Bounded like an id, so a client's cursor costs a store no more than an id does.
+ * @since 0.3.0
+ */
+export const MAX_LIST_CURSOR_LENGTH = 255 + 1 + String(MAX_DATE_MS).length;
+
+/**
+ * What a `list()` cursor may be: the characters of a job id ({@link JOB_ID_PATTERN}, `:` among
+ * them), 1 to {@link MAX_LIST_CURSOR_LENGTH}. Whether it is a cursor the store gave is the
+ * store's to say.
+ */
+export const LIST_CURSOR_PATTERN = new RegExp(`^[A-Za-z0-9_.:@+=/-]{1,${MAX_LIST_CURSOR_LENGTH}}$`);
+
+/** A `list()` cursor, checked for its characters and length. @throws ErrandError `INVALID_OPTION` */
+export function checkListCursor(value: unknown): string {
+  if (typeof value !== "string" || !LIST_CURSOR_PATTERN.test(value)) {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `list: cursor must be a nextCursor list() gave, 1 to ${MAX_LIST_CURSOR_LENGTH} of the characters of a job id, got ${describe(value)}`,
+      { details: { field: "cursor", max: MAX_LIST_CURSOR_LENGTH } },
+    );
+  }
+  return value;
+}
+
+/**
  * Priority bounds: the safe integers, ±(2^53 − 1). PostgreSQL keeps a bigint, SQLite a 64-bit
  * integer, and Redis orders its ready lanes by `-priority` as a sorted-set score, a double, exact
  * over exactly this range: any wider and two priorities could share a score (and a lane order).

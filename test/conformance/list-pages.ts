@@ -10,12 +10,14 @@
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../src/job.js";
 import type { JobPage, ListOptions, Queue } from "../../src/queue.js";
+import { DEFAULT_RETENTION } from "../../src/queue-options.js";
+import { MAX_DATE_MS, MAX_LIST_CURSOR_LENGTH } from "../../src/validation.js";
 import type { Backend } from "./backend.js";
 
-/** Every page of a listing, first to last. */
-async function pages(queue: Queue, filter: Omit<ListOptions, "cursor">): Promise<JobPage[]> {
+/** Every page of a listing, first to last (or from the page after the one `from` came with). */
+async function pages(queue: Queue, filter: Omit<ListOptions, "cursor">, from?: string): Promise<JobPage[]> {
   const out: JobPage[] = [];
-  let cursor: string | undefined;
+  let cursor: string | undefined = from;
   do {
     const page = await queue.list({ ...filter, cursor });
     expect(page.jobs.length).toBeLessThanOrEqual(filter.limit ?? 50);
@@ -87,6 +89,61 @@ export function exerciseListPages(backend: Backend): void {
       expect(done.jobs.map((j) => [j.id, j.state, j.result])).toEqual([[needle.id, "completed", "found"]]);
       expect(done.nextCursor).toBeNull();
     });
+    // A cursor is the position of the page's last job as it was listed, never looked up again: a
+    // job that moves or goes away between pages takes the rest of the listing with it otherwise.
+    // Ids of the longest length (255, JOB_ID_PATTERN) make the cursor longest (on Redis,
+    // `<time>:<id>`).
+    for (const length of [20, 255]) {
+      const idOf = (n: number) => `${n}`.padEnd(length, "x");
+      // Listed 3, 2, 1 on every store: by id, and by runAt (Redis lists pending jobs by runAt).
+      const enqueueThree = async (queue: Queue, at: number) => {
+        for (const n of [1, 2, 3]) await queue.enqueue("sync", { n }, { id: idOf(n), runAt: at + n * 1000 });
+      };
+
+      it(`pages on past a cursor job rescheduled between pages (ids of ${length} characters)`, async () => {
+        const { queue, clock } = await backend.setup();
+        const at = clock.now() + 3_600_000;
+        await enqueueThree(queue, at);
+        const first = await queue.list({ limit: 1 });
+        expect(ids([first])).toEqual([idOf(3)]);
+        // Before every other job: a store that placed the cursor by its job's time now would
+        // start the next page below all of them.
+        await queue.reschedule(idOf(3), { runAt: at });
+        const rest = ids(await pages(queue, { limit: 10 }, first.nextCursor!));
+        // Redis lists the moved job again at its new time; the SQL stores, by id, do not.
+        expect(rest.filter((id) => id !== idOf(3))).toEqual([idOf(2), idOf(1)]);
+      });
+
+      it(`pages on past a cursor job deleted between pages (ids of ${length} characters)`, async () => {
+        const { queue, clock } = await backend.setup();
+        await enqueueThree(queue, clock.now() + 3_600_000);
+        const first = await queue.list({ limit: 1 });
+        expect(ids([first])).toEqual([idOf(3)]);
+        await queue.cancel(idOf(3));
+        clock.advance(DEFAULT_RETENTION.cancelled + 1);
+        expect(await queue.prune()).toBe(1);
+        expect(await queue.get(idOf(3))).toBeNull();
+        expect(ids(await pages(queue, { limit: 10 }, first.nextCursor!))).toEqual([idOf(2), idOf(1)]);
+      });
+    }
+
+    it("gives cursors within MAX_LIST_CURSOR_LENGTH, even for the longest id at the latest time, and refuses longer ones", async () => {
+      const { queue } = await backend.setup();
+      const idOf = (n: number) => `${n}`.padEnd(255, "x");
+      for (const n of [1, 2]) await queue.enqueue("sync", { n }, { id: idOf(n), runAt: MAX_DATE_MS });
+      const first = await queue.list({ limit: 1 });
+      expect(ids([first])).toEqual([idOf(2)]);
+      expect(first.nextCursor!.length).toBeLessThanOrEqual(MAX_LIST_CURSOR_LENGTH);
+      expect(ids(await pages(queue, { limit: 1 }, first.nextCursor!))).toEqual([idOf(1)]);
+
+      for (const cursor of ["9".repeat(MAX_LIST_CURSOR_LENGTH + 1), "", "a b", `${first.nextCursor}\n`]) {
+        await expect(queue.list({ cursor }), JSON.stringify(cursor)).rejects.toMatchObject({
+          name: "ErrandError",
+          code: "INVALID_OPTION",
+        });
+      }
+    });
+
     it("pages every filter to exactly the jobs it matches, with both the waiting jobs and the history past what a page reads", async () => {
       const { queue } = await backend.setup();
       // Four kinds of job, interleaved in id order; each half of the jobs is more than a page reads.

@@ -2,6 +2,7 @@ import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { ErrandClient } from "../../src/client/index.js";
 import { createServer } from "../../src/server/index.js";
+import { MAX_DATE_MS, MAX_LIST_CURSOR_LENGTH } from "../../src/validation.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { scheduleRecord } from "../helpers/new-job.js";
 import { serve, snapshot, startServer } from "./harness.js";
@@ -75,6 +76,30 @@ for (const backend of selectedBackends()) {
       const missing = await h.http("GET", "/v1/jobs/nope");
       expect(missing.status).toBe(404);
       expect(missing.body.code).toBe("JOB_NOT_FOUND");
+    });
+
+    it("pages jobs of the longest ids past a cursor job rescheduled between pages; a longer cursor is a 400", async () => {
+      const h = await startServer(backend);
+      const idOf = (n: number) => `${n}`.padEnd(255, "x");
+      const at = h.clock.now() + 3_600_000;
+      // Listed 3, 2, 1 on every store: by id, and by runAt on Redis.
+      for (const n of [1, 2, 3]) await h.queue.enqueue("t", { n }, { id: idOf(n), runAt: at + n * 1000 });
+      const first = await h.http("GET", "/v1/jobs?limit=1");
+      expect(first.body.jobs.map((j: { id: string }) => j.id)).toEqual([idOf(3)]);
+      const cursor = encodeURIComponent(first.body.nextCursor);
+      expect((await h.http("POST", `/v1/jobs/${idOf(3)}/reschedule`, { body: { runAt: at } })).status).toBe(
+        200,
+      );
+      const second = await h.http("GET", `/v1/jobs?limit=10&cursor=${cursor}`);
+      expect(second.status).toBe(200);
+      const rest = second.body.jobs.map((j: { id: string }) => j.id).filter((id: string) => id !== idOf(3));
+      expect(rest).toEqual([idOf(2), idOf(1)]);
+
+      const longest = `${MAX_DATE_MS}:${idOf(1)}`;
+      expect(longest).toHaveLength(MAX_LIST_CURSOR_LENGTH);
+      expect((await h.http("GET", `/v1/jobs?cursor=${longest}`)).status).toBe(200);
+      const longer = await h.http("GET", `/v1/jobs?cursor=9${longest}`);
+      expect(longer).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
     });
 
     it("bulk enqueue stores all jobs or none", async () => {

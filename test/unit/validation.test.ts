@@ -2,9 +2,12 @@ import { describe, expect, it } from "vitest";
 import {
   addToDate,
   checkAttempt,
+  checkListCursor,
   checkText,
+  JOB_ID_PATTERN,
   MAX_ATTEMPT,
   MAX_DATE_MS,
+  MAX_LIST_CURSOR_LENGTH,
   sanitizeText,
   TEXT_PATTERN,
   toEpochMs,
@@ -86,6 +89,22 @@ describe("date bounds", () => {
     expect(addToDate("delayMs", now, MAX_DATE_MS - now)).toBe(MAX_DATE_MS);
     expect(() => addToDate("delayMs", now, MAX_DATE_MS - now + 1)).toThrow(code("INVALID_DURATION"));
     expect(() => addToDate("expiresInMs", now, MAX_DATE_MS)).toThrow(/expiresInMs/);
+  });
+});
+
+describe("checkListCursor", () => {
+  it("takes a longest id, and `<time>:<id>` of a longest id at the latest time", () => {
+    const id = "x".repeat(255);
+    expect(JOB_ID_PATTERN.test(id)).toBe(true);
+    expect(checkListCursor(id)).toBe(id);
+    expect(checkListCursor(`${MAX_DATE_MS}:${id}`)).toHaveLength(MAX_LIST_CURSOR_LENGTH);
+  });
+
+  it("refuses empty, longer, other characters and non-strings with INVALID_OPTION naming its bound", () => {
+    for (const value of ["", "x".repeat(MAX_LIST_CURSOR_LENGTH + 1), "a b", "a\n", "é", 42, null]) {
+      expect(() => checkListCursor(value)).toThrow(code("INVALID_OPTION"));
+      expect(() => checkListCursor(value)).toThrow(new RegExp(`cursor .* ${MAX_LIST_CURSOR_LENGTH}`));
+    }
   });
 });
 

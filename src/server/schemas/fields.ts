@@ -7,6 +7,7 @@
 import { MAX_DURATION_MS, MAX_TIMER_MS } from "../../duration.js";
 import {
   JOB_ID_PATTERN,
+  LIST_CURSOR_PATTERN,
   MAX_ATTEMPT,
   MAX_COUNT,
   MAX_DATE_MS,
@@ -14,6 +15,7 @@ import {
   MAX_ERROR_NAME_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,
+  MAX_LIST_CURSOR_LENGTH,
   MAX_PRIORITY,
   MIN_DATE_MS,
   MIN_PRIORITY,
@@ -32,6 +34,13 @@ export const namePageQuery = {
   },
 } as const;
 export const jobId = { type: "string", pattern: JOB_ID_PATTERN.source, maxLength: 255 } as const;
+/** A `list()` cursor: a job id on the SQL stores, `<time>:<id>` on Redis, so longer than an id. */
+export const listCursor = {
+  type: "string",
+  pattern: LIST_CURSOR_PATTERN.source,
+  maxLength: MAX_LIST_CURSOR_LENGTH,
+  description: "`nextCursor` of the previous page",
+} as const;
 /**
  * Free text a store keeps as text: no U+0000 and no lone surrogate (see `checkText`), which
  * PostgreSQL cannot store and the other stores would store differently.

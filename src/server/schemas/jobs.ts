@@ -19,6 +19,7 @@ import {
   jobKey,
   jobReply,
   jobsReply,
+  listCursor,
   MAX_BULK,
   name,
   omit,
@@ -178,7 +179,7 @@ export const jobRouteSchemas = {
         owner: { ...name, description: "Only this owner's jobs (a producer sees only its own anyway)" },
         key: { ...jobKey, description: "Only jobs with this key (a name, else INVALID_KEY)" },
         limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
-        cursor: jobId,
+        cursor: listCursor,
       },
     },
     response: {

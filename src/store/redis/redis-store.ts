@@ -67,9 +67,6 @@ import {
 
 export type { RedisStoreOptions } from "./transport.js";
 
-/** Our cursors are `<time>:<id>`; an id this long gets a bare-id cursor instead (see list.lua). */
-const CURSOR_MAX = 255;
-
 /**
  * The Redis store: every state change is one Lua script (`lua/*.lua`, one per Store operation),
  * loaded once and called by SHA. Ready jobs wait in sorted sets per queue, priority and type
@@ -380,11 +377,9 @@ export class RedisStore implements Store {
       p.owner ?? "",
       p.key ?? "",
     ])) as [Reply[], string | null, string | null];
-    let nextCursor: string | null = null;
-    if (id !== null && time !== null) {
-      nextCursor = `${time}:${id}`;
-      if (nextCursor.length > CURSOR_MAX) nextCursor = id;
-    }
+    // `<time>:<id>` whatever the id's length (MAX_LIST_CURSOR_LENGTH holds the longest): the time
+    // the job was listed at, which the next page starts below even if the job has moved or gone.
+    const nextCursor = id !== null && time !== null ? `${time}:${id}` : null;
     return { jobs: replies.map(decodeJob), nextCursor };
   }
 

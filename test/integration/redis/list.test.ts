@@ -83,7 +83,11 @@ describe.runIf(redisSelected())("Redis store: list", () => {
       const j = ids.get(id)!;
       return j.type === "a" && j.queue === "default" && byState("pending").includes(id);
     });
-    await expect(queue.list({ cursor: "not-a-cursor" })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    // Of a cursor's characters and length, but no `<time>:<id>` this store gives: a time is at
+    // most 15 digits (MAX_DATE_MS), and a bare id is no position.
+    for (const cursor of ["not-a-cursor", `${"9".repeat(16)}:a`, "-1:a", "x".repeat(255)]) {
+      await expect(queue.list({ cursor }), cursor).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    }
   });
 
   it("examines a fifth of LIST_SCAN candidates a call, so a filtered page holds Redis a few ms", async () => {

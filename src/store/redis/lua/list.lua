@@ -9,7 +9,8 @@
     active   {p}:lease, by leaseExpiresAt
     finished {p}:f:<state>, by finishedAt
   and several states are merged by (time, id), latest first. The cursor is "<time>:<id>" of the
-  last job returned (or, for ids too long for that, the id alone: its time is looked up).
+  last job returned, whatever the id's length: the position it was listed at, never looked up from
+  the job again (a job rescheduled or deleted between pages would move the next page or refuse it).
   Guarantees: a page costs O(limit × sources × log n) when no filter has to be checked job by job;
   a queue or type filter on a source that does not imply it (finished jobs, {p}:sched, {p}:lease,
   {p}:blocked) reads each candidate's queue and type; an owner or key filter (no index) reads each
@@ -32,20 +33,15 @@ local want_owner = ARGV[7] or ""
 local want_key = ARGV[8] or ""
 local BUFFER = 64
 
--- The cursor: "<time>:<id>", or a bare id for ids too long to fit.
+-- The cursor: "<time>:<id>". Times are whole epoch ms from 0 to MAX_DATE_MS (15 digits): more
+-- digits, or a sign, are no time this store gave.
 local max_score, max_id = nil, nil
 if cursor ~= "" then
-  if #cursor >= 200 and redis.call("EXISTS", job_key(cursor)) == 1 then
-    local f = redis.call("HMGET", job_key(cursor), "s", "r", "l", "f", "c")
-    max_id = cursor
-    max_score = tonumber((f[1] == "p" or f[1] == "b") and (f[2] or f[5]) or f[1] == "a" and f[3] or f[4])
-  else
-    local score, id = string.match(cursor, "^(%-?%d+):(.+)$")
-    if not score then
-      return redis.error_reply("ERRAND_INVALID_CURSOR not a cursor this store gave")
-    end
-    max_score, max_id = tonumber(score), id
+  local score, id = string.match(cursor, "^(%d+):(.+)$")
+  if not score or #score > 15 then
+    return redis.error_reply("ERRAND_INVALID_CURSOR not a cursor this store gave")
   end
+  max_score, max_id = tonumber(score), id
 end
 
 local sources = {}
