@@ -143,20 +143,79 @@ export function checkInt(field: string, value: unknown, min: number, max = Numbe
 }
 
 /**
- * Turns a `Date`, an ISO-8601 string or epoch milliseconds into epoch milliseconds, from
- * {@link MIN_DATE_MS} to {@link MAX_DATE_MS}.
+ * The one form of a date-time given as a string: RFC 3339's `date-time`, `YYYY-MM-DDTHH:MM:SS`,
+ * an optional fraction, and an offset, `Z` or `±hh:mm` (`T` and `Z` in either case, as RFC 3339
+ * allows). The offset is required: without one `Date.parse` reads the time in the process's own
+ * time zone, so two servers on one store would store two instants for one request. A date alone
+ * is no date-time either (ECMAScript reads it as UTC midnight, while it names a local day).
+ * Components are checked for range after the match ({@link dateTimeMs}).
+ */
+const DATE_TIME_PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Epoch milliseconds of an RFC 3339 date-time ({@link DATE_TIME_PATTERN}) naming a real date and
+ * time, or NaN. Computed from the checked components, not by `Date.parse`, which rolls an
+ * impossible date over (February 30 into March 2, 24:00 into the next day) and leaves anything
+ * past ECMAScript's own date format to the engine.
+ */
+function dateTimeMs(text: string): number {
+  const m = DATE_TIME_PATTERN.exec(text);
+  if (m === null) return Number.NaN;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  // Second 60 (a leap second, which RFC 3339 allows) is refused: errand's instants are epoch
+  // milliseconds, which count no leap seconds, so 23:59:60 has no instant of its own; reading it
+  // as the next second is the rollover this refuses for every other component.
+  if (days === undefined || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) {
+    return Number.NaN;
+  }
+  let offsetMinutes = 0;
+  if (m[8] !== undefined) {
+    const oh = Number(m[9]);
+    const om = Number(m[10]);
+    if (oh > 23 || om > 59) return Number.NaN;
+    offsetMinutes = (m[8] === "+" ? 1 : -1) * (oh * 60 + om);
+  }
+  // Milliseconds are cut from the fraction, not rounded, as a number's are (Math.trunc below).
+  const ms = m[7] === undefined ? 0 : Number(m[7].slice(1, 4).padEnd(3, "0"));
+  // setUTCFullYear, not Date.UTC, which reads years 0 to 99 as 1900 to 1999.
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, ms);
+  return d.getTime() - offsetMinutes * 60_000;
+}
+
+/**
+ * Turns a `Date`, an RFC 3339 date-time string with an offset (e.g.
+ * `"2030-01-01T09:00:00Z"` or `"2030-01-01T10:00:00+01:00"`) or epoch milliseconds into epoch
+ * milliseconds, from {@link MIN_DATE_MS} to {@link MAX_DATE_MS}. A string without an offset, a
+ * date alone, and a date or time that does not exist (February 30, 24:00, second 60) are refused.
  * @throws ErrandError `INVALID_DATE`, naming the field and the bounds.
  */
 export function toEpochMs(field: string, value: unknown): number {
   let ms: number;
   if (value instanceof Date) ms = value.getTime();
   else if (typeof value === "number") ms = value;
-  else if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}/.test(value)) ms = Date.parse(value);
+  else if (typeof value === "string") ms = dateTimeMs(value);
   else ms = Number.NaN;
   if (!Number.isFinite(ms)) {
     throw new ErrandError(
       "INVALID_DATE",
-      `${field} must be a valid Date, ISO-8601 string or epoch milliseconds`,
+      typeof value === "string"
+        ? `${field} must be an RFC 3339 date-time with an offset, on a real calendar day (e.g. "2030-01-01T09:00:00Z" or "2030-01-01T10:00:00+01:00"), got ${describe(value)}`
+        : `${field} must be a valid Date, an RFC 3339 date-time string or epoch milliseconds`,
+      { details: { field } },
     );
   }
   ms = Math.trunc(ms);

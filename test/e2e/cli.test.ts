@@ -191,6 +191,23 @@ describe("the errand CLI", () => {
     expect(json.limits.sync.heldBack).toEqual({ rateLimit: 1, keyConcurrency: 3, order: 0, exact: true });
   }, 60_000);
 
+  it("reads --at only as a date-time with an offset on a real calendar day; anything else is INVALID_DATE (exit 2)", async () => {
+    const dir = tempDir();
+    const s = ["--store", `sqlite:${join(dir, "at.db")}`];
+    // No offset was the CLI's own time zone (TZ decided the instant); February 30 was March 2.
+    for (const at of ["2030-01-01T00:00:00", "2026-02-30T00:00:00Z"]) {
+      const r = await errand(["enqueue", "t", "--at", at, ...s], { TZ: "America/New_York" });
+      expect(r.code, at).toBe(2);
+      expect(r.stderr, at).toMatch(/runAt must be .*INVALID_DATE/);
+    }
+    const ok = await errand(["enqueue", "t", "--at", "2030-01-01T00:00:00+01:00", "--json", ...s], {
+      TZ: "America/New_York",
+    });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ runAt: "2029-12-31T23:00:00.000Z" });
+    expect(JSON.parse((await errand(["jobs", "list", "--json", ...s])).stdout).jobs).toHaveLength(1);
+  }, 60_000);
+
   it("refuses a file it cannot read or parse, and a port out of range, as input errors (exit 2) before opening the store", async () => {
     const dir = tempDir();
     const dbFile = join(dir, "never.db");

@@ -216,6 +216,45 @@ for (const backend of selectedBackends()) {
       expect((await h.queue.get("held"))?.errors[0]?.message).toBe("é 😀");
     });
 
+    it("refuses a date-time without an offset or on no calendar day with INVALID_DATE naming the field, storing nothing", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", null, { id: "waiting" });
+      const client = new ErrandClient({ url: h.base });
+      const before = await snapshot(h);
+      // Without an offset each server read it in its own time zone (two servers, two instants);
+      // the impossible ones rolled over into the next day or month.
+      const bad = ["2030-01-01T00:00:00", "2026-02-30T00:00:00Z", "2030-01-01T24:00:00Z", "2030-01-01"];
+      for (const value of bad) {
+        const cases: Array<[string, string, object, string]> = [
+          ["POST", "/v1/jobs", { type: "t", runAt: value }, "runAt"],
+          ["POST", "/v1/jobs", { type: "t", expiresAt: value }, "expiresAt"],
+          ["POST", "/v1/jobs", { jobs: [{ type: "t" }, { type: "t", runAt: value }] }, "runAt"],
+          ["PUT", "/v1/jobs/new-id", { type: "t", expiresAt: value }, "expiresAt"],
+          ["POST", "/v1/jobs/waiting/reschedule", { runAt: value }, "runAt"],
+        ];
+        for (const [method, path, body, field] of cases) {
+          const r = await h.http(method, path, { body });
+          const what = `${method} ${path} ${JSON.stringify(body)}`;
+          expect(r.status, what).toBe(400);
+          expect(r.body, what).toMatchObject({ code: "INVALID_DATE" });
+          expect(r.body.message, what).toMatch(new RegExp(`^${field} must be`));
+        }
+        await expect(client.enqueue("t", null, { runAt: value })).rejects.toMatchObject({
+          code: "INVALID_DATE",
+        });
+        await expect(client.reschedule("waiting", { runAt: value })).rejects.toMatchObject({
+          code: "INVALID_DATE",
+        });
+      }
+      expect(await snapshot(h)).toEqual(before);
+      // With an offset, the instant it names, whatever the server's time zone.
+      const ok = await h.http("POST", "/v1/jobs", {
+        body: { type: "t", runAt: "2030-01-01T00:00:00-05:00" },
+      });
+      expect(ok.status).toBe(201);
+      expect(ok.body.runAt).toBe("2030-01-01T05:00:00.000Z");
+    });
+
     it("PUT with a client id is idempotent: 201 the first time, 200 with the existing job after", async () => {
       const h = await startServer(backend);
       const first = await h.http("PUT", "/v1/jobs/order-42", { body: { type: "charge", payload: { n: 1 } } });

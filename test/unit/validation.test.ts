@@ -84,6 +84,53 @@ describe("date bounds", () => {
     expect(() => toEpochMs("expiresAt", value)).toThrow(/expiresAt must be from 1970-01-01.*9999-12-31/);
   });
 
+  it("reads a date-time string with an offset (Z or ±hh:mm, either case) as that instant", () => {
+    const at = Date.UTC(2030, 0, 1);
+    expect(toEpochMs("runAt", "2030-01-01T00:00:00Z")).toBe(at);
+    expect(toEpochMs("runAt", "2030-01-01t00:00:00z")).toBe(at);
+    expect(toEpochMs("runAt", "2030-01-01T05:30:00+05:30")).toBe(at);
+    expect(toEpochMs("runAt", "2029-12-31T19:00:00-05:00")).toBe(at);
+    expect(toEpochMs("runAt", "2030-01-01T00:00:00-00:00")).toBe(at);
+    // A fraction of any length, cut (not rounded) to whole milliseconds, as numbers are.
+    expect(toEpochMs("runAt", "2030-01-01T00:00:00.5Z")).toBe(at + 500);
+    expect(toEpochMs("runAt", "2030-01-01T00:00:00.123999Z")).toBe(at + 123);
+    // Leap days.
+    expect(toEpochMs("runAt", "2028-02-29T00:00:00Z")).toBe(Date.UTC(2028, 1, 29));
+    expect(toEpochMs("runAt", "2000-02-29T23:59:59Z")).toBe(Date.UTC(2000, 1, 29, 23, 59, 59));
+  });
+
+  it.each([
+    ["no offset (read in the process's own time zone)", "2030-01-01T00:00:00"],
+    ["no offset, with a fraction", "2030-01-01T00:00:00.000"],
+    ["a date alone (no time, no offset)", "2030-01-01"],
+    ["February 30", "2026-02-30T00:00:00Z"],
+    ["February 29 of a common year", "2026-02-29T00:00:00Z"],
+    ["February 29 of 2100 (not a leap year)", "2100-02-29T00:00:00Z"],
+    ["April 31", "2030-04-31T00:00:00Z"],
+    ["day 0", "2030-01-00T00:00:00Z"],
+    ["month 13", "2030-13-01T00:00:00Z"],
+    ["month 0", "2030-00-01T00:00:00Z"],
+    ["hour 24", "2030-01-01T24:00:00Z"],
+    ["minute 60", "2030-01-01T00:60:00Z"],
+    ["second 60 (a leap second)", "2030-06-30T23:59:60Z"],
+    ["an offset hour of 24", "2030-01-01T00:00:00+24:00"],
+    ["an offset minute of 60", "2030-01-01T00:00:00+01:60"],
+    ["an offset without a colon", "2030-01-01T00:00:00+0100"],
+    ["an offset of hours only", "2030-01-01T00:00:00+01"],
+    ["no seconds", "2030-01-01T00:00Z"],
+    ["a space for T", "2030-01-01 00:00:00Z"],
+    ["an empty fraction", "2030-01-01T00:00:00.Z"],
+    ["trailing text", "2030-01-01T00:00:00Z junk"],
+    ["leading space", " 2030-01-01T00:00:00Z"],
+    ["a week date", "2030-W01-1T00:00:00Z"],
+    ["an expanded year", "+002030-01-01T00:00:00Z"],
+    ["digits from another script", "２０３０-01-01T00:00:00Z"],
+    ["a date Date.parse reads", "Tue, 01 Jan 2030 00:00:00 GMT"],
+  ])("refuses %s with INVALID_DATE naming the field", (_what, value) => {
+    expect(() => toEpochMs("runAt", value)).toThrow(code("INVALID_DATE"));
+    expect(() => toEpochMs("runAt", value)).toThrow(/^runAt must be .*RFC 3339/);
+  });
+
   it("refuses now + a duration past the end of year 9999 with INVALID_DURATION", () => {
     const now = Date.UTC(2026, 0, 1);
     expect(addToDate("delayMs", now, MAX_DATE_MS - now)).toBe(MAX_DATE_MS);

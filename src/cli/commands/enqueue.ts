@@ -150,7 +150,7 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     )
     .option("--queue <name>")
     .option("--delay <duration>", 'run after this long ("30s", "2h", or ms)')
-    .option("--at <time>", "run at this ISO-8601 time")
+    .option("--at <time>", "run at this RFC 3339 time, with an offset (2030-01-01T09:00:00Z)")
     .option("--priority <n>", "higher runs first", int("--priority"))
     .option("--id <id>", "your own id (idempotent)")
     .option("--depends-on <id...>", "wait (blocked) until these jobs have completed")

@@ -70,7 +70,7 @@ export const duration = durationUpTo(MAX_DURATION_MS);
 export const timerDuration = durationUpTo(MAX_TIMER_MS);
 export const instant = {
   description:
-    "ISO-8601 date-time or epoch milliseconds, from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z",
+    "An RFC 3339 date-time with an offset (Z or ±hh:mm) on a real calendar day, or epoch milliseconds, from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z; a string without an offset or naming no real date or time is refused with INVALID_DATE",
   anyOf: [
     { type: "string", maxLength: 40 },
     { type: "integer", minimum: MIN_DATE_MS, maximum: MAX_DATE_MS },
