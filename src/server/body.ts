@@ -4,12 +4,38 @@ import { ErrandError } from "../errors.js";
 export const MAX_JSON_DEPTH = 128;
 
 /**
+ * Strict UTF-8: bytes that are not UTF-8 throw instead of becoming U+FFFD, which would store text
+ * the client never sent and make different keys equal ("k-\xff" and "k-\xfe" both "k-\uFFFD").
+ * `ignoreBOM` keeps a leading byte order mark in the text, as Buffer's decoding did: so a BOM
+ * before JSON is still refused as not JSON, and a BOM alone is still no body (see parseJsonBody).
+ * One decoder serves every request: a non-streaming decode() starts afresh each time.
+ */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes a request body's bytes as UTF-8 and parses them as JSON ({@link parseJsonText}).
+ * @throws ErrandError `INVALID_REQUEST` for bytes that are not UTF-8, or text that is not JSON.
+ */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new ErrandError(
+      "INVALID_REQUEST",
+      "request body is not valid UTF-8: JSON is sent as UTF-8 (RFC 8259), and other bytes would be stored altered",
+    );
+  }
+  return parseJsonText(text);
+}
+
+/**
  * Parses a JSON request body, refusing nesting deeper than {@link MAX_JSON_DEPTH} before parsing
  * (a deeply nested body would otherwise cost a stack overflow later, when it is serialised).
- * An empty body is `undefined`.
+ * An empty body (or one of whitespace, U+FEFF included) is `undefined`.
  * @throws ErrandError `INVALID_REQUEST`
  */
-export function parseJsonBody(text: string): unknown {
+function parseJsonText(text: string): unknown {
   if (text.length === 0 || /^\s*$/.test(text)) return undefined;
   let depth = 0;
   let inString = false;

@@ -126,7 +126,8 @@ export class RequestChecks {
   /**
    * @throws ErrandError `INVALID_REQUEST` for several Host headers; `FORBIDDEN` for a Host the
    *   server does not answer to, or a change asked for by another site; `UNSUPPORTED_MEDIA_TYPE`
-   *   for a change that is not `application/json`, or is compressed.
+   *   for a change that is not `application/json`, is compressed, or names a charset other than
+   *   UTF-8.
    */
   check(request: FastifyRequest): void {
     const path = request.url.split("?", 1)[0]!;
@@ -180,6 +181,15 @@ export class RequestChecks {
         { details: { contentType: type ?? null } },
       );
     }
+    const charset = charsetOf(type as string);
+    // The body is read as UTF-8 (RFC 8259's only encoding of JSON); another charset would be misread.
+    if (charset !== null && charset.toLowerCase() !== "utf-8") {
+      throw new ErrandError(
+        "UNSUPPORTED_MEDIA_TYPE",
+        `${request.method} ${path}: charset ${shown(charset)} is not taken; send the JSON as UTF-8 (charset=utf-8, or none)`,
+        { details: { contentType: type } },
+      );
+    }
   }
 
   #allowsHost(value: string): boolean {
@@ -199,6 +209,29 @@ function sameOrigin(origin: string, host: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * One parameter of a media type (RFC 9110 §5.6.6): `;`, then `name=token` or `name="quoted
+ * string"`, whose quoted value may hold `;`, `=` and `\"`. Anchored with the sticky flag at each
+ * `;`, so a `charset=` inside another parameter's quoted value is not read as one.
+ */
+const PARAMETER_RE = /\s*;\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+)/y;
+
+/**
+ * The value of the `charset` parameter of a content type (unquoted), or null when it has none.
+ * Parameters after one that cannot be read are not looked at: the body is decoded as strict
+ * UTF-8 whatever they say.
+ */
+function charsetOf(contentType: string): string | null {
+  PARAMETER_RE.lastIndex = contentType.indexOf(";");
+  if (PARAMETER_RE.lastIndex < 0) return null;
+  for (let m = PARAMETER_RE.exec(contentType); m !== null; m = PARAMETER_RE.exec(contentType)) {
+    if (m[1]!.toLowerCase() !== "charset") continue;
+    const value = m[2]!;
+    return value.startsWith('"') ? value.slice(1, -1).replace(/\\(.)/g, "$1") : value;
+  }
+  return null;
 }
 
 /** How many Host headers a request's raw headers (name, value, name, value, …) hold. */

@@ -330,9 +330,11 @@ async function speakJson(app: FastifyInstance, checks: RequestChecks): Promise<v
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // JSON only: Fastify's text/plain parser would let a form's body through (see request-checks.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+  // As bytes, decoded in parseJsonBody: Fastify's "string" decodes whatever arrives, turning bytes
+  // that are not UTF-8 into U+FFFD. The charset is checked before (RequestChecks: only UTF-8).
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -407,7 +409,9 @@ function withEveryRequestsTerms<D extends { paths?: object }>(doc: D): D {
           content: { "application/json": { schema: { type: "object", additionalProperties: false } } },
         };
         responses["413"] ??= error("The request body is larger than the server's bodyLimit");
-        responses["415"] ??= error("A change sent without `content-type: application/json`");
+        responses["415"] ??= error(
+          "A change sent without `content-type: application/json`, compressed, or with a charset other than utf-8",
+        );
       }
       responses["414"] ??= error("A path segment longer than the router takes");
       responses["429"] ??= error("Too many failed logins from this client address: see Retry-After");

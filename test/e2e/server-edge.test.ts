@@ -27,7 +27,7 @@ function raw(
   method: string,
   path: string,
   headers: Record<string, string> | string[] = {},
-  body?: string,
+  body?: string | Buffer,
 ): Promise<Answer> {
   const url = new URL(h.base);
   return new Promise((resolve, reject) => {
@@ -326,6 +326,108 @@ describe("changes from other sites (CSRF)", () => {
       const read = await raw(h, "GET", "/v1/jobs/j1", { ...token, "sec-fetch-site": "cross-site" });
       expect(read.status).toBe(200);
     }
+  });
+});
+
+describe("request bodies that are not UTF-8 text", () => {
+  /** A body of text parts (sent as UTF-8) and raw bytes between them: `bytes('"caf', [0xe9], '"')`. */
+  const bytes = (...parts: Array<string | number[]>) =>
+    Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : Buffer.from(p))));
+
+  it("refuses a body whose bytes are not UTF-8 (400), storing nothing: no U+FFFD, no colliding keys", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("t", null, { id: "j1" });
+    const before = await snapshot(h);
+    const invalid: Array<[string, number[]]> = [
+      ["latin-1 é", [0xe9]],
+      ["0xff", [0xff]],
+      ["0xfe", [0xfe]],
+      ["an overlong '/'", [0xc0, 0xaf]],
+      ["an encoded surrogate", [0xed, 0xa0, 0x80]],
+      ["a sequence cut short", [0xe2, 0x82]],
+      ["a lone continuation byte", [0x80]],
+      ["past U+10FFFF", [0xf4, 0x90, 0x80, 0x80]],
+    ];
+    for (const [what, bad] of invalid) {
+      for (const type of ["application/json", "application/json; charset=utf-8"]) {
+        for (const [method, path, body] of [
+          ["POST", "/v1/jobs", bytes('{"type":"t","payload":"caf', bad, '"}')],
+          ["POST", "/v1/jobs", bytes('{"type":"t","uniqueKey":"k-', bad, '"}')],
+          ["PUT", "/v1/jobs/j2", bytes('{"type":"t","payload":{"k', bad, '":1}}')],
+          ["POST", "/v1/jobs/j1/reschedule", bytes('{"priority":1', bad, "}")],
+        ] as const) {
+          const r = await raw(h, method, path, { "content-type": type }, body);
+          expectErrandError(r, 400, "INVALID_REQUEST");
+          expect(r.body.message, `${what} in ${method} ${path}`).toMatch(/UTF-8/);
+        }
+      }
+    }
+    expect(await snapshot(h)).toEqual(before);
+    // The same text as UTF-8 is taken as it is.
+    const ok = await raw(
+      h,
+      "POST",
+      "/v1/jobs",
+      JSON_TYPE,
+      bytes('{"type":"t","payload":"caf', [0xc3, 0xa9], '"}'),
+    );
+    expect(ok).toMatchObject({ status: 201, body: { payload: "café" } });
+  });
+
+  it("refuses a charset other than UTF-8 (415), with a body or without; takes utf-8 in any case, quoted or not", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("t", null, { id: "j1" });
+    const before = await snapshot(h);
+    for (const type of [
+      "application/json; charset=latin1",
+      "application/json; charset=ISO-8859-1",
+      'application/json; charset="iso-8859-1"',
+      "application/json;charset=utf-16",
+      "application/json; charset=us-ascii",
+      "application/json; charset=utf8",
+      "application/json; foo=bar; Charset=windows-1252",
+    ]) {
+      for (const body of [
+        Buffer.from([...Buffer.from('{"type":"t","payload":"caf'), 0xe9, 0x22, 0x7d]),
+        '{"type":"t"}',
+        undefined,
+      ]) {
+        const path = body === undefined ? "/v1/jobs/j1/cancel" : "/v1/jobs";
+        const r = await raw(h, "POST", path, { "content-type": type }, body);
+        expectErrandError(r, 415, "UNSUPPORTED_MEDIA_TYPE");
+        expect(r.body.message, type).toMatch(/charset/);
+      }
+    }
+    expect(await snapshot(h)).toEqual(before);
+    for (const type of [
+      "application/json; charset=utf-8",
+      "application/json; charset=UTF-8",
+      'application/json; charset="utf-8"',
+      'application/json;CHARSET="Utf-8"',
+      'application/json; foo="a;charset=latin1"; charset=utf-8',
+    ]) {
+      const r = await raw(h, "POST", "/v1/jobs", { "content-type": type }, '{"type":"t","payload":"é"}');
+      expect(r, type).toMatchObject({ status: 201, body: { payload: "é" } });
+    }
+  });
+
+  it("keeps its answer to a UTF-8 byte order mark: before JSON it is not JSON (400), alone it is no body", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("t", null, { id: "j1" });
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const withJson = await raw(
+      h,
+      "POST",
+      "/v1/jobs",
+      JSON_TYPE,
+      Buffer.concat([bom, Buffer.from('{"type":"t"}')]),
+    );
+    expectErrandError(withJson, 400, "INVALID_REQUEST");
+    expect(withJson.body.message).toMatch(/not valid JSON/);
+    expect(await raw(h, "POST", "/v1/jobs/j1/cancel", JSON_TYPE, bom)).toMatchObject({
+      status: 200,
+      body: { state: "cancelled" },
+    });
   });
 });
 
