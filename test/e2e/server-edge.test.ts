@@ -374,7 +374,7 @@ describe("request bodies that are not UTF-8 text", () => {
     expect(ok).toMatchObject({ status: 201, body: { payload: "café" } });
   });
 
-  it("refuses a charset other than UTF-8 (415), with a body or without; takes utf-8 in any case, quoted or not", async () => {
+  it("refuses a charset other than UTF-8 (415), with a body or without; takes utf-8 (or utf8) in any case, quoted or not", async () => {
     const h = await startServer(backend);
     await h.queue.enqueue("t", null, { id: "j1" });
     const before = await snapshot(h);
@@ -384,7 +384,7 @@ describe("request bodies that are not UTF-8 text", () => {
       'application/json; charset="iso-8859-1"',
       "application/json;charset=utf-16",
       "application/json; charset=us-ascii",
-      "application/json; charset=utf8",
+      "application/json; charset=utf-16le",
       "application/json; foo=bar; Charset=windows-1252",
     ]) {
       for (const body of [
@@ -402,6 +402,8 @@ describe("request bodies that are not UTF-8 text", () => {
     for (const type of [
       "application/json; charset=utf-8",
       "application/json; charset=UTF-8",
+      // The Encoding Standard's other label for UTF-8.
+      "application/json; charset=utf8",
       'application/json; charset="utf-8"',
       'application/json;CHARSET="Utf-8"',
       'application/json; foo="a;charset=latin1"; charset=utf-8',
