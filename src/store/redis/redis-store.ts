@@ -187,6 +187,7 @@ export class RedisStore implements Store {
       uniform ? "u" : "",
     ];
     let withDependencies = false;
+    let withDebounce = false;
     if (shared !== null) {
       // The first job whole, then the id and payload of each other (enqueueMany.lua).
       const { ids, payloads } = shared;
@@ -199,10 +200,12 @@ export class RedisStore implements Store {
       for (const job of jobs!) {
         pushNewJob(args, job);
         if (job.dependsOn !== null) withDependencies = true;
+        if (job.debounceKey !== null) withDebounce = true;
       }
     }
-    // Tells the script to check every dependency before it writes anything.
-    if (withDependencies) args[3] = "1";
+    // Tells the script what to check of every job before it writes anything (a batch without
+    // dependencies or debounce keys, nearly every one, checks nothing).
+    args[3] = `${withDependencies ? "1" : ""}${withDebounce ? "d" : ""}`;
     const replies = (await this.#write("enqueueMany", args)) as Array<number | Reply>;
     const results: EnqueueResult[] = new Array(n).fill(INSERTED);
     for (let i = 0; i < replies.length; i += 2) {

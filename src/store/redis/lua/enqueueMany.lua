@@ -17,7 +17,8 @@
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] n
   ARGV[5] "1" when the jobs come in (runAt, id) order, else "" (the client checks; the ready lanes
   rely on it, and sort a batch themselves without it)
-  ARGV[6] "1" when some job has dependencies, else ""
+  ARGV[6] the checks to make before any write: "1" when some job has dependencies, "d" when some
+  job has a debounce key (both: "1d"), else ""
   ARGV[7] the fair types among the jobs', joined by "|" (names cannot hold it; includes/fair.lua):
   each inserted job of one gets its turn
   ARGV[8] "u" when the jobs share every value but the id and the payload (and have no unique key,
@@ -49,7 +50,7 @@ for jtype in string.gmatch(ARGV[7], "[^|]+") do
   fair[jtype] = true
 end
 
-if ARGV[6] == "1" then
+if string.find(ARGV[6], "1", 1, true) then
   -- Checked before any write: a script's writes cannot be taken back.
   local earlier = {}
   for j = 0, n - 1 do
@@ -63,7 +64,7 @@ if ARGV[6] == "1" then
   end
 end
 
-if not uniform then
+if string.find(ARGV[6], "d", 1, true) then
   -- Before any write too: a debounce key a waiting job of another type holds.
   local taken = {}
   for j = 0, n - 1 do
