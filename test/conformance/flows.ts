@@ -2,8 +2,9 @@
  * Flows: `enqueueFlow` stores a DAG of jobs, given by refs, in one write: every node or none. A
  * cycle, a duplicate ref or a ref to nothing is `INVALID_FLOW`; an `{ id }` naming no job is
  * `DEPENDENCY_NOT_FOUND`; nothing is stored then. Nodes with their own ids make a re-run a no-op
- * returning the same jobs, and a node whose id or unique key is taken stands for the job that
- * took it, so its dependents wait on that job.
+ * returning the same jobs (even once an `{ id }` they waited on was pruned: a stored job checks
+ * none), and a node whose id or unique key is taken stands for the job that took it, so its
+ * dependents wait on that job.
  */
 import { describe, expect, it } from "vitest";
 import { defineJob } from "../../src/define-job.js";
@@ -129,6 +130,43 @@ export function exerciseFlows(backend: Backend): void {
       expect(again.jobs.a).toMatchObject({ id: "run-1:a", duplicate: true, state: "pending" });
       expect(again.jobs.b).toMatchObject({ id: "run-1:b", duplicate: true, state: "blocked", blockedBy: 1 });
       expect((await queue.stats()).states).toMatchObject({ pending: 1, blocked: 1 });
+    });
+
+    it("stays a no-op on a re-run after an outside dependency is gone: a job whose id is taken checks none", async () => {
+      const { queue, clock } = await backend.setup();
+      const outside = await queue.enqueue(step, { name: "outside" }, { id: "outside-1" });
+      const nodes = [
+        {
+          ref: "a",
+          job: step,
+          payload: { name: "a" },
+          dependsOn: [{ id: outside.id }],
+          options: { id: "run-2:a" },
+        },
+      ];
+      const first = await queue.enqueueFlow(nodes);
+      expect(first.jobs.a).toMatchObject({ id: "run-2:a", duplicate: false, state: "blocked" });
+      // The outside job gone (pruned, say): the re-run finds its job stored and takes it as it is.
+      // The outside job finished long before the flow's own, and retention let it go first.
+      for (const id of [outside.id, "run-2:a"]) {
+        const [leased] = await queue.lease({ types: [step.type] });
+        expect(leased?.id).toBe(id);
+        await queue.complete(leased!, "done");
+        await clock.advance(10_000);
+      }
+      await queue.prune({ retention: { completed: 15_000 } });
+      expect(await queue.get(outside.id)).toBeNull();
+      expect(await queue.get("run-2:a")).not.toBeNull();
+      const again = await queue.enqueueFlow(nodes);
+      expect(again.jobs.a).toMatchObject({ id: "run-2:a", duplicate: true });
+      // So does a single enqueue naming the gone job, with the taken id.
+      const one = await queue.enqueue(step, { name: "a" }, { id: "run-2:a", dependsOn: [outside.id] });
+      expect(one).toMatchObject({ id: "run-2:a", duplicate: true });
+      // A new id naming it is still refused.
+      await refused(
+        () => queue.enqueue(step, { name: "b" }, { id: "run-2:b", dependsOn: [outside.id] }),
+        "DEPENDENCY_NOT_FOUND",
+      );
     });
 
     it("points a node's dependents at the job that holds its unique key", async () => {

@@ -125,7 +125,22 @@ export async function insertWithDependencies(
     stored.size > 0
       ? await lockDependencyStates(connection, sql, db, [...stored])
       : new Map<string, string>();
-  for (const id of stored) if (!states.has(id)) throw dependencyNotFound(id);
+  // A job whose id is stored already is that job, as it is (its insert will find it): it waits on
+  // nothing new, so a re-run stays a no-op after a dependency it named was pruned.
+  let taken: ReadonlySet<string> = new Set();
+  const missing = [...stored].filter((id) => !states.has(id));
+  if (missing.length > 0) {
+    const rows = await connection.query<{ id: string; byKey: boolean }>(db, sql.existing, [
+      jobs.map((j) => j.id),
+      [],
+    ]);
+    taken = new Set(rows.filter((r) => !r.byKey).map((r) => r.id));
+    for (const j of jobs) {
+      if (j.dependsOn === null || taken.has(j.id)) continue;
+      for (const d of JSON.parse(j.dependsOn) as string[])
+        if (missing.includes(d)) throw dependencyNotFound(d);
+    }
+  }
   for (let start = 0; start < jobs.length; ) {
     const waveIds = new Set<string>();
     const wave: NewJob[] = [];
@@ -141,7 +156,7 @@ export async function insertWithDependencies(
       wave.push(changed ? { ...job, dependsOn: JSON.stringify(deps) } : job);
       waveDeps.push(deps);
     }
-    const plan = await planWave(connection, sql, db, wave, waveDeps, states, now);
+    const plan = await planWave(connection, sql, db, wave, waveDeps, states, now, taken);
     const inserted = await insertJobs(connection, sql, db, wave, now, checkDone, notifyTag, plan.initial);
     if (inserted.ready) ready = true;
     const edgeDeps: string[] = [];
@@ -194,15 +209,19 @@ async function planWave(
   waveDeps: Array<string[] | null>,
   states: Map<string, string>,
   now: number,
+  taken: ReadonlySet<string>,
 ): Promise<{ initial: InitialState[]; cancel: Map<number, string> }> {
-  const unread = [...new Set(waveDeps.flatMap((deps) => deps ?? []))].filter((d) => !states.has(d));
+  const unread = [
+    ...new Set(waveDeps.flatMap((deps, k) => (taken.has(wave[k]!.id) ? [] : (deps ?? [])))),
+  ].filter((d) => !states.has(d));
   if (unread.length > 0) {
     for (const [id, state] of await lockDependencyStates(connection, sql, db, unread)) states.set(id, state);
   }
   const cancel = new Map<number, string>();
   const initial = wave.map((job, k): InitialState => {
     const deps = waveDeps[k] ?? null;
-    if (deps === null) return { state: "pending", blockedBy: 0 };
+    // A stored job's insert finds it and changes nothing: its state here is never written.
+    if (deps === null || taken.has(job.id)) return { state: "pending", blockedBy: 0 };
     let unfinished = 0;
     let failed: string | null = null;
     for (const d of deps) {

@@ -9,8 +9,8 @@
   payload and runAt; includes/insert-job.lua), returned as the duplicate. Jobs due now go straight
   to their ready lane, others to {p}:sched, blocked ones to {p}:blocked
   (includes/dependencies.lua). Claimers are woken when any inserted or debounced job is ready.
-  Every dependency must name a stored job or one earlier in the batch (a skipped one stands for
-  the job returned in its place); otherwise the script fails with ERRAND_DEPENDENCY_NOT_FOUND
+  Every dependency of a job whose id is not stored must name a stored job or one earlier in the
+  batch (a skipped one stands for the job returned in its place); otherwise the script fails with ERRAND_DEPENDENCY_NOT_FOUND
   before writing anything.
 
   KEYS[1] {p}:meta
@@ -55,9 +55,14 @@ if string.find(ARGV[6], "1", 1, true) then
   local earlier = {}
   for j = 0, n - 1 do
     local i = FIRST + j * JOB_FIELDS
-    for _, dep in ipairs(dependency_ids(ARGV[i + 15])) do
-      if not earlier[dep] and redis.call("EXISTS", job_key(dep)) == 0 then
-        return redis.error_reply("ERRAND_DEPENDENCY_NOT_FOUND " .. dep)
+    -- A job whose id is stored already is that job, as it is: it waits on nothing new, so a
+    -- re-run stays a no-op after a dependency it named was pruned.
+    local deps = ARGV[i + 15]
+    if deps ~= "" and redis.call("EXISTS", job_key(ARGV[i])) == 0 then
+      for _, dep in ipairs(dependency_ids(deps)) do
+        if not earlier[dep] and redis.call("EXISTS", job_key(dep)) == 0 then
+          return redis.error_reply("ERRAND_DEPENDENCY_NOT_FOUND " .. dep)
+        end
       end
     end
     earlier[ARGV[i]] = true
