@@ -287,6 +287,7 @@ describe("the SQL column lists derived from the table", () => {
     const q = {
       enqueueFinishedId: { get: () => undefined },
       enqueueDebounced: { get: () => undefined },
+      debounceHolderType: { get: () => undefined },
       enqueueOne: { run: (...args: unknown[]) => ({ changes: calls.push(args) && 1 }) },
       enqueueChunk: { run: (...args: unknown[]) => ({ changes: calls.push(args) && INSERT_CHUNK }) },
       enqueueChunkSavepoint: noop,
@@ -332,6 +333,7 @@ describe("the SQL column lists derived from the table", () => {
       // A unique key, dependencies or a debounce key send the chunk row by row.
       enqueueOne: { run: () => ({ changes: 1 }) },
       enqueueDebounced: { get: () => undefined },
+      debounceHolderType: { get: () => undefined },
       enqueueChunkSavepoint: noop,
       enqueueChunkRelease: noop,
       enqueueChunkRollback: noop,

@@ -85,9 +85,11 @@ describe.runIf(redisSelected())("Redis store: list", () => {
     });
     // Of a cursor's characters and length, but no `<time>:<id>` this store gives: a time is at
     // most 15 digits (MAX_DATE_MS), and a bare id is no position.
-    for (const cursor of ["not-a-cursor", `${"9".repeat(16)}:a`, "-1:a", "x".repeat(255)]) {
+    for (const cursor of ["not-a-cursor", `${"9".repeat(16)}:a`, `-${"9".repeat(16)}:a`, "x".repeat(255)]) {
       await expect(queue.list({ cursor }), cursor).rejects.toMatchObject({ code: "INVALID_OPTION" });
     }
+    // A time before 1970 is a position (a store written to directly may hold one): before every job.
+    expect(await queue.list({ cursor: "-1:a" })).toEqual({ jobs: [], nextCursor: null });
   });
 
   it("examines a fifth of LIST_SCAN candidates a call, so a filtered page holds Redis a few ms", async () => {

@@ -33,15 +33,16 @@ local want_owner = ARGV[7] or ""
 local want_key = ARGV[8] or ""
 local BUFFER = 64
 
--- The cursor: "<time>:<id>". Times are whole epoch ms from 0 to MAX_DATE_MS (15 digits): more
--- digits, or a sign, are no time this store gave.
+-- The cursor: "<time>:<id>". Times are whole epoch ms of at most 15 digits (MAX_DATE_MS has 15);
+-- a sign is taken, as a store written to directly may hold times before 1970: more digits are no
+-- time this store gave.
 local max_score, max_id = nil, nil
 if cursor ~= "" then
-  local score, id = string.match(cursor, "^(%d+):(.+)$")
+  local sign, score, id = string.match(cursor, "^(%-?)(%d+):(.+)$")
   if not score or #score > 15 then
     return redis.error_reply("ERRAND_INVALID_CURSOR not a cursor this store gave")
   end
-  max_score, max_id = tonumber(score), id
+  max_score, max_id = tonumber(sign .. score), id
 end
 
 local sources = {}
