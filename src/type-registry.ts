@@ -46,6 +46,19 @@ function overlay(code: AnyJobDefinition | undefined, type: string, settings: Typ
 }
 
 /**
+ * The queues jobs of these types wait in: each one's queue, and its retry queue (where its retries
+ * wait), each once.
+ */
+export function queuesOf(defs: Iterable<AnyJobDefinition>): string[] {
+  const names = new Set<string>();
+  for (const def of defs) {
+    names.add(def.queue);
+    if (def.retryQueue !== null) names.add(def.retryQueue);
+  }
+  return [...names];
+}
+
+/**
  * What the Queue knows of job types: definitions registered by code (workers, `jobs`), with their
  * handlers, and settings from outside the code (a server's `PUT /v1/types`) laid over them.
  * Every lookup reads the merged definition.
@@ -94,15 +107,14 @@ export class TypeRegistry {
     return def !== undefined && (def.concurrency !== null || def.keyConcurrency !== null || def.ordered);
   }
 
-  /** `"default"` and the queues of the known types among `types` (all when undefined), their retry queues too. */
+  /**
+   * `"default"` and the queues of the known types among `types` (all when undefined), their retry
+   * queues too: what a lease that names no queues takes from (the server's settings-only types are
+   * known here, laid over the defaults).
+   */
   queues(types: readonly string[] | undefined): string[] {
-    const names = new Set<string>(["default"]);
-    for (const def of this.#definitions.values()) {
-      if (types && !types.includes(def.type)) continue;
-      names.add(def.queue);
-      if (def.retryQueue !== null) names.add(def.retryQueue);
-    }
-    return [...names];
+    const defs = [...this.#definitions.values()].filter((def) => !types || types.includes(def.type));
+    return [...new Set(["default", ...queuesOf(defs)])];
   }
 
   /** Cluster-wide caps of the known types among `types` (all when undefined); undefined when none. */

@@ -6,6 +6,7 @@ import { checkKnownKeys } from "../known-keys.js";
 import { checkLogger } from "../logger.js";
 import { toQueueWeights } from "../queue-weights.js";
 import type { QueueWeight } from "../store/store.js";
+import { queuesOf } from "../type-registry.js";
 import { checkInt, checkText, MAX_COUNT, MAX_KEY_LENGTH } from "../validation.js";
 import type { WorkerOptions } from "./worker.js";
 
@@ -58,13 +59,7 @@ export function resolveRunnerOptions(
   checkKnownKeys(where, options, keys);
   const jobs = checkJobList(where, options.jobs);
   // A type's retries wait in its retryQueue: a worker left to find its queues runs them too.
-  const queues = toQueueWeights(
-    options.queues ?? [
-      ...new Set(
-        [...jobs.values()].flatMap((d) => (d.retryQueue === null ? [d.queue] : [d.queue, d.retryQueue])),
-      ),
-    ],
-  );
+  const queues = toQueueWeights(options.queues ?? queuesOf(jobs.values()));
   const concurrency = checkInt("concurrency", options.concurrency ?? 10, 1, MAX_COUNT);
   const prefetch = checkInt("prefetch", options.prefetch ?? 0, 0, MAX_PREFETCH);
   const leaseMs = toMs("leaseMs", options.leaseMs ?? 30_000, maxLeaseMs);

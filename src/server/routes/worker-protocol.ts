@@ -10,7 +10,6 @@ import { ErrandError } from "../../errors.js";
 import type { Job } from "../../job.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
-import type { JobTypeConfig } from "../job-types.js";
 import { body, params } from "../routing.js";
 import { type FailError, stale, toError } from "./attempts.js";
 
@@ -54,7 +53,7 @@ interface ReportItem {
 
 /** Registers the worker protocol's routes on `app`. */
 export function register(app: FastifyInstance, ctx: ServerContext): void {
-  const { queue, types, metrics, longPoll } = ctx;
+  const { queue, metrics, longPoll } = ctx;
   const route = ctx.routing.on(app);
   /**
    * Attempts this server handed out, by id: a remote completion names only the id and attempt,
@@ -76,7 +75,6 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       // A server told not to run maintenance runs none, not even the lease API's own.
       ...(ctx.maintenance ? {} : { maintenance: false }),
     };
-    if (!b.queues && !b.types) leaseOptions.queues = allQueues(types.list());
     const started = queue.clock.now();
     const jobs = await longPoll.poll({
       group: JSON.stringify([leaseOptions.types ?? null, leaseOptions.queues ?? null]),
@@ -308,17 +306,4 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     }
     return { results };
   });
-}
-
-/**
- * Without a filter, a lease takes from every queue the registered types name (their retry queues
- * too, or no remote worker would see their retries), and "default".
- */
-function allQueues(types: JobTypeConfig[]): string[] {
-  const names = new Set(["default"]);
-  for (const t of types) {
-    names.add(t.queue ?? "default");
-    if (t.retryQueue !== undefined) names.add(t.retryQueue);
-  }
-  return [...names];
 }
