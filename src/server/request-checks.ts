@@ -183,7 +183,6 @@ export class RequestChecks {
     }
     const charset = charsetOf(type as string);
     // The body is read as UTF-8 (RFC 8259's only encoding of JSON); another charset would be misread.
-    // "utf8" is the WHATWG Encoding Standard's other label for UTF-8, which clients send.
     if (charset !== null && !UTF8_LABELS.has(charset.toLowerCase())) {
       throw new ErrandError(
         "UNSUPPORTED_MEDIA_TYPE",
@@ -219,13 +218,14 @@ function sameOrigin(origin: string, host: string): boolean {
  */
 const PARAMETER_RE = /\s*;\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+)/y;
 
+/** The charset labels of UTF-8 the server takes (lower case): the WHATWG Encoding Standard's. */
+const UTF8_LABELS: ReadonlySet<string> = new Set(["utf-8", "utf8"]);
+
 /**
  * The value of the `charset` parameter of a content type (unquoted), or null when it has none.
  * Parameters after one that cannot be read are not looked at: the body is decoded as strict
  * UTF-8 whatever they say.
  */
-const UTF8_LABELS: ReadonlySet<string> = new Set(["utf-8", "utf8"]);
-
 function charsetOf(contentType: string): string | null {
   PARAMETER_RE.lastIndex = contentType.indexOf(";");
   if (PARAMETER_RE.lastIndex < 0) return null;
