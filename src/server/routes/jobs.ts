@@ -8,7 +8,7 @@ import { dependencyNotFound, ErrandError } from "../../errors.js";
 import { type FlowNode, flowNodesFromWire } from "../../flow-plan.js";
 import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
-import { JOB_ID_PATTERN, MAX_DEPENDENCIES } from "../../validation.js";
+import { JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
 import { body, params } from "../routing.js";
@@ -132,19 +132,20 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     const p = principal(request);
     const job = await readableJob(request);
     const limit = q.limit === undefined ? 50 : Number(q.limit);
-    const first = await queue.dependents(job.id, { limit, ...(q.cursor ? { cursor: q.cursor } : {}) });
-    if (!readsOwnJobsOnly(p)) return first;
+    const cursor = q.cursor ? { cursor: q.cursor } : {};
+    if (!readsOwnJobsOnly(p)) return queue.dependents(job.id, { limit, ...cursor });
     // A producer's page holds only its own jobs, and its cursor must not be another owner's id
-    // (the store's is the last job it read): read on until `limit` of its own or the end.
+    // (the store's is the last job it read): read on, in the store's largest pages (the limit is
+    // checked by the first read), until `limit` of its own or the end.
     const jobs: Job[] = [];
-    for (let page = first; ; ) {
+    for (let page = await queue.dependents(job.id, { limit, ...cursor }); ; ) {
       for (const j of page.jobs) {
         if (!readable(p, j)) continue;
         jobs.push(j);
         if (jobs.length === limit) return { jobs, nextCursor: j.id };
       }
       if (page.nextCursor === null) return { jobs, nextCursor: null };
-      page = await queue.dependents(job.id, { limit, cursor: page.nextCursor });
+      page = await queue.dependents(job.id, { limit: MAX_LIMIT, cursor: page.nextCursor });
     }
   });
 
