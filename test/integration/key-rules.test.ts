@@ -67,8 +67,11 @@ async function runKeyed(
     pollIntervalMs: 100,
     only: [type],
   };
+  // Paused until all four are ready, so that one child starting early cannot run the keys alone.
+  await queue.pauseQueue("default");
   for (let i = 0; i < 4; i++) children.push(new WorkerProcess(init));
   await Promise.all(children.map((c) => c.next("ready")));
+  await queue.resumeQueue("default");
   await untilNone(queue, children);
   await Promise.all(children.map((c) => c.close()));
   const keyOf = new Map<string, string>();

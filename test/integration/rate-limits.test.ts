@@ -30,12 +30,16 @@ afterEach(async () => {
 /**
  * Starts four workers (concurrency 2 each, below the limit, so a window's starts are spread over
  * processes) on the jobs already enqueued, waits until the store has nothing left to run, and
- * returns every completed job of `type`.
+ * returns every completed job of `type`. The queue stays paused until all four are ready: a child
+ * that starts seconds before the others (tsx on a loaded machine) would otherwise run the whole
+ * backlog alone, and the limit would be kept within one process only.
  */
 async function runAll(url: string, type: string, count: number): Promise<Job[]> {
+  await queue!.pauseQueue("default");
   const init: WorkerInit = { url, concurrency: 2, workMs: [2, 8], pollIntervalMs: 5_000 };
   for (let i = 0; i < 4; i++) children.push(new WorkerProcess(init));
   await Promise.all(children.map((c) => c.next("ready")));
+  await queue!.resumeQueue("default");
   await untilNone(queue!, children);
   await Promise.all(children.map((c) => c.close()));
   const { jobs } = await queue!.list({ type, state: "completed", limit: 1000 });
