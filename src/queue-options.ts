@@ -19,7 +19,11 @@ export interface EnqueueOptions extends JobDefaults {
    * (idempotent, whatever that job's state). Generated (UUIDv7) when absent.
    */
   id?: string;
-  /** While a job with this key is pending or active, enqueueing the key again returns that job. */
+  /**
+   * While a job with this key is blocked, pending or active, enqueueing the key again returns that
+   * job. A waiting job past its `expiresAt` holds it no longer (no claim could take it): the
+   * enqueue expires it, emitted as `expired`, and inserts the new job.
+   */
   uniqueKey?: string;
   /**
    * Who the job belongs to: a name (like a queue name: letters, digits, `_ . : -`, up to 128),
@@ -52,7 +56,8 @@ export interface EnqueueOptions extends JobDefaults {
    * Collapse bursts: while a job with this debounce `key` is still pending and not started, this
    * enqueue replaces its payload and pushes its `runAt` to now + `delayMs`, and returns that job
    * (same id, `duplicate: true`); otherwise it enqueues a new job due at now + `delayMs`, which
-   * holds the key until it starts. Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
+   * holds the key until it starts. A holder past its `expiresAt` is expired (emitted as `expired`)
+   * rather than debounced onto. Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
    * @example `await queue.enqueue(reindex, { doc: 9 }, { debounce: { key: "reindex:9", delayMs: "5s" } })`
    */
   debounce?: { key: string; delayMs: Duration };

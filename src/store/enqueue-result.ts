@@ -1,3 +1,4 @@
+import type { JobRecord } from "../job.js";
 import type { EnqueueResult } from "./store.js";
 
 /**
@@ -6,3 +7,14 @@ import type { EnqueueResult } from "./store.js";
  * @internal
  */
 export const INSERTED: EnqueueResult = Object.freeze({ inserted: true });
+
+/**
+ * Whether `job`, holding a new job's unique or debounce key, is blocked or pending past its
+ * expiresAt: a job no claim can take, which holds the key no longer (Store.enqueueMany).
+ * @internal
+ */
+export function pastExpiry(job: JobRecord, now: number): boolean {
+  return (
+    (job.state === "blocked" || job.state === "pending") && job.expiresAt !== null && job.expiresAt <= now
+  );
+}

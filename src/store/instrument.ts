@@ -20,6 +20,7 @@ import type { EventSink } from "../events.js";
 import {
   type EnqueuedJob,
   type Job,
+  type JobRecord,
   jobDate,
   NO_DEPENDENCIES,
   NO_ERRORS,
@@ -116,6 +117,7 @@ export class StoreDoor {
     const shared = isShared(jobs) ? jobs : null;
     const sharedBackoff = shared && parseBackoff(shared.shared.backoff);
     return results.map((r, i) => {
+      if (r.expired !== undefined) this.#emitExpired(r.expired);
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
       let job: EnqueuedJob;
       if (r.record !== undefined) job = { ...toJob(r.record), duplicate: false };
@@ -144,9 +146,15 @@ export class StoreDoor {
     const out: string[] = new Array(results.length);
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
+      if (r.expired !== undefined) this.#emitExpired(r.expired);
       out[i] = r.inserted ? ids[i]! : r.existing.id;
     }
     return out;
+  }
+
+  /** Key holders an enqueue expired to free their keys (Store.enqueueMany): `expired`, as a sweep's. */
+  #emitExpired(records: readonly JobRecord[]): void {
+    for (const r of records) this.#events.emit("expired", toJob(r));
   }
 
   /**
@@ -157,6 +165,7 @@ export class StoreDoor {
    */
   async fireSchedule(params: FireScheduleParams, payload: unknown): Promise<boolean> {
     const result = await this.#store.fireSchedule(params);
+    if (result?.expired !== undefined) this.#emitExpired(result.expired);
     const { job } = params;
     if (result === null || !result.inserted || job === null) return false;
     if (this.#events.listenerCount("enqueued") > 0) {

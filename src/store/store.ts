@@ -99,6 +99,12 @@ export interface Store {
    * never started (attempt 0), a new job with the key is not inserted: that job's payload and
    * `runAt` become the new job's, and it is returned as `{ inserted: false, existing }` (its new
    * state). Otherwise the new job is inserted and holds the key until it is first claimed.
+   *
+   * Expiry frees keys: a blocked or pending job past its `expiresAt` that holds a new job's unique
+   * or debounce key (one no claim can take, not yet swept) holds it no longer. The call expires it
+   * first, as {@link Store.expirePending} would (its dependents settled), and returns it in the
+   * new job's result (`expired`); the new job is then inserted, or debounced, as if the key were
+   * free. Otherwise the enqueue would answer with a job that can never run.
    * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
    *   nothing of the call is stored.
    */
@@ -340,9 +346,14 @@ export interface EnqueueManyParams {
  * One per job given to {@link Store.enqueueMany}, in the same order. When `inserted` is false the
  * id or the unique key matched a job already stored, and `existing` is that job. An inserted job
  * with dependencies comes back as stored (`record`: blocked, pending or cancelled); one without
- * is pending exactly as given, and `record` is absent.
+ * is pending exactly as given, and `record` is absent. `expired`: the jobs that held this job's
+ * unique or debounce key past their `expiresAt`, expired by this call to free it (see
+ * {@link Store.enqueueMany}), for the caller to report as a sweep's.
  */
-export type EnqueueResult = { inserted: true; record?: JobRecord } | { inserted: false; existing: JobRecord };
+export type EnqueueResult = (
+  | { inserted: true; record?: JobRecord }
+  | { inserted: false; existing: JobRecord }
+) & { expired?: JobRecord[] };
 
 /** A queue a claimer takes from, and its share when several have ready jobs. */
 export interface QueueWeight {

@@ -4,6 +4,7 @@
  * has started (or finished), the key is free and the enqueue makes a new job.
  */
 import { describe, expect, it } from "vitest";
+import type { Job } from "../../src/job.js";
 import type { Backend } from "./backend.js";
 import { refused } from "./refused.js";
 
@@ -55,6 +56,39 @@ export function exerciseDebounce(backend: Backend): void {
       expect(await queue.fail(running!, new Error("flaky"))).toBe(true);
       const third = await queue.enqueue("reindex", { n: 3 }, { debounce: { key: "k", delayMs: 1_000 } });
       expect(third).toMatchObject({ id: next.id, duplicate: true, payload: { n: 3 } });
+    });
+
+    it("makes a new job when the debounced one passed its expiresAt unswept, of any type", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const d = { key: "k", delayMs: 5_000 };
+      const first = await queue.enqueue("reindex", { n: 1 }, { debounce: d, expiresInMs: 2_000 });
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await clock.advance(2_000);
+      // Debouncing onto it would give a job no claim can take the new payload: it is expired
+      // instead, and the enqueue makes a job of its own.
+      const next = await queue.enqueue("reindex", { n: 2 }, { debounce: d });
+      expect(next).toMatchObject({ duplicate: false, state: "pending", payload: { n: 2 } });
+      expect(next.id).not.toBe(first.id);
+      expect(await queue.get(first.id)).toMatchObject({ state: "expired", payload: { n: 1 } });
+      expect(expired.map((j) => j.id)).toEqual([first.id]);
+      expect(await queue.enqueue("reindex", { n: 3 }, { debounce: d })).toMatchObject({
+        id: next.id,
+        duplicate: true,
+        payload: { n: 3 },
+      });
+
+      // A holder of another type past its expiresAt does not refuse the key either.
+      const other = await queue.enqueue(
+        "a",
+        { n: 1 },
+        { debounce: { key: "shared", delayMs: 1_000 }, expiresInMs: 500 },
+      );
+      await clock.advance(500);
+      const b = await queue.enqueue("b", 2, { debounce: { key: "shared", delayMs: 1_000 } });
+      expect(b).toMatchObject({ type: "b", duplicate: false });
+      expect(await queue.get(other.id)).toMatchObject({ state: "expired" });
+      expect(expired.map((j) => j.id)).toEqual([first.id, other.id]);
     });
 
     it("refuses a debounce key a waiting job of another type holds, storing and changing nothing", async () => {

@@ -6,6 +6,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../../src/define-job.js";
+import type { Job } from "../../src/job.js";
 import { newJob } from "../helpers/new-job.js";
 import type { Backend } from "./backend.js";
 
@@ -138,6 +139,72 @@ export function exerciseIdempotency(backend: Backend): void {
         id: next.id,
         duplicate: true,
       });
+    });
+
+    it("frees a uniqueKey whose holder passed its expiresAt unswept: the holder ends expired, the enqueue makes a new job", async () => {
+      // No sweep runs: the enqueue alone must see that the holder can never be handed out.
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const first = await queue.enqueue(
+        task,
+        { v: 1 },
+        { uniqueKey: "k", expiresInMs: 1_000, delayMs: 5_000 },
+      );
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await clock.advance(999);
+      expect(await queue.enqueue(task, { v: 2 }, { uniqueKey: "k" })).toMatchObject({
+        id: first.id,
+        duplicate: true,
+      });
+
+      await clock.advance(1);
+      const second = await queue.enqueue(task, { v: 3 }, { uniqueKey: "k" });
+      expect(second).toMatchObject({ duplicate: false, state: "pending", payload: { v: 3 }, uniqueKey: "k" });
+      expect(second.id).not.toBe(first.id);
+      expect(expired.map((j) => [j.id, j.state])).toEqual([[first.id, "expired"]]);
+      const stored = await queue.get(first.id);
+      expect(stored).toMatchObject({ state: "expired", attempt: 0, payload: { v: 1 } });
+      expect(stored?.finishedAt?.getTime()).toBe(clock.now());
+      expect((await queue.stats()).states).toMatchObject({ pending: 1, expired: 1 });
+      // The new job holds the key in turn, and a sweep finds nothing left to expire.
+      expect(await queue.enqueue(task, {}, { uniqueKey: "k" })).toMatchObject({
+        id: second.id,
+        duplicate: true,
+      });
+      expect((await queue.sweep()).expired).toBe(0);
+      expect(expired).toHaveLength(1);
+    });
+
+    it("frees an expired holder's uniqueKey in a bulk enqueue once, and settles the holder's dependents", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const root = await queue.enqueue(task, { root: true }, { delayMs: 60_000 });
+      // A blocked holder past its expiresAt: expiry ends it, and its dependent is cancelled.
+      const holder = await queue.enqueue(
+        task,
+        {},
+        { uniqueKey: "k", expiresInMs: 1_000, dependsOn: [root.id] },
+      );
+      const dependent = await queue.enqueue(task, {}, { dependsOn: [holder.id] });
+      expect(holder.state).toBe("blocked");
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await clock.advance(1_000);
+
+      const jobs = await queue.enqueueMany(task, [{ n: 1 }, { n: 2 }], { uniqueKey: "k" });
+      expect(jobs.map((j) => j.duplicate)).toEqual([false, true]);
+      expect(jobs[1]?.id).toBe(jobs[0]?.id);
+      expect(jobs[0]?.id).not.toBe(holder.id);
+      expect(expired.map((j) => j.id)).toEqual([holder.id]);
+      expect(await queue.get(holder.id)).toMatchObject({ state: "expired" });
+      expect(await queue.get(dependent.id)).toMatchObject({ state: "cancelled" });
+      // enqueueManyIds frees a key the same way.
+      await clock.advance(0);
+      const again = await queue.enqueue(task, {}, { uniqueKey: "j", expiresInMs: 1_000 });
+      await clock.advance(1_000);
+      const [id] = await queue.enqueueManyIds(task, [{}], { uniqueKey: "j" });
+      expect(id).not.toBe(again.id);
+      expect(await queue.get(again.id)).toMatchObject({ state: "expired" });
+      expect(expired.map((j) => j.id)).toEqual([holder.id, again.id]);
     });
 
     it("stores one job when many connections enqueue the same uniqueKey at once", async () => {

@@ -7,7 +7,7 @@ import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
 import type { Queue } from "../../src/queue.js";
 import { MAX_DATE_MS } from "../../src/validation.js";
-import { scheduleRecord } from "../helpers/new-job.js";
+import { newJob, scheduleRecord } from "../helpers/new-job.js";
 import type { Backend } from "./backend.js";
 
 const MINUTE = 60_000;
@@ -292,6 +292,51 @@ export function exerciseSchedules(backend: Backend): void {
         record.nextRunAt + 5 * MINUTE,
       );
       expect(await jobsOf(queue, "report")).toHaveLength(2);
+    });
+
+    it("fires a tick whose unique or debounce key a job past its expiresAt holds, expiring that job", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.UTC(2026, 0, 1), maintenance: false });
+      await queue.schedule("sync", {
+        cron: "*/5 * * * *",
+        job: report,
+        payload: {},
+        options: { uniqueKey: "sync" },
+      });
+      await queue.schedule("tidy", {
+        cron: "*/5 * * * *",
+        job: report,
+        payload: {},
+        options: { debounce: { key: "tidy", delayMs: 0 } },
+      });
+      const unique = await queue.enqueue(
+        "other",
+        {},
+        { uniqueKey: "sync", expiresInMs: 1_000, delayMs: MINUTE },
+      );
+      const debounced = await queue.enqueue(
+        "other",
+        {},
+        { debounce: { key: "tidy", delayMs: MINUTE }, expiresInMs: 1_000 },
+      );
+      await clock.advance(5 * MINUTE);
+      // The store's own form, so no sweep expires the holders first.
+      for (const [name, holder, keys] of [
+        ["sync", unique, { uniqueKey: "sync" }],
+        ["tidy", debounced, { debounceKey: "tidy" }],
+      ] as const) {
+        const record = (await queue.store.getSchedule({ name }))!;
+        const id = `schedule:${name}:${record.nextRunAt}`;
+        const fired = await queue.store.fireSchedule({
+          name,
+          now: clock.now(),
+          expectedRunAt: record.nextRunAt,
+          nextRunAt: record.nextRunAt + 5 * MINUTE,
+          job: newJob({ id, runAt: clock.now(), type: "report", ...keys }),
+        });
+        expect(fired).toMatchObject({ inserted: true, expired: [{ id: holder.id, state: "expired" }] });
+        expect(await queue.get(id)).toMatchObject({ state: "pending", type: "report" });
+        expect(await queue.get(holder.id)).toMatchObject({ state: "expired" });
+      }
     });
 
     it("skips a tick whose debounce key a waiting job of another type holds, and fires the next", async () => {

@@ -306,6 +306,7 @@ describe("the SQL column lists derived from the table", () => {
     const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };
     const hooks = {
       existing: () => null,
+      expireHolders: () => null,
       record: () => record,
       dependencies: { plan: () => plan, attach: () => true } as unknown as SqliteDependencies,
     };
@@ -341,6 +342,7 @@ describe("the SQL column lists derived from the table", () => {
     const plan = { dependsOn: newJob.dependsOn!, ids: [], unfinished: 0, failed: null };
     const hooks = {
       existing: () => null,
+      expireHolders: () => null,
       record: () => record,
       dependencies: { plan: () => plan, attach: () => true } as unknown as SqliteDependencies,
     };

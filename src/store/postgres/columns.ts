@@ -185,6 +185,14 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,
+    // The rest of a statement whose CTE `moved` deleted jobs to expire ($1 now): into history as
+    // expired, returned as JobRecords with "hasDependents" (expirePending, expireKeyHolders).
+    expireMoved: `ins AS (
+  INSERT INTO "${schema}".errand_job_done (${SHARED}, state, result, finished_at)
+  SELECT ${SHARED}, 'expired', NULL, $1 FROM moved
+  RETURNING ${DONE_FIELDS}
+)
+SELECT ins.*, m.has_dependents AS "hasDependents" FROM ins JOIN moved m ON m.id = ins.id`,
     insertColumns: INSERT_COLUMNS,
     insertOutcome: `SELECT count(*)::integer AS n,
   CASE WHEN count(*) < $3::integer THEN array_agg(id) END AS ids,

@@ -6,13 +6,13 @@
 import { debounceKeyHeld, ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
-import { INSERTED } from "../enqueue-result.js";
+import { INSERTED, pastExpiry } from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { expandJobs } from "../new-jobs.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob, SharedJobs } from "../store.js";
 import { textArray } from "./arrays.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
-import { insertWithDependencies } from "./dependencies.js";
+import { insertWithDependencies, settleFailed } from "./dependencies.js";
 import { perStore } from "./per-store.js";
 
 /**
@@ -188,6 +188,8 @@ async function insertDebounced(
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
+  /** The key holders each debounced job expired, by the job's index. */
+  let expiredBy: Map<number, JobRecord[]> | undefined;
   const plain: number[] = [];
   for (let i = 0; i < jobs.length; i++) if (jobs[i]!.debounceKey === null) plain.push(i);
   if (plain.length > 0) {
@@ -225,9 +227,20 @@ async function insertDebounced(
         if (j.runAt <= now) ready = true;
         break;
       }
+      const [other] = await connection.query<{ type: string; expired: boolean }>(db, sql.debounceHolderType, [
+        j.debounceKey,
+        now,
+      ]);
+      if (other?.expired) {
+        // A holder no claim can take holds the key no longer (Store.enqueueMany): expired, then
+        // the next round inserts.
+        const freed = await expireKeyHolders(connection, sql, db, now, [], [j.debounceKey], notifyTag);
+        if (freed.ready) ready = true;
+        if (freed.expired.length > 0) (expiredBy ??= new Map()).set(i, freed.expired);
+        continue;
+      }
       // A holder of another type (it cannot be this type's: the update above took it). Thrown
       // inside the call's transaction: nothing of it is stored.
-      const [other] = await connection.query<{ type: string }>(db, sql.debounceHolderType, [j.debounceKey]);
       if (other) throw debounceKeyHeld(j.debounceKey, other.type, j.type);
       const one = await insertRows(
         connection,
@@ -243,6 +256,7 @@ async function insertDebounced(
       if (one.ready) ready = true;
     }
   }
+  if (expiredBy !== undefined) attachExpired(results, expiredBy);
   return { results, ready };
 }
 
@@ -264,6 +278,8 @@ async function insertRows(
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
+  /** The key holders a job's insert expired, by the job's index. */
+  let expiredBy: Map<number, JobRecord[]> | undefined;
   /** The jobs of this round, by index; null in the first, which takes them all. */
   let pending: number[] | null = null;
   for (let round = 0; pending === null || pending.length > 0; round++) {
@@ -352,14 +368,70 @@ async function insertRows(
       else byId.set(r.id, r);
     }
     pending = [];
+    /** Jobs whose unique key a job past its expires_at holds, by that key. */
+    let stale: Map<string, number[]> | undefined;
     for (const i of lookups) {
       const j = jobs[i]!;
-      const existing = byId.get(j.id) ?? (j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey));
-      if (existing) results[i] = { inserted: false, existing };
+      const held = j.uniqueKey === null ? undefined : byKey.get(j.uniqueKey);
+      const existing = byId.get(j.id) ?? held;
+      if (existing !== undefined && existing === held && pastExpiry(held, now)) {
+        const waiting = (stale ??= new Map()).get(held.uniqueKey!);
+        if (waiting) waiting.push(i);
+        else stale.set(held.uniqueKey!, [i]);
+      } else if (existing) results[i] = { inserted: false, existing };
       else if (j.debounceKey === null) pending.push(i);
     }
+    if (stale !== undefined) {
+      // No claim can take such a holder, so it holds the key no longer (Store.enqueueMany):
+      // expired, and its jobs go in the next round.
+      const freed = await expireKeyHolders(connection, sql, db, now, [...stale.keys()], [], notifyTag);
+      if (freed.ready) ready = true;
+      for (const r of freed.expired) {
+        const first = stale.get(r.uniqueKey!)?.[0];
+        if (first !== undefined) (expiredBy ??= new Map()).set(first, [r]);
+      }
+      for (const waiting of stale.values()) pending.push(...waiting);
+      pending.sort((a, b) => a - b);
+    }
   }
+  if (expiredBy !== undefined) attachExpired(results, expiredBy);
   return { results, ready };
+}
+
+/** Puts each job's expired key holders on its result (a copy: INSERTED is shared). */
+function attachExpired(results: EnqueueResult[], expiredBy: ReadonlyMap<number, JobRecord[]>): void {
+  for (const [i, expired] of expiredBy) {
+    const r = results[i];
+    if (r !== undefined) results[i] = { ...r, expired: [...(r.expired ?? []), ...expired] };
+  }
+}
+
+/**
+ * Expires the jobs holding these unique or debounce keys past their expiresAt (expireKeyHolders)
+ * and settles their dependents, as expirePending does: in `db`'s transaction, or, on the pool, in
+ * a transaction of its own (the move and the settling are one change). `ready` when a dependent
+ * became pending.
+ */
+async function expireKeyHolders(
+  connection: PgConnection,
+  sql: Readonly<Record<StatementName, string>>,
+  db: Queryable,
+  now: number,
+  uniqueKeys: string[],
+  debounceKeys: string[],
+  notifyTag: string,
+): Promise<{ expired: JobRecord[]; ready: boolean }> {
+  const run = async (tx: Queryable) => {
+    const rows = await connection.query<JobRecord & { hasDependents: boolean }>(tx, sql.expireKeyHolders, [
+      now,
+      uniqueKeys,
+      debounceKeys,
+    ]);
+    const failed = rows.filter((r) => r.hasDependents).map((r) => ({ id: r.id, state: "expired" as const }));
+    const ready = failed.length > 0 && (await settleFailed(connection, sql, tx, failed, now, notifyTag));
+    return { expired: rows.map(({ hasDependents: _, ...record }) => record), ready };
+  };
+  return db === connection.pool ? connection.op("tx", run) : run(db);
 }
 
 /** Whether any of `jobs` waits for other jobs: then the insert needs a transaction (dependencies.ts). */

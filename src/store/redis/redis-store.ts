@@ -206,14 +206,25 @@ export class RedisStore implements Store {
     // Tells the script what to check of every job before it writes anything (a batch without
     // dependencies or debounce keys, nearly every one, checks nothing).
     args[3] = `${withDependencies ? "1" : ""}${withDebounce ? "d" : ""}`;
-    const replies = (await this.#write("enqueueMany", args)) as Array<number | Reply>;
+    const replies = (await this.#write("enqueueMany", args)) as Array<number | string | Reply>;
     const results: EnqueueResult[] = new Array(n).fill(INSERTED);
+    /** Key holders past their expiresAt that a job's insert expired ("e<index>"), by index. */
+    let expiredBy: Map<number, JobRecord[]> | undefined;
     for (let i = 0; i < replies.length; i += 2) {
-      const index = replies[i] as number;
+      const index = replies[i] as number | string;
       const record = decodeJob(replies[i + 1] as Reply);
-      // A negative index is an inserted job with dependencies, returned as stored (enqueueMany.lua).
-      if (index < 0) results[-index - 1] = { inserted: true, record };
-      else results[index] = { inserted: false, existing: record };
+      if (typeof index === "string") {
+        const at = Number(index.slice(1));
+        const list = (expiredBy ??= new Map()).get(at);
+        if (list) list.push(record);
+        else expiredBy.set(at, [record]);
+      } else if (index < 0) {
+        // A negative index is an inserted job with dependencies, returned as stored (enqueueMany.lua).
+        results[-index - 1] = { inserted: true, record };
+      } else results[index] = { inserted: false, existing: record };
+    }
+    if (expiredBy !== undefined) {
+      for (const [at, expired] of expiredBy) results[at] = { ...results[at]!, expired };
     }
     return results;
   }
@@ -507,10 +518,17 @@ export class RedisStore implements Store {
   async fireSchedule(p: FireScheduleParams): Promise<EnqueueResult | null> {
     const args: Arg[] = [p.now, p.name, p.expectedRunAt, p.nextRunAt];
     if (p.job !== null) pushNewJob(args, p.job);
-    const reply = (await this.#write("fireSchedule", args)) as number | [number, Reply];
+    const reply = (await this.#write("fireSchedule", args)) as number | [number, Reply | "", ...Reply[]];
     if (typeof reply === "number") return reply === 1 ? INSERTED : null;
-    const record = decodeJob(reply[1]);
-    return reply[0] === 1 ? { inserted: true, record } : { inserted: false, existing: record };
+    const [flag, stored, ...holders] = reply;
+    const record = stored === "" ? undefined : decodeJob(stored);
+    const result: EnqueueResult =
+      flag === 1
+        ? record
+          ? { inserted: true, record }
+          : { inserted: true }
+        : { inserted: false, existing: record! };
+    return holders.length === 0 ? result : { ...result, expired: holders.map(decodeJob) };
   }
 
   // ---- job types -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 import { debounceKeyHeld } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { sameSharedFields, standsAlone } from "../../job-fields.js";
-import { INSERTED } from "../enqueue-result.js";
+import { INSERTED, pastExpiry } from "../enqueue-result.js";
 import { withPayload } from "../new-jobs.js";
 import type { EnqueueResult, NewJob, SharedJobs } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
@@ -17,6 +17,11 @@ import { INSERT_CHUNK, ROW_PARAMS, type Statements, storedBackoff, UNIFORM_PARAM
 export interface InsertHooks {
   /** The job holding a skipped job's id or unique key. */
   existing(job: NewJob): JobRecord | null;
+  /**
+   * Expires the jobs holding `job`'s unique or debounce key past their expiresAt (see
+   * Store.enqueueMany) and returns them as stored, or null when there are none.
+   */
+  expireHolders(job: NewJob, now: number): JobRecord[] | null;
   /** The job as stored, for the result of a job with dependencies. */
   record(id: string): JobRecord;
   dependencies: SqliteDependencies;
@@ -110,6 +115,20 @@ export function insertJobs(
   }
   // Jobs of this call that were not inserted, by id, and the job that stood in their place.
   let replaced: Map<string, string> | undefined;
+  // The key holders each job expired, by the job's index.
+  let freed: Map<number, JobRecord[]> | undefined;
+  /**
+   * Expires job k's key holders past their expiresAt, which no claim can take (Store.enqueueMany),
+   * and steps back so the loop does job k again: its dependency plan too, which may have counted
+   * a holder as unfinished. False when there was none.
+   */
+  const freeKey = (k: number): boolean => {
+    const expired = hooks.expireHolders(jobs[k]!, now);
+    if (expired === null) return false;
+    (freed ??= new Map()).set(k, [...(freed?.get(k) ?? []), ...expired]);
+    i = k - 1;
+    return true;
+  };
   for (; i < jobs.length; i++) {
     const given = jobs[i]!;
     let plan: DependencyPlan | null = null;
@@ -128,7 +147,7 @@ export function insertJobs(
     const j =
       plan === null || plan.dependsOn === given.dependsOn ? given : { ...given, dependsOn: plan.dependsOn };
     if (j.debounceKey !== null) {
-      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey, j.type) as
+      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey, j.type, now) as
         | { id: string }
         | undefined;
       if (held) {
@@ -136,9 +155,12 @@ export function insertJobs(
         results[i] = { inserted: false, existing: hooks.record(held.id) };
         continue;
       }
+      const holder = q.debounceHolder.get(now, j.debounceKey) as
+        | { type: string; expired: number }
+        | undefined;
+      if (holder?.expired === 1 && freeKey(i)) continue;
       // Thrown inside the caller's savepoint: the whole call is undone.
-      const holderType = q.debounceHolderType.get(j.debounceKey) as string | undefined;
-      if (holderType !== undefined) throw debounceKeyHeld(j.debounceKey, holderType, j.type);
+      if (holder !== undefined) throw debounceKeyHeld(j.debounceKey, holder.type, j.type);
     }
     const taken = !idsGenerated && finished.get(j.id) !== undefined;
     const info = taken
@@ -176,10 +198,12 @@ export function insertJobs(
     } else {
       const found = hooks.existing(j);
       if (!found) throw new Error(`job ${j.id} was neither inserted nor found`);
+      if (found.id !== j.id && pastExpiry(found, now) && freeKey(i)) continue;
       if (found.id !== j.id) (replaced ??= new Map()).set(j.id, found.id);
       results[i] = { inserted: false, existing: found };
     }
   }
+  if (freed !== undefined) for (const [k, expired] of freed) results[k] = { ...results[k]!, expired };
   return { results, ready };
 }
 

@@ -169,6 +169,7 @@ export class SqliteStore implements Store {
     this.#insertHooks = {
       existing: (j) =>
         this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
+      expireHolders: (j, now) => this.#expireHolders(j, now),
       record: (id) => this.#getRecord(id)!,
       dependencies: this.#deps,
     };
@@ -709,6 +710,23 @@ export class SqliteStore implements Store {
   }
 
   /** Moves a blocked, pending or active job to the done table, and settles its dependents. */
+  /** Store.enqueueMany's expiry of a new job's key holders: null when none was past its expiresAt. */
+  #expireHolders(job: NewJob, now: number): JobRecord[] | null {
+    const rows = this.#q.expiredKeyHolders.all({
+      unique: job.uniqueKey,
+      debounce: job.debounceKey,
+      now,
+    }) as Array<{
+      id: string;
+      state: string;
+    }>;
+    if (rows.length === 0) return null;
+    return rows.map(({ id, state }) => {
+      this.#moveToDone(id, "expired", now, state === "blocked");
+      return this.#getRecord(id)!;
+    });
+  }
+
   #moveToDone(id: string, state: "cancelled" | "expired", now: number, wasBlocked: boolean): void {
     this.#q.moveToDone.run(state, now, id);
     if (wasBlocked) this.#deps.left(id);

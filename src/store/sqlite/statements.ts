@@ -151,7 +151,6 @@ const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName
   ["fairTypeTurn", "pluck"],
   ["fairKeyNext", "pluck"],
   ["enqueueFinishedId", "pluck"],
-  ["debounceHolderType", "pluck"],
   ["moveDelete", "pluck"],
   ["completeMovedHere", "pluck"],
   ["dependencyUnfinished", "pluck"],

@@ -62,7 +62,15 @@
 --   job, and if that insert conflicts on the index, a concurrent enqueue's job now holds it: the
 --   store runs debounce again). A job being claimed is waited for, then no longer matches. NOTIFYs
 --   the wake channel when the job is due at once. A parked job is put back (migration 0011), as
---   reschedule does: its new run_at is for the claims to judge.
+--   reschedule does: its new run_at is for the claims to judge. A holder past its expires_at is
+--   left alone: no claim can take it, so the store expires it (expireKeyHolders) and inserts.
+-- debounceHolderType: $1 debounce key, $2 now. The holder's type, and whether it is past its
+--   expires_at.
+-- expireKeyHolders: $1 now, $2 unique keys, $3 debounce keys. Store.enqueueMany's expiry of the
+--   jobs holding a new job's key past their expires_at: blocked or pending by unique key, pending
+--   and never started by debounce key. Moved to history as expired, as expirePending moves them
+--   (the same guarantees; "hasDependents" for the store to settle); the DELETE waits for a row a
+--   claimer holds and then finds it no longer matches.
 -- dropRaced: $1 ids inserted. Returns the ids it deleted again.
 -- existing: $1 ids, $2 unique keys. Returns the jobs holding them as JobRecords with "byKey":
 --   by id in either table (false), and pending or active jobs by unique key (true).
@@ -171,13 +179,23 @@ n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 WITH upd AS (
   UPDATE {{errandJob}} SET payload = $2, run_at = $3, parked = NULL
   WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0 AND type = $6
+    AND (expires_at IS NULL OR expires_at > $4)
   RETURNING {{hotFields}}
 ), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE "runAt" <= $4) AS r)
 SELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0
 
 -- name: debounceHolderType
-SELECT type FROM {{errandJob}}
+SELECT type, coalesce(expires_at <= $2, false) AS expired FROM {{errandJob}}
 WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0
+
+-- name: expireKeyHolders
+WITH moved AS (
+  DELETE FROM {{errandJob}}
+  WHERE ((unique_key = ANY($2::text[]) AND state IN ('blocked', 'pending'))
+      OR (debounce_key = ANY($3::text[]) AND state = 'pending' AND attempt = 0))
+    AND expires_at <= $1
+  RETURNING *
+), {{expireMoved}}
 
 -- name: dropRaced
 DELETE FROM {{errandJob}} j WHERE j.id = ANY($1::text[])

@@ -24,9 +24,4 @@ WITH moved AS (
     LIMIT $2 FOR UPDATE SKIP LOCKED
   ) AND state IN ('blocked', 'pending')
   RETURNING *
-), ins AS (
-  INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT {{sharedColumns}}, 'expired', NULL, $1 FROM moved
-  RETURNING {{doneFields}}
-)
-SELECT ins.*, m.has_dependents AS "hasDependents" FROM ins JOIN moved m ON m.id = ins.id
+), {{expireMoved}}

@@ -27,7 +27,9 @@
   values and then each other job's id and payload: a bulk enqueue of one type sends two values a
   job, not nineteen (each is parsed by Redis and made a Lua string before the script starts).
   Returns the duplicates and the inserted jobs with dependencies: index (0-based) and job reply
-  for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies.
+  for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies;
+  and "e" .. index and job reply for each job past its expiresAt that held that job's unique or
+  debounce key, expired to free it (Store.enqueueMany).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -73,7 +75,7 @@ if string.find(ARGV[6], "d", 1, true) then
   -- Before any write too: a debounce key a waiting job of another type holds.
   local taken = {}
   for j = 0, n - 1 do
-    local refusal = debounce_refusal(ARGV, FIRST + j * JOB_FIELDS, taken)
+    local refusal = debounce_refusal(ARGV, FIRST + j * JOB_FIELDS, taken, now)
     if refusal then
       return refusal
     end
@@ -100,7 +102,12 @@ for j = 0, n - 1 do
       shared[1], shared[4] = ARGV[at], ARGV[at + 1]
     end
   end
+  local before = #freed
   local existing, with_dependencies = insert_job(A, i, now, ARGV[3])
+  for k = before + 1, #freed do
+    out[#out + 1] = "e" .. j
+    out[#out + 1] = job_reply(freed[k])
+  end
   if not existing and fair[A[i + 1]] then
     local run_at = tonumber(A[i + 6])
     local ready = run_at <= now and redis.call("HGET", job_key(A[i]), "s") == "p"
@@ -116,6 +123,7 @@ for j = 0, n - 1 do
 end
 flush_turns()
 flush_ready(ARGV[5] == "1")
+flush_dependencies()
 flush_counts()
 if any_ready then
   redis.call("PUBLISH", WAKE, "")

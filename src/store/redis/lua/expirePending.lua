@@ -28,24 +28,11 @@ local out = {}
 for _, id in ipairs(ids) do
   local key = job_key(id)
   local f = read_fields(key, "s", "a", "q", "t", "y", "r", "c", "hd", "ky", "pk")
-  redis.call("ZREM", EXP, id)
   if f.s == "p" or f.s == "b" then
-    if f.s == "p" then
-      remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f), f.ky, f.pk)
-      if f.a and f.a ~= "0" then
-        bump("retrying", -1)
-      end
-    else
-      redis.call("ZREM", BLOCKED, id)
-      redis.call("HDEL", key, "bb")
-    end
-    finish(id, key, "e", ARGV[3])
-    count(STATE_NAME[f.s], f.q, f.t, -1)
-    count("expired", f.q, f.t, 1)
-    if f.hd then
-      settle_dependents(id, "expired", now, ARGV[3])
-    end
+    expire_job(id, key, f, now, ARGV[3])
     out[#out + 1] = job_reply(id)
+  else
+    redis.call("ZREM", EXP, id)
   end
 end
 flush_dependencies()

@@ -13,7 +13,9 @@
   Returns 0 when the tick was not this call's to fire; when it fired, 1 for a job inserted as
   given, { 1, job reply } for one inserted with dependencies (as stored: blocked or cancelled), or
   { 0, job reply } for the job that kept it from being inserted (its id or unique key taken, or its
-  debounce key held: the holder, as changed).
+  debounce key held: the holder, as changed); { 1, "" } for a job inserted as given that freed a
+  key. Each of these tables then ends with the job replies of the key holders past their
+  expiresAt that the insert expired (Store.enqueueMany).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -31,7 +33,7 @@ if not score or tonumber(score) ~= tonumber(ARGV[5]) then
   return 0
 end
 if ARGV[7] ~= nil then
-  local refusal = debounce_refusal(ARGV, 7, {})
+  local refusal = debounce_refusal(ARGV, 7, {}, tonumber(ARGV[3]))
   if refusal then
     return refusal
   end
@@ -43,13 +45,22 @@ if ARGV[7] == nil then
 end
 local existing, with_dependencies = insert_job(ARGV, 7, tonumber(ARGV[3]), ARGV[3])
 flush_ready(true)
+flush_dependencies()
 flush_counts()
 if any_ready then
   redis.call("PUBLISH", WAKE, "")
 end
+local out
 if existing then
-  return { 0, job_reply(existing) }
+  out = { 0, job_reply(existing) }
 elseif with_dependencies then
-  return { 1, job_reply(ARGV[7]) }
+  out = { 1, job_reply(ARGV[7]) }
+elseif #freed > 0 then
+  out = { 1, "" }
+else
+  return 1
 end
-return 1
+for _, holder in ipairs(freed) do
+  out[#out + 1] = job_reply(holder)
+end
+return out

@@ -40,9 +40,18 @@
 -- enqueueChunk params: the 20 of enqueueOne for each of its 64 rows, row after row.
 -- enqueueChunkUniform params: id and payload for each of its 64 rows, row after row, then the
 --   named parameters, one per other insert column, by column name (@created_at: now).
--- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey: the pending, never started job
---   holding the key takes the new payload and runAt (errand_job_debounce makes it at most one).
+-- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey, 4 type, 5 now: the pending, never
+--   started job of the type holding the key takes the new payload and runAt (at most one holds
+--   it), unless it is past its expiresAt (see expiredKeyHolders).
+-- debounceHolder params: 1 now, 2 debounceKey: the holder's type, and 1 when it is past its
+--   expiresAt.
 -- enqueueFinishedId params: 1 id. enqueueByUniqueKey params: 1 uniqueKey.
+-- expiredKeyHolders params: @unique, @debounce (either may be NULL), @now: the blocked or
+--   pending job holding the unique key, and the pending, never started one holding the debounce
+--   key, when past its expiresAt. No claim can take such a job, so it holds the key no longer: the
+--   store expires it (as expirePending) and inserts again. Each arm reads its key's index. Run
+--   only once an insert or a debounce met such a holder: a look per job before every insert cost
+--   a bulk enqueue of unique-keyed jobs ~13%.
 -- enqueueChunkSavepoint, enqueueChunkRollback, enqueueChunkRelease: none.
 
 -- name: enqueueOne
@@ -65,10 +74,11 @@ ON CONFLICT DO NOTHING;
 -- name: enqueueDebounced
 UPDATE errand_job SET payload = ?, run_at = ?, parked = NULL
 WHERE debounce_key = ? AND state = 'pending' AND attempt = 0 AND type = ?
+  AND (expires_at IS NULL OR expires_at > ?)
 RETURNING id;
 
--- name: debounceHolderType
-SELECT type FROM errand_job
+-- name: debounceHolder
+SELECT type, coalesce(expires_at <= ?, 0) AS expired FROM errand_job
 WHERE debounce_key = ? AND state = 'pending' AND attempt = 0
 LIMIT 1;
 
@@ -79,6 +89,13 @@ SELECT 1 FROM errand_job_done WHERE id = ?;
 SELECT {{hotFields}}
 FROM errand_job
 WHERE unique_key = ?;
+
+-- name: expiredKeyHolders
+SELECT id, state FROM errand_job
+WHERE unique_key = @unique AND state IN ('blocked', 'pending') AND expires_at <= @now
+UNION
+SELECT id, state FROM errand_job
+WHERE debounce_key = @debounce AND state = 'pending' AND attempt = 0 AND expires_at <= @now;
 
 -- name: enqueueChunkSavepoint
 SAVEPOINT errand_chunk;

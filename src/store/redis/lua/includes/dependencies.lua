@@ -256,3 +256,25 @@ local function flush_dependencies()
     dependency_woke = false
   end
 end
+
+-- Expires pending or blocked job `id` (key `key`; `f` its fields "s", "a", "q", "t", "y", "r",
+-- "c", "hd", "ky", "pk"): out of its lanes and {p}:exp, finished as expired, its dependents
+-- settled. expirePending's move, also made by an enqueue freeing a key (includes/insert-job.lua).
+local function expire_job(id, key, f, now, now_text)
+  redis.call("ZREM", EXP, id)
+  if f.s == "p" then
+    remove_pending(id, f.q, f.y or "0", f.t, run_at_of(f), f.ky, f.pk)
+    if f.a and f.a ~= "0" then
+      bump("retrying", -1)
+    end
+  else
+    redis.call("ZREM", BLOCKED, id)
+    redis.call("HDEL", key, "bb")
+  end
+  finish(id, key, "e", now_text)
+  count(STATE_NAME[f.s], f.q, f.t, -1)
+  count("expired", f.q, f.t, 1)
+  if f.hd then
+    settle_dependents(id, "expired", now, now_text)
+  end
+end

@@ -23,6 +23,35 @@
 -- JOB_FIELDS: the ARGV entries per new job, a NewJob's fields (written in by npm run gen).
 --@new-job-fields
 local any_ready = false
+-- The key holders past their expiresAt this call expired to free a new job's key, in order (the
+-- caller reports them: Store.enqueueMany).
+local freed = {}
+
+-- Whether `holder` (holding a unique key, or with `debounce` a debounce key) is a job no claim can
+-- take: blocked or pending (for a debounce key, pending and never started) past its expiresAt.
+-- `h` holds its fields "s", "a" and "v".
+local function stale_holder(h, now, debounce)
+  if not h.v or tonumber(h.v) > now then
+    return false
+  end
+  if debounce then
+    return h.s == "p" and (not h.a or h.a == "0")
+  end
+  return h.s == "p" or h.s == "b"
+end
+
+-- Expires unique key holder `holder` when stale_holder says so (the key is then free); true when
+-- it did.
+local function expire_stale(holder, now, now_text)
+  local hkey = job_key(holder)
+  local f = read_fields(hkey, "s", "a", "v", "q", "t", "y", "r", "c", "hd", "ky", "pk")
+  if not stale_holder(f, now, false) then
+    return false
+  end
+  expire_job(holder, hkey, f, now, now_text)
+  freed[#freed + 1] = holder
+  return true
+end
 
 -- Appends `field` and `value` to HSET arguments `args` unless the value is the field's default.
 local function put(args, field, value, default)
@@ -39,7 +68,8 @@ end
 -- another type, else nil: debouncing onto it would give that job a payload its own type never
 -- checked. A caller checks every job before its first write (a script's writes cannot be taken
 -- back); `taken` holds the keys the call's earlier jobs take, with their types.
-local function debounce_refusal(A, i, taken)
+-- A holder past its expiresAt refuses nothing: the insert expires it.
+local function debounce_refusal(A, i, taken, now)
   local debounce = A[i + 18]
   if debounce == "" then
     return nil
@@ -48,8 +78,8 @@ local function debounce_refusal(A, i, taken)
   if holder_type == nil then
     local holder = redis.call("HGET", DEBOUNCE, debounce)
     if holder then
-      local h = read_fields(job_key(holder), "s", "a", "t")
-      if h.s == "p" and (not h.a or h.a == "0") then
+      local h = read_fields(job_key(holder), "s", "a", "t", "v")
+      if h.s == "p" and (not h.a or h.a == "0") and not stale_holder(h, now, true) then
         holder_type = h.t
       end
     end
@@ -74,8 +104,12 @@ local function insert_job(A, i, now, now_text)
     local holder = redis.call("HGET", DEBOUNCE, debounce)
     if holder then
       local hkey = job_key(holder)
-      local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c", "ky", "pk", "ft")
-      if h.s == "p" and (not h.a or h.a == "0") then
+      local h = read_fields(hkey, "s", "a", "q", "t", "y", "r", "c", "ky", "pk", "ft", "v", "hd")
+      if stale_holder(h, now, true) then
+        -- No claim can take it: it holds the key no longer (Store.enqueueMany).
+        expire_job(holder, hkey, h, now, now_text)
+        freed[#freed + 1] = holder
+      elseif h.s == "p" and (not h.a or h.a == "0") then
         local run_at = tonumber(A[i + 6])
         remove_pending(holder, h.q, h.y or "0", h.t, run_at_of(h), h.ky, h.pk)
         set_long(hkey, "p", A[i + 3])
@@ -99,6 +133,9 @@ local function insert_job(A, i, now, now_text)
   local unique = A[i + 13]
   if unique ~= "" then
     local holder = redis.call("HGET", UNIQ, unique)
+    if holder and expire_stale(holder, now, now_text) then
+      holder = nil
+    end
     if holder then
       stands[id] = holder
       return holder
