@@ -91,6 +91,47 @@ export function exerciseDebounce(backend: Backend): void {
       expect(expired.map((j) => j.id)).toEqual([first.id, other.id]);
     });
 
+    it("debounces a batch of distinct keys in one call: onto waiting holders, past expired ones, new jobs for free keys", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const d = (key: string) => ({ debounce: { key, delayMs: 1_000 } });
+      const waiting = await queue.enqueue("reindex", { n: 0 }, d("held"));
+      const stale = await queue.enqueue("reindex", { n: 0 }, { ...d("stale"), expiresInMs: 500 });
+      const other = await queue.enqueue("other", { n: 0 }, d("theirs"));
+      await clock.advance(500);
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+
+      // A key a waiting job of another type holds refuses the whole batch before any write.
+      const batch = (keys: string[]) =>
+        queue.enqueueBatch(keys.map((k, n) => ({ job: "reindex", payload: { n: n + 1, k }, options: d(k) })));
+      await refused(() => batch(["held", "stale", "free-1", "theirs"]), "INVALID_KEY");
+      expect(await queue.get(waiting.id)).toMatchObject({ payload: { n: 0 } });
+      expect(await queue.get(stale.id)).toMatchObject({ state: "pending" });
+      expect(expired).toEqual([]);
+      expect((await queue.stats()).states).toMatchObject({ pending: 3, expired: 0 });
+
+      const keys = ["held", "stale", ...Array.from({ length: 300 }, (_, i) => `free-${i}`)];
+      const jobs = await batch(keys);
+      expect(jobs[0]).toMatchObject({ id: waiting.id, duplicate: true, payload: { n: 1, k: "held" } });
+      expect(jobs[0]?.runAt.getTime()).toBe(clock.now() + 1_000);
+      expect(jobs[1]).toMatchObject({
+        duplicate: false,
+        payload: { n: 2, k: "stale" },
+        debounceKey: "stale",
+      });
+      expect(jobs[1]?.id).not.toBe(stale.id);
+      expect(jobs.slice(2).every((j) => !j.duplicate)).toBe(true);
+      expect(new Set(jobs.map((j) => j.id)).size).toBe(keys.length);
+      expect(expired.map((j) => j.id)).toEqual([stale.id]);
+      expect(await queue.get(other.id)).toMatchObject({ state: "pending", payload: { n: 0 } });
+      expect((await queue.stats()).states).toMatchObject({ pending: 1 + keys.length, expired: 1 });
+
+      // The same batch again debounces onto every job it made.
+      const again = await batch(keys);
+      expect(again.map((j) => j.id)).toEqual(jobs.map((j) => j.id));
+      expect(again.every((j) => j.duplicate)).toBe(true);
+    });
+
     it("refuses a debounce key a waiting job of another type holds, storing and changing nothing", async () => {
       const { queue, clock } = await backend.setup();
       // Free text: a line break and a tab too.

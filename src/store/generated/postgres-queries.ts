@@ -78,6 +78,10 @@ export const statements = {
   /** enqueueMany.sql */
   debounceHolderType: "SELECT type, coalesce(expires_at <= $2, false) AS expired FROM {{errandJob}}\nWHERE debounce_key = $1 AND state = 'pending' AND attempt = 0",
   /** enqueueMany.sql */
+  debounceHolders: "SELECT debounce_key AS \"key\", type, coalesce(expires_at <= $2, false) AS expired FROM {{errandJob}}\nWHERE debounce_key = ANY($1::text[]) AND state = 'pending' AND attempt = 0",
+  /** enqueueMany.sql */
+  debounceMany: "WITH upd AS (\n  UPDATE {{errandJob}} SET payload = g.g_payload, run_at = g.g_run_at, parked = NULL\n  FROM unnest($1::text[], $2::text[], $3::bigint[], $6::text[]) AS g(g_key, g_payload, g_run_at, g_type)\n  WHERE debounce_key = g.g_key AND state = 'pending' AND attempt = 0 AND type = g.g_type\n    AND (expires_at IS NULL OR expires_at > $4)\n  RETURNING {{hotFields}}\n), n AS (SELECT pg_notify({{channel}}, $5) FROM (SELECT 1 FROM upd WHERE \"runAt\" <= $4 LIMIT 1) AS r)\nSELECT * FROM upd WHERE (SELECT count(*) FROM n) >= 0",
+  /** enqueueMany.sql */
   expireKeyHolders: "WITH moved AS (\n  DELETE FROM {{errandJob}}\n  WHERE ((unique_key = ANY($2::text[]) AND state IN ('blocked', 'pending'))\n      OR (debounce_key = ANY($3::text[]) AND state = 'pending' AND attempt = 0))\n    AND expires_at <= $1\n  RETURNING *\n), {{expireMoved}}",
   /** enqueueMany.sql */
   dropRaced: "DELETE FROM {{errandJob}} j WHERE j.id = ANY($1::text[])\n  AND EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = j.id) RETURNING j.id",

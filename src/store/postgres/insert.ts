@@ -191,7 +191,12 @@ async function insertDebounced(
   /** The key holders each debounced job expired, by the job's index. */
   let expiredBy: Map<number, JobRecord[]> | undefined;
   const plain: number[] = [];
-  for (let i = 0; i < jobs.length; i++) if (jobs[i]!.debounceKey === null) plain.push(i);
+  const debounced: number[] = [];
+  for (let i = 0; i < jobs.length; i++) (jobs[i]!.debounceKey === null ? plain : debounced).push(i);
+  // Many debounced jobs with distinct keys: their holders checked, debounced onto and the rest
+  // inserted in a few statements for the batch (debounceMany), not a few per job. A job that loses
+  // its key to a concurrent enqueue meanwhile is left to the one-at-a-time loop below.
+  const batch = debounced.length > 1 ? await debounceBatch(debounced) : null;
   if (plain.length > 0) {
     const some = await insertRows(
       connection,
@@ -206,8 +211,9 @@ async function insertDebounced(
     plain.forEach((i, k) => {
       results[i] = some.results[k]!;
     });
-    ready = some.ready;
+    if (some.ready) ready = true;
   }
+  if (batch !== null) await batch();
   for (let i = 0; i < jobs.length; i++) {
     const j = jobs[i]!;
     if (j.debounceKey === null) continue;
@@ -258,6 +264,65 @@ async function insertDebounced(
   }
   if (expiredBy !== undefined) attachExpired(results, expiredBy);
   return { results, ready };
+
+  /**
+   * The batch form for the debounced jobs at `at` (indexes), when their keys are distinct: checks
+   * every key's holder before any write (one of another type refuses the call, as the loop
+   * would), expires those past their expiresAt, and returns the writes to make after the plain
+   * jobs' insert: the debounces in one statement, then one insert of the jobs whose key no job
+   * holds. Null when two jobs share a key (the later one debounces onto the earlier: the loop).
+   */
+  async function debounceBatch(at: number[]): Promise<(() => Promise<void>) | null> {
+    const keys = at.map((i) => jobs[i]!.debounceKey!);
+    if (new Set(keys).size !== keys.length) return null;
+    const holders = await connection.query<{ key: string; type: string; expired: boolean }>(
+      db,
+      sql.debounceHolders,
+      [keys, now],
+    );
+    const index = new Map(at.map((i) => [jobs[i]!.debounceKey!, i]));
+    const stale: string[] = [];
+    for (const h of holders) {
+      const j = jobs[index.get(h.key)!]!;
+      if (h.expired) stale.push(h.key);
+      else if (h.type !== j.type) throw debounceKeyHeld(h.key, h.type, j.type);
+    }
+    return async () => {
+      if (stale.length > 0) {
+        const freed = await expireKeyHolders(connection, sql, db, now, [], stale, notifyTag);
+        if (freed.ready) ready = true;
+        for (const r of freed.expired) (expiredBy ??= new Map()).set(index.get(r.debounceKey!)!, [r]);
+      }
+      const moved = await connection.query<JobRecord>(db, sql.debounceMany, [
+        keys,
+        at.map((i) => jobs[i]!.payload),
+        at.map((i) => jobs[i]!.runAt),
+        now,
+        notifyTag,
+        at.map((i) => jobs[i]!.type),
+      ]);
+      for (const r of moved) {
+        results[index.get(r.debounceKey!)!] = { inserted: false, existing: r };
+        if (r.runAt <= now) ready = true;
+      }
+      const free = at.filter((i) => results[i] === undefined);
+      if (free.length === 0) return;
+      const some = await insertRows(
+        connection,
+        sql,
+        db,
+        free.map((i) => jobs[i]!),
+        now,
+        checkDone,
+        notifyTag,
+        initial && free.map((i) => initial[i]!),
+      );
+      free.forEach((i, k) => {
+        if (some.results[k] !== undefined) results[i] = some.results[k];
+      });
+      if (some.ready) ready = true;
+    };
+  }
 }
 
 /**
