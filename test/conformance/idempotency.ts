@@ -207,6 +207,27 @@ export function exerciseIdempotency(backend: Backend): void {
       expect(expired.map((j) => j.id)).toEqual([holder.id, again.id]);
     });
 
+    it("reads a holder it expires to free a uniqueKey as expired for the new job's own dependsOn", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const holder = await queue.enqueue(task, {}, { uniqueKey: "k", expiresInMs: 1_000, delayMs: 5_000 });
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await clock.advance(1_000);
+      // It waits for the very job whose key it takes: that job can never run, so it is cancelled.
+      const job = await queue.enqueue(task, {}, { uniqueKey: "k", dependsOn: [holder.id] });
+      expect(job).toMatchObject({ duplicate: false, state: "cancelled" });
+      expect(job.errors.at(-1)).toMatchObject({ kind: "dependency_failed" });
+      expect(expired.map((j) => j.id)).toEqual([holder.id]);
+      const run = await queue.enqueue(task, {}, { uniqueKey: "k2", expiresInMs: 1_000, delayMs: 5_000 });
+      await clock.advance(1_000);
+      const runs = await queue.enqueue(
+        task,
+        {},
+        { uniqueKey: "k2", dependsOn: [run.id], onDependencyFailure: "run" },
+      );
+      expect(runs).toMatchObject({ duplicate: false, state: "pending" });
+    });
+
     it("stores one job when many connections enqueue the same uniqueKey at once", async () => {
       const { queue, connect } = await backend.setup();
       const queues = [queue, ...(await Promise.all([connect(), connect(), connect()]))];

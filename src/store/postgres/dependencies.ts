@@ -22,7 +22,7 @@ import type { JobErrorEntry, JobRecord, JobState } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
-import { type InitialState, insertJobs } from "./insert.js";
+import { attachExpired, expireKeyHolders, type InitialState, insertJobs } from "./insert.js";
 
 type Sql = Readonly<Record<StatementName, string>>;
 
@@ -112,6 +112,15 @@ export async function insertWithDependencies(
   const standIn = new Map<string, string>();
   const withDependencies: number[] = [];
   let ready = false;
+  // Unique keys held past their expiresAt are freed before the dependencies are read: a job of the
+  // call may wait for such a holder, which must then read as expired (the insert would free the
+  // key only after this call's plan had counted the holder unfinished).
+  const uniqueKeys = jobs.flatMap((j) => (j.uniqueKey === null ? [] : [j.uniqueKey]));
+  const freed =
+    uniqueKeys.length === 0
+      ? null
+      : await expireKeyHolders(connection, sql, db, now, uniqueKeys, [], notifyTag);
+  if (freed?.ready) ready = true;
   // Dependencies that are not jobs earlier in the call must be stored already.
   const earlier = new Set<string>();
   const stored = new Set<string>();
@@ -192,6 +201,14 @@ export async function insertWithDependencies(
     const rows = await connection.query<JobRecord>(db, sql.getMany, [ids]);
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const i of withDependencies) results[i] = { inserted: true, record: byId.get(jobs[i]!.id)! };
+  }
+  if (freed !== null && freed.expired.length > 0) {
+    // Each on the first job of the call with its key.
+    const byKey = new Map<string, number>();
+    jobs.forEach((j, i) => {
+      if (j.uniqueKey !== null && !byKey.has(j.uniqueKey)) byKey.set(j.uniqueKey, i);
+    });
+    attachExpired(results, new Map(freed.expired.map((r) => [byKey.get(r.uniqueKey!)!, [r]])));
   }
   return { results, ready };
 }

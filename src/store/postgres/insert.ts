@@ -464,7 +464,7 @@ async function insertRows(
 }
 
 /** Puts each job's expired key holders on its result (a copy: INSERTED is shared). */
-function attachExpired(results: EnqueueResult[], expiredBy: ReadonlyMap<number, JobRecord[]>): void {
+export function attachExpired(results: EnqueueResult[], expiredBy: ReadonlyMap<number, JobRecord[]>): void {
   for (const [i, expired] of expiredBy) {
     const r = results[i];
     if (r !== undefined) results[i] = { ...r, expired: [...(r.expired ?? []), ...expired] };
@@ -477,7 +477,7 @@ function attachExpired(results: EnqueueResult[], expiredBy: ReadonlyMap<number, 
  * a transaction of its own (the move and the settling are one change). `ready` when a dependent
  * became pending.
  */
-async function expireKeyHolders(
+export async function expireKeyHolders(
   connection: PgConnection,
   sql: Readonly<Record<StatementName, string>>,
   db: Queryable,
