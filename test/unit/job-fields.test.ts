@@ -287,7 +287,7 @@ describe("the SQL column lists derived from the table", () => {
     const q = {
       enqueueFinishedId: { get: () => undefined },
       enqueueDebounced: { get: () => undefined },
-      debounceHolderType: { get: () => undefined },
+      debounceHolder: { get: () => undefined },
       enqueueOne: { run: (...args: unknown[]) => ({ changes: calls.push(args) && 1 }) },
       enqueueChunk: { run: (...args: unknown[]) => ({ changes: calls.push(args) && INSERT_CHUNK }) },
       enqueueChunkSavepoint: noop,
@@ -334,7 +334,7 @@ describe("the SQL column lists derived from the table", () => {
       // A unique key, dependencies or a debounce key send the chunk row by row.
       enqueueOne: { run: () => ({ changes: 1 }) },
       enqueueDebounced: { get: () => undefined },
-      debounceHolderType: { get: () => undefined },
+      debounceHolder: { get: () => undefined },
       enqueueChunkSavepoint: noop,
       enqueueChunkRelease: noop,
       enqueueChunkRollback: noop,
@@ -546,6 +546,7 @@ describe("the statements that move a job between the two tables", () => {
       "completeMany",
       "completeLeaves",
       "cancelDependents",
+      "expireKeyHolders",
       "expirePending",
       "failMany",
       "replay",
