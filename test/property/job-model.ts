@@ -97,12 +97,17 @@ export interface NewModelJob {
   uniqueKey: string | null;
 }
 
-/** Enqueue: the job stored, or the existing job its id or unique key names (a duplicate). */
+/**
+ * Enqueue: the job stored, or the existing job its id or unique key names (a duplicate). A key
+ * holder pending past its expiresAt holds it no longer: it is expired, and the job stored.
+ */
 export function enqueue(m: JobModel, n: NewModelJob): { job: ModelJob; duplicate: boolean } {
   const byId = m.jobs.get(n.id);
   if (byId) return { job: byId, duplicate: true };
   const holder = uniqueHolder(m, n.uniqueKey);
-  if (holder) return { job: holder, duplicate: true };
+  if (holder && holder.state === "pending" && holder.expiresAt !== null && holder.expiresAt <= m.now) {
+    finish(m, holder, "expired");
+  } else if (holder) return { job: holder, duplicate: true };
   const job: ModelJob = {
     id: n.id,
     type: n.type,
