@@ -18,3 +18,32 @@ export function pastExpiry(job: JobRecord, now: number): boolean {
     (job.state === "blocked" || job.state === "pending") && job.expiresAt !== null && job.expiresAt <= now
   );
 }
+
+/**
+ * The key holders an enqueue expired (EnqueueResult.expired), by the index of the job whose
+ * insert freed their key.
+ * @internal
+ */
+export type ExpiredByIndex = Map<number, JobRecord[]>;
+
+/** Adds `holders` to job `index`'s expired key holders, making the map on first use. */
+export function noteExpired(
+  by: ExpiredByIndex | undefined,
+  index: number,
+  holders: readonly JobRecord[],
+): ExpiredByIndex {
+  const map = by ?? new Map<number, JobRecord[]>();
+  const list = map.get(index);
+  if (list === undefined) map.set(index, [...holders]);
+  else list.push(...holders);
+  return map;
+}
+
+/** Puts each job's expired key holders on its result: a copy, since INSERTED is shared. */
+export function attachExpired(results: EnqueueResult[], by: ExpiredByIndex | undefined): void {
+  if (by === undefined) return;
+  for (const [i, expired] of by) {
+    const r = results[i];
+    if (r !== undefined) results[i] = { ...r, expired: [...(r.expired ?? []), ...expired] };
+  }
+}

@@ -19,10 +19,11 @@
  */
 import { dependencyNotFound } from "../../errors.js";
 import type { JobErrorEntry, JobRecord, JobState } from "../../job.js";
+import { attachExpired, type ExpiredByIndex, noteExpired } from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import type { EnqueueResult, NewJob } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
-import { attachExpired, expireKeyHolders, type InitialState, insertJobs } from "./insert.js";
+import { expireKeyHolders, type InitialState, insertJobs } from "./insert.js";
 
 type Sql = Readonly<Record<StatementName, string>>;
 
@@ -208,7 +209,9 @@ export async function insertWithDependencies(
     jobs.forEach((j, i) => {
       if (j.uniqueKey !== null && !byKey.has(j.uniqueKey)) byKey.set(j.uniqueKey, i);
     });
-    attachExpired(results, new Map(freed.expired.map((r) => [byKey.get(r.uniqueKey!)!, [r]])));
+    let expiredBy: ExpiredByIndex | undefined;
+    for (const r of freed.expired) expiredBy = noteExpired(expiredBy, byKey.get(r.uniqueKey!)!, [r]);
+    attachExpired(results, expiredBy);
   }
   return { results, ready };
 }

@@ -6,7 +6,7 @@
 import { debounceKeyHeld, ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
-import { INSERTED, pastExpiry } from "../enqueue-result.js";
+import { attachExpired, type ExpiredByIndex, INSERTED, noteExpired, pastExpiry } from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { expandJobs } from "../new-jobs.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob, SharedJobs } from "../store.js";
@@ -189,7 +189,7 @@ async function insertDebounced(
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
   /** The key holders each debounced job expired, by the job's index. */
-  let expiredBy: Map<number, JobRecord[]> | undefined;
+  let expiredBy: ExpiredByIndex | undefined;
   const plain: number[] = [];
   const debounced: number[] = [];
   for (let i = 0; i < jobs.length; i++) (jobs[i]!.debounceKey === null ? plain : debounced).push(i);
@@ -242,7 +242,7 @@ async function insertDebounced(
         // the next round inserts.
         const freed = await expireKeyHolders(connection, sql, db, now, [], [j.debounceKey], notifyTag);
         if (freed.ready) ready = true;
-        if (freed.expired.length > 0) (expiredBy ??= new Map()).set(i, freed.expired);
+        if (freed.expired.length > 0) expiredBy = noteExpired(expiredBy, i, freed.expired);
         continue;
       }
       // A holder of another type (it cannot be this type's: the update above took it). Thrown
@@ -262,7 +262,7 @@ async function insertDebounced(
       if (one.ready) ready = true;
     }
   }
-  if (expiredBy !== undefined) attachExpired(results, expiredBy);
+  attachExpired(results, expiredBy);
   return { results, ready };
 
   /**
@@ -291,7 +291,7 @@ async function insertDebounced(
       if (stale.length > 0) {
         const freed = await expireKeyHolders(connection, sql, db, now, [], stale, notifyTag);
         if (freed.ready) ready = true;
-        for (const r of freed.expired) (expiredBy ??= new Map()).set(index.get(r.debounceKey!)!, [r]);
+        for (const r of freed.expired) expiredBy = noteExpired(expiredBy, index.get(r.debounceKey!)!, [r]);
       }
       const moved = await connection.query<JobRecord>(db, sql.debounceMany, [
         keys,
@@ -344,7 +344,7 @@ async function insertRows(
   const results: EnqueueResult[] = new Array(jobs.length);
   let ready = false;
   /** The key holders a job's insert expired, by the job's index. */
-  let expiredBy: Map<number, JobRecord[]> | undefined;
+  let expiredBy: ExpiredByIndex | undefined;
   /** The jobs of this round, by index; null in the first, which takes them all. */
   let pending: number[] | null = null;
   for (let round = 0; pending === null || pending.length > 0; round++) {
@@ -453,22 +453,14 @@ async function insertRows(
       if (freed.ready) ready = true;
       for (const r of freed.expired) {
         const first = stale.get(r.uniqueKey!)?.[0];
-        if (first !== undefined) (expiredBy ??= new Map()).set(first, [r]);
+        if (first !== undefined) expiredBy = noteExpired(expiredBy, first, [r]);
       }
       for (const waiting of stale.values()) pending.push(...waiting);
       pending.sort((a, b) => a - b);
     }
   }
-  if (expiredBy !== undefined) attachExpired(results, expiredBy);
+  attachExpired(results, expiredBy);
   return { results, ready };
-}
-
-/** Puts each job's expired key holders on its result (a copy: INSERTED is shared). */
-export function attachExpired(results: EnqueueResult[], expiredBy: ReadonlyMap<number, JobRecord[]>): void {
-  for (const [i, expired] of expiredBy) {
-    const r = results[i];
-    if (r !== undefined) results[i] = { ...r, expired: [...(r.expired ?? []), ...expired] };
-  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../.
 import { shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { byteOrder, nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
-import { INSERTED } from "../enqueue-result.js";
+import { attachExpired, type ExpiredByIndex, INSERTED, noteExpired } from "../enqueue-result.js";
 import { expandJobs, jobCount, sharedAlone } from "../new-jobs.js";
 import type {
   CancelParams,
@@ -209,23 +209,18 @@ export class RedisStore implements Store {
     const replies = (await this.#write("enqueueMany", args)) as Array<number | string | Reply>;
     const results: EnqueueResult[] = new Array(n).fill(INSERTED);
     /** Key holders past their expiresAt that a job's insert expired ("e<index>"), by index. */
-    let expiredBy: Map<number, JobRecord[]> | undefined;
+    let expiredBy: ExpiredByIndex | undefined;
     for (let i = 0; i < replies.length; i += 2) {
       const index = replies[i] as number | string;
       const record = decodeJob(replies[i + 1] as Reply);
       if (typeof index === "string") {
-        const at = Number(index.slice(1));
-        const list = (expiredBy ??= new Map()).get(at);
-        if (list) list.push(record);
-        else expiredBy.set(at, [record]);
+        expiredBy = noteExpired(expiredBy, Number(index.slice(1)), [record]);
       } else if (index < 0) {
         // A negative index is an inserted job with dependencies, returned as stored (enqueueMany.lua).
         results[-index - 1] = { inserted: true, record };
       } else results[index] = { inserted: false, existing: record };
     }
-    if (expiredBy !== undefined) {
-      for (const [at, expired] of expiredBy) results[at] = { ...results[at]!, expired };
-    }
+    attachExpired(results, expiredBy);
     return results;
   }
 

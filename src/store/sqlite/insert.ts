@@ -7,7 +7,7 @@
 import { debounceKeyHeld } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { sameSharedFields, standsAlone } from "../../job-fields.js";
-import { INSERTED, pastExpiry } from "../enqueue-result.js";
+import { attachExpired, type ExpiredByIndex, INSERTED, noteExpired, pastExpiry } from "../enqueue-result.js";
 import { withPayload } from "../new-jobs.js";
 import type { EnqueueResult, NewJob, SharedJobs } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
@@ -116,7 +116,7 @@ export function insertJobs(
   // Jobs of this call that were not inserted, by id, and the job that stood in their place.
   let replaced: Map<string, string> | undefined;
   // The key holders each job expired, by the job's index.
-  let freed: Map<number, JobRecord[]> | undefined;
+  let freed: ExpiredByIndex | undefined;
   /**
    * Expires job k's key holders past their expiresAt, which no claim can take (Store.enqueueMany),
    * and steps back so the loop does job k again: its dependency plan too, which may have counted
@@ -125,7 +125,7 @@ export function insertJobs(
   const freeKey = (k: number): boolean => {
     const expired = hooks.expireHolders(jobs[k]!, now);
     if (expired === null) return false;
-    (freed ??= new Map()).set(k, [...(freed?.get(k) ?? []), ...expired]);
+    freed = noteExpired(freed, k, expired);
     i = k - 1;
     return true;
   };
@@ -203,7 +203,7 @@ export function insertJobs(
       results[i] = { inserted: false, existing: found };
     }
   }
-  if (freed !== undefined) for (const [k, expired] of freed) results[k] = { ...results[k]!, expired };
+  attachExpired(results, freed);
   return { results, ready };
 }
 
