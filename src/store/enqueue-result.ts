@@ -47,3 +47,31 @@ export function attachExpired(results: EnqueueResult[], by: ExpiredByIndex | und
     if (r !== undefined) results[i] = { ...r, expired: [...(r.expired ?? []), ...expired] };
   }
 }
+
+/**
+ * A key holder an enqueue expired may be a job the same call inserted a moment before: enqueued
+ * already past its expiresAt, then met by a later job with its key. That job's answer becomes the
+ * holder as stored, expired (its own `expired`, the holders it freed, kept). Reads nothing unless
+ * some job of the call expired a holder.
+ * @param idOf - the id of the call's job at an index.
+ */
+export function answerOwnExpired(results: EnqueueResult[], idOf: (index: number) => string): void {
+  let byId: Map<string, number> | undefined;
+  for (let i = 0; i < results.length; i++) {
+    const holders = results[i]!.expired;
+    if (holders === undefined) continue;
+    if (byId === undefined) {
+      byId = new Map();
+      for (let k = 0; k < results.length; k++) byId.set(idOf(k), k);
+    }
+    for (const h of holders) {
+      const k = byId.get(h.id);
+      const r = results[k ?? -1];
+      if (k === undefined || r === undefined || !r.inserted) continue;
+      results[k] =
+        r.expired === undefined
+          ? { inserted: true, record: h }
+          : { inserted: true, record: h, expired: r.expired };
+    }
+  }
+}

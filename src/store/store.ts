@@ -104,9 +104,15 @@ export interface Store {
    * or debounce key (one no claim can take, not yet swept) holds it no longer. The call expires it
    * first, as {@link Store.expirePending} would (its dependents settled), and returns it in the
    * new job's result (`expired`); the new job is then inserted, or debounced, as if the key were
-   * free. Otherwise the enqueue would answer with a job that can never run.
+   * free. Otherwise the enqueue would answer with a job that can never run. Only a job the call
+   * inserts frees a key (one whose id is stored already is that job, and changes nothing). Every
+   * answer is the job as the call left it: a job of the call that waits for a holder a later job
+   * expired is answered settled, and a job of the call that was itself such a holder (enqueued
+   * past its expiresAt, then met by a later job with its key) is answered expired.
    * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
    *   nothing of the call is stored.
+   * @throws ErrandError `INVALID_KEY` when a debounce key is held by a waiting job of another
+   *   type; nothing of the call is stored or expired.
    */
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
 

@@ -162,6 +162,88 @@ export function exerciseDebounce(backend: Backend): void {
       expect(await queue.enqueue("b", 4, { debounce: d })).toMatchObject({ type: "b", duplicate: false });
     });
 
+    it("refuses a batch whose keys repeat and another type holds a later one: nothing stored or expired", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const d = (key: string) => ({ debounce: { key, delayMs: 1_000 } });
+      // No ids given: the call is not made a transaction for ids, so the store must itself check
+      // every key before it writes (a repeated key goes one job at a time).
+      const stale = await queue.enqueue("a", { n: 0 }, { ...d("A"), expiresInMs: 500 });
+      const theirs = await queue.enqueue("c", { n: 0 }, { debounce: { key: "B", delayMs: 60_000 } });
+      await clock.advance(500);
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await refused(
+        () =>
+          queue.enqueueBatch([
+            { job: "plain", payload: { n: 1 } },
+            { job: "a", payload: { n: 2 }, options: d("A") },
+            { job: "a", payload: { n: 3 }, options: d("A") },
+            { job: "b", payload: { n: 4 }, options: d("B") },
+          ]),
+        "INVALID_KEY",
+      );
+      expect(await queue.get(stale.id)).toMatchObject({ state: "pending", payload: { n: 0 } });
+      expect(await queue.get(theirs.id)).toMatchObject({ state: "pending", payload: { n: 0 } });
+      expect(expired).toEqual([]);
+      expect((await queue.stats()).states).toMatchObject({ pending: 2, expired: 0 });
+    });
+
+    it("frees an expired holder a job of the same batch waits for: the dependent settled, and answered as stored", async () => {
+      for (const [order, rule, settled] of [
+        ["dependent first", "cancel", "cancelled"],
+        ["debounce first", "cancel", "cancelled"],
+        ["dependent first", "run", "pending"],
+        ["debounce first", "run", "pending"],
+      ] as const) {
+        const { queue, clock } = await backend.setup({ maintenance: false });
+        const holder = await queue.enqueue(
+          "t",
+          { n: 1 },
+          { debounce: { key: "D", delayMs: 5_000 }, expiresInMs: 1_000 },
+        );
+        await clock.advance(1_000);
+        const dependent = {
+          job: "task",
+          payload: { n: 0 },
+          options: { dependsOn: [holder.id], onDependencyFailure: rule },
+        };
+        // A second debounced job on a key of its own, so the batch of distinct keys is taken too.
+        const debounced = [
+          { job: "t", payload: { n: 2 }, options: { debounce: { key: "D", delayMs: 1_000 } } },
+          { job: "t", payload: { n: 3 }, options: { debounce: { key: "E", delayMs: 1_000 } } },
+        ];
+        const items = order === "dependent first" ? [dependent, ...debounced] : [...debounced, dependent];
+        const jobs = await queue.enqueueBatch(items);
+        const answered = jobs[order === "dependent first" ? 0 : 2]!;
+        expect(await queue.get(holder.id), `${order}, ${rule}`).toMatchObject({ state: "expired" });
+        expect(await queue.get(answered.id), `${order}, ${rule}`).toMatchObject({ state: settled });
+        expect(answered.state, `${order}, ${rule}: the answer`).toBe(settled);
+        expect((await queue.stats()).states.blocked, `${order}, ${rule}`).toBe(0);
+      }
+    });
+
+    it("debounces one key from many connections at once: every enqueue answered, one job waits", async () => {
+      const { queue, clock, connect } = await backend.setup({ maintenance: false });
+      const queues = [queue, ...(await Promise.all([connect(), connect(), connect()]))];
+      for (let round = 0; round < 10; round++) {
+        const key = `k${round}`;
+        // Every other round the key starts held by a job past its expiresAt.
+        if (round % 2 === 1)
+          await queue.enqueue("t", { n: -1 }, { debounce: { key, delayMs: 5_000 }, expiresInMs: 1_000 });
+        await clock.advance(1_000);
+        const jobs = await Promise.all(
+          queues.flatMap((q, n) =>
+            [0, 1].map((m) => q.enqueue("t", { n, m }, { debounce: { key, delayMs: 1_000 } })),
+          ),
+        );
+        expect(new Set(jobs.map((j) => j.id)).size, `round ${round}`).toBe(1);
+        expect(
+          jobs.filter((j) => !j.duplicate),
+          `round ${round}`,
+        ).toHaveLength(1);
+      }
+    });
+
     it("refuses debounce with id, runAt, delayMs, uniqueKey or dependsOn, and a bad key or delay", async () => {
       const { queue } = await backend.setup();
       const d = { key: "k", delayMs: 1_000 };

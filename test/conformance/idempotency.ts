@@ -228,6 +228,70 @@ export function exerciseIdempotency(backend: Backend): void {
       expect(runs).toMatchObject({ duplicate: false, state: "pending" });
     });
 
+    it("answers a job that waits for a holder a later job of its batch expires as stored: settled", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const holder = await queue.enqueue(task, {}, { uniqueKey: "k", expiresInMs: 1_000, delayMs: 5_000 });
+      await clock.advance(1_000);
+      const jobs = await queue.enqueueBatch([
+        { job: task, payload: { n: 0 }, options: { dependsOn: [holder.id] } },
+        { job: task, payload: { n: 1 }, options: { dependsOn: [holder.id], onDependencyFailure: "run" } },
+        { job: task, payload: { n: 2 }, options: { uniqueKey: "k" } },
+      ]);
+      expect(jobs[2]).toMatchObject({ duplicate: false, state: "pending" });
+      expect(jobs.slice(0, 2).map((j) => j.state)).toEqual(["cancelled", "pending"]);
+      for (const job of jobs) expect((await queue.get(job.id))?.state).toBe(job.state);
+    });
+
+    it("answers a job of the call that a later job with its key expired as stored: expired, as each job came", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      // Each job is past its expiresAt as it arrives, so the next one with the key finds a holder
+      // no claim can take, and expires it.
+      const past = new Date(clock.now() - 1);
+      const jobs = await queue.enqueueMany(task, [{ n: 0 }, { n: 1 }, { n: 2 }], {
+        uniqueKey: "k",
+        expiresAt: past,
+      });
+      expect(jobs.map((j) => [j.state, j.duplicate])).toEqual([
+        ["expired", false],
+        ["expired", false],
+        ["pending", false],
+      ]);
+      for (const job of jobs) expect((await queue.get(job.id))?.state).toBe(job.state);
+      expect(expired.map((j) => j.id)).toEqual([jobs[0]!.id, jobs[1]!.id]);
+      const debounced = await queue.enqueueBatch(
+        [0, 1].map((n) => ({
+          job: task,
+          payload: { n },
+          options: { debounce: { key: "d", delayMs: 0 }, expiresAt: past },
+        })),
+      );
+      expect(debounced.map((j) => j.state)).toEqual(["expired", "pending"]);
+      for (const job of debounced) expect((await queue.get(job.id))?.state).toBe(job.state);
+    });
+
+    it("leaves a job holding a stored job's uniqueKey alone when that job is enqueued again, even past its expiresAt", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const root = await queue.enqueue("root", {});
+      const options = { id: "x", uniqueKey: "k", dependsOn: [root.id], onDependencyFailure: "run" as const };
+      await queue.enqueue(task, {}, options);
+      await queue.cancel("x");
+      // "x" is finished, so k is free; another job takes it, and waits past its expiresAt.
+      const holder = await queue.enqueue(task, {}, { uniqueKey: "k", expiresInMs: 1_000, delayMs: 5_000 });
+      const expired: Job[] = [];
+      queue.on("expired", (j) => expired.push(j));
+      await clock.advance(1_000);
+      // Enqueuing "x" again is a no-op: it inserts nothing, so it frees no key.
+      expect(await queue.enqueue(task, {}, options)).toMatchObject({
+        id: "x",
+        duplicate: true,
+        state: "cancelled",
+      });
+      expect(await queue.get(holder.id)).toMatchObject({ state: "pending" });
+      expect(expired).toEqual([]);
+    });
+
     it("stores one job when many connections enqueue the same uniqueKey at once", async () => {
       const { queue, connect } = await backend.setup();
       const queues = [queue, ...(await Promise.all([connect(), connect(), connect()]))];

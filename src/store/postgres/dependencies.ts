@@ -53,6 +53,37 @@ export function dependencyFailedEntry(
 }
 
 /**
+ * Expires the holders past their expiresAt of the unique and debounce keys of the jobs in `jobs`
+ * that the call will insert (not those whose id is stored already), as insertWithDependencies
+ * needs before it reads dependencies. Null when no such job has a key.
+ */
+async function freeKeysFirst(
+  connection: PgConnection,
+  sql: Sql,
+  db: Queryable,
+  jobs: readonly NewJob[],
+  now: number,
+  notifyTag: string,
+): Promise<{ expired: JobRecord[]; ready: boolean } | null> {
+  const keyed = jobs.filter((j) => j.uniqueKey !== null || j.debounceKey !== null);
+  if (keyed.length === 0) return null;
+  const rows = await connection.query<{ id: string; byKey: boolean }>(db, sql.existing, [
+    keyed.map((j) => j.id),
+    [],
+  ]);
+  const stored = new Set(rows.map((r) => r.id));
+  const uniqueKeys: string[] = [];
+  const debounceKeys: string[] = [];
+  for (const j of keyed) {
+    if (stored.has(j.id)) continue;
+    if (j.uniqueKey !== null) uniqueKeys.push(j.uniqueKey);
+    if (j.debounceKey !== null) debounceKeys.push(j.debounceKey);
+  }
+  if (uniqueKeys.length === 0 && debounceKeys.length === 0) return null;
+  return expireKeyHolders(connection, sql, db, now, uniqueKeys, debounceKeys, notifyTag);
+}
+
+/**
  * Locks the jobs `ids` name and returns the state of each found: those in errand_job are marked
  * as having dependents, those in errand_job_done held FOR SHARE, so none of them finishes, is
  * retried or is pruned before the caller commits. An id found in neither table is looked for
@@ -113,14 +144,12 @@ export async function insertWithDependencies(
   const standIn = new Map<string, string>();
   const withDependencies: number[] = [];
   let ready = false;
-  // Unique keys held past their expiresAt are freed before the dependencies are read: a job of the
-  // call may wait for such a holder, which must then read as expired (the insert would free the
-  // key only after this call's plan had counted the holder unfinished).
-  const uniqueKeys = jobs.flatMap((j) => (j.uniqueKey === null ? [] : [j.uniqueKey]));
-  const freed =
-    uniqueKeys.length === 0
-      ? null
-      : await expireKeyHolders(connection, sql, db, now, uniqueKeys, [], notifyTag);
+  // Unique and debounce keys held past their expiresAt are freed before the dependencies are
+  // read: a job of the call may wait for such a holder, which must then read as expired (the
+  // insert would free the key only after this call's plan had counted the holder unfinished, and
+  // settle dependents before this call's edges to it exist). Only the keys of jobs the call will
+  // insert: a job whose id is stored already is that job, and frees nothing.
+  const freed = await freeKeysFirst(connection, sql, db, jobs, now, notifyTag);
   if (freed?.ready) ready = true;
   // Dependencies that are not jobs earlier in the call must be stored already.
   const earlier = new Set<string>();
@@ -204,13 +233,20 @@ export async function insertWithDependencies(
     for (const i of withDependencies) results[i] = { inserted: true, record: byId.get(jobs[i]!.id)! };
   }
   if (freed !== null && freed.expired.length > 0) {
-    // Each on the first job of the call with its key.
-    const byKey = new Map<string, number>();
+    // Each on the first job of the call with its key: by unique key, else by debounce key.
+    const byUnique = new Map<string, number>();
+    const byDebounce = new Map<string, number>();
     jobs.forEach((j, i) => {
-      if (j.uniqueKey !== null && !byKey.has(j.uniqueKey)) byKey.set(j.uniqueKey, i);
+      if (j.uniqueKey !== null && !byUnique.has(j.uniqueKey)) byUnique.set(j.uniqueKey, i);
+      if (j.debounceKey !== null && !byDebounce.has(j.debounceKey)) byDebounce.set(j.debounceKey, i);
     });
     let expiredBy: ExpiredByIndex | undefined;
-    for (const r of freed.expired) expiredBy = noteExpired(expiredBy, byKey.get(r.uniqueKey!)!, [r]);
+    for (const r of freed.expired) {
+      const at =
+        (r.uniqueKey !== null ? byUnique.get(r.uniqueKey) : undefined) ??
+        (r.debounceKey !== null ? byDebounce.get(r.debounceKey) : undefined);
+      if (at !== undefined) expiredBy = noteExpired(expiredBy, at, [r]);
+    }
     attachExpired(results, expiredBy);
   }
   return { results, ready };

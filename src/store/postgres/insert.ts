@@ -6,7 +6,14 @@
 import { debounceKeyHeld, ErrandError } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
-import { attachExpired, type ExpiredByIndex, INSERTED, noteExpired, pastExpiry } from "../enqueue-result.js";
+import {
+  answerOwnExpired,
+  attachExpired,
+  type ExpiredByIndex,
+  INSERTED,
+  noteExpired,
+  pastExpiry,
+} from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { expandJobs } from "../new-jobs.js";
 import type { EnqueueManyParams, EnqueueResult, NewJob, SharedJobs } from "../store.js";
@@ -245,8 +252,11 @@ async function insertDebounced(
         if (freed.expired.length > 0) expiredBy = noteExpired(expiredBy, i, freed.expired);
         continue;
       }
-      // A holder of another type (it cannot be this type's: the update above took it). Thrown
-      // inside the call's transaction: nothing of it is stored.
+      // This type's holder, committed by a concurrent enqueue since the update looked: the next
+      // round debounces onto it.
+      if (other?.type === j.type) continue;
+      // A holder of another type. Thrown inside the call's transaction (needsTransaction), or
+      // before this lone job wrote anything: nothing of the call is stored.
       if (other) throw debounceKeyHeld(j.debounceKey, other.type, j.type);
       const one = await insertRows(
         connection,
@@ -498,10 +508,22 @@ export function hasDependencies(jobs: readonly NewJob[]): boolean {
 }
 
 /**
- * Inserts jobs on `db` (a transaction when any has dependencies): {@link insertJobs}, or, for a
+ * Whether inserting `jobs` must be one transaction, so that a refusal midway stores nothing: any
+ * job has dependencies, or a batch holds a debounced job (a batch whose debounce keys repeat goes
+ * one job at a time, and a key a waiting job of another type holds is refused only once the jobs
+ * before it, and the expiry of any holder past its expiresAt, are written).
+ */
+export function needsTransaction(jobs: readonly NewJob[]): boolean {
+  if (hasDependencies(jobs)) return true;
+  if (jobs.length > 1) for (const j of jobs) if (j.debounceKey !== null) return true;
+  return false;
+}
+
+/**
+ * Inserts jobs on `db` (a transaction when {@link needsTransaction}): {@link insertJobs}, or, for a
  * batch with dependencies, {@link insertWithDependencies}.
  */
-export function insertAny(
+export async function insertAny(
   connection: PgConnection,
   sql: Readonly<Record<StatementName, string>>,
   db: Queryable,
@@ -510,9 +532,11 @@ export function insertAny(
   checkDone: boolean,
   notifyTag: string,
 ): Promise<{ results: EnqueueResult[]; ready: boolean }> {
-  return hasDependencies(jobs)
-    ? insertWithDependencies(connection, sql, db, jobs, now, checkDone, notifyTag)
-    : insertJobs(connection, sql, db, jobs, now, checkDone, notifyTag);
+  const out = hasDependencies(jobs)
+    ? await insertWithDependencies(connection, sql, db, jobs, now, checkDone, notifyTag)
+    : await insertJobs(connection, sql, db, jobs, now, checkDone, notifyTag);
+  answerOwnExpired(out.results, (k) => jobs[k]!.id);
+  return out;
 }
 
 /**
@@ -537,12 +561,12 @@ export async function insertOnConnection(
   try {
     // The NOTIFY goes out with the caller's commit; untagged, so this process hears it too.
     const jobs = expandJobs(params.jobs);
-    if (!hasDependencies(jobs)) {
-      return (await insertJobs(connection, sql, db, jobs, params.now, checkDone, "")).results;
+    if (!needsTransaction(jobs)) {
+      return (await insertAny(connection, sql, db, jobs, params.now, checkDone, "")).results;
     }
-    return await allOrNothing(db, () =>
-      insertWithDependencies(connection, sql, db, jobs, params.now, checkDone, ""),
-    ).then((r) => r.results);
+    return await allOrNothing(db, () => insertAny(connection, sql, db, jobs, params.now, checkDone, "")).then(
+      (r) => r.results,
+    );
   } catch (error) {
     throw error instanceof ErrandError ? error : storeError(error, "enqueue on the given connection failed");
   }

@@ -55,7 +55,7 @@ import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } 
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
 import { assignTurns, fairStatements } from "./fair.js";
 import { pgLimitStats } from "./held-sample.js";
-import { freshStatements, hasDependencies, insertAny, insertOnConnection, insertShared } from "./insert.js";
+import { freshStatements, insertAny, insertOnConnection, insertShared, needsTransaction } from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { oneTypeStatements } from "./one-type.js";
@@ -208,7 +208,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       return insertOnConnection(this.#connection, this.#sql, params, checkDone);
     }
     // Ids the caller chose may belong to finished jobs: that check needs a transaction (see #insertJobs),
-    // as do dependencies (all or none, and their row locks held to the commit).
+    // as do dependencies (all or none, and their row locks held to the commit) and a batch with
+    // debounced jobs (all or none: needsTransaction).
     // Fair types' turns are given in the insert's transaction: no claim sees their jobs without.
     const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
     const shared = sharedAlone(params.jobs);
@@ -220,7 +221,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       return results;
     }
     const jobs = expandJobs(params.jobs);
-    const mode = checkDone || fair || hasDependencies(jobs) ? "tx" : "pool";
+    const mode = checkDone || fair || needsTransaction(jobs) ? "tx" : "pool";
     const { results, ready } = await this.#op(mode, async (db) => {
       const inserted = await this.#insertJobs(db, jobs, params.now, checkDone, this.#origin);
       if (fair) await assignTurns(this.#connection, this.#sql, db, jobs, inserted.results, fair);

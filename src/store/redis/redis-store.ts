@@ -3,7 +3,13 @@ import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../.
 import { shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { byteOrder, nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
-import { attachExpired, type ExpiredByIndex, INSERTED, noteExpired } from "../enqueue-result.js";
+import {
+  answerOwnExpired,
+  attachExpired,
+  type ExpiredByIndex,
+  INSERTED,
+  noteExpired,
+} from "../enqueue-result.js";
 import { expandJobs, jobCount, sharedAlone } from "../new-jobs.js";
 import type {
   CancelParams,
@@ -220,7 +226,10 @@ export class RedisStore implements Store {
         results[-index - 1] = { inserted: true, record };
       } else results[index] = { inserted: false, existing: record };
     }
-    attachExpired(results, expiredBy);
+    if (expiredBy !== undefined) {
+      attachExpired(results, expiredBy);
+      answerOwnExpired(results, (k) => (shared !== null ? shared.ids[k]! : jobs![k]!.id));
+    }
     return results;
   }
 

@@ -7,7 +7,14 @@
 import { debounceKeyHeld } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { sameSharedFields, standsAlone } from "../../job-fields.js";
-import { attachExpired, type ExpiredByIndex, INSERTED, noteExpired, pastExpiry } from "../enqueue-result.js";
+import {
+  answerOwnExpired,
+  attachExpired,
+  type ExpiredByIndex,
+  INSERTED,
+  noteExpired,
+  pastExpiry,
+} from "../enqueue-result.js";
 import { withPayload } from "../new-jobs.js";
 import type { EnqueueResult, NewJob, SharedJobs } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
@@ -203,7 +210,19 @@ export function insertJobs(
       results[i] = { inserted: false, existing: found };
     }
   }
-  attachExpired(results, freed);
+  if (freed !== undefined) {
+    // A holder expired for a later job may have settled a job answered earlier in the call (it
+    // waited for that holder): every job the call answers with is read again, as stored now.
+    for (let k = 0; k < results.length; k++) {
+      const r = results[k]!;
+      if (r.inserted && r.record !== undefined) results[k] = { ...r, record: hooks.record(r.record.id) };
+      else if (!r.inserted) results[k] = { ...r, existing: hooks.record(r.existing.id) };
+    }
+  }
+  if (freed !== undefined) {
+    attachExpired(results, freed);
+    answerOwnExpired(results, (k) => jobs[k]!.id);
+  }
   return { results, ready };
 }
 

@@ -92,6 +92,8 @@ if uniform then
   end
 end
 
+-- Each answer's index and the id of the job to answer with, read once every write is made: a
+-- holder expired for a later job may settle a job answered earlier (it waited for that holder).
 local out = {}
 for j = 0, n - 1 do
   local A, i = ARGV, FIRST + j * JOB_FIELDS
@@ -106,7 +108,7 @@ for j = 0, n - 1 do
   local existing, with_dependencies = insert_job(A, i, now, ARGV[3])
   for k = before + 1, #freed do
     out[#out + 1] = "e" .. j
-    out[#out + 1] = job_reply(freed[k])
+    out[#out + 1] = freed[k]
   end
   if not existing and fair[A[i + 1]] then
     local run_at = tonumber(A[i + 6])
@@ -115,10 +117,10 @@ for j = 0, n - 1 do
   end
   if existing then
     out[#out + 1] = j
-    out[#out + 1] = job_reply(existing)
+    out[#out + 1] = existing
   elseif with_dependencies then
     out[#out + 1] = -(j + 1)
-    out[#out + 1] = job_reply(A[i])
+    out[#out + 1] = A[i]
   end
 end
 flush_turns()
@@ -127,5 +129,8 @@ flush_dependencies()
 flush_counts()
 if any_ready then
   redis.call("PUBLISH", WAKE, "")
+end
+for k = 2, #out, 2 do
+  out[k] = job_reply(out[k])
 end
 return out
