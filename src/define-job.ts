@@ -164,7 +164,8 @@ export interface JobDefinitionOptions<P, R> extends JobDefaults {
   /**
    * Jobs of this type with the same key start one at a time, in enqueue order: a later one never
    * starts before an earlier one has finished. A retrying job holds its key until it completes or
-   * ends dead; a dead, cancelled or expired job releases it. Jobs without a key are not ordered.
+   * ends dead; a dead, cancelled or expired job releases it, and one retried by hand is its key's
+   * earliest again once the key's running job has finished. Jobs without a key are not ordered.
    * @defaultValue false
    */
   ordered?: boolean;

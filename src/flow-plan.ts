@@ -153,7 +153,12 @@ export async function planFlow(p: Planner, nodes: readonly unknown[]): Promise<P
   );
   const order = topologicalOrder(checked, within);
 
-  const ids = checked.map((n) => (n.options?.id === undefined ? uuidv7(p.now) : checkJobId(n.options.id)));
+  // Given ids checked in node order; the others made in dependency order, so that a job's generated
+  // id sorts after those of the jobs it waits for: an ordered key (same createdAt within the call)
+  // takes its jobs by (createdAt, id), and a dependent sorting first would hold its key against
+  // its own dependency for ever.
+  const ids = checked.map((n) => (n.options?.id === undefined ? "" : checkJobId(n.options.id)));
+  for (const i of order) if (ids[i] === "") ids[i] = uuidv7(p.now);
   const jobs: NewJob[] = new Array(order.length);
   const values: unknown[] = new Array(order.length);
   const refs: string[] = new Array(order.length);

@@ -79,6 +79,47 @@ export function exerciseOrdered(backend: Backend): void {
         expect((await lease(queue, { limit: 10 })).map((j) => j.id)).toEqual([last.id]);
       });
 
+      it("starts a dead or cancelled job retried by hand only once the key's running job has finished", async () => {
+        for (const end of ["dead", "cancelled"] as const) {
+          const { queue } = await backend.setup();
+          queue.register(ledger);
+          const a1 = await queue.enqueue(ledger, { n: 1 }, { key: "k", maxAttempts: 1 });
+          const a2 = await queue.enqueue(ledger, { n: 2 }, { key: "k" });
+          const a3 = await queue.enqueue(ledger, { n: 3 }, { key: "k" });
+          if (end === "dead") {
+            const [first] = await lease(queue);
+            expect(first?.id).toBe(a1.id);
+            await queue.fail(first!, new Error("for good"));
+          } else await queue.cancel(a1.id);
+          const [second] = await lease(queue, { limit: 10 });
+          expect(second?.id, end).toBe(a2.id);
+          // The earliest of its key again, but a later job of the key is running: it waits.
+          expect((await queue.retry(a1.id)).state, end).toBe("pending");
+          expect(await lease(queue, { limit: 10 }), end).toEqual([]);
+          await queue.complete(second!, null);
+          expect(
+            (await lease(queue, { limit: 10 })).map((j) => j.id),
+            end,
+          ).toEqual([a1.id]);
+          expect((await queue.get(a3.id))?.state, end).toBe("pending");
+        }
+      });
+
+      it("runs a flow's jobs of one key in dependency order, whatever the order of its nodes", async () => {
+        const { queue } = await backend.setup();
+        queue.register(ledger);
+        // The dependent is listed first; its generated id must not sort before its dependency's,
+        // or it would hold the key against the job it waits for, for ever.
+        const flow = await queue.enqueueFlow([
+          { ref: "report", job: ledger, payload: {}, dependsOn: ["import"], options: { key: "acct" } },
+          { ref: "import", job: ledger, payload: {}, options: { key: "acct" } },
+        ]);
+        const [first] = await lease(queue, { limit: 10 });
+        expect(first?.id).toBe(flow.jobs.import!.id);
+        await queue.complete(first!, null);
+        expect((await lease(queue, { limit: 10 })).map((j) => j.id)).toEqual([flow.jobs.report!.id]);
+      });
+
       it("keeps order across connections: two claimers never run a key's jobs at once", async () => {
         const { queue, connect } = await backend.setup();
         const other = await connect();

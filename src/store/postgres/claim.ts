@@ -767,7 +767,9 @@ class KeyRoom {
       let room = rule.keyConcurrency === undefined ? Number.MAX_SAFE_INTEGER : rule.keyConcurrency - s.active;
       const free = rateRoom?.get(rateScope(s.type, s.key));
       if (free !== undefined) room = Math.min(room, free);
-      if (rule.ordered) room = s.first === null ? 0 : Math.min(room, 1);
+      // Under `ordered`, only the earliest starts, and not while a job of the key runs (the
+      // earliest can be behind a running job when it was retried by hand from dead or cancelled).
+      if (rule.ordered) room = s.first === null || s.active > 0 ? 0 : Math.min(room, 1);
       this.#known.set(`${s.type}\u001f${s.key}`, {
         type: s.type,
         key: s.key,

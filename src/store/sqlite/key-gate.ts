@@ -138,6 +138,9 @@ export class KeyGate {
           (first.expiresAt === null || first.expiresAt > this.#now);
         return this.#pass(row, slot, !canStart, 2);
       }
+      // The earliest, but a later job of the key runs (this one was retried by hand from dead or
+      // cancelled): it starts once that job has finished, which puts it back if parked.
+      if (this.#running(row, slot) > 0) return this.#pass(row, slot, true, 2);
     }
     return true;
   }

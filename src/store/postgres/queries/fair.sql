@@ -108,7 +108,7 @@ WITH slots AS (
 ), open AS (
   SELECT r.key, r.ok, r.first,
     CASE
-      WHEN NOT r.ok OR ($13::boolean AND r.first IS NULL) THEN 0
+      WHEN NOT r.ok OR ($13::boolean AND (r.first IS NULL OR r.active > 0)) THEN 0
       ELSE least(coalesce($12::integer - r.active, 2147483647), CASE WHEN $13::boolean THEN 1 ELSE 2147483647 END)
     END AS room
   FROM {{errandKeyRoom}}($10::integer, {{channel}}, $11::boolean,

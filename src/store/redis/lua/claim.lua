@@ -203,6 +203,14 @@ local function key_allows(id, jtype, jkey)
     if head ~= id then
       return false
     end
+    -- The earliest, but a later job of the key runs (this one was retried by hand from dead or
+    -- cancelled): it starts once that job has finished, which puts it back (it is then the key's
+    -- earliest, and the key's active count goes down).
+    local running = key_active[field] or tonumber(redis.call("HGET", KEY_ACTIVE, field) or "0")
+    key_active[field] = running
+    if running > 0 then
+      return false
+    end
   end
   local n = nil
   if rule.kc then
