@@ -29,8 +29,12 @@ export interface FlowNode<P = unknown> {
   payload: P;
   /** Refs of nodes of this flow, or `{ id }` of jobs already stored. */
   dependsOn?: ReadonlyArray<string | { id: string }>;
-  /** Every enqueue option but `dependsOn` (given above) and `db`. Give `id` to make re-running the flow a no-op. */
-  options?: Omit<EnqueueOptions, "dependsOn" | "db">;
+  /**
+   * Every enqueue option but `dependsOn` (given above), `db` and `debounce` (a node is one job
+   * that others may wait for; debounce decides which job it is). Give `id` to make re-running the
+   * flow a no-op.
+   */
+  options?: Omit<EnqueueOptions, "dependsOn" | "db" | "debounce">;
 }
 
 /** A flow's jobs, topologically ordered, with the ref of each. */
@@ -169,6 +173,14 @@ export async function planFlow(p: Planner, nodes: readonly unknown[]): Promise<P
     const where = `enqueueFlow: nodes[${i}]`;
     const { type, def } = jobTarget(where, n.job, p.definition);
     const dependsOn = (n.dependsOn ?? []).map((d) => (typeof d === "string" ? ids[index.get(d)!]! : d.id));
+    // Refused by type too; checked here for JavaScript callers and the server's nodes.
+    if ((n.options as EnqueueOptions | undefined)?.debounce !== undefined) {
+      throw new ErrandError(
+        "INVALID_FLOW",
+        `${where} (${JSON.stringify(n.ref)}): debounce is not for a flow's nodes: a node is one job that others may wait for, and debounce decides which job it is`,
+        { details: { ref: n.ref } },
+      );
+    }
     const options: EnqueueOptions = { ...n.options, id: ids[i] };
     if (dependsOn.length > 0) options.dependsOn = dependsOn;
     const base = p.plan(type, def, options);

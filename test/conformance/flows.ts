@@ -100,6 +100,21 @@ export function exerciseFlows(backend: Backend): void {
         "INVALID_FLOW",
       );
       await refused(() => queue.enqueueFlow("nodes" as never), "INVALID_FLOW");
+      // A node is one job that others may wait for; debounce decides which job it is.
+      const debounced = await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "a", job: step, payload: { name: "a" } },
+            {
+              ref: "b",
+              job: step,
+              payload: { name: "b" },
+              options: { debounce: { key: "k", delayMs: 1 } } as never,
+            },
+          ]),
+        "INVALID_FLOW",
+      );
+      expect(debounced.message).toMatch(/nodes\[1\] \("b"\): debounce is not for a flow's nodes/);
       const states = (await queue.stats()).states;
       expect(Object.values(states).reduce((a, b) => a + b, 0)).toBe(0);
     });

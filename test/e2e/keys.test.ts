@@ -78,6 +78,13 @@ for (const backend of selectedBackends()) {
         ["POST", "/v1/jobs", { type: "t", debounce: { key: "k" } }, "INVALID_REQUEST"],
         // The id a PUT gives would name no job when the enqueue answers with the one waiting.
         ["PUT", "/v1/jobs/j2", { type: "t", debounce: { key: "k", delayMs: 1 } }, "INVALID_OPTION"],
+        // A flow's node is one job that others may wait for; debounce decides which job it is.
+        [
+          "POST",
+          "/v1/flows",
+          { jobs: [{ ref: "a", type: "t", debounce: { key: "k", delayMs: 1 } }] },
+          "INVALID_REQUEST",
+        ],
         ["GET", "/v1/jobs?key=two%20words", undefined, "INVALID_KEY"],
         ["PUT", "/v1/schedules/s1", { cron: "0 3 * * *", type: "t", options: { key: "a b" } }, "INVALID_KEY"],
       ];

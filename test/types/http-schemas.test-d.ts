@@ -133,7 +133,7 @@ expectTypeOf<Reply<"POST /v1/jobs/:id/cancel", 200>>().toEqualTypeOf<WireJob>();
 type SentFlowNode = Omit<FlowNode, "job" | "payload" | "options"> & {
   type: string;
   payload?: unknown;
-} & Omit<SentOptions, "dependsOn">;
+} & Omit<SentOptions, "dependsOn" | "debounce">;
 expectTypeOf<Body<"POST /v1/flows">>().toEqualTypeOf<{ jobs: Json<SentFlowNode>[] }>();
 expectTypeOf<Reply<"POST /v1/flows", 201>>().toEqualTypeOf<{ jobs: Record<string, WireJob> }>();
 expectTypeOf<Reply<"POST /v1/flows", 200>>().toEqualTypeOf<{ jobs: Record<string, WireJob> }>();

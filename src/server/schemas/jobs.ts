@@ -48,7 +48,8 @@ const flowNode = {
         ],
       },
     },
-    ...omit(enqueueOptionProperties, "dependsOn"),
+    // A node is one job that others may wait for; debounce decides which job it is.
+    ...omit(enqueueOptionProperties, "dependsOn", "debounce"),
   },
 } as const;
 
