@@ -218,8 +218,6 @@ export function insertJobs(
       if (r.inserted && r.record !== undefined) results[k] = { ...r, record: hooks.record(r.record.id) };
       else if (!r.inserted) results[k] = { ...r, existing: hooks.record(r.existing.id) };
     }
-  }
-  if (freed !== undefined) {
     attachExpired(results, freed);
     answerOwnExpired(results, (k) => jobs[k]!.id);
   }
