@@ -16,7 +16,7 @@ import type { KeyRules, RateRule } from "./store.js";
  * counted once, under the first rule that holds it in this order:
  *
  * 1. `order` — the type is `ordered`, the job has a key, and an earlier job of that key (by
- *    createdAt, then id) is still blocked, pending or active.
+ *    createdAt, then id) is still blocked, pending or active, or a job of that key is running.
  * 2. `keyConcurrency` — of its key's remaining ready jobs, those beyond the key's room
  *    (`keyConcurrency` less the key's running jobs).
  * 3. `rateLimit` — of its key's remaining ready jobs, those beyond the room left in the key's
@@ -138,8 +138,11 @@ export function limitStats(p: LimitStatsParams, type: string, s: HeldSample): Ty
   for (const k of s.keys.values()) {
     let left = k.ready;
     if (keyRules.ordered) {
-      held.order += left - k.heads;
-      left = k.heads;
+      // The earliest starts only while no job of its key runs (one retried by hand can be behind
+      // a running one).
+      const heads = k.active > 0 ? 0 : k.heads;
+      held.order += left - heads;
+      left = heads;
     }
     if (keyRules.keyConcurrency !== undefined) {
       const over = Math.max(0, left - Math.max(0, keyRules.keyConcurrency - k.active));

@@ -95,6 +95,8 @@ export function exerciseOrdered(backend: Backend): void {
           expect(second?.id, end).toBe(a2.id);
           // The earliest of its key again, but a later job of the key is running: it waits.
           expect((await queue.retry(a1.id)).state, end).toBe("pending");
+          // stats() says so too: both ready jobs of the key are held by order.
+          expect((await queue.stats()).limits[ledger.type]?.heldBack.order, end).toBe(2);
           expect(await lease(queue, { limit: 10 }), end).toEqual([]);
           await queue.complete(second!, null);
           expect(
