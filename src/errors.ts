@@ -164,6 +164,36 @@ export function debounceKeyHeld(key: string, holderType: string, type: string): 
 }
 
 /**
+ * The refusal of a debounce key held by a waiting job of another owner: a debounce key debounces
+ * the jobs of one owner (or of none), so one owner's enqueue never rewrites another's job. Names
+ * neither owner: the one refused must not learn whose job holds the key.
+ * @internal
+ */
+export function debounceKeyHeldByOwner(key: string): ErrandError {
+  return new ErrandError(
+    "INVALID_KEY",
+    `debounce key ${JSON.stringify(key)} is held by a waiting job of another owner: a debounce key debounces the jobs of one owner`,
+    { details: { debounceKey: key } },
+  );
+}
+
+/**
+ * The refusal of a new job's debounce key held by a waiting job the enqueue cannot debounce onto:
+ * one of another owner ({@link debounceKeyHeldByOwner}, checked first, so nothing of that job is
+ * named) or of another type ({@link debounceKeyHeld}).
+ * @internal
+ */
+export function refuseHolder(
+  job: { debounceKey: string | null; type: string; owner: string | null },
+  holder: { type: string; owner: string | null },
+): ErrandError {
+  const key = job.debounceKey ?? "";
+  return holder.owner !== job.owner
+    ? debounceKeyHeldByOwner(key)
+    : debounceKeyHeld(key, holder.type, job.type);
+}
+
+/**
  * Wraps a fault from a datastore driver so every store reports it the same way, keeping the original
  * as `cause`. ErrandErrors pass through unchanged.
  */

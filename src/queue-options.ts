@@ -57,7 +57,8 @@ export interface EnqueueOptions extends JobDefaults {
    * enqueue replaces its payload and pushes its `runAt` to now + `delayMs`, and returns that job
    * (same id, `duplicate: true`); otherwise it enqueues a new job due at now + `delayMs`, which
    * holds the key until it starts. A holder past its `expiresAt` is expired (emitted as `expired`)
-   * rather than debounced onto. Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
+   * rather than debounced onto. A key held by a waiting job of another type or `owner` is refused
+   * (`INVALID_KEY`). Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
    * @example `await queue.enqueue(reindex, { doc: 9 }, { debounce: { key: "reindex:9", delayMs: "5s" } })`
    */
   debounce?: { key: string; delayMs: Duration };

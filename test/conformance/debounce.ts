@@ -162,6 +162,36 @@ export function exerciseDebounce(backend: Backend): void {
       expect(await queue.enqueue("b", 4, { debounce: d })).toMatchObject({ type: "b", duplicate: false });
     });
 
+    it("refuses a debounce key a waiting job of another owner holds, naming neither, changing nothing", async () => {
+      const { queue } = await backend.setup();
+      const d = { key: "shared", delayMs: 1_000 };
+      const held = await queue.enqueue("a", { secret: "alice" }, { debounce: d, owner: "alice" });
+      for (const enqueue of [
+        () => queue.enqueue("a", { evil: "bob" }, { debounce: d, owner: "bob" }),
+        () => queue.enqueue("a", { evil: "nobody" }, { debounce: d }),
+        () =>
+          queue.enqueueBatch([
+            { job: "a", payload: { evil: "bob" }, options: { debounce: d, owner: "bob" } },
+          ]),
+        () =>
+          queue.enqueueBatch([
+            { job: "a", payload: 1, options: { debounce: { key: "other", delayMs: 1_000 }, owner: "bob" } },
+            { job: "a", payload: 2, options: { debounce: d, owner: "bob" } },
+          ]),
+      ]) {
+        const e = await refused(enqueue, "INVALID_KEY");
+        expect(e.message).not.toMatch(/alice/);
+        expect(e.details).toEqual({ debounceKey: "shared" });
+      }
+      expect(await queue.get(held.id)).toMatchObject({ payload: { secret: "alice" }, owner: "alice" });
+      expect((await queue.stats()).states.pending).toBe(1);
+      // The same owner still debounces onto it.
+      expect(await queue.enqueue("a", { secret: "again" }, { debounce: d, owner: "alice" })).toMatchObject({
+        id: held.id,
+        duplicate: true,
+      });
+    });
+
     it("refuses a batch whose keys repeat and another type holds a later one: nothing stored or expired", async () => {
       const { queue, clock } = await backend.setup({ maintenance: false });
       const d = (key: string) => ({ debounce: { key, delayMs: 1_000 } });

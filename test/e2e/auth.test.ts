@@ -199,6 +199,19 @@ for (const backend of selectedBackends()) {
       expect((await h.http("PUT", "/v1/jobs/k", { body: { type: "t" }, token: root })).body.owner).toBe(
         "api",
       );
+      // Another producer's debounce key is refused, not debounced onto: its job keeps its payload.
+      const debounce = { key: "reindex", delayMs: 5_000 };
+      const held = await h.http("POST", "/v1/jobs", {
+        body: { type: "t", payload: { secret: "api" }, debounce },
+        token: api,
+      });
+      const other = await h.http("POST", "/v1/jobs", {
+        body: { type: "t", payload: { evil: true }, debounce: { ...debounce, delayMs: 60_000 } },
+        token: anon,
+      });
+      expect(other).toMatchObject({ status: 400, body: { code: "INVALID_KEY" } });
+      expect(JSON.stringify(other.body)).not.toContain(held.body.id);
+      expect(await h.queue.get(held.body.id)).toMatchObject({ payload: { secret: "api" }, owner: "api" });
     });
 
     it("refuses token and principal names that cannot be owners, and a nameless producer from a hook", async () => {

@@ -55,7 +55,8 @@ export function dependencyFailedEntry(
 /**
  * Expires the holders past their expiresAt of the unique and debounce keys of the jobs in `jobs`
  * that the call will insert (not those whose id is stored already), as insertWithDependencies
- * needs before it reads dependencies. Null when no such job has a key.
+ * needs before it reads dependencies, and the ids of `jobs` stored already. Null when no job to
+ * insert has a key.
  */
 async function freeKeysFirst(
   connection: PgConnection,
@@ -64,7 +65,7 @@ async function freeKeysFirst(
   jobs: readonly NewJob[],
   now: number,
   notifyTag: string,
-): Promise<{ expired: JobRecord[]; ready: boolean } | null> {
+): Promise<{ expired: JobRecord[]; ready: boolean; stored: ReadonlySet<string> } | null> {
   const keyed = jobs.filter((j) => j.uniqueKey !== null || j.debounceKey !== null);
   if (keyed.length === 0) return null;
   const rows = await connection.query<{ id: string; byKey: boolean }>(db, sql.existing, [
@@ -80,7 +81,10 @@ async function freeKeysFirst(
     if (j.debounceKey !== null) debounceKeys.push(j.debounceKey);
   }
   if (uniqueKeys.length === 0 && debounceKeys.length === 0) return null;
-  return expireKeyHolders(connection, sql, db, now, uniqueKeys, debounceKeys, notifyTag);
+  return {
+    ...(await expireKeyHolders(connection, sql, db, now, uniqueKeys, debounceKeys, notifyTag)),
+    stored,
+  };
 }
 
 /**
@@ -233,10 +237,12 @@ export async function insertWithDependencies(
     for (const i of withDependencies) results[i] = { inserted: true, record: byId.get(jobs[i]!.id)! };
   }
   if (freed !== null && freed.expired.length > 0) {
-    // Each on the first job of the call with its key: by unique key, else by debounce key.
+    // Each on the first job of the call with its key that the call inserts: by unique key, else
+    // by debounce key.
     const byUnique = new Map<string, number>();
     const byDebounce = new Map<string, number>();
     jobs.forEach((j, i) => {
+      if (freed.stored.has(j.id)) return;
       if (j.uniqueKey !== null && !byUnique.has(j.uniqueKey)) byUnique.set(j.uniqueKey, i);
       if (j.debounceKey !== null && !byDebounce.has(j.debounceKey)) byDebounce.set(j.debounceKey, i);
     });

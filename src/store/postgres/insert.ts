@@ -3,7 +3,7 @@
  * insert-then-look-up of jobs whose id or unique key is taken.
  * @module
  */
-import { debounceKeyHeld, ErrandError } from "../../errors.js";
+import { ErrandError, refuseHolder } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { NEW_JOB_FIELDS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import {
@@ -234,16 +234,18 @@ async function insertDebounced(
         now,
         notifyTag,
         j.type,
+        j.owner,
       ]);
       if (held) {
         results[i] = { inserted: false, existing: held };
         if (j.runAt <= now) ready = true;
         break;
       }
-      const [other] = await connection.query<{ type: string; expired: boolean }>(db, sql.debounceHolderType, [
-        j.debounceKey,
-        now,
-      ]);
+      const [other] = await connection.query<{ type: string; owner: string | null; expired: boolean }>(
+        db,
+        sql.debounceHolderType,
+        [j.debounceKey, now],
+      );
       if (other?.expired) {
         // A holder no claim can take holds the key no longer (Store.enqueueMany): expired, then
         // the next round inserts.
@@ -252,12 +254,12 @@ async function insertDebounced(
         if (freed.expired.length > 0) expiredBy = noteExpired(expiredBy, i, freed.expired);
         continue;
       }
-      // This type's holder, committed by a concurrent enqueue since the update looked: the next
-      // round debounces onto it.
-      if (other?.type === j.type) continue;
-      // A holder of another type. Thrown inside the call's transaction (needsTransaction), or
-      // before this lone job wrote anything: nothing of the call is stored.
-      if (other) throw debounceKeyHeld(j.debounceKey, other.type, j.type);
+      // A holder of this type and owner, committed by a concurrent enqueue since the update
+      // looked: the next round debounces onto it.
+      if (other?.type === j.type && other.owner === j.owner) continue;
+      // A holder of another type or owner. Thrown inside the call's transaction
+      // (needsTransaction), or before this lone job wrote anything: nothing of the call is stored.
+      if (other) throw refuseHolder(j, other);
       const one = await insertRows(
         connection,
         sql,
@@ -285,17 +287,18 @@ async function insertDebounced(
   async function debounceBatch(at: number[]): Promise<(() => Promise<void>) | null> {
     const keys = at.map((i) => jobs[i]!.debounceKey!);
     if (new Set(keys).size !== keys.length) return null;
-    const holders = await connection.query<{ key: string; type: string; expired: boolean }>(
-      db,
-      sql.debounceHolders,
-      [keys, now],
-    );
+    const holders = await connection.query<{
+      key: string;
+      type: string;
+      owner: string | null;
+      expired: boolean;
+    }>(db, sql.debounceHolders, [keys, now]);
     const index = new Map(at.map((i) => [jobs[i]!.debounceKey!, i]));
     const stale: string[] = [];
     for (const h of holders) {
       const j = jobs[index.get(h.key)!]!;
       if (h.expired) stale.push(h.key);
-      else if (h.type !== j.type) throw debounceKeyHeld(h.key, h.type, j.type);
+      else if (h.type !== j.type || h.owner !== j.owner) throw refuseHolder(j, h);
     }
     return async () => {
       if (stale.length > 0) {
@@ -310,6 +313,7 @@ async function insertDebounced(
         now,
         notifyTag,
         at.map((i) => jobs[i]!.type),
+        at.map((i) => jobs[i]!.owner),
       ]);
       for (const r of moved) {
         results[index.get(r.debounceKey!)!] = { inserted: false, existing: r };

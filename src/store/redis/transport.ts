@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
-import { debounceKeyHeld, dependencyNotFound, ErrandError } from "../../errors.js";
+import { debounceKeyHeld, debounceKeyHeldByOwner, dependencyNotFound, ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
 import { commandSender, type SendCommand } from "./reply-command.js";
 import { type ScriptName, scriptNames, scriptSha, scriptText } from "./scripts.js";
@@ -323,6 +323,10 @@ export class RedisTransport {
     }
     if (text.startsWith("ERRAND_INVALID_STATE ")) {
       return new ErrandError("INVALID_STATE", text.slice("ERRAND_INVALID_STATE ".length), { cause: error });
+    }
+    if (text.startsWith("ERRAND_DEBOUNCE_OWNER ")) {
+      const hex = text.slice("ERRAND_DEBOUNCE_OWNER ".length);
+      return debounceKeyHeldByOwner(Buffer.from(hex, "hex").toString("utf8"));
     }
     if (text.startsWith("ERRAND_DEBOUNCE_HELD ")) {
       // Types are names (no spaces); the key comes in hex, as the script sent it.

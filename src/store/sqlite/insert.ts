@@ -4,7 +4,7 @@
  * @module
  */
 
-import { debounceKeyHeld } from "../../errors.js";
+import { refuseHolder } from "../../errors.js";
 import type { JobRecord } from "../../job.js";
 import { sameSharedFields, standsAlone } from "../../job-fields.js";
 import {
@@ -154,7 +154,7 @@ export function insertJobs(
     const j =
       plan === null || plan.dependsOn === given.dependsOn ? given : { ...given, dependsOn: plan.dependsOn };
     if (j.debounceKey !== null) {
-      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey, j.type, now) as
+      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey, j.type, j.owner, now) as
         | { id: string }
         | undefined;
       if (held) {
@@ -163,11 +163,11 @@ export function insertJobs(
         continue;
       }
       const holder = q.debounceHolder.get(now, j.debounceKey) as
-        | { type: string; expired: number }
+        | { type: string; owner: string | null; expired: number }
         | undefined;
       if (holder?.expired === 1 && freeKey(i)) continue;
       // Thrown inside the caller's savepoint: the whole call is undone.
-      if (holder !== undefined) throw debounceKeyHeld(j.debounceKey, holder.type, j.type);
+      if (holder !== undefined) throw refuseHolder(j, holder);
     }
     const taken = !idsGenerated && finished.get(j.id) !== undefined;
     const info = taken

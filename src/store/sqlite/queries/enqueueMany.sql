@@ -40,10 +40,10 @@
 -- enqueueChunk params: the 20 of enqueueOne for each of its 64 rows, row after row.
 -- enqueueChunkUniform params: id and payload for each of its 64 rows, row after row, then the
 --   named parameters, one per other insert column, by column name (@created_at: now).
--- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey, 4 type, 5 now: the pending, never
+-- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey, 4 type, 5 owner, 6 now: the pending, never
 --   started job of the type holding the key takes the new payload and runAt (at most one holds
 --   it), unless it is past its expiresAt (see expiredKeyHolders).
--- debounceHolder params: 1 now, 2 debounceKey: the holder's type, and 1 when it is past its
+-- debounceHolder params: 1 now, 2 debounceKey: the holder's type and owner, and 1 when it is past its
 --   expiresAt.
 -- enqueueFinishedId params: 1 id. enqueueByUniqueKey params: 1 uniqueKey.
 -- expiredKeyHolders params: @unique, @debounce (either may be NULL), @now: the blocked or
@@ -73,12 +73,12 @@ ON CONFLICT DO NOTHING;
 
 -- name: enqueueDebounced
 UPDATE errand_job SET payload = ?, run_at = ?, parked = NULL
-WHERE debounce_key = ? AND state = 'pending' AND attempt = 0 AND type = ?
+WHERE debounce_key = ? AND state = 'pending' AND attempt = 0 AND type = ? AND owner IS ?
   AND (expires_at IS NULL OR expires_at > ?)
 RETURNING id;
 
 -- name: debounceHolder
-SELECT type, coalesce(expires_at <= ?, 0) AS expired FROM errand_job
+SELECT type, owner, coalesce(expires_at <= ?, 0) AS expired FROM errand_job
 WHERE debounce_key = ? AND state = 'pending' AND attempt = 0
 LIMIT 1;
 

@@ -74,24 +74,31 @@ local function debounce_refusal(A, i, taken, now)
   if debounce == "" then
     return nil
   end
-  local holder_type = taken[debounce]
-  if holder_type == nil then
-    local holder = redis.call("HGET", DEBOUNCE, debounce)
-    if holder then
-      local h = read_fields(job_key(holder), "s", "a", "t", "v")
+  -- The holder's type and owner ("" for none), as this call's earlier jobs left the key.
+  local holder = taken[debounce]
+  if holder == nil then
+    local id = redis.call("HGET", DEBOUNCE, debounce)
+    if id then
+      local h = read_fields(job_key(id), "s", "a", "t", "v", "ow")
       if h.s == "p" and (not h.a or h.a == "0") and not stale_holder(h, now, true) then
-        holder_type = h.t
+        holder = { h.t, h.ow or "" }
       end
     end
   end
-  if holder_type == nil then
-    taken[debounce] = A[i + 1]
-  elseif holder_type ~= A[i + 1] then
-    -- The key in hex: it may hold any character, a line break too, which an error reply cannot.
-    local hex = string.gsub(debounce, ".", function(c)
-      return string.format("%02x", string.byte(c))
-    end)
-    return redis.error_reply("ERRAND_DEBOUNCE_HELD " .. holder_type .. " " .. A[i + 1] .. " " .. hex)
+  if holder == nil then
+    taken[debounce] = { A[i + 1], A[i + 14] }
+    return nil
+  end
+  -- The key in hex: it may hold any character, a line break too, which an error reply cannot.
+  local hex = string.gsub(debounce, ".", function(c)
+    return string.format("%02x", string.byte(c))
+  end)
+  if holder[2] ~= A[i + 14] then
+    -- Another owner's job: named by nothing (transport.ts, debounceKeyHeldByOwner).
+    return redis.error_reply("ERRAND_DEBOUNCE_OWNER " .. hex)
+  end
+  if holder[1] ~= A[i + 1] then
+    return redis.error_reply("ERRAND_DEBOUNCE_HELD " .. holder[1] .. " " .. A[i + 1] .. " " .. hex)
   end
   return nil
 end
