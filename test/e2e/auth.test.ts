@@ -212,6 +212,35 @@ for (const backend of selectedBackends()) {
       expect(other).toMatchObject({ status: 400, body: { code: "INVALID_KEY" } });
       expect(JSON.stringify(other.body)).not.toContain(held.body.id);
       expect(await h.queue.get(held.body.id)).toMatchObject({ payload: { secret: "api" }, owner: "api" });
+      // A producer's job others of its request wait for has no uniqueKey: another owner's job may
+      // hold the key ("u1" is api's), and would stand for it.
+      const untouched = await snapshot(h);
+      for (const [path, request, code] of [
+        [
+          "/v1/flows",
+          {
+            jobs: [
+              { ref: "n", type: "t", uniqueKey: "u1" },
+              { ref: "m", type: "t", dependsOn: ["n"] },
+            ],
+          },
+          "INVALID_FLOW",
+        ],
+        [
+          "/v1/jobs",
+          {
+            jobs: [
+              { id: "mine-1", type: "t", uniqueKey: "u1" },
+              { type: "t", dependsOn: ["mine-1"] },
+            ],
+          },
+          "INVALID_OPTION",
+        ],
+      ] as const) {
+        const r = await h.http("POST", path, { body: request, token: anon });
+        expect(r).toMatchObject({ status: 400, body: { code } });
+      }
+      expect(await snapshot(h)).toEqual(untouched);
     });
 
     it("refuses token and principal names that cannot be owners, and a nameless producer from a hook", async () => {

@@ -63,8 +63,10 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   route("POST /v1/jobs", "enqueue", async (request, reply) => {
     const b = body<EnqueueBody | { jobs: EnqueueBody[] }>(request);
     const p = principal(request);
-    if ("jobs" in b && Array.isArray(b.jobs)) await checkDependencies(p, ...batchDependencyIds(b.jobs));
-    else await checkDependencies(p, dependsOnOf(b as EnqueueBody));
+    if ("jobs" in b && Array.isArray(b.jobs)) {
+      if (readsOwnJobsOnly(p)) refuseKeyedDependencies(batchKeyedDependencies(b.jobs), "INVALID_OPTION");
+      await checkDependencies(p, ...batchDependencyIds(b.jobs));
+    } else await checkDependencies(p, dependsOnOf(b as EnqueueBody));
     // The jobs whole are most of a bulk reply's cost (serialised, sent, parsed): a bulk load that
     // does not read them back asks for their ids. The server's own listeners need the jobs built.
     const idsOnly = (request.query as { return?: string }).return === "ids";
@@ -93,6 +95,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   route("POST /v1/flows", "enqueue", async (request, reply) => {
     const p = principal(request);
     const given = flowNodesFromWire(body(request));
+    if (readsOwnJobsOnly(p)) refuseKeyedDependencies(flowKeyedDependencies(given), "INVALID_FLOW");
     await checkDependencies(p, ...flowDependencyIds(given));
     const nodes = given.map((n) => {
       const owner = ownerFor(p, n.options?.owner);
@@ -247,6 +250,38 @@ function flowDependencyIds(nodes: readonly FlowNode[]): [unknown[], Set<unknown>
     own.add(n.options.id);
   }
   return [ids, own];
+}
+
+/**
+ * For a producer, refuses a job of the request that others of it wait for and that has a
+ * `uniqueKey`: the key may be held by another owner's job, which would then stand for it, and the
+ * jobs waiting would wait for (and learn how ended) a job the producer may not read.
+ */
+function refuseKeyedDependencies(where: string | null, code: "INVALID_FLOW" | "INVALID_OPTION"): void {
+  if (where === null) return;
+  throw new ErrandError(
+    code,
+    `${where} has a uniqueKey and other jobs of the request wait for it: for a producer, a job others wait for has no uniqueKey (another owner's job may hold the key)`,
+  );
+}
+
+/** The first flow node another names by ref that has a uniqueKey, as `nodes[i]`; else null. */
+function flowKeyedDependencies(nodes: readonly FlowNode[]): string | null {
+  const refs = new Set<unknown>();
+  for (const n of nodes) {
+    if (!Array.isArray(n?.dependsOn)) continue;
+    for (const d of n.dependsOn as unknown[]) if (typeof d !== "object" || d === null) refs.add(d);
+  }
+  const i = nodes.findIndex((n) => refs.has(n?.ref) && n.options?.uniqueKey !== undefined);
+  return i < 0 ? null : `enqueueFlow: nodes[${i}]`;
+}
+
+/** The first job of a batch that a later one names in dependsOn and that has a uniqueKey; else null. */
+function batchKeyedDependencies(jobs: readonly EnqueueBody[]): string | null {
+  const named = new Set<unknown>();
+  for (const j of jobs) for (const id of dependsOnOf(j)) named.add(id);
+  const i = jobs.findIndex((j) => j?.id !== undefined && named.has(j.id) && j.uniqueKey !== undefined);
+  return i < 0 ? null : `enqueueBatch: jobs[${i}]`;
 }
 
 /** False for a job the principal may not read: another owner's, for a producer. */
