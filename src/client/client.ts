@@ -800,7 +800,7 @@ export class ErrandClient {
       });
       return out.state;
     } catch (e) {
-      if (e instanceof ErrandError && e.code === "STALE_ATTEMPT") return null;
+      if (isStale(e)) return null;
       throw e;
     }
   }
@@ -914,10 +914,19 @@ export class ErrandClient {
       await this.#call("POST", path, body);
       return true;
     } catch (error) {
-      if (error instanceof ErrandError && error.code === "STALE_ATTEMPT") return false;
+      if (isStale(error)) return false;
       throw error;
     }
   }
+}
+
+/**
+ * Whether a report was refused as no longer current: its attempt is not the job's current one
+ * (409 STALE_ATTEMPT), or the job is gone (404 JOB_NOT_FOUND: pruned while a slow worker ran it).
+ * A local Queue answers both with `false`.
+ */
+function isStale(error: unknown): boolean {
+  return error instanceof ErrandError && (error.code === "STALE_ATTEMPT" || error.code === "JOB_NOT_FOUND");
 }
 
 /**

@@ -77,6 +77,21 @@ for (const backend of selectedBackends()) {
       expect(await client.complete(leased!, "ok")).toBe(true);
       expect(await client.complete(leased!, "ok")).toBe(true); // the same completion again
       expect(await client.complete({ id: leased!.id, attempt: 5 }, "ok")).toBe(false);
+      // A report on a job that is gone (pruned while a slow worker ran it) is stale, as on a Queue.
+      const gone = { id: "no-such-job", attempt: 1 };
+      for (const report of [
+        () => client.complete(gone, "ok"),
+        () => client.fail(gone, new Error("x")),
+        () => client.heartbeat(gone),
+        () => client.checkpoint(gone, { at: 1 }),
+        () => client.release(gone),
+        () => client.snooze(gone, 1_000),
+        () => h.queue.complete(gone, "ok"),
+        () => h.queue.heartbeat(gone),
+      ]) {
+        expect(await report()).toBe(false);
+      }
+      expect(await client.failWithState(gone, new Error("x"))).toBeNull();
       const [other] = await client.lease({ types: ["bulk"] });
       expect(await client.fail(other!, new NonRetryableError("no"))).toBe(true);
       expect((await client.get(other!.id))?.state).toBe("dead");
