@@ -232,6 +232,10 @@ export class PushDelivery {
         method: "POST",
         headers,
         body,
+        // A redirect is not followed: fetch would turn the POST into a GET (303, and 301/302 by
+        // custom), whose success would complete a job the receiver never got. A 3xx fails the
+        // attempt, to be retried, saying what it answered.
+        redirect: "manual",
         signal: AbortSignal.timeout(push.timeoutMs ?? 30_000),
       });
     } catch (cause) {

@@ -15,12 +15,21 @@ async function receiver() {
     let text = "";
     req.on("data", (c) => (text += c));
     req.on("end", () => {
+      // Where a redirect leads: a page that answers anything with success.
+      if (req.method !== "POST") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ page: "login" }));
+        return;
+      }
       const body = JSON.parse(text);
       const ts = Number(req.headers["x-errand-timestamp"]);
       const signatureOk = req.headers["x-errand-signature"] === signPush(SECRET, ts, text);
       seen.push({ body, signatureOk });
       const answer = body.payload.answer as number;
-      res.writeHead(answer, { "content-type": "application/json" });
+      res.writeHead(answer, {
+        "content-type": "application/json",
+        ...(answer === 303 ? { location: "/login" } : {}),
+      });
       res.end(
         answer === 200
           ? JSON.stringify({ echoed: body.payload.n })
@@ -53,8 +62,14 @@ for (const backend of selectedBackends()) {
       await h.queue.enqueue("hook", { answer: 202 }, { id: "later" });
       await h.queue.enqueue("hook", { answer: 422 }, { id: "bad" });
       await h.queue.enqueue("hook", { answer: 503 }, { id: "down" });
+      // A redirect is no answer of the receiver's: followed, the POST would become a GET whose
+      // success completed the job.
+      await h.queue.enqueue("hook", { answer: 303 }, { id: "moved" });
       await vi.waitFor(
         async () => {
+          const moved = await h.queue.get("moved");
+          expect(moved?.state).toBe("pending");
+          expect(moved?.errors[0]?.message).toMatch(/answered 303/);
           expect((await h.queue.get("ok"))?.state).toBe("completed");
           expect((await h.queue.get("bad"))?.state).toBe("dead");
           // Pending before its first delivery too: wait for the failed attempt itself.
