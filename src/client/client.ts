@@ -773,12 +773,7 @@ export class ErrandClient {
   async fail(job: AttemptRef, error: unknown, options: FailOptions = {}): Promise<boolean> {
     const ref = checkRef("fail", job);
     checkObject("fail", "options", options);
-    const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
-    return this.#report(jobPath(ref.id, "/fail"), {
-      attempt: ref.attempt,
-      error: wireError(error),
-      ...(retryable === undefined ? {} : { retryable }),
-    });
+    return this.#report(jobPath(ref.id, "/fail"), failBody(ref, error, options));
   }
 
   /**
@@ -793,11 +788,11 @@ export class ErrandClient {
     const ref = checkRef("failWithState", job);
     checkObject("failWithState", "options", options);
     try {
-      const out = await this.#call<{ state: "pending" | "dead" }>("POST", jobPath(ref.id, "/fail"), {
-        attempt: ref.attempt,
-        error: wireError(error),
-        ...(options.retryable === undefined ? {} : { retryable: options.retryable }),
-      });
+      const out = await this.#call<{ state: "pending" | "dead" }>(
+        "POST",
+        jobPath(ref.id, "/fail"),
+        failBody(ref, error, options),
+      );
       return out.state;
     } catch (e) {
       if (isStale(e)) return null;
@@ -918,6 +913,15 @@ export class ErrandClient {
       throw error;
     }
   }
+}
+
+/**
+ * A failure's body: the attempt, the error, and `retryable` as given, or false for an error that
+ * says it is not retryable (NonRetryableError, `retryable: false`), as a Queue reads it.
+ */
+function failBody(ref: AttemptRef, error: unknown, options: FailOptions): object {
+  const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
+  return { attempt: ref.attempt, error: wireError(error), ...(retryable === undefined ? {} : { retryable }) };
 }
 
 /**

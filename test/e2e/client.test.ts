@@ -95,6 +95,9 @@ for (const backend of selectedBackends()) {
       const [other] = await client.lease({ types: ["bulk"] });
       expect(await client.fail(other!, new NonRetryableError("no"))).toBe(true);
       expect((await client.get(other!.id))?.state).toBe("dead");
+      // failWithState reads a NonRetryableError as fail does.
+      const [another] = await client.lease({ types: ["bulk"] });
+      expect(await client.failWithState(another!, new NonRetryableError("no"))).toBe("dead");
       const [third] = await client.lease({ types: ["bulk"] });
       expect(await client.report([{ ...third!, outcome: "complete", result: 3 }])).toEqual([
         { id: third!.id, ok: true },
