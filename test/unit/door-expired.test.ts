@@ -15,15 +15,21 @@ import { newJob, scheduleRecord } from "../helpers/new-job.js";
 const T0 = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;
 
-/** A door on `store` that records every event, in order. */
-function doorOn(store: Store): { door: StoreDoor; events: Array<[keyof QueueEvents, Job]> } {
+/**
+ * A door on `store` that records every event, in order. `listening`: which events someone listens
+ * for (the door builds jobs only for those).
+ */
+function doorOn(
+  store: Store,
+  listening: (event: keyof QueueEvents) => boolean = () => true,
+): { door: StoreDoor; events: Array<[keyof QueueEvents, Job]> } {
   const events: Array<[keyof QueueEvents, Job]> = [];
   const sink = {
     emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): boolean {
       events.push([event, args[0] as Job]);
       return true;
     },
-    listenerCount: () => 1,
+    listenerCount: (event: keyof QueueEvents) => (listening(event) ? 1 : 0),
   };
   return {
     door: new StoreDoor(
@@ -83,28 +89,15 @@ describe("the door announces expired key holders", () => {
 
   it("enqueueIds, which builds no job for its answer, still announces the holders it expired", async () => {
     await holder("held", { uniqueKey: "k" });
-    const events: Array<[string, string]> = [];
-    const sink = {
-      emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): boolean {
-        events.push([event, (args[0] as Job).id]);
-        return true;
-      },
-      // Nobody listens for `enqueued`, so enqueueIds takes its own path (no jobs built).
-      listenerCount: (event: keyof QueueEvents) => (event === "expired" ? 1 : 0),
-    };
-    const door = new StoreDoor(
-      store,
-      sink,
-      () => false,
-      () => false,
-    );
+    // Nobody listens for `enqueued`, so enqueueIds takes its own path (no jobs built).
+    const { door, events } = doorOn(store, (event) => event === "expired");
     const now = T0 + 2_000;
     const ids = await door.enqueueIds(
       { jobs: [newJob({ id: "new", runAt: now, uniqueKey: "k" }), newJob({ id: "plain", runAt: now })], now },
       [{}, {}],
     );
     expect(ids).toEqual(["new", "plain"]);
-    expect(events).toEqual([["expired", "held"]]);
+    expect(events.map(([event, job]) => [event, job.id])).toEqual([["expired", "held"]]);
     expect((await store.get({ id: "held" }))?.state).toBe("expired");
   });
 });
