@@ -184,10 +184,10 @@ export function debounceKeyHeldByOwner(key: string): ErrandError {
  * @internal
  */
 export function refuseHolder(
-  job: { debounceKey: string | null; type: string; owner: string | null },
+  key: string,
+  job: { type: string; owner: string | null },
   holder: { type: string; owner: string | null },
 ): ErrandError {
-  const key = job.debounceKey ?? "";
   return holder.owner !== job.owner
     ? debounceKeyHeldByOwner(key)
     : debounceKeyHeld(key, holder.type, job.type);

@@ -45,7 +45,7 @@ export async function fireDueSchedules(
         try {
           if (await door.fireSchedule(params, JSON.parse(s.payload))) fired++;
         } catch (error) {
-          // The store refused the tick's job (its debounce key held by another type's job), not
+          // The store refused the tick's job (its debounce key held by another type's or owner's job), not
           // failed: nothing was written, and the schedule moves on without it.
           if (job === null || !refusesJob(error)) throw error;
           onError(skipped(s, error));

@@ -98,7 +98,8 @@ export interface Store {
    * Debounce (`NewJob.debounceKey`): while a job holding the debounce key is `pending` and was
    * never started (attempt 0), a new job with the key is not inserted: that job's payload and
    * `runAt` become the new job's, and it is returned as `{ inserted: false, existing }` (its new
-   * state). Otherwise the new job is inserted and holds the key until it is first claimed.
+   * state). Otherwise the new job is inserted and holds the key until it is first claimed. A
+   * holder of another type or owner is not debounced onto: the call is refused (`INVALID_KEY`).
    *
    * Expiry frees keys: a blocked or pending job past its `expiresAt` that holds a new job's unique
    * or debounce key (one no claim can take, not yet swept) holds it no longer. The call expires it
@@ -112,7 +113,7 @@ export interface Store {
    * @throws ErrandError `DEPENDENCY_NOT_FOUND` (details `{ id }`) when a dependency names no job;
    *   nothing of the call is stored.
    * @throws ErrandError `INVALID_KEY` when a debounce key is held by a waiting job of another
-   *   type; nothing of the call is stored or expired.
+   *   type or owner; nothing of the call is stored or expired.
    */
   enqueueMany(params: EnqueueManyParams): Promise<EnqueueResult[]>;
 

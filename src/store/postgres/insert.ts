@@ -259,7 +259,7 @@ async function insertDebounced(
       if (other?.type === j.type && other.owner === j.owner) continue;
       // A holder of another type or owner. Thrown inside the call's transaction
       // (needsTransaction), or before this lone job wrote anything: nothing of the call is stored.
-      if (other) throw refuseHolder(j, other);
+      if (other) throw refuseHolder(j.debounceKey, j, other);
       const one = await insertRows(
         connection,
         sql,
@@ -298,7 +298,7 @@ async function insertDebounced(
     for (const h of holders) {
       const j = jobs[index.get(h.key)!]!;
       if (h.expired) stale.push(h.key);
-      else if (h.type !== j.type || h.owner !== j.owner) throw refuseHolder(j, h);
+      else if (h.type !== j.type || h.owner !== j.owner) throw refuseHolder(h.key, j, h);
     }
     return async () => {
       if (stale.length > 0) {

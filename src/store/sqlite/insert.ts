@@ -167,7 +167,7 @@ export function insertJobs(
         | undefined;
       if (holder?.expired === 1 && freeKey(i)) continue;
       // Thrown inside the caller's savepoint: the whole call is undone.
-      if (holder !== undefined) throw refuseHolder(j, holder);
+      if (holder !== undefined) throw refuseHolder(j.debounceKey, j, holder);
     }
     const taken = !idsGenerated && finished.get(j.id) !== undefined;
     const info = taken

@@ -57,20 +57,20 @@
 --   (/*@afterFields*/) are the states ('blocked' or 'pending') and blocked_by. A blocked job never
 --   enters the claim index (not even as a version to vacuum), and wakes no one.
 -- debounce: $1 debounce key, $2 payload, $3 run at, $4 now, $5 notify tag, $6 type, $7 owner. The
---   pending job never started of that type and owner that holds the key (errand_job_debounce: at most one) takes the new payload and run_at;
---   returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
+--   pending job never started of that type and owner that holds the key (errand_job_debounce: at
+--   most one) takes the new payload and run_at; returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
 --   job, and if that insert conflicts on the index, a concurrent enqueue's job now holds it: the
 --   store runs debounce again). A job being claimed is waited for, then no longer matches. NOTIFYs
 --   the wake channel when the job is due at once. A parked job is put back (migration 0011), as
 --   reschedule does: its new run_at is for the claims to judge. A holder past its expires_at is
 --   left alone: no claim can take it, so the store expires it (expireKeyHolders) and inserts.
--- debounceHolderType: $1 debounce key, $2 now. The holder's type and owner, and whether it is past its
---   expires_at.
+-- debounceHolderType: $1 debounce key, $2 now. The holder's type and owner, and whether it is past
+--   its expires_at.
 -- debounceHolders: $1 debounce keys, $2 now. Each key's holder (pending, never started): its key,
 --   type, owner, and whether it is past its expires_at.
 -- debounceMany: debounce for many jobs whose keys are distinct, as arrays: $1 keys, $2 payloads,
---   $3 run ats, $4 now, $5 notify tag, $6 types, $7 owners. Returns the holders it changed; the store inserts
---   the jobs whose keys no job held. One statement for a batch: one at a time, 10,000 debounced
+--   $3 run ats, $4 now, $5 notify tag, $6 types, $7 owners. Returns the holders it changed; the
+--   store inserts the jobs whose keys no job held. One statement for a batch: one at a time, 10,000 debounced
 --   jobs took 10–20 s.
 -- expireKeyHolders: $1 now, $2 unique keys, $3 debounce keys. Store.enqueueMany's expiry of the
 --   jobs holding a new job's key past their expires_at: blocked or pending by unique key, pending

@@ -40,11 +40,11 @@
 -- enqueueChunk params: the 20 of enqueueOne for each of its 64 rows, row after row.
 -- enqueueChunkUniform params: id and payload for each of its 64 rows, row after row, then the
 --   named parameters, one per other insert column, by column name (@created_at: now).
--- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey, 4 type, 5 owner, 6 now: the pending, never
---   started job of the type holding the key takes the new payload and runAt (at most one holds
+-- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey, 4 type, 5 owner, 6 now: the
+--   pending, never started job of the type and owner holding the key takes the new payload and runAt (at most one holds
 --   it), unless it is past its expiresAt (see expiredKeyHolders).
--- debounceHolder params: 1 now, 2 debounceKey: the holder's type and owner, and 1 when it is past its
---   expiresAt.
+-- debounceHolder params: 1 now, 2 debounceKey: the holder's type and owner, and 1 when it is past
+--   its expiresAt.
 -- enqueueFinishedId params: 1 id. enqueueByUniqueKey params: 1 uniqueKey.
 -- expiredKeyHolders params: @unique, @debounce (either may be NULL), @now: the blocked or
 --   pending job holding the unique key, and the pending, never started one holding the debounce
