@@ -47,7 +47,7 @@ async function allJobs(type: string): Promise<Job[]> {
 for (const backend of selectedBackends().filter((b) => b.capabilities.multiProcess)) {
   describe(backend.name, () => {
     test("SIGKILLed workers: at-least-once jobs all complete, at-most-once jobs never run twice", {
-      timeout: 40_000,
+      timeout: 90_000,
     }, async () => {
       // A fresh store (its own file, schema or key prefix), removed after the test.
       const { url } = await backend.setup();
