@@ -76,7 +76,9 @@ export interface EnqueueOptions extends JobDefaults {
    * when it does. PostgreSQL only: a `pg` `Client` or `PoolClient` after `BEGIN`. Other stores
    * refuse it (`INVALID_OPTION`).
    * @remarks The `enqueued` event fires when the insert returns, before your commit; a rollback
-   * leaves no job behind it.
+   * leaves no job behind it. So does `expired` for a key holder past its `expiresAt` that the
+   * insert expired to take its key: after a rollback that holder is unchanged, and the sweep that
+   * later expires it announces it again.
    * @example
    * ```ts
    * await client.query("BEGIN");
