@@ -47,8 +47,8 @@ export function signPush(secret: string, timestamp: number, body: string): strin
  * - 202: accepted; the receiver reports later with `POST /v1/jobs/{id}/complete|fail` and the
  *   attempt (and heartbeats if it needs longer than the lease).
  * - 4xx whose JSON body says `retryable: false`: a permanent failure, the job goes to `dead`.
- * - anything else (other 4xx, 5xx, refused connection, timeout): the attempt fails and the job
- *   retries with its type's backoff.
+ * - anything else (other 4xx, 5xx, refused connection, timeout, an answer cut off mid-body): the
+ *   attempt fails and the job retries with its type's backoff.
  *
  * A server that dies mid-delivery loses nothing: its leases run out and the job is delivered again.
  */
@@ -248,7 +248,24 @@ export class PushDelivery {
     }
     // Twice the stored bound: room for an answer's whitespace, which its stored JSON drops.
     const limit = 2 * this.#queue.maxPayloadBytes;
-    const text = await boundedText(response, limit).catch(() => "");
+    let text: string | null;
+    try {
+      text = await boundedText(response, limit);
+    } catch (cause) {
+      if (response.status === 202) return; // accepted: the body was never the answer
+      // An answer cut off mid-body is no answer, as a dropped connection is none: a success's
+      // result is lost with it, so the attempt fails and is retried, as a timeout's is.
+      await this.#queue.attempts.failMany([
+        {
+          job,
+          error: new Error(
+            `push to ${push.url} answered ${response.status}, then failed mid-body: ${(cause as Error).message}`,
+          ),
+          kind: "push",
+        },
+      ]);
+      return;
+    }
     if (text === null) {
       const error = new Error(
         `push to ${push.url} answered ${response.status} with more than ${limit} bytes`,

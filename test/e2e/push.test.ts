@@ -249,6 +249,52 @@ for (const backend of selectedBackends()) {
       expect((await h.queue.get("fine"))!.result).toBe("xxxxxxxxxx");
     });
 
+    it("retries a success cut off mid-body, keeping no result, and takes a cut-off 202 as accepted", async () => {
+      // Each answer promises 100 bytes and sends 10 before the connection drops.
+      const answered: number[] = [];
+      const cut = createHttpServer((req, res) => {
+        let text = "";
+        req.on("data", (c) => (text += c));
+        req.on("end", () => {
+          const { payload } = JSON.parse(text);
+          res.writeHead(payload.answer, { "content-type": "application/json", "content-length": "100" });
+          res.write('{"partial"');
+          setImmediate(() => {
+            res.socket?.destroy();
+            answered.push(payload.answer);
+          });
+        });
+      });
+      await new Promise<void>((resolve) => cut.listen(0, "127.0.0.1", resolve));
+      onTestFinished(() => new Promise<void>((resolve) => cut.close(() => resolve())));
+      const url = `http://127.0.0.1:${(cut.address() as AddressInfo).port}/hook`;
+      const h = await startServer(backend, {
+        types: [{ type: "hook", maxAttempts: 3, backoff: { type: "fixed", delayMs: 1000 }, push: { url } }],
+      });
+      await h.queue.enqueue("hook", { answer: 200 }, { id: "cut" });
+      await h.queue.enqueue("hook", { answer: 202 }, { id: "accepted" });
+      await vi.waitFor(
+        async () => {
+          expect((await h.queue.get("cut"))?.errors).toHaveLength(1);
+          expect(answered).toContain(202);
+        },
+        { interval: 10, timeout: 10_000 },
+      );
+      // Closing waits for deliveries in flight: the 202's is over once it returns.
+      await h.app.close();
+      const job = (await h.queue.get("cut"))!;
+      expect(job.state).toBe("pending");
+      expect(job.result).toBeNull();
+      expect(job.errors[0]).toMatchObject({
+        kind: "push",
+        message: expect.stringMatching(/answered 200, then failed mid-body/),
+      });
+      // The 202's attempt is the receiver's to report: still running, nothing failed.
+      const accepted = (await h.queue.get("accepted"))!;
+      expect(accepted.state).toBe("active");
+      expect(accepted.errors).toEqual([]);
+    });
+
     it("retries when the receiver is down, and delivers once it is up", async () => {
       const h = await startServer(backend, {
         types: [
