@@ -346,10 +346,19 @@ export class Queue extends EventEmitter<QueueEvents> {
 
   /**
    * A page of the jobs waiting on `id` (whose `dependsOn` names it), in any state, in id order.
+   * @throws ErrandError `JOB_NOT_FOUND` when there is no such job and nothing names it (a
+   *   mistyped id is not an empty page; the dependents of a job retention removed still are).
    * @since 0.2.0
    */
   async dependents(id: string, options: DependentsOptions = {}): Promise<JobPage> {
-    const page = await this.store.dependents(checkDependents(id, options));
+    const params = checkDependents(id, options);
+    const page = await this.store.dependents(params);
+    if (
+      page.jobs.length === 0 &&
+      params.cursor === undefined &&
+      (await this.store.get({ id: params.id })) === null
+    )
+      throw new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(params.id)}`);
     return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
   }
 

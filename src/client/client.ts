@@ -1,7 +1,7 @@
 import type { BackoffFunction, BackoffOptions } from "../backoff.js";
 import type { JobDefinition } from "../define-job.js";
 import { type Duration, MAX_TIMER_MS, toMs } from "../duration.js";
-import type { BatchItem } from "../enqueue-plan.js";
+import { type BatchItem, planEnqueue } from "../enqueue-plan.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { FlowNode } from "../flow-plan.js";
 import { type Job, type JobDependency, jobDate } from "../job.js";
@@ -22,7 +22,7 @@ import type {
   SchedulePageOptions,
   TypePageOptions,
 } from "../queue.js";
-import { checkObject, checkRef } from "../queue-checks.js";
+import { checkListOptions, checkObject, checkRef } from "../queue-checks.js";
 import type { AttemptRef } from "../store/store.js";
 import {
   checkJobId,
@@ -32,6 +32,7 @@ import {
   describe,
   MAX_ATTEMPTS_PER_REQUEST,
   MAX_TOKEN_LENGTH,
+  toJsonText,
 } from "../validation.js";
 import { MAX_LEASE_WAIT_MS } from "../worker/runner-options.js";
 
@@ -375,6 +376,7 @@ export class ErrandClient {
   ): Promise<EnqueuedJob<P>> {
     const type = typeOf("enqueue", job);
     const { id, ...rest } = checkOptions("enqueue", options);
+    checkPayload(payload);
     const wire =
       id === undefined
         ? await this.#call<Record<string, unknown>>("POST", "/v1/jobs", { type, payload, ...rest })
@@ -424,7 +426,11 @@ export class ErrandClient {
     return list.map((item, i) => {
       checkObject(where, `items[${i}]`, item);
       const { job, payload, options } = item;
-      return { type: typeOf(where, job), payload, ...checkOptions(where, options ?? {}) };
+      return {
+        type: typeOf(where, job),
+        payload: checkPayload(payload),
+        ...checkOptions(where, options ?? {}),
+      };
     });
   }
 
@@ -474,7 +480,10 @@ export class ErrandClient {
    */
   async enqueueFlow(nodes: readonly FlowNode[]): Promise<FlowResult> {
     // The options first: a stray `ref` or `type` among them must not replace the node's own.
-    const jobs = listOf<FlowNode>("enqueueFlow", "nodes", nodes, "INVALID_FLOW").map((node, i) => {
+    const list = listOf<FlowNode>("enqueueFlow", "nodes", nodes, "INVALID_FLOW");
+    // No nodes, no flow: answered here as a Queue answers it (the server takes one node or more).
+    if (list.length === 0) return { jobs: Object.create(null) };
+    const jobs = list.map((node, i) => {
       if (typeof node !== "object" || node === null || Array.isArray(node)) {
         throw new ErrandError(
           "INVALID_FLOW",
@@ -486,7 +495,7 @@ export class ErrandClient {
         ...checkOptions("enqueueFlow", options ?? {}),
         ref,
         type: typeOf("enqueueFlow", job),
-        payload,
+        payload: checkPayload(payload),
         ...(dependsOn === undefined ? {} : { dependsOn }),
       };
     });
@@ -514,6 +523,8 @@ export class ErrandClient {
   /** A page of jobs, newest first. */
   async list(options: ListOptions = {}): Promise<JobPage> {
     checkObject("list", "options", options);
+    // Checked as a Queue checks them, so a bad option gets the Queue's code, not the HTTP schema's.
+    checkListOptions(options);
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
       withQuery("/v1/jobs", options),
@@ -650,6 +661,7 @@ export class ErrandClient {
     checkObject("schedule", "options", options);
     const { job, ...rest } = options;
     if (rest.options !== undefined) checkOptions("schedule", rest.options);
+    checkPayload(rest.payload);
     const s = await this.#call<Schedule & { nextRunAt: string }>("PUT", path, {
       ...rest,
       type: typeOf("schedule", job),
@@ -992,6 +1004,17 @@ function listOf<T>(
   return value;
 }
 
+/**
+ * A payload checked as a Queue checks it: what JSON.stringify would drop or mangle (undefined, a
+ * function, a bigint, NaN, a cycle) is refused here, not stored as null or as something else.
+ * The byte bound is the server's to hold.
+ * @throws ErrandError `INVALID_PAYLOAD`
+ */
+function checkPayload<P>(payload: P): P {
+  toJsonText("payload", payload);
+  return payload;
+}
+
 function checkOptions(where: string, options: unknown): EnqueueOptions {
   checkObject(where, "options", options);
   if (typeof (options as EnqueueOptions).backoff === "function") {
@@ -1008,5 +1031,8 @@ function checkOptions(where: string, options: unknown): EnqueueOptions {
       `${where}: db (a transactional enqueue) needs a local queue on PostgreSQL, not a client`,
     );
   }
+  // Checked as a Queue's enqueue checks them, with its codes: JSON would turn a NaN priority into
+  // null and drop an undefined one, and the server's schema would answer only INVALID_REQUEST.
+  planEnqueue("", undefined, options as EnqueueOptions, Date.now(), false);
   return options as EnqueueOptions;
 }

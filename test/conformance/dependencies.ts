@@ -233,6 +233,8 @@ export function exerciseDependencies(backend: Backend): void {
       expect(second.jobs.map((j) => j.id)).toEqual(["d-3"]);
       expect(second.nextCursor).toBeNull();
       expect((await queue.dependents("d-1")).jobs).toEqual([]);
+      // A mistyped id is no empty page.
+      await expect(queue.dependents("d-9")).rejects.toMatchObject({ code: "JOB_NOT_FOUND" });
     });
 
     it("unblocks a fan-out of dependents in the completion's write", async () => {

@@ -475,3 +475,47 @@ describe("client options that cannot travel over HTTP", () => {
     expect(sent).toEqual([]);
   });
 });
+
+describe("client arguments, checked as a Queue checks them", () => {
+  it("refuses with the Queue's codes before any request: what JSON would drop or mangle, bad numbers, bad list options", async () => {
+    const sent: string[] = [];
+    const client = new ErrandClient({
+      url: "http://127.0.0.1:1",
+      fetch: async (input) => {
+        sent.push(String(input));
+        return new Response("{}", { status: 201 });
+      },
+    });
+    // JSON.stringify would send no payload (stored as null) or null in place of these.
+    for (const payload of [undefined, () => 1, 1n, Number.NaN, { nested: Number.POSITIVE_INFINITY }]) {
+      await expect(client.enqueue("send", payload), String(payload)).rejects.toMatchObject({
+        code: "INVALID_PAYLOAD",
+      });
+    }
+    await expect(client.enqueueMany("send", [1, undefined])).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    await expect(client.enqueueFlow([{ ref: "a", job: "send", payload: undefined }])).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    await expect(
+      client.schedule("nightly", { cron: "0 3 * * *", job: "send", payload: () => 1 }),
+    ).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+    await expect(client.enqueue("send", 1, { priority: Number.NaN })).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+    });
+    await expect(client.enqueue("send", 1, { maxAttempts: 0 })).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+    });
+    await expect(client.enqueue("send", 1, { priorty: 1 } as never)).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+      message: expect.stringMatching(/priority/),
+    });
+    await expect(client.list({ state: "nope" as never })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    await expect(client.list({ limit: 100_000 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    expect(sent).toEqual([]);
+    // No nodes, no flow, as a Queue answers it: nothing to send.
+    expect(Object.keys((await client.enqueueFlow([])).jobs)).toEqual([]);
+    expect(sent).toEqual([]);
+  });
+});
