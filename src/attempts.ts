@@ -47,6 +47,11 @@ export class Attempts {
     return this.#c.types.claimRules(types);
   }
 
+  /** Whether a type among `types` may not be claimed ahead (TypeRegistry.rateRuled). */
+  rateRuled(types: readonly string[] | undefined): boolean {
+    return this.#c.types.rateRuled(types);
+  }
+
   /** One attempt completed; `true` exactly once per attempt. */
   async complete(job: AttemptRef | Job, result: unknown): Promise<boolean> {
     const ref = checkRef("complete", job);

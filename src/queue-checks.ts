@@ -83,6 +83,7 @@ const LEASE_KEYS = new Set([
   "workerId",
   "maxWeight",
   "weightCap",
+  "ahead",
   "maintenance",
 ]);
 
@@ -253,6 +254,19 @@ export type LeaseClaim = Omit<
 >;
 
 /**
+ * A lease's claim with its `ahead` (LeaseOptions.ahead) taken off when a type leased is rate-ruled
+ * (TypeRegistry.rateRuled): what can start at once, or null when nothing can.
+ */
+export function leaseNow(claim: LeaseClaim, ahead: number, rateRuled: boolean): LeaseClaim | null {
+  if (ahead === 0 || !rateRuled) return claim;
+  const room = (claim.maxWeight ?? claim.limit) - ahead;
+  if (room <= 0) return null;
+  // A job weighs at least 1: no more jobs than the weight left.
+  const limit = Math.min(claim.limit, room);
+  return claim.maxWeight === undefined ? { ...claim, limit } : { ...claim, limit, maxWeight: room };
+}
+
+/**
  * The lease API's options, checked and resolved. `defaultQueues` gives the queues to lease from
  * when the options name none (those of the types asked for).
  * @throws ErrandError `INVALID_OPTION` and the codes of the names and bounds it checks.
@@ -261,7 +275,7 @@ export function checkLeaseOptions(
   options: LeaseOptions,
   clock: Clock,
   defaultQueues: (types: string[] | undefined) => string[] | Record<string, number>,
-): LeaseClaim {
+): LeaseClaim & { ahead: number } {
   checkKnownKeys("lease", options, LEASE_KEYS);
   if (options.types !== undefined && !Array.isArray(options.types)) {
     throw new ErrandError(
@@ -289,6 +303,7 @@ export function checkLeaseOptions(
       options.maxWeight === undefined ? undefined : checkInt("maxWeight", options.maxWeight, 1, MAX_COUNT),
     weightCap:
       options.weightCap === undefined ? undefined : checkInt("weightCap", options.weightCap, 1, MAX_COUNT),
+    ahead: checkInt("ahead", options.ahead ?? 0, 0, MAX_COUNT),
   };
 }
 

@@ -271,6 +271,16 @@ export interface LeaseOptions {
   /** A job counts as at most this much weight. */
   weightCap?: number;
   /**
+   * Of the room asked for (`maxWeight`, or `limit` without it), how much is for a buffer: jobs
+   * the caller holds before it can start them (a prefetch). A type with a `rateLimit` or
+   * `keyRateLimit` is never leased ahead: its limit counts a start at the lease, and jobs leased a
+   * window apart and started together from a buffer would break it. So when a type leased has
+   * one, the lease takes at most the room less `ahead`, and nothing when that leaves none.
+   * @defaultValue 0
+   * @since 0.2.0
+   */
+  ahead?: number;
+  /**
    * `false` skips the maintenance pass this call would run when one is due (see
    * {@link OpenQueueOptions.maintenance}), as a server with `maintenance: false` does.
    * @defaultValue the queue's `maintenance`

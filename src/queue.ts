@@ -33,6 +33,7 @@ import {
   checkOpenQueueTarget,
   checkReschedule,
   checkSchedulePage,
+  leaseNow,
   resolveQueueOptions,
 } from "./queue-checks.js";
 import type {
@@ -639,9 +640,11 @@ export class Queue extends EventEmitter<QueueEvents> {
    */
   async lease(options: LeaseOptions = {}, held?: { until: number | null }): Promise<Job[]> {
     this.#checkOpen();
-    const claim = checkLeaseOptions(options, this.clock, (types) => this.#types.queues(types));
+    const { ahead, ...asked } = checkLeaseOptions(options, this.clock, (types) => this.#types.queues(types));
     // After the checks: a refused lease changes nothing.
     if (options.maintenance !== false) await this.#duePass?.run();
+    const claim = leaseNow(asked, ahead, ahead > 0 && this.#types.rateRuled(asked.types));
+    if (claim === null) return [];
     return this.attempts.claim({
       ...claim,
       ...this.#types.claimRules(claim.types),

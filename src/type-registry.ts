@@ -71,6 +71,8 @@ export class TypeRegistry {
   readonly #code = new Map<string, AnyJobDefinition>();
   /** Settings from outside the code (a server's job types), by type. */
   readonly #settings = new Map<string, TypeSettings>();
+  /** The types with a rate limit or a per-key rate limit: read per finished job by a prefetching Worker. */
+  readonly #rateRuled = new Set<string>();
 
   register(def: AnyJobDefinition): void {
     this.#code.set(def.type, def);
@@ -92,6 +94,9 @@ export class TypeRegistry {
     if (settings) this.#definitions.set(type, overlay(code, type, settings));
     else if (code) this.#definitions.set(type, code);
     else this.#definitions.delete(type);
+    const def = this.#definitions.get(type);
+    if (def && (def.rateLimit !== null || def.keyRateLimit !== null)) this.#rateRuled.add(type);
+    else this.#rateRuled.delete(type);
   }
 
   get(type: string): AnyJobDefinition | undefined {
@@ -150,6 +155,19 @@ export class TypeRegistry {
   /** Whether the type is fair: its jobs take their turn among its keys' when enqueued. */
   fair(type: string): boolean {
     return this.#definitions.get(type)?.fair === true;
+  }
+
+  /**
+   * Whether a type among `types` (every known type when absent) has a rate limit or a per-key
+   * rate limit. Such a type is never claimed ahead of free capacity: its limit counts a start when
+   * the job is claimed, and a job held in a buffer starts later, so buffered jobs claimed a window
+   * apart would start together.
+   */
+  rateRuled(types: readonly string[] | undefined): boolean {
+    if (this.#rateRuled.size === 0) return false;
+    if (!types) return true;
+    for (const type of this.#rateRuled) if (types.includes(type)) return true;
+    return false;
   }
 
   /** Every rule a claim of `types` must keep: the caps, per-key rules and rate limits. */

@@ -763,13 +763,25 @@ export class ErrandClient {
 
   /** Leases up to `limit` ready jobs; with `waitMs`, waits that long for one when none is ready. */
   async lease(options: RemoteLeaseOptions = {}): Promise<Job[]> {
+    return (await this.leaseAhead(options)).jobs;
+  }
+
+  /**
+   * {@link lease}, with the server's word on leasing ahead: `ahead: false` when a type leased has a
+   * rate limit or per-key rate limit, so only what can start at once is leased
+   * (`LeaseOptions.ahead`). A RemoteWorker's prefetch reads it.
+   * @internal
+   */
+  async leaseAhead(options: RemoteLeaseOptions = {}): Promise<{ jobs: Job[]; ahead: boolean }> {
     checkObject("lease", "options", options);
     const { signal, ...body } = options;
-    const out = await this.request<{ jobs: Record<string, unknown>[] }>("POST", "/v1/lease", body, {
-      ...(signal ? { signal } : {}),
-      timeoutMs: this.#timeoutMs + (options.waitMs ?? 0),
-    });
-    return out.body.jobs.map((j) => reviveJob(j));
+    const out = await this.request<{ jobs: Record<string, unknown>[]; ahead?: boolean }>(
+      "POST",
+      "/v1/lease",
+      body,
+      { ...(signal ? { signal } : {}), timeoutMs: this.#timeoutMs + (options.waitMs ?? 0) },
+    );
+    return { jobs: out.body.jobs.map((j) => reviveJob(j)), ahead: out.body.ahead !== false };
   }
 
   /** `true` when the attempt was current (or this same completion was already recorded). */

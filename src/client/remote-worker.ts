@@ -103,6 +103,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly #queues: string[] | Record<string, number>;
   readonly #concurrency: number;
   readonly #prefetch: number;
+  /** Whether the server lets this worker's types be leased ahead (no rate rule among them). */
+  #leasesAhead = true;
   readonly #leaseMs: number;
   readonly #heartbeatMs: number;
   readonly #waitMs: number;
@@ -193,29 +195,36 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
   async #leaseLoop(): Promise<void> {
     while (this.#core.state === "running") {
-      const free = this.#concurrency + this.#prefetch - this.#core.heldWeight;
+      // The server said a type leased is rate-ruled: lease no further ahead than a free slot.
+      const prefetch = this.#leasesAhead ? this.#prefetch : 0;
+      const free = this.#concurrency + prefetch - this.#core.heldWeight;
       // With a buffer, lease once half of it is free (fewer, larger leases), or at once when a
       // slot is idle with nothing buffered to fill it.
       const idleSlot = this.#core.waiting === 0 && this.#core.runningWeight < this.#concurrency;
-      if (free <= 0 || (free < Math.ceil(this.#prefetch / 2) && !idleSlot)) {
+      if (free <= 0 || (free < Math.ceil(prefetch / 2) && !idleSlot)) {
         await new Promise<void>((resolve) => {
           this.#roomFreed = resolve;
         });
         continue;
       }
+      // What could not start at once: behind jobs waiting here, or past the free slots.
+      const startable = this.#core.waiting > 0 ? 0 : Math.max(0, this.#concurrency - this.#core.heldWeight);
       let jobs: Job[];
       try {
-        jobs = await this.client.lease({
+        const leased = await this.client.leaseAhead({
           types: [...this.#jobs.keys()],
           queues: this.#queues,
           limit: Math.min(free, MAX_LEASE_LIMIT),
           maxWeight: free,
           weightCap: this.#concurrency,
+          ...(free > startable ? { ahead: free - startable } : {}),
           leaseMs: this.#leaseMs,
           waitMs: this.#core.running > 0 ? Math.min(this.#waitMs, this.#heartbeatMs) : this.#waitMs,
           workerId: this.workerId,
           signal: this.#leaseAbort.signal,
         });
+        jobs = leased.jobs;
+        this.#leasesAhead = leased.ahead;
       } catch (error) {
         if (this.#core.state !== "running") break;
         this.emit("error", error);

@@ -55,6 +55,11 @@ export interface WorkerOptions {
    * its claim and its handler. The cost is order: a job enqueued after a claim, even of
    * higher priority, waits behind the jobs already buffered, and buffered jobs count against
    * caps and key concurrency while they wait.
+   *
+   * A worker whose types include one with a `rateLimit` or `keyRateLimit` does not claim ahead
+   * while it does: the limit counts a start when a job is claimed, and jobs claimed a window
+   * apart and started together from the buffer would break it. Run rate-limited types on a
+   * worker of their own to keep prefetch for the rest.
    * @defaultValue 0
    */
   prefetch?: number;
@@ -242,7 +247,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (
           this.#core.state === "running" &&
           (this.#backlog || this.#claimAgain) &&
-          this.#core.heldWeight <= this.#lowWater
+          this.#core.heldWeight <= this.#lowWaterNow()
         ) {
           void this.#fill();
         }
@@ -333,8 +338,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #wantsJobs(): boolean {
     const core = this.#core;
     return (
-      (core.waiting === 0 && core.runningWeight < this.#concurrency) || core.heldWeight <= this.#lowWater
+      (core.waiting === 0 && core.runningWeight < this.#concurrency) || core.heldWeight <= this.#lowWaterNow()
     );
+  }
+
+  /**
+   * The prefetch a claim may use now: none while a type this worker runs has a rate limit or a
+   * per-key rate limit (set in code, or by a server at any time). Its limit counts a start at
+   * the claim; jobs claimed a window apart and held in the buffer would start together.
+   */
+  #prefetchNow(): number {
+    return this.#prefetch > 0 && this.queue.attempts.rateRuled(this.#types) ? 0 : this.#prefetch;
+  }
+
+  /** Claim again when the weight held falls to this ({@link WorkerOptions.prefetch}). */
+  #lowWaterNow(): number {
+    return this.#prefetch === 0 ? this.#lowWater : this.#minConcurrency + Math.floor(this.#prefetchNow() / 2);
   }
 
   async #fill(): Promise<void> {
@@ -353,9 +372,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       /** The last claim filled its chunk with room left: claim again rather than wait. */
       let more = false;
       const { claimChunk, prefetchChunk, claimAhead: pipelined } = this.queue.store.capabilities;
+      const prefetch = this.#prefetchNow();
       // Claiming ahead, the worker holds its buffer's jobs anyway: claim them in larger chunks.
-      const chunk =
-        this.#prefetch > 0 ? Math.max(claimChunk, Math.min(prefetchChunk, this.#prefetch)) : claimChunk;
+      const chunk = prefetch > 0 ? Math.max(claimChunk, Math.min(prefetchChunk, prefetch)) : claimChunk;
       do {
         // With jobs running, let the ones finishing this turn settle first: the claim then asks
         // for all the room they free, in one round trip, instead of a trickle of small claims.
@@ -368,7 +387,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // claimAgain stays set, and the low-water refill takes it up).
         if (ahead === null && !more && !this.#wantsJobs()) break;
         this.#claimAgain = false;
-        const room = this.#concurrency + this.#prefetch - this.#core.heldWeight;
+        const room = this.#concurrency + prefetch - this.#core.heldWeight;
         let claim: Claim;
         if (ahead !== null) {
           claim = ahead;

@@ -302,6 +302,72 @@ export function exercisePrefetch(backend: Backend): void {
       expect(s.started).toEqual([0, 1, 2, 3]);
     });
 
+    for (const rule of ["rateLimit", "keyRateLimit"] as const) {
+      it(`claims no job ahead while a type it runs has a ${rule}: buffered jobs would start together`, async () => {
+        const { queue, clock } = await backend.setup();
+        const g = gate();
+        const starts: number[] = [];
+        const limited = defineJob({
+          type: "limited",
+          [rule]: { limit: 3, periodMs: 1000 },
+          handler: async (p: { n: number }) => {
+            starts.push(clock.now());
+            if (p.n === 0) await g.promise;
+            return null;
+          },
+        });
+        const plain = defineJob({ type: "plain", handler: async () => null });
+        const jobs = await queue.enqueueMany(
+          limited,
+          Array.from({ length: 6 }, (_, n) => ({ n })),
+          { key: "k" },
+        );
+        const worker = new Worker(queue, { jobs: [limited, plain], concurrency: 1, prefetch: 10 });
+        onTestFinished(() => worker.close({ graceMs: 0 }));
+        await worker.start();
+        // Its window had room for three, but one slot: one claimed, none held ahead (they would
+        // have been counted as starts now and started a window later, all at once).
+        expect(worker.prefetched).toBe(0);
+        expect(await statesOf(queue, jobs)).toEqual(["active", ...Array(5).fill("pending")]);
+
+        // A window on, the slot still busy: nothing claimed.
+        await clock.advance(1000);
+        expect(worker.prefetched).toBe(0);
+        const idle = once(worker, "idle");
+        g.open();
+        // Job 0 done: three run a window after it, then the window is full.
+        await idle;
+        expect(starts).toEqual([starts[0], ...Array(3).fill(starts[0]! + 1000)]);
+        await clock.advance(1000);
+        await vi.waitFor(() => expect(starts).toHaveLength(6));
+        for (const t of starts)
+          expect(starts.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(3);
+        expect(worker.prefetched).toBe(0);
+      });
+    }
+
+    it("leases ahead only where no type leased is rate-ruled (LeaseOptions.ahead)", async () => {
+      const { queue } = await backend.setup();
+      const limited = defineJob({
+        type: "limited",
+        rateLimit: { limit: 100, periodMs: 1000 },
+        handler: async () => null,
+      });
+      const plain = defineJob({ type: "plain", handler: async () => null });
+      queue.register(limited, plain);
+      await queue.enqueueMany(limited, [1, 2, 3, 4, 5, 6]);
+      await queue.enqueueMany(plain, [1, 2, 3, 4, 5, 6]);
+      // Five asked for, four of them ahead: one that can start at once.
+      expect(await queue.lease({ types: ["limited"], limit: 5, ahead: 4 })).toHaveLength(1);
+      expect(await queue.lease({ types: ["limited"], limit: 5, maxWeight: 3, ahead: 1 })).toHaveLength(2);
+      expect(await queue.lease({ types: ["limited"], limit: 5, ahead: 5 })).toEqual([]);
+      // A lease of both types is ruled by the rate-limited one.
+      expect(await queue.lease({ types: ["limited", "plain"], limit: 5, ahead: 3 })).toHaveLength(2);
+      expect(await queue.lease({ types: ["plain"], limit: 3, ahead: 2 })).toHaveLength(3);
+      await expect(queue.lease({ ahead: -1 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      await expect(queue.lease({ ahead: 1.5 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    });
+
     it("gives back, unstarted, a buffered job whose lease no heartbeat kept", async () => {
       const { queue, clock } = await backend.setup();
       const s = steps();

@@ -68,6 +68,47 @@ for (const backend of selectedBackends()) {
       expect((await lease(h, "sync")).map((j) => j.key)).toEqual(["a"]);
     });
 
+    it("leases a rate-ruled type only for what can start at once, and tells a prefetching RemoteWorker so", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      await client.setType({ type: "call-api", rateLimit: { limit: 3, periodMs: 1000 } });
+      await enqueue(
+        h,
+        Array.from({ length: 6 }, () => ({ type: "call-api" })),
+      );
+      await enqueue(h, [{ type: "other" }, { type: "other" }]);
+      // Five asked for, four ahead: one.
+      const r = await h.http("POST", "/v1/lease", { body: { types: ["call-api"], limit: 5, ahead: 4 } });
+      expect(r).toMatchObject({ status: 200, body: { ahead: false } });
+      expect(r.body.jobs).toHaveLength(1);
+      // Nothing that can start at once: answered now, whatever waitMs says.
+      const none = await h.http("POST", "/v1/lease", {
+        body: { types: ["call-api"], limit: 2, ahead: 2, waitMs: 60_000 },
+      });
+      expect(none).toMatchObject({ status: 200, body: { jobs: [], ahead: false } });
+      const other = await h.http("POST", "/v1/lease", { body: { types: ["other"], limit: 2, ahead: 1 } });
+      expect(other.body.jobs).toHaveLength(2);
+      expect(other.body).not.toHaveProperty("ahead");
+
+      const { RemoteWorker } = await import("../../src/client/index.js");
+      const { defineJob } = await import("../../src/index.js");
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const worker = new RemoteWorker(client, {
+        jobs: [defineJob({ type: "call-api", handler: () => held })],
+        concurrency: 1,
+        prefetch: 10,
+      });
+      await worker.start();
+      // Active: the lease's one, the other two, and the worker's one.
+      await vi.waitFor(async () => expect((await client.stats()).states.active).toBe(4));
+      // The window (one of three started) had room for two more, and one slot: none held ahead.
+      expect(worker.prefetched).toBe(0);
+      expect((await client.stats()).states.pending).toBe(4);
+      release();
+      await worker.close();
+    });
+
     it("answers a waiting long-poll when the window opens, not at its next poll", async () => {
       // leasePollMs far beyond the window: only the held-back timer can answer in time.
       const h = await startServer(backend, { leasePollMs: 600_000 });

@@ -149,7 +149,7 @@ expectTypeOf<Reply<"POST /v1/jobs/:id/replay", 201>>().toEqualTypeOf<WireJob>();
 // ---- the remote-worker protocol -----------------------------------------------------------------
 
 expectTypeOf<Body<"POST /v1/lease">>().toEqualTypeOf<Json<Omit<RemoteLeaseOptions, "signal">>>();
-expectTypeOf<Reply<"POST /v1/lease", 200>>().toEqualTypeOf<{ jobs: WireJob[] }>();
+expectTypeOf<Reply<"POST /v1/lease", 200>>().toEqualTypeOf<{ jobs: WireJob[]; ahead?: boolean }>();
 expectTypeOf<Body<"POST /v1/jobs/:id/complete">>().toEqualTypeOf<
   Json<Pick<AttemptRef, "attempt"> & { result?: Parameters<ErrandClient["complete"]>[1] }>
 >();

@@ -25,6 +25,7 @@ interface LeaseBody {
   workerId?: string;
   maxWeight?: number;
   weightCap?: number;
+  ahead?: number;
 }
 
 /** A failure to record, as the fail and report endpoints take it. */
@@ -72,9 +73,16 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       workerId: b.workerId ?? `remote:${request.ip}`,
       ...(b.maxWeight ? { maxWeight: b.maxWeight } : {}),
       ...(b.weightCap ? { weightCap: b.weightCap } : {}),
+      ...(b.ahead ? { ahead: b.ahead } : {}),
       // A server told not to run maintenance runs none, not even the lease API's own.
       ...(ctx.maintenance ? {} : { maintenance: false }),
     };
+    // A rate-ruled type is leased only for what can start at once (LeaseOptions.ahead): said in
+    // the answer, so a prefetching worker leases when it has a free slot rather than buffer room.
+    const rateRuled = queue.attempts.rateRuled(leaseOptions.types);
+    const hint = rateRuled ? { ahead: false } : {};
+    // Nothing can start at once: no lease to wait for.
+    if (rateRuled && (b.ahead ?? 0) >= (b.maxWeight ?? leaseOptions.limit)) return { jobs: [], ...hint };
     const started = queue.clock.now();
     const jobs = await longPoll.poll({
       group: JSON.stringify([leaseOptions.types ?? null, leaseOptions.queues ?? null]),
@@ -97,11 +105,11 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       // will read these jobs, so they go back now, their attempts unspent, rather than wait out
       // their leases leased to no one (and an at-most-once job then go dead unrun).
       await giveBack(jobs, request.log);
-      return { jobs: [] };
+      return { jobs: [], ...hint };
     }
     if (leased.size > 100_000) leased.clear();
     for (const j of jobs) leased.set(j.id, j);
-    return { jobs };
+    return { jobs, ...hint };
   });
 
   /** Releases jobs leased for a request whose connection is gone; a failure is logged (their leases recover them). */

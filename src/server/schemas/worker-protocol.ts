@@ -3,7 +3,7 @@
  * snooze, report.
  * @module
  */
-import { MAX_ATTEMPTS_PER_REQUEST, MAX_KEY_LENGTH } from "../../validation.js";
+import { MAX_ATTEMPTS_PER_REQUEST, MAX_COUNT, MAX_KEY_LENGTH } from "../../validation.js";
 import { MAX_LEASE_WAIT_MS, MAX_REMOTE_LEASE_MS, MIN_LEASE_MS } from "../../worker/runner-options.js";
 import {
   attempt,
@@ -57,9 +57,30 @@ export const workerRouteSchemas = {
         workerId: { ...text(MAX_KEY_LENGTH), minLength: 1 },
         maxWeight: count,
         weightCap: count,
+        ahead: {
+          type: "integer",
+          minimum: 0,
+          maximum: MAX_COUNT,
+          description:
+            "Of the room asked for (`maxWeight`, or `limit` without it), how much is for jobs held before they can start (a prefetch buffer). A type with a rate limit or per-key rate limit is never leased ahead: its limit counts a start at the lease, so when a type leased has one, the lease takes at most the room less `ahead` (none when that leaves none, answered at once).",
+        },
       },
     },
-    response: { 200: jobsReply, ...errors },
+    response: {
+      200: {
+        type: "object",
+        required: ["jobs"],
+        properties: {
+          ...jobsReply.properties,
+          ahead: {
+            type: "boolean",
+            description:
+              "`false` when a type leased has a rate limit or per-key rate limit: lease only what can start at once (`ahead` is taken off the room)",
+          },
+        },
+      },
+      ...errors,
+    },
   },
   "POST /v1/jobs/:id/complete": {
     summary: "Complete an attempt; a stale attempt gets 409, a repeated identical complete 200",
