@@ -17,10 +17,32 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** The server wants a (different) token. */
+  /** The server wants a (different) token, or the one given cannot be sent ({@link BAD_TOKEN}). */
   get unauthorized(): boolean {
-    return this.status === 401;
+    return this.status === 401 || this.code === BAD_TOKEN;
   }
+}
+
+/** The code of the ApiError for a token that no request can carry: the request was never sent. */
+export const BAD_TOKEN = "BAD_TOKEN";
+
+/**
+ * Why `token` cannot be sent as `Authorization: Bearer <token>`, or null when it can. A header
+ * carries only bytes: a character above U+00FF (a zero-width space or a typographic quote pasted
+ * with the token from a chat) or a control character makes the browser refuse the request before
+ * it leaves, so it is refused here, saying which character and where.
+ */
+export function tokenProblem(token: string): string | null {
+  let position = 0;
+  for (const char of token) {
+    position++;
+    const code = char.codePointAt(0)!;
+    if (code > 0x1f && code !== 0x7f && code <= 0xff) continue;
+    const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+    const shown = /[\p{C}\p{Z}]/u.test(char) ? `${hex}, an invisible character` : `"${char}" (${hex})`;
+    return `the token has ${shown} at position ${position}, which an HTTP header cannot carry (a token is plain text: letters, digits, punctuation). It often comes along when a token is copied from a chat or a document: paste it again without it.`;
+  }
+  return null;
 }
 
 export function getToken(): string | null {
@@ -37,11 +59,30 @@ export function setToken(token: string | null): void {
  * server behind a proxy under a path prefix works as well as one at the root.
  */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
+  const fields: Record<string, string> = { accept: "application/json" };
   const token = getToken();
-  if (token) headers.authorization = `Bearer ${token}`;
+  if (token) fields.authorization = `Bearer ${token}`;
   // The server asks every change for JSON, body or not: a web page on another site cannot send it.
-  if (body !== undefined || method !== "GET") headers["content-type"] = "application/json";
+  if (body !== undefined || method !== "GET") fields["content-type"] = "application/json";
+  // Built apart from fetch, whose refusal of a header would read as a server that is unreachable.
+  // The token is the only header value that comes from outside: one no header can carry is
+  // forgotten, and the token form asks for another.
+  let headers: Headers;
+  try {
+    const problem = token === null ? null : tokenProblem(token);
+    if (problem !== null) throw new ApiError(0, BAD_TOKEN, problem);
+    headers = new Headers(fields);
+  } catch (error) {
+    if (token === null) throw error;
+    setToken(null);
+    throw error instanceof ApiError
+      ? error
+      : new ApiError(
+          0,
+          BAD_TOKEN,
+          `the token cannot be sent in an HTTP header (${(error as Error).message})`,
+        );
+  }
   let response: Response;
   try {
     response = await fetch(new URL(`../${path}`, location.href), {

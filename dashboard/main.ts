@@ -4,7 +4,7 @@
  * Each navigation builds the view afresh in a new element; errors from the API end up here, where
  * a 401 turns into the token form and anything else into a message above the view.
  */
-import { ApiError, getToken, setToken } from "./api.js";
+import { ApiError, BAD_TOKEN, getToken, setToken, tokenProblem } from "./api.js";
 import { h } from "./dom.js";
 import { flow } from "./flow.js";
 import { job } from "./job.js";
@@ -125,12 +125,28 @@ function fail(error: unknown, gen: number): void {
   showNotice(describe(error), "error");
 }
 
-/** The token form, in place of the view; the view is rendered again once a token is given. */
+/**
+ * The token form, in place of the view; the view is rendered again once a token is given. A token
+ * no request can carry is refused here, before it is kept or sent ({@link tokenProblem}).
+ */
 function askForToken(error: ApiError): void {
   stop?.();
   stop = undefined;
   generation++;
   const had = getToken() !== null;
+  const message = h("p", { "data-testid": "token-message" });
+  const say = (text: string, isError: boolean) => {
+    message.className = isError ? "notice error" : "";
+    message.setAttribute("role", isError ? "alert" : "status");
+    message.textContent = text;
+  };
+  if (error.code === BAD_TOKEN) say(`The token could not be sent: ${error.message}`, true);
+  else if (had) say(`The server refused the token (401 ${error.code}): ${error.message}`, true);
+  else
+    say(
+      "This server requires a token. It is kept in this tab only (sessionStorage) and sent as a bearer header.",
+      false,
+    );
   const input = h("input", {
     type: "password",
     name: "token",
@@ -147,19 +163,20 @@ function askForToken(error: ApiError): void {
         "data-testid": "token-form",
         onsubmit: (e: Event) => {
           e.preventDefault();
-          setToken(input.value.trim());
+          const token = input.value.trim();
+          const problem = tokenProblem(token);
+          if (problem !== null) {
+            say(`This token cannot be used: ${problem}`, true);
+            input.focus();
+            return;
+          }
+          setToken(token);
           notices.replaceChildren();
           void render();
         },
       },
       h("h1", {}, "Sign in"),
-      h(
-        "p",
-        { class: had ? "notice error" : "", "data-testid": "token-message", role: had ? "alert" : null },
-        had
-          ? `The server refused the token (401 ${error.code}): ${error.message}`
-          : "This server requires a token. It is kept in this tab only (sessionStorage) and sent as a bearer header.",
-      ),
+      message,
       h("label", { for: "token" }, "Bearer token"),
       input,
       h("button", { type: "submit" }, "Sign in"),
@@ -214,6 +231,9 @@ async function render(): Promise<void> {
     fail: (error) => fail(error, gen),
     notice: (text, kind = "info") => {
       if (gen === generation) showNotice(text, kind);
+    },
+    clearNotice: () => {
+      if (gen === generation) notices.replaceChildren();
     },
     navigate: (hash, notice) => {
       if (gen !== generation) return;

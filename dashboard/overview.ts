@@ -7,7 +7,10 @@ import type { View } from "./view.js";
 const REFRESH_MS = 2000;
 const WINDOW_SECONDS = 300;
 
-/** Counts per state, per queue and per type, and the throughput chart; refreshed every 2 s. */
+/**
+ * Counts per state, per queue and per type, and the throughput chart; refreshed every 2 s, also
+ * after a refresh failed (the first one included): the error is shown until one succeeds.
+ */
 export const overview: View = async (ctx) => {
   const cards = h("section", { class: "cards", "aria-label": "jobs by state" });
   const age = h("p", { class: "muted", "data-testid": "oldest-pending" });
@@ -62,22 +65,32 @@ export const overview: View = async (ctx) => {
     totals.textContent = `Last 5 minutes: ${sum(history.enqueued)} enqueued · ${sum(history.completed)} completed · ${sum(history.failed)} failed attempts (as this server saw them).`;
   };
 
-  try {
-    await refresh();
-  } catch (error) {
-    resize.disconnect();
-    throw error;
-  }
   let stopped = false;
   let timer = 0;
-  const loop = () => {
-    timer = window.setTimeout(() => {
-      refresh().then(
-        () => !stopped && loop(),
-        (error) => !stopped && ctx.fail(error),
-      );
-    }, REFRESH_MS);
+  /** The message of the error the last refresh failed with, shown above the view; null after a success. */
+  let failing: string | null = null;
+  /**
+   * One refresh. A failure (the store reconnecting, the server restarting) is shown, once while it
+   * says the same, and the next refresh comes all the same, 2 s later; the first that succeeds
+   * takes the message away. A 401 brings the token form instead, which stops this view.
+   */
+  const tick = async () => {
+    try {
+      await refresh();
+      if (failing !== null && !stopped) ctx.clearNotice();
+      failing = null;
+    } catch (error) {
+      if (stopped) return;
+      const message = error instanceof Error ? error.message : String(error);
+      if (failing !== message) ctx.fail(error);
+      failing = message;
+    }
   };
+  const loop = () => {
+    if (stopped) return;
+    timer = window.setTimeout(() => void tick().then(loop), REFRESH_MS);
+  };
+  await tick();
   loop();
   return () => {
     stopped = true;

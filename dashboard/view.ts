@@ -8,6 +8,8 @@ export interface ViewContext {
   query: URLSearchParams;
   /** Reports an error from work the view started on its own (polling, a button). */
   fail(error: unknown): void;
+  /** Takes away the message above the view (a view's error it has since got over). */
+  clearNotice(): void;
   /** Shows a short message above the view. */
   notice(text: string, kind?: "info" | "error"): void;
   /** Goes to another route, with a message to show above it. */

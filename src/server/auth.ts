@@ -77,7 +77,10 @@ export interface AuthOptions {
   tokens?: TokenEntry[];
   /**
    * Your own check, run when no token matched (or instead of tokens): return the principal, or
-   * null for 401. The server still checks the principal's role against the route (403).
+   * null for 401. The server still checks the principal's role against the route (403). A
+   * principal that is not as {@link Principal} says (an unknown role, a name that is not a name, a
+   * producer without one) is a fault of the server's setup: the request is answered 500 `INTERNAL`,
+   * telling the client nothing more, and the server logs what the hook returned at error level.
    */
   authorize?: (request: FastifyRequest) => Principal | null | Promise<Principal | null>;
   /**
@@ -237,16 +240,7 @@ export class Authenticator {
     }
     if (this.#authorize) {
       const p = await this.#authorize(request);
-      if (p && !ROLES.includes(p.role)) {
-        throw new ErrandError("INVALID_OPTION", `authorize() returned an unknown role ${describe(p.role)}`);
-      }
-      if (p?.name !== undefined) checkPrincipalName(p.name);
-      else if (p && OWN_JOBS_ONLY.includes(p.role)) {
-        throw new ErrandError(
-          "INVALID_OPTION",
-          `authorize() returned a ${p.role} without a name: it reads only the jobs it owns, so it needs one`,
-        );
-      }
+      if (p) checkAuthorized(p);
       return p;
     }
     return null;
@@ -272,6 +266,24 @@ export function addressKey(ip: string): string {
     .slice(0, 4)
     .map((g) => Number.parseInt(g, 16).toString(16))
     .join(":")}::/64`;
+}
+
+/**
+ * What the `authorize` hook returned, held to what {@link Principal} says. A principal that breaks
+ * it is the operator's misconfiguration, not the client's request: it is thrown as a plain Error,
+ * which the server answers 500 `INTERNAL` ("internal error", nothing of the hook) and logs whole
+ * at error level.
+ */
+function checkAuthorized(p: Principal): void {
+  let problem: string | null = null;
+  if (!ROLES.includes(p.role)) {
+    problem = `an unknown role ${describe(p.role)} (one of ${ROLES.join(", ")})`;
+  } else if (p.name !== undefined && (typeof p.name !== "string" || !NAME_PATTERN.test(p.name))) {
+    problem = `a principal name ${describe(p.name)} that does not match ${NAME_PATTERN} (it is the owner of the jobs it enqueues)`;
+  } else if (p.name === undefined && OWN_JOBS_ONLY.includes(p.role)) {
+    problem = `a ${p.role} without a name: it reads only the jobs it owns, so it needs one`;
+  }
+  if (problem) throw new Error(`auth.authorize() returned ${problem}; the request was refused with 500`);
 }
 
 /** A principal's name becomes its jobs' owner: it must be a name. */

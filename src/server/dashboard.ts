@@ -75,7 +75,8 @@ async function loadAssets(): Promise<Map<string, Asset>> {
 }
 
 /**
- * Serves the dashboard at `/dashboard/`, and redirects `/` there. The files are read on the first
+ * Serves the dashboard at `/dashboard/`, and redirects `/` and `/dashboard` there (relative
+ * redirects, which keep a reverse proxy's path prefix). The files are read on the first
  * request and kept in memory; every response carries an ETag and `no-cache`, so browsers revalidate
  * (a 304) and never run a stale build.
  */
@@ -110,8 +111,10 @@ export function registerDashboard(app: FastifyInstance): void {
     return reply.type(asset.type).send(asset.body);
   };
   const hide = { schema: { hide: true } };
-  app.get("/", hide, async (_request, reply) => reply.redirect("/dashboard/"));
-  app.get("/dashboard", hide, async (_request, reply) => reply.redirect("/dashboard/"));
+  // Relative, so a reverse proxy's path prefix is kept: `/errand/` → `/errand/dashboard/`, and
+  // `/errand/dashboard` → `/errand/dashboard/` (both resolve `dashboard/` against their folder).
+  app.get("/", hide, async (_request, reply) => reply.redirect("dashboard/"));
+  app.get("/dashboard", hide, async (_request, reply) => reply.redirect("dashboard/"));
   app.get("/dashboard/", hide, async (request, reply) => serve("index.html", request, reply));
   app.get("/dashboard/:file", hide, async (request, reply) =>
     serve((request.params as { file: string }).file, request, reply),

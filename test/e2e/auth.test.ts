@@ -1,9 +1,16 @@
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { Authenticator, addressKey, MAX_TRACKED_ADDRESSES } from "../../src/server/auth.js";
-import { createServer, parseTokens, ROLE_PERMISSIONS, type Role } from "../../src/server/index.js";
+import {
+  createServer,
+  type Principal,
+  parseTokens,
+  ROLE_PERMISSIONS,
+  type Role,
+} from "../../src/server/index.js";
 import type { routeSchemas } from "../../src/server/schemas.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { ALL_TOKENS, snapshot, startServer, TOKENS } from "./harness.js";
@@ -243,7 +250,7 @@ for (const backend of selectedBackends()) {
       expect(await snapshot(h)).toEqual(untouched);
     });
 
-    it("refuses token and principal names that cannot be owners, and a nameless producer from a hook", async () => {
+    it("refuses token names that cannot be owners; a hook's principal that breaks the rules is the server's fault: 500, logged", async () => {
       const b = await backend.setup();
       await expect(
         createServer({
@@ -251,19 +258,42 @@ for (const backend of selectedBackends()) {
           auth: { tokens: [{ token: "abcdefgh1", role: "producer", name: "a b" }] },
         }),
       ).rejects.toMatchObject({ code: "INVALID_OPTION" });
+      const lines: Array<{ level: number; err?: { message: string } }> = [];
+      const logger = pino({ level: "error" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+      const broken: Record<string, unknown> = {
+        nameless: { role: "producer" },
+        bad: { role: "producer", name: "no/slashes" },
+        superuser: { role: "superuser", name: "x" },
+      };
       const h = await startServer(backend, {
+        logger,
         auth: {
           authorize: (request) => {
-            const who = request.headers["x-who"];
-            if (who === "nameless") return { role: "producer" };
-            if (who === "bad") return { role: "producer", name: "no/slashes" };
-            return typeof who === "string" ? { role: "producer", name: who } : null;
+            const who = String(request.headers["x-who"]);
+            if (who in broken) return broken[who] as Principal;
+            return who !== "undefined" ? { role: "producer", name: who } : null;
           },
         },
       });
-      for (const who of ["nameless", "bad"]) {
+      const said = {
+        nameless: "a producer without a name",
+        bad: 'a principal name "no/slashes"',
+        superuser: 'an unknown role "superuser"',
+      };
+      for (const [who, detail] of Object.entries(said)) {
+        lines.length = 0;
         const r = await h.http("POST", "/v1/jobs", { body: { type: "t" }, headers: { "x-who": who } });
-        expect(r, who).toMatchObject({ status: 400, body: { code: "INVALID_OPTION" } });
+        // The client is told nothing of the hook; the operator's log says what it returned.
+        expect(r, who).toMatchObject({ status: 500, body: { code: "INTERNAL", message: "internal error" } });
+        expect(JSON.stringify(r.body), who).not.toContain("authorize");
+        expect(lines, who).toEqual([
+          expect.objectContaining({
+            level: 50,
+            err: expect.objectContaining({
+              message: expect.stringContaining(`auth.authorize() returned ${detail}`),
+            }),
+          }),
+        ]);
       }
       expect((await h.queue.list()).jobs).toEqual([]);
       const made = await h.http("POST", "/v1/jobs", { body: { type: "t" }, headers: { "x-who": "hooked" } });

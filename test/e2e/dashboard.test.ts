@@ -4,7 +4,7 @@
  * `npm run build` does. Without /usr/bin/chromium this file fails: it never skips.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,7 +32,7 @@ interface Canvas {
   };
 }
 interface Browser {
-  sessionStorage: { getItem(key: string): string | null };
+  sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
   location: { hash: string };
 }
 const backend = selectedBackends()[0]!;
@@ -192,6 +192,48 @@ describe(`dashboard on ${backend.name}`, () => {
     expect(drawn.n).toBeGreaterThan(50);
     expect(drawn.bottom - drawn.top).toBeGreaterThan(drawn.height / 12);
     expect(drawn.bottom - drawn.top).toBeLessThan(drawn.height / 3);
+  });
+
+  it("keeps refreshing the overview after failed polls, shows the error until one succeeds", async () => {
+    const h = await startServer(backend);
+    await h.queue.enqueue("t", 1);
+    const page = await open(h);
+    const pending = () => text(page, ".cards [data-state=pending] [data-testid=count]");
+    await vi.waitFor(async () => expect(await pending()).toBe("1"), { timeout: 10_000 });
+
+    // The next two polls of /v1/stats fail, as while the store reconnects; later ones get through.
+    let failures = 2;
+    await page.route(/\/v1\/stats$/, (route) =>
+      failures-- > 0
+        ? route.fulfill({
+            status: 503,
+            contentType: "application/json",
+            body: JSON.stringify({
+              code: "STORE_ERROR",
+              message: "store briefly unreachable",
+              details: null,
+            }),
+          })
+        : route.fallback(),
+    );
+    await vi.waitFor(
+      async () => expect(await text(page, "[data-testid=notice-error]")).toContain("503 STORE_ERROR"),
+      { timeout: 10_000 },
+    );
+    await h.queue.enqueue("t", 2);
+    await vi.waitFor(async () => expect(await pending()).toBe("2"), { timeout: 15_000 });
+    expect(failures).toBeLessThan(0);
+    expect(await page.locator("[data-testid=notice-error]").count()).toBe(0);
+
+    // The first load failing is no different: the view comes up, says why, and fills in once it can.
+    failures = 1;
+    await page.reload();
+    await vi.waitFor(
+      async () => expect(await text(page, "[data-testid=notice-error]")).toContain("503 STORE_ERROR"),
+      { timeout: 10_000 },
+    );
+    await vi.waitFor(async () => expect(await pending()).toBe("2"), { timeout: 15_000 });
+    expect(await page.locator("[data-testid=notice-error]").count()).toBe(0);
   });
 
   it("shows each type's held-back ready jobs by rule and its busiest keys, linked to their jobs", async () => {
@@ -563,6 +605,48 @@ describe(`dashboard on ${backend.name}`, () => {
     await page.click("[data-action=retry]");
     await vi.waitFor(async () => expect((await h.queue.get("order-7"))!.state).toBe("pending"));
   });
+
+  it("refuses a token no header can carry (a zero-width space pasted with it), in the form and from sessionStorage", async () => {
+    const h = await startServer(backend, { auth: { tokens: ALL_TOKENS, maxFailures: 100 } });
+    await h.queue.enqueue("t", 1);
+    const page = await open(h);
+    const sent: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/v1/")) sent.push(r.url());
+    });
+    const stored = () =>
+      page.evaluate(() => (globalThis as unknown as Browser).sessionStorage.getItem("errand.token"));
+    await page.locator("[data-testid=token-form]").waitFor();
+
+    // Copied from a chat: the token and a zero-width space after it. Refused before it is kept or sent.
+    await page.fill("[data-testid=token-input]", `${TOKENS.viewer}\u200b`);
+    await page.click("[data-testid=token-form] button[type=submit]");
+    await vi.waitFor(async () =>
+      expect(await text(page, "[data-testid=token-message]")).toContain(
+        `U+200B, an invisible character at position ${TOKENS.viewer.length + 1}`,
+      ),
+    );
+    expect(await stored()).toBeNull();
+    expect(sent).toEqual([]);
+    expect(await page.locator("[data-testid=notice-error]").count()).toBe(0);
+
+    // One kept in the tab before (an older dashboard took it): the form again, never "unreachable".
+    await page.evaluate(
+      (t) => (globalThis as unknown as Browser).sessionStorage.setItem("errand.token", t),
+      `${TOKENS.viewer}\u201d`,
+    );
+    await page.reload();
+    await page.locator("[data-testid=token-form]").waitFor();
+    expect(await text(page, "[data-testid=token-message]")).toContain('"\u201d" (U+201D)');
+    expect(await page.locator("[data-testid=notice-error]").count()).toBe(0);
+    expect(await stored()).toBeNull();
+
+    await page.fill("[data-testid=token-input]", TOKENS.viewer);
+    await page.click("[data-testid=token-form] button[type=submit]");
+    await vi.waitFor(async () =>
+      expect(await text(page, ".cards [data-state=pending] [data-testid=count]")).toBe("1"),
+    );
+  });
 });
 
 /**
@@ -707,7 +791,7 @@ describe("dashboard files and history over HTTP", () => {
     const h = await startServer(backend, { auth: { tokens: ALL_TOKENS, maxFailures: 100 } });
     const root = await fetch(`${h.base}/`, { redirect: "manual" });
     expect(root.status).toBe(302);
-    expect(root.headers.get("location")).toBe("/dashboard/");
+    expect(root.headers.get("location")).toBe("dashboard/");
 
     const index = await h.http("GET", "/dashboard/");
     expect(index.status).toBe(200);
@@ -737,6 +821,20 @@ describe("dashboard files and history over HTTP", () => {
       expect((await h.http("GET", path)).status, path).toBe(404);
     }
     expect((await h.http("GET", "/v1/stats")).status).toBe(401);
+  });
+
+  it("keeps a reverse proxy's path prefix through its redirects to the dashboard", async () => {
+    const h = await startServer(backend);
+    const base = await prefixProxy(h.base, "/errand");
+    for (const path of ["/", "/dashboard"]) {
+      const r = await fetch(`${base}${path}`, { redirect: "manual" });
+      expect(r.status, path).toBe(302);
+      expect(r.headers.get("location"), path).toBe("dashboard/");
+      const followed = await fetch(`${base}${path}`);
+      expect(followed.url, path).toBe(`${base}/dashboard/`);
+      expect(followed.status, path).toBe(200);
+      expect(await followed.text(), path).toContain('<script type="module" src="main.js">');
+    }
   });
 
   it("turns off with dashboard: false", async () => {
@@ -776,4 +874,39 @@ describe("dashboard files and history over HTTP", () => {
 
 async function idsOf(h: Harness, type: string): Promise<string[]> {
   return (await h.queue.list({ type, limit: 100 })).jobs.map((j) => j.id);
+}
+
+/**
+ * A reverse proxy serving `target` under `prefix` (stripped before passing on, Host kept), as nginx's
+ * `location /errand/ { proxy_pass http://errand/; }`; anything else is its own 404. Answers its base URL.
+ */
+async function prefixProxy(target: string, prefix: string): Promise<string> {
+  const upstream = new URL(target);
+  const server = createHttpServer((req, res) => {
+    if (!req.url!.startsWith(`${prefix}/`)) {
+      res.writeHead(404, { "content-type": "text/plain" }).end(`not under ${prefix}/`);
+      return;
+    }
+    const forward = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url!.slice(prefix.length),
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on("error", () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onTestFinished(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
 }

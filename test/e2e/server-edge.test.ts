@@ -4,9 +4,11 @@
  * refusal, Fastify's own included, comes in errand's `{ code, message, details }` shape.
  */
 import { request as httpRequest } from "node:http";
-import { describe, expect, it } from "vitest";
+import pino from "pino";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ErrandError } from "../../src/errors.js";
 import { createServer } from "../../src/server/index.js";
+import { READY_TIMEOUT_MS } from "../../src/server/routes/ops.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { ALL_TOKENS, type Harness, snapshot, startServer, TOKENS } from "./harness.js";
 
@@ -261,6 +263,42 @@ describe("the Host check (DNS rebinding)", () => {
       authorization: `Bearer ${TOKENS.viewer}`,
     });
     expect(anyHost.status).toBe(200);
+  });
+});
+
+describe("the readiness probe with the store down", () => {
+  it("answers everyone a bare 503 within READY_TIMEOUT_MS, and logs what the store said", async () => {
+    const lines: Array<{ level: number; msg: string; err?: { message: string } }> = [];
+    const logger = pino({ level: "error" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const h = await startServer(backend, { logger, auth: { tokens: ALL_TOKENS } });
+    const detail = "PostgreSQL operation failed: connect ECONNREFUSED 10.9.8.7:45237";
+    const ping = vi.spyOn(h.queue, "ping").mockRejectedValue(new ErrandError("STORE_ERROR", detail));
+    onTestFinished(() => ping.mockRestore());
+    // No token, any host: a probe, or anyone who can reach the port.
+    const failed = await raw(h, "GET", "/readyz", { host: "10.1.2.3:8080" });
+    expectErrandError(failed, 503, "UNAVAILABLE");
+    expect(JSON.stringify(failed.body)).not.toMatch(/10\.9\.8\.7|ECONNREFUSED|PostgreSQL/);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 50, err: expect.objectContaining({ message: detail }) }),
+    ]);
+
+    // A store that retries its connection: the probe is answered when the bound runs out.
+    lines.length = 0;
+    ping.mockImplementation(() => new Promise<void>(() => {}));
+    const started = performance.now();
+    const late = await raw(h, "GET", "/readyz", { host: "10.1.2.3:8080" });
+    const took = performance.now() - started;
+    expectErrandError(late, 503, "UNAVAILABLE");
+    expect(took).toBeGreaterThanOrEqual(READY_TIMEOUT_MS - 50);
+    expect(took).toBeLessThan(READY_TIMEOUT_MS + 1500);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 50, msg: expect.stringContaining(`within ${READY_TIMEOUT_MS} ms`) }),
+    ]);
+
+    ping.mockResolvedValue(undefined);
+    await vi.waitFor(async () => expect((await raw(h, "GET", "/readyz")).body).toEqual({ ok: true }), {
+      timeout: READY_TIMEOUT_MS * 3,
+    });
   });
 });
 
