@@ -43,7 +43,7 @@ export async function openStore(url: string): Promise<Store> {
   }
   throw new ErrandError(
     "INVALID_STORE_URL",
-    `unknown store URL ${JSON.stringify(url)}; expected sqlite:./file.db (or sqlite::memory:)`,
+    `unknown store URL ${JSON.stringify(url)}; expected sqlite:./file.db (or sqlite::memory:), postgres://user:password@host:5432/db (or postgresql://), or redis://host:6379 (or rediss://)`,
   );
 }
 

@@ -5,13 +5,17 @@
  * `ERRAND_TOKEN`). Human output by default, `--json` for scripts.
  *
  * Exit codes: 0 done; 1 failed; 2 bad usage or input; 3 not found; 4 conflict (wrong state,
- * stale attempt); 5 store or server unavailable; 6 not allowed (401/403/429).
+ * stale attempt); 5 store or server unavailable; 6 not allowed (401/403/429). A standard output
+ * closed by its reader (`| head -1`) ends a command quietly with 0, a worker or server after a
+ * graceful stop (stop-signal.ts).
  * @module
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ErrandError, type ErrandErrorCode } from "../errors.js";
+import { oneLine } from "./output.js";
 import { buildProgram } from "./program.js";
+import { watchStdout } from "./stop-signal.js";
 
 const EXIT: Partial<Record<ErrandErrorCode, number>> & { default: number } = {
   default: 1,
@@ -55,12 +59,14 @@ export async function main(argv = process.argv): Promise<void> {
     const code = error instanceof ErrandError ? error.code : "INTERNAL";
     const message = error instanceof Error ? error.message : String(error);
     if (json) process.stderr.write(`${JSON.stringify({ code, message })}\n`);
-    else process.stderr.write(`errand: ${message} (${code})\n`);
+    // A message may carry text from a server or a job: printed on one line, controls escaped.
+    else process.stderr.write(`errand: ${oneLine(message)} (${code})\n`);
     process.exitCode = exitCode(error);
   }
 }
 
 const invoked = process.argv[1] ? resolve(process.argv[1]) : "";
 if (invoked && (import.meta.url === pathToFileURL(invoked).href || /[\\/]errand$/.test(invoked))) {
+  watchStdout(process.stdout);
   void main();
 }

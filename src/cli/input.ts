@@ -9,6 +9,20 @@ import { pathToFileURL } from "node:url";
 import { type AnyJobDefinition, isJobDefinition } from "../define-job.js";
 import { ErrandError, type ErrandErrorCode } from "../errors.js";
 
+/**
+ * An integer as a person types one: an optional sign and decimal digits, nothing else. `Number()`
+ * alone would read "" and spaces as 0, "0x10" as 16, "0b11" as 3 and " 1e3 " as 1000.
+ */
+const DECIMAL_INTEGER = /^[+-]?[0-9]+$/;
+
+/**
+ * `text` as an integer, or NaN when it is not an optionally signed run of decimal digits (for
+ * the caller to refuse, naming what was typed).
+ */
+export function decimalInteger(text: string): number {
+  return DECIMAL_INTEGER.test(text) ? Number(text) : Number.NaN;
+}
+
 /** A commander parser for an integer option, optionally with bounds. */
 export function int(
   name: string,
@@ -16,7 +30,7 @@ export function int(
   max = Number.MAX_SAFE_INTEGER,
 ): (v: string) => number {
   return (v: string) => {
-    const n = Number(v);
+    const n = decimalInteger(v);
     if (!Number.isSafeInteger(n) || n < min || n > max) {
       const bound =
         max !== Number.MAX_SAFE_INTEGER
@@ -24,7 +38,7 @@ export function int(
           : min === Number.MIN_SAFE_INTEGER
             ? ""
             : ` ≥ ${min}`;
-      throw new ErrandError("INVALID_OPTION", `${name} must be an integer${bound}, got ${v}`);
+      throw new ErrandError("INVALID_OPTION", `${name} must be an integer${bound}, got ${JSON.stringify(v)}`);
     }
     return n;
   };
@@ -59,10 +73,18 @@ export function unreadable(flag: string, file: string | 0, why: unknown): Errand
   );
 }
 
-/** JSON text from a file the user named, parsed; `code` for text that is not JSON. */
+/**
+ * `text` without a leading UTF-8 byte order mark, which some editors and shells (Notepad,
+ * PowerShell 5's Out-File) write at the start of a file and JSON.parse refuses.
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** JSON text from a file the user named (a leading BOM dropped), parsed; `code` for text that is not JSON. */
 export function parseUserJson(flag: string, file: string | 0, text: string, code: ErrandErrorCode): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(withoutBom(text));
   } catch (cause) {
     throw new ErrandError(code, `${flag}: ${fileName(file)} is not valid JSON: ${messageOf(cause)}`, {
       cause,

@@ -3,6 +3,8 @@
  * for people.
  * @module
  */
+import { createRequire } from "node:module";
+import type { Logger } from "pino";
 import type { Job } from "../job.js";
 import type { CliContext } from "./context.js";
 
@@ -11,9 +13,41 @@ export interface JsonOption {
   json?: boolean;
 }
 
-/** Prints one line. */
+/**
+ * C0 controls (ESC, CR, BEL, …), DEL and C1 controls (CSI U+009B among them): what a terminal
+ * acts on rather than shows. Text from jobs (payloads, results, error messages) is anyone's, so
+ * none of it reaches the terminal raw.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as CONTROLS, line feeds aside.
+const CONTROLS_BUT_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as CONTROLS, for a test (no lastIndex).
+const HAS_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+const escapeControl = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/**
+ * `text` with every control character written as a JSON escape (`\u001b`), line feeds included:
+ * one line, safe to print. A JSON line stays the same JSON.
+ */
+export function oneLine(text: string): string {
+  return text.replace(CONTROLS, escapeControl);
+}
+
+/** A value as a human line shows it: a string with control characters JSON-encoded, quotes and all. */
+export function shown(value: string): string {
+  return HAS_CONTROL.test(value) ? oneLine(JSON.stringify(value)) : value;
+}
+
+/**
+ * Prints one line (or lines: a result of several). Control characters other than line feeds are
+ * escaped as JSON escapes (`\u001b`), so nothing printed can move the cursor, retitle or recolour
+ * the terminal; in a JSON line that is the same JSON.
+ */
 export function out(ctx: CliContext, text: string): void {
-  ctx.stdout.write(`${text}\n`);
+  ctx.stdout.write(`${text.replace(CONTROLS_BUT_LF, escapeControl)}\n`);
 }
 
 /** Prints a result: `value` as one JSON line with `--json`, else `human()`. */
@@ -43,7 +77,7 @@ export function jobDetail(j: Job): string {
   return Object.entries(j)
     .map(
       ([k, v]) =>
-        `${k.padEnd(15)} ${v instanceof Date ? v.toISOString() : typeof v === "object" && v !== null ? JSON.stringify(v) : String(v)}`,
+        `${k.padEnd(15)} ${v instanceof Date ? v.toISOString() : typeof v === "object" && v !== null ? oneLine(JSON.stringify(v)) : typeof v === "string" ? shown(v) : String(v)}`,
     )
     .join("\n");
 }
@@ -79,4 +113,16 @@ export async function progressBar(o: JsonOption, label: string): Promise<Progres
     },
     stop: () => bar.stop(),
   };
+}
+
+/**
+ * pino at level "warn" on standard error, for the workers the CLI runs: standard output carries
+ * their event lines (JSON with `--json`), which log records must not mix into.
+ */
+export function stderrLogger(): Logger {
+  const pino = createRequire(import.meta.url)("pino") as {
+    (options: object, destination: unknown): Logger;
+    destination(fd: number): unknown;
+  };
+  return pino({ level: "warn" }, pino.destination(2));
 }

@@ -7,6 +7,7 @@
  */
 import type { Command } from "commander";
 import { ErrandClient } from "../client/client.js";
+import { ErrandError } from "../errors.js";
 import { openQueue, type Queue } from "../queue.js";
 import type { CliContext } from "./context.js";
 import type { JsonOption } from "./output.js";
@@ -58,12 +59,23 @@ export function storeUrl(o: Pick<TargetOptions, "store">, env: NodeJS.ProcessEnv
   return o.store ?? env.ERRAND_STORE ?? DEFAULT_STORE;
 }
 
-/** Opens the target: the server when `--server` or `ERRAND_SERVER` names one, else the store. */
-/** The server URL: `--server`, else `ERRAND_SERVER`; undefined (or empty) means a store. */
+/**
+ * The server URL: `--server`, else `ERRAND_SERVER`; undefined (or an empty ERRAND_SERVER) means a
+ * store. An empty `--server` (`--server "$URL"` with URL unset) is refused rather than read as
+ * "no server": the command would act on the local store instead, creating `./errand.db`.
+ * @throws ErrandError `INVALID_OPTION` for `--server ""`
+ */
 export function serverUrl(o: Pick<TargetOptions, "server">, env: NodeJS.ProcessEnv): string | undefined {
+  if (o.server === "") {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      "--server is empty: give the server URL, or leave --server out for a store",
+    );
+  }
   return o.server ?? env.ERRAND_SERVER;
 }
 
+/** Opens the target: the server when `--server` or `ERRAND_SERVER` names one, else the store. */
 export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv): Promise<OpenTarget> {
   const server = serverUrl(o, env);
   if (server) {
@@ -118,6 +130,7 @@ export function actOn<I, O extends TargetCommandOptions = TargetCommandOptions, 
     const cmd = args[args.length - 1] as Command;
     const o = cmd.opts() as O;
     const rest = args.slice(0, -2) as A;
+    serverUrl(o, ctx.env); // An empty --server is refused before the input is read.
     const input = await read(o, ...rest);
     const t = await openTarget(o, ctx.env);
     try {

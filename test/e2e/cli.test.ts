@@ -1,78 +1,14 @@
-import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { servedAddress } from "../../src/cli/commands/serve.js";
 import { LIST_SCAN, openQueue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
+import { CLI, errand, startErrand, tempDir } from "./cli-process.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
-
-const CLI = fileURLToPath(new URL("../../src/cli/index.ts", import.meta.url));
-
-/** Runs `errand …` as a child process. */
-function errand(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", CLI, ...args],
-      {
-        env: { ...process.env, ...env, ERRAND_STORE: "", ERRAND_SERVER: "", ERRAND_TOKEN: "" },
-        maxBuffer: 1 << 26,
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-/**
- * Starts a long-running `errand …` (serve, worker) as a child process. `seen` resolves with the
- * first match of its standard output, or rejects if the child exits first; `stop` signals the
- * child by its pid and resolves with its exit code.
- */
-function startErrand(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
-    env: { ...process.env, ERRAND_STORE: "", ERRAND_SERVER: "", ERRAND_TOKEN: "", ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const pid = child.pid!;
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(pid, "SIGKILL");
-  });
-  let text = "";
-  const waiters = new Set<() => void>();
-  child.stdout.on("data", (c: Buffer) => {
-    text += c;
-    for (const check of waiters) check();
-  });
-  const seen = (pattern: RegExp) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      const check = () => {
-        const m = text.match(pattern);
-        if (!m) return;
-        waiters.delete(check);
-        resolve(m);
-      };
-      waiters.add(check);
-      void exited.then((code) => reject(new Error(`errand exited (${code}) before printing ${pattern}`)));
-      check();
-    });
-  const stop = (signal: NodeJS.Signals) => {
-    process.kill(pid, signal);
-    return exited;
-  };
-  return { seen, stop };
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "errand-cli-"));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 // The first two tests start ~30 CLI processes one after another (each loads tsx: ~1 s, ~2 s on a
 // loaded machine), so they get a larger budget than the default 30 s; every wait is on output.

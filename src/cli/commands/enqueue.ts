@@ -4,14 +4,15 @@
  */
 import { type FileHandle, open } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { ErrandError } from "../../errors.js";
 import type { EnqueueOptions } from "../../queue.js";
 import { MAX_BULK } from "../../server/schemas/fields.js";
+import { toJsonText } from "../../validation.js";
 import type { CliContext } from "../context.js";
-import { int, isSystemError, readPayload, unreadable } from "../input.js";
+import { int, isSystemError, readPayload, unreadable, withoutBom } from "../input.js";
 import { jobLine, print, progressBar } from "../output.js";
-import { actOn, type Target, type TargetCommandOptions, withTarget } from "../target.js";
+import { actOn, type OpenTarget, type TargetCommandOptions, withTarget } from "../target.js";
 
 interface EnqueueCommandOptions extends TargetCommandOptions {
   payload?: string;
@@ -46,17 +47,21 @@ function debounceOption(o: EnqueueCommandOptions): Pick<EnqueueOptions, "debounc
   return { debounce: { key: o.debounceKey, delayMs: durationFlag(o.debounceMs) } };
 }
 
-/** The enqueue options the command's flags give; a bare number for `--delay` is ms. */
+/**
+ * The enqueue options the command's flags give; a bare number for `--delay` is ms. A flag given
+ * empty (`--id ""`) is passed on for the target to refuse with its code, never dropped: a lost
+ * `--id` would enqueue a duplicate.
+ */
 function enqueueOptions(o: EnqueueCommandOptions): EnqueueOptions {
   return {
-    ...(o.queue ? { queue: o.queue } : {}),
-    ...(o.delay ? { delayMs: durationFlag(o.delay) } : {}),
-    ...(o.at ? { runAt: o.at } : {}),
+    ...(o.queue !== undefined ? { queue: o.queue } : {}),
+    ...(o.delay !== undefined ? { delayMs: durationFlag(o.delay) } : {}),
+    ...(o.at !== undefined ? { runAt: o.at } : {}),
     ...(o.priority !== undefined ? { priority: o.priority } : {}),
-    ...(o.id ? { id: o.id } : {}),
-    ...(o.dependsOn ? { dependsOn: o.dependsOn } : {}),
+    ...(o.id !== undefined ? { id: o.id } : {}),
+    ...(o.dependsOn !== undefined ? { dependsOn: o.dependsOn } : {}),
     // Checked by the target, which names the two values it takes.
-    ...(o.onDependencyFailure
+    ...(o.onDependencyFailure !== undefined
       ? { onDependencyFailure: o.onDependencyFailure as EnqueueOptions["onDependencyFailure"] }
       : {}),
     ...(o.key !== undefined ? { key: o.key } : {}),
@@ -65,74 +70,215 @@ function enqueueOptions(o: EnqueueCommandOptions): EnqueueOptions {
 }
 
 /**
- * Enqueues one job per non-blank line of `file`, `o.batch` to a round trip, and returns how many.
- * A line that is not JSON stops the run with its line number; the batches before it stay enqueued.
+ * Most bytes of payloads (with each job's share of the request) in one batch of `--file`: under a
+ * server's default 1 MiB body limit (`serve --body-limit`), so that 1,000 payloads of a kilobyte
+ * go as two requests rather than one the server refuses. A batch ends at `--batch` jobs or here.
+ */
+export const BATCH_BYTES = 768 * 1024;
+
+/** One payload of `--file`, with the line it came from and its length in bytes. */
+interface FileLine {
+  payload: unknown;
+  line: number;
+  bytes: number;
+}
+
+/** `--file`, read a line at a time. */
+interface NdjsonSource {
+  name: string;
+  handle: FileHandle;
+  lines: AsyncIterator<string>;
+  /** The last line read. */
+  line: number;
+  /** A line read but left for the next batch (it would have made this one too large). */
+  held: FileLine | null;
+}
+
+/**
+ * The next payload of `--file`, or null at its end: blank lines are skipped, a BOM before the first
+ * is dropped.
+ * @throws ErrandError `INVALID_PAYLOAD` naming the line that is not JSON; `INVALID_OPTION` when
+ *   the file cannot be read.
+ */
+async function readLine(src: NdjsonSource): Promise<FileLine | null> {
+  if (src.held) {
+    const held = src.held;
+    src.held = null;
+    return held;
+  }
+  for (;;) {
+    let next: IteratorResult<string>;
+    try {
+      next = await src.lines.next();
+    } catch (error) {
+      // The stream's own error: the file could be opened but not read.
+      if (!isSystemError(error)) throw error;
+      throw unreadable("--file", src.name, error);
+    }
+    if (next.done) return null;
+    src.line++;
+    const text = src.line === 1 ? withoutBom(next.value) : next.value;
+    if (!text.trim()) continue;
+    try {
+      return { payload: JSON.parse(text), line: src.line, bytes: Buffer.byteLength(text) };
+    } catch (cause) {
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw new ErrandError("INVALID_PAYLOAD", `${src.name}:${src.line} is not valid JSON: ${why}`, {
+        cause,
+      });
+    }
+  }
+}
+
+/**
+ * The next batch of `--file`: up to `max` payloads and about {@link BATCH_BYTES} (a payload larger
+ * than that goes alone); empty at the end of the file. `envelope` is each job's share of a request
+ * besides its payload.
+ */
+async function nextBatch(src: NdjsonSource, max: number, envelope: number): Promise<FileLine[]> {
+  const batch: FileLine[] = [];
+  let bytes = 0;
+  while (batch.length < max) {
+    const next = await readLine(src);
+    if (next === null) break;
+    if (batch.length > 0 && bytes + next.bytes + envelope > BATCH_BYTES) {
+      src.held = next;
+      break;
+    }
+    batch.push(next);
+    bytes += next.bytes + envelope;
+  }
+  return batch;
+}
+
+/**
+ * The target's refusal of a batch, naming the line it was for where it can be found (a payload too
+ * large or not serialisable, on a store: each is checked again alone; through a server, `jobs[i]`
+ * of its message), else the batch's lines; a request too large for a server says to lower --batch.
+ */
+function refusedBatch(
+  file: string,
+  batch: FileLine[],
+  error: unknown,
+  maxPayloadBytes: number | null,
+): unknown {
+  if (!(error instanceof ErrandError)) return error;
+  const first = batch[0]!.line;
+  const last = batch[batch.length - 1]!.line;
+  let where = first === last ? `${file}:${first}` : `${file}: lines ${first} to ${last}`;
+  let message = error.message;
+  if (error.code === "INVALID_PAYLOAD") {
+    const index = /\bjobs\[(\d+)\]/.exec(message)?.[1];
+    const named = index === undefined ? undefined : batch[Number(index)];
+    if (named) where = `${file}:${named.line}`;
+    else if (maxPayloadBytes !== null) {
+      for (const item of batch) {
+        try {
+          toJsonText("payload", item.payload, maxPayloadBytes);
+        } catch (e) {
+          where = `${file}:${item.line}`;
+          message = e instanceof Error ? e.message : message;
+          break;
+        }
+      }
+    }
+  }
+  if (error.code === "PAYLOAD_TOO_LARGE" && batch.length > 1) {
+    message += `; the request held ${batch.length} jobs: give a smaller --batch, or raise the server's --body-limit`;
+  }
+  return new ErrandError(error.code, `${where}: ${message}`, { cause: error });
+}
+
+/**
+ * `error` with how far `--file` got: the jobs of the batches before it stay enqueued (each batch is
+ * all or nothing), so the user can resume after the last line they hold.
+ */
+function withProgress(error: unknown, file: string, total: number, through: number): unknown {
+  if (total === 0) return error;
+  const note = `; ${total} jobs (${file} lines 1 to ${through}) were enqueued before it: resume from line ${through + 1}`;
+  if (error instanceof ErrandError)
+    return new ErrandError(error.code, `${error.message}${note}`, { cause: error });
+  return new Error(`${error instanceof Error ? error.message : String(error)}${note}`, { cause: error });
+}
+
+/**
+ * Enqueues one job per non-blank line of `--file`, starting with `first` (the batch read before
+ * the target was opened), a batch to a round trip, and returns how many. A line that is not JSON,
+ * or a batch the target refuses, stops the run, naming the line; the batches before it stay
+ * enqueued and the error says how many jobs they held.
  */
 async function enqueueFile(
-  target: Target,
+  t: OpenTarget,
   type: string,
-  file: string,
-  handle: FileHandle,
+  src: NdjsonSource,
+  first: FileLine[],
   options: EnqueueOptions,
   o: EnqueueCommandOptions,
 ): Promise<number> {
   const bar = await progressBar(o, "enqueue");
-  let batch: unknown[] = [];
+  const envelope = jobEnvelope(type, options);
+  const maxPayloadBytes = t.queue ? t.queue.maxPayloadBytes : null;
   let total = 0;
-  let line = 0;
-  const flush = async () => {
-    if (batch.length === 0) return;
-    // One type and one set of options: enqueueManyIds takes the stores' bulk path and builds no
-    // job the command would only count.
-    await target.enqueueManyIds(type, batch, options);
-    total += batch.length;
-    batch = [];
-    bar?.update(total);
-  };
-  const lines = createInterface({
-    input: handle.createReadStream({ autoClose: false }),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
+  let through = 0;
   try {
-    for await (const text of lines) {
-      line++;
-      if (!text.trim()) continue;
-      let payload: unknown;
+    for (let batch = first; batch.length > 0; batch = await nextBatch(src, o.batch, envelope)) {
       try {
-        payload = JSON.parse(text);
-      } catch {
-        throw new ErrandError("INVALID_PAYLOAD", `${file}:${line} is not valid JSON`);
+        // One type and one set of options: enqueueManyIds takes the stores' bulk path and builds no
+        // job the command would only count.
+        await t.target.enqueueManyIds(
+          type,
+          batch.map((l) => l.payload),
+          options,
+        );
+      } catch (error) {
+        throw refusedBatch(src.name, batch, error, maxPayloadBytes);
       }
-      batch.push(payload);
-      if (batch.length >= o.batch) await flush();
+      total += batch.length;
+      through = batch[batch.length - 1]!.line;
+      bar?.update(total);
     }
   } catch (error) {
-    // The stream's own error: the file could be opened but not read.
-    if (!isSystemError(error)) throw error;
-    throw unreadable("--file", file, error);
+    throw withProgress(error, src.name, total, through);
+  } finally {
+    bar?.stop();
   }
-  await flush();
-  bar?.stop();
   return total;
 }
 
+/** A job's bytes in a bulk request besides its payload: its type and options, as the client sends them. */
+function jobEnvelope(type: string, options: EnqueueOptions): number {
+  return Buffer.byteLength(JSON.stringify({ type, payload: null, ...options })) + 1;
+}
+
 /**
- * `--file`, opened before the target is: a path that cannot be opened, or a directory, is refused
- * without touching the store.
- * @throws ErrandError `INVALID_OPTION`
+ * `--file`, opened, and its first batch read, before the target is: a path that cannot be opened,
+ * a directory, or a first batch with a line that is not JSON is refused without touching the store.
+ * @throws ErrandError `INVALID_OPTION`, `INVALID_PAYLOAD`
  */
-async function openFile(file: string): Promise<FileHandle> {
+async function openFile(
+  file: string,
+  o: EnqueueCommandOptions,
+  type: string,
+  options: EnqueueOptions,
+): Promise<{ src: NdjsonSource; first: FileLine[] }> {
   let handle: FileHandle;
   try {
     handle = await open(file, "r");
   } catch (cause) {
     throw unreadable("--file", file, cause);
   }
-  if ((await handle.stat()).isDirectory()) {
+  try {
+    if ((await handle.stat()).isDirectory()) throw unreadable("--file", file, "it is a directory");
+    const lines = createInterface({
+      input: handle.createReadStream({ autoClose: false }),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    })[Symbol.asyncIterator]();
+    const src: NdjsonSource = { name: file, handle, lines, line: 0, held: null };
+    return { src, first: await nextBatch(src, o.batch, jobEnvelope(type, options)) };
+  } catch (error) {
     await handle.close();
-    throw unreadable("--file", file, "it is a directory");
+    throw error;
   }
-  return handle;
 }
 
 /** Registers `enqueue`. */
@@ -141,7 +287,12 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     .description("enqueue a job of TYPE, or one per line of an ndjson file")
     .argument("<type>", "job type")
     .option("--payload <json>", "payload: JSON, @file, or - for standard input")
-    .option("--file <ndjson>", "one payload per line, enqueued in batches")
+    .addOption(
+      new Option(
+        "--file <ndjson>",
+        `one payload per line, enqueued in batches (of --batch jobs, at most ${BATCH_BYTES / 1024} KiB)`,
+      ).conflicts("payload"),
+    )
     .option(
       "--batch <n>",
       `jobs per batch with --file (1 to ${MAX_BULK}, a server's largest bulk enqueue)`,
@@ -170,22 +321,25 @@ export function registerEnqueue(program: Command, ctx: CliContext): void {
     .action(
       actOn(
         ctx,
-        async (o: EnqueueCommandOptions, _type: string) => ({
-          options: enqueueOptions(o),
-          file: o.file ? { name: o.file, handle: await openFile(o.file) } : null,
-          payload: o.file ? null : readPayload(o.payload),
-        }),
-        async ({ target }, { options, file, payload }, o, type) => {
+        async (o: EnqueueCommandOptions, type: string) => {
+          const options = enqueueOptions(o);
+          return {
+            options,
+            file: o.file !== undefined ? await openFile(o.file, o, type, options) : null,
+            payload: o.file !== undefined ? null : readPayload(o.payload),
+          };
+        },
+        async (t, { options, file, payload }, o, type) => {
           if (file === null) {
-            const job = await target.enqueue(type, payload, options);
+            const job = await t.target.enqueue(type, payload, options);
             print(ctx, o, job, () => `${job.duplicate ? "exists  " : "enqueued"} ${jobLine(job)}`);
             return;
           }
           try {
-            const total = await enqueueFile(target, type, file.name, file.handle, options, o);
+            const total = await enqueueFile(t, type, file.src, file.first, options, o);
             print(ctx, o, { enqueued: total }, () => `enqueued ${total} jobs of ${type}`);
           } finally {
-            await file.handle.close();
+            await file.src.handle.close();
           }
         },
       ),

@@ -31,10 +31,14 @@ export function registerFlows(program: Command, ctx: CliContext): void {
         (_o, file: string) => flowNodesFromWire(readFlow(file)),
         async ({ target }, nodes, o) => {
           const flow = await target.enqueueFlow(nodes);
-          print(ctx, o, flow, () =>
-            Object.entries(flow.jobs)
-              .map(([ref, job]) => `${job.duplicate ? "exists  " : "enqueued"} ${ref}  ${jobLine(job)}`)
-              .join("\n"),
+          print(
+            ctx,
+            o,
+            flow,
+            () =>
+              Object.entries(flow.jobs)
+                .map(([ref, job]) => `${job.duplicate ? "exists  " : "enqueued"} ${ref}  ${jobLine(job)}`)
+                .join("\n") || "no jobs: the flow is empty",
           );
         },
       ),

@@ -32,13 +32,14 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .option("--cursor <cursor>", "next page, from the previous page's nextCursor")
     .action(
       act(ctx, async ({ target }, o: ListOptions) => {
-        // The target checks the filters (state, names, limit), as it does for every caller.
+        // The target checks the filters (state, names, limit), as it does for every caller; one
+        // given empty is passed on to be refused, never dropped (which would list everything).
         const page = await target.list({
-          ...(o.state ? { state: o.state as JobState } : {}),
-          ...(o.queue ? { queue: o.queue } : {}),
-          ...(o.type ? { type: o.type } : {}),
+          ...(o.state !== undefined ? { state: o.state as JobState } : {}),
+          ...(o.queue !== undefined ? { queue: o.queue } : {}),
+          ...(o.type !== undefined ? { type: o.type } : {}),
           ...(o.key !== undefined ? { key: o.key } : {}),
-          ...(o.cursor ? { cursor: o.cursor } : {}),
+          ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
           limit: o.limit,
         });
         print(
@@ -92,7 +93,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
       act(ctx, async ({ target }, o: ListOptions, id: string) => {
         const page = await target.dependents(id, {
           limit: o.limit,
-          ...(o.cursor ? { cursor: o.cursor } : {}),
+          ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
         });
         print(
           ctx,

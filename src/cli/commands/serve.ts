@@ -11,7 +11,7 @@ import { DEFAULT_MAX_JOB_TYPES, MAX_JOB_TYPES } from "../../server/job-types.js"
 import { Worker } from "../../worker/worker.js";
 import type { CliContext } from "../context.js";
 import { int, isSystemError, loadJobs, parseUserJson, port, readUserFile } from "../input.js";
-import { out } from "../output.js";
+import { oneLine, out, stderrLogger } from "../output.js";
 import { onStopSignal } from "../stop-signal.js";
 import { storeUrl, withStore } from "../target.js";
 
@@ -142,20 +142,20 @@ export function registerServe(program: Command, ctx: CliContext): void {
           ) as JobTypeConfig[])
         : [];
       // The server's job types (--types, or stored) are laid over these definitions by the queue.
-      const jobs = o.jobs ? await loadJobs(o.jobs) : null;
+      const jobs = o.jobs !== undefined ? await loadJobs(o.jobs) : null;
       const store = storeUrl(o, ctx.env);
       const queue = await openQueue(store);
       let app: Awaited<ReturnType<typeof createServer>> | undefined;
       let worker: Worker | null = null;
       try {
         app = await createServer(serverOptions(o, queue, tokens, types));
-        worker = jobs ? new Worker(queue, { jobs, maintenance: false }) : null;
+        worker = jobs ? new Worker(queue, { jobs, maintenance: false, logger: stderrLogger() }) : null;
         if (worker) {
           worker.on("completed", (job, result) =>
             out(ctx, `completed ${job.type} ${job.id} → ${JSON.stringify(result)}`),
           );
           worker.on("failed", (job, error) =>
-            out(ctx, `failed    ${job.type} ${job.id}: ${(error as Error).message}`),
+            out(ctx, `failed    ${job.type} ${job.id}: ${oneLine((error as Error).message)}`),
           );
         }
         await listen(app, listenPort, o.host);

@@ -8,6 +8,7 @@ import { ErrandError } from "../../errors.js";
 import type { QueueStats } from "../../queue.js";
 import type { CliContext } from "../context.js";
 import { clearScreen, print, table } from "../output.js";
+import { onStop } from "../stop-signal.js";
 import { act, type TargetCommandOptions, withTarget } from "../target.js";
 
 /** Shortest `stats` refresh: a tighter loop only loads the store. */
@@ -75,9 +76,9 @@ function heldText(s: QueueStats): string[] {
 }
 
 /**
- * Calls `show` every `everyMs` until SIGINT or SIGTERM (resolves: exit 0) or a refresh fails
- * (rejects with its error, so the exit code is the error's). The next refresh is timed from the
- * end of the last, so a slow store never stacks them up.
+ * Calls `show` every `everyMs` until SIGINT, SIGTERM or a closed standard output (resolves: exit
+ * 0) or a refresh fails (rejects with its error, so the exit code is the error's). The next refresh
+ * is timed from the end of the last, so a slow store never stacks them up.
  */
 function refreshUntilStopped(everyMs: number, show: () => Promise<void>): Promise<void> {
   return new Promise<void>((done, fail) => {
@@ -85,11 +86,10 @@ function refreshUntilStopped(everyMs: number, show: () => Promise<void>): Promis
     const stop = (error?: unknown) => {
       clearTimeout(timer);
       timer = undefined;
-      process.off("SIGINT", onStopSignal).off("SIGTERM", onStopSignal);
+      stopListening();
       if (error === undefined) done();
       else fail(error);
     };
-    const onStopSignal = () => stop();
     const next = () => {
       timer = setTimeout(() => {
         show().then(() => {
@@ -97,7 +97,7 @@ function refreshUntilStopped(everyMs: number, show: () => Promise<void>): Promis
         }, stop);
       }, everyMs);
     };
-    process.once("SIGINT", onStopSignal).once("SIGTERM", onStopSignal);
+    const stopListening = onStop(() => stop());
     next();
   });
 }

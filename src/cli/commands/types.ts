@@ -26,6 +26,20 @@ function serverOnly(client: ErrandClient | null): ErrandClient {
   return client;
 }
 
+/**
+ * `--config` as a type's settings: a JSON object only. Anything else (a number, `true`, `null`, a
+ * string, an array) is refused before a request: spread into the body it became `{}`, which
+ * replaced the type's settings with the defaults.
+ * @throws ErrandError `INVALID_OPTION`
+ */
+function settingsOf(config: unknown): Record<string, unknown> {
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
+    const got = Array.isArray(config) ? "an array" : config === null ? "null" : `a ${typeof config}`;
+    throw new ErrandError("INVALID_OPTION", `--config must be a JSON object of settings, got ${got}`);
+  }
+  return config as Record<string, unknown>;
+}
+
 /** Registers `types` and its subcommands. */
 export function registerTypes(program: Command, ctx: CliContext): void {
   const types = program.command("types").description("job types on a server (--server only)");
@@ -60,7 +74,7 @@ export function registerTypes(program: Command, ctx: CliContext): void {
         ctx,
         (o: TargetCommandOptions & { config: string }, _type: string) => {
           needServer(ctx, o);
-          return readPayload(o.config, "--config") as object;
+          return settingsOf(readPayload(o.config, "--config"));
         },
         async ({ client }, config, o, type) => {
           const t = await serverOnly(client).setType({ ...config, type });
