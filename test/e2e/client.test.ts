@@ -453,16 +453,22 @@ describe("RemoteWorker options", () => {
   });
 });
 
+/** A client whose requests are only recorded: what a check that refuses before sending must leave empty. */
+function recordingClient(): { client: ErrandClient; sent: string[] } {
+  const sent: string[] = [];
+  const client = new ErrandClient({
+    url: "http://127.0.0.1:1",
+    fetch: async (input) => {
+      sent.push(String(input));
+      return new Response("{}", { status: 201 });
+    },
+  });
+  return { client, sent };
+}
+
 describe("client options that cannot travel over HTTP", () => {
   it("are refused with INVALID_OPTION before any request is sent", async () => {
-    const sent: string[] = [];
-    const client = new ErrandClient({
-      url: "http://127.0.0.1:1",
-      fetch: async (input) => {
-        sent.push(String(input));
-        return new Response("{}", { status: 201 });
-      },
-    });
+    const { client, sent } = recordingClient();
     const backoff = () => 1000;
     await expect(client.enqueue("send", {}, { backoff })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     await expect(client.enqueue("send", {}, { db: {} })).rejects.toMatchObject({ code: "INVALID_OPTION" });
@@ -478,14 +484,7 @@ describe("client options that cannot travel over HTTP", () => {
 
 describe("client arguments, checked as a Queue checks them", () => {
   it("refuses with the Queue's codes before any request: what JSON would drop or mangle, bad numbers, bad list options", async () => {
-    const sent: string[] = [];
-    const client = new ErrandClient({
-      url: "http://127.0.0.1:1",
-      fetch: async (input) => {
-        sent.push(String(input));
-        return new Response("{}", { status: 201 });
-      },
-    });
+    const { client, sent } = recordingClient();
     // JSON.stringify would send no payload (stored as null) or null in place of these.
     for (const payload of [undefined, () => 1, 1n, Number.NaN, { nested: Number.POSITIVE_INFINITY }]) {
       await expect(client.enqueue("send", payload), String(payload)).rejects.toMatchObject({
