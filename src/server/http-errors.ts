@@ -79,15 +79,21 @@ const FASTIFY_MESSAGES: ReadonlyMap<string, string> = new Map([
   ],
 ]);
 
+/** What a client is told of a store's failure (STORE_ERROR); the log has the store's own words. */
+export const STORE_FAILED = "the store failed; the server's log says why";
+
 /**
  * Turns anything thrown inside a route, or refused by Fastify before one ran, into a status and an
  * {@link ErrorBody}. The one place that does so: every error leaves the server in errand's shape.
  */
 export function toErrorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof ErrandError) {
+    // A store's failure speaks of its internals (an address, a user, a driver's words): the
+    // client learns the code, and the server's log (every 5xx, whole) why.
+    const message = error.code === "STORE_ERROR" ? STORE_FAILED : error.message;
     return {
       status: HTTP_STATUS[error.code] ?? 500,
-      body: { code: error.code, message: error.message, details: error.details ?? null },
+      body: { code: error.code, message, details: error.details ?? null },
     };
   }
   const e = error as { code?: unknown; statusCode?: unknown; validation?: unknown; message?: unknown };

@@ -7,6 +7,7 @@ import { request as httpRequest } from "node:http";
 import pino from "pino";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ErrandError } from "../../src/errors.js";
+import { STORE_FAILED } from "../../src/server/http-errors.js";
 import { createServer } from "../../src/server/index.js";
 import { READY_TIMEOUT_MS } from "../../src/server/routes/ops.js";
 import { selectedBackends } from "../conformance/backend.js";
@@ -299,6 +300,25 @@ describe("the readiness probe with the store down", () => {
     await vi.waitFor(async () => expect((await raw(h, "GET", "/readyz")).body).toEqual({ ok: true }), {
       timeout: READY_TIMEOUT_MS * 3,
     });
+  });
+});
+
+describe("a store's failure over HTTP", () => {
+  it("is 503 STORE_ERROR with a bare message to any token, the store's own words logged", async () => {
+    const lines: Array<{ level: number; err?: { message: string } }> = [];
+    const logger = pino({ level: "error" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const h = await startServer(backend, { logger, auth: { tokens: ALL_TOKENS } });
+    const detail =
+      'PostgreSQL operation failed: password authentication failed for user "errand_app" at 10.9.8.7';
+    const stats = vi.spyOn(h.queue, "stats").mockRejectedValue(new ErrandError("STORE_ERROR", detail));
+    onTestFinished(() => stats.mockRestore());
+    const failed = await raw(h, "GET", "/v1/stats", { authorization: `Bearer ${TOKENS.viewer}` });
+    expectErrandError(failed, 503, "STORE_ERROR");
+    expect(failed.body.message).toBe(STORE_FAILED);
+    expect(JSON.stringify(failed.body)).not.toMatch(/10\.9\.8\.7|errand_app|PostgreSQL/);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 50, err: expect.objectContaining({ message: detail }) }),
+    ]);
   });
 });
 
