@@ -368,7 +368,13 @@ export class ErrandClient {
 
   // ---- enqueue -------------------------------------------------------------------------------
 
-  /** Adds one job (by type name or a definition). With `options.id`, enqueue is an idempotent PUT. */
+  /**
+   * Adds one job (by type name or a definition). With `options.id`, enqueue is an idempotent PUT.
+   * @remarks With a producer's token, a duplicate of another owner's job (its id or unique key
+   * taken) is answered as `{ id, duplicate: true }` and nothing else: the job's other fields are
+   * absent, since the producer may not read it (the OpenAPI document says so beside Job). The same goes for
+   * each job of {@link enqueueBatch} and {@link enqueueFlow}.
+   */
   async enqueue<P>(
     job: JobDefinition<P, unknown> | string,
     payload: P,

@@ -113,13 +113,21 @@ expectTypeOf<Shared<"JobType">>().toEqualTypeOf<
 expectTypeOf<Body<"POST /v1/jobs">>().toEqualTypeOf<Json<SentJob> | { jobs: Json<SentJob>[] }>();
 expectTypeOf<Body<"PUT /v1/jobs/:id">>().toEqualTypeOf<Json<Omit<SentJob, "id">>>();
 // `?return=ids` answers `{ ids }`: what ErrandClient.enqueueManyIds returns.
-type EnqueueReply = WireJob | { jobs: WireJob[] } | { ids: Awaited2<ErrandClient["enqueueManyIds"]> };
+/**
+ * A duplicate of a job the caller may not read (a producer meeting another owner's job): its id
+ * only. ErrandClient's EnqueuedJob does not model it (its TSDoc says so): a producer's own jobs are
+ * whole.
+ */
+type HiddenDuplicate = { id: string; duplicate: true };
+type Enqueued = WireJob | HiddenDuplicate;
+type EnqueueReply = Enqueued | { jobs: Enqueued[] } | { ids: Awaited2<ErrandClient["enqueueManyIds"]> };
 expectTypeOf<Reply<"POST /v1/jobs", 201>>().toEqualTypeOf<EnqueueReply>();
 expectTypeOf<Reply<"POST /v1/jobs", 200>>().toEqualTypeOf<EnqueueReply>();
 expectTypeOf<Route["POST /v1/jobs"]["querystring"]["properties"]["return"]["enum"]>().toEqualTypeOf<
   readonly ["jobs", "ids"]
 >();
 expectTypeOf<Reply<"PUT /v1/jobs/:id", 201>>().toEqualTypeOf<WireJob>();
+expectTypeOf<Reply<"PUT /v1/jobs/:id", 200>>().toEqualTypeOf<Enqueued>();
 expectTypeOf<Reply<"GET /v1/jobs/:id", 200>>().toEqualTypeOf<WireJob>();
 expectTypeOf<Reply<"GET /v1/jobs", 200>>().toEqualTypeOf<
   Json<Omit<JobPage, "jobs"> & { jobs: Array<Job & { duplicate?: boolean }> }>
@@ -135,8 +143,8 @@ type SentFlowNode = Omit<FlowNode, "job" | "payload" | "options"> & {
   payload?: unknown;
 } & Omit<SentOptions, "dependsOn" | "debounce">;
 expectTypeOf<Body<"POST /v1/flows">>().toEqualTypeOf<{ jobs: Json<SentFlowNode>[] }>();
-expectTypeOf<Reply<"POST /v1/flows", 201>>().toEqualTypeOf<{ jobs: Record<string, WireJob> }>();
-expectTypeOf<Reply<"POST /v1/flows", 200>>().toEqualTypeOf<{ jobs: Record<string, WireJob> }>();
+expectTypeOf<Reply<"POST /v1/flows", 201>>().toEqualTypeOf<{ jobs: Record<string, Enqueued> }>();
+expectTypeOf<Reply<"POST /v1/flows", 200>>().toEqualTypeOf<{ jobs: Record<string, Enqueued> }>();
 expectTypeOf<Reply<"GET /v1/jobs/:id/dependencies", 200>>().toEqualTypeOf<{
   dependencies: Json<Awaited2<ErrandClient["dependencies"]>>;
 }>();

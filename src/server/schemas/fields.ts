@@ -236,6 +236,26 @@ export const jobsReply = {
   required: ["jobs"],
   properties: { jobs: { type: "array", items: jobReply } },
 } as const;
+/**
+ * An enqueue's answer for a duplicate of a job the caller may not read (a producer meeting another
+ * owner's job by id or unique key): that the id is taken, and nothing of the job.
+ */
+export const hiddenDuplicate = {
+  type: "object",
+  required: ["id", "duplicate"],
+  additionalProperties: false,
+  description:
+    "A duplicate of a job the caller may not read (another owner's, by id or unique key): its id, nothing else",
+  properties: { id: { type: "string" }, duplicate: { type: "boolean", const: true } },
+} as const;
+/** One job as an enqueue answers it: the job, or a {@link hiddenDuplicate}. */
+export const enqueuedReply = { anyOf: [jobReply, hiddenDuplicate] } as const;
+/** `{ jobs }` as a bulk enqueue answers it. */
+export const enqueuedJobsReply = {
+  type: "object",
+  required: ["jobs"],
+  properties: { jobs: { type: "array", items: enqueuedReply } },
+} as const;
 /** What `POST /v1/jobs?return=ids` answers: each job's id, in the order given. */
 export const idsReply = {
   type: "object",

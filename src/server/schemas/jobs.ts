@@ -8,9 +8,12 @@ import { LIST_SCAN, REDIS_LIST_SCAN } from "../../store/store.js";
 import { MAX_DEPENDENCIES } from "../../validation.js";
 import {
   duration,
+  enqueuedJobsReply,
+  enqueuedReply,
   enqueueJob,
   enqueueOptionProperties,
   errors,
+  hiddenDuplicate,
   idParams,
   idsReply,
   instant,
@@ -18,7 +21,6 @@ import {
   jobId,
   jobKey,
   jobReply,
-  jobsReply,
   listCursor,
   MAX_BULK,
   name,
@@ -61,7 +63,7 @@ const flowReply = {
     jobs: {
       type: "object",
       description: "Every node's job, keyed by its ref; `duplicate` marks jobs that already existed",
-      additionalProperties: jobReply,
+      additionalProperties: enqueuedReply,
     },
   },
 } as const;
@@ -121,12 +123,12 @@ export const jobRouteSchemas = {
       200: {
         description:
           "Every job already existed (`duplicate`): the job (one) or `{ jobs }` (many); `{ ids }` with `return=ids`",
-        anyOf: [jobReply, jobsReply, idsReply],
+        anyOf: [jobReply, hiddenDuplicate, enqueuedJobsReply, idsReply],
       },
       201: {
         description:
           "The job (one) or `{ jobs }` (many), `duplicate` marking jobs that already existed; `{ ids }` with `return=ids`",
-        anyOf: [jobReply, jobsReply, idsReply],
+        anyOf: [jobReply, hiddenDuplicate, enqueuedJobsReply, idsReply],
       },
       ...errors,
     },
@@ -142,7 +144,7 @@ export const jobRouteSchemas = {
       additionalProperties: false,
       properties: { type: name, payload: {}, ...omit(enqueueOptionProperties, "id") },
     },
-    response: { 200: jobReply, 201: jobReply, ...errors },
+    response: { 200: enqueuedReply, 201: jobReply, ...errors },
   },
   "POST /v1/flows": {
     summary:
