@@ -52,6 +52,11 @@ export class Attempts {
     return this.#c.types.rateRuled(types);
   }
 
+  /** Whether `type` may not be claimed ahead (TypeRegistry.rateRuledType). */
+  rateRuledType(type: string): boolean {
+    return this.#c.types.rateRuledType(type);
+  }
+
   /** One attempt completed; `true` exactly once per attempt. */
   async complete(job: AttemptRef | Job, result: unknown): Promise<boolean> {
     const ref = checkRef("complete", job);

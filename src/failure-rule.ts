@@ -111,7 +111,7 @@ function read<T>(get: () => T, fallback: T): T {
 }
 
 /** The thrown value as JSON when JSON can say it, else {@link describe}'s words for it. */
-function jsonOf(value: unknown): string {
+export function jsonOf(value: unknown): string {
   try {
     const text = JSON.stringify(value);
     return typeof text === "string" ? text : describe(value);

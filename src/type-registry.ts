@@ -163,10 +163,16 @@ export class TypeRegistry {
    * the job is claimed, and a job held in a buffer starts later, so buffered jobs claimed a window
    * apart would start together.
    */
+  rateRuledType(type: string): boolean {
+    return this.#rateRuled.has(type);
+  }
+
+  /** {@link rateRuledType} for any of `types` (every known type when absent). */
   rateRuled(types: readonly string[] | undefined): boolean {
     if (this.#rateRuled.size === 0) return false;
     if (!types) return true;
-    for (const type of this.#rateRuled) if (types.includes(type)) return true;
+    // The caller's few types against the set: a server may hold many rate-ruled types.
+    for (const type of types) if (this.#rateRuled.has(type)) return true;
     return false;
   }
 

@@ -1,8 +1,9 @@
 import type { BackoffFunction, BackoffOptions } from "../backoff.js";
-import type { JobDefinition } from "../define-job.js";
+import { type AnyJobDefinition, type JobDefinition, validatePayload } from "../define-job.js";
 import { type Duration, MAX_TIMER_MS, toMs } from "../duration.js";
 import { type BatchItem, planEnqueue } from "../enqueue-plan.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
+import { jsonOf } from "../failure-rule.js";
 import type { FlowNode } from "../flow-plan.js";
 import { type Job, type JobDependency, jobDate } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
@@ -156,17 +157,23 @@ export function reviveJob<J extends Job>(wire: Record<string, unknown>): J {
 
 /** An error as the server's fail endpoint takes it. */
 export function wireError(error: unknown): { message: string; name?: string; stack?: string } {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return {
-      message: error.message.slice(0, 65_536),
-      name: (typeof code === "string" ? code : error.name).slice(0, 256),
-      ...(error.stack ? { stack: error.stack.slice(0, 65_536) } : {}),
-    };
+  // Never throws, whatever a handler threw (a BigInt, a cycle, a throwing getter, a Proxy), as a
+  // Queue's failure record never does: a throw here would lose the failure.
+  try {
+    if (error instanceof Error) {
+      const code = (error as { code?: unknown }).code;
+      const message = error.message;
+      const stack = error.stack;
+      return {
+        message: (typeof message === "string" ? message : jsonOf(message)).slice(0, 65_536),
+        name: String(typeof code === "string" ? code : error.name).slice(0, 256),
+        ...(typeof stack === "string" && stack ? { stack: stack.slice(0, 65_536) } : {}),
+      };
+    }
+    return { message: (typeof error === "string" ? error : jsonOf(error)).slice(0, 65_536) };
+  } catch {
+    return { message: describe(error).slice(0, 65_536) };
   }
-  return {
-    message: (typeof error === "string" ? error : (JSON.stringify(error) ?? String(error))).slice(0, 65_536),
-  };
 }
 
 /**
@@ -382,7 +389,7 @@ export class ErrandClient {
   ): Promise<EnqueuedJob<P>> {
     const type = typeOf("enqueue", job);
     const { id, ...rest } = checkOptions("enqueue", options);
-    checkPayload(payload);
+    payload = (await payloadOf(job, payload)) as P;
     const wire =
       id === undefined
         ? await this.#call<Record<string, unknown>>("POST", "/v1/jobs", { type, payload, ...rest })
@@ -415,7 +422,7 @@ export class ErrandClient {
     payloads: readonly P[],
     options: EnqueueOptions = {},
   ): Promise<string[]> {
-    const jobs = this.#bulkItems(
+    const jobs = await this.#bulkItems(
       "enqueueManyIds",
       listOf<P>("enqueueManyIds", "payloads", payloads).map((payload) => ({ job, payload, options })),
     );
@@ -425,26 +432,29 @@ export class ErrandClient {
   }
 
   /** A bulk enqueue's items as the server takes them, each checked as `where` names it. */
-  #bulkItems<P>(
+  async #bulkItems<P>(
     where: string,
     list: ReadonlyArray<{ job: JobDefinition<P, unknown> | string; payload: P; options?: EnqueueOptions }>,
-  ): Record<string, unknown>[] {
-    return list.map((item, i) => {
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = new Array(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
       checkObject(where, `items[${i}]`, item);
-      const { job, payload, options } = item;
-      return {
-        type: typeOf(where, job),
-        payload: checkPayload(payload),
-        ...checkOptions(where, options ?? {}),
-      };
-    });
+      const { job, payload, options } = item!;
+      const type = typeOf(where, job);
+      const checked = checkOptions(where, options ?? {});
+      // Awaited only for a schema: a plain bulk load stays one synchronous pass.
+      const value = hasSchema(job) ? await payloadOf(job, payload) : checkPayload(payload);
+      items[i] = { type, payload: value, ...checked };
+    }
+    return items;
   }
 
   /** Adds jobs of any types, each with its own options, in one request and one transaction. */
   async enqueueBatch<P>(
     items: ReadonlyArray<{ job: JobDefinition<P, unknown> | string; payload: P; options?: EnqueueOptions }>,
   ): Promise<EnqueuedJob<P>[]> {
-    const jobs = this.#bulkItems(
+    const jobs = await this.#bulkItems(
       "enqueueBatch",
       listOf<(typeof items)[number]>("enqueueBatch", "items", items),
     );
@@ -459,7 +469,7 @@ export class ErrandClient {
    * @since 0.2.0
    */
   async enqueueBatchIds(items: ReadonlyArray<BatchItem>): Promise<string[]> {
-    const jobs = this.#bulkItems(
+    const jobs = await this.#bulkItems(
       "enqueueBatchIds",
       listOf<(typeof items)[number]>("enqueueBatchIds", "items", items),
     );
@@ -489,7 +499,8 @@ export class ErrandClient {
     const list = listOf<FlowNode>("enqueueFlow", "nodes", nodes, "INVALID_FLOW");
     // No nodes, no flow: answered here as a Queue answers it (the server takes one node or more).
     if (list.length === 0) return { jobs: Object.create(null) };
-    const jobs = list.map((node, i) => {
+    const jobs: Record<string, unknown>[] = [];
+    for (const [i, node] of list.entries()) {
       if (typeof node !== "object" || node === null || Array.isArray(node)) {
         throw new ErrandError(
           "INVALID_FLOW",
@@ -497,14 +508,14 @@ export class ErrandClient {
         );
       }
       const { ref, job, payload, dependsOn, options } = node;
-      return {
+      jobs.push({
         ...checkOptions("enqueueFlow", options ?? {}),
         ref,
         type: typeOf("enqueueFlow", job),
-        payload: checkPayload(payload),
+        payload: await payloadOf(job, payload),
         ...(dependsOn === undefined ? {} : { dependsOn }),
-      };
-    });
+      });
+    }
     const out = await this.#call<{ jobs: Record<string, Record<string, unknown>> }>("POST", "/v1/flows", {
       jobs,
     });
@@ -667,9 +678,10 @@ export class ErrandClient {
     checkObject("schedule", "options", options);
     const { job, ...rest } = options;
     if (rest.options !== undefined) checkOptions("schedule", rest.options);
-    checkPayload(rest.payload);
+    const payload = await payloadOf(job, rest.payload);
     const s = await this.#call<Schedule & { nextRunAt: string }>("PUT", path, {
       ...rest,
+      payload,
       type: typeOf("schedule", job),
     });
     return { ...s, nextRunAt: new Date(s.nextRunAt) };
@@ -1020,6 +1032,20 @@ function listOf<T>(
   if (!Array.isArray(value))
     throw new ErrandError(code, `${where}: ${what} must be an array, got ${describe(value)}`);
   return value;
+}
+
+/** Whether `job` is a definition with a payload schema, which a Queue would run first. */
+function hasSchema(job: unknown): boolean {
+  return typeof job === "object" && job !== null && (job as { schema?: unknown }).schema != null;
+}
+
+/**
+ * A payload as a Queue takes it: through the definition's schema when `job` is one with a schema
+ * (what the schema makes of it is what is sent, as a Queue stores it), then checked as below.
+ * @throws ErrandError `INVALID_PAYLOAD`
+ */
+async function payloadOf(job: unknown, payload: unknown): Promise<unknown> {
+  return checkPayload(hasSchema(job) ? await validatePayload(job as AnyJobDefinition, payload) : payload);
 }
 
 /**

@@ -162,6 +162,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         freed();
       },
       onReported: () => {},
+      // Told a type it runs is rate-ruled: nothing leased ahead starts (the server names no type).
+      holdsBack: () => !this.#leasesAhead,
     });
     this.on("error", (error) => this.#log.error({ err: error }, "remote worker error"));
   }
@@ -209,6 +211,14 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
       }
       // What could not start at once: behind jobs waiting here, or past the free slots.
       const startable = this.#core.waiting > 0 ? 0 : Math.max(0, this.#concurrency - this.#core.heldWeight);
+      // Told to lease nothing ahead, with nothing that could start: a lease would come back empty
+      // at once, again and again. Wait for room (a run settles, or the wait line loses a job).
+      if (!this.#leasesAhead && startable === 0) {
+        await new Promise<void>((resolve) => {
+          this.#roomFreed = resolve;
+        });
+        continue;
+      }
       let jobs: Job[];
       try {
         const leased = await this.client.leaseAhead({
@@ -224,6 +234,9 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
           signal: this.#leaseAbort.signal,
         });
         jobs = leased.jobs;
+        // Newly told a type it runs is rate-ruled: what it leased ahead goes back unstarted (the
+        // server cannot say which type, and starting them later would break the limit).
+        if (this.#leasesAhead && !leased.ahead) this.#core.giveBackWaiting(() => true);
         this.#leasesAhead = leased.ahead;
       } catch (error) {
         if (this.#core.state !== "running") break;

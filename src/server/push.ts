@@ -252,7 +252,7 @@ export class PushDelivery {
     try {
       text = await boundedText(response, limit);
     } catch (cause) {
-      if (response.status === 202) return; // accepted: the body was never the answer
+      if (response.status === 202) return; // accepted: the body was never the answer, as below
       // An answer cut off mid-body is no answer, as a dropped connection is none: a success's
       // result is lost with it, so the attempt fails and is retried, as a timeout's is.
       await this.#queue.attempts.failMany([
@@ -266,6 +266,7 @@ export class PushDelivery {
       ]);
       return;
     }
+    if (response.status === 202) return; // the receiver reports later: its body is never the answer
     if (text === null) {
       const error = new Error(
         `push to ${push.url} answered ${response.status} with more than ${limit} bytes`,
@@ -282,7 +283,6 @@ export class PushDelivery {
     } catch {
       parsed = text;
     }
-    if (response.status === 202) return; // the receiver reports later, naming the attempt
     if (response.ok) {
       let result: string;
       try {

@@ -69,10 +69,18 @@ export interface RunCoreOptions {
   events: EventEmitter<WorkerEvents>;
   /** Made on first use: most workers never log. */
   logger: () => Logger;
-  /** A run settled and freed its weight: the worker may take more jobs. */
+  /**
+   * A run settled and freed its weight, or jobs left the wait line unstarted: the worker may take
+   * more jobs.
+   */
   onSettled: () => void;
   /** The last outcome write under way ended with nothing running: a retry may be ready now. */
   onReported: () => void;
+  /**
+   * A buffered job this says `true` for is given back, unstarted, when its turn to start comes (its
+   * type gained a rate rule after it was claimed ahead).
+   */
+  holdsBack?: (job: Job) => boolean;
 }
 
 /**
@@ -108,6 +116,7 @@ export class RunCore {
   readonly #leaseMs: number;
   readonly #events: EventEmitter<WorkerEvents>;
   readonly #onSettled: () => void;
+  readonly #holdsBack: ((job: Job) => boolean) | undefined;
   readonly #onReported: () => void;
   /** By job id; a SlotMap, so finished runs do not outlive their scavenge (see SlotMap). */
   readonly #running = new SlotMap<string, JobRun>();
@@ -136,6 +145,7 @@ export class RunCore {
     this.#leaseMs = options.leaseMs;
     this.#events = options.events;
     this.#onSettled = options.onSettled;
+    this.#holdsBack = options.holdsBack;
     this.#onReported = options.onReported;
     const sink = this.#sink;
     this.#hooks = {
@@ -219,8 +229,9 @@ export class RunCore {
     for (let next = this.#waiting.peek(); next && this.#state === "running"; next = this.#waiting.peek()) {
       if (this.#runningWeight + next.weight > this.#concurrency) break;
       this.#waiting.shift();
-      if (next.leaseUntil <= this.#clock.now()) this.releaseUnstarted(next.job);
-      else this.#run(next.job, next.weight);
+      if (next.leaseUntil <= this.#clock.now() || this.#holdsBack?.(next.job) === true) {
+        this.releaseUnstarted(next.job);
+      } else this.#run(next.job, next.weight);
     }
   }
 
@@ -243,7 +254,10 @@ export class RunCore {
    * their attempt not spent.
    */
   giveBackWaiting(test: (job: Job) => boolean): void {
-    for (const { job } of this.#waiting.removeWhere(test)) this.releaseUnstarted(job);
+    const removed = this.#waiting.removeWhere(test);
+    for (const { job } of removed) this.releaseUnstarted(job);
+    // A heavy job at the head may have gone: what waited behind it may fit now.
+    if (removed.length > 0) this.#afterRemoval();
   }
 
   /** Gives back a job handed over while closing; close() waits for it. */
@@ -418,6 +432,16 @@ export class RunCore {
     // Claimed ahead and not started: only a cancel reaches one (the store moved on already).
     const waiting = this.#waiting.remove(id);
     if (waiting && why === "cancelled") this.#events.emit("cancelled", waiting.job);
+    if (waiting) this.#afterRemoval();
+  }
+
+  /**
+   * Jobs left the wait line unstarted: start what fits now, and say room was freed (a worker
+   * holding off its claims until then claims again).
+   */
+  #afterRemoval(): void {
+    this.#startWaiting();
+    this.#onSettled();
   }
 
   /** False when the run had already settled. */

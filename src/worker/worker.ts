@@ -58,8 +58,9 @@ export interface WorkerOptions {
    *
    * A worker whose types include one with a `rateLimit` or `keyRateLimit` does not claim ahead
    * while it does: the limit counts a start when a job is claimed, and jobs claimed a window
-   * apart and started together from the buffer would break it. Run rate-limited types on a
-   * worker of their own to keep prefetch for the rest.
+   * apart and started together from the buffer would break it; jobs buffered before their type
+   * gained such a rule are given back unstarted. Run rate-limited types on a worker of their own
+   * to keep prefetch for the rest.
    * @defaultValue 0
    */
   prefetch?: number;
@@ -254,6 +255,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       // An idle worker looks again after an outcome is written, since a retry may be ready now.
       onReported: () => this.#wake(),
+      // A type that gained a rate rule after its jobs were claimed ahead: they go back unstarted.
+      ...(this.#prefetch > 0 ? { holdsBack: (job: Job) => this.queue.attempts.rateRuledType(job.type) } : {}),
     });
     queue.register(...this.#jobs.values());
     // An unhandled "error" event would crash the process; errors are logged instead.
@@ -315,6 +318,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           })
         : null;
     await this.#core.heartbeatAll();
+    this.#giveBackRateRuled();
     if (paused === null) return;
     const names = new Set(await paused);
     if (names.size > 0) this.#core.giveBackWaiting((job) => names.has(job.queue));
@@ -351,6 +355,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.#prefetch > 0 && this.queue.attempts.rateRuled(this.#types) ? 0 : this.#prefetch;
   }
 
+  /**
+   * Gives back, unstarted, the buffered jobs of a type that gained a rate rule after they were
+   * claimed (a server's `PUT /v1/types`): started later, they would break it.
+   */
+  #giveBackRateRuled(): void {
+    if (this.#core.waiting === 0 || !this.queue.attempts.rateRuled(this.#types)) return;
+    this.#core.giveBackWaiting((job) => this.queue.attempts.rateRuledType(job.type));
+  }
+
   /** Claim again when the weight held falls to this ({@link WorkerOptions.prefetch}). */
   #lowWaterNow(): number {
     return this.#prefetch === 0 ? this.#lowWater : this.#minConcurrency + Math.floor(this.#prefetchNow() / 2);
@@ -373,6 +386,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       let more = false;
       const { claimChunk, prefetchChunk, claimAhead: pipelined } = this.queue.store.capabilities;
       const prefetch = this.#prefetchNow();
+      if (prefetch === 0 && this.#prefetch > 0) this.#giveBackRateRuled();
       // Claiming ahead, the worker holds its buffer's jobs anyway: claim them in larger chunks.
       const chunk = prefetch > 0 ? Math.max(claimChunk, Math.min(prefetchChunk, prefetch)) : claimChunk;
       do {

@@ -346,6 +346,62 @@ export function exercisePrefetch(backend: Backend): void {
       });
     }
 
+    it("gives back, unstarted, buffered jobs of a type that gains a rate rule (a server's setting)", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      const jobs = await s.gated(queue, 4);
+      const worker = new Worker(queue, { jobs: [s.job], concurrency: 1, prefetch: 5 });
+      onTestFinished(async () => {
+        for (const g of s.gates.values()) g.open();
+        await worker.close({ graceMs: 0 });
+      });
+      const releases = trackReleases(queue.store);
+      await worker.start();
+      expect([worker.running, worker.prefetched]).toEqual([1, 3]);
+      // Claimed before the rule: started later, they would break it (three in one window of 1).
+      queue.setTypeSettings("step", { rateLimit: { limit: 1, periodMs: 60_000 } });
+      const done = once(worker, "completed");
+      s.gates.get(0)!.open();
+      await done;
+      await vi.waitFor(() => expect(releases).toHaveLength(3), { timeout: 10_000 });
+      await Promise.all(releases);
+      // Claimed again under the rule, one at a time: the window's one start, then none. (Which of
+      // the three is the one depends on the order the releases' writes landed in.)
+      await vi.waitFor(() => expect(s.started).toHaveLength(2), { timeout: 10_000 });
+      const again = jobs[s.started[1]!]!;
+      expect(worker.prefetched).toBe(0);
+      const states = await statesOf(queue, jobs);
+      expect(states[0]).toBe("completed");
+      expect(states.slice(1).sort()).toEqual(["active", "pending", "pending"]);
+      // The other two given back unstarted: their attempt not spent.
+      for (const j of jobs.slice(1).filter((j) => j.id !== again.id)) {
+        const stored = (await queue.get(j.id))!;
+        expect(stored.maxAttempts - stored.attempt).toBe(j.maxAttempts);
+      }
+    });
+
+    it("starts what waited behind a heavy buffered job at once when that job is cancelled", async () => {
+      const { queue } = await backend.setup();
+      const s = steps();
+      s.gates.set(0, gate());
+      const heavy = defineJob({ type: "heavy", weight: 3, handler: async () => "heavy" });
+      const first = await queue.enqueue(s.job, { n: 0 }, { priority: 3 });
+      const big = await queue.enqueue(heavy, {}, { priority: 2 });
+      const light = await queue.enqueue(s.job, { n: 1 }, { priority: 1 });
+      const worker = new Worker(queue, { jobs: [s.job, heavy], concurrency: 3, prefetch: 4 });
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      await worker.start();
+      // Two of three free, but the heavy job needs three: it waits, and the light one behind it.
+      expect([worker.running, worker.prefetched]).toEqual([1, 2]);
+      const started = once(worker, "active");
+      await queue.cancel(big.id);
+      // The light one fits: it starts now, not once the first job ends.
+      expect(((await started) as [Job])[0].id).toBe(light.id);
+      expect(s.started).toEqual([0, 1]);
+      expect((await queue.get(first.id))?.state).toBe("active");
+      s.gates.get(0)!.open();
+    });
+
     it("leases ahead only where no type leased is rate-ruled (LeaseOptions.ahead)", async () => {
       const { queue } = await backend.setup();
       const limited = defineJob({

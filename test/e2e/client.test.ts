@@ -513,6 +513,44 @@ describe("client arguments, checked as a Queue checks them", () => {
     await expect(client.list({ state: "nope" as never })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     await expect(client.list({ limit: 100_000 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     expect(sent).toEqual([]);
+    // A definition's schema runs first, as a Queue runs it: what it keeps is checked and sent.
+    const { client: schemed, sent: sentBySchemed } = recordingClient();
+    const report = defineJob({
+      type: "report",
+      schema: {
+        "~standard": {
+          version: 1,
+          vendor: "test",
+          validate: (v: unknown) =>
+            typeof (v as { limit?: unknown } | undefined)?.limit === "number"
+              ? { value: { limit: (v as { limit: number }).limit } }
+              : v === undefined
+                ? { value: { limit: 10 } }
+                : { issues: [{ message: "expected { limit }" }] },
+        },
+      },
+      handler: async () => null,
+    });
+    const bodies: unknown[] = [];
+    const seeing = new ErrandClient({
+      url: "http://127.0.0.1:1",
+      fetch: async (_input, init) => {
+        bodies.push(JSON.parse(String(init?.body)));
+        return new Response(JSON.stringify({ id: "x", jobs: [] }), { status: 201 });
+      },
+    });
+    await seeing.enqueue(report, { limit: 3, log: () => {} } as never);
+    await seeing.enqueue(report, undefined as never);
+    await seeing.enqueueMany(report, [{ limit: 4, at: 1n } as never]);
+    expect(bodies).toEqual([
+      { type: "report", payload: { limit: 3 } },
+      { type: "report", payload: { limit: 10 } },
+      { jobs: [{ type: "report", payload: { limit: 4 } }] },
+    ]);
+    await expect(schemed.enqueue(report, { limit: "x" } as never)).rejects.toMatchObject({
+      code: "INVALID_PAYLOAD",
+    });
+    expect(sentBySchemed).toEqual([]);
     // No nodes, no flow, as a Queue answers it: nothing to send.
     expect(Object.keys((await client.enqueueFlow([])).jobs)).toEqual([]);
     expect(sent).toEqual([]);

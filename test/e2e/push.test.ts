@@ -295,6 +295,28 @@ for (const backend of selectedBackends()) {
       expect(accepted.errors).toEqual([]);
     });
 
+    it("takes a 202 as accepted whatever its body's size: the receiver reports later", async () => {
+      const accepted: string[] = [];
+      const big = createHttpServer((req, res) => {
+        let text = "";
+        req.on("data", (c) => (text += c));
+        req.on("end", () => {
+          accepted.push(JSON.parse(text).id);
+          res.writeHead(202, { "content-type": "text/plain" }).end("x".repeat(5000));
+        });
+      });
+      await new Promise<void>((resolve) => big.listen(0, "127.0.0.1", resolve));
+      onTestFinished(() => new Promise<void>((resolve) => big.close(() => resolve())));
+      const url = `http://127.0.0.1:${(big.address() as AddressInfo).port}/hook`;
+      const bundle = await backend.setup({ maxPayloadBytes: 1000 });
+      const h = { ...bundle, ...(await serve(bundle.queue, { types: [{ type: "hook", push: { url } }] })) };
+      await h.queue.enqueue("hook", {}, { id: "later" });
+      await vi.waitFor(() => expect(accepted).toEqual(["later"]), { interval: 10, timeout: 10_000 });
+      // Closing waits for deliveries in flight: this one's is over once it returns.
+      await h.app.close();
+      expect(await h.queue.get("later")).toMatchObject({ state: "active", errors: [] });
+    });
+
     it("retries when the receiver is down, and delivers once it is up", async () => {
       const h = await startServer(backend, {
         types: [
