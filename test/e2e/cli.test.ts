@@ -700,6 +700,8 @@ describe("the errand CLI", () => {
       [["--interval", "soon"], /--interval/],
       [["--watch", "0"], /--watch takes seconds/],
       [["--watch", "often"], /--watch takes seconds/],
+      [["--watch", "0x10"], /--watch takes seconds/],
+      [["--watch", " 5"], /--watch takes seconds/],
       [["--watch", "5", "--interval", "1s"], /once/],
     ] as const;
     const results = await Promise.all(cases.map(([args]) => errand(["stats", ...args, ...s])));

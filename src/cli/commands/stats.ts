@@ -23,9 +23,12 @@ interface StatsOptions extends TargetCommandOptions {
   interval?: number;
 }
 
+/** Seconds as people write them: digits, maybe a fraction (not `0x10`, `1e3` or blanks). */
+const DECIMAL_SECONDS = /^[0-9]+(?:\.[0-9]+)?$/;
+
 /** `--watch [seconds]`'s value, in ms. */
 function watchSeconds(v: string): number {
-  const seconds = Number(v);
+  const seconds = DECIMAL_SECONDS.test(v) ? Number(v) : Number.NaN;
   if (!Number.isFinite(seconds) || seconds * 1000 < MIN_REFRESH_MS || seconds * 1000 > MAX_TIMER_MS) {
     throw new ErrandError(
       "INVALID_OPTION",
