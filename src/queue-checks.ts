@@ -253,13 +253,18 @@ export type LeaseClaim = Omit<
   "now" | "random" | "concurrencyLimits" | "keyRules" | "rateLimits" | "held"
 >;
 
+/** The room a lease asks for (`maxWeight`, else `limit` jobs) less what it asks for `ahead`. */
+export function roomNow(asked: { limit: number; maxWeight?: number | undefined }, ahead: number): number {
+  return (asked.maxWeight ?? asked.limit) - ahead;
+}
+
 /**
  * A lease's claim with its `ahead` (LeaseOptions.ahead) taken off when a type leased is rate-ruled
  * (TypeRegistry.rateRuled): what can start at once, or null when nothing can.
  */
 export function leaseNow(claim: LeaseClaim, ahead: number, rateRuled: boolean): LeaseClaim | null {
   if (ahead === 0 || !rateRuled) return claim;
-  const room = (claim.maxWeight ?? claim.limit) - ahead;
+  const room = roomNow(claim, ahead);
   if (room <= 0) return null;
   // A job weighs at least 1: no more jobs than the weight left.
   const limit = Math.min(claim.limit, room);

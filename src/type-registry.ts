@@ -158,10 +158,9 @@ export class TypeRegistry {
   }
 
   /**
-   * Whether a type among `types` (every known type when absent) has a rate limit or a per-key
-   * rate limit. Such a type is never claimed ahead of free capacity: its limit counts a start when
-   * the job is claimed, and a job held in a buffer starts later, so buffered jobs claimed a window
-   * apart would start together.
+   * Whether the type has a rate limit or a per-key rate limit. Such a type is never claimed ahead
+   * of free capacity: its limit counts a start when the job is claimed, and a job held in a buffer
+   * starts later, so buffered jobs claimed a window apart would start together.
    */
   rateRuledType(type: string): boolean {
     return this.#rateRuled.has(type);

@@ -366,7 +366,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Claim again when the weight held falls to this ({@link WorkerOptions.prefetch}). */
   #lowWaterNow(): number {
-    return this.#prefetch === 0 ? this.#lowWater : this.#minConcurrency + Math.floor(this.#prefetchNow() / 2);
+    return this.#prefetchNow() === this.#prefetch ? this.#lowWater : this.#minConcurrency;
   }
 
   async #fill(): Promise<void> {
@@ -386,7 +386,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       let more = false;
       const { claimChunk, prefetchChunk, claimAhead: pipelined } = this.queue.store.capabilities;
       const prefetch = this.#prefetchNow();
-      if (prefetch === 0 && this.#prefetch > 0) this.#giveBackRateRuled();
       // Claiming ahead, the worker holds its buffer's jobs anyway: claim them in larger chunks.
       const chunk = prefetch > 0 ? Math.max(claimChunk, Math.min(prefetchChunk, prefetch)) : claimChunk;
       do {
@@ -439,7 +438,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         ahead !== null ||
         this.#claimAgain ||
         more ||
-        (this.#backlog && this.#core.heldWeight <= this.#lowWater)
+        (this.#backlog && this.#core.heldWeight <= this.#lowWaterNow())
       );
     } finally {
       // A claim sent ahead and not awaited (the one before it failed): its jobs start, or go back

@@ -8,6 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { Duration } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import type { Job } from "../../job.js";
+import { roomNow } from "../../queue-checks.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
 import { body, params } from "../routing.js";
@@ -82,7 +83,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     const rateRuled = queue.attempts.rateRuled(leaseOptions.types);
     const hint = rateRuled ? { ahead: false } : {};
     // Nothing can start at once: no lease to wait for.
-    if (rateRuled && (b.ahead ?? 0) >= (b.maxWeight ?? leaseOptions.limit)) return { jobs: [], ...hint };
+    if (rateRuled && roomNow(leaseOptions, b.ahead ?? 0) <= 0) return { jobs: [], ...hint };
     const started = queue.clock.now();
     const jobs = await longPoll.poll({
       group: JSON.stringify([leaseOptions.types ?? null, leaseOptions.queues ?? null]),
