@@ -44,6 +44,22 @@ async function receiver() {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, seen };
 }
 
+/**
+ * A downstream that reads each delivery and lets `answer` reply to it; its push URL. Closed when the
+ * test ends.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the delivered JSON, as the receiver sees it.
+async function downstream(answer: (delivery: any, res: ServerResponse) => void): Promise<string> {
+  const server = createHttpServer((req, res) => {
+    let text = "";
+    req.on("data", (c) => (text += c));
+    req.on("end", () => answer(JSON.parse(text), res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+}
+
 for (const backend of selectedBackends()) {
   describe(`push delivery on ${backend.name}`, () => {
     it("POSTs signed jobs and completes, waits for callbacks, retries or kills by the answer", async () => {
@@ -209,20 +225,12 @@ for (const backend of selectedBackends()) {
 
     it("fails for good an answer of success too large to keep, and reads no more of one past twice the bound", async () => {
       // Answers each job with the JSON its payload names, `size` characters of it.
-      const big = createHttpServer((req, res) => {
-        let text = "";
-        req.on("data", (c) => (text += c));
-        req.on("end", () => {
-          const { payload } = JSON.parse(text);
-          const answer = payload.numbers
-            ? `[${Array.from({ length: payload.numbers }, () => "1e20").join(",")}]`
-            : JSON.stringify("x".repeat(payload.size));
-          res.writeHead(200, { "content-type": "application/json" }).end(answer);
-        });
+      const url = await downstream(({ payload }, res) => {
+        const answer = payload.numbers
+          ? `[${Array.from({ length: payload.numbers }, () => "1e20").join(",")}]`
+          : JSON.stringify("x".repeat(payload.size));
+        res.writeHead(200, { "content-type": "application/json" }).end(answer);
       });
-      await new Promise<void>((resolve) => big.listen(0, "127.0.0.1", resolve));
-      onTestFinished(() => new Promise<void>((resolve) => big.close(() => resolve())));
-      const url = `http://127.0.0.1:${(big.address() as AddressInfo).port}/hook`;
       const bundle = await backend.setup({ maxPayloadBytes: 1000 });
       const h = { ...bundle, ...(await serve(bundle.queue, { types: [{ type: "hook", push: { url } }] })) };
       // 499 bytes sent, 2,099 stored: past the bound once kept.
@@ -252,22 +260,14 @@ for (const backend of selectedBackends()) {
     it("retries a success cut off mid-body, keeping no result, and takes a cut-off 202 as accepted", async () => {
       // Each answer promises 100 bytes and sends 10 before the connection drops.
       const answered: number[] = [];
-      const cut = createHttpServer((req, res) => {
-        let text = "";
-        req.on("data", (c) => (text += c));
-        req.on("end", () => {
-          const { payload } = JSON.parse(text);
-          res.writeHead(payload.answer, { "content-type": "application/json", "content-length": "100" });
-          res.write('{"partial"');
-          setImmediate(() => {
-            res.socket?.destroy();
-            answered.push(payload.answer);
-          });
+      const url = await downstream(({ payload }, res) => {
+        res.writeHead(payload.answer, { "content-type": "application/json", "content-length": "100" });
+        res.write('{"partial"');
+        setImmediate(() => {
+          res.socket?.destroy();
+          answered.push(payload.answer);
         });
       });
-      await new Promise<void>((resolve) => cut.listen(0, "127.0.0.1", resolve));
-      onTestFinished(() => new Promise<void>((resolve) => cut.close(() => resolve())));
-      const url = `http://127.0.0.1:${(cut.address() as AddressInfo).port}/hook`;
       const h = await startServer(backend, {
         types: [{ type: "hook", maxAttempts: 3, backoff: { type: "fixed", delayMs: 1000 }, push: { url } }],
       });
@@ -297,17 +297,10 @@ for (const backend of selectedBackends()) {
 
     it("takes a 202 as accepted whatever its body's size: the receiver reports later", async () => {
       const accepted: string[] = [];
-      const big = createHttpServer((req, res) => {
-        let text = "";
-        req.on("data", (c) => (text += c));
-        req.on("end", () => {
-          accepted.push(JSON.parse(text).id);
-          res.writeHead(202, { "content-type": "text/plain" }).end("x".repeat(5000));
-        });
+      const url = await downstream((delivery, res) => {
+        accepted.push(delivery.id);
+        res.writeHead(202, { "content-type": "text/plain" }).end("x".repeat(5000));
       });
-      await new Promise<void>((resolve) => big.listen(0, "127.0.0.1", resolve));
-      onTestFinished(() => new Promise<void>((resolve) => big.close(() => resolve())));
-      const url = `http://127.0.0.1:${(big.address() as AddressInfo).port}/hook`;
       const bundle = await backend.setup({ maxPayloadBytes: 1000 });
       const h = { ...bundle, ...(await serve(bundle.queue, { types: [{ type: "hook", push: { url } }] })) };
       await h.queue.enqueue("hook", {}, { id: "later" });
