@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { openQueue } from "../../src/index.js";
+import { openQueue, type Queue } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { errand, errandPipedToHead, startErrand, tempDir } from "./cli-process.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
@@ -26,6 +26,14 @@ function slowJobs(dir: string, ms: number): string {
   return file;
 }
 
+/** A SQLite store in a fresh temporary folder, and a queue on it closed when the test ends. */
+async function sqliteQueue(name: string): Promise<{ dir: string; store: string; queue: Queue }> {
+  const dir = tempDir();
+  const store = `sqlite:${join(dir, `${name}.db`)}`;
+  const queue = await openQueue(store);
+  onTestFinished(() => queue.close());
+  return { dir, store, queue };
+}
 describe("the errand CLI at its edges", () => {
   for (const backend of selectedBackends()) {
     it(`worker: an option the Worker refuses exits 2 and closes the ${backend.name} store`, async () => {
@@ -168,10 +176,7 @@ describe("the errand CLI at its edges", () => {
   }, 60_000);
 
   it("a closed standard output ends jobs list, stats --watch and a worker quietly (exit 0), the worker after a graceful close", async () => {
-    const dir = tempDir();
-    const store = `sqlite:${join(dir, "pipe.db")}`;
-    const queue = await openQueue(store);
-    onTestFinished(() => queue.close());
+    const { dir, store, queue } = await sqliteQueue("pipe");
     await queue.enqueueManyIds(
       "slow",
       Array.from({ length: 1000 }, (_, i) => i),
@@ -322,10 +327,7 @@ describe("the errand CLI at its edges", () => {
   }, 60_000);
 
   it("a worker still stops with exit 0 on SIGTERM, after a graceful close", async () => {
-    const dir = tempDir();
-    const store = `sqlite:${join(dir, "w.db")}`;
-    const queue = await openQueue(store);
-    onTestFinished(() => queue.close());
+    const { dir, store, queue } = await sqliteQueue("w");
     await queue.enqueueManyIds("slow", [1, 2, 3]);
     const worker = startErrand(["worker", "--jobs", slowJobs(dir, 500), "--store", store, "--json"]);
     await worker.seen(/"event":"started"/);
