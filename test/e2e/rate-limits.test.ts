@@ -94,14 +94,25 @@ for (const backend of selectedBackends()) {
       const { defineJob } = await import("../../src/index.js");
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const first = new Promise<void>((resolve) => (started = resolve));
       const worker = new RemoteWorker(client, {
-        jobs: [defineJob({ type: "call-api", handler: () => held })],
+        jobs: [
+          defineJob({
+            type: "call-api",
+            handler: () => {
+              started();
+              return held;
+            },
+          }),
+        ],
         concurrency: 1,
         prefetch: 10,
       });
       await worker.start();
-      // Active: the lease's one, the other two, and the worker's one.
-      await vi.waitFor(async () => expect((await client.stats()).states.active).toBe(4));
+      // Its first lease's jobs were all taken (started or buffered) when its first handler began.
+      await first;
+      expect((await client.stats()).states.active).toBe(4);
       // The window (one of three started) had room for two more, and one slot: none held ahead.
       expect(worker.prefetched).toBe(0);
       expect((await client.stats()).states.pending).toBe(4);
