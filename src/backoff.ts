@@ -112,6 +112,8 @@ export function backoffDelay(
   }
   const p = policy.type === "custom" ? policy.fallback : policy;
   if (p.type === "fixed") return p.delayMs;
-  const raw = Math.min(p.maxMs, p.baseMs * p.factor ** Math.max(0, attempt - 1));
+  // 0 × factor^n is 0 however large the power: without the test, 0 × Infinity is NaN once the
+  // power overflows (attempt 1,026 at factor 2), and a NaN retry time wedged the job in every store.
+  const raw = p.baseMs === 0 ? 0 : Math.min(p.maxMs, p.baseMs * p.factor ** Math.max(0, attempt - 1));
   return Math.round(p.jitter ? raw / 2 + (random() * raw) / 2 : raw);
 }

@@ -5,7 +5,7 @@
  * job to `dead`. Every failure is recorded in the job's error history.
  * @module
  */
-import { backoffDelay } from "./backoff.js";
+import { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 import type { AnyJobDefinition } from "./define-job.js";
 import { isNonRetryable } from "./errors.js";
 import type { Job, JobErrorEntry, JobRecord } from "./job.js";
@@ -51,7 +51,9 @@ export function failureWrite(
     const delay = backoffDelay(job.backoff, def?.backoffFn, error, job.attempt, random);
     // A backoff may be longer than any date left (a custom one, a huge fixed one): the retry
     // waits until the latest date a store keeps rather than overflow it. Never lose a failure.
-    if (delay !== false) retryAt = Math.min(now + delay, MAX_DATE_MS);
+    // A delay that is not a number (a bug in any policy) must not reach a store as NaN.
+    if (delay !== false)
+      retryAt = Math.min(now + (Number.isNaN(delay) ? DEFAULT_BACKOFF.baseMs : delay), MAX_DATE_MS);
   }
   return {
     id: job.id,

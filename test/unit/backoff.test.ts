@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { backoffDelay, DEFAULT_BACKOFF, toStoredBackoff } from "../../src/backoff.js";
 import type { StoredBackoff } from "../../src/job.js";
+import { fcParams } from "../helpers/property.js";
 
 const never = () => {
   throw new Error("random() should not be called");
@@ -88,6 +90,35 @@ describe("backoffDelay", () => {
 
   it("never overflows for huge attempt numbers", () => {
     expect(backoffDelay(exp(), undefined, null, 10_000, never)).toBe(3_600_000);
+  });
+
+  it("waits 0 from a baseMs of 0 at any attempt (0 × an overflowed power is not NaN)", () => {
+    for (const attempt of [1, 3, 1_026, 1_000_000]) {
+      expect(backoffDelay(exp({ baseMs: 0 }), undefined, null, attempt, never)).toBe(0);
+      expect(
+        backoffDelay(exp({ baseMs: 0, factor: 1e300, jitter: true }), undefined, null, attempt, () => 0.5),
+      ).toBe(0);
+    }
+  });
+
+  it("answers a whole number of ms within [0, maxMs] for every policy and attempt", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1e12 }),
+        fc.integer({ min: 0, max: 1e12 }),
+        fc.double({ min: 1, max: 1e300, noNaN: true }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.double({ min: 0, max: 0.999_999, noNaN: true }),
+        (baseMs, maxMs, factor, jitter, attempt, r) => {
+          const d = backoffDelay(exp({ baseMs, maxMs, factor, jitter }), undefined, null, attempt, () => r);
+          expect(Number.isSafeInteger(d)).toBe(true);
+          expect(d).toBeGreaterThanOrEqual(0);
+          expect(d).toBeLessThanOrEqual(maxMs);
+        },
+      ),
+      fcParams(300),
+    );
   });
 
   it("draws jittered delays from the upper half of the step", () => {
