@@ -574,7 +574,12 @@ export class Queue extends EventEmitter<QueueEvents> {
   async sweep(): Promise<SweepResult> {
     this.#checkOpen();
     const now = this.clock.now();
-    const { recovered, expired } = await this.#sweepJobs(now);
+    let fault: { error: unknown } | undefined;
+    const { recovered, expired } = await this.#sweepJobs(now).catch((error: unknown) => {
+      // Due schedules fire all the same; the fault is reported once the pass is done.
+      fault = { error };
+      return { recovered: 0, expired: 0 };
+    });
     const fired = await fireDueSchedules(
       this.#door,
       (s, at) =>
@@ -583,6 +588,7 @@ export class Queue extends EventEmitter<QueueEvents> {
       SWEEP_BATCH,
       (error) => this.emit("error", error),
     );
+    if (fault) throw fault.error;
     return { recovered, expired, fired };
   }
 
@@ -601,13 +607,21 @@ export class Queue extends EventEmitter<QueueEvents> {
   async #sweepJobs(now: number, chunks = Number.POSITIVE_INFINITY): Promise<Omit<SweepResult, "fired">> {
     // Whoever sweeps, the lease API's next pass is due an interval from here.
     this.#duePass?.ran(now);
-    const recovered = await recoverLeases(
-      this.#door,
-      (outcomes) => this.attempts.failOutcomes(outcomes),
-      now,
-      SWEEP_BATCH,
-      chunks,
-    );
+    let recovered: number;
+    try {
+      recovered = await recoverLeases(
+        this.#door,
+        (outcomes) => this.attempts.failOutcomes(outcomes),
+        now,
+        SWEEP_BATCH,
+        chunks,
+      );
+    } catch (error) {
+      // A lease the store cannot recover must not stop expiry for every other job: expire, then
+      // report the recovery's fault (the next pass tries it again).
+      await expireJobs(this.#door, now, SWEEP_BATCH, chunks).catch(() => {});
+      throw error;
+    }
     const expired = await expireJobs(this.#door, now, SWEEP_BATCH, chunks);
     return { recovered, expired };
   }
