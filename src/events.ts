@@ -4,6 +4,14 @@ import type { Job } from "./job.js";
  * Events a {@link Queue} emits for every change of a job's state made through it: by the Queue's
  * own methods, by local {@link Worker}s, and by the server's lease protocol, push delivery and
  * remote completions, which all pass through the same door (`src/store/instrument.ts`).
+ *
+ * Each event is emitted after the change is written, and each listener is called on its own: a
+ * listener that throws, or returns a promise that rejects, does not fail the call that made the
+ * change (an `enqueue()` resolves for the job it stored), does not keep the listeners after it
+ * from hearing the event, and does not disturb a worker running the job. Its fault is emitted as
+ * `error`: listen to `error` to see it, since a Queue keeps a listener of its own there that
+ * ignores every fault (with every `error` listener removed, the fault is thrown on the next tick
+ * as an uncaught exception).
  * @since 0.1.0
  */
 export interface QueueEvents {
@@ -32,7 +40,9 @@ export interface QueueEvents {
   snoozed: [job: Job];
   /**
    * A fault in the Queue's background work that no caller is awaiting: a maintenance pass that
-   * {@link Queue.lease} ran, a due schedule that could not fire, a server's push delivery.
+   * {@link Queue.lease} ran, a due schedule that could not fire, a server's push delivery; and
+   * the fault of a listener of any other event. A listener of `error` that throws is not caught
+   * here: its throw reaches whoever emitted, as with any `EventEmitter`.
    */
   error: [error: unknown];
 }

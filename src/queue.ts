@@ -4,6 +4,7 @@ import { type Clock, checkedClock, systemClock } from "./clock.js";
 import { type AnyJobDefinition, checkJobDefinition } from "./define-job.js";
 import { dependenciesOf } from "./dependency-reads.js";
 import type { Duration } from "./duration.js";
+import { emitIsolated, ignoreError } from "./emit-isolated.js";
 import type { BatchItem } from "./enqueue-plan.js";
 import { Enqueuer, type JobTarget } from "./enqueuer.js";
 import { ErrandError } from "./errors.js";
@@ -127,6 +128,20 @@ export class Queue extends EventEmitter<QueueEvents> {
   readonly #enqueuer: Enqueuer;
   #closed = false;
 
+  /**
+   * Emits as `EventEmitter` does, except that each listener runs on its own: one that throws, or
+   * returns a promise that rejects, neither stops the listeners after it nor reaches the call that
+   * changed the job (the change is written already). Its fault goes to this queue's `error` event
+   * (which a Queue ignores unless someone listens: see {@link QueueEvents}), or, with every `error`
+   * listener removed, is thrown on the next tick as an uncaught exception. `error` itself is
+   * emitted as `EventEmitter` does.
+   */
+  override emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): boolean {
+    return event === "error"
+      ? super.emit("error", ...(args as QueueEvents["error"]))
+      : emitIsolated(this, event, args);
+  }
+
   /** Prefer {@link openQueue}. */
   constructor(store: Store, options: Omit<OpenQueueOptions, "store"> & { ownsStore?: boolean } = {}) {
     super();
@@ -178,8 +193,9 @@ export class Queue extends EventEmitter<QueueEvents> {
       get: (id) => this.get(id),
     });
     for (const def of options.jobs ?? []) this.register(def);
-    // An unhandled "error" event would crash the process; the default is to log nothing and go on.
-    this.on("error", () => {});
+    // An unhandled "error" event would crash the process; the default is to log nothing and go on
+    // (a listener's own fault is a warning, emit-isolated.ts).
+    this.on("error", ignoreError);
   }
 
   /**

@@ -4,6 +4,7 @@ import { type Clock, checkClock, systemClock } from "../clock.js";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toMs } from "../duration.js";
+import { emitIsolated } from "../emit-isolated.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
 import { describe } from "../validation.js";
@@ -119,6 +120,19 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   #stopHeartbeat: () => void = () => {};
   /** The heartbeat under way, if any: close() waits for it, so none is left in flight. */
   #beating: Promise<void> = Promise.resolve();
+
+  /**
+   * Emits as `EventEmitter` does, except that each listener runs on its own: one that throws, or
+   * returns a promise that rejects, neither stops the listeners after it nor reaches the job it
+   * heard about (the job runs and its outcome is written all the same). Its fault goes to this
+   * worker's `error` event (which the worker logs). `error` itself is emitted as `EventEmitter`
+   * does.
+   */
+  override emit<K extends keyof WorkerEvents>(event: K, ...args: WorkerEvents[K]): boolean {
+    return event === "error"
+      ? super.emit("error", ...(args as WorkerEvents["error"]))
+      : emitIsolated(this, event, args);
+  }
 
   /**
    * Checks every option now; nothing is leased until {@link RemoteWorker.start}.

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, MAX_TIMER_MS, toTimerMs } from "../duration.js";
+import { emitIsolated } from "../emit-isolated.js";
 import type { Job } from "../job.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
@@ -111,7 +112,14 @@ export interface CloseOptions {
   graceMs?: Duration;
 }
 
-/** Events a {@link Worker} emits about the jobs it runs. */
+/**
+ * Events a {@link Worker} (or a `RemoteWorker`) emits about the jobs it runs.
+ *
+ * Each listener is called on its own: a listener that throws, or returns a promise that rejects,
+ * does not keep the listeners after it from hearing the event and does not disturb the job (it
+ * runs, and its outcome is written, as if no one listened). Its fault is emitted as `error`, which
+ * the worker logs.
+ */
 export interface WorkerEvents {
   /** This worker started a job's handler (a job claimed ahead starts later than its claim). */
   active: [job: Job];
@@ -130,7 +138,10 @@ export interface WorkerEvents {
   cancelled: [job: Job];
   /** The handler snoozed the job: pending again at `job.runAt`, no attempt spent. */
   snoozed: [job: Job];
-  /** A fault the worker survived: a store error during claim, heartbeat or sweep. */
+  /**
+   * A fault the worker survived: a store error during claim, heartbeat or sweep, or the fault of a
+   * listener of another event. The worker logs each (its `logger`) besides emitting it.
+   */
   error: [error: unknown];
   /** Nothing running and the last claim came back empty. */
   idle: [];
@@ -206,6 +217,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #filling: Promise<void> | null = null;
   readonly #onCancelled = (job: Job) => this.#core.abandon(job.id, "cancelled", new Error("job cancelled"));
   readonly #onPaused = (queue: string) => this.#core.giveBackWaiting((job) => job.queue === queue);
+
+  /**
+   * Emits as `EventEmitter` does, except that each listener runs on its own: one that throws, or
+   * returns a promise that rejects, neither stops the listeners after it nor reaches the job it
+   * heard about (the job runs and its outcome is written all the same). Its fault goes to this
+   * worker's `error` event (which the worker logs). `error` itself is emitted as `EventEmitter`
+   * does.
+   */
+  override emit<K extends keyof WorkerEvents>(event: K, ...args: WorkerEvents[K]): boolean {
+    return event === "error"
+      ? super.emit("error", ...(args as WorkerEvents["error"]))
+      : emitIsolated(this, event, args);
+  }
 
   /**
    * Checks every option now and registers `options.jobs` with the queue; nothing is claimed until
