@@ -80,21 +80,38 @@ export class StatsHistory {
     return this;
   }
 
-  /** Adds `n` to `counter` in the interval holding `at` (default: now). */
-  record(counter: HistoryCounter, n = 1, at = this.#clock.now()): void {
-    const interval = Math.floor(at / this.intervalMs);
-    const slot = interval % this.size;
-    if (this.#slotOf[slot] !== interval) {
-      // A write for an interval older than the one the slot holds now has left the window.
-      if (this.#slotOf[slot]! > interval) return;
-      // The slot held an interval a full ring ago: start it afresh.
+  /**
+   * Adds `n` to `counter` in the interval holding `at` (default: now). A write for an interval that
+   * has left the window (`size` intervals back from now) is dropped.
+   *
+   * Age is judged against the clock, not against what the slot holds: a slot may hold an interval
+   * ahead of now, written while the wall clock was stepped ahead, and after the clock steps back
+   * the writes of the present take that slot over (a slot that held "tomorrow" would otherwise
+   * refuse every write as too old for a day). A write stamped ahead of now takes a slot only when
+   * the slot holds nothing of the window: it never wipes the count of an interval still shown.
+   */
+  record(counter: HistoryCounter, n = 1, at?: number): void {
+    const current = Math.floor(this.#clock.now() / this.intervalMs);
+    const interval = at === undefined ? current : Math.floor(at / this.intervalMs);
+    const slot = ((interval % this.size) + this.size) % this.size;
+    const held = this.#slotOf[slot]!;
+    if (held !== interval) {
+      // Older than the window: there is no slot for it any more.
+      if (interval <= current - this.size) return;
+      // From the future, into a slot that holds an interval of the window: keep what is shown.
+      if (interval > current && held > current - this.size && held <= current) return;
+      // The slot held an interval a full ring ago, or one ahead of now: start it afresh.
       this.#slotOf[slot] = interval;
       for (const c of COUNTERS) this.#counts[c][slot] = 0;
     }
     this.#counts[counter][slot]! += n;
   }
 
-  /** The last `intervals` intervals up to and including the current one. */
+  /**
+   * The last `intervals` intervals up to and including the current one. A slot is read only for
+   * the interval it holds, so counts stamped ahead of `now` (the clock was ahead when they were
+   * written) are not shown until their time comes, and reads never see past `now`.
+   */
   series(intervals = 300, now = this.#clock.now()): StatsHistoryResult {
     const n = Math.min(Math.max(1, Math.floor(intervals)), this.size);
     const last = Math.floor(now / this.intervalMs);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/clock.js";
+import { type Clock, ManualClock } from "../../src/clock.js";
 import { Queue } from "../../src/queue.js";
 import { MAX_HISTORY_SIZE, StatsHistory } from "../../src/server/stats-history.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -66,6 +66,40 @@ describe("StatsHistory", () => {
     h.record("completed", 9, T0); // from a second that has left the window: no slot any more
     expect(h.series(5).completed).toEqual([0, 0, 0, 0, 1]);
     expect(h.series(50).times).toHaveLength(5);
+  });
+
+  /** A clock that can be stepped back, as NTP steps a wall clock; it sets no timers. */
+  function steppedClock(start: number): Clock & { at: number } {
+    const clock = { at: start, now: () => clock.at, setTimer: () => () => {} };
+    return clock;
+  }
+
+  it("keeps counting after the clock steps back from a jump ahead", () => {
+    const clock = steppedClock(T0 + 86_400_000); // a day ahead
+    const h = new StatsHistory(clock, { size: 10 });
+    for (let i = 0; i < 10; i++, clock.at += 1000) h.record("completed");
+    clock.at = T0; // stepped back to the true time
+    // What was written while ahead is not shown: it is stamped in the future.
+    expect(h.series(10).completed).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    const shown: number[] = [];
+    for (let i = 0; i < 30; i++, clock.at += 1000) {
+      h.record("completed");
+      shown.push(h.series(1).completed[0]!);
+    }
+    expect(shown).toEqual(new Array(30).fill(1));
+  });
+
+  it("lets a write stamped ahead of now neither blind its slot nor wipe a shown second", () => {
+    const clock = steppedClock(T0);
+    const h = new StatsHistory(clock, { size: 10 });
+    h.record("enqueued", 1, T0 + 86_400_000); // a stray write a day ahead, into T0's slot
+    h.record("enqueued");
+    expect(h.series(1).enqueued).toEqual([1]);
+    h.record("enqueued", 5, T0 + 10_000); // T0's slot again, one ring ahead: T0 is still shown
+    expect(h.series(1).enqueued).toEqual([1]);
+    clock.at += 10_000;
+    h.record("enqueued");
+    expect(h.series(1).enqueued).toEqual([1]);
   });
 
   it("follows a queue's enqueued, completed and failed events until closed", async () => {

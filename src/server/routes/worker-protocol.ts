@@ -8,6 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { Duration } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import type { Job } from "../../job.js";
+import type { Queue } from "../../queue.js";
 import { roomNow } from "../../queue-checks.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
@@ -53,15 +54,128 @@ interface ReportItem {
   delayMs?: Duration;
 }
 
+/** The most attempts a server remembers handing out; past it, the oldest are forgotten first. */
+const MAX_LEASED = 100_000;
+
+/** A job as handed out, and when its lease runs out as far as this server knows. */
+interface LeasedEntry {
+  job: Job;
+  until: number;
+}
+
+/**
+ * Attempts this server handed out over HTTP, by job id, each with the job as handed out: a remote
+ * completion names only the id and attempt, and the job gives its `completed` event (and a
+ * snooze's `snoozed`) without reading it back. Only a shortcut: a completion that finds no entry
+ * has the job read back by the door.
+ *
+ * An entry goes when its attempt is reported through this server; when the queue says the attempt
+ * ended some other way (`cancelled` while active, `failed` when a sweep through this queue
+ * recovered its lease); when its lease has run out (looked at on each lease call, oldest first:
+ * entries are kept in the order their leases were last granted or extended, so the expired ones
+ * are at the front, mostly, and the look stops at the first live one); and, past `max`, oldest
+ * first. So attempts reported to another server, or recovered by another process, leave within a
+ * lease of their end, not at a wholesale clear.
+ * @internal
+ */
+export class LeasedJobs {
+  readonly #queue: Queue;
+  readonly #max: number;
+  readonly #entries = new Map<string, LeasedEntry>();
+  /** Whether the queue listeners are on: from the first job leased until close. */
+  #listening = false;
+  #closed = false;
+  readonly #ended = (job: Job): void => {
+    const entry = this.#entries.get(job.id);
+    if (entry && entry.job.attempt <= job.attempt) this.#entries.delete(job.id);
+  };
+
+  constructor(queue: Queue, max = MAX_LEASED) {
+    this.#queue = queue;
+    this.#max = max;
+  }
+
+  /** Attempts remembered now. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The job as handed out, when `attempt` is the attempt this server handed out. */
+  get(id: string, attempt: number): Job | undefined {
+    const entry = this.#entries.get(id);
+    return entry?.job.attempt === attempt ? entry.job : undefined;
+  }
+
+  /**
+   * Forgets the attempts whose lease has run out, then remembers `jobs`, just leased for
+   * `leaseMs` (or until their `leaseExpiresAt`). Called on every lease call, with jobs or none.
+   */
+  add(jobs: readonly Job[], leaseMs: number): void {
+    if (this.#closed) return;
+    const now = this.#queue.clock.now();
+    for (const entry of this.#entries.values()) {
+      if (entry.until > now) break;
+      this.#entries.delete(entry.job.id);
+    }
+    if (jobs.length === 0) return;
+    if (!this.#listening) {
+      // Subscribed with the first entry, not when the routes are registered: a server that was
+      // never made, or never leased a job, leaves no listener on the queue.
+      this.#listening = true;
+      this.#queue.on("cancelled", this.#ended);
+      this.#queue.on("failed", this.#ended);
+    }
+    for (const job of jobs) {
+      this.#entries.delete(job.id);
+      this.#entries.set(job.id, { job, until: job.leaseExpiresAt?.getTime() ?? now + leaseMs });
+    }
+    for (const id of this.#entries.keys()) {
+      if (this.#entries.size <= this.#max) break;
+      this.#entries.delete(id);
+    }
+  }
+
+  /** A heartbeat through this server extended the attempt's lease by `leaseMs` from now. */
+  extend(id: string, attempt: number, leaseMs: number): void {
+    const entry = this.#entries.get(id);
+    if (entry?.job.attempt !== attempt) return;
+    entry.until = this.#queue.clock.now() + leaseMs;
+    // To the back, with the leases granted last.
+    this.#entries.delete(id);
+    this.#entries.set(id, entry);
+  }
+
+  /** The attempt of `id` was reported through this server. */
+  delete(id: string): void {
+    this.#entries.delete(id);
+  }
+
+  /** Forgets everything and lets go of the queue. Safe to call twice. */
+  close(): void {
+    this.#closed = true;
+    this.#entries.clear();
+    if (!this.#listening) return;
+    this.#listening = false;
+    this.#queue.off("cancelled", this.#ended);
+    this.#queue.off("failed", this.#ended);
+  }
+}
+
+/** Each server's {@link LeasedJobs}, for tests. */
+const LEASED = new WeakMap<FastifyInstance, LeasedJobs>();
+
+/** The attempts the worker protocol of `app` remembers handing out, for tests. @internal */
+export function leasedJobsOf(app: FastifyInstance): LeasedJobs | undefined {
+  return LEASED.get(app);
+}
+
 /** Registers the worker protocol's routes on `app`. */
 export function register(app: FastifyInstance, ctx: ServerContext): void {
   const { queue, metrics, longPoll } = ctx;
   const route = ctx.routing.on(app);
-  /**
-   * Attempts this server handed out, by id: a remote completion names only the id and attempt,
-   * and the job as handed out gives its `completed` event without reading it back.
-   */
-  const leased = new Map<string, Job>();
+  const leased = new LeasedJobs(queue);
+  LEASED.set(app, leased);
+  app.addHook("onClose", async () => leased.close());
 
   route("POST /v1/lease", "work", async (request, reply) => {
     const b = body<LeaseBody>(request);
@@ -100,7 +214,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
         return jobs;
       },
     });
-    if (waitMs > 0) metrics.leaseWaitSeconds.observe((queue.clock.now() - started) / 1000);
+    // Never below 0: the clock may have stepped back during the wait.
+    if (waitMs > 0) metrics.leaseWaitSeconds.observe(Math.max(0, queue.clock.now() - started) / 1000);
     if (jobs.length > 0 && (reply.raw.destroyed || request.raw.socket?.destroyed)) {
       // The worker went away while its claim ran (it closed, or the network dropped it): no one
       // will read these jobs, so they go back now, their attempts unspent, rather than wait out
@@ -108,8 +223,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       await giveBack(jobs, request.log);
       return { jobs: [], ...hint };
     }
-    if (leased.size > 100_000) leased.clear();
-    for (const j of jobs) leased.set(j.id, j);
+    leased.add(jobs, leaseOptions.leaseMs);
     return { jobs, ...hint };
   });
 
@@ -137,8 +251,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   };
   /** A completion through the queue, with the job as this server handed it out when it did. */
   const completion = (id: string, attempt: number, result: unknown, resultText: string): Completion => {
-    const job = leased.get(id);
-    return { id, attempt, result: resultText, value: result, ...(job?.attempt === attempt ? { job } : {}) };
+    const job = leased.get(id, attempt);
+    return { id, attempt, result: resultText, value: result, ...(job ? { job } : {}) };
   };
   const repeatOrStale = async (id: string, attempt: number, resultText: string) => {
     const job = await queue.get(id);
@@ -211,19 +325,20 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   route("POST /v1/jobs/:id/heartbeat", "work", async (request) => {
     const { id } = params(request);
     const b = body<{ attempt: number; leaseMs?: number }>(request);
-    const ok = await queue.heartbeat(
-      { id: id!, attempt: b.attempt },
-      { leaseMs: b.leaseMs ?? DEFAULT_LEASE_MS },
-    );
+    const leaseMs = b.leaseMs ?? DEFAULT_LEASE_MS;
+    const ok = await queue.heartbeat({ id: id!, attempt: b.attempt }, { leaseMs });
+    if (ok) leased.extend(id!, b.attempt, leaseMs);
     return ok ? { ok } : refused(id!, b.attempt);
   });
 
   route("POST /v1/heartbeats", "work", async (request) => {
     const b = body<{ jobs: Array<{ id: string; attempt: number }>; leaseMs?: number }>(request);
+    const leaseMs = b.leaseMs ?? DEFAULT_LEASE_MS;
     const [oks, pausedQueues] = await Promise.all([
-      queue.attempts.heartbeatMany({ leaseMs: b.leaseMs ?? DEFAULT_LEASE_MS, items: b.jobs }),
+      queue.attempts.heartbeatMany({ leaseMs, items: b.jobs }),
       queue.pausedQueues(),
     ]);
+    for (const [i, j] of b.jobs.entries()) if (oks[i] === true) leased.extend(j.id, j.attempt, leaseMs);
     return { results: b.jobs.map((j, i) => ({ id: j.id, ok: oks[i] === true })), pausedQueues };
   });
 
@@ -248,8 +363,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
    * @throws ErrandError `INVALID_DURATION` for a bad delay, before anything changes.
    */
   const snooze = async (id: string, attempt: number, delayMs: Duration | undefined): Promise<boolean> => {
-    const job = leased.get(id);
-    const ok = await queue.snooze(job?.attempt === attempt ? job : { id, attempt }, delayMs as Duration);
+    const ok = await queue.snooze(leased.get(id, attempt) ?? { id, attempt }, delayMs as Duration);
     if (ok) leased.delete(id);
     return ok;
   };
