@@ -60,7 +60,13 @@ export async function migrateSchema(client: pg.ClientBase, schema: string): Prom
       text: "SELECT pg_advisory_xact_lock($1, hashtext($2))",
       values: [MIGRATE_LOCK, schema],
     });
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    // Only when missing: CREATE SCHEMA needs CREATE on the database even if the schema exists, and
+    // a role that owns its schema need not have it.
+    const { rows } = await client.query({
+      text: "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS present",
+      values: [schema],
+    });
+    if (!rows[0]?.present) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     // Migrations name their objects without a schema; they land in this one.
     await client.query(`SET LOCAL search_path TO "${schema}"`);
     await client.query(`CREATE TABLE IF NOT EXISTS errand_migration (
@@ -120,11 +126,14 @@ export function migratePool(pool: pg.Pool, schema: string): Promise<MigrateResul
 /**
  * What opening a store does about its schema: migrate it, or (`migrate: false`) refuse to open
  * unless it is at this errand's version already.
+ * @throws ErrandError `STORE_ERROR` when the schema is newer than this errand (upgrade errand), or
+ *   (`migrate: false`) older than it (run migrate()).
  */
 export async function openSchema(pool: pg.Pool, schema: string, migrate: boolean): Promise<void> {
   if (migrate) await migratePool(pool, schema);
   else {
     const version = await schemaVersion(pool, schema);
+    if (version > LATEST_VERSION) throw tooNew(schema, version);
     if (version !== LATEST_VERSION) {
       throw new ErrandError(
         "STORE_ERROR",
