@@ -38,8 +38,19 @@ function isTransient(error: unknown): boolean {
   );
 }
 
+/**
+ * A statement past its `query_timeout`. node-postgres fails it but keeps the connection, with the
+ * statement still running (or its answer still on the way): the next statement would queue behind
+ * it, so the connection is destroyed. Not transient: the server did not answer in time, and a
+ * retry would make the caller wait as long again.
+ */
+function isTimedOut(error: unknown): boolean {
+  return (error as { message?: unknown } | null)?.message === "Query read timeout";
+}
+
 /** A fault that leaves the session unusable: its connection is thrown away, not reused. */
 function isConnectionFault(error: unknown): boolean {
+  if (isTimedOut(error)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return isTransient(error) && code !== "40001" && code !== "40P01" && code !== "53300";
 }
@@ -58,6 +69,8 @@ function fnv1a(text: string): string {
 export interface PgConnectionOptions {
   /** How long an operation retries after a connection fault. @defaultValue 10_000 */
   retryMs?: number;
+  /** How long one statement waits for its answer; `0`: for ever. @defaultValue 0 */
+  queryTimeoutMs?: number;
   /** Where faults are logged. @defaultValue pino at level "warn" */
   logger?: Logger;
 }
@@ -72,6 +85,11 @@ export class PgConnection {
   readonly #ownsPool: boolean;
   readonly #logger: Logger | undefined;
   readonly #retryMs: number;
+  /** node-postgres's `query_timeout` for errand's statements; undefined: none. */
+  readonly #queryTimeout: number | undefined;
+  readonly #begin: pg.QueryConfig;
+  readonly #commit: pg.QueryConfig;
+  readonly #rollback: pg.QueryConfig;
   readonly #names = new Map<string, string>();
   #inFlight = 0;
   #idle: Array<() => void> = [];
@@ -83,6 +101,10 @@ export class PgConnection {
     this.#ownsPool = ownsPool;
     this.#logger = options.logger;
     this.#retryMs = options.retryMs ?? 10_000;
+    this.#queryTimeout = options.queryTimeoutMs ? options.queryTimeoutMs : undefined;
+    this.#begin = this.#statement("BEGIN");
+    this.#commit = this.#statement("COMMIT");
+    this.#rollback = this.#statement("ROLLBACK");
     // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
     pool.on("error", this.#onPoolError);
   }
@@ -101,6 +123,11 @@ export class PgConnection {
     this.log.warn({ err: error }, "errand: an idle PostgreSQL connection failed; the pool replaces it");
   };
 
+  /** A parameterless statement with errand's deadline. */
+  #statement(text: string): pg.QueryConfig {
+    return { text, query_timeout: this.#queryTimeout } as pg.QueryConfig;
+  }
+
   #name(text: string): string {
     let name = this.#names.get(text);
     if (!name) {
@@ -118,9 +145,16 @@ export class PgConnection {
     raw = false,
   ): Promise<R[]> {
     // Prepared statements only on errand's own connections: a caller's client is left as it was.
+    // The deadline too: a caller's connection is the caller's to time out.
     const config: pg.QueryConfig =
       db === this.pool || (db as { errandOwned?: boolean }).errandOwned
-        ? { name: this.#name(text), text, values, types: TYPES }
+        ? ({
+            name: this.#name(text),
+            text,
+            values,
+            types: TYPES,
+            query_timeout: this.#queryTimeout,
+          } as pg.QueryConfig)
         : { text, values, types: TYPES };
     if (raw) (config as { rowMode?: string }).rowMode = "array";
     const result = await db.query(config);
@@ -173,7 +207,7 @@ export class PgConnection {
    */
   queryOnce(text: string, values: unknown[]): Promise<void> {
     return this.#counted(async () => {
-      await this.pool.query({ text, values });
+      await this.pool.query({ text, values, query_timeout: this.#queryTimeout } as pg.QueryConfig);
     });
   }
 
@@ -199,15 +233,15 @@ export class PgConnection {
     };
     client.on("error", onError);
     try {
-      await client.query("BEGIN");
+      await client.query(this.#begin);
       const result = await fn(client);
       const last = (client as { errandAtCommit?: string }).errandAtCommit;
       // The COMMIT alone, or after atCommit's statement in the same message (one round trip).
-      await client.query(last === undefined ? "COMMIT" : `${last}\n;\nCOMMIT`);
+      await client.query(last === undefined ? this.#commit : this.#statement(`${last}\n;\nCOMMIT`));
       return result;
     } catch (error) {
       if (isConnectionFault(error)) broken = error as Error;
-      else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
+      else await client.query(this.#rollback).catch((e: Error) => (broken = e));
       throw error;
     } finally {
       (client as { errandAtCommit?: string }).errandAtCommit = undefined;

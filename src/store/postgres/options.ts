@@ -63,6 +63,21 @@ export interface PostgresStoreOptions {
    */
   retryMs?: number;
   /**
+   * How long one statement of errand's may wait for its answer (node-postgres's `query_timeout`)
+   * before it fails with `STORE_ERROR` and its connection is destroyed: a server that stops
+   * answering with the connection open (a hung server, a network that drops packets silently)
+   * then cannot hang a worker or `close()` for good. It must exceed errand's longest statement: a
+   * bulk enqueue of hundreds of thousands of jobs, or a prune batch, takes seconds at worst. A
+   * statement that timed out may still have run, like one whose connection dropped; it is not
+   * retried. Applies to errand's own statements only: not to migrations (which may wait for
+   * another process's lock) nor to the LISTEN connection (idle by design), nor to statements on a
+   * connection you pass to a transactional enqueue. `0` (the default) sets no deadline: each
+   * statement's timer costs a worker ~23 MB of RSS in a drain of 20,000 jobs (72 → 95 MB,
+   * bench/RESULTS.md, session 43), so it is yours to turn on, at e.g. `30_000`.
+   * @defaultValue 0
+   */
+  queryTimeoutMs?: number;
+  /**
    * Backoff between attempts to re-establish the LISTEN connection after it drops, doubling
    * from `min` to `max`. Workers poll (their `pollIntervalMs`) until it is back.
    * @defaultValue { min: 100, max: 5_000 }
@@ -79,6 +94,7 @@ const OPTION_KEYS = new Set([
   "migrate",
   "poolSize",
   "retryMs",
+  "queryTimeoutMs",
   "reconnectDelayMs",
   "logger",
 ]);
@@ -111,6 +127,7 @@ export function checkOptions(options: PostgresStoreOptions): PostgresStoreOption
   for (const [field, value, min] of [
     ["poolSize", options.poolSize, 1],
     ["retryMs", options.retryMs, 0],
+    ["queryTimeoutMs", options.queryTimeoutMs, 0],
     ["reconnectDelayMs.min", options.reconnectDelayMs?.min, 1],
     ["reconnectDelayMs.max", options.reconnectDelayMs?.max, 1],
   ] as const) {

@@ -56,17 +56,18 @@ export class RedisNotifier implements Notifier {
     sub.on("message", (channel: string) => {
       if (channel === this.#channel) this.#emitWake();
     });
-    let connected = false;
+    // SUBSCRIBE on every (re)connection, not once: a first SUBSCRIBE that failed (Redis was
+    // unreachable when the first listener came, and ioredis gave up on the queued command) or whose
+    // reply a dropped connection lost is one ioredis's autoResubscribe never sends again, as it
+    // only knows the channels a reply confirmed; every listener would then only poll. SUBSCRIBE is
+    // idempotent, so one more for a channel autoResubscribe restored is harmless. Once it is in
+    // effect, look: wake-ups published before, or while the connection was down, were missed.
     sub.on("ready", () => {
-      // After a reconnection: wake-ups sent meanwhile were lost, so look now.
-      if (connected) this.#emitWake();
-      connected = true;
+      sub.subscribe(this.#channel).then(
+        () => this.#emitWake(),
+        () => {},
+      );
     });
-    // Wake-ups published before the subscription took effect were missed: look once it has.
-    sub.subscribe(this.#channel).then(
-      () => this.#emitWake(),
-      () => {},
-    );
   }
 
   #emitWake(): void {

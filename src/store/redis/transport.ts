@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { debounceKeyHeld, debounceKeyHeldByOwner, dependencyNotFound, ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
-import { commandSender, type SendCommand } from "./reply-command.js";
+import { CommandNotSentError, commandSender, notSentOr, type SendCommand } from "./reply-command.js";
 import { type ScriptName, scriptNames, scriptSha, scriptText } from "./scripts.js";
 
 /**
@@ -24,9 +24,11 @@ export interface RedisStoreOptions {
   url?: string;
   /**
    * An ioredis client (`Redis` or `Cluster`). errand duplicates it once for its wake-up
-   * subscription. Recommended settings: `maxRetriesPerRequest` small (errand's workers retry on
-   * their own) and `autoResendUnfulfilledCommands: false`, so a command whose connection dropped
-   * is reported, not silently sent a second time.
+   * subscription. Recommended settings: `maxRetriesPerRequest` small (a command ioredis gave up on
+   * before sending it is sent again by errand, within {@link RedisStoreOptions.retryMs}),
+   * `autoResendUnfulfilledCommands: false`, so a command whose connection dropped is reported,
+   * not silently sent a second time, and `commandTimeout` (see
+   * {@link RedisStoreOptions.commandTimeoutMs}, which applies only to a client errand opens).
    */
   client?: Redis | Cluster;
   /**
@@ -35,9 +37,44 @@ export interface RedisStoreOptions {
    * @defaultValue "errand"
    */
   prefix?: string;
+  /**
+   * How long a command that never reached Redis is sent again before it fails with
+   * `STORE_ERROR`. While Redis is unreachable ioredis holds commands in its offline queue and gives
+   * up on them after a few reconnection attempts (`maxRetriesPerRequest`, about 300 ms); errand
+   * sends such a command again, with backoff, until `retryMs` has passed, so a worker's outcome
+   * (a completion, a failure, a heartbeat) survives a short network blip. A command that was sent
+   * and whose reply was lost is never sent again: it may have run, and is reported instead.
+   * @remarks Longer rides out longer outages, but a caller waits that long to hear of one.
+   * @defaultValue 10_000 (as the PostgreSQL store's `retryMs`)
+   * @since 0.1.0
+   */
+  retryMs?: number;
+  /**
+   * How long a command may wait for its reply (ioredis's `commandTimeout`) before it fails with
+   * `STORE_ERROR`: a Redis that stops answering with its connection open (a hung server, a network
+   * that drops packets silently) then cannot hang a worker or `close()` for good. Such a command
+   * may still have run, or still run later, like any command whose reply was lost. It must exceed
+   * the longest command errand sends: a bulk enqueue of hundreds of thousands of jobs is one Lua
+   * script, a few seconds long at worst. `0` turns the deadline off. Applies to a client errand
+   * opens from `url`; set `commandTimeout` on a client you give.
+   * @defaultValue 30_000
+   * @since 0.1.0
+   */
+  commandTimeoutMs?: number;
   /** Extra ioredis options when opening from `url` (they override errand's defaults). */
   redisOptions?: RedisOptions;
 }
+
+/** How long a command never sent is sent again, by default ({@link RedisStoreOptions.retryMs}). */
+const DEFAULT_RETRY_MS = 10_000;
+/** The default of {@link RedisStoreOptions.commandTimeoutMs}. */
+const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+
+/**
+ * Each client's {@link RedisStoreOptions.retryMs}, as {@link connect} read it, for the transport
+ * made over that client.
+ */
+const retryBudgets = new WeakMap<Client, number>();
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 
@@ -83,6 +120,14 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
       url = parsed.toString();
     }
   }
+  for (const [field, value] of [
+    ["retryMs", options.retryMs],
+    ["commandTimeoutMs", options.commandTimeoutMs],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new ErrandError("INVALID_OPTION", `RedisStore: ${field} must be an integer ≥ 0`);
+    }
+  }
   prefix ??= "errand";
   if (!PREFIX_PATTERN.test(prefix)) {
     throw new ErrandError(
@@ -109,8 +154,15 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
       connectionName,
       // A command whose connection dropped may or may not have run: report it, never resend it.
       autoResendUnfulfilledCommands: false,
-      // Fail commands quickly while Redis is away; workers report the error and poll again.
+      // Give up on commands queued while Redis is away quickly; the transport sends those again
+      // itself (they never went out) until retryMs has passed.
       maxRetriesPerRequest: 2,
+      // A Redis that stops answering fails commands instead of leaving them (and close) hanging.
+      ...(options.commandTimeoutMs === 0
+        ? {}
+        : { commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS }),
+      // Dead peers found by the kernel, not only by the command deadline.
+      keepAlive: 10_000,
       ...options.redisOptions,
     });
     owns = true;
@@ -127,12 +179,14 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
   } else {
     throw new ErrandError("INVALID_STORE_URL", "RedisStore.open needs a url or a client");
   }
+  retryBudgets.set(client, options.retryMs ?? DEFAULT_RETRY_MS);
   return { client, owns, prefix, connectionName };
 }
 
 /**
  * One client and how errand talks over it: scripts by SHA, each writing script carrying the
- * epoch, and every call rejected, not left pending, when its connection closes before the reply.
+ * epoch, every call rejected, not left pending, when its connection closes before the reply, and a
+ * call ioredis never sent (Redis was unreachable) sent again until `retryMs` has passed.
  */
 export class RedisTransport {
   readonly client: Client;
@@ -153,11 +207,17 @@ export class RedisTransport {
   /** The epoch this store would write if it found the data gone; renewed each time it is used. */
   #fresh = randomUUID();
   #closed = false;
-  /** Null when errand cannot load ioredis itself (a client was given): `call()` is used then. */
+  /**
+   * Null when errand cannot load ioredis itself (a client was given): `call()` is used then, and a
+   * command never sent cannot be told from one whose reply was lost, so none is sent again.
+   */
   readonly #sendCommand: SendCommand | null;
+  /** How long a call ioredis never sent is sent again ({@link RedisStoreOptions.retryMs}). */
+  readonly #retryMs: number;
 
   constructor(client: Client, ownsClient: boolean, keyPrefix: string, send: SendCommand | null) {
     this.client = client;
+    this.#retryMs = retryBudgets.get(client) ?? DEFAULT_RETRY_MS;
     this.#sendCommand = send;
     this.#ownsClient = ownsClient;
     this.#keyPrefix = keyPrefix;
@@ -202,23 +262,40 @@ export class RedisTransport {
   /** Runs a script by SHA; on NOSCRIPT, EVAL sends the source (and Redis caches it again). */
   async run(name: ScriptName, args: Arg[]): Promise<unknown> {
     if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
-    try {
-      // concat, not spread: a bulk enqueue passes hundreds of thousands of arguments.
+    let firstAt = 0;
+    for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#send("EVALSHA", ([scriptSha(name), 1, this.#meta] as Arg[]).concat(args));
+        // concat, not spread: a bulk enqueue passes hundreds of thousands of arguments.
+        try {
+          return await this.#send("EVALSHA", ([scriptSha(name), 1, this.#meta] as Arg[]).concat(args));
+        } catch (error) {
+          if (!message(error).startsWith("NOSCRIPT")) throw error;
+          return await this.#send("EVAL", ([scriptText(name), 1, this.#meta] as Arg[]).concat(args));
+        }
       } catch (error) {
-        if (!message(error).startsWith("NOSCRIPT")) throw error;
-        return await this.#send("EVAL", ([scriptText(name), 1, this.#meta] as Arg[]).concat(args));
+        firstAt ||= Date.now();
+        await this.#beforeResend(error, firstAt, attempt);
       }
-    } catch (error) {
-      throw this.fault(error);
     }
+  }
+
+  /**
+   * After a failed call: waits before sending it again if it was never sent (ioredis gave up on it
+   * in its offline queue) and `retryMs` from `firstAt` has not passed, the store still open; else
+   * throws the failure as errand reports it. No caller ever hears of a blip shorter than that.
+   */
+  async #beforeResend(error: unknown, firstAt: number, attempt: number): Promise<void> {
+    const left = firstAt + this.#retryMs - Date.now();
+    if (!(error instanceof CommandNotSentError) || this.#closed || left <= 0) throw this.fault(error);
+    // The resent call waits in the offline queue for the reconnection itself: short pauses suffice.
+    const delay = Math.min(250, 25 * 2 ** attempt, left);
+    await new Promise((resolve) => setTimeout(resolve, delay));
   }
 
   /** Sends one command; rejected if the connection it went out on closes before the reply. */
   #send(command: string, args: Arg[]): Promise<unknown> {
     // A command issued while disconnected waits in ioredis's offline queue, which settles it.
-    if (this.client.status !== "ready") return this.#call(command, args);
+    if (this.#offline()) return this.#call(command, args);
     return new Promise((resolve, reject) => {
       const key = this.#asked++;
       this.#unanswered.set(key, reject);
@@ -233,6 +310,17 @@ export class RedisTransport {
         },
       );
     });
+  }
+
+  /**
+   * Whether a command now would wait in ioredis's offline queue: not connected, or connected but
+   * the socket already destroyed (a connection just cut, its close event not yet emitted). Such a
+   * command is not one whose reply a closing connection loses: ioredis sends it after reconnecting
+   * or gives up on it unsent.
+   */
+  #offline(): boolean {
+    const client = this.client;
+    return client.status !== "ready" || (!client.isCluster && (client as Redis).stream?.writable === false);
   }
 
   #call(command: string, args: Arg[]): Promise<unknown> {
@@ -258,10 +346,18 @@ export class RedisTransport {
       command: "EVALSHA" | "EVAL",
       lists: Arg[][],
     ): Promise<Array<[Error | null, unknown]>> => {
-      const pipeline = this.client.pipeline();
       const script = command === "EVALSHA" ? scriptSha(name) : scriptText(name);
-      for (const args of lists) pipeline.call(command, ([script] as Arg[]).concat(head, args));
-      return (await this.#exec(pipeline)) ?? [];
+      // Each pipeline on its own: one the EVALSHA pipeline ran is never sent again with the EVALs.
+      let firstAt = 0;
+      for (let attempt = 0; ; attempt++) {
+        const replies = await this.#pipeline(
+          command,
+          lists.map((args) => ([script] as Arg[]).concat(head, args)),
+        );
+        if (!(replies instanceof CommandNotSentError)) return replies;
+        firstAt ||= Date.now();
+        await this.#beforeResend(replies, firstAt, attempt);
+      }
     };
     try {
       const replies = await send("EVALSHA", argLists);
@@ -286,9 +382,34 @@ export class RedisTransport {
     }
   }
 
+  /**
+   * Sends `command` once per argument list in one pipeline: its replies, or a
+   * {@link CommandNotSentError} when ioredis never sent any of it (queued together while Redis was
+   * unreachable, so given up on together).
+   */
+  async #pipeline(
+    command: string,
+    argLists: Arg[][],
+  ): Promise<Array<[Error | null, unknown]> | CommandNotSentError> {
+    const pipeline = this.client.pipeline();
+    const sender = this.#sendCommand;
+    if (sender === null) {
+      for (const args of argLists) pipeline.call(command, args);
+      return (await this.#exec(pipeline)) ?? [];
+    }
+    const queued = argLists.map((args) => sender.queue(this.client, pipeline, command, args));
+    const replies = (await this.#exec(pipeline)) ?? [];
+    const first = replies[0]?.[0];
+    if (first && queued.every((c) => !c.sent) && replies.every(([error]) => error === first)) {
+      const notSent = notSentOr(first, false);
+      if (notSent instanceof CommandNotSentError) return notSent;
+    }
+    return replies;
+  }
+
   /** Sends a pipeline; rejected if the connection it went out on closes before the replies. */
   #exec(pipeline: ReturnType<Client["pipeline"]>): Promise<Array<[Error | null, unknown]> | null> {
-    if (this.client.status !== "ready") return pipeline.exec();
+    if (this.#offline()) return pipeline.exec();
     return new Promise((resolve, reject) => {
       const key = this.#asked++;
       this.#unanswered.set(key, reject);
@@ -352,10 +473,14 @@ export class RedisTransport {
   /** One plain command (atomic by itself), with faults reported as every store operation's are. */
   async command(command: string, args: Arg[]): Promise<unknown> {
     if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
-    try {
-      return await this.#send(command, args);
-    } catch (error) {
-      throw this.fault(error);
+    let firstAt = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#send(command, args);
+      } catch (error) {
+        firstAt ||= Date.now();
+        await this.#beforeResend(error, firstAt, attempt);
+      }
     }
   }
 
