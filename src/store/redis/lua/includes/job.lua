@@ -349,25 +349,36 @@ local function unpark_remove(id, key, jtype, jkey, prio, run_at)
   redis.call("HDEL", key, "pk")
 end
 
--- Puts parked job `id` back in its lane.
+-- Puts parked job `id` back in its lane; false when it is not parked.
 local function unpark_job(id)
   local key = job_key(id)
   local f = redis.call("HMGET", key, "q", "y", "t", "r", "c", "ky", "pk")
   if not f[7] then
-    return
+    return false
   end
   local prio, run_at = f[2] or "0", f[4] or f[5]
   unpark_remove(id, key, f[3], f[6], prio, run_at)
   add_ready(id, f[1], prio, f[3], run_at)
+  return true
 end
 
--- Puts the first `n` parked jobs of "<type>|<key>" `field` back in their lanes.
+-- Puts the first `n` parked jobs of "<type>|<key>" `field` back in their lanes. An entry whose job
+-- is no longer parked (left by an errand at schema version 2 that pruned or moved the job, see
+-- open.lua) is dropped and does not count, so it cannot stand in front of the key's parked jobs.
 function unpark_first(field, n)
-  if n <= 0 then
-    return
-  end
-  for _, member in ipairs(redis.call("ZRANGE", park_key(field), 0, n - 1)) do
-    unpark_job(park_member_id(member))
+  local set = park_key(field)
+  while n > 0 do
+    local members = redis.call("ZRANGE", set, 0, n - 1)
+    if #members == 0 then
+      return
+    end
+    for _, member in ipairs(members) do
+      if unpark_job(park_member_id(member)) then
+        n = n - 1
+      else
+        redis.call("ZREM", set, member)
+      end
+    end
   end
 end
 

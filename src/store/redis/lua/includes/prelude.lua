@@ -47,7 +47,14 @@
 local META = KEYS[1]
 local P = string.sub(META, 1, -5)
 -- 2: ready lanes kept in pages (includes/pages.lua); runAt left out of a job equal to createdAt.
-local SCHEMA_VERSION = 2
+-- 3: the keys errands at 2 added one by one without raising it: {p}:schn (schedule names), parked
+--    jobs ({p}:parked, {p}:pk|..., {p}:pkt|..., {p}:pwake, {p}:pwaken, includes/job.lua), rate
+--    windows ({p}:rate|...), fair turns ({p}:ft, {p}:fk|..., {p}:fr|...), {p}:paused, the lease
+--    sentinel. An errand at 2 that predates one of them breaks it (it leaves a schedule out of
+--    {p}:schn, finishes a key's running job without putting its parked jobs back), so open.lua
+--    repairs a prefix at 2 and raises it to 3, and errands at 2 refuse it from then on.
+-- Any change to the key layout raises this and adds a step to open.lua (test/unit/redis-layout.test.ts).
+local SCHEMA_VERSION = 3
 local SCHEMA_VERSION_KEY = P .. "schema_version"
 
 local SCHED = P .. "sched"
