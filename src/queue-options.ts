@@ -54,11 +54,16 @@ export interface EnqueueOptions extends JobDefaults {
   key?: string;
   /**
    * Collapse bursts: while a job with this debounce `key` is still pending and not started, this
-   * enqueue replaces its payload and pushes its `runAt` to now + `delayMs`, and returns that job
-   * (same id, `duplicate: true`); otherwise it enqueues a new job due at now + `delayMs`, which
-   * holds the key until it starts. A holder past its `expiresAt` is expired (emitted as `expired`)
-   * rather than debounced onto. A key held by a waiting job of another type or `owner` is refused
-   * (`INVALID_KEY`). Not with `runAt`/`delayMs`, `uniqueKey` or `dependsOn`.
+   * enqueue replaces its payload, pushes its `runAt` to now + `delayMs` and gives it this
+   * enqueue's expiry (its `expiresAt` or `expiresInMs`, or none when it sets neither), and returns
+   * that job (same id, `duplicate: true`); otherwise it enqueues a new job due at now + `delayMs`,
+   * which holds the key until it starts. The last enqueue of a burst decides payload, runAt and
+   * expiry, so a pushed runAt never outlives an earlier enqueue's expiry. A holder past its
+   * `expiresAt` is expired (emitted as `expired`) rather than debounced onto. A key held by a
+   * waiting job of another type or `owner` is refused (`INVALID_KEY`). Not with `runAt`/`delayMs`,
+   * `uniqueKey` or `dependsOn`.
+   * @remarks Several items of one `enqueueMany` with the same key are each answered with the
+   * job as the call left it (the last item's payload, runAt and expiry).
    * @example `await queue.enqueue(reindex, { doc: 9 }, { debounce: { key: "reindex:9", delayMs: "5s" } })`
    */
   debounce?: { key: string; delayMs: Duration };

@@ -117,7 +117,7 @@ export class StoreDoor {
     const shared = isShared(jobs) ? jobs : null;
     const sharedBackoff = shared && parseBackoff(shared.shared.backoff);
     return results.map((r, i) => {
-      if (r.expired !== undefined) this.#emitExpired(r.expired);
+      if (r.expired !== undefined) this.#emitExpired(r.expired, r.cascaded);
       if (!r.inserted) return { ...toJob(r.existing), duplicate: true };
       let job: EnqueuedJob;
       if (r.record !== undefined) job = { ...toJob(r.record), duplicate: false };
@@ -146,15 +146,29 @@ export class StoreDoor {
     const out: string[] = new Array(results.length);
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
-      if (r.expired !== undefined) this.#emitExpired(r.expired);
+      if (r.expired !== undefined) this.#emitExpired(r.expired, r.cascaded);
       out[i] = r.inserted ? ids[i]! : r.existing.id;
     }
     return out;
   }
 
-  /** Key holders an enqueue expired to free their keys (Store.enqueueMany): `expired`, as a sweep's. */
-  #emitExpired(records: readonly JobRecord[]): void {
+  /**
+   * Key holders an enqueue expired to free their keys (Store.enqueueMany): `expired`, as a sweep's;
+   * then `cancelled` for the dependents their expiry cancelled.
+   */
+  #emitExpired(records: readonly JobRecord[], cascaded: readonly JobRecord[] | undefined): void {
     for (const r of records) this.#events.emit("expired", toJob(r));
+    if (cascaded !== undefined) this.#emitCascaded(cascaded);
+  }
+
+  /**
+   * `cancelled` for each dependent a store cancelled because a job the call ended (dead,
+   * cancelled or expired) was among its dependencies (`Cascade` in store.ts): a change through
+   * the Queue like any other, though the caller named only the job that ended. They were
+   * blocked, holding no cap's room, so none is freed.
+   */
+  #emitCascaded(cascaded: readonly JobRecord[]): void {
+    for (const r of cascaded) this.#events.emit("cancelled", toJob(r));
   }
 
   /**
@@ -165,7 +179,7 @@ export class StoreDoor {
    */
   async fireSchedule(params: FireScheduleParams, payload: unknown): Promise<boolean> {
     const result = await this.#store.fireSchedule(params);
-    if (result?.expired !== undefined) this.#emitExpired(result.expired);
+    if (result?.expired !== undefined) this.#emitExpired(result.expired, result.cascaded);
     const { job } = params;
     if (result === null || !result.inserted || job === null) return false;
     if (this.#events.listenerCount("enqueued") > 0) {
@@ -212,11 +226,15 @@ export class StoreDoor {
    */
   async complete(now: number, items: readonly Completion[], discard = false): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const oks = await this.#store.completeMany(discard ? { now, items, discard } : { now, items });
     const listening = this.#events.listenerCount("completed") > 0;
+    // A discarded job cannot be read back after the write: the completions that will need their
+    // job and came without it are read before it, in one read for the batch.
+    const wanted = discard ? this.#wantedBeforeDiscard(items, listening) : null;
+    const before = wanted === null ? null : await this.#readBefore(items, wanted);
+    const oks = await this.#store.completeMany(discard ? { now, items, discard } : { now, items });
     const settled = { next: 0, freed: false };
     for (;;) {
-      this.#announceCompleted(now, items, oks, listening, settled);
+      this.#announceCompleted(now, items, oks, listening, settled, before);
       if (settled.next === items.length) break;
       // A completion that came without its job (a remote worker after a server restart, a
       // Worker that had no listener when it wrote): read it back, now completed, only because
@@ -233,11 +251,48 @@ export class StoreDoor {
   }
 
   /**
+   * Whether a completion that came without its job needs it, to announce it (`listening`) or to
+   * learn whether its end frees a capped type's room.
+   */
+  #needsJob(c: Completion, listening: boolean): boolean {
+    return !c.job && (listening || (c.type === undefined && this.#anyCapped()));
+  }
+
+  /**
+   * The indexes of the completions a discarding write would leave nothing to read back for,
+   * though they need their job ({@link #needsJob}); null when none does (a Worker gives its jobs,
+   * or their types, so it reads nothing).
+   */
+  #wantedBeforeDiscard(items: readonly Completion[], listening: boolean): number[] | null {
+    let wanted: number[] | null = null;
+    for (let i = 0; i < items.length; i++) {
+      if (this.#needsJob(items[i]!, listening)) (wanted ??= []).push(i);
+    }
+    return wanted;
+  }
+
+  /**
+   * The jobs at `wanted`, as stored before the write (active, under the attempt being completed
+   * unless the completion is stale), by item index; one getMany for them all.
+   */
+  async #readBefore(
+    items: readonly Completion[],
+    wanted: readonly number[],
+  ): Promise<Array<Job | undefined>> {
+    const records = await this.#store.getMany({ ids: wanted.map((i) => items[i]!.id) });
+    const before: Array<Job | undefined> = new Array(items.length);
+    records.forEach((r, k) => {
+      if (r !== null) before[wanted[k]!] = toJob(r);
+    });
+    return before;
+  }
+
+  /**
    * Announces the completed items from `at.next` on, in order, up to the first whose job must be
    * read back (left at `at.next`; the end when none), and notes in `at.freed` whether a capped
-   * type's job was among them. A loop of its own, outside the async {@link complete}: run for
-   * every completed job, it would otherwise have V8 optimise the whole async method in every
-   * worker process.
+   * type's job was among them. `before`: jobs read before a discarding write, by item index. A
+   * loop of its own, outside the async {@link complete}: run for every completed job, it would
+   * otherwise have V8 optimise the whole async method in every worker process.
    */
   #announceCompleted(
     now: number,
@@ -245,12 +300,14 @@ export class StoreDoor {
     oks: readonly boolean[],
     listening: boolean,
     at: { next: number; freed: boolean },
+    before: ReadonlyArray<Job | undefined> | null,
   ): void {
     for (; at.next < items.length; at.next++) {
       if (!oks[at.next]) continue;
       const c = items[at.next]!;
-      if (!c.job && (listening || (c.type === undefined && this.#anyCapped()))) return;
-      if (this.#announceOne(now, c, c.job, listening)) at.freed = true;
+      const job = c.job ?? before?.[at.next];
+      if (!job && this.#needsJob(c, listening)) return;
+      if (this.#announceOne(now, c, job, listening)) at.freed = true;
     }
   }
 
@@ -270,7 +327,8 @@ export class StoreDoor {
 
   /**
    * Records failed attempts in one write. Per item, the job as it now is (pending again, or
-   * dead), emitted as `failed` and then `retrying` or `dead`; null for a stale attempt.
+   * dead), emitted as `failed` and then `retrying` or `dead`; null for a stale attempt. Then the
+   * dependents the dead ones' ends cancelled, each as `cancelled`.
    */
   async fail(now: number, items: readonly Failure[]): Promise<Array<Job | null>> {
     if (items.length === 0) return [];
@@ -295,6 +353,7 @@ export class StoreDoor {
       this.#events.emit(state === "dead" ? "dead" : "retrying", failed, error);
       return failed;
     });
+    if (states.cascaded !== undefined) this.#emitCascaded(states.cascaded);
     if (freed) this.#store.wake();
     return out;
   }
@@ -342,12 +401,16 @@ export class StoreDoor {
 
   // ---- by id ---------------------------------------------------------------------------------
 
-  /** Cancels; a change is emitted as `cancelled` (a local worker running it aborts its signal). */
+  /**
+   * Cancels; a change is emitted as `cancelled` (a local worker running it aborts its signal), and
+   * so is each dependent the cancel cancelled with it.
+   */
   async cancel(params: CancelParams): Promise<JobMutation> {
     const m = await this.#store.cancel(params);
     if (m?.changed) {
       const job = toJob(m.record);
       this.#events.emit("cancelled", job);
+      if (m.cascaded !== undefined) this.#emitCascaded(m.cascaded);
       if (this.#capped(job.type)) this.#store.wake();
     }
     return m;
@@ -378,10 +441,15 @@ export class StoreDoor {
     return this.#store.prune(params);
   }
 
-  /** Pending jobs past `expiresAt` → expired, each emitted as `expired`. */
+  /**
+   * Pending jobs past `expiresAt` → expired, each emitted as `expired`, then the dependents their
+   * expiry cancelled as `cancelled`. Returns the expired jobs.
+   */
   async expire(params: SweepParams): Promise<Job[]> {
-    const jobs = (await this.#store.expirePending(params)).map((r) => toJob(r));
+    const expired = await this.#store.expirePending(params);
+    const jobs = expired.map((r) => toJob(r));
     for (const job of jobs) this.#events.emit("expired", job);
+    if (expired.cascaded !== undefined) this.#emitCascaded(expired.cascaded);
     return jobs;
   }
 

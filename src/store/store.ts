@@ -104,8 +104,8 @@ export interface Store {
    * Expiry frees keys: a blocked or pending job past its `expiresAt` that holds a new job's unique
    * or debounce key (one no claim can take, not yet swept) holds it no longer. The call expires it
    * first, as {@link Store.expirePending} would (its dependents settled), and returns it in the
-   * new job's result (`expired`); the new job is then inserted, or debounced, as if the key were
-   * free. Otherwise the enqueue would answer with a job that can never run. Only a job the call
+   * new job's result (`expired`), with the dependents that expiry cancelled (`cascaded`); the new
+   * job is then inserted, or debounced, as if the key were free. Otherwise the enqueue would answer with a job that can never run. Only a job the call
    * inserts frees a key (one whose id is stored already is that job, and changes nothing). Every
    * answer is the job as the call left it: a job of the call that waits for a holder a later job
    * expired is answered settled, and a job of the call that was itself such a holder (enqueued
@@ -137,9 +137,9 @@ export interface Store {
    * `retryAt` null, to dead. One result per item, in order; null for a stale attempt (nothing
    * changed). When two items name the same attempt, the first is applied and the second is stale.
    * A job that ends dead settles its blocked dependents in the same transaction (see
-   * {@link Store.cancel}).
+   * {@link Store.cancel}); those it cancelled come back as the answer's `cascaded`.
    */
-  failMany(params: FailManyParams): Promise<FailResult[]>;
+  failMany(params: FailManyParams): Promise<FailManyResult>;
   /** Extends leases; `false` for an attempt that is no longer current (lost, cancelled, finished). */
   heartbeatMany(params: HeartbeatManyParams): Promise<boolean[]>;
   /** Saves an active attempt's progress; `false` when the attempt is not current. */
@@ -170,7 +170,8 @@ export interface Store {
    * the same transaction its blocked dependents are settled: under `"cancel"` each becomes
    * `cancelled` with a `dependency_failed` error entry naming the job, and its own blocked
    * dependents are settled in turn; under `"run"` each counts one dependency fewer and becomes
-   * `pending` when none is left.
+   * `pending` when none is left. The jobs so cancelled come back in the answer's `cascaded`
+   * ({@link Cascade}), so the Queue can announce them.
    */
   cancel(params: CancelParams): Promise<JobMutation>;
   /** Blocked or pending only (for a blocked job, what applies once it is unblocked); other states are returned unchanged. */
@@ -195,9 +196,9 @@ export interface Store {
   expiredLeases(params: SweepParams): Promise<JobRecord[]>;
   /**
    * Pending and blocked jobs whose `expiresAt` passed → expired (their dependents settled as in
-   * {@link Store.cancel}). Returns them.
+   * {@link Store.cancel}). Returns them, with the dependents so cancelled as `cascaded`.
    */
-  expirePending(params: SweepParams): Promise<JobRecord[]>;
+  expirePending(params: SweepParams): Promise<ExpirePendingResult>;
   /**
    * Deletes finished jobs past retention, at most `limit`; returns how many. A job some blocked
    * job still waits for is kept.
@@ -360,7 +361,36 @@ export interface EnqueueManyParams {
 export type EnqueueResult = (
   | { inserted: true; record?: JobRecord }
   | { inserted: false; existing: JobRecord }
-) & { expired?: JobRecord[] };
+) & { expired?: JobRecord[] } & Cascade;
+
+/**
+ * The blocked dependents a call cancelled because a job it ended (dead, cancelled or expired) was
+ * among their dependencies, and theirs in turn (see {@link Store.cancel}): each as the call left
+ * it (`cancelled`, its `dependency_failed` entry last), once each, for the Queue to announce. Absent when the call cancelled none: a call whose jobs nothing depends on reads and
+ * builds nothing for it. On an {@link EnqueueResult}, the dependents of the key holders the call
+ * expired, on a result that carries `expired`.
+ */
+export interface Cascade {
+  cascaded?: JobRecord[];
+}
+
+/**
+ * Puts the dependents an enqueue's expiries of key holders cancelled ({@link Cascade}) on the
+ * results, by the index of the job whose insert expired the holders: a copy, since one result
+ * object may be shared by many jobs. Run after anything that makes a result anew.
+ * @internal
+ */
+export function attachCascaded(
+  results: EnqueueResult[],
+  by: ReadonlyMap<number, readonly JobRecord[]> | undefined,
+): void {
+  if (by === undefined) return;
+  for (const [i, cascaded] of by) {
+    const r = results[i];
+    if (r !== undefined && cascaded.length > 0)
+      results[i] = { ...r, cascaded: [...(r.cascaded ?? []), ...cascaded] };
+  }
+}
 
 /** A queue a claimer takes from, and its share when several have ready jobs. */
 export interface QueueWeight {
@@ -502,6 +532,25 @@ export interface FailManyParams {
 /** What a fail did: the job's new state, or null when the attempt was stale and nothing changed. */
 export type FailResult = "pending" | "dead" | null;
 
+/**
+ * {@link Store.failMany}'s answer: one {@link FailResult} per item, in order; `cascaded` when a job
+ * that ended dead cancelled dependents ({@link Cascade}). An array, so a batch of jobs nothing
+ * depends on is answered as before, with nothing more made.
+ */
+export type FailManyResult = FailResult[] & Cascade;
+
+/** {@link Store.expirePending}'s answer: the jobs it expired; `cascaded`, see {@link Cascade}. */
+export type ExpirePendingResult = JobRecord[] & Cascade;
+
+/**
+ * An array answer with the cascade put on it, when there is one (`cascaded` undefined or empty:
+ * the array as it is).
+ * @internal
+ */
+export function withCascade<T>(answer: T[], cascaded: JobRecord[] | undefined): T[] & Cascade {
+  return cascaded === undefined || cascaded.length === 0 ? answer : Object.assign(answer, { cascaded });
+}
+
 export interface HeartbeatManyParams {
   now: number;
   leaseMs: number;
@@ -524,8 +573,11 @@ export interface SnoozeParams extends AttemptRef {
   runAt: number;
 }
 
-/** Result of an operation on one job by id: null when no such job. */
-export type JobMutation = { record: JobRecord; changed: boolean } | null;
+/**
+ * Result of an operation on one job by id: null when no such job. A cancel's carries the
+ * dependents it cancelled as `cascaded` ({@link Cascade}).
+ */
+export type JobMutation = ({ record: JobRecord; changed: boolean } & Cascade) | null;
 
 export interface CancelParams {
   id: string;

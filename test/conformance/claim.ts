@@ -42,6 +42,36 @@ export function exerciseClaim(backend: Backend): void {
       expect((await queue.lease()).map((j) => j.id)).toEqual([job.id]);
     });
 
+    it("judges runAt by the claim's own now: a claimer whose clock is behind the enqueuer's waits", async () => {
+      const { queue, store, clock } = await backend.setup({ maintenance: false });
+      const claim = (now: number, limit = 10) =>
+        store
+          .claim({
+            now,
+            workerId: "behind",
+            queues: [{ name: "default", weight: 1 }],
+            limit,
+            leaseMs: 30_000,
+          })
+          .then((jobs) => jobs.map((j) => j.id));
+      const t0 = clock.now();
+      // Ready when enqueued, by the enqueuer's clock: one type alone in its priority, two types
+      // sharing another (read, by some stores, in different ways), and a low-priority job due at t0.
+      const low = await queue.enqueue("a", { n: 0 }, { priority: -1 });
+      await clock.advance(10_000);
+      const a = await queue.enqueue("a", { n: 1 }, { priority: 5 });
+      const b = await queue.enqueue("b", { n: 2 }, { priority: 3 });
+      const c = await queue.enqueue("c", { n: 3 }, { priority: 3 });
+      const aEarlier = await queue.enqueue("a", { n: 4 }, { priority: 5, runAt: t0 + 4_000 });
+
+      // 5 s behind: only what is due by its own now, in claim order.
+      expect(await claim(t0 + 5_000)).toEqual([aEarlier.id, low.id]);
+      expect(await claim(t0 + 5_000)).toEqual([]);
+      // The jobs it passed over are still there, each handed out once its runAt comes.
+      expect(await claim(t0 + 9_999)).toEqual([]);
+      expect(await claim(t0 + 10_000)).toEqual([a.id, b.id, c.id]);
+    });
+
     it("hands each job to exactly one of many concurrent claimers on separate connections", async () => {
       const { queue, connect } = await backend.setup();
       const others = await Promise.all([connect(), connect(), connect()]);

@@ -1,7 +1,9 @@
 /**
  * Debounce: while a job with a debounce key is pending and not yet started, an enqueue with the
- * key replaces its payload and pushes its runAt to now + delayMs, returning the same job; once it
- * has started (or finished), the key is free and the enqueue makes a new job.
+ * key replaces its payload, pushes its runAt to now + delayMs and gives it its own expiry (or
+ * none), returning the same job; once it has started (or finished), the key is free and the
+ * enqueue makes a new job. Items of one call with the same key are all answered with the job as
+ * the call left it.
  */
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../src/job.js";
@@ -89,6 +91,89 @@ export function exerciseDebounce(backend: Backend): void {
       expect(b).toMatchObject({ type: "b", duplicate: false });
       expect(await queue.get(other.id)).toMatchObject({ state: "expired" });
       expect(expired.map((j) => j.id)).toEqual([first.id, other.id]);
+    });
+
+    it("takes the latest enqueue's expiry with its runAt: the burst's last edit runs, not expires", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const start = clock.now();
+      const d = { debounce: { key: "reindex:9", delayMs: 5_000 }, expiresInMs: 6_000 };
+      const first = await queue.enqueue("reindex", { edit: 1 }, d);
+      expect(first.expiresAt?.getTime()).toBe(start + 6_000);
+      await clock.advance(4_000);
+      // Due at +9 s: the holder's own expiresAt (+6 s) would leave it a job that never runs.
+      const second = await queue.enqueue("reindex", { edit: 2 }, d);
+      expect(second).toMatchObject({ id: first.id, duplicate: true, payload: { edit: 2 } });
+      expect(second.runAt.getTime()).toBe(start + 9_000);
+      expect(second.expiresAt?.getTime()).toBe(start + 10_000);
+      expect((await queue.get(first.id))?.expiresAt?.getTime()).toBe(start + 10_000);
+      await clock.advance(5_000);
+      await queue.sweep();
+      expect(await queue.lease({ limit: 5 })).toMatchObject([{ id: first.id, payload: { edit: 2 } }]);
+
+      // A later enqueue that sets no expiry leaves the holder none, alone or in a batch of distinct
+      // keys; one that sets an earlier expiry gives it that one.
+      const lone = await queue.enqueue(
+        "reindex",
+        { edit: 1 },
+        { ...d, debounce: { key: "a", delayMs: 5_000 } },
+      );
+      const late = await queue.enqueue("reindex", { edit: 1 }, { debounce: { key: "b", delayMs: 5_000 } });
+      const early = await queue.enqueue(
+        "reindex",
+        { edit: 1 },
+        { ...d, debounce: { key: "c", delayMs: 5_000 } },
+      );
+      await clock.advance(1_000);
+      const now = clock.now();
+      const plain = await queue.enqueue("reindex", { edit: 2 }, { debounce: { key: "a", delayMs: 5_000 } });
+      expect(plain).toMatchObject({ id: lone.id, duplicate: true, expiresAt: null });
+      const batch = await queue.enqueueBatch([
+        {
+          job: "reindex",
+          payload: { edit: 2 },
+          options: { debounce: { key: "b", delayMs: 5_000 }, expiresInMs: 7_000 },
+        },
+        { job: "reindex", payload: { edit: 2 }, options: { debounce: { key: "c", delayMs: 5_000 } } },
+      ]);
+      expect(batch).toMatchObject([
+        { id: late.id, duplicate: true },
+        { id: early.id, duplicate: true, expiresAt: null },
+      ]);
+      expect(batch[0]?.expiresAt?.getTime()).toBe(now + 7_000);
+      expect((await queue.get(lone.id))?.expiresAt).toBeNull();
+      expect((await queue.get(late.id))?.expiresAt?.getTime()).toBe(now + 7_000);
+      expect((await queue.get(early.id))?.expiresAt).toBeNull();
+      await clock.advance(3_600_000);
+      await queue.sweep();
+      expect((await queue.lease({ limit: 5 })).map((j) => j.id).sort()).toEqual([lone.id, early.id].sort());
+      expect(await queue.get(late.id)).toMatchObject({ state: "expired", payload: { edit: 2 } });
+    });
+
+    it("answers every item of one call that debounced onto a job with the job as the call left it", async () => {
+      const { queue } = await backend.setup({ maintenance: false });
+      const d = { debounce: { key: "k", delayMs: 1_000 } };
+      const items = (ns: number[]) => ns.map((n) => ({ job: "t", payload: { n }, options: d }));
+      // The first inserts the job (answered as enqueued); the later two debounce onto it, both
+      // answered as stored once the call returns, not as each one left it.
+      const fresh = await queue.enqueueBatch(items([1, 2, 3]));
+      expect(new Set(fresh.map((j) => j.id)).size).toBe(1);
+      expect(fresh.map((j) => [j.duplicate, j.payload])).toEqual([
+        [false, { n: 1 }],
+        [true, { n: 3 }],
+        [true, { n: 3 }],
+      ]);
+      const again = await queue.enqueueBatch([
+        ...items([4, 5]),
+        { job: "t", payload: { n: 0 }, options: { debounce: { key: "other", delayMs: 1_000 } } },
+        ...items([6]),
+      ]);
+      expect(again.map((j) => [j.id === fresh[0]!.id, j.duplicate, j.payload])).toEqual([
+        [true, true, { n: 6 }],
+        [true, true, { n: 6 }],
+        [false, false, { n: 0 }],
+        [true, true, { n: 6 }],
+      ]);
+      expect(await queue.get(fresh[0]!.id)).toMatchObject({ payload: { n: 6 } });
     });
 
     it("debounces a batch of distinct keys in one call: onto waiting holders, past expired ones, new jobs for free keys", async () => {

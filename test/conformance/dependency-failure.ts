@@ -196,6 +196,52 @@ export function exerciseDependencyFailure(backend: Backend): void {
       expect((await queue.lease({ queues: ["later"] })).map((j) => j.id)).toEqual([b.id]);
     });
 
+    it("answers with the dependents it cancelled (cascaded), and with no cascaded when it cancelled none", async () => {
+      const { queue, store, clock } = await backend.setup({ maintenance: false });
+      const error = (attempt: number) => ({ attempt, message: "broken", at: clock.now() });
+      const has = (answer: object | null) => answer !== null && Object.hasOwn(answer, "cascaded");
+      // Jobs nothing waits on, and a job only a dependent under "run" waits on: nothing cancelled,
+      // and nothing more in the answer than before.
+      const lone = await queue.enqueue("lone", {});
+      const tolerated = await queue.enqueue("tolerated", {});
+      const runner = await queue.enqueue(
+        "runner",
+        {},
+        { dependsOn: [tolerated.id], onDependencyFailure: "run" },
+      );
+      const leased = await queue.lease({ types: ["lone", "tolerated"], limit: 2 });
+      const failed = await store.failMany({
+        now: clock.now(),
+        items: leased.map((j) => ({ id: j.id, attempt: j.attempt, error: error(j.attempt), retryAt: null })),
+      });
+      expect([...failed]).toEqual(["dead", "dead"]);
+      expect(has(failed)).toBe(false);
+      expect((await queue.get(runner.id))?.state).toBe("pending");
+      const cancelled = await store.cancel({ id: (await queue.enqueue("lone", {})).id, now: clock.now() });
+      expect(has(cancelled)).toBe(false);
+      await queue.enqueue("lone", {}, { expiresInMs: 1_000, delayMs: 5_000 });
+      await clock.advance(1_000);
+      const expired = await store.expirePending({ now: clock.now(), limit: 10 });
+      expect(expired).toHaveLength(1);
+      expect(has(expired)).toBe(false);
+      expect((await queue.get(lone.id))?.state).toBe("dead");
+
+      // A dead job's dependents: the answer names each job it cancelled, as stored.
+      const a = await queue.enqueue("a", {});
+      const b = await queue.enqueue("b", {}, { dependsOn: [a.id] });
+      const c = await queue.enqueue("c", {}, { dependsOn: [b.id] });
+      const [leasedA] = await queue.lease({ types: ["a"] });
+      const dead = await store.failMany({
+        now: clock.now(),
+        items: [{ id: a.id, attempt: leasedA!.attempt, error: error(1), retryAt: null }],
+      });
+      expect([...dead]).toEqual(["dead"]);
+      expect(dead.cascaded?.map((r) => [r.id, r.state]).sort()).toEqual([
+        [b.id, "cancelled"],
+        [c.id, "cancelled"],
+      ]);
+    });
+
     it("expires a blocked job whose expiresAt passes, and cancels its dependents", async () => {
       const { queue, clock } = await backend.setup();
       const a = await queue.enqueue("a", {});

@@ -3,7 +3,7 @@
  * reports what changes through it, and sweeps report what they recover and expire.
  */
 import { once } from "node:events";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { ManualClock } from "../../src/clock.js";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
@@ -196,6 +196,204 @@ export function exerciseEvents(backend: Backend): void {
       await queue.sweep();
       const [deadJob] = (await dead) as [Job];
       expect(deadJob).toMatchObject({ id: job.id, state: "dead" });
+    });
+
+    it("emits completed with the whole job for a discarded completion given only by reference", async () => {
+      const { queue, store } = await backend.setup({ retention: { completed: 0 } });
+      const [a, b, c] = await queue.enqueueMany("email", [{ n: "a" }, { n: "b" }, { n: "c" }]);
+      const leased = await queue.lease({ limit: 3 });
+      const held = leased.find((j) => j.id === c!.id)!;
+      const seen: Array<[string, string, string, unknown, unknown, unknown]> = [];
+      queue.on("completed", (job, result) =>
+        seen.push([job.id, job.type, job.state, job.payload, job.result, result]),
+      );
+      const getMany = vi.spyOn(store, "getMany");
+
+      // A reference only (another server leased it, or a restart lost the job): the discarding
+      // write leaves nothing to read back, so the job is read before it, once for the batch.
+      expect(await queue.complete({ id: a!.id, attempt: 1 }, "ra")).toBe(true);
+      expect(getMany).toHaveBeenCalledTimes(1);
+      const oks = await queue.attempts.completeMany([
+        { id: b!.id, attempt: 1, result: '"rb"', value: "rb" },
+        { id: c!.id, attempt: 1, result: '"rc"', value: "rc", job: held },
+        { id: a!.id, attempt: 1, result: '"again"', value: "again" }, // done already: stale
+      ]);
+      expect(oks).toEqual([true, true, false]);
+      expect(getMany).toHaveBeenCalledTimes(2);
+      expect(seen).toEqual([
+        [a!.id, "email", "completed", { n: "a" }, "ra", "ra"],
+        [b!.id, "email", "completed", { n: "b" }, "rb", "rb"],
+        [c!.id, "email", "completed", { n: "c" }, "rc", "rc"],
+      ]);
+      for (const job of [a!, b!, c!]) expect(await queue.get(job.id)).toBeNull();
+    });
+
+    it("reads nothing before a discarding completion when no one listens and no type is capped", async () => {
+      const { queue, store } = await backend.setup({ retention: { completed: 0 } });
+      const job = await queue.enqueue("email", {});
+      await queue.lease();
+      const getMany = vi.spyOn(store, "getMany");
+      const get = vi.spyOn(store, "get");
+      expect(await queue.complete({ id: job.id, attempt: 1 }, null)).toBe(true);
+      expect(getMany).not.toHaveBeenCalled();
+      expect(get).not.toHaveBeenCalled();
+      expect(await queue.get(job.id)).toBeNull();
+    });
+
+    describe("cascaded cancellations", () => {
+      /**
+       * Jobs waiting on `a`: a chain a → b → c, a fan-out a → f1, f2, and `r` under
+       * onDependencyFailure "run" (counts a finished, is not cancelled). Returns the ones a's
+       * failure cancels.
+       */
+      async function dependentsOf(queue: Queue, a: Job): Promise<{ doomed: Job[]; r: Job }> {
+        const b = await queue.enqueue("b", { n: "b" }, { dependsOn: [a.id] });
+        const c = await queue.enqueue("c", { n: "c" }, { dependsOn: [b.id] });
+        const f1 = await queue.enqueue("f", { n: 1 }, { dependsOn: [a.id] });
+        const f2 = await queue.enqueue("f", { n: 2 }, { dependsOn: [a.id] });
+        const r = await queue.enqueue("r", { n: "r" }, { dependsOn: [a.id], onDependencyFailure: "run" });
+        return { doomed: [b, c, f1, f2], r };
+      }
+
+      /** Every `cancelled` and `expired` event of `queue`, in order. */
+      function ended(queue: Queue): { cancelled: Job[]; expired: Job[] } {
+        const seen = { cancelled: [] as Job[], expired: [] as Job[] };
+        queue.on("cancelled", (j) => seen.cancelled.push(j));
+        queue.on("expired", (j) => seen.expired.push(j));
+        return seen;
+      }
+
+      /**
+       * `cancelled` was emitted exactly once for each of `doomed` (and for nothing else but
+       * `also`), each a whole job as stored: cancelled, with its payload and a dependency_failed
+       * entry; `r` is pending and announced nothing.
+       */
+      async function expectAnnounced(
+        queue: Queue,
+        cancelled: Job[],
+        doomed: Job[],
+        r: Job,
+        also: string[] = [],
+      ): Promise<void> {
+        const ids = (jobs: Job[]) => jobs.map((j) => j.id).sort();
+        expect(ids(cancelled)).toEqual([...ids(doomed), ...also].sort());
+        for (const job of doomed) {
+          const event = cancelled.find((j) => j.id === job.id)!;
+          expect(event).toMatchObject({ state: "cancelled", type: job.type, payload: job.payload });
+          expect(event.finishedAt).toBeInstanceOf(Date);
+          expect(event.errors.at(-1)).toMatchObject({ kind: "dependency_failed" });
+          expect(await queue.get(job.id)).toMatchObject({ state: "cancelled" });
+        }
+        expect(await queue.get(r.id)).toMatchObject({ state: "pending" });
+      }
+
+      it("emits cancelled for each dependent a dead job cancels, down the chain and across the fan-out", async () => {
+        const { queue } = await backend.setup();
+        const a = await queue.enqueue(
+          "a",
+          { n: "a" },
+          { maxAttempts: 2, backoff: { type: "fixed", delayMs: 0 } },
+        );
+        const { doomed, r } = await dependentsOf(queue, a);
+        const seen = ended(queue);
+        const [first] = await queue.lease({ types: ["a"] });
+        await queue.fail(first!, new Error("once"));
+        // A retry ends nothing: no dependent is touched.
+        expect(seen.cancelled).toEqual([]);
+        const [second] = await queue.lease({ types: ["a"] });
+        await queue.fail(second!, new Error("twice"));
+        expect((await queue.get(a.id))?.state).toBe("dead");
+        await expectAnnounced(queue, seen.cancelled, doomed, r);
+      });
+
+      it("emits cancelled for each dependent of a job a sweep kills for its lost lease", async () => {
+        const { queue, clock } = await backend.setup();
+        const a = await queue.enqueue("a", { n: "a" }, { maxAttempts: 1 });
+        const { doomed, r } = await dependentsOf(queue, a);
+        const seen = ended(queue);
+        await queue.lease({ types: ["a"], leaseMs: 1000 });
+        await clock.advance(1000);
+        await queue.sweep();
+        expect((await queue.get(a.id))?.state).toBe("dead");
+        await expectAnnounced(queue, seen.cancelled, doomed, r);
+      });
+
+      it("emits cancelled for the cancelled job and then for each dependent it cancels", async () => {
+        const { queue } = await backend.setup();
+        const a = await queue.enqueue("a", { n: "a" });
+        const { doomed, r } = await dependentsOf(queue, a);
+        const seen = ended(queue);
+        await queue.cancel(a.id);
+        expect(seen.cancelled[0]).toMatchObject({ id: a.id, state: "cancelled" });
+        await expectAnnounced(queue, seen.cancelled, doomed, r, [a.id]);
+        // Cancelling again changes nothing and announces nothing.
+        await queue.cancel(a.id);
+        expect(seen.cancelled).toHaveLength(doomed.length + 1);
+      });
+
+      it("emits expired for a swept job and cancelled for each dependent its expiry cancels", async () => {
+        const { queue, clock } = await backend.setup();
+        const a = await queue.enqueue("a", { n: "a" }, { delayMs: 5_000, expiresInMs: 1_000 });
+        const { doomed, r } = await dependentsOf(queue, a);
+        const seen = ended(queue);
+        await clock.advance(1_000);
+        expect(await queue.sweep()).toMatchObject({ expired: 1 });
+        expect(seen.expired.map((j) => [j.id, j.state])).toEqual([[a.id, "expired"]]);
+        await expectAnnounced(queue, seen.cancelled, doomed, r);
+      });
+
+      it("emits cancelled for each dependent of a key holder an enqueue expires to free its key", async () => {
+        const holding = {
+          unique: { uniqueKey: "k", expiresInMs: 1_000, delayMs: 5_000 },
+          debounce: { debounce: { key: "D", delayMs: 5_000 }, expiresInMs: 1_000 },
+        } as const;
+        const cases: Array<[string, keyof typeof holding, (queue: Queue) => Promise<unknown>]> = [
+          ["a unique key", "unique", (q) => q.enqueue("a", { n: "new" }, { uniqueKey: "k" })],
+          [
+            "a unique key, ids only",
+            "unique",
+            (q) => q.enqueueManyIds("a", [{ n: "new" }], { uniqueKey: "k" }),
+          ],
+          [
+            "a unique key, in a batch with dependencies",
+            "unique",
+            async (q) => {
+              const z = await q.enqueue("z", {});
+              return q.enqueueBatch([
+                { job: "a", payload: { n: "new" }, options: { uniqueKey: "k" } },
+                { job: "y", payload: {}, options: { dependsOn: [z.id] } },
+              ]);
+            },
+          ],
+          [
+            "a debounce key",
+            "debounce",
+            (q) => q.enqueue("a", { n: "new" }, { debounce: { key: "D", delayMs: 0 } }),
+          ],
+          [
+            "debounce keys, in a batch",
+            "debounce",
+            (q) =>
+              q.enqueueBatch([
+                { job: "a", payload: { n: "new" }, options: { debounce: { key: "D", delayMs: 0 } } },
+                { job: "a", payload: { n: "other" }, options: { debounce: { key: "E", delayMs: 0 } } },
+              ]),
+          ],
+        ];
+        for (const [name, key, freeing] of cases) {
+          const { queue, clock } = await backend.setup({ maintenance: false });
+          const a = await queue.enqueue("a", { n: "a" }, holding[key]);
+          const { doomed, r } = await dependentsOf(queue, a);
+          await clock.advance(1_000);
+          const seen = ended(queue);
+          await freeing(queue);
+          expect(
+            seen.expired.map((j) => [j.id, j.state]),
+            name,
+          ).toEqual([[a.id, "expired"]]);
+          await expectAnnounced(queue, seen.cancelled, doomed, r);
+        }
+      });
     });
   });
 }

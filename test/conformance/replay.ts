@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../src/job.js";
+import { MAX_DATE_MS } from "../../src/validation.js";
 import type { Backend } from "./backend.js";
 
 export function exerciseReplay(backend: Backend): void {
@@ -85,6 +86,21 @@ export function exerciseReplay(backend: Backend): void {
       await clock.advance(60_000);
       expect(await queue.lease({ limit: 10 })).toEqual([]);
       expect(await queue.get(second.id)).toMatchObject({ state: "expired", attempt: 0 });
+    });
+
+    it("holds the replay's expiresAt to the latest date errand stores", async () => {
+      const { queue, clock } = await backend.setup();
+      // As long to start as the original had would fall a day past MAX_DATE_MS: held to it, as
+      // backoff and snooze are, so the copy is a job the API can carry.
+      const original = await queue.enqueue("report", {}, { expiresAt: MAX_DATE_MS });
+      const [leased] = await queue.lease();
+      expect(await queue.complete(leased!, "done")).toBe(true);
+      await clock.advance(86_400_000);
+      const copy = await queue.replay(original.id);
+      expect(copy).toMatchObject({ state: "pending" });
+      expect(copy.expiresAt?.getTime()).toBe(MAX_DATE_MS);
+      expect((await queue.get(copy.id))?.expiresAt?.getTime()).toBe(MAX_DATE_MS);
+      expect(await queue.lease()).toMatchObject([{ id: copy.id, attempt: 1 }]);
     });
 
     it("gives the replay of a job without an expiry none", async () => {

@@ -21,7 +21,7 @@ import { dependencyNotFound } from "../../errors.js";
 import type { JobErrorEntry, JobRecord, JobState } from "../../job.js";
 import { attachExpired, type ExpiredByIndex, noteExpired } from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import type { EnqueueResult, NewJob } from "../store.js";
+import { attachCascaded, type EnqueueResult, type NewJob } from "../store.js";
 import type { PgConnection, Queryable } from "./connection.js";
 import { expireKeyHolders, type InitialState, insertJobs } from "./insert.js";
 
@@ -31,6 +31,14 @@ type Sql = Readonly<Record<StatementName, string>>;
 export interface FailedJob {
   id: string;
   state: "dead" | "cancelled" | "expired";
+}
+
+/** What {@link settleFailed} did. */
+export interface SettledFailed {
+  /** A dependent became ready now (the statement NOTIFYed). */
+  ready: boolean;
+  /** The dependents it cancelled, as stored (Store's `cascaded`); undefined when none. */
+  cancelled: JobRecord[] | undefined;
 }
 
 const UNFINISHED: ReadonlySet<string> = new Set<JobState>(["blocked", "pending", "active"]);
@@ -65,7 +73,12 @@ async function freeKeysFirst(
   jobs: readonly NewJob[],
   now: number,
   notifyTag: string,
-): Promise<{ expired: JobRecord[]; ready: boolean; stored: ReadonlySet<string> } | null> {
+): Promise<{
+  expired: JobRecord[];
+  ready: boolean;
+  cascaded: JobRecord[] | undefined;
+  stored: ReadonlySet<string>;
+} | null> {
   const keyed = jobs.filter((j) => j.uniqueKey !== null || j.debounceKey !== null);
   if (keyed.length === 0) return null;
   const rows = await connection.query<{ id: string; byKey: boolean }>(db, sql.existing, [
@@ -247,13 +260,19 @@ export async function insertWithDependencies(
       if (j.debounceKey !== null && !byDebounce.has(j.debounceKey)) byDebounce.set(j.debounceKey, i);
     });
     let expiredBy: ExpiredByIndex | undefined;
+    let cascadeAt: number | undefined;
     for (const r of freed.expired) {
       const at =
         (r.uniqueKey !== null ? byUnique.get(r.uniqueKey) : undefined) ??
         (r.debounceKey !== null ? byDebounce.get(r.debounceKey) : undefined);
       if (at !== undefined) expiredBy = noteExpired(expiredBy, at, [r]);
+      cascadeAt ??= at;
     }
     attachExpired(results, expiredBy);
+    // On the first holder's job: one expiry settled them all.
+    if (freed.cascaded !== undefined && cascadeAt !== undefined) {
+      attachCascaded(results, new Map([[cascadeAt, freed.cascaded]]));
+    }
   }
   return { results, ready };
 }
@@ -306,7 +325,8 @@ async function planWave(
  * cancelled or expired (in an earlier statement of it): under `"cancel"` each is cancelled with a
  * `dependency_failed` entry naming the first failed dependency in its `dependsOn`, and its own
  * dependents are settled in turn; under `"run"` each counts the failed ones finished and becomes
- * pending when none is left. Returns whether a job became ready (the statement NOTIFYed).
+ * pending when none is left. Returns whether a job became ready (the statement NOTIFYed), and the
+ * jobs it cancelled as stored (Store's `cascaded`; undefined when none).
  */
 export async function settleFailed(
   connection: PgConnection,
@@ -315,8 +335,9 @@ export async function settleFailed(
   failed: FailedJob[],
   now: number,
   notifyTag: string,
-): Promise<boolean> {
+): Promise<SettledFailed> {
   let ready = false;
+  let cancelled: JobRecord[] | undefined;
   // Each round is the next level down the graph: a new statement, so a fresh snapshot.
   for (let frontier = failed; frontier.length > 0; ) {
     const ids = frontier.map((f) => f.id);
@@ -335,14 +356,17 @@ export async function settleFailed(
       cancelIds.push(d.id);
       entries.push(dependencyFailedEntry(d.attempt, dependency, stateOf.get(dependency)!, now));
     }
-    let next: FailedJob[] = [];
+    const next: FailedJob[] = [];
     if (cancelIds.length > 0) {
-      const moved = await connection.query<{ id: string; hasDependents: boolean }>(db, sql.cancelDependents, [
+      const moved = await connection.query<JobRecord & { hasDependents: boolean }>(db, sql.cancelDependents, [
         cancelIds,
         entries,
         now,
       ]);
-      next = moved.filter((m) => m.hasDependents).map((m) => ({ id: m.id, state: "cancelled" }));
+      for (const { hasDependents, ...record } of moved) {
+        if (hasDependents) next.push({ id: record.id, state: "cancelled" });
+        (cancelled ??= []).push(record);
+      }
     }
     if (dependents.length > cancelIds.length) {
       const [row] = await connection.query<{ ready: number }>(db, sql.unblock, [ids, now, notifyTag]);
@@ -350,7 +374,7 @@ export async function settleFailed(
     }
     frontier = next;
   }
-  return ready;
+  return { ready, cancelled };
 }
 
 /**

@@ -16,7 +16,13 @@ import {
 } from "../enqueue-result.js";
 import type { StatementName } from "../generated/postgres-queries.js";
 import { expandJobs } from "../new-jobs.js";
-import type { EnqueueManyParams, EnqueueResult, NewJob, SharedJobs } from "../store.js";
+import {
+  attachCascaded,
+  type EnqueueManyParams,
+  type EnqueueResult,
+  type NewJob,
+  type SharedJobs,
+} from "../store.js";
 import { textArray } from "./arrays.js";
 import { type PgConnection, type Queryable, storeError } from "./connection.js";
 import { insertWithDependencies, settleFailed } from "./dependencies.js";
@@ -197,6 +203,8 @@ async function insertDebounced(
   let ready = false;
   /** The key holders each debounced job expired, by the job's index. */
   let expiredBy: ExpiredByIndex | undefined;
+  /** The dependents their expiry cancelled, by the same index (Store's `cascaded`). */
+  let cascadedBy: ExpiredByIndex | undefined;
   const plain: number[] = [];
   const debounced: number[] = [];
   for (let i = 0; i < jobs.length; i++) (jobs[i]!.debounceKey === null ? plain : debounced).push(i);
@@ -221,6 +229,8 @@ async function insertDebounced(
     if (some.ready) ready = true;
   }
   if (batch !== null) await batch();
+  /** The jobs the loop debounced onto a job, by that job's id, in batch order. */
+  let onto: Map<string, number[]> | undefined;
   for (let i = 0; i < jobs.length; i++) {
     const j = jobs[i]!;
     if (j.debounceKey === null) continue;
@@ -235,10 +245,14 @@ async function insertDebounced(
         notifyTag,
         j.type,
         j.owner,
+        j.expiresAt,
       ]);
       if (held) {
         results[i] = { inserted: false, existing: held };
         if (j.runAt <= now) ready = true;
+        const at = (onto ??= new Map()).get(held.id);
+        if (at === undefined) onto.set(held.id, [i]);
+        else at.push(i);
         break;
       }
       const [other] = await connection.query<{ type: string; owner: string | null; expired: boolean }>(
@@ -252,6 +266,7 @@ async function insertDebounced(
         const freed = await expireKeyHolders(connection, sql, db, now, [], [j.debounceKey], notifyTag);
         if (freed.ready) ready = true;
         if (freed.expired.length > 0) expiredBy = noteExpired(expiredBy, i, freed.expired);
+        if (freed.cascaded !== undefined) cascadedBy = noteExpired(cascadedBy, i, freed.cascaded);
         continue;
       }
       // A holder of this type and owner, committed by a concurrent enqueue since the update
@@ -274,7 +289,20 @@ async function insertDebounced(
       if (one.ready) ready = true;
     }
   }
+  // Several jobs of the batch debounced onto one job: each is answered with it as the call left
+  // it (Store.enqueueMany: duplicates as stored), the answer of the last, which the last write to
+  // it returned (the call's transaction holds its row; nothing later in the loop changes it).
+  // Reads nothing.
+  if (onto !== undefined) {
+    for (const at of onto.values()) {
+      if (at.length === 1) continue;
+      const last = results[at[at.length - 1]!]!;
+      if (last.inserted) continue;
+      for (let k = 0; k < at.length - 1; k++) results[at[k]!] = { inserted: false, existing: last.existing };
+    }
+  }
   attachExpired(results, expiredBy);
+  attachCascaded(results, cascadedBy);
   return { results, ready };
 
   /**
@@ -305,6 +333,11 @@ async function insertDebounced(
         const freed = await expireKeyHolders(connection, sql, db, now, [], stale, notifyTag);
         if (freed.ready) ready = true;
         for (const r of freed.expired) expiredBy = noteExpired(expiredBy, index.get(r.debounceKey!)!, [r]);
+        // On the first holder's job: one expiry settled them all.
+        const first = freed.expired[0];
+        if (freed.cascaded !== undefined && first !== undefined) {
+          cascadedBy = noteExpired(cascadedBy, index.get(first.debounceKey!)!, freed.cascaded);
+        }
       }
       const moved = await connection.query<JobRecord>(db, sql.debounceMany, [
         keys,
@@ -314,6 +347,7 @@ async function insertDebounced(
         notifyTag,
         at.map((i) => jobs[i]!.type),
         at.map((i) => jobs[i]!.owner),
+        at.map((i) => jobs[i]!.expiresAt),
       ]);
       for (const r of moved) {
         results[index.get(r.debounceKey!)!] = { inserted: false, existing: r };
@@ -359,6 +393,8 @@ async function insertRows(
   let ready = false;
   /** The key holders a job's insert expired, by the job's index. */
   let expiredBy: ExpiredByIndex | undefined;
+  /** The dependents their expiry cancelled, by the same index (Store's `cascaded`). */
+  let cascadedBy: ExpiredByIndex | undefined;
   /** The jobs of this round, by index; null in the first, which takes them all. */
   let pending: number[] | null = null;
   for (let round = 0; pending === null || pending.length > 0; round++) {
@@ -465,15 +501,22 @@ async function insertRows(
       // expired, and its jobs go in the next round.
       const freed = await expireKeyHolders(connection, sql, db, now, [...stale.keys()], [], notifyTag);
       if (freed.ready) ready = true;
+      let cascadeAt: number | undefined;
       for (const r of freed.expired) {
         const first = stale.get(r.uniqueKey!)?.[0];
         if (first !== undefined) expiredBy = noteExpired(expiredBy, first, [r]);
+        cascadeAt ??= first;
+      }
+      // On the first holder's job: one expiry settled them all.
+      if (freed.cascaded !== undefined && cascadeAt !== undefined) {
+        cascadedBy = noteExpired(cascadedBy, cascadeAt, freed.cascaded);
       }
       for (const waiting of stale.values()) pending.push(...waiting);
       pending.sort((a, b) => a - b);
     }
   }
   attachExpired(results, expiredBy);
+  attachCascaded(results, cascadedBy);
   return { results, ready };
 }
 
@@ -481,7 +524,7 @@ async function insertRows(
  * Expires the jobs holding these unique or debounce keys past their expiresAt (expireKeyHolders)
  * and settles their dependents, as expirePending does: in `db`'s transaction, or, on the pool, in
  * a transaction of its own (the move and the settling are one change). `ready` when a dependent
- * became pending.
+ * became pending; `cascaded`, the dependents it cancelled (Store's `cascaded`), when it did.
  */
 export async function expireKeyHolders(
   connection: PgConnection,
@@ -491,7 +534,7 @@ export async function expireKeyHolders(
   uniqueKeys: string[],
   debounceKeys: string[],
   notifyTag: string,
-): Promise<{ expired: JobRecord[]; ready: boolean }> {
+): Promise<{ expired: JobRecord[]; ready: boolean; cascaded: JobRecord[] | undefined }> {
   const run = async (tx: Queryable) => {
     const rows = await connection.query<JobRecord & { hasDependents: boolean }>(tx, sql.expireKeyHolders, [
       now,
@@ -499,8 +542,13 @@ export async function expireKeyHolders(
       debounceKeys,
     ]);
     const failed = rows.filter((r) => r.hasDependents).map((r) => ({ id: r.id, state: "expired" as const }));
-    const ready = failed.length > 0 && (await settleFailed(connection, sql, tx, failed, now, notifyTag));
-    return { expired: rows.map(({ hasDependents: _, ...record }) => record), ready };
+    const settled =
+      failed.length > 0 ? await settleFailed(connection, sql, tx, failed, now, notifyTag) : null;
+    return {
+      expired: rows.map(({ hasDependents: _, ...record }) => record),
+      ready: settled?.ready === true,
+      cascaded: settled?.cancelled,
+    };
   };
   return db === connection.pool ? connection.op("tx", run) : run(db);
 }

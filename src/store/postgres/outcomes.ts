@@ -4,8 +4,15 @@
  * those something does (dependencies.ts).
  * @module
  */
+import type { JobRecord } from "../../job.js";
 import type { StatementName } from "../generated/postgres-queries.js";
-import type { CompleteManyParams, FailManyParams, FailResult } from "../store.js";
+import {
+  type CompleteManyParams,
+  type FailManyParams,
+  type FailManyResult,
+  type FailResult,
+  withCascade,
+} from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
 import type { PgConnection } from "./connection.js";
 import { type FailedJob, settleFailed, unblockDependents } from "./dependencies.js";
@@ -93,7 +100,7 @@ export async function failJobs(
   sql: Record<StatementName, string>,
   params: FailManyParams,
   origin: string,
-): Promise<{ results: FailResult[]; ready: boolean }> {
+): Promise<{ results: FailManyResult; ready: boolean }> {
   const { items, now } = params;
   if (items.length === 0) return { results: [], ready: false };
   const failSql = sql.failMany;
@@ -118,6 +125,8 @@ export async function failJobs(
     else outcome.set(key, r.state);
   }
   let ready = false;
+  // Made only when a dead job's end cancels a dependent (Store's `cascaded`).
+  let cascaded: JobRecord[] | undefined;
   if (deferred.size > 0) {
     // Jobs with dependents that end dead: again, in a transaction that settles their dependents.
     const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));
@@ -126,11 +135,12 @@ export async function failJobs(
         (r) => r.state === "dead",
       );
       const failed: FailedJob[] = dead.map((r) => ({ id: r.id, state: "dead" }));
-      const woke = failed.length > 0 && (await settleFailed(connection, sql, db, failed, now, origin));
-      return { dead, woke };
+      const settled = failed.length > 0 ? await settleFailed(connection, sql, db, failed, now, origin) : null;
+      return { dead, settled };
     });
     for (const r of killed.dead) outcome.set(`${r.attempt}:${r.id}`, "dead");
-    if (killed.woke) ready = true;
+    if (killed.settled?.ready) ready = true;
+    cascaded = killed.settled?.cancelled;
   }
   // The statement applied the first item naming each attempt; a repeat of it is stale.
   const results = items.map((i): FailResult => {
@@ -141,5 +151,5 @@ export async function failJobs(
     if (state === "pending" && i.retryAt !== null && i.retryAt <= now) ready = true;
     return state;
   });
-  return { results, ready };
+  return { results: withCascade(results, cascaded), ready };
 }

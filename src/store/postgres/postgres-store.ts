@@ -16,8 +16,9 @@ import type {
   DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
+  ExpirePendingResult,
   FailManyParams,
-  FailResult,
+  FailManyResult,
   FireScheduleParams,
   GetJobTypeParams,
   GetManyParams,
@@ -47,7 +48,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { LIST_SCAN, listTables, scansList } from "../store.js";
+import { LIST_SCAN, listTables, scansList, withCascade } from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
 import { claimJobs, wakeParked } from "./claim.js";
 import { sqlFragments } from "./columns.js";
@@ -251,7 +252,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return results;
   }
 
-  async failMany(params: FailManyParams): Promise<FailResult[]> {
+  async failMany(params: FailManyParams): Promise<FailManyResult> {
     const { results, ready } = await failJobs(this.#connection, this.#sql, params, this.#origin);
     if (ready) this.#emitWake();
     return results;
@@ -392,11 +393,13 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       ]);
       if (moved) {
         const { hasDependents, ...record } = moved;
-        if (hasDependents) {
-          const failed: FailedJob[] = [{ id: record.id, state: "cancelled" }];
-          ready = await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin);
-        }
-        return { record, changed: true };
+        if (!hasDependents) return { record, changed: true };
+        const failed: FailedJob[] = [{ id: record.id, state: "cancelled" }];
+        const settled = await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin);
+        ready = settled.ready;
+        return settled.cancelled === undefined
+          ? { record, changed: true }
+          : { record, changed: true, cascaded: settled.cancelled };
       }
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
@@ -484,7 +487,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#op("pool", (db) => this.#q<JobRecord>(db, this.#sql.expiredLeases, [p.now, p.limit]));
   }
 
-  async expirePending(p: SweepParams): Promise<JobRecord[]> {
+  async expirePending(p: SweepParams): Promise<ExpirePendingResult> {
     let ready = false;
     const expired = await this.#op("tx", async (db) => {
       const rows = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.expirePending, [
@@ -494,10 +497,15 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       const failed: FailedJob[] = rows
         .filter((r) => r.hasDependents)
         .map((r) => ({ id: r.id, state: "expired" }));
-      ready =
-        failed.length > 0 &&
-        (await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin));
-      return rows.map(({ hasDependents: _, ...record }) => record);
+      const settled =
+        failed.length > 0
+          ? await settleFailed(this.#connection, this.#sql, db, failed, p.now, this.#origin)
+          : null;
+      ready = settled?.ready === true;
+      return withCascade(
+        rows.map(({ hasDependents: _, ...record }) => record),
+        settled?.cancelled,
+      );
     });
     if (ready) this.#emitWake();
     return expired;

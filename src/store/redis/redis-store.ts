@@ -21,7 +21,9 @@ import type {
   DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
+  ExpirePendingResult,
   FailManyParams,
+  FailManyResult,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
@@ -52,7 +54,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { holdUntil, REDIS_LIST_SCAN } from "../store.js";
+import { attachCascaded, holdUntil, REDIS_LIST_SCAN, withCascade } from "../store.js";
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
@@ -216,11 +218,14 @@ export class RedisStore implements Store {
     const results: EnqueueResult[] = new Array(n).fill(INSERTED);
     /** Key holders past their expiresAt that a job's insert expired ("e<index>"), by index. */
     let expiredBy: ExpiredByIndex | undefined;
+    /** The dependents their expiry cancelled ("c<index>"), by index (Store's `cascaded`). */
+    let cascadedBy: ExpiredByIndex | undefined;
     for (let i = 0; i < replies.length; i += 2) {
       const index = replies[i] as number | string;
       const record = decodeJob(replies[i + 1] as Reply);
       if (typeof index === "string") {
-        expiredBy = noteExpired(expiredBy, Number(index.slice(1)), [record]);
+        if (index.startsWith("c")) cascadedBy = noteExpired(cascadedBy, Number(index.slice(1)), [record]);
+        else expiredBy = noteExpired(expiredBy, Number(index.slice(1)), [record]);
       } else if (index < 0) {
         // A negative index is an inserted job with dependencies, returned as stored (enqueueMany.lua).
         results[-index - 1] = { inserted: true, record };
@@ -229,6 +234,7 @@ export class RedisStore implements Store {
     if (expiredBy !== undefined) {
       attachExpired(results, expiredBy);
       answerOwnExpired(results, (k) => (shared !== null ? shared.ids[k]! : jobs![k]!.id));
+      attachCascaded(results, cascadedBy);
     }
     return results;
   }
@@ -321,7 +327,7 @@ export class RedisStore implements Store {
   }
 
   /** failMany.lua once per item, all in one pipeline: one round trip, each item atomic on its own. */
-  async failMany(p: FailManyParams): Promise<FailResult[]> {
+  async failMany(p: FailManyParams): Promise<FailManyResult> {
     const out = await this.#writeEach(
       "failMany",
       p.items.map((i) => [
@@ -334,7 +340,14 @@ export class RedisStore implements Store {
         i.leaseExpired ? "1" : "",
       ]),
     );
-    return out.map((r) => (r as FailResult) ?? null);
+    let cascaded: JobRecord[] | undefined;
+    const results = out.map((r): FailResult => {
+      if (!Array.isArray(r)) return (r as FailResult) ?? null;
+      // { "dead", "c", job replies }: a dead job's end cancelled dependents (failMany.lua).
+      cascaded = decodeCascaded(r, 1, cascaded);
+      return r[0] as FailResult;
+    });
+    return withCascade(results, cascaded);
   }
 
   async heartbeatMany(p: HeartbeatManyParams): Promise<boolean[]> {
@@ -461,8 +474,11 @@ export class RedisStore implements Store {
     return ((await this.#run("expiredLeases", [p.now, p.limit])) as Reply[]).map(decodeJob);
   }
 
-  async expirePending(p: SweepParams): Promise<JobRecord[]> {
-    return ((await this.#write("expirePending", [p.now, p.limit])) as Reply[]).map(decodeJob);
+  async expirePending(p: SweepParams): Promise<ExpirePendingResult> {
+    const replies = (await this.#write("expirePending", [p.now, p.limit])) as Array<Reply | "c">;
+    const at = replies.indexOf("c");
+    if (at < 0) return (replies as Reply[]).map(decodeJob);
+    return withCascade((replies.slice(0, at) as Reply[]).map(decodeJob), decodeCascaded(replies, at));
   }
 
   /**
@@ -524,7 +540,11 @@ export class RedisStore implements Store {
     if (p.job !== null) pushNewJob(args, p.job);
     const reply = (await this.#write("fireSchedule", args)) as number | [number, Reply | "", ...Reply[]];
     if (typeof reply === "number") return reply === 1 ? INSERTED : null;
-    const [flag, stored, ...holders] = reply;
+    const [flag, stored, ...rest] = reply;
+    // The holders the insert expired, then "c" and the dependents their expiry cancelled.
+    const at = (rest as unknown[]).indexOf("c");
+    const holders = at < 0 ? rest : rest.slice(0, at);
+    const cascaded = at < 0 ? undefined : decodeCascaded(rest, at);
     const record = stored === "" ? undefined : decodeJob(stored);
     const result: EnqueueResult =
       flag === 1
@@ -532,7 +552,10 @@ export class RedisStore implements Store {
           ? { inserted: true, record }
           : { inserted: true }
         : { inserted: false, existing: record! };
-    return holders.length === 0 ? result : { ...result, expired: holders.map(decodeJob) };
+    if (holders.length === 0) return result;
+    return cascaded === undefined
+      ? { ...result, expired: holders.map(decodeJob) }
+      : { ...result, expired: holders.map(decodeJob), cascaded };
   }
 
   // ---- job types -----------------------------------------------------------------------------
@@ -594,8 +617,20 @@ export class RedisStore implements Store {
 
 function mutation(reply: unknown): JobMutation {
   if (reply === null) return null;
-  const [changed, job] = reply as [number, Reply];
-  return { record: decodeJob(job), changed: changed === 1 };
+  const r = reply as [number, Reply, ...Array<Reply | "c">];
+  const record = decodeJob(r[1]);
+  const changed = r[0] === 1;
+  // cancel.lua: then "c" and the dependents it cancelled.
+  return r.length > 2 ? { record, changed, cascaded: decodeCascaded(r, 2) } : { record, changed };
+}
+
+/**
+ * The job replies after the marker "c" at `at` in a script's reply (the dependents the script
+ * cancelled, `cascaded` in includes/dependencies.lua), decoded and added to `into`.
+ */
+function decodeCascaded(reply: readonly unknown[], at: number, into: JobRecord[] = []): JobRecord[] {
+  for (let i = at + 1; i < reply.length; i++) into.push(decodeJob(reply[i] as Reply));
+  return into;
 }
 
 function schedules(reply: unknown[]): ScheduleRecord[] {

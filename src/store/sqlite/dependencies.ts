@@ -5,7 +5,7 @@
  * @module
  */
 import { dependencyNotFound } from "../../errors.js";
-import type { DependencyFailurePolicy, JobState } from "../../job.js";
+import type { DependencyFailurePolicy, JobRecord, JobState } from "../../job.js";
 import type { NewJob } from "../store.js";
 import type { Statements } from "./statements.js";
 
@@ -91,17 +91,24 @@ export class SqliteDependencies {
 
   /**
    * A job ended dead, cancelled or expired: its blocked dependents under "cancel" are cancelled,
-   * and theirs in turn; those under "run" count it finished.
+   * and theirs in turn; those under "run" count it finished. Call only for a job with dependents
+   * (moveDelete says so).
+   * @param into - where the jobs this cancels go, as stored (Store's `cascaded`): made on the
+   *   first one when undefined.
+   * @returns `into`, or the list made for the first job cancelled (undefined: none was).
    */
-  ended(id: string, state: JobState, now: number): void {
+  ended(id: string, state: JobState, now: number, into?: JobRecord[]): JobRecord[] | undefined {
+    let cancelled = into;
     const frontier: Array<[string, JobState]> = [[id, state]];
     for (let next = frontier.pop(); next; next = frontier.pop()) {
       const [dep, depState] = next;
       this.#counted(this.#q.dependencyRunOn.all(dep) as Counted[]);
       for (const { id: doomed } of this.#q.dependencyDoomed.all(dep) as Array<{ id: string }>) {
         if (this.#cancel(doomed, dep, depState, now)) frontier.push([doomed, "cancelled"]);
+        (cancelled ??= []).push(this.#q.getDone.get(doomed) as JobRecord);
       }
     }
+    return cancelled;
   }
 
   /**

@@ -16,9 +16,16 @@ import {
   pastExpiry,
 } from "../enqueue-result.js";
 import { withPayload } from "../new-jobs.js";
-import type { EnqueueResult, NewJob, SharedJobs } from "../store.js";
+import { attachCascaded, type EnqueueResult, type NewJob, type SharedJobs } from "../store.js";
 import type { DependencyPlan, SqliteDependencies } from "./dependencies.js";
 import { INSERT_CHUNK, ROW_PARAMS, type Statements, storedBackoff, UNIFORM_PARAMS } from "./statements.js";
+
+/** Key holders an enqueue expired, as stored, and the dependents their expiry cancelled. */
+export interface ExpiredHolders {
+  expired: JobRecord[];
+  /** Store's `cascaded`: undefined when their expiry cancelled no dependent. */
+  cascaded: JobRecord[] | undefined;
+}
 
 /** What inserting needs of the store besides its statements. */
 export interface InsertHooks {
@@ -28,7 +35,7 @@ export interface InsertHooks {
    * Expires the jobs holding `job`'s unique or debounce key past their expiresAt (see
    * Store.enqueueMany) and returns them as stored, or null when there are none.
    */
-  expireHolders(job: NewJob, now: number): JobRecord[] | null;
+  expireHolders(job: NewJob, now: number): ExpiredHolders | null;
   /** The job as stored, for the result of a job with dependencies. */
   record(id: string): JobRecord;
   dependencies: SqliteDependencies;
@@ -124,15 +131,20 @@ export function insertJobs(
   let replaced: Map<string, string> | undefined;
   // The key holders each job expired, by the job's index.
   let freed: ExpiredByIndex | undefined;
+  // The dependents their expiry cancelled, by the same index (Store's `cascaded`).
+  let cascaded: ExpiredByIndex | undefined;
+  // The jobs of this call that debounced onto a job, by that job's id, in call order.
+  let debounced: Map<string, number[]> | undefined;
   /**
    * Expires job k's key holders past their expiresAt, which no claim can take (Store.enqueueMany),
    * and steps back so the loop does job k again: its dependency plan too, which may have counted
    * a holder as unfinished. False when there was none.
    */
   const freeKey = (k: number): boolean => {
-    const expired = hooks.expireHolders(jobs[k]!, now);
-    if (expired === null) return false;
-    freed = noteExpired(freed, k, expired);
+    const holders = hooks.expireHolders(jobs[k]!, now);
+    if (holders === null) return false;
+    freed = noteExpired(freed, k, holders.expired);
+    if (holders.cascaded !== undefined) cascaded = noteExpired(cascaded, k, holders.cascaded);
     i = k - 1;
     return true;
   };
@@ -154,12 +166,21 @@ export function insertJobs(
     const j =
       plan === null || plan.dependsOn === given.dependsOn ? given : { ...given, dependsOn: plan.dependsOn };
     if (j.debounceKey !== null) {
-      const held = q.enqueueDebounced.get(j.payload, j.runAt, j.debounceKey, j.type, j.owner, now) as
-        | { id: string }
-        | undefined;
+      const held = q.enqueueDebounced.get(
+        j.payload,
+        j.runAt,
+        j.expiresAt,
+        j.debounceKey,
+        j.type,
+        j.owner,
+        now,
+      ) as { id: string } | undefined;
       if (held) {
         if (j.runAt <= now) ready = true;
         results[i] = { inserted: false, existing: hooks.record(held.id) };
+        const at = (debounced ??= new Map()).get(held.id);
+        if (at === undefined) debounced.set(held.id, [i]);
+        else at.push(i);
         continue;
       }
       const holder = q.debounceHolder.get(now, j.debounceKey) as
@@ -210,6 +231,7 @@ export function insertJobs(
       results[i] = { inserted: false, existing: found };
     }
   }
+  if (debounced !== undefined) answerLastDebounce(results, debounced);
   if (freed !== undefined) {
     // A holder expired for a later job may have settled a job answered earlier in the call (it
     // waited for that holder): every job the call answers with is read again, as stored now.
@@ -220,6 +242,8 @@ export function insertJobs(
     }
     attachExpired(results, freed);
     answerOwnExpired(results, (k) => jobs[k]!.id);
+    // After answerOwnExpired, which makes some answers anew.
+    attachCascaded(results, cascaded);
   }
   return { results, ready };
 }
@@ -259,6 +283,25 @@ export function insertShared(
     if (tail.ready) ready = true;
   }
   return { results, ready };
+}
+
+/**
+ * Answers every job of a call that debounced onto the same job with that job as the call left it
+ * (Store.enqueueMany: duplicates as stored), not as each one's update left it: with the answer
+ * of the last of them, read right after the last write the call made to it (nothing later in
+ * the call changes it; an expiry reads every answer again). Reads nothing.
+ * @param debounced - the indexes that debounced onto a job, by its id, in call order.
+ */
+function answerLastDebounce(
+  results: EnqueueResult[],
+  debounced: ReadonlyMap<string, readonly number[]>,
+): void {
+  for (const at of debounced.values()) {
+    if (at.length === 1) continue;
+    const last = results[at[at.length - 1]!]!;
+    if (last.inserted) continue;
+    for (let k = 0; k < at.length - 1; k++) results[at[k]!] = { inserted: false, existing: last.existing };
+  }
 }
 
 /** One chunk's insert in a savepoint of its own: false, and nothing of it kept, when a row was not inserted. */

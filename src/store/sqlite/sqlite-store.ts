@@ -15,7 +15,9 @@ import type {
   DependentsParams,
   EnqueueManyParams,
   EnqueueResult,
+  ExpirePendingResult,
   FailManyParams,
+  FailManyResult,
   FailResult,
   FireScheduleParams,
   GetJobTypeParams,
@@ -46,13 +48,13 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { holdUntil, LIST_SCAN, listTables, scansList } from "../store.js";
+import { holdUntil, LIST_SCAN, listTables, scansList, withCascade } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
 import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
 import { assignTurns, type FairClaim, fairClaim } from "./fair.js";
 import { sqliteLimitStats } from "./held-sample.js";
-import { type InsertHooks, insertJobs, insertShared } from "./insert.js";
+import { type ExpiredHolders, type InsertHooks, insertJobs, insertShared } from "./insert.js";
 import { type ClosedRates, KeyGate } from "./key-gate.js";
 import { migrate } from "./migrate.js";
 import { SqliteNotifier } from "./notifier.js";
@@ -63,7 +65,7 @@ import {
   type StatsRead,
   StatsReader,
 } from "./stats-reader.js";
-import { WriteBatcher } from "./write-batcher.js";
+import { sqliteFault, WriteBatcher } from "./write-batcher.js";
 
 /**
  * Options for {@link SqliteStore.open}.
@@ -194,8 +196,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Opens (creating if needed) and migrates a database.
-   * @throws ErrandError `INVALID_STORE_URL` when the file cannot be opened.
+   * Opens (creating if needed) and migrates a database. On any failure the connection is closed
+   * again: the file is neither held open nor locked.
+   * @throws ErrandError `INVALID_STORE_URL` when the file cannot be opened or is not a database;
+   *   `STORE_ERROR` when it is at a schema newer than this errand, or cannot be set up or migrated
+   *   (a read-only file that needs a migration, a lock held past `busyTimeoutMs`), with the
+   *   SQLite error as `cause`.
    */
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     let db: Database.Database;
@@ -210,16 +216,27 @@ export class SqliteStore implements Store {
         },
       );
     }
-    db.pragma("journal_mode = WAL");
-    db.pragma(`synchronous = ${synchronousPragma(options)}`);
-    db.pragma("temp_store = MEMORY");
-    // SQLite's own default, 2 MB: a queue's hot pages are few (the claim index's head, the
-    // tables' tails), and a 16 MB cache measured no faster in any scenario while each worker's
-    // RSS kept what it filled: ~5 MB after a 20,000-job drain, ~15 MB beside 1,000,000 jobs.
-    db.pragma("cache_size = -2000");
-    migrate(db);
-    const store = new SqliteStore(db, options);
-    store.#notifier.open();
+    let store: SqliteStore;
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${synchronousPragma(options)}`);
+      db.pragma("temp_store = MEMORY");
+      // SQLite's own default, 2 MB: a queue's hot pages are few (the claim index's head, the
+      // tables' tails), and a 16 MB cache measured no faster in any scenario while each worker's
+      // RSS kept what it filled: ~5 MB after a 20,000-job drain, ~15 MB beside 1,000,000 jobs.
+      db.pragma("cache_size = -2000");
+      migrate(db);
+      store = new SqliteStore(db, options);
+    } catch (cause) {
+      db.close();
+      throw openError(options.filename, cause);
+    }
+    try {
+      store.#notifier.open();
+    } catch (cause) {
+      await store.close().catch(() => {});
+      throw openError(options.filename, cause);
+    }
     return store;
   }
 
@@ -526,12 +543,14 @@ export class SqliteStore implements Store {
   }
 
   /** Every item in one write transaction; each is its own compare-and-set, as a lone fail would be. */
-  failMany(p: FailManyParams): Promise<FailResult[]> {
-    return this.#write((): FailResult[] => {
+  failMany(p: FailManyParams): Promise<FailManyResult> {
+    return this.#write((): FailManyResult => {
       const retry = this.#q.failRetry;
       const kill = this.#q.failKill;
       const del = this.#q.moveDelete;
-      return p.items.map((item): FailResult => {
+      // Made only when a dead job's end cancels a dependent (Store's `cascaded`).
+      let cascaded: JobRecord[] | undefined;
+      const results = p.items.map((item): FailResult => {
         const error = JSON.stringify(item.error);
         const expired = item.leaseExpired ? 1 : 0;
         const { id, attempt } = item;
@@ -543,9 +562,10 @@ export class SqliteStore implements Store {
           return "pending";
         }
         if (kill.run(error, expired, p.now, id, attempt, expired, p.now).changes === 0) return null;
-        if (del.get(id) === 1) this.#deps.ended(id, "dead", p.now);
+        if (del.get(id) === 1) cascaded = this.#deps.ended(id, "dead", p.now, cascaded);
         return "dead";
       });
+      return withCascade(results, cascaded);
     });
   }
 
@@ -704,14 +724,19 @@ export class SqliteStore implements Store {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (isFinished(record.state)) return { record, changed: false };
-      this.#moveToDone(p.id, "cancelled", p.now, record.state === "blocked");
-      return { record: this.#getRecord(p.id)!, changed: true };
+      const cascaded = this.#moveToDone(p.id, "cancelled", p.now, record.state === "blocked");
+      const cancelled = this.#getRecord(p.id)!;
+      return cascaded === undefined
+        ? { record: cancelled, changed: true }
+        : { record: cancelled, changed: true, cascaded };
     });
   }
 
-  /** Moves a blocked, pending or active job to the done table, and settles its dependents. */
-  /** Store.enqueueMany's expiry of a new job's key holders: null when none was past its expiresAt. */
-  #expireHolders(job: NewJob, now: number): JobRecord[] | null {
+  /**
+   * Store.enqueueMany's expiry of a new job's key holders, and the dependents their expiry
+   * cancelled (undefined: none): null when none was past its expiresAt.
+   */
+  #expireHolders(job: NewJob, now: number): ExpiredHolders | null {
     const rows = this.#q.expiredKeyHolders.all({
       unique: job.uniqueKey,
       debounce: job.debounceKey,
@@ -721,16 +746,30 @@ export class SqliteStore implements Store {
       state: string;
     }>;
     if (rows.length === 0) return null;
-    return rows.map(({ id, state }) => {
-      this.#moveToDone(id, "expired", now, state === "blocked");
+    let cascaded: JobRecord[] | undefined;
+    const expired = rows.map(({ id, state }) => {
+      cascaded = this.#moveToDone(id, "expired", now, state === "blocked", cascaded);
       return this.#getRecord(id)!;
     });
+    return { expired, cascaded };
   }
 
-  #moveToDone(id: string, state: "cancelled" | "expired", now: number, wasBlocked: boolean): void {
+  /**
+   * Moves a blocked, pending or active job to the done table, and settles its dependents.
+   * @param cascaded - the dependents cancelled so far by the caller's call (Store's `cascaded`).
+   * @returns `cascaded` with the dependents this cancelled (undefined while none was).
+   */
+  #moveToDone(
+    id: string,
+    state: "cancelled" | "expired",
+    now: number,
+    wasBlocked: boolean,
+    cascaded?: JobRecord[],
+  ): JobRecord[] | undefined {
     this.#q.moveToDone.run(state, now, id);
     if (wasBlocked) this.#deps.left(id);
-    if (this.#q.moveDelete.get(id) === 1) this.#deps.ended(id, state, now);
+    if (this.#q.moveDelete.get(id) === 1) return this.#deps.ended(id, state, now, cascaded);
+    return cascaded;
   }
 
   reschedule(p: RescheduleParams): Promise<JobMutation> {
@@ -798,17 +837,19 @@ export class SqliteStore implements Store {
     return this.#q.expiredLeases.all(p.now, p.limit) as JobRecord[];
   }
 
-  expirePending(p: SweepParams): Promise<JobRecord[]> {
+  expirePending(p: SweepParams): Promise<ExpirePendingResult> {
     return this.#write(() => {
       // The same sweep puts back every type's jobs parked by a key's rate limit whose window has
       // opened (claims do it only for the types whose rules they carry: a type whose workers no
       // longer have the rule must not keep its jobs parked; migration 0011).
       if (this.#wakeParked(p.now, null) > 0) this.#ringAfterCommit = true;
       const rows = this.#q.expirePendingDue.all(p.now, p.limit) as Array<{ id: string; state: string }>;
-      return rows.map(({ id, state }) => {
-        this.#moveToDone(id, "expired", p.now, state === "blocked");
+      let cascaded: JobRecord[] | undefined;
+      const expired = rows.map(({ id, state }) => {
+        cascaded = this.#moveToDone(id, "expired", p.now, state === "blocked", cascaded);
         return this.#getRecord(id)!;
       });
+      return withCascade(expired, cascaded);
     });
   }
 
@@ -930,8 +971,9 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    // Let writes already queued commit before the connection goes.
-    await this.#writer.write(() => undefined);
+    // Let writes already queued commit before the connection goes; a batch that fails (a lock held
+    // past busyTimeoutMs, a full disk) has told its callers, and the store closes all the same.
+    await this.#writer.write(() => undefined).catch(() => {});
     this.#closed = true;
     await this.#checkpointer?.close();
     await this.#statsReader?.close();
@@ -940,6 +982,53 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * What a failed open throws: an ErrandError as it is; a file that is no database (or cannot be
+ * opened) as `INVALID_STORE_URL`; anything else as `STORE_ERROR`, with the error as `cause`.
+ */
+function openError(filename: string, cause: unknown): ErrandError {
+  if (cause instanceof ErrandError) return cause;
+  const code = (cause as { code?: unknown } | null)?.code;
+  const notOpened = code === "SQLITE_NOTADB" || code === "SQLITE_CANTOPEN";
+  return new ErrandError(
+    notOpened ? "INVALID_STORE_URL" : "STORE_ERROR",
+    `cannot open SQLite database ${filename}: ${String(cause)}`,
+    { cause },
+  );
+}
+
 function closedError(): ErrandError {
   return new ErrandError("CLOSED", "the SQLite store is closed");
+}
+
+/**
+ * The store's reads run on the connection directly, not through the WriteBatcher: wrapped here,
+ * once, so that a driver fault of theirs (`SQLITE_IOERR`, `SQLITE_CORRUPT`, a lock held past
+ * `busyTimeoutMs`) reaches the caller as `STORE_ERROR`, as a write's does ({@link sqliteFault}).
+ */
+const READS = [
+  "get",
+  "getMany",
+  "dependents",
+  "list",
+  "stats",
+  "expiredLeases",
+  "getSchedule",
+  "listSchedules",
+  "dueSchedules",
+  "getJobType",
+  "listJobTypes",
+  "pausedQueues",
+] as const satisfies ReadonlyArray<keyof SqliteStore>;
+for (const name of READS) {
+  const read = SqliteStore.prototype[name] as (this: SqliteStore, ...args: unknown[]) => Promise<unknown>;
+  const operation = `SQLite ${name}`;
+  Object.defineProperty(SqliteStore.prototype, name, {
+    ...Object.getOwnPropertyDescriptor(SqliteStore.prototype, name),
+    value: function (this: SqliteStore, ...args: unknown[]): Promise<unknown> {
+      return read.apply(this, args).catch((error: unknown) => {
+        throw sqliteFault(operation, error);
+      });
+    },
+  });
 }

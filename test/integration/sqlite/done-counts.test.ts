@@ -83,3 +83,29 @@ test("the migration counts the history a version 11 file holds", async () => {
   expect([states.completed, states.dead]).toEqual([75, 25]);
   expect(await historyGroups(queue)).toEqual(counted(file));
 });
+
+test("stats() shows no negative count when an errand older than migration 12 completed jobs in the file", async () => {
+  const file = freshFile();
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const queue = await open(file, clock);
+  // Completions by the older errand, still running on the file: history rows nothing counted.
+  const db = new Database(file);
+  db.prepare(
+    `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 10)
+     INSERT INTO errand_job_done (id, type, queue, state, payload, priority, weight, run_at, attempt,
+       max_attempts, backoff, delivery, errors, lease_expirations, created_at, finished_at)
+     SELECT 'old' || n, 'mail', 'default', 'completed', '{}', 0, 1, 0, 1, 3, 'e', 'at_least_once', '[]',
+       0, 0, ? FROM g`,
+  ).run(clock.now());
+  db.close();
+  expect((await queue.stats()).states.completed).toBe(0);
+
+  // This errand's prune takes them out of counts that never had them.
+  await clock.advance(3_600_001);
+  await queue.prune();
+  expect(counted(file)).toEqual({});
+  const stats = await queue.stats();
+  expect(stats.states.completed).toBe(0);
+  expect(stats.queues.default?.completed ?? 0).toBe(0);
+  expect(stats.types.mail?.completed ?? 0).toBe(0);
+});

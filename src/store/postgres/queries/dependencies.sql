@@ -22,7 +22,8 @@
 -- addEdges: $1 dependency ids, $2 job ids: the edges of jobs just inserted with dependencies.
 -- cancelDependents: $1 ids of locked blocked jobs (or of jobs just inserted blocked), $2 the
 --   error entry (JSON text) each gets, $3 now. Moves them to errand_job_done as cancelled.
---   Returns (id, "hasDependents") of each.
+--   Returns each as a JobRecord (as stored in errand_job_done) with "hasDependents": the store
+--   answers with them (Store's `cascaded`), and settles the dependents of those that have some.
 -- dependentsToSettle: $1 ids of jobs that just ended dead, cancelled or expired. Locks their
 --   blocked dependents (id order) and returns each as (id, attempt, "dependsOn",
 --   "onDependencyFailure").
@@ -58,9 +59,9 @@ WITH moved AS (
       errors = CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END*/,
     'cancelled', NULL, $3
   FROM moved
-  RETURNING id
+  RETURNING {{doneFields}}
 )
-SELECT m.id, m.has_dependents AS "hasDependents" FROM moved m WHERE (SELECT count(*) FROM ins) >= 0
+SELECT ins.*, m.has_dependents AS "hasDependents" FROM ins JOIN moved m ON m.id = ins.id
 
 -- name: dependentsToSettle
 SELECT j.id, j.attempt, j.depends_on AS "dependsOn", j.on_dependency_failure AS "onDependencyFailure"

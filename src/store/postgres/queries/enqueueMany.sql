@@ -56,9 +56,11 @@
 --   (dependencies.ts), each in the state it will have: the two parameters after the job's fields
 --   (/*@afterFields*/) are the states ('blocked' or 'pending') and blocked_by. A blocked job never
 --   enters the claim index (not even as a version to vacuum), and wakes no one.
--- debounce: $1 debounce key, $2 payload, $3 run at, $4 now, $5 notify tag, $6 type, $7 owner. The
---   pending job never started of that type and owner that holds the key (errand_job_debounce: at
---   most one) takes the new payload and run_at; returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
+-- debounce: $1 debounce key, $2 payload, $3 run at, $4 now, $5 notify tag, $6 type, $7 owner,
+--   $8 expires at (or NULL). The pending job never started of that type and owner that holds the
+--   key (errand_job_debounce: at most one) takes the new payload, run_at and expires_at (the last
+--   enqueue of a burst decides all three: keeping the holder's own expires_at while run_at moves
+--   past it would answer with a job that never runs); returns it as a JobRecord, or no row when none holds the key (the store then inserts the new
 --   job, and if that insert conflicts on the index, a concurrent enqueue's job now holds it: the
 --   store runs debounce again). A job being claimed is waited for, then no longer matches. NOTIFYs
 --   the wake channel when the job is due at once. A parked job is put back (migration 0011), as
@@ -69,7 +71,7 @@
 -- debounceHolders: $1 debounce keys, $2 now. Each key's holder (pending, never started): its key,
 --   type, owner, and whether it is past its expires_at.
 -- debounceMany: debounce for many jobs whose keys are distinct, as arrays: $1 keys, $2 payloads,
---   $3 run ats, $4 now, $5 notify tag, $6 types, $7 owners. Returns the holders it changed; the
+--   $3 run ats, $4 now, $5 notify tag, $6 types, $7 owners, $8 expires ats (NULL for none). Returns the holders it changed; the
 --   store inserts the jobs whose keys no job held. One statement for a batch: one at a time, 10,000 debounced
 --   jobs took 10–20 s.
 -- expireKeyHolders: $1 now, $2 unique keys, $3 debounce keys. Store.enqueueMany's expiry of the
@@ -183,7 +185,7 @@ n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 
 -- name: debounce
 WITH upd AS (
-  UPDATE {{errandJob}} SET payload = $2, run_at = $3, parked = NULL
+  UPDATE {{errandJob}} SET payload = $2, run_at = $3, expires_at = $8::bigint, parked = NULL
   WHERE debounce_key = $1 AND state = 'pending' AND attempt = 0 AND type = $6
     AND owner IS NOT DISTINCT FROM $7::text
     AND (expires_at IS NULL OR expires_at > $4)
@@ -201,8 +203,9 @@ WHERE debounce_key = ANY($1::text[]) AND state = 'pending' AND attempt = 0
 
 -- name: debounceMany
 WITH upd AS (
-  UPDATE {{errandJob}} SET payload = g.g_payload, run_at = g.g_run_at, parked = NULL
-  FROM unnest($1::text[], $2::text[], $3::bigint[], $6::text[], $7::text[]) AS g(g_key, g_payload, g_run_at, g_type, g_owner)
+  UPDATE {{errandJob}} SET payload = g.g_payload, run_at = g.g_run_at, expires_at = g.g_expires_at, parked = NULL
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $6::text[], $7::text[], $8::bigint[])
+    AS g(g_key, g_payload, g_run_at, g_type, g_owner, g_expires_at)
   WHERE debounce_key = g.g_key AND state = 'pending' AND attempt = 0 AND type = g.g_type
     AND owner IS NOT DISTINCT FROM g.g_owner
     AND (expires_at IS NULL OR expires_at > $4)

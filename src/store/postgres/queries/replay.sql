@@ -7,7 +7,8 @@
 --     the key but no debounce key (it is no debounce target) and starts with no snoozes.
 --     The original stays in history unchanged.
 --   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
---     long to start as it had ($3 + expires_at - created_at), and a copy of a job that ended
+--     long to start as it had ($3 + expires_at - created_at, held to MAX_DATE_MS,
+--     253402300799999, as backoff and snooze are: no later date fits the API), and a copy of a job that ended
 --     expired is stored expired at once (finished_at and expires_at $3, attempt 0): it never runs,
 --     as in Rickover. It holds no unique key and wakes no one.
 --   - A pending, active or unknown job changes nothing (no row: the store then reads it with get).
@@ -30,7 +31,8 @@ WITH src AS (
   SELECT * FROM {{errandJobDone}} WHERE id = $1
 ), ins AS (
   INSERT INTO {{errandJob}} ({{sharedColumns}}, state)
-  SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = $3 + (expires_at - created_at);
+  SELECT /*@sharedValues id = $2; checkpoint = NULL; run_at = $3; expires_at = CASE WHEN expires_at IS NOT NULL
+        THEN LEAST($3 + (expires_at - created_at), 253402300799999) END;
       attempt = 0; errors = '[]'; lease_expirations = 0; created_at = $3; started_at = NULL;
       depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
     'pending'

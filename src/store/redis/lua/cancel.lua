@@ -10,7 +10,8 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
-  Returns nil (no such job) or {changed (1 or 0), job reply}.
+  Returns nil (no such job) or {changed (1 or 0), job reply}, then, when the cancel cancelled
+  dependents, "c" and the job reply of each (Store's `cascaded`).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -61,4 +62,4 @@ if f.hd then
   flush_dependencies()
 end
 flush_counts()
-return { 1, job_reply(id) }
+return append_cascaded({ 1, job_reply(id) })

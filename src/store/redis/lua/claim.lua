@@ -5,6 +5,11 @@
     - One holder: a job leaves its ready lane and becomes active (attempt + 1, lease, holder) in the
       same script, so no two claims can take it.
     - Order: priority desc, then runAt, then id, within each queue; weighted queues as planClaim.
+    - Due by this claim's now: a ready job whose runAt is after ARGV[3] is left in its lane (it
+      went there by the now of whoever made it ready, whose clock may be ahead of the claimer's).
+      A lane is in (runAt, id) order, so its first such job ends the walk of its priority group;
+      the runAt is the lane's score or, for a lane read without scores, in the hash the claim
+      reads anyway: no read is added.
     - Jobs past their expiresAt are passed over (left pending for expirePending to expire).
     - Paused queues ({p}:paused, a hash of queue name -> pausedAt) give nothing; their jobs stay in
       their lanes, and the other queues of a weighted claim share the slots.
@@ -503,7 +508,10 @@ local function take(queue, want)
           end
         end
       end
-      if not best then
+      -- Lanes hold (runAt, id) in order, so a head due after this claim's now (the enqueuer's
+      -- clock ahead of the claimer's, or a clock stepped back) has nothing due behind it: the
+      -- group gives this claim nothing more, as the SQL stores' run_at <= now would.
+      if not best or (best_run and best_run > now) then
         break
       end
       local best_key = job_key(best_id)
@@ -514,6 +522,11 @@ local function take(queue, want)
           pending = flat[i + 1] == "p"
           break
         end
+      end
+      -- A lane alone in its priority is read without scores: its head's runAt is in the hash,
+      -- read already.
+      if pending and not best_run and tonumber(field_of(flat, "r") or field_of(flat, "c") or "0") > now then
+        break
       end
       local turn = pending and rules[best.jtype] and rules[best.jtype].fair and field_of(flat, "ft")
       local sub = nil

@@ -6,7 +6,9 @@
   unique key held by a blocked, pending or active job returns that job instead; either way the
   batch's counts, lanes and indexes are untouched by the duplicate, so the queue length does not
   grow. A job whose debounce key a pending, never started job holds updates that job instead (its
-  payload and runAt; includes/insert-job.lua), returned as the duplicate. Jobs due now go straight
+  payload, runAt and expiresAt; includes/insert-job.lua), returned as the duplicate. Every
+  duplicate is answered as stored once the script's writes are made: jobs of the batch that
+  debounce onto one job all get it as the last of them left it (as the SQL stores answer). Jobs due now go straight
   to their ready lane, others to {p}:sched, blocked ones to {p}:blocked
   (includes/dependencies.lua). Claimers are woken when any inserted or debounced job is ready.
   Every dependency of a job whose id is not stored must name a stored job or one earlier in the
@@ -29,7 +31,8 @@
   Returns the duplicates and the inserted jobs with dependencies: index (0-based) and job reply
   for a duplicate, -(index + 1) and job reply (as stored) for an inserted job with dependencies;
   and "e" .. index and job reply for each job past its expiresAt that held that job's unique or
-  debounce key, expired to free it (Store.enqueueMany).
+  debounce key, expired to free it (Store.enqueueMany); "c" .. index and job reply for each
+  dependent their expiry cancelled (Store's `cascaded`).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -104,11 +107,15 @@ for j = 0, n - 1 do
       shared[1], shared[4] = ARGV[at], ARGV[at + 1]
     end
   end
-  local before = #freed
+  local before, before_cascaded = #freed, #cascaded
   local existing, with_dependencies = insert_job(A, i, now, ARGV[3])
   for k = before + 1, #freed do
     out[#out + 1] = "e" .. j
     out[#out + 1] = freed[k]
+  end
+  for k = before_cascaded + 1, #cascaded do
+    out[#out + 1] = "c" .. j
+    out[#out + 1] = cascaded[k]
   end
   if not existing and fair[A[i + 1]] then
     local run_at = tonumber(A[i + 6])

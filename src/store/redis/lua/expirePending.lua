@@ -10,7 +10,8 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] limit
-  Returns the expired jobs (job replies).
+  Returns the expired jobs (job replies), then, when their expiry cancelled dependents, "c" and
+  the job reply of each (Store's `cascaded`).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -37,4 +38,4 @@ for _, id in ipairs(ids) do
 end
 flush_dependencies()
 flush_counts()
-return out
+return append_cascaded(out)

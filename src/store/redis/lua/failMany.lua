@@ -12,7 +12,8 @@
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] attempt  ARGV[6] error (JSON)
   ARGV[7] retryAt ("" = dead)  ARGV[8] retryQueue ("" = same queue)  ARGV[9] leaseExpired ("1" or "")
-  Returns "pending", "dead" or nil.
+  Returns "pending", "dead" or nil; for a job whose end cancelled dependents, { "dead", "c", job
+  reply of each (Store's `cascaded`) }.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -73,4 +74,7 @@ if f.hd then
   flush_dependencies()
 end
 flush_counts()
+if #cascaded > 0 then
+  return append_cascaded({ "dead" })
+end
 return "dead"

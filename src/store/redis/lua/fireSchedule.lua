@@ -15,7 +15,8 @@
   { 0, job reply } for the job that kept it from being inserted (its id or unique key taken, or its
   debounce key held: the holder, as changed); { 1, "" } for a job inserted as given that freed a
   key. Each of these tables then ends with the job replies of the key holders past their
-  expiresAt that the insert expired (Store.enqueueMany).
+  expiresAt that the insert expired (Store.enqueueMany), and, when their expiry cancelled
+  dependents, "c" and the job reply of each (Store's `cascaded`).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -63,4 +64,4 @@ end
 for _, holder in ipairs(freed) do
   out[#out + 1] = job_reply(holder)
 end
-return out
+return append_cascaded(out)

@@ -5,7 +5,8 @@
   Guarantees: atomic; a blocked, pending or active source is returned unchanged. If the new id is taken, or
   another pending or active job holds the unique key, nothing changes and the script fails with
   ERRAND_INVALID_STATE. The copy keeps the original's expiry rule: an original with an expiresAt
-  gives the copy as long to start as it had (now + v - c), and a copy of a job that ended expired
+  gives the copy as long to start as it had (now + v - c, held to MAX_DATE_MS as backoff and
+  snooze are: no later date fits the API), and a copy of a job that ended expired
   is stored expired at once (finishedAt and expiresAt now, attempt 0): it never runs (as in
   Rickover), holds no unique key and wakes no one.
 
@@ -59,7 +60,8 @@ if expired then
   args[#args + 1] = "f"
   args[#args + 1] = ARGV[3]
 elseif f.v then
-  expires_at = now + (tonumber(f.v) - tonumber(f.c))
+  -- MAX_DATE_MS (src/validation.ts): the end of year 9999.
+  expires_at = math.min(now + (tonumber(f.v) - tonumber(f.c)), 253402300799999)
 end
 if expires_at then
   args[#args + 1] = "v"

@@ -40,9 +40,11 @@
 -- enqueueChunk params: the 20 of enqueueOne for each of its 64 rows, row after row.
 -- enqueueChunkUniform params: id and payload for each of its 64 rows, row after row, then the
 --   named parameters, one per other insert column, by column name (@created_at: now).
--- enqueueDebounced params: 1 payload, 2 runAt, 3 debounceKey, 4 type, 5 owner, 6 now: the
---   pending, never started job of the type and owner holding the key takes the new payload and runAt (at most one holds
---   it), unless it is past its expiresAt (see expiredKeyHolders).
+-- enqueueDebounced params: 1 payload, 2 runAt, 3 expiresAt (or NULL), 4 debounceKey, 5 type,
+--   6 owner, 7 now: the pending, never started job of the type and owner holding the key takes
+--   the new payload, runAt and expiresAt (at most one holds it), unless it is past its expiresAt
+--   (see expiredKeyHolders). The last enqueue of a burst decides all three: keeping the holder's
+--   own expiresAt while runAt moves past it would answer with a job that never runs.
 -- debounceHolder params: 1 now, 2 debounceKey: the holder's type and owner, and 1 when it is past
 --   its expiresAt.
 -- enqueueFinishedId params: 1 id. enqueueByUniqueKey params: 1 uniqueKey.
@@ -72,7 +74,7 @@ VALUES
 ON CONFLICT DO NOTHING;
 
 -- name: enqueueDebounced
-UPDATE errand_job SET payload = ?, run_at = ?, parked = NULL
+UPDATE errand_job SET payload = ?, run_at = ?, expires_at = ?, parked = NULL
 WHERE debounce_key = ? AND state = 'pending' AND attempt = 0 AND type = ? AND owner IS ?
   AND (expires_at IS NULL OR expires_at > ?)
 RETURNING id;

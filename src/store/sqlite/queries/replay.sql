@@ -6,7 +6,9 @@
 --   - The store reads the job first (get.sql) and replays only a finished one; read and insert
 --     share one write transaction.
 --   - The copy keeps the original's expiry rule: an original with an expires_at gives the copy as
---     long to start as it had (now + expires_at - created_at); a copy of a job that ended expired
+--     long to start as it had (now + expires_at - created_at, held to MAX_DATE_MS,
+--     253402300799999, as backoff and snooze are: no later date fits the API; min() of a NULL
+--     expires_at stays NULL); a copy of a job that ended expired
 --     is stored expired at once (replayExpired: finished_at and expires_at now, attempt 0), never
 --     runs (as in Rickover), holds no unique key and wakes no one.
 --   - A unique key held by a pending or active job, or a taken new id, makes the insert fail with
@@ -24,7 +26,7 @@
 
 -- name: replay
 INSERT INTO errand_job ({{sharedColumns}}, state)
-SELECT /*@sharedValues id = ?; checkpoint = NULL; run_at = ?; expires_at = ? + (expires_at - created_at);
+SELECT /*@sharedValues id = ?; checkpoint = NULL; run_at = ?; expires_at = min(? + (expires_at - created_at), 253402300799999);
     attempt = 0; errors = '[]'; lease_expirations = 0; created_at = ?; started_at = NULL;
     depends_on = NULL; debounce_key = NULL; snoozes = 0*/,
   'pending'

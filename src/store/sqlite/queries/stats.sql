@@ -5,7 +5,9 @@
 --     pending jobs are scheduled (run_at > now) or retrying (attempt > 0), and its oldest ready
 --     run_at (pending, run_at <= now), for the store to add up.
 --   - statsDone: one row per (state, queue, type) of finished jobs, from errand_done_count (kept
---     as the history changes, migration 12), not from the history's rows.
+--     as the history changes, migration 12), not from the history's rows. Never a negative count:
+--     an errand older than migration 12 still writing to the file completes jobs without counting
+--     them, and a prune here then subtracts them; such a count shows as 0 (no row), not below.
 -- Why: a GROUP BY scan of the hot table, small by design, rather than a count per state, queue and
 -- type; the history's counts are kept.
 --
@@ -20,4 +22,4 @@ FROM errand_job
 GROUP BY state, queue, type;
 
 -- name: statsDone
-SELECT state, queue, type, n FROM errand_done_count WHERE n <> 0;
+SELECT state, queue, type, n FROM errand_done_count WHERE n > 0;

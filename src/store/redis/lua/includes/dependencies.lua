@@ -13,6 +13,8 @@
     dependents are settled in turn (a worklist, not recursion: chains may be long); under "run"
     each counts one dependency fewer.
   - The caller runs flush_dependencies() at the end: one wake-up when a dependent became ready.
+  - The dependents a script cancelled are in `cascaded`, in order; the script answers with them
+    (Store's `cascaded`), through append_cascaded() or by reading the list.
 
   Ids match JOB_ID_PATTERN ([A-Za-z0-9_.:@+=/-]): a dependsOn text is a JSON array of plain
   strings, read with a pattern and written by concatenation (cjson would escape "/").
@@ -21,6 +23,8 @@
 -- Dependents are read in slices, so a job with very many keeps the script's memory bounded.
 local DEPENDENTS_SLICE = 1000
 local dependency_woke = false
+-- The ids of the jobs settle_dependents cancelled in this script, in order.
+local cascaded = {}
 
 local function dependency_ids(text)
   local ids = {}
@@ -138,6 +142,7 @@ local function settle_dependents(root, root_state, now, now_text)
       redis.call("HDEL", key, "bb")
       append_error(key, dependency_error(f.a or "0", dep, state, now_text))
       finish(id, key, "x", now_text)
+      cascaded[#cascaded + 1] = id
       count("blocked", f.q, f.t, -1)
       count("cancelled", f.q, f.t, 1)
       if f.hd then
@@ -247,6 +252,19 @@ local function resolve_new(text, run_policy)
     state = "b"
   end
   return changed and ids_json(deps) or text, deps, state, blocked_by, failed, failed_state
+end
+
+-- Appends to the reply `out` the marker "c" and the job replies of the dependents this script
+-- cancelled (nothing at all when it cancelled none), and returns `out`.
+local function append_cascaded(out)
+  if #cascaded == 0 then
+    return out
+  end
+  out[#out + 1] = "c"
+  for _, id in ipairs(cascaded) do
+    out[#out + 1] = job_reply(id)
+  end
+  return out
 end
 
 -- One wake-up when dependents became ready.

@@ -11,7 +11,8 @@
   flush_ready(), in one batch per lane.
 
   Debounce: while the job a debounce key names in {p}:deb is pending and was never started, a new
-  job with the key is not inserted; that job takes its payload and runAt and is returned in its
+  job with the key is not inserted; that job takes its payload, runAt and expiresAt (none when
+  the new job has none: the last enqueue of a burst decides all three) and is returned in its
   place. A job with a debounce key goes into its lane at once, not in the batch, so a later job of
   the same call can move it.
 
@@ -120,7 +121,19 @@ local function insert_job(A, i, now, now_text)
         local run_at = tonumber(A[i + 6])
         remove_pending(holder, h.q, h.y or "0", h.t, run_at_of(h), h.ky, h.pk)
         set_long(hkey, "p", A[i + 3])
-        redis.call("HSET", hkey, "r", A[i + 6])
+        -- The latest enqueue's expiry too, or none when it sets none: keeping the holder's own
+        -- while runAt moves past it would answer with a job that never runs.
+        local expires_at = A[i + 7]
+        if expires_at ~= "" then
+          redis.call("HSET", hkey, "r", A[i + 6], "v", expires_at)
+          redis.call("ZADD", EXP, expires_at, holder)
+        else
+          redis.call("HSET", hkey, "r", A[i + 6])
+          if h.v then
+            redis.call("HDEL", hkey, "v")
+            redis.call("ZREM", EXP, holder)
+          end
+        end
         local ready = add_pending(holder, h.q, h.y or "0", h.t, run_at, now)
         if h.ft then
           fair_move(holder, h.ft, h.q, h.y or "0", h.t, run_at_of(h), h.q, h.y or "0", run_at, ready)
