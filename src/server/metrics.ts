@@ -81,8 +81,12 @@ export class ServerMetrics {
   readonly leaseWaitSeconds: Histogram;
   readonly #detach: () => void;
 
-  /** Registers the metrics and starts counting `queue`'s events, until {@link ServerMetrics.close}. */
-  constructor(queue: Queue) {
+  /**
+   * Registers the metrics and starts counting `queue`'s events, until {@link ServerMetrics.close}.
+   * @param onStoreError - told of a scrape's failed read of the store's counts (once a scrape);
+   *   the scrape still answers, with `errand_store_up` 0 and the last counts read.
+   */
+  constructor(queue: Queue, onStoreError: (error: unknown) => void = () => {}) {
     const registers = [this.registry];
     // One budget per label, shared by every metric labelled with it: a type shown in one is shown
     // in all.
@@ -115,20 +119,38 @@ export class ServerMetrics {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
       registers,
     });
-    // One stats read per scrape: prom-client collects every gauge at once, so they share it.
-    let reading: Promise<QueueStats> | null = null;
+    // One stats read per scrape: prom-client collects every gauge at once, so they share it. A
+    // read that fails (the store is down) fails no scrape: the counters and histograms, kept in
+    // memory, are what an operator wants most then; the store's counts keep their last values and
+    // errand_store_up says they are stale.
+    let reading: Promise<QueueStats | null> | null = null;
     const scrape = () =>
-      (reading ??= queue.stats().finally(() => {
-        reading = null;
-      }));
+      (reading ??= queue
+        .stats()
+        .catch((error: unknown) => {
+          onStoreError(error);
+          return null;
+        })
+        .finally(() => {
+          reading = null;
+        }));
+    new Gauge({
+      name: "errand_store_up",
+      help: "1 when this scrape read the store's job counts, 0 when it could not (the job-count gauges then keep their last values)",
+      registers,
+      async collect() {
+        this.set((await scrape()) === null ? 0 : 1);
+      },
+    });
     new Gauge({
       name: "errand_jobs",
       help: "Jobs by queue and state",
       labelNames: ["queue", "state"] as const,
       registers,
       async collect() {
-        this.reset();
         const stats = await scrape();
+        if (stats === null) return;
+        this.reset();
         setByName(this, "queue", queues, stats.queues);
       },
     });
@@ -138,8 +160,9 @@ export class ServerMetrics {
       labelNames: ["type", "state"] as const,
       registers,
       async collect() {
-        this.reset();
         const stats = await scrape();
+        if (stats === null) return;
+        this.reset();
         setByName(this, "type", types, stats.types);
       },
     });
@@ -148,7 +171,8 @@ export class ServerMetrics {
       help: "How long the oldest ready job has waited",
       registers,
       async collect() {
-        this.set((await scrape()).oldestPendingAgeMs / 1000);
+        const stats = await scrape();
+        if (stats !== null) this.set(stats.oldestPendingAgeMs / 1000);
       },
     });
     new Gauge({
@@ -157,8 +181,10 @@ export class ServerMetrics {
       labelNames: ["type", "rule"] as const,
       registers,
       async collect() {
+        const stats = await scrape();
+        if (stats === null) return;
         this.reset();
-        for (const [type, { heldBack }] of Object.entries((await scrape()).limits)) {
+        for (const [type, { heldBack }] of Object.entries(stats.limits)) {
           // The types the server's settings give rules: bounded by them, not by producers.
           this.set({ type, rule: "rate_limit" }, heldBack.rateLimit);
           this.set({ type, rule: "key_concurrency" }, heldBack.keyConcurrency);

@@ -221,7 +221,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // Before anything subscribes to the queue: bad types end createServer with nothing to undo.
   await types.refresh();
   await types.ensure(options.types ?? []);
-  const metrics = new ServerMetrics(queue);
+  // Its failed reads are logged once the app (and its logger) exists.
+  let logStoreError: (error: unknown) => void = () => {};
+  const metrics = new ServerMetrics(queue, (error) => logStoreError(error));
   const history = new StatsHistory(queue.clock).follow(queue);
   const longPoll = new LongPoll(queue);
   try {
@@ -271,6 +273,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     for (const routes of ROUTES) routes.register(app, ctx);
     if (dashboard) registerDashboard(app);
 
+    logStoreError = (error) => app.log.warn({ err: error }, "metrics: reading the store's counts failed");
     const maintainer = maintenance
       ? new Maintainer(queue, {
           sweepIntervalMs,

@@ -82,4 +82,30 @@ describe("ServerMetrics", () => {
     expect(samples(scrape, "errand_job_duration_seconds_count").get(`{type="${OTHER_LABEL}"}`)).toBe(1);
     expect(scrape).not.toContain('type="late"');
   });
+
+  it("answers a scrape while the store cannot be read: errand_store_up 0, counters kept, counts as last read", async () => {
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const queue = new Queue(store, { clock: new ManualClock(Date.UTC(2026, 0, 1)) });
+    const faults: unknown[] = [];
+    const metrics = new ServerMetrics(queue, (error) => faults.push(error));
+    open.push(async () => {
+      metrics.close();
+      await queue.close();
+    });
+    await queue.enqueue("t", null);
+    const up = (scrape: string) => /^errand_store_up (\S+)$/m.exec(scrape)?.[1];
+    expect(up(await metrics.registry.metrics())).toBe("1");
+
+    const fault = new Error("store down");
+    const stats = store.stats;
+    store.stats = () => Promise.reject(fault);
+    const scrape = await metrics.registry.metrics();
+    expect(up(scrape)).toBe("0");
+    expect(faults).toEqual([fault]); // once for the scrape, not once per gauge
+    expect(samples(scrape, "errand_jobs_enqueued_total").get('{type="t"}')).toBe(1);
+    expect(samples(scrape, "errand_jobs_by_type").get('{type="t",state="pending"}')).toBe(1);
+
+    store.stats = stats;
+    expect(up(await metrics.registry.metrics())).toBe("1");
+  });
 });
