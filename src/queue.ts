@@ -603,7 +603,12 @@ export class Queue extends EventEmitter<QueueEvents> {
       now,
       SWEEP_BATCH,
       (error) => this.emit("error", error),
-    );
+    ).catch((error: unknown) => {
+      // Both steps failed: the jobs' fault is thrown below, this one reported beside it.
+      if (fault === undefined) throw error;
+      this.emit("error", error);
+      return 0;
+    });
     if (fault) throw fault.error;
     return { recovered, expired, fired };
   }

@@ -25,4 +25,17 @@ describe("a sweep whose lease recovery fails", () => {
 
     await expect(queue.sweepJobs()).rejects.toBe(fault);
   });
+
+  it("throws the jobs' fault and reports the schedules' when both steps fail", async () => {
+    queue = await openQueue({ store: "sqlite::memory:", clock: new ManualClock(Date.UTC(2026, 0, 1)) });
+    const jobsFault = new Error("cannot read leases");
+    const schedulesFault = new Error("cannot read schedules");
+    queue.store.expiredLeases = () => Promise.reject(jobsFault);
+    queue.store.dueSchedules = () => Promise.reject(schedulesFault);
+    const reported: unknown[] = [];
+    queue.on("error", (error) => reported.push(error));
+
+    await expect(queue.sweep()).rejects.toBe(jobsFault);
+    expect(reported).toEqual([schedulesFault]);
+  });
 });
