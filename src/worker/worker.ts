@@ -134,7 +134,12 @@ export interface WorkerEvents {
   retrying: [job: Job, error: unknown];
   /** After `failed`: the job is `dead` and will not run again. */
   dead: [job: Job, error: unknown];
-  /** A job this worker was running, or had claimed ahead, was cancelled; a running one's signal aborts. */
+  /**
+   * A job this worker was running, or had claimed ahead, was cancelled through the worker's own
+   * Queue; a running one's signal aborts. A cancel made elsewhere (another process, the server)
+   * reaches the worker at its next heartbeat, which aborts the signal as for a lost lease, without
+   * this event: listen on that Queue, or the server's, for every cancel.
+   */
   cancelled: [job: Job];
   /** The handler snoozed the job: pending again at `job.runAt`, no attempt spent. */
   snoozed: [job: Job];

@@ -73,9 +73,10 @@ interface LeasedEntry {
  * ended some other way (`cancelled` while active, `failed` when a sweep through this queue
  * recovered its lease); when its lease has run out (looked at on each lease call, oldest first:
  * entries are kept in the order their leases were last granted or extended, so the expired ones
- * are at the front, mostly, and the look stops at the first live one); and, past `max`, oldest
- * first. So attempts reported to another server, or recovered by another process, leave within a
- * lease of their end, not at a wholesale clear.
+ * are at the front, mostly, and the look stops at the first live one: with lease lengths that
+ * differ, an expired entry behind a longer live one waits for it); and, past `max`, oldest
+ * granted first, live or not. So attempts reported to another server, or recovered by another
+ * process, leave within their longest neighbour's lease of their end, not at a wholesale clear.
  * @internal
  */
 export class LeasedJobs {
