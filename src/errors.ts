@@ -41,7 +41,11 @@ export type ErrandErrorCode =
   | "UNKNOWN_JOB_TYPE"
   /** The job does not exist. */
   | "JOB_NOT_FOUND"
-  /** The job exists but is in a state the operation does not apply to. */
+  /**
+   * The job exists but is in a state the operation does not apply to; or, for a retry or replay,
+   * another blocked, pending or active job holds the job's `uniqueKey` (a waiting holder past its
+   * `expiresAt` is expired instead, as an enqueue does).
+   */
   | "INVALID_STATE"
   /** A bounded collection is full (a server's job types, `maxJobTypes`): remove one before adding another. */
   | "LIMIT_REACHED"

@@ -477,7 +477,13 @@ export class Queue extends EventEmitter<QueueEvents> {
   /**
    * Puts a dead, cancelled or expired job back to pending under the same id, with at least one
    * more attempt. Its error history is kept.
-   * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending, active or completed job.
+   *
+   * A job with a `uniqueKey` takes its key again. A waiting job past its `expiresAt` that no sweep
+   * has reached holds the key no longer: the retry expires it (emitted as `expired`, its
+   * dependents settled as a sweep would) and goes ahead, as an enqueue would.
+   * @throws ErrandError `JOB_NOT_FOUND`; `INVALID_STATE` for a blocked, pending, active or
+   *   completed job (`details.state`), or when another blocked, pending or active job holds its
+   *   `uniqueKey`. Nothing changes then.
    */
   async retry(id: string): Promise<Job> {
     this.#checkOpen();
@@ -493,7 +499,13 @@ export class Queue extends EventEmitter<QueueEvents> {
    * original.createdAt)`. A copy of a job that ended `expired` is stored `expired` at once and
    * never runs (as in Rickover), and `expired` is emitted instead of `enqueued`; to run an expired
    * job anyway, {@link Queue.retry} it (retry drops the expiry).
-   * @throws ErrandError `JOB_NOT_FOUND`, or `INVALID_STATE` for a pending or active job.
+   *
+   * Any other copy keeps the original's `uniqueKey` and holds it. A waiting job past its
+   * `expiresAt` that no sweep has reached holds the key no longer: the replay expires it (emitted
+   * as `expired`, its dependents settled as a sweep would) and stores the copy, as an enqueue would.
+   * @throws ErrandError `JOB_NOT_FOUND`; `INVALID_STATE` for a blocked, pending or active job
+   *   (`details.state`), or when another blocked, pending or active job holds its `uniqueKey`.
+   *   Nothing is stored then.
    */
   async replay(id: string): Promise<Job> {
     this.#checkOpen();

@@ -586,7 +586,8 @@ export class ErrandClient {
 
   /**
    * The server's {@link Queue.retry}: a dead, cancelled or expired job back to pending, same id.
-   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a pending, active or completed job,
+   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a blocked, pending, active or
+   *   completed job or when another blocked, pending or active job holds its `uniqueKey`,
    *   `FORBIDDEN` (admin only)
    */
   async retry(id: string): Promise<Job> {
@@ -595,8 +596,8 @@ export class ErrandClient {
 
   /**
    * The server's {@link Queue.replay}: a finished job's type and payload enqueued again as a new job.
-   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a pending or active job, `FORBIDDEN`
-   *   (admin only)
+   * @throws ErrandError `JOB_NOT_FOUND`, `INVALID_STATE` for a blocked, pending or active job or
+   *   when another blocked, pending or active job holds its `uniqueKey`, `FORBIDDEN` (admin only)
    */
   async replay(id: string): Promise<Job> {
     return reviveJob(await this.#call("POST", jobPath(id, "/replay")));

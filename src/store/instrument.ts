@@ -43,6 +43,7 @@ import type {
   PruneParams,
   ReleaseParams,
   ReplayParams,
+  RequeueResult,
   RescheduleParams,
   RetryParams,
   SnoozeParams,
@@ -153,7 +154,7 @@ export class StoreDoor {
   }
 
   /**
-   * Key holders an enqueue expired to free their keys (Store.enqueueMany): `expired`, as a sweep's;
+   * Key holders an enqueue, retry or replay expired to free their keys: `expired`, as a sweep's;
    * then `cancelled` for the dependents their expiry cancelled.
    */
   #emitExpired(records: readonly JobRecord[], cascaded: readonly JobRecord[] | undefined): void {
@@ -195,10 +196,13 @@ export class StoreDoor {
 
   /**
    * A finished job copied as a fresh one; `enqueued` for the copy, or `expired` for the copy of an
-   * expired job, which is stored expired at once (it keeps the original's expiry rule).
+   * expired job, which is stored expired at once (it keeps the original's expiry rule). Before it,
+   * `expired` for a holder of the copy's unique key past its expiresAt that the replay expired to
+   * free the key, and `cancelled` for the dependents that expiry cancelled (Store.replay).
    */
-  async replay(params: ReplayParams): Promise<JobMutation> {
+  async replay(params: ReplayParams): Promise<RequeueResult> {
     const m = await this.#store.replay(params);
+    if (m?.expired !== undefined) this.#emitExpired(m.expired, m.cascaded);
     if (m?.changed) {
       const job = toJob(m.record);
       this.#events.emit(job.state === "expired" ? "expired" : "enqueued", job);
@@ -420,8 +424,15 @@ export class StoreDoor {
     return this.#store.reschedule(params);
   }
 
-  retry(params: RetryParams): Promise<JobMutation> {
-    return this.#store.retry(params);
+  /**
+   * Puts a finished job back; `expired` for a holder of its unique key past its expiresAt that the
+   * retry expired to free the key, and `cancelled` for the dependents that expiry cancelled
+   * (Store.retry), as an enqueue announces them.
+   */
+  async retry(params: RetryParams): Promise<RequeueResult> {
+    const m = await this.#store.retry(params);
+    if (m?.expired !== undefined) this.#emitExpired(m.expired, m.cascaded);
+    return m;
   }
 
   // ---- maintenance ---------------------------------------------------------------------------

@@ -181,14 +181,24 @@ export interface Store {
    * some of its own dependencies are unfinished (blockedBy counts them). Its blocked dependents
    * (those under `"run"` that had counted it finished) count it unfinished again; dependents it
    * cancelled stay cancelled.
+   *
+   * Its unique key, when another blocked or pending job past its `expiresAt` holds it (one no
+   * claim can take, not yet swept), is freed as {@link Store.enqueueMany} frees it: that holder is
+   * expired first (its dependents settled) and returned in `expired`, with the dependents its
+   * expiry cancelled in `cascaded` ({@link RequeueResult}).
+   * @throws ErrandError `INVALID_STATE` when another blocked, pending or active job holds its
+   *   unique key (and is not such a holder); nothing changes.
    */
-  retry(params: RetryParams): Promise<JobMutation>;
+  retry(params: RetryParams): Promise<RequeueResult>;
   /**
    * A finished job copied under `newId` as a fresh pending job; null when the source is missing.
    * The copy keeps the expiry rule: `expiresAt = now + (expiresAt − createdAt)` of the source, and
    * the copy of an `expired` job is stored `expired` at once (finishedAt and expiresAt `now`).
+   * The copy's unique key is freed from a holder past its `expiresAt` as in {@link Store.retry}.
+   * @throws ErrandError `INVALID_STATE` when another blocked, pending or active job holds the
+   *   copy's unique key (and is not such a holder), or `newId` is taken; nothing changes.
    */
-  replay(params: ReplayParams): Promise<JobMutation>;
+  replay(params: ReplayParams): Promise<RequeueResult>;
 
   // ---- maintenance ---------------------------------------------------------------------------
 
@@ -578,6 +588,30 @@ export interface SnoozeParams extends AttemptRef {
  * dependents it cancelled as `cascaded` ({@link Cascade}).
  */
 export type JobMutation = ({ record: JobRecord; changed: boolean } & Cascade) | null;
+
+/**
+ * {@link Store.retry}'s and {@link Store.replay}'s answer: a {@link JobMutation} whose `expired`
+ * lists the jobs that held the job's unique key past their `expiresAt`, expired by this call to
+ * free it (as an {@link EnqueueResult}'s), and whose `cascaded` lists the dependents their expiry
+ * cancelled; both absent when the call expired none. The caller reports them as a sweep's.
+ */
+export type RequeueResult = (NonNullable<JobMutation> & { expired?: JobRecord[] }) | null;
+
+/**
+ * A retry's or replay's answer for the job it stored: `changed`, with the key holders it expired
+ * and the dependents their expiry cancelled when there were any ({@link RequeueResult}).
+ * @internal
+ */
+export function requeued(
+  record: JobRecord,
+  expired: JobRecord[] | undefined,
+  cascaded: JobRecord[] | undefined,
+): NonNullable<RequeueResult> {
+  if (expired === undefined || expired.length === 0) return { record, changed: true };
+  return cascaded === undefined || cascaded.length === 0
+    ? { record, changed: true, expired }
+    : { record, changed: true, expired, cascaded };
+}
 
 export interface CancelParams {
   id: string;

@@ -10,6 +10,7 @@ import { MAX_TIMER_MS } from "../../src/duration.js";
 import { ErrandError, type ErrandErrorCode } from "../../src/errors.js";
 import type { Job } from "../../src/job.js";
 import { type EnqueueOptions, Queue } from "../../src/queue.js";
+import type { Store } from "../../src/store/store.js";
 import { drain } from "../../src/testing/index.js";
 import { MAX_COUNT, MAX_DATE_MS, MAX_PRIORITY, MIN_PRIORITY } from "../../src/validation.js";
 import { Worker } from "../../src/worker/worker.js";
@@ -418,6 +419,49 @@ export function exerciseBadInput(backend: Backend): void {
           "INVALID_ATTEMPT",
         );
       });
+    });
+
+    it("refuses a time that is not a number at the seam, changing nothing: the job stays as it was", async () => {
+      // The Queue never passes one; a store must still not leave half a change behind (Redis's
+      // scripts are not rolled back when a later command fails on a bad number). Each call on a
+      // store of its own, so that one call's change cannot hide the next one's.
+      type Jobs = { running: string; waiting: string; dead: string };
+      const error = { attempt: 1, message: "x", name: "Error", at: 0 };
+      const calls: Array<[string, (store: Store, jobs: Jobs, now: number) => Promise<unknown>]> = [
+        [
+          "failMany retryAt",
+          (store, { running }, now) =>
+            store.failMany({ now, items: [{ id: running, attempt: 1, error, retryAt: Number.NaN }] }),
+        ],
+        [
+          "snooze runAt",
+          (store, { running }, now) => store.snooze({ id: running, attempt: 1, now, runAt: Number.NaN }),
+        ],
+        ["release now", (store, { running }) => store.release({ id: running, attempt: 1, now: Number.NaN })],
+        ["retry now", (store, { dead }) => store.retry({ id: dead, now: Number.NaN })],
+        ["replay now", (store, { dead }) => store.replay({ id: dead, newId: "copy", now: Number.NaN })],
+        // A store may read a runAt that is no number as none given (SQLite binds NaN as NULL).
+        [
+          "reschedule runAt",
+          (store, { waiting }, now) =>
+            store.reschedule({ id: waiting, now, runAt: Number.NaN }).catch(() => null),
+        ],
+      ];
+      for (const [name, call] of calls) {
+        const { queue, store, clock } = await backend.setup({ maintenance: false });
+        const running = await queue.enqueue(noop, { n: 1 }, { uniqueKey: "u" });
+        const waiting = await queue.enqueue(noop, { n: 2 }, { delayMs: 60_000 });
+        const dead = await queue.enqueue(noop, { n: 3 }, { maxAttempts: 1 });
+        const leased = await queue.lease({ limit: 2 });
+        expect(leased.map((j) => j.id).sort()).toEqual([running.id, dead.id].sort());
+        await queue.fail(leased.find((j) => j.id === dead.id)!, new Error("boom"));
+        await clock.advance(10);
+        const before = await snapshot(queue);
+        const jobs = { running: running.id, waiting: waiting.id, dead: dead.id };
+        if (name.startsWith("reschedule")) await call(store, jobs, clock.now());
+        else await expect(call(store, jobs, clock.now()), name).rejects.toThrow();
+        expect(await snapshot(queue), name).toEqual(before);
+      }
     });
 
     it("refuses U+0000 and lone surrogates in a unique key or a worker id (INVALID_OPTION), storing nothing", async () => {

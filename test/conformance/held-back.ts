@@ -56,6 +56,44 @@ export function exerciseHeldBack(backend: Backend): void {
       ]);
     });
 
+    it("counts only the jobs due by the stats' own now: jobs made ready by a clock ahead of it wait", async () => {
+      const { queue, store, clock } = await backend.setup({ maintenance: false });
+      queue.register(sync);
+      const t0 = clock.now();
+      for (let i = 0; i < 3; i++) await queue.enqueue(sync, { i }, { key: "x" });
+      // Ready when enqueued, by the enqueuer's clock, 10 s ahead of the stats' below.
+      await clock.advance(10_000);
+      for (let i = 3; i < 6; i++) await queue.enqueue(sync, { i }, { key: "x" });
+      await queue.enqueue(sync, {});
+      const limits = {
+        types: ["sync"],
+        keyRules: { sync: { keyConcurrency: 2 } },
+        sampleLimit: 1_000,
+        topKeys: 10,
+      };
+      const at = async (now: number) => (await store.stats({ now, limits })).limits?.sync;
+      // 5 s behind: x's first three are due, two of them with room; nothing else is ready.
+      expect(await at(t0 + 5_000)).toEqual({
+        heldBack: { ...none, keyConcurrency: 1 },
+        busiestKeys: [{ key: "x", ready: 3, active: 0 }],
+      });
+      expect(await at(t0 + 10_000)).toEqual({
+        heldBack: { ...none, keyConcurrency: 4 },
+        busiestKeys: [{ key: "x", ready: 6, active: 0 }],
+      });
+      // A claim takes two of x's and the one without a key; x's others wait (a store may set them
+      // aside until x has room), and are still judged by the stats' now.
+      expect(await takeable(queue, "sync")).toBe(3);
+      expect(await at(t0 + 5_000)).toEqual({
+        heldBack: { ...none, keyConcurrency: 1 },
+        busiestKeys: [{ key: "x", ready: 1, active: 2 }],
+      });
+      expect(await at(t0 + 10_000)).toEqual({
+        heldBack: { ...none, keyConcurrency: 4 },
+        busiestKeys: [{ key: "x", ready: 4, active: 2 }],
+      });
+    });
+
     it("counts a job held by order behind an earlier job of its key that is blocked", async () => {
       const { queue } = await backend.setup();
       queue.register(ledger);

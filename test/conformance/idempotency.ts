@@ -175,6 +175,104 @@ export function exerciseIdempotency(backend: Backend): void {
       expect(expired).toHaveLength(1);
     });
 
+    it("frees a uniqueKey whose holder passed its expiresAt unswept for a retry: the holder ends expired, its dependents settled", async () => {
+      // No sweep runs: the retry alone must see that the holder can never be handed out.
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const dead = await queue.enqueue(task, { v: 1 }, { uniqueKey: "k", maxAttempts: 1 });
+      const [leased] = await queue.lease();
+      await queue.fail(leased!, new Error("boom"));
+      const holder = await queue.enqueue(
+        task,
+        { v: 2 },
+        { uniqueKey: "k", expiresInMs: 1_000, delayMs: 5_000 },
+      );
+      const dependent = await queue.enqueue(task, {}, { dependsOn: [holder.id] });
+      const runs = await queue.enqueue(task, {}, { dependsOn: [holder.id], onDependencyFailure: "run" });
+      const events: string[] = [];
+      queue.on("expired", (j) => events.push(`expired ${j.id}`));
+      queue.on("cancelled", (j) => events.push(`cancelled ${j.id}`));
+
+      // A holder a claim could still take holds the key: refused, and nothing changes.
+      await clock.advance(999);
+      await expect(queue.retry(dead.id)).rejects.toMatchObject({
+        code: "INVALID_STATE",
+        message: expect.stringContaining("unique key"),
+      });
+      expect(await queue.get(dead.id)).toMatchObject({ state: "dead" });
+      expect(await queue.get(holder.id)).toMatchObject({ state: "pending" });
+      expect(events).toEqual([]);
+
+      await clock.advance(1);
+      const retried = await queue.retry(dead.id);
+      expect(retried).toMatchObject({ id: dead.id, state: "pending", uniqueKey: "k", payload: { v: 1 } });
+      const stored = await queue.get(holder.id);
+      expect(stored).toMatchObject({ state: "expired", attempt: 0, payload: { v: 2 } });
+      expect(stored?.finishedAt?.getTime()).toBe(clock.now());
+      expect(await queue.get(dependent.id)).toMatchObject({ state: "cancelled" });
+      expect(await queue.get(runs.id)).toMatchObject({ state: "pending" });
+      expect(events).toEqual([`expired ${holder.id}`, `cancelled ${dependent.id}`]);
+      expect((await queue.stats()).states).toMatchObject({ pending: 2, expired: 1, cancelled: 1, dead: 0 });
+      // The retried job holds the key now, and a sweep finds nothing left to expire.
+      expect(await queue.enqueue(task, {}, { uniqueKey: "k" })).toMatchObject({
+        id: dead.id,
+        duplicate: true,
+      });
+      expect((await queue.sweep()).expired).toBe(0);
+      expect((await queue.lease({ limit: 10 })).map((j) => j.id).sort()).toEqual([dead.id, runs.id].sort());
+    });
+
+    it("frees a uniqueKey whose blocked holder passed its expiresAt unswept for a replay: the copy is stored, the holder ends expired", async () => {
+      const { queue, clock } = await backend.setup({ maintenance: false });
+      const done = await queue.enqueue(task, { v: 1 }, { uniqueKey: "k" });
+      const [leased] = await queue.lease();
+      await queue.complete(leased!, null);
+      const root = await queue.enqueue(task, {}, { delayMs: 60_000 });
+      const holder = await queue.enqueue(
+        task,
+        { v: 2 },
+        { uniqueKey: "k", expiresInMs: 1_000, dependsOn: [root.id] },
+      );
+      expect(holder.state).toBe("blocked");
+      const dependent = await queue.enqueue(task, {}, { dependsOn: [holder.id] });
+      const events: string[] = [];
+      queue.on("expired", (j) => events.push(`expired ${j.id}`));
+      queue.on("cancelled", (j) => events.push(`cancelled ${j.id}`));
+      queue.on("enqueued", (j) => events.push(`enqueued ${j.id}`));
+
+      await clock.advance(999);
+      await expect(queue.replay(done.id)).rejects.toMatchObject({
+        code: "INVALID_STATE",
+        message: expect.stringContaining("unique key"),
+      });
+      expect(await queue.get(holder.id)).toMatchObject({ state: "blocked" });
+      expect((await queue.stats()).states).toMatchObject({
+        blocked: 2,
+        pending: 1,
+        completed: 1,
+        expired: 0,
+      });
+
+      await clock.advance(1);
+      const copy = await queue.replay(done.id);
+      expect(copy).toMatchObject({ state: "pending", uniqueKey: "k", payload: { v: 1 }, attempt: 0 });
+      expect(copy.id).not.toBe(done.id);
+      expect(await queue.get(holder.id)).toMatchObject({ state: "expired" });
+      expect(await queue.get(dependent.id)).toMatchObject({ state: "cancelled" });
+      expect(events).toEqual([`expired ${holder.id}`, `cancelled ${dependent.id}`, `enqueued ${copy.id}`]);
+      expect(await queue.enqueue(task, {}, { uniqueKey: "k" })).toMatchObject({
+        id: copy.id,
+        duplicate: true,
+      });
+      expect((await queue.sweep()).expired).toBe(0);
+      expect((await queue.stats()).states).toMatchObject({
+        blocked: 0,
+        pending: 2,
+        completed: 1,
+        expired: 1,
+        cancelled: 1,
+      });
+    });
+
     it("frees an expired holder's uniqueKey in a bulk enqueue once, and settles the holder's dependents", async () => {
       const { queue, clock } = await backend.setup({ maintenance: false });
       const root = await queue.enqueue(task, { root: true }, { delayMs: 60_000 });

@@ -158,7 +158,7 @@ export const statements = {
   /** resumeQueue.sql */
   resumeQueue: "DELETE FROM {{errandQueuePause}} WHERE name = $1 RETURNING 1",
   /** retry.sql */
-  retryDependencies: "SELECT depends_on AS \"dependsOn\", state FROM {{errandJobDone}} WHERE id = $1",
+  retryDependencies: "SELECT d.depends_on AS \"dependsOn\", d.state, d.unique_key AS \"uniqueKey\",\n  d.unique_key IS NOT NULL AND d.state IN ('dead', 'cancelled', 'expired') AND EXISTS (\n    SELECT 1 FROM {{errandJob}} h\n    WHERE h.unique_key = d.unique_key AND h.state IN ('blocked', 'pending') AND h.expires_at <= $2\n  ) AS \"staleHolder\"\nFROM {{errandJobDone}} d WHERE d.id = $1",
   /** retry.sql */
   retry: "WITH moved AS (\n  DELETE FROM {{errandJobDone}} WHERE id = $1 AND state IN ('dead', 'cancelled', 'expired') RETURNING *\n), ins AS (\n  INSERT INTO {{errandJob}} ({{sharedColumns}}, state, blocked_by, has_dependents)\n  SELECT id, type, queue, payload, checkpoint, priority, weight, $2, NULL, attempt,\n    greatest(max_attempts, attempt + 1), backoff, retry_queue, delivery, timeout_ms, unique_key,\n    errors, 0, created_at, started_at, owner, depends_on, on_dependency_failure, key, NULL, snoozes,\n    CASE WHEN $4::integer > 0 THEN 'blocked' ELSE 'pending' END, $4::integer,\n    EXISTS (SELECT 1 FROM {{errandDependency}} e WHERE e.dep_id = moved.id)\n  FROM moved\n  RETURNING {{hotFields}}, has_dependents AS \"hasDependents\"\n), n AS (SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM ins WHERE state = 'pending' LIMIT 1) AS r)\nSELECT * FROM ins WHERE (SELECT count(*) FROM n) >= 0",
   /** retry.sql */

@@ -291,7 +291,13 @@ export function storeError(error: unknown, what: string): ErrandError {
   return new ErrandError("STORE_ERROR", `${what}: ${message}`, { cause: error });
 }
 
-/** A unique-key (or id) clash on moving a job back into the hot set is the caller's problem, not a fault. */
+/** The index that keeps a unique key to one blocked, pending or active job (migration 0001). */
+const UNIQUE_KEY_INDEX = "errand_job_unique_key";
+
+/**
+ * A unique-key (or id) clash on moving a job back into the hot set (retry, replay) is the caller's
+ * problem, not a fault: `INVALID_STATE`, saying which ({@link uniqueKeyHeld} tells them apart).
+ */
 export async function uniqueConflict<T>(query: Promise<T>): Promise<T> {
   try {
     return await query;
@@ -299,12 +305,23 @@ export async function uniqueConflict<T>(query: Promise<T>): Promise<T> {
     if ((cause as { code?: string }).code === "23505") {
       throw new ErrandError(
         "INVALID_STATE",
-        "another pending or active job holds this job's unique key, or the id is taken",
+        (cause as { constraint?: string }).constraint === UNIQUE_KEY_INDEX
+          ? "another blocked, pending or active job holds this job's unique key"
+          : "the new id is taken",
         { cause },
       );
     }
     throw cause;
   }
+}
+
+/** Whether `error` is {@link uniqueConflict}'s refusal for a unique key another job holds. */
+export function uniqueKeyHeld(error: unknown): boolean {
+  return (
+    error instanceof ErrandError &&
+    error.code === "INVALID_STATE" &&
+    (error.cause as { constraint?: string } | undefined)?.constraint === UNIQUE_KEY_INDEX
+  );
 }
 
 /** The pool a store opened from a connection string makes for itself (and ends on close). */

@@ -37,6 +37,7 @@ import type {
   PutScheduleParams,
   ReleaseParams,
   ReplayParams,
+  RequeueResult,
   RescheduleParams,
   ResumeQueueParams,
   RetryParams,
@@ -48,15 +49,29 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { LIST_SCAN, listTables, scansList, withCascade } from "../store.js";
+import { LIST_SCAN, listTables, requeued, scansList, withCascade } from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
 import { claimJobs, wakeParked } from "./claim.js";
 import { sqlFragments } from "./columns.js";
-import { createPool, PgConnection, type Queryable, storeError, uniqueConflict } from "./connection.js";
+import {
+  createPool,
+  PgConnection,
+  type Queryable,
+  storeError,
+  uniqueConflict,
+  uniqueKeyHeld,
+} from "./connection.js";
 import { type FailedJob, lockDependencyStates, settleFailed } from "./dependencies.js";
 import { assignTurns, fairStatements } from "./fair.js";
 import { pgLimitStats } from "./held-sample.js";
-import { freshStatements, insertAny, insertOnConnection, insertShared, needsTransaction } from "./insert.js";
+import {
+  expireKeyHolders,
+  freshStatements,
+  insertAny,
+  insertOnConnection,
+  insertShared,
+  needsTransaction,
+} from "./insert.js";
 import { type MigrateResult, migratePool, openSchema } from "./migrate.js";
 import { PostgresNotifier, type PostgresStoreEvents } from "./notifier.js";
 import { oneTypeStatements } from "./one-type.js";
@@ -426,15 +441,33 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return m;
   }
 
-  async retry(p: RetryParams): Promise<JobMutation> {
-    const m = await this.#op("tx", async (db): Promise<JobMutation> => {
+  async retry(p: RetryParams): Promise<RequeueResult> {
+    let ready = false;
+    const m = await this.#op("tx", async (db): Promise<RequeueResult> => {
+      ready = false;
       // Its own dependencies still unfinished, counted under their row locks, decide whether the
       // job comes back blocked (see dependencies.ts for why the locks).
-      const [source] = await this.#q<{ dependsOn: string | null; state: JobState }>(
-        db,
-        this.#sql.retryDependencies,
-        [p.id],
-      );
+      const [source] = await this.#q<{
+        dependsOn: string | null;
+        state: JobState;
+        uniqueKey: string | null;
+        staleHolder: boolean;
+      }>(db, this.#sql.retryDependencies, [p.id, p.now]);
+      // A holder of its unique key past its expiresAt (no claim can take it, no sweep has reached
+      // it) holds the key no longer: expired first, as an enqueue would (Store.retry). Before the
+      // dependencies are read: the holder may be one of them.
+      const freed = source?.staleHolder
+        ? await expireKeyHolders(
+            this.#connection,
+            this.#sql,
+            db,
+            p.now,
+            [source.uniqueKey!],
+            [],
+            this.#origin,
+          )
+        : null;
+      if (freed?.ready) ready = true;
       let unfinished = 0;
       if (source?.dependsOn && source.state !== "completed") {
         const ids = JSON.parse(source.dependsOn) as string[];
@@ -453,26 +486,57 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         const { hasDependents, ...record } = moved;
         // Dependents still blocked had counted it finished (under "run"): unfinished again.
         if (hasDependents) await this.#q(db, this.#sql.recountDependents, [record.id]);
-        return { record, changed: true };
+        return requeued(record, freed?.expired, freed?.cascaded);
       }
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
     });
-    if (m?.changed && m.record.state === "pending") this.#emitWake();
+    if ((m?.changed && m.record.state === "pending") || ready) this.#emitWake();
     return m;
   }
 
-  async replay(p: ReplayParams): Promise<JobMutation> {
-    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
-      const [copy] = await uniqueConflict(
+  async replay(p: ReplayParams): Promise<RequeueResult> {
+    const copy = async (db: Queryable): Promise<JobMutation> => {
+      const [made] = await uniqueConflict(
         this.#q<JobRecord>(db, this.#sql.replay, [p.id, p.newId, p.now, this.#origin]),
       );
-      if (copy) return { record: copy, changed: true };
+      if (made) return { record: made, changed: true };
       // No finished job to copy: it is pending or active (unchanged), or there is none.
       const [record] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
       return record ? { record, changed: false } : null;
-    });
-    if (m?.changed) this.#emitWake();
+    };
+    let ready = false;
+    let m: RequeueResult;
+    try {
+      m = await this.#op("pool", copy);
+    } catch (error) {
+      if (!uniqueKeyHeld(error)) throw error;
+      // The copy's unique key is held. A holder past its expiresAt (no claim can take it, no sweep
+      // has reached it) holds it no longer (Store.replay, as an enqueue): it is expired and the
+      // copy made again, in one transaction. Only a refused copy pays for this; a live holder
+      // refuses it again, and the expiry is rolled back with it.
+      m = await this.#op("tx", async (db): Promise<RequeueResult> => {
+        ready = false;
+        const [source] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
+        const freed =
+          source?.uniqueKey != null
+            ? await expireKeyHolders(
+                this.#connection,
+                this.#sql,
+                db,
+                p.now,
+                [source.uniqueKey],
+                [],
+                this.#origin,
+              )
+            : null;
+        if (freed === null || freed.expired.length === 0) throw error;
+        ready = freed.ready;
+        const again = await copy(db);
+        return again?.changed ? requeued(again.record, freed.expired, freed.cascaded) : again;
+      });
+    }
+    if (m?.changed || ready) this.#emitWake();
     return m;
   }
 

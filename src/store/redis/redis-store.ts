@@ -43,6 +43,7 @@ import type {
   PutScheduleParams,
   ReleaseParams,
   ReplayParams,
+  RequeueResult,
   RescheduleParams,
   ResumeQueueParams,
   RetryParams,
@@ -54,7 +55,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { attachCascaded, holdUntil, REDIS_LIST_SCAN, withCascade } from "../store.js";
+import { attachCascaded, holdUntil, REDIS_LIST_SCAN, requeued, withCascade } from "../store.js";
 import { limitStatsFromReply, statsHeldArgs } from "./held-sample.js";
 import { decodeJob, pushNewJob } from "./job-codec.js";
 import { RedisNotifier } from "./notifier.js";
@@ -460,12 +461,12 @@ export class RedisStore implements Store {
     );
   }
 
-  async retry(p: RetryParams): Promise<JobMutation> {
-    return mutation(await this.#write("retry", [p.now, p.id]));
+  async retry(p: RetryParams): Promise<RequeueResult> {
+    return requeueResult(await this.#write("retry", [p.now, p.id]));
   }
 
-  async replay(p: ReplayParams): Promise<JobMutation> {
-    return mutation(await this.#write("replay", [p.now, p.id, p.newId]));
+  async replay(p: ReplayParams): Promise<RequeueResult> {
+    return requeueResult(await this.#write("replay", [p.now, p.id, p.newId]));
   }
 
   // ---- sweeps --------------------------------------------------------------------------------
@@ -622,6 +623,21 @@ function mutation(reply: unknown): JobMutation {
   const changed = r[0] === 1;
   // cancel.lua: then "c" and the dependents it cancelled.
   return r.length > 2 ? { record, changed, cascaded: decodeCascaded(r, 2) } : { record, changed };
+}
+
+/**
+ * retry.lua's and replay.lua's reply: {@link mutation}'s, then, when the script expired the holder
+ * of the job's unique key, "e" and its job reply, and "c" and the dependents its expiry cancelled.
+ */
+function requeueResult(reply: unknown): RequeueResult {
+  if (reply === null) return null;
+  const r = reply as [number, Reply, ...Array<Reply | "e" | "c">];
+  const record = decodeJob(r[1]);
+  if (r[0] !== 1 || r[2] !== "e") return { record, changed: r[0] === 1 };
+  const expired: JobRecord[] = [];
+  let i = 3;
+  for (; i < r.length && r[i] !== "c"; i++) expired.push(decodeJob(r[i] as Reply));
+  return requeued(record, expired, i < r.length ? decodeCascaded(r, i) : undefined);
 }
 
 /**

@@ -37,6 +37,7 @@ import type {
   PutScheduleParams,
   ReleaseParams,
   ReplayParams,
+  RequeueResult,
   RescheduleParams,
   ResumeQueueParams,
   RetryParams,
@@ -48,7 +49,7 @@ import type {
   StoreStats,
   SweepParams,
 } from "../store.js";
-import { holdUntil, LIST_SCAN, listTables, scansList, withCascade } from "../store.js";
+import { holdUntil, LIST_SCAN, listTables, requeued, scansList, withCascade } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
 import { ClaimWalk } from "./claim-walk.js";
 import { SqliteDependencies } from "./dependencies.js";
@@ -171,7 +172,7 @@ export class SqliteStore implements Store {
     this.#insertHooks = {
       existing: (j) =>
         this.#getRecord(j.id) ?? (j.uniqueKey === null ? null : this.#byUniqueKey(j.uniqueKey)),
-      expireHolders: (j, now) => this.#expireHolders(j, now),
+      expireHolders: (j, now) => this.#expireHolders(j.uniqueKey, j.debounceKey, now),
       record: (id) => this.#getRecord(id)!,
       dependencies: this.#deps,
     };
@@ -733,15 +734,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Store.enqueueMany's expiry of a new job's key holders, and the dependents their expiry
-   * cancelled (undefined: none): null when none was past its expiresAt.
+   * Store.enqueueMany's expiry of a new job's key holders (and retry's and replay's, of the
+   * holders of a job's unique key), and the dependents their expiry cancelled (undefined: none):
+   * null when none was past its expiresAt.
    */
-  #expireHolders(job: NewJob, now: number): ExpiredHolders | null {
-    const rows = this.#q.expiredKeyHolders.all({
-      unique: job.uniqueKey,
-      debounce: job.debounceKey,
-      now,
-    }) as Array<{
+  #expireHolders(unique: string | null, debounce: string | null, now: number): ExpiredHolders | null {
+    const rows = this.#q.expiredKeyHolders.all({ unique, debounce, now }) as Array<{
       id: string;
       state: string;
     }>;
@@ -783,50 +781,76 @@ export class SqliteStore implements Store {
     });
   }
 
-  retry(p: RetryParams): Promise<JobMutation> {
-    return this.#write((): JobMutation => {
+  retry(p: RetryParams): Promise<RequeueResult> {
+    return this.#write((): RequeueResult => {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (record.state !== "dead" && record.state !== "cancelled" && record.state !== "expired") {
         return { record, changed: false };
       }
-      this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey);
+      const freed = this.#reinsert(this.#q.retryReinsert, [p.now, p.id], record.uniqueKey, p.now);
       this.#q.retryDeleteDone.run(p.id);
       this.#q.countDone.run(record.queue, record.type, record.state, -1);
       if (this.#deps.retried(p.id, record.dependsOn, record.onDependencyFailure))
         this.#ringAfterCommit = true;
-      return { record: this.#getRecord(p.id)!, changed: true };
+      return requeued(this.#getRecord(p.id)!, freed?.expired, freed?.cascaded);
     });
   }
 
-  replay(p: ReplayParams): Promise<JobMutation> {
-    return this.#write((): JobMutation => {
+  replay(p: ReplayParams): Promise<RequeueResult> {
+    return this.#write((): RequeueResult => {
       const record = this.#getRecord(p.id);
       if (!record) return null;
       if (!isFinished(record.state)) return { record, changed: false };
       if (record.state === "expired") {
         // Stored expired at once (replay.sql): nothing to run, no one to wake.
-        this.#reinsert(this.#q.replayExpired, [p.newId, p.now, p.now, p.now, p.now, p.id], null);
+        this.#reinsert(this.#q.replayExpired, [p.newId, p.now, p.now, p.now, p.now, p.id], null, p.now);
         return { record: this.#getRecord(p.newId)!, changed: true };
       }
-      this.#reinsert(this.#q.replay, [p.newId, p.now, p.now, p.now, p.id], record.uniqueKey);
+      const freed = this.#reinsert(
+        this.#q.replay,
+        [p.newId, p.now, p.now, p.now, p.id],
+        record.uniqueKey,
+        p.now,
+      );
       this.#ringAfterCommit = true;
-      return { record: this.#getRecord(p.newId)!, changed: true };
+      return requeued(this.#getRecord(p.newId)!, freed?.expired, freed?.cascaded);
     });
   }
 
-  #reinsert(insert: Stmt, args: unknown[], uniqueKey: string | null): void {
-    try {
-      insert.run(...args);
-    } catch (cause) {
-      if ((cause as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT")) {
+  /**
+   * Runs `insert`, which puts a finished job (retry) or its copy (replay) into the hot set with
+   * unique key `uniqueKey`. A key held by a job past its expiresAt (no claim can take it; not yet
+   * swept) is freed as an enqueue frees it: that holder is expired, its dependents settled, and
+   * the insert runs again. Only a conflict pays for the look (retryReinsert and replay read no
+   * holder first), as in enqueueMany's expiredKeyHolders.
+   * @returns the holders expired (with the dependents their expiry cancelled), or null: none.
+   * @throws ErrandError `INVALID_STATE` when another blocked, pending or active job holds the key,
+   *   or the new id is taken; thrown, it rolls the whole write back (an expiry made here too).
+   */
+  #reinsert(insert: Stmt, args: unknown[], uniqueKey: string | null, now: number): ExpiredHolders | null {
+    let freed: ExpiredHolders | null = null;
+    for (;;) {
+      try {
+        insert.run(...args);
+        return freed;
+      } catch (cause) {
+        // The unique key's index (errand_job_unique_key, the table's one UNIQUE index), or the id.
+        const code = (cause as { code?: string }).code;
+        const keyHeld = code === "SQLITE_CONSTRAINT_UNIQUE";
+        if (!keyHeld && code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw cause;
+        if (keyHeld && freed === null && uniqueKey !== null) {
+          freed = this.#expireHolders(uniqueKey, null, now);
+          if (freed !== null) continue;
+        }
         throw new ErrandError(
           "INVALID_STATE",
-          `another pending or active job holds unique key ${JSON.stringify(uniqueKey)}, or the id is taken`,
+          keyHeld
+            ? "another blocked, pending or active job holds this job's unique key"
+            : "the new id is taken",
           { cause },
         );
       }
-      throw cause;
     }
   }
 

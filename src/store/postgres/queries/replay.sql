@@ -12,8 +12,11 @@
 --     expired is stored expired at once (finished_at and expires_at $3, attempt 0): it never runs,
 --     as in Rickover. It holds no unique key and wakes no one.
 --   - A pending, active or unknown job changes nothing (no row: the store then reads it with get).
---   - A pending or active job holding the unique key, or one with the new id, makes the insert
---     fail (unique violation); the store reports INVALID_STATE.
+--   - A blocked, pending or active job holding the unique key, or one with the new id, makes the
+--     insert fail (unique violation); the store reports INVALID_STATE. When the holder is past its
+--     expires_at (no claim can take it, no sweep has reached it), the store instead expires it, as
+--     an enqueue would (expireKeyHolders in enqueueMany.sql), and runs this again, both in one
+--     transaction: only a refused copy pays for the look.
 --   - NOTIFYs the wake channel when it made a pending copy.
 --
 -- Why:

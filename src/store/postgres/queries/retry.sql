@@ -10,7 +10,10 @@
 --   - A completed, blocked, pending, active or unknown job changes nothing (no row: the store then
 --     reads it with get).
 --   - A blocked, pending or active job holding its unique key makes the insert fail (unique
---     violation), which rolls the whole statement back; the store reports INVALID_STATE.
+--     violation), which rolls the whole statement back; the store reports INVALID_STATE. A holder
+--     past its expires_at (no claim can take it, no sweep has reached it) holds the key no longer:
+--     `retryDependencies` finds it ("staleHolder") and the store expires it first, as an enqueue
+--     would (expireKeyHolders in enqueueMany.sql), in the same transaction.
 --   - NOTIFYs the wake channel when it made the job pending.
 --   - has_dependents is set again from errand_dependency, so the job's next finish settles the
 --     dependents waiting on it; "hasDependents" tells the store to count it unfinished again for
@@ -21,15 +24,21 @@
 --     list is written in by `npm run gen` from src/job-fields.ts, scripts/job-field-markers.ts).
 --   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
 --
--- retryDependencies: $1 id. Returns the job's depends_on and state if it is in errand_job_done
---   (a plain read: the statements that follow lock what they change).
+-- retryDependencies: $1 id, $2 now. Returns the job's depends_on, state and unique key if it is in
+--   errand_job_done (a plain read: the statements that follow lock what they change), and whether
+--   a blocked or pending job past its expires_at by $2 holds that key (read by the key's index).
 -- retry: $1 id, $2 now, $3 notify tag, $4 unfinished dependencies.
 --   Returns the job as now pending or blocked, as a JobRecord with "hasDependents", or no row.
 -- recountDependents: $1 id. Counts the job unfinished again for each blocked job waiting on it
 --   (row locks in id order). Returns one row: n (jobs changed).
 
 -- name: retryDependencies
-SELECT depends_on AS "dependsOn", state FROM {{errandJobDone}} WHERE id = $1
+SELECT d.depends_on AS "dependsOn", d.state, d.unique_key AS "uniqueKey",
+  d.unique_key IS NOT NULL AND d.state IN ('dead', 'cancelled', 'expired') AND EXISTS (
+    SELECT 1 FROM {{errandJob}} h
+    WHERE h.unique_key = d.unique_key AND h.state IN ('blocked', 'pending') AND h.expires_at <= $2
+  ) AS "staleHolder"
+FROM {{errandJobDone}} d WHERE d.id = $1
 
 -- name: retry
 WITH moved AS (

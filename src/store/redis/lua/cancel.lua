@@ -11,7 +11,8 @@
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
   Returns nil (no such job) or {changed (1 or 0), job reply}, then, when the cancel cancelled
-  dependents, "c" and the job reply of each (Store's `cascaded`).
+  dependents, "c" and the job reply of each (Store's `cascaded`). A now that is not a number fails
+  the script before it writes (ERRAND_BAD_NUMBER).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -23,6 +24,7 @@ if err then
   return err
 end
 
+local now = number_arg(3)
 local id = ARGV[4]
 local key = job_key(id)
 local f = read_fields(key, "s", "a", "q", "t", "y", "v", "r", "c", "hd", "ky", "pk")
@@ -58,7 +60,7 @@ end
 finish(id, key, "x", ARGV[3])
 count("cancelled", f.q, f.t, 1)
 if f.hd then
-  settle_dependents(id, "cancelled", tonumber(ARGV[3]), ARGV[3])
+  settle_dependents(id, "cancelled", now, ARGV[3])
   flush_dependencies()
 end
 flush_counts()

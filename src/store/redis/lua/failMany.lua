@@ -13,7 +13,9 @@
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] attempt  ARGV[6] error (JSON)
   ARGV[7] retryAt ("" = dead)  ARGV[8] retryQueue ("" = same queue)  ARGV[9] leaseExpired ("1" or "")
   Returns "pending", "dead" or nil; for a job whose end cancelled dependents, { "dead", "c", job
-  reply of each (Store's `cascaded`) }.
+  reply of each (Store's `cascaded`) }. A now or retryAt that is not a number fails the script
+  before it writes (ERRAND_BAD_NUMBER): its writes are not rolled back, and a bad score would
+  fail a ZADD after the job's fields were written.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -25,13 +27,15 @@ if err then
   return err
 end
 
-local now = tonumber(ARGV[3])
+local now = number_arg(3)
 local id = ARGV[4]
 local key = job_key(id)
 local f = read_fields(key, "s", "a", "l", "q", "t", "y", "v", "z", "hd", "ky")
 if f.s ~= "a" or f.a ~= ARGV[5] then
   return nil
 end
+-- Checked before the first write (append_error); a stale attempt is answered as before.
+local retry_at = ARGV[7] ~= "" and number_arg(7) or nil
 local lease_expired = ARGV[9] == "1"
 if lease_expired and not (f.l and tonumber(f.l) <= now) then
   return nil
@@ -48,8 +52,7 @@ if f.ky then
   count_key_active(f.t, f.ky, -1)
 end
 
-if ARGV[7] ~= "" then
-  local retry_at = tonumber(ARGV[7])
+if retry_at then
   local queue = ARGV[8] ~= "" and ARGV[8] or f.q
   redis.call("HSET", key, "s", "p", "r", ARGV[7], "q", queue)
   redis.call("HDEL", key, "l")

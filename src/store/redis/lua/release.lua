@@ -8,7 +8,8 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] attempt
-  Returns 1 or 0.
+  Returns 1 or 0. A now that is not a number fails the script before it writes
+  (ERRAND_BAD_NUMBER).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -19,7 +20,7 @@ if err then
   return err
 end
 
-local now = tonumber(ARGV[3])
+local now = number_arg(3)
 local id = ARGV[4]
 local key = job_key(id)
 local f = read_fields(key, "s", "a", "q", "t", "y", "v", "m", "ky")

@@ -3,8 +3,11 @@
   no errors, checkpoint or result), ready now; the original stays as it was.
 
   Guarantees: atomic; a blocked, pending or active source is returned unchanged. If the new id is taken, or
-  another pending or active job holds the unique key, nothing changes and the script fails with
-  ERRAND_INVALID_STATE. The copy keeps the original's expiry rule: an original with an expiresAt
+  another blocked, pending or active job holds the unique key, nothing changes and the script
+  fails with ERRAND_INVALID_STATE; unless that holder is past its expiresAt (no claim can take it,
+  no sweep has reached it): it is expired first, its dependents settled, as an enqueue would
+  (includes/dependencies.lua, expire_unique_holder). A now that is not a number fails the script
+  before it writes (ERRAND_BAD_NUMBER). The copy keeps the original's expiry rule: an original with an expiresAt
   gives the copy as long to start as it had (now + v - c, held to MAX_DATE_MS as backoff and
   snooze are: no later date fits the API), and a copy of a job that ended expired
   is stored expired at once (finishedAt and expiresAt now, attempt 0): it never runs (as in
@@ -12,18 +15,22 @@
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id  ARGV[5] new id
-  Returns nil (no such source) or {changed (1 or 0), job reply (the new job when changed)}.
+  Returns nil (no such source) or {changed (1 or 0), job reply (the new job when changed)}, then,
+  when it expired the holder of the unique key, "e" and that job's reply, and "c" and the job reply
+  of each dependent its expiry cancelled (Store's `expired` and `cascaded`), each marker only when
+  something follows it.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
 --@include "includes/job.lua"
+--@include "includes/dependencies.lua"
 
 local err = check_epoch()
 if err then
   return err
 end
 
-local now = tonumber(ARGV[3])
+local now = number_arg(3)
 local id, new_id = ARGV[4], ARGV[5]
 local flat = redis.call("HGETALL", job_key(id))
 if #flat == 0 then
@@ -42,9 +49,15 @@ if redis.call("EXISTS", new_key) == 1 then
 end
 local expired = f.s == "e"
 local unique = get_long(job_key(id), "u")
+-- The holder of the unique key this replay expired, if any.
+local freed = nil
 if unique and not expired then
-  if redis.call("HGET", UNIQ, unique) then
-    return redis.error_reply("ERRAND_INVALID_STATE another pending or active job holds this job's unique key")
+  local holder = redis.call("HGET", UNIQ, unique)
+  if holder then
+    if not expire_unique_holder(holder, now, ARGV[3]) then
+      return redis.error_reply("ERRAND_INVALID_STATE another blocked, pending or active job holds this job's unique key")
+    end
+    freed = holder
   end
   redis.call("HSET", UNIQ, unique, new_id)
 end
@@ -90,6 +103,12 @@ if f.ky then
 end
 add_ready(new_id, f.q, f.y or "0", f.t, now)
 count("pending", f.q, f.t, 1)
+flush_dependencies()
 flush_counts()
 redis.call("PUBLISH", WAKE, "")
-return { 1, job_reply(new_id) }
+local out = { 1, job_reply(new_id) }
+if freed then
+  out[#out + 1] = "e"
+  out[#out + 1] = job_reply(freed)
+end
+return append_cascaded(out)

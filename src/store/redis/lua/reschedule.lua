@@ -10,7 +10,8 @@
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
   ARGV[5] runAt  ARGV[6] priority  ARGV[7] queue  ("" = unchanged)
-  Returns nil (no such job) or {changed (1 or 0), job reply}.
+  Returns nil (no such job) or {changed (1 or 0), job reply}. A now or runAt that is not a number
+  fails the script before it writes (ERRAND_BAD_NUMBER).
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -21,7 +22,10 @@ if err then
   return err
 end
 
-local now = tonumber(ARGV[3])
+local now = number_arg(3)
+if ARGV[5] ~= "" then
+  number_arg(5)
+end
 local id = ARGV[4]
 local key = job_key(id)
 local f = read_fields(key, "s", "q", "t", "y", "r", "c", "ky", "pk", "ft")

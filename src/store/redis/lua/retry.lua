@@ -7,13 +7,18 @@
   Guarantees: atomic; other states are returned unchanged. expiresAt, result, finishedAt and the
   expired-lease count are cleared, as for a fresh job, and the debounce key: the job is no debounce
   target. With a key, it takes its place in the key's order again by its createdAt. If another blocked, pending or active job
-  holds the job's unique key, nothing changes and the script fails with ERRAND_INVALID_STATE. Its
-  blocked dependents (under "run", they had counted it finished) count it unfinished again;
-  dependents it cancelled stay cancelled.
+  holds the job's unique key, nothing changes and the script fails with ERRAND_INVALID_STATE;
+  unless that holder is past its expiresAt (no claim can take it, no sweep has reached it): it is
+  expired first, its dependents settled, as an enqueue would (includes/dependencies.lua,
+  expire_unique_holder). Its blocked dependents (under "run", they had counted it finished) count
+  it unfinished again; dependents it cancelled stay cancelled. A now that is not a number fails
+  the script before it writes (ERRAND_BAD_NUMBER).
 
   KEYS[1] {p}:meta
   ARGV[1] epoch  ARGV[2] fresh epoch  ARGV[3] now  ARGV[4] id
-  Returns nil (no such job) or {changed (1 or 0), job reply}.
+  Returns nil (no such job) or {changed (1 or 0), job reply}, then, when it expired the holder of
+  the job's unique key, "e" and that job's reply, and "c" and the job reply of each dependent its
+  expiry cancelled (Store's `expired` and `cascaded`), each marker only when something follows it.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/epoch.lua"
@@ -25,7 +30,7 @@ if err then
   return err
 end
 
-local now = tonumber(ARGV[3])
+local now = number_arg(3)
 local id = ARGV[4]
 local key = job_key(id)
 local f = read_fields(key, "s", "a", "m", "q", "t", "y", "hd", "ky", "c")
@@ -36,13 +41,31 @@ if f.s ~= "d" and f.s ~= "x" and f.s ~= "e" then
   return { 0, job_reply(id) }
 end
 local unique = get_long(key, "u")
+-- The holder of its unique key this retry expired, if any.
+local freed = nil
 if unique then
   local holder = redis.call("HGET", UNIQ, unique)
   if holder and holder ~= id then
-    return redis.error_reply("ERRAND_INVALID_STATE another blocked, pending or active job holds this job's unique key")
+    if not expire_unique_holder(holder, now, ARGV[3]) then
+      return redis.error_reply("ERRAND_INVALID_STATE another blocked, pending or active job holds this job's unique key")
+    end
+    freed = holder
   end
   redis.call("HSET", UNIQ, unique, id)
 end
+
+-- The reply: the job, then the holder it expired and the dependents that expiry cancelled.
+local function answer()
+  flush_dependencies()
+  flush_counts()
+  local out = { 1, job_reply(id) }
+  if freed then
+    out[#out + 1] = "e"
+    out[#out + 1] = job_reply(freed)
+  end
+  return append_cascaded(out)
+end
+
 local attempt = tonumber(f.a or "0")
 local blocked_by = unfinished_count(dependency_ids(get_long(key, "dp")))
 redis.call("ZREM", finished_key(STATE_NAME[f.s]), id)
@@ -61,14 +84,12 @@ if blocked_by > 0 then
   redis.call("HSET", key, "bb", blocked_by)
   redis.call("ZADD", BLOCKED, now, id)
   count("blocked", f.q, f.t, 1)
-  flush_counts()
-  return { 1, job_reply(id) }
+  return answer()
 end
 add_ready(id, f.q, f.y or "0", f.t, now)
 count("pending", f.q, f.t, 1)
 if attempt > 0 then
   bump("retrying", 1)
 end
-flush_counts()
 redis.call("PUBLISH", WAKE, "")
-return { 1, job_reply(id) }
+return answer()

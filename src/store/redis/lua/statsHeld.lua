@@ -6,13 +6,17 @@
   Per type: its first `limit` ready jobs (pending, due, not expired, queue not paused) in claim
   order (priority desc, runAt, id) across its lanes in every queue, the jobs that came due in
   {p}:sched but no claim has moved to their lane yet, and its parked jobs ({p}:pkt|<type>, in
-  claim order: includes/job.lua); for each key among them, how many, whether
+  claim order: includes/job.lua). Due by ARGV[1], as a claim at that now judges them (claim.lua):
+  a job in a lane or parked whose runAt is after it (made ready by a clock ahead of this one) is
+  not ready, and a lane, in (runAt, id) order, has nothing due behind such a head. For each key
+  among them, how many, whether
   its earliest hot job is among them (ordered types: the first of {p}:ko|<type>|<key>, as a claim
   reads it), its starts in its keyRateLimit window; every key with running jobs ({p}:kact); and the
   type's starts in its rateLimit window.
 
   Cost: bounded, whatever the backlog: per type, up to `limit` + 1 jobs read (one HMGET each) from
-  the heads of its lanes (includes/pages.lua, read page by page), one ZRANGE or ZCOUNT per key met;
+  the heads of its lanes (includes/pages.lua, read page by page; parked jobs not yet due by now,
+  which only a claimer's clock ahead of this one leaves, are read and passed over), one ZRANGE or ZCOUNT per key met;
   once per call, the queues' lane indexes, HGETALL of {p}:kact (the running keyed jobs) and at
   most SCHED_READ due entries of {p}:sched. When more jobs came due than that, the sample may miss
   some, and every type is reported not exact.
@@ -168,7 +172,8 @@ for _, t in ipairs(types) do
     local best, bid, bprio, brun = nil, nil, nil, nil
     for _, lane in ipairs(lanes) do
       local id, run = paged_head(lane)
-      if id and (not best or before(lane.prio, run, id, bprio, brun, bid)) then
+      -- A head not yet due by now ends its lane: the ones behind it are due later still.
+      if id and run <= now and (not best or before(lane.prio, run, id, bprio, brun, bid)) then
         best, bid, bprio, brun = lane, id, lane.prio, run
       end
     end
@@ -177,6 +182,11 @@ for _, t in ipairs(types) do
       best, bid, bprio, brun = "due", d[1], d[2], d[3]
     end
     local pk = parked_head(parked_of)
+    -- Parked jobs are in claim order, not by runAt: one not yet due is passed over alone.
+    while pk and pk.run and pk.run > now do
+      parked_of.pos = parked_of.pos + 1
+      pk = parked_head(parked_of)
+    end
     if pk and (not best or before(pk.prio, pk.run, pk.id, bprio, brun, bid)) then
       best, bid = "parked", pk.id
     end

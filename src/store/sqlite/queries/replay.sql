@@ -11,8 +11,11 @@
 --     expires_at stays NULL); a copy of a job that ended expired
 --     is stored expired at once (replayExpired: finished_at and expires_at now, attempt 0), never
 --     runs (as in Rickover), holds no unique key and wakes no one.
---   - A unique key held by a pending or active job, or a taken new id, makes the insert fail with
---     a constraint error, which the store turns into INVALID_STATE; nothing changes then.
+--   - A unique key held by a blocked, pending or active job, or a taken new id, makes the insert
+--     fail with a constraint error. A holder past its expires_at (no claim can take it, no sweep
+--     has reached it) is expired by the store, as an enqueue would (expiredKeyHolders in
+--     enqueueMany.sql), and the insert runs again; otherwise the store reports INVALID_STATE and
+--     nothing changes.
 -- Why: one INSERT … SELECT by primary key, so the copy is made in SQLite without a round trip
 -- of the payload through JS.
 -- Both copy the original's {{sharedColumns}} as they are but those their /*@sharedValues*/

@@ -6,8 +6,10 @@
 --     read, reinsert and delete share one write transaction.
 --   - The job gets at least one more attempt: max_attempts becomes max(max_attempts, attempt + 1).
 --   - Lease expirations start again from 0; expires_at is dropped (it would expire at once).
---   - A unique key held by another pending or active job makes the reinsert fail with a
---     constraint error, which the store turns into INVALID_STATE; nothing changes then.
+--   - A unique key held by another blocked, pending or active job makes the reinsert fail with a
+--     constraint error. When that holder is past its expires_at (no claim can take it, no sweep
+--     has reached it), the store expires it, as an enqueue would (expiredKeyHolders in
+--     enqueueMany.sql), and reinserts; otherwise it reports INVALID_STATE and nothing changes.
 -- Why: a move back (INSERT … SELECT into errand_job, then retryDeleteDone), the reverse of
 -- completeMany's, so the job is in exactly one table at every commit.
 -- It copies the job's {{sharedColumns}} as they are but those its /*@sharedValues*/ marker gives;

@@ -15,6 +15,9 @@
   - The caller runs flush_dependencies() at the end: one wake-up when a dependent became ready.
   - The dependents a script cancelled are in `cascaded`, in order; the script answers with them
     (Store's `cascaded`), through append_cascaded() or by reading the list.
+  - A job holding a unique key while blocked or pending past its expiresAt (no claim can take it,
+    no sweep has reached it) holds it no longer: expire_unique_holder() expires it as
+    expirePending would, for an enqueue, a retry or a replay that wants the key.
 
   Ids match JOB_ID_PATTERN ([A-Za-z0-9_.:@+=/-]): a dependsOn text is a JSON array of plain
   strings, read with a pattern and written by concatenation (cjson would escape "/").
@@ -295,4 +298,29 @@ local function expire_job(id, key, f, now, now_text)
   if f.hd then
     settle_dependents(id, "expired", now, now_text)
   end
+end
+
+-- Whether `h` (the fields "s", "a" and "v" of a job holding a unique key, or with `debounce` a
+-- debounce key) is a job no claim can take: blocked or pending (for a debounce key, pending and
+-- never started) past its expiresAt. Such a holder holds its key no longer (Store.enqueueMany).
+local function stale_holder(h, now, debounce)
+  if not h.v or tonumber(h.v) > now then
+    return false
+  end
+  if debounce then
+    return h.s == "p" and (not h.a or h.a == "0")
+  end
+  return h.s == "p" or h.s == "b"
+end
+
+-- Expires `holder`, which holds a unique key, when stale_holder says so: true when it did (the key
+-- is then free). An enqueue's, a retry's and a replay's freeing of a key.
+local function expire_unique_holder(holder, now, now_text)
+  local hkey = job_key(holder)
+  local f = read_fields(hkey, "s", "a", "v", "q", "t", "y", "r", "c", "hd", "ky", "pk")
+  if not stale_holder(f, now, false) then
+    return false
+  end
+  expire_job(holder, hkey, f, now, now_text)
+  return true
 end

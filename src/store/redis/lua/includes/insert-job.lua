@@ -28,28 +28,12 @@ local any_ready = false
 -- caller reports them: Store.enqueueMany).
 local freed = {}
 
--- Whether `holder` (holding a unique key, or with `debounce` a debounce key) is a job no claim can
--- take: blocked or pending (for a debounce key, pending and never started) past its expiresAt.
--- `h` holds its fields "s", "a" and "v".
-local function stale_holder(h, now, debounce)
-  if not h.v or tonumber(h.v) > now then
-    return false
-  end
-  if debounce then
-    return h.s == "p" and (not h.a or h.a == "0")
-  end
-  return h.s == "p" or h.s == "b"
-end
-
--- Expires unique key holder `holder` when stale_holder says so (the key is then free); true when
--- it did.
+-- Expires unique key holder `holder` when stale_holder says so (the key is then free), noting it
+-- in `freed`; true when it did.
 local function expire_stale(holder, now, now_text)
-  local hkey = job_key(holder)
-  local f = read_fields(hkey, "s", "a", "v", "q", "t", "y", "r", "c", "hd", "ky", "pk")
-  if not stale_holder(f, now, false) then
+  if not expire_unique_holder(holder, now, now_text) then
     return false
   end
-  expire_job(holder, hkey, f, now, now_text)
   freed[#freed + 1] = holder
   return true
 end

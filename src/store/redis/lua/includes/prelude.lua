@@ -52,7 +52,8 @@ local P = string.sub(META, 1, -5)
 --    windows ({p}:rate|...), fair turns ({p}:ft, {p}:fk|..., {p}:fr|...), {p}:paused, the lease
 --    sentinel. An errand at 2 that predates one of them breaks it (it leaves a schedule out of
 --    {p}:schn, finishes a key's running job without putting its parked jobs back), so open.lua
---    repairs a prefix at 2 and raises it to 3, and errands at 2 refuse it from then on.
+--    repairs a prefix at 2 and raises it to 3, and errands at 2 refuse it from then on; the parked
+--    jobs it puts back wait in {p}:upgrade3 until upgradeSlice.lua has put them all back.
 -- Any change to the key layout raises this and adds a step to open.lua (test/unit/redis-layout.test.ts).
 local SCHEMA_VERSION = 3
 local SCHEMA_VERSION_KEY = P .. "schema_version"
@@ -142,4 +143,15 @@ local function call_sliced(cmd, key, args, per)
     redis.call(cmd, key, unpack(args, i, j))
     i = j + 1
   end
+end
+
+-- ARGV[i] as a number, for a time a script writes. Its writes are not rolled back when a later
+-- command fails, so a caller's bad number (absent, not a number, NaN: the one value unequal to
+-- itself) must stop it before the first: raised as ERRAND_BAD_NUMBER, nothing written.
+local function number_arg(i)
+  local x = tonumber(ARGV[i])
+  if x == nil or x ~= x then
+    error({ err = "ERRAND_BAD_NUMBER ARGV[" .. i .. "] is not a number: " .. tostring(ARGV[i]) })
+  end
+  return x
 end
