@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { Cluster } from "ioredis";
+import type { Cluster } from "ioredis";
 import pg from "pg";
 import { inject, onTestFinished } from "vitest";
 import { ManualClock } from "../../src/clock.js";
@@ -18,6 +18,7 @@ import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store, StoreCapabilities } from "../../src/store/store.js";
 import { dropSchema, freshSchema, PG_URL, pgUrl, silentLogger } from "../helpers/postgres.js";
 import { deleteKeys, freshPrefix, keysOf, REDIS_URL, redisUrl, withRedis } from "../helpers/redis.js";
+import { clusterClient } from "../helpers/redis-cluster.js";
 import { selectedStoreNames } from "../helpers/stores.js";
 
 /** A store under test, made fresh for each test. */
@@ -240,7 +241,7 @@ const redisCluster: Backend = {
       for (const c of clients) c.disconnect();
     });
     const open = async (o: Omit<OpenQueueOptions, "store" | "clock">) => {
-      const client = new Cluster(nodes);
+      const client = clusterClient(nodes);
       clients.push(client);
       const store = await RedisStore.open({ client, prefix });
       stores.push(store);

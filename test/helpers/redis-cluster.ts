@@ -10,8 +10,21 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { Cluster, type ClusterNode, type ClusterOptions } from "ioredis";
 
 const run = promisify(execFile);
+
+/**
+ * The options errand's tests (and errand's users) give an ioredis `Cluster`: `retryDelayOnFailover:
+ * 0`, without which ioredis sends again a command whose connection closed after it reached Redis,
+ * and `RedisStore.open` refuses the client.
+ */
+export const clusterOptions = { retryDelayOnFailover: 0 } as const satisfies ClusterOptions;
+
+/** An ioredis `Cluster` on `nodes` as errand needs it ({@link clusterOptions}). */
+export function clusterClient(nodes: ClusterNode[], options: ClusterOptions = {}): Cluster {
+  return new Cluster(nodes, { ...clusterOptions, ...options });
+}
 
 /** A cluster started by {@link startRedisCluster}. */
 export interface RedisClusterHandle {

@@ -49,6 +49,8 @@ const RECORDED = {
     "scratch",
     "types",
     "uniq",
+    // Version 3 (not shipped before it): the parked jobs of an upgrade from 2 not yet put back.
+    "upgrade3",
     "wake",
   ],
 };

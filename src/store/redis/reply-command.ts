@@ -33,7 +33,7 @@ export function notSentOr(error: unknown, sent: boolean): unknown {
     : error;
 }
 
-/** A command in a pipeline, which tells, once the pipeline has settled, whether it was written. */
+/** A command sent, or queued in a pipeline, which tells whether it has been written to a connection. */
 export interface QueuedCommand {
   readonly sent: boolean;
 }
@@ -56,9 +56,15 @@ export interface QueuedCommand {
 export interface SendCommand {
   /**
    * Sends one command; a command ioredis never wrote to a connection rejects with
-   * {@link CommandNotSentError}.
+   * {@link CommandNotSentError}. `track`, if given, is handed the command before it goes to
+   * ioredis, so the caller can tell later whether it was written.
    */
-  (client: Redis | Cluster, name: string, args: Arg[]): Promise<unknown>;
+  (
+    client: Redis | Cluster,
+    name: string,
+    args: Arg[],
+    track?: (command: QueuedCommand) => void,
+  ): Promise<unknown>;
   /** Adds one command to `pipeline` (its reply comes in the pipeline's), marked as sent once written. */
   queue(client: Redis | Cluster, pipeline: ChainableCommander, name: string, args: Arg[]): QueuedCommand;
 }
@@ -107,9 +113,15 @@ export function commandSender(Base: CommandClass): SendCommand {
     } as const;
   };
 
-  const send = (client: Redis | Cluster, name: string, args: Arg[]): Promise<unknown> =>
+  const send = (
+    client: Redis | Cluster,
+    name: string,
+    args: Arg[],
+    track?: (command: QueuedCommand) => void,
+  ): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const command = new HandOverCommand(name, args, optionsOf(client), resolve);
+      track?.(command);
       // Resolves with null once the reply was handed over (a no-op then), or with the reply.
       (client.sendCommand(command) as Promise<unknown>).then(resolve, (error: unknown) =>
         reject(notSentOr(error, command.sent)),

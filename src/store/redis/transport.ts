@@ -8,7 +8,13 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { debounceKeyHeld, debounceKeyHeldByOwner, dependencyNotFound, ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
-import { CommandNotSentError, commandSender, notSentOr, type SendCommand } from "./reply-command.js";
+import {
+  CommandNotSentError,
+  commandSender,
+  notSentOr,
+  type QueuedCommand,
+  type SendCommand,
+} from "./reply-command.js";
 import { type ScriptName, scriptNames, scriptSha, scriptText } from "./scripts.js";
 
 /**
@@ -24,11 +30,15 @@ export interface RedisStoreOptions {
   url?: string;
   /**
    * An ioredis client (`Redis` or `Cluster`). errand duplicates it once for its wake-up
-   * subscription. Recommended settings: `maxRetriesPerRequest` small (a command ioredis gave up on
-   * before sending it is sent again by errand, within {@link RedisStoreOptions.retryMs}),
-   * `autoResendUnfulfilledCommands: false`, so a command whose connection dropped is reported,
-   * not silently sent a second time, and `commandTimeout` (see
-   * {@link RedisStoreOptions.commandTimeoutMs}, which applies only to a client errand opens).
+   * subscription. Required, so that a command whose connection dropped after it reached Redis is
+   * reported, never silently sent a second time (a claim sent twice would lease a second batch of
+   * jobs that no worker hears of): `autoResendUnfulfilledCommands: false` on a `Redis`, and
+   * `retryDelayOnFailover: 0` on a `Cluster` (plus `redisOptions.autoResendUnfulfilledCommands:
+   * false` if it sets `clusterNodeRetryStrategy`); `RedisStore.open` refuses a client without them
+   * (`INVALID_OPTION`). Recommended: `maxRetriesPerRequest` small (a command ioredis gave up on
+   * before sending it is sent again by errand, within {@link RedisStoreOptions.retryMs}), and
+   * `commandTimeout` (see {@link RedisStoreOptions.commandTimeoutMs}, which applies only to a
+   * client errand opens).
    */
   client?: Redis | Cluster;
   /**
@@ -67,6 +77,11 @@ export interface RedisStoreOptions {
 
 /** How long a command never sent is sent again, by default ({@link RedisStoreOptions.retryMs}). */
 const DEFAULT_RETRY_MS = 10_000;
+/**
+ * How many parked jobs of an upgrade from layout 2 one lua/upgradeSlice.lua call puts back: ~33 µs
+ * each, so Redis is busy ~33 ms a call.
+ */
+const UPGRADE_SLICE = 1_000;
 /** The default of {@link RedisStoreOptions.commandTimeoutMs}. */
 const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 
@@ -79,6 +94,29 @@ const retryBudgets = new WeakMap<Client, number>();
 const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 export type Client = Redis | Cluster;
+
+/** A call awaiting its reply (see `RedisTransport.#unanswered`). */
+interface Unanswered {
+  readonly key: number;
+  readonly reject: (error: Error) => void;
+  /**
+   * What tells whether the call was written to a connection: its command, or its pipeline's
+   * commands ({@link ALWAYS_SENT} when errand cannot tell).
+   */
+  commands: QueuedCommand | readonly QueuedCommand[];
+}
+
+/**
+ * The commands of a call made through `client.call()` (ioredis not loadable by errand): whether
+ * they went out is unknown, so a connection closing rejects them, and only calls made while
+ * connected are registered.
+ */
+const ALWAYS_SENT: QueuedCommand = { sent: true };
+
+/** Whether any of a call's commands was written to a connection. */
+function wasSent(commands: QueuedCommand | readonly QueuedCommand[]): boolean {
+  return "sent" in commands ? commands.sent : commands.some((c) => c.sent);
+}
 export type Arg = string | number;
 export type Reply = string[];
 
@@ -140,6 +178,7 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
   let owns = false;
   if (options.client) {
     client = options.client;
+    refuseResending(client);
   } else if (url !== undefined) {
     let Redis: typeof import("ioredis").Redis;
     try {
@@ -166,6 +205,12 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
       ...options.redisOptions,
     });
     owns = true;
+    try {
+      refuseResending(client); // redisOptions may not turn resending back on
+    } catch (error) {
+      client.disconnect();
+      throw error;
+    }
     // Faults reach callers as rejected commands; without a listener ioredis would log each one.
     client.on("error", () => {});
     try {
@@ -184,6 +229,42 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
 }
 
 /**
+ * Refuses a client that would send a command again after its connection closed, when the command
+ * may have reached Redis and run: ioredis's `Redis` resends those after reconnecting unless
+ * `autoResendUnfulfilledCommands` is false, and its `Cluster` resends them once
+ * `retryDelayOnFailover` has passed unless that is 0 (and its node connections, which reconnect
+ * only with a `clusterNodeRetryStrategy`, resend like a `Redis`). errand promises such a command
+ * is reported, never sent twice: a claim sent twice leases a second batch no worker hears of.
+ * @throws ErrandError `INVALID_OPTION` naming the setting.
+ */
+function refuseResending(client: Client): void {
+  const refuse = (setting: string, value: unknown) => {
+    throw new ErrandError(
+      "INVALID_OPTION",
+      `RedisStore: the client must be made with ${setting} (it is ${String(value)}): otherwise ioredis sends ` +
+        "again a command whose connection closed after it reached Redis, so a script could run twice " +
+        "(a claim leasing jobs no worker gets); errand reports such a command instead",
+    );
+  };
+  if (client.isCluster) {
+    const options = (client as Cluster).options;
+    if (options.retryDelayOnFailover !== 0) {
+      refuse("retryDelayOnFailover: 0 (a Cluster option)", options.retryDelayOnFailover);
+    }
+    const nodeResend = options.redisOptions?.autoResendUnfulfilledCommands;
+    if (typeof options.clusterNodeRetryStrategy === "function" && nodeResend !== false) {
+      refuse(
+        "redisOptions: { autoResendUnfulfilledCommands: false } (it sets clusterNodeRetryStrategy)",
+        nodeResend,
+      );
+    }
+  } else {
+    const resend = (client as Redis).options.autoResendUnfulfilledCommands;
+    if (resend !== false) refuse("autoResendUnfulfilledCommands: false", resend);
+  }
+}
+
+/**
  * One client and how errand talks over it: scripts by SHA, each writing script carrying the
  * epoch, every call rejected, not left pending, when its connection closes before the reply, and a
  * call ioredis never sent (Redis was unreachable) sent again until `retryMs` has passed.
@@ -195,11 +276,15 @@ export class RedisTransport {
   readonly #ownsClient: boolean;
   readonly #meta: string;
   /**
-   * Rejecters of the calls sent on the current connection and not yet answered. ioredis, told not
-   * to resend them after a reconnection (a script may have run already), leaves their promises
-   * pending forever; the transport rejects them itself when the connection closes.
+   * Every call not yet settled, with its commands. ioredis, told not to resend a command written
+   * before a reconnection (a script may have run already), leaves its promise pending forever; the
+   * transport rejects such calls itself when the connection closes. A call still in ioredis's
+   * offline queue (never written) stays: ioredis writes it after reconnecting, or gives up on it
+   * and rejects it. Registered whether or not the client is connected at the call, since a call
+   * queued offline is written on the next connection, and that one too may close before the reply.
+   * Each entry leaves when its call settles, either way.
    */
-  readonly #unanswered = new SlotMap<number, (error: Error) => void>();
+  readonly #unanswered = new SlotMap<number, Unanswered>();
   /** Keys of #unanswered: a SlotMap, since each entry would otherwise keep its reply alive. */
   #asked = 0;
   /** The epoch of the data this store works on (see lua/includes/epoch.lua). */
@@ -234,13 +319,25 @@ export class RedisTransport {
     const lost = new Error(
       "the connection to Redis closed before the reply came: the command may or may not have run",
     );
-    for (const reject of this.#unanswered.values()) reject(lost);
-    this.#unanswered.clear();
+    for (const entry of this.#unanswered.values()) {
+      // Never written: still in ioredis's offline queue, which sends it or gives up on it.
+      if (!wasSent(entry.commands)) continue;
+      this.#unanswered.delete(entry.key);
+      entry.reject(lost);
+    }
   };
 
-  /** Claims the prefix for this errand, or checks that its keys are in this errand's layout. */
+  /**
+   * Claims the prefix for this errand, or checks that its keys are in this errand's layout, and
+   * finishes an upgrade from an older layout (lua/open.lua), in slices.
+   */
   async claimPrefix(): Promise<void> {
-    const [version, epoch, ours] = (await this.run("open", [this.#fresh])) as [number, string, number];
+    const [version, epoch, ours, upgrading] = (await this.run("open", [this.#fresh])) as [
+      number,
+      string,
+      number,
+      number,
+    ];
     if (version > ours) {
       throw new ErrandError(
         "STORE_ERROR",
@@ -257,6 +354,11 @@ export class RedisTransport {
     }
     this.#epoch = epoch;
     if (epoch === this.#fresh) this.#fresh = randomUUID();
+    // Each slice is one short script: Redis serves other clients between them. Another process
+    // opening now may run slices too; each job is handled by one of them.
+    for (let left = upgrading; left > 0; ) {
+      left = (await this.run("upgradeSlice", [UPGRADE_SLICE])) as number;
+    }
   }
 
   /** Runs a script by SHA; on NOSCRIPT, EVAL sends the source (and Redis caches it again). */
@@ -292,19 +394,39 @@ export class RedisTransport {
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 
-  /** Sends one command; rejected if the connection it went out on closes before the reply. */
+  /**
+   * Sends one command; rejected if a connection it was written to closes before the reply, be it
+   * the connection of the call or, for a call queued while Redis was unreachable, a later one.
+   */
   #send(command: string, args: Arg[]): Promise<unknown> {
-    // A command issued while disconnected waits in ioredis's offline queue, which settles it.
-    if (this.#offline()) return this.#call(command, args);
-    return new Promise((resolve, reject) => {
+    const send = this.#sendCommand;
+    if (send === null) {
+      // Whether it goes out is unknown: a call queued offline is left to ioredis's offline queue.
+      if (this.#offline()) return this.client.call(command, args);
+      return this.#tracked(() => this.client.call(command, args));
+    }
+    return this.#tracked((entry) =>
+      send(this.client, command, args, (sent) => {
+        entry.commands = sent;
+      }),
+    );
+  }
+
+  /**
+   * Runs `call` registered in #unanswered until it settles, so that #onClose can reject it once
+   * written; `call` may replace the entry's commands with those it sends, before sending them.
+   */
+  #tracked<T>(call: (entry: Unanswered) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const key = this.#asked++;
-      this.#unanswered.set(key, reject);
-      this.#call(command, args).then(
+      const entry: Unanswered = { key, reject, commands: ALWAYS_SENT };
+      this.#unanswered.set(key, entry);
+      call(entry).then(
         (reply) => {
           this.#unanswered.delete(key);
           resolve(reply);
         },
-        (error) => {
+        (error: unknown) => {
           this.#unanswered.delete(key);
           reject(error);
         },
@@ -314,18 +436,12 @@ export class RedisTransport {
 
   /**
    * Whether a command now would wait in ioredis's offline queue: not connected, or connected but
-   * the socket already destroyed (a connection just cut, its close event not yet emitted). Such a
-   * command is not one whose reply a closing connection loses: ioredis sends it after reconnecting
-   * or gives up on it unsent.
+   * the socket already destroyed (a connection just cut, its close event not yet emitted). Only
+   * for calls made through `client.call()`, whose commands cannot tell whether they went out.
    */
   #offline(): boolean {
     const client = this.client;
     return client.status !== "ready" || (!client.isCluster && (client as Redis).stream?.writable === false);
-  }
-
-  #call(command: string, args: Arg[]): Promise<unknown> {
-    const send = this.#sendCommand;
-    return send ? send(this.client, command, args) : this.client.call(command, args);
   }
 
   /** A writing script: it checks the caller's epoch first (lua/includes/epoch.lua). */
@@ -395,10 +511,10 @@ export class RedisTransport {
     const sender = this.#sendCommand;
     if (sender === null) {
       for (const args of argLists) pipeline.call(command, args);
-      return (await this.#exec(pipeline)) ?? [];
+      return (await this.#exec(pipeline, null)) ?? [];
     }
     const queued = argLists.map((args) => sender.queue(this.client, pipeline, command, args));
-    const replies = (await this.#exec(pipeline)) ?? [];
+    const replies = (await this.#exec(pipeline, queued)) ?? [];
     const first = replies[0]?.[0];
     if (first && queued.every((c) => !c.sent) && replies.every(([error]) => error === first)) {
       const notSent = notSentOr(first, false);
@@ -407,22 +523,21 @@ export class RedisTransport {
     return replies;
   }
 
-  /** Sends a pipeline; rejected if the connection it went out on closes before the replies. */
-  #exec(pipeline: ReturnType<Client["pipeline"]>): Promise<Array<[Error | null, unknown]> | null> {
-    if (this.#offline()) return pipeline.exec();
-    return new Promise((resolve, reject) => {
-      const key = this.#asked++;
-      this.#unanswered.set(key, reject);
-      pipeline.exec().then(
-        (replies) => {
-          this.#unanswered.delete(key);
-          resolve(replies);
-        },
-        (error: unknown) => {
-          this.#unanswered.delete(key);
-          reject(error);
-        },
-      );
+  /**
+   * Sends a pipeline; rejected if a connection its commands were written to closes before the
+   * replies. `queued` are its commands, or null when they cannot tell whether they went out.
+   */
+  #exec(
+    pipeline: ReturnType<Client["pipeline"]>,
+    queued: readonly QueuedCommand[] | null,
+  ): Promise<Array<[Error | null, unknown]> | null> {
+    if (queued === null) {
+      if (this.#offline()) return pipeline.exec();
+      return this.#tracked(() => pipeline.exec());
+    }
+    return this.#tracked((entry) => {
+      entry.commands = queued;
+      return pipeline.exec();
     });
   }
 

@@ -5,13 +5,14 @@
  * errand at 2 refuses. The older errand's writes are made here by hand, as it made them: it knew
  * neither {p}:schn nor parked jobs.
  */
-import type { Redis } from "ioredis";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { Redis } from "ioredis";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { ManualClock } from "../../../src/clock.js";
 import { defineJob } from "../../../src/define-job.js";
 import { ErrandError } from "../../../src/errors.js";
 import { Queue } from "../../../src/queue.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import { scriptSha } from "../../../src/store/redis/scripts.js";
 import { openRedisQueue, REDIS_URL, redisSelected } from "../../helpers/redis.js";
 
 const keyed = defineJob({ type: "keyed", keyConcurrency: 1, handler: async () => null });
@@ -56,6 +57,49 @@ async function finishAsOlderErrand(
   await client.hset(`${p}j:${id}`, "s", to === "completed" ? "c" : "x", "f", now);
   await client.hdel(`${p}j:${id}`, "l", "h");
   await client.zadd(`${p}f:${to}`, now, id);
+}
+
+/**
+ * A prefix at version 2 with `n` jobs of key "K" parked and stranded: the key's running job was
+ * finished by an errand at 2, which left them parked.
+ */
+async function strandedParkedJobs(n: number) {
+  const { queue, client, prefix, clock } = await openRedisQueue();
+  const p = `{${prefix}}:`;
+  queue.register(keyed);
+  const ids = await queue.enqueueManyIds(
+    keyed,
+    Array.from({ length: n + 1 }, () => ({})),
+    { key: "K" },
+  );
+  const [running] = await queue.lease({ limit: 5 });
+  // A claim parks up to 1,000 held-back jobs a run, and runs again while there are more.
+  for (let i = 0; (await client.zcard(`${p}parked`)) < n; i++) {
+    if (i > n / 100) throw new Error("the backlog was never parked");
+    await queue.lease({ limit: 5 });
+  }
+  await finishAsOlderErrand(client, p, running!.id, "active", "completed", clock.now());
+  await client.set(`${p}schema_version`, "2");
+  return { client, prefix, p, clock, ids: ids.filter((id) => id !== running!.id) };
+}
+
+/** Opens `prefix` on a client of its own, and counts the upgradeSlice.lua calls it sends. */
+async function openCountingSlices(prefix: string): Promise<{ store: RedisStore; slices: () => number }> {
+  const client = new Redis(REDIS_URL, { autoResendUnfulfilledCommands: false });
+  onTestFinished(() => {
+    client.disconnect();
+  });
+  // Counted as sent: a command lets go of its arguments once answered.
+  const sha = scriptSha("upgradeSlice");
+  let sliceCalls = 0;
+  const send = client.sendCommand.bind(client);
+  vi.spyOn(client, "sendCommand").mockImplementation((command, stream) => {
+    if (command.name.toUpperCase() === "EVALSHA" && String(command.args[0]) === sha) sliceCalls++;
+    return send(command, stream);
+  });
+  const store = await RedisStore.open({ client, prefix });
+  onTestFinished(() => store.close());
+  return { store, slices: () => sliceCalls };
 }
 
 describe.runIf(redisSelected())("Redis store: layout version 3", () => {
@@ -118,6 +162,39 @@ describe.runIf(redisSelected())("Redis store: layout version 3", () => {
     expect(await upgraded.complete(first!, null)).toBe(true);
     expect((await upgraded.lease({ limit: 5 })).map((j) => j.id)).toEqual(["k3"]);
     expect(await client.exists(`${p}pk|keyed|K`)).toBe(0);
+  });
+
+  it("puts back thousands of parked jobs in slices, one short script each, then drops the marker", {
+    timeout: 60_000,
+  }, async () => {
+    const { client, prefix, p, clock, ids } = await strandedParkedJobs(2_500);
+    // Before: open.lua put every parked job back in the one script, Redis serving no one meanwhile.
+    const { store, slices } = await openCountingSlices(prefix);
+    expect(slices()).toBe(3);
+    expect(await client.get(`${p}schema_version`)).toBe("3");
+    expect(await client.exists(`${p}upgrade3`, `${p}parked`, `${p}pk|keyed|K`)).toBe(0);
+
+    const upgraded = new Queue(store, { clock, maintenance: false });
+    upgraded.register(keyed);
+    expect((await upgraded.stats()).states).toMatchObject({ pending: 2_500, active: 0 });
+    // Every one is back in its lane: the claim takes the key's first and parks the others again.
+    const [next] = await upgraded.lease({ limit: 5 });
+    expect(ids).toContain(next?.id);
+    expect(await client.zcard(`${p}parked`)).toBe(2_499);
+  });
+
+  it("upgrades safely when two processes open a prefix at version 2 at once", {
+    timeout: 60_000,
+  }, async () => {
+    const { client, prefix, p, clock } = await strandedParkedJobs(2_500);
+    const [a, b] = await Promise.all([openCountingSlices(prefix), openCountingSlices(prefix)]);
+    expect(a.slices() + b.slices()).toBeGreaterThanOrEqual(3);
+    expect(await client.exists(`${p}upgrade3`, `${p}parked`)).toBe(0);
+    const upgraded = new Queue(b.store, { clock, maintenance: false });
+    upgraded.register(keyed);
+    expect(await upgraded.lease({ limit: 5 })).toHaveLength(1);
+    expect(await client.zcard(`${p}parked`)).toBe(2_499);
+    expect((await upgraded.stats()).states).toMatchObject({ pending: 2_499, active: 1 });
   });
 
   it("refuses a prefix a newer errand wrote (version 4)", async () => {

@@ -10,6 +10,7 @@ import { ManualClock } from "../../../src/clock.js";
 import { defineJob } from "../../../src/define-job.js";
 import { Queue } from "../../../src/queue.js";
 import { RedisStore } from "../../../src/store/redis/redis-store.js";
+import { connect, loadSender, RedisTransport } from "../../../src/store/redis/transport.js";
 import { Worker } from "../../../src/worker/worker.js";
 import { closeWhileFrozen } from "../../helpers/frozen-close.js";
 import { silentLogger } from "../../helpers/postgres.js";
@@ -125,7 +126,9 @@ describe("the Redis store through network faults", () => {
     await until("the job is completed", async () => (await producer.get(id))?.state === "completed", 10_000);
     expect(await producer.get(id)).toMatchObject({ state: "completed", result: "charged", attempt: 1 });
     expect(runs).toBe(1);
-    expect(errors).toEqual([]);
+    // A command already written when the cut came (a claim after the wake-up, say) is reported,
+    // as documented; whatever the worker reports is errand's typed store error.
+    for (const error of errors) expect(error).toMatchObject({ name: "ErrandError", code: "STORE_ERROR" });
   });
 
   it("closes a worker and the store within a bound while Redis stops answering", {
@@ -140,6 +143,54 @@ describe("the Redis store through network faults", () => {
     expect(workerCloseMs).not.toBeNull();
     expect(storeCloseMs).not.toBeNull();
     expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it("rejects a call queued while Redis was unreachable whose connection drops after it went out", {
+    timeout: 30_000,
+  }, async () => {
+    const proxy = await startTcpProxy(Number(new URL(REDIS_URL).port || 6379), new URL(REDIS_URL).hostname);
+    onTestFinished(() => proxy.close());
+    const prefix = freshPrefix();
+    // No command deadline: only the transport can settle a call whose reply a dropped connection lost.
+    const { client } = await connect({
+      url: `redis://127.0.0.1:${proxy.port}/?prefix=${prefix}`,
+      commandTimeoutMs: 0,
+    });
+    const transport = new RedisTransport(client, true, `{${prefix}}:`, await loadSender());
+    onTestFinished(() => transport.close());
+    /** errand's connection blocks in Redis on the BLPOP. */
+    const blocked = () =>
+      withRedis(async (direct) =>
+        String(await direct.client("LIST"))
+          .split("\n")
+          .some((line) => line.includes(`name=errand:${prefix} `) && line.includes("cmd=blpop")),
+      );
+
+    proxy.cut();
+    await until("the client is disconnected", () => client.status !== "ready", 5_000);
+    // Queued offline; a minute-long BLPOP, so no reply comes within the bound below.
+    let outcome: "pending" | "resolved" | "rejected" = "pending";
+    let failure: unknown;
+    transport.command("BLPOP", [`{${prefix}}:nothing`, 60]).then(
+      () => {
+        outcome = "resolved";
+      },
+      (error: unknown) => {
+        outcome = "rejected";
+        failure = error;
+      },
+    );
+    proxy.restore();
+    await until("the queued BLPOP went out and blocks in Redis", blocked, 10_000);
+    proxy.cut();
+    proxy.restore();
+    // Before: ioredis dropped the call without settling it, and the transport had not registered it.
+    await until("the call settles", () => outcome !== "pending", 5_000);
+    expect(outcome).toBe("rejected");
+    expect(failure).toMatchObject({
+      code: "STORE_ERROR",
+      message: expect.stringContaining("closed before the reply"),
+    });
   });
 
   it("refuses a retryMs or commandTimeoutMs that is not an integer ≥ 0", async () => {

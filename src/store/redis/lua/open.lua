@@ -8,52 +8,43 @@
   layout cannot be read), and one written by a newer errand.
 
   Upgrade 2 -> 3. Errands at 2 differ in which keys they keep (includes/prelude.lua), and one that
-  predates a key leaves it out of step; this puts back what such an errand can have left, in the
-  same script, so no claim runs in between:
-    - {p}:schn is rebuilt from {p}:schd: a schedule such an errand added is missing from it (never
-      listed), one it deleted is still there.
+  predates a key leaves it out of step; this puts back what such an errand can have left:
+    - {p}:schn is rebuilt from {p}:schd, here: a schedule such an errand added is missing from it
+      (never listed), one it deleted is still there. One ZUNIONSTORE, ~1 µs a schedule: schedules
+      are few (one per recurring job, not per run).
     - Every parked job goes back to its lane (includes/job.lua, parked jobs): such an errand
       finishes a key's running job without putting the key's parked jobs back, so they would wait
-      for ever. Claims park again those still held back. A parked job it finished or moved to
-      {p}:sched only leaves the parked sets; the id of one it pruned leaves {p}:parked, and its
-      entry in its key's set is dropped by the first unpark_first() that meets it.
+      for ever. That takes ~33 µs a job, too long for one script (Redis serves no one meanwhile:
+      200,000 parked jobs would block it for seconds), so this only renames {p}:parked to
+      {p}:upgrade3, the jobs still to put back, and the client then calls upgradeSlice.lua until
+      that set is gone, ~1,000 jobs a call. Claims run between calls: they park again in a new
+      {p}:parked what is still held back, and, with the {p}:pwake entries of errands at 2 deleted
+      here, no rate window puts back a job that upgradeSlice.lua will. Until a job's turn comes it
+      is missing from list() and stats' oldest ready job (both read {p}:parked).
   Errands at 2 still running keep writing the old way until they stop (stop them before upgrading);
   those started later refuse the prefix.
 
   KEYS[1] {p}:meta
   ARGV[1] a fresh epoch
-  Returns {stored schema version, epoch, this script's schema version}.
+  Returns {stored schema version, epoch, this script's schema version, 1 if parked jobs of the
+  upgrade from 2 are still to be put back (upgradeSlice.lua), else 0}.
 ]]
 --@include "includes/prelude.lua"
 --@include "includes/job.lua"
 
--- Parked jobs put back per ZRANGE: each leaves {p}:parked, so the loop ends.
-local UNPARK_SLICE = 1000
+-- The parked jobs of the upgrade from 2 still to be put back (upgradeSlice.lua).
+local UPGRADE_PARKED = P .. "upgrade3"
 
 local function upgrade_from_2()
   redis.call("DEL", SCHEDULE_NAMES)
   if redis.call("EXISTS", SCHEDULES) == 1 then
     redis.call("ZUNIONSTORE", SCHEDULE_NAMES, 1, SCHEDULES, "WEIGHTS", 0)
   end
-  while true do
-    local ids = redis.call("ZRANGE", PARKED, 0, UNPARK_SLICE - 1)
-    if #ids == 0 then
-      break
-    end
-    for _, id in ipairs(ids) do
-      local key = job_key(id)
-      local f = redis.call("HMGET", key, "q", "y", "t", "r", "c", "ky", "pk", "s")
-      if f[7] and f[8] == "p" and not redis.call("ZSCORE", SCHED, id) then
-        unpark_job(id)
-      elseif f[7] then
-        unpark_remove(id, key, f[3], f[6], f[2] or "0", f[4] or f[5])
-      else
-        redis.call("ZREM", PARKED, id)
-      end
-    end
+  if redis.call("EXISTS", PARKED) == 1 then
+    redis.call("RENAME", PARKED, UPGRADE_PARKED)
   end
-  -- Nothing is parked now: no rate window has parked jobs to put back when it opens.
-  redis.call("DEL", PARK_WAKE, PARK_WAKE_N)
+  -- Every job parked so far is to be put back: no rate window is left to put any back when it opens.
+  redis.call("UNLINK", PARK_WAKE, PARK_WAKE_N)
 end
 
 redis.call("SETNX", SCHEMA_VERSION_KEY, SCHEMA_VERSION)
@@ -73,4 +64,4 @@ end
 if redis.call("EXISTS", SCHEDULE_NAMES) == 0 and redis.call("EXISTS", SCHEDULES) == 1 then
   redis.call("ZUNIONSTORE", SCHEDULE_NAMES, 1, SCHEDULES, "WEIGHTS", 0)
 end
-return { stored, redis.call("HGET", META, "epoch"), SCHEMA_VERSION }
+return { stored, redis.call("HGET", META, "epoch"), SCHEMA_VERSION, redis.call("EXISTS", UPGRADE_PARKED) }
