@@ -127,8 +127,13 @@ describe("SQLite stats() on a reader thread", () => {
       const tookMs = performance.now() - t0;
       // On the connection: one synchronous call, not one turn of the event loop meanwhile.
       expect(counted.turns).toBe(0);
-      expect(store.statsReader === null, `a count of ${tookMs} ms`).toBe(tookMs < STATS_THREAD_AFTER_MS);
-      if (tookMs >= STATS_THREAD_AFTER_MS) onConnection = counted.result;
+      // The store times the count itself, inside what this measures: a count measured here under
+      // the threshold stays on the connection; one the store found over it moves, and one far
+      // over it here must have (at the threshold, this host's load decides which side it falls).
+      const moved = store.statsReader !== null;
+      if (tookMs < STATS_THREAD_AFTER_MS) expect(moved, `a count of ${tookMs} ms`).toBe(false);
+      if (tookMs > 2 * STATS_THREAD_AFTER_MS) expect(moved, `a count of ${tookMs} ms`).toBe(true);
+      if (moved) onConnection = counted.result;
     }
     expect(onConnection, "no count took the threshold").not.toBeNull();
     const onThread = await turnsDuring(count);
