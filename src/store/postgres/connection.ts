@@ -38,21 +38,30 @@ function isTransient(error: unknown): boolean {
   );
 }
 
-/**
- * A statement past its `query_timeout`. node-postgres fails it but keeps the connection, with the
- * statement still running (or its answer still on the way): the next statement would queue behind
- * it, so the connection is destroyed. Not transient: the server did not answer in time, and a
- * retry would make the caller wait as long again.
- */
-function isTimedOut(error: unknown): boolean {
-  return (error as { message?: unknown } | null)?.message === "Query read timeout";
-}
-
 /** A fault that leaves the session unusable: its connection is thrown away, not reused. */
 function isConnectionFault(error: unknown): boolean {
-  if (isTimedOut(error)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return isTransient(error) && code !== "40001" && code !== "40P01" && code !== "53300";
+}
+
+/**
+ * A connection errand has checked out of the pool, as the statement deadline's watchdog sees it:
+ * fields set on the `pg.PoolClient` itself, so a statement allocates nothing for its deadline.
+ */
+interface Watched extends pg.PoolClient {
+  /** Statements of errand's sent on this connection and not yet answered. */
+  errandBusy?: number;
+  /** `performance.now()` when the connection last started or finished one of them. */
+  errandSince?: number;
+  /** Set by the watchdog as it destroys the connection: its statements fail as timed out. */
+  errandTimedOut?: boolean;
+  /** The fault the connection emitted while checked out, if any. */
+  errandBroken?: Error;
+}
+
+/** The `error` listener of a connection checked out for one statement: one function for all, no closure. */
+function noteBroken(this: Watched, error: Error): void {
+  this.errandBroken = error;
 }
 
 /** 32-bit FNV-1a, for short stable prepared-statement names. */
@@ -69,7 +78,7 @@ function fnv1a(text: string): string {
 export interface PgConnectionOptions {
   /** How long an operation retries after a connection fault. @defaultValue 10_000 */
   retryMs?: number;
-  /** How long one statement waits for its answer; `0`: for ever. @defaultValue 0 */
+  /** How long one statement waits for its answer; `0`: for ever. @defaultValue 30_000 */
   queryTimeoutMs?: number;
   /** Where faults are logged. @defaultValue pino at level "warn" */
   logger?: Logger;
@@ -79,14 +88,27 @@ export interface PgConnectionOptions {
  * One pool and the rules for using it: each statement prepared once per connection, operations
  * retried after a connection fault until `retryMs` has passed, a broken connection destroyed
  * rather than handed on, and a close that waits for the operations under way.
+ *
+ * The statement deadline (`queryTimeoutMs`) costs no timer per statement. Each statement of
+ * errand's runs on a connection errand checked out itself (a pool-level statement too: checked
+ * out, run and released here, as `pool.query` would), which it stamps with the time and keeps in
+ * a set while a statement is unanswered. One watchdog interval per connection room (unref'd, a
+ * quarter of the deadline and at most 5 s apart, stopped at the first tick with nothing
+ * unanswered and on close) destroys the socket of any connection that has had no answer for the
+ * deadline; node-postgres then fails its statements, which fail as `STORE_ERROR`, not retried.
+ * The LISTEN connection, migrations and a caller's own client are never stamped.
  */
 export class PgConnection {
   readonly pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #logger: Logger | undefined;
   readonly #retryMs: number;
-  /** node-postgres's `query_timeout` for errand's statements; undefined: none. */
-  readonly #queryTimeout: number | undefined;
+  /** How long a connection may go without answering errand's statement; 0: for ever. */
+  readonly #deadlineMs: number;
+  /** The connections with a statement of errand's unanswered, which the watchdog looks at. */
+  readonly #watched = new Set<Watched>();
+  /** The watchdog, while it runs. */
+  #watchdog: NodeJS.Timeout | undefined;
   readonly #begin: pg.QueryConfig;
   readonly #commit: pg.QueryConfig;
   readonly #rollback: pg.QueryConfig;
@@ -101,10 +123,10 @@ export class PgConnection {
     this.#ownsPool = ownsPool;
     this.#logger = options.logger;
     this.#retryMs = options.retryMs ?? 10_000;
-    this.#queryTimeout = options.queryTimeoutMs ? options.queryTimeoutMs : undefined;
-    this.#begin = this.#statement("BEGIN");
-    this.#commit = this.#statement("COMMIT");
-    this.#rollback = this.#statement("ROLLBACK");
+    this.#deadlineMs = options.queryTimeoutMs ?? 30_000;
+    this.#begin = { text: "BEGIN" };
+    this.#commit = { text: "COMMIT" };
+    this.#rollback = { text: "ROLLBACK" };
     // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
     pool.on("error", this.#onPoolError);
   }
@@ -122,11 +144,6 @@ export class PgConnection {
   readonly #onPoolError = (error: Error): void => {
     this.log.warn({ err: error }, "errand: an idle PostgreSQL connection failed; the pool replaces it");
   };
-
-  /** A parameterless statement with errand's deadline. */
-  #statement(text: string): pg.QueryConfig {
-    return { text, query_timeout: this.#queryTimeout } as pg.QueryConfig;
-  }
 
   #name(text: string): string {
     let name = this.#names.get(text);
@@ -146,19 +163,146 @@ export class PgConnection {
   ): Promise<R[]> {
     // Prepared statements only on errand's own connections: a caller's client is left as it was.
     // The deadline too: a caller's connection is the caller's to time out.
-    const config: pg.QueryConfig =
-      db === this.pool || (db as { errandOwned?: boolean }).errandOwned
-        ? ({
-            name: this.#name(text),
-            text,
-            values,
-            types: TYPES,
-            query_timeout: this.#queryTimeout,
-          } as pg.QueryConfig)
-        : { text, values, types: TYPES };
+    const onPool = db === this.pool;
+    const owned = onPool || (db as { errandOwned?: boolean }).errandOwned === true;
+    const config: pg.QueryConfig = owned
+      ? { name: this.#name(text), text, values, types: TYPES }
+      : { text, values, types: TYPES };
     if (raw) (config as { rowMode?: string }).rowMode = "array";
-    const result = await db.query(config);
+    const result = onPool
+      ? await this.#onPool(config)
+      : owned
+        ? await this.#run(db as Watched, config)
+        : await db.query(config);
     return result.rows as R[];
+  }
+
+  /**
+   * Runs one statement on a connection checked out of the pool for it and released after, as
+   * `pool.query` does (and as frugally: callbacks, one promise), so that the watchdog knows the
+   * connection; the connection is destroyed only after a connection fault (`pool.query` destroys
+   * it after any error).
+   */
+  #onPool(config: pg.QueryConfig): Promise<pg.QueryResult> {
+    return new Promise((resolve, reject) => {
+      this.pool.connect((connectError, checkedOut) => {
+        if (connectError || !checkedOut) {
+          reject(connectError);
+          return;
+        }
+        const client = checkedOut as Watched;
+        // A checked-out connection that dies emits "error" besides failing its statement;
+        // unheard, that would crash the process.
+        client.on("error", noteBroken);
+        const done = (error: Error | null, result?: pg.QueryResult) => {
+          this.#answered(client);
+          client.removeListener("error", noteBroken);
+          const broken =
+            error && (client.errandTimedOut || isConnectionFault(error)) ? error : client.errandBroken;
+          client.errandBroken = undefined;
+          client.release(broken);
+          if (error) reject(this.#fault(client, error));
+          else resolve(result!);
+        };
+        this.#sent(client);
+        try {
+          client.query(config, done);
+        } catch (error) {
+          done(error as Error);
+        }
+      });
+    });
+  }
+
+  /**
+   * Runs one statement on a connection errand checked out for a transaction, watched for the
+   * deadline (callbacks and one promise, no more than the `client.query` it replaces).
+   * @throws ErrandError `STORE_ERROR` (not retried) when the watchdog destroyed the connection.
+   */
+  #run(client: Watched, config: pg.QueryConfig): Promise<pg.QueryResult> {
+    if (this.#deadlineMs === 0) return client.query(config);
+    return new Promise((resolve, reject) => {
+      const done = (error: Error | null, result?: pg.QueryResult) => {
+        this.#answered(client);
+        if (error) reject(this.#fault(client, error));
+        else resolve(result!);
+      };
+      this.#sent(client);
+      try {
+        client.query(config, done);
+      } catch (error) {
+        done(error as Error);
+      }
+    });
+  }
+
+  /**
+   * Notes a statement sent on `client`: the connection is stamped when it has a statement
+   * unanswered (and again at each answer while it still has one), and the watchdog destroys it
+   * once a stamp is older than the deadline.
+   */
+  #sent(client: Watched): void {
+    if (this.#deadlineMs === 0) return;
+    if (client.errandBusy === undefined || client.errandBusy === 0) {
+      client.errandBusy = 1;
+      this.#watched.add(client);
+      this.#watch();
+    } else client.errandBusy++;
+    client.errandSince = performance.now();
+  }
+
+  /** Notes the answer (or failure) of a statement {@link #sent} on `client`. */
+  #answered(client: Watched): void {
+    if (this.#deadlineMs === 0) return;
+    if (--(client as { errandBusy: number }).errandBusy === 0) this.#watched.delete(client);
+    else client.errandSince = performance.now();
+  }
+
+  /** A statement's failure as thrown: `STORE_ERROR` if the watchdog closed its connection. */
+  #fault(client: Watched, error: Error): Error {
+    if (!client.errandTimedOut) return error;
+    return new ErrandError(
+      "STORE_ERROR",
+      `no answer from PostgreSQL within queryTimeoutMs (${this.#deadlineMs} ms); its connection was closed, and the statement may have run`,
+      { cause: error },
+    );
+  }
+
+  /** Starts the watchdog unless it runs. */
+  #watch(): void {
+    if (this.#watchdog !== undefined) return;
+    const periodMs = Math.max(1, Math.min(5_000, Math.ceil(this.#deadlineMs / 4)));
+    this.#watchdog = setInterval(this.#scan, periodMs);
+    // A statement in flight keeps the process alive by its socket; the watchdog never does.
+    this.#watchdog.unref();
+  }
+
+  /** The watchdog's tick: destroys each connection past the deadline; stops once none is watched. */
+  readonly #scan = (): void => {
+    if (this.#watched.size === 0) {
+      this.#unwatch();
+      return;
+    }
+    const late = performance.now() - this.#deadlineMs;
+    for (const client of this.#watched) {
+      if (client.errandTimedOut || (client.errandSince ?? late) > late) continue;
+      client.errandTimedOut = true;
+      this.log.warn(
+        { queryTimeoutMs: this.#deadlineMs },
+        "errand: no answer from PostgreSQL within queryTimeoutMs; closing the connection",
+      );
+      // Not client.end(): its goodbye would wait on the same silence. A destroyed socket makes
+      // node-postgres fail the connection's statements at once (and emit "error", heard by
+      // noteBroken or the transaction's listener); the pool then discards it.
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    }
+  };
+
+  /** Stops the watchdog. */
+  #unwatch(): void {
+    if (this.#watchdog === undefined) return;
+    clearInterval(this.#watchdog);
+    this.#watchdog = undefined;
   }
 
   /**
@@ -207,7 +351,7 @@ export class PgConnection {
    */
   queryOnce(text: string, values: unknown[]): Promise<void> {
     return this.#counted(async () => {
-      await this.pool.query({ text, values, query_timeout: this.#queryTimeout } as pg.QueryConfig);
+      await this.#onPool({ text, values });
     });
   }
 
@@ -223,7 +367,7 @@ export class PgConnection {
   }
 
   async #transaction<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = (await this.pool.connect()) as Watched;
     (client as { errandOwned?: boolean }).errandOwned = true;
     let broken: Error | undefined;
     // A checked-out client whose connection dies emits "error" besides failing its query;
@@ -233,15 +377,15 @@ export class PgConnection {
     };
     client.on("error", onError);
     try {
-      await client.query(this.#begin);
+      await this.#run(client, this.#begin);
       const result = await fn(client);
       const last = (client as { errandAtCommit?: string }).errandAtCommit;
       // The COMMIT alone, or after atCommit's statement in the same message (one round trip).
-      await client.query(last === undefined ? this.#commit : this.#statement(`${last}\n;\nCOMMIT`));
+      await this.#run(client, last === undefined ? this.#commit : { text: `${last}\n;\nCOMMIT` });
       return result;
     } catch (error) {
-      if (isConnectionFault(error)) broken = error as Error;
-      else await client.query(this.#rollback).catch((e: Error) => (broken = e));
+      if (client.errandTimedOut || isConnectionFault(error)) broken = error as Error;
+      else await this.#run(client, this.#rollback).catch((e: Error) => (broken = e));
       throw error;
     } finally {
       (client as { errandAtCommit?: string }).errandAtCommit = undefined;
@@ -260,6 +404,7 @@ export class PgConnection {
 
   /** Lets go of the pool: ends it if it is errand's own. Call after {@link drain}. */
   async end(): Promise<void> {
+    this.#unwatch();
     this.pool.removeListener("error", this.#onPoolError);
     if (this.#ownsPool) await this.pool.end();
   }

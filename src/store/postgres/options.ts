@@ -63,18 +63,19 @@ export interface PostgresStoreOptions {
    */
   retryMs?: number;
   /**
-   * How long one statement of errand's may wait for its answer (node-postgres's `query_timeout`)
-   * before it fails with `STORE_ERROR` and its connection is destroyed: a server that stops
-   * answering with the connection open (a hung server, a network that drops packets silently)
-   * then cannot hang a worker or `close()` for good. It must exceed errand's longest statement: a
-   * bulk enqueue of hundreds of thousands of jobs, or a prune batch, takes seconds at worst. A
-   * statement that timed out may still have run, like one whose connection dropped; it is not
-   * retried. Applies to errand's own statements only: not to migrations (which may wait for
-   * another process's lock) nor to the LISTEN connection (idle by design), nor to statements on a
-   * connection you pass to a transactional enqueue. `0` (the default) sets no deadline: each
-   * statement's timer costs a worker ~23 MB of RSS in a drain of 20,000 jobs (72 → 95 MB,
-   * bench/RESULTS.md, session 43), so it is yours to turn on, at e.g. `30_000`.
-   * @defaultValue 0
+   * How long one statement of errand's may wait for its answer before it fails with `STORE_ERROR`
+   * and its connection is destroyed: a server that stops answering with the connection open (a
+   * hung server, a network that drops packets silently) then cannot hang a worker or `close()` for
+   * good, as it would until TCP keep-alive gave up, minutes later. It must exceed errand's longest
+   * statement: a bulk enqueue of hundreds of thousands of jobs, or a prune batch, takes seconds at
+   * worst. A statement that timed out may still have run, like one whose connection dropped; it is
+   * not retried (a retry would make the caller wait as long again). A statement fails between the
+   * deadline and a quarter of it later (at most 5 s later): one watchdog timer per store checks
+   * the connections with a statement in flight, so a statement starts no timer of its own. Applies
+   * to errand's own statements only: not to migrations (which may wait for another process's
+   * lock) nor to the LISTEN connection (idle by design), nor to statements on a connection you
+   * pass to a transactional enqueue. `0` sets no deadline.
+   * @defaultValue 30_000
    */
   queryTimeoutMs?: number;
   /**
