@@ -204,12 +204,7 @@ export class PgConnection {
           if (error) reject(this.#fault(client, error));
           else resolve(result!);
         };
-        this.#sent(client);
-        try {
-          client.query(config, done);
-        } catch (error) {
-          done(error as Error);
-        }
+        this.#send(client, config, done);
       });
     });
   }
@@ -227,13 +222,22 @@ export class PgConnection {
         if (error) reject(this.#fault(client, error));
         else resolve(result!);
       };
-      this.#sent(client);
-      try {
-        client.query(config, done);
-      } catch (error) {
-        done(error as Error);
-      }
+      this.#send(client, config, done);
     });
+  }
+
+  /** Sends `config` on `client`, noted for the watchdog; `done` hears its answer or failure. */
+  #send(
+    client: Watched,
+    config: pg.QueryConfig,
+    done: (error: Error | null, result?: pg.QueryResult) => void,
+  ): void {
+    this.#sent(client);
+    try {
+      client.query(config, done);
+    } catch (error) {
+      done(error as Error);
+    }
   }
 
   /**
