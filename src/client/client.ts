@@ -808,7 +808,7 @@ export class ErrandClient {
     const ref = checkRef("complete", job);
     return this.#report(jobPath(ref.id, "/complete"), {
       attempt: ref.attempt,
-      ...(result === undefined ? {} : { result }),
+      ...(result === undefined ? {} : { result: checkJson("result", result) }),
     });
   }
 
@@ -883,7 +883,10 @@ export class ErrandClient {
   /** Saves progress for the attempt; a retry sees it as `job.checkpoint`. `false` when stale. */
   async checkpoint(job: AttemptRef, data: unknown): Promise<boolean> {
     const ref = checkRef("checkpoint", job);
-    return this.#report(jobPath(ref.id, "/checkpoint"), { attempt: ref.attempt, data });
+    return this.#report(jobPath(ref.id, "/checkpoint"), {
+      attempt: ref.attempt,
+      data: checkJson("checkpoint", data),
+    });
   }
 
   /**
@@ -925,7 +928,12 @@ export class ErrandClient {
   ): Promise<Array<{ id: string; ok: boolean; code?: string; state?: string }>> {
     const reports = items.map((r) => {
       if (r.outcome === "complete") {
-        return { id: r.id, attempt: r.attempt, outcome: r.outcome, result: r.result ?? null };
+        return {
+          id: r.id,
+          attempt: r.attempt,
+          outcome: r.outcome,
+          result: checkJson("result", r.result ?? null),
+        };
       }
       if (r.outcome === "snooze") {
         return { id: r.id, attempt: r.attempt, outcome: r.outcome, delayMs: toMs("snooze", r.delayMs) };
@@ -1058,6 +1066,17 @@ async function payloadOf(job: unknown, payload: unknown): Promise<unknown> {
 function checkPayload<P>(payload: P): P {
   toJsonText("payload", payload);
   return payload;
+}
+
+/**
+ * A result or checkpoint checked as the Queue checks it before it is sent: JSON.stringify of the
+ * body would turn NaN into null and drop a function (a job completed with a result it never had,
+ * a checkpoint lost), and a BigInt would fail the whole request.
+ * @throws ErrandError `INVALID_PAYLOAD`
+ */
+function checkJson<T>(field: string, value: T): T {
+  toJsonText(field, value);
+  return value;
 }
 
 function checkOptions(where: string, options: unknown): EnqueueOptions {

@@ -7,7 +7,7 @@ import { type Duration, toMs } from "../duration.js";
 import { emitIsolated } from "../emit-isolated.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
-import { describe } from "../validation.js";
+import { describe, toJsonText } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
 import {
@@ -320,8 +320,13 @@ class RemoteSink implements RunSink {
     );
   }
 
-  /** Resolves false for a stale attempt; a fault is reported for each completion it fails. */
+  /**
+   * Resolves false for a stale attempt; a fault is reported for each completion it fails.
+   * @throws ErrandError `INVALID_PAYLOAD` at once for a result that is not JSON (as a local
+   *   Worker's): checked here, it fails its own job only, not the turn's whole report.
+   */
   complete(job: Job, result: unknown): Promise<boolean> {
+    toJsonText("result", result === undefined ? null : result);
     return this.#completions
       .add({ job, result })
       .then((outcome) => {

@@ -121,6 +121,56 @@ for (const backend of selectedBackends()) {
       await expect(down.stats()).rejects.toMatchObject({ code: "UNAVAILABLE" });
     });
 
+    it("fails only the RemoteWorker's jobs whose result is not JSON, not the turn's other completions", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      const results: Record<string, unknown> = {
+        good1: "fine",
+        big: 10n,
+        good2: { ok: true },
+        nan: Number.NaN,
+      };
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const job = defineJob({
+        type: "mixed",
+        handler: async (p: { name: string }) => {
+          await gate;
+          return results[p.name];
+        },
+      });
+      const worker = new RemoteWorker(client, {
+        jobs: [job],
+        concurrency: 10,
+        waitMs: 60_000,
+        clock: h.clock,
+      });
+      worker.on("error", () => {});
+      const ended: string[] = [];
+      const all = new Promise<void>((resolve) => {
+        const note = (j: Job) => {
+          ended.push(j.id);
+          if (ended.length === 4) resolve();
+        };
+        worker.on("completed", note);
+        worker.on("dead", note);
+      });
+      for (const name of Object.keys(results)) await client.enqueue(job, { name }, { id: name });
+      await worker.start();
+      onTestFinished(() => worker.close());
+      await vi.waitFor(async () => expect((await h.queue.stats()).states.active).toBe(4), { interval: 5 });
+      open(); // the four return in one turn: their completions go in one report
+      await all;
+      const state = async (id: string) => (await h.queue.get(id))?.state;
+      expect(await state("good1")).toBe("completed");
+      expect(await state("good2")).toBe("completed");
+      expect(await state("big")).toBe("dead");
+      expect(await state("nan")).toBe("dead");
+      expect((await h.queue.get("nan"))?.errors[0]?.message).toMatch(/not JSON-serialisable/);
+    });
+
     it("runs a RemoteWorker with the Worker's API and events", async () => {
       const h = await startServer(backend);
       const client = new ErrandClient(h.base);
@@ -500,6 +550,20 @@ describe("client arguments, checked as a Queue checks them", () => {
     await expect(
       client.schedule("nightly", { cron: "0 3 * * *", job: "send", payload: () => 1 }),
     ).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+    // A result or checkpoint JSON would mangle: a job completed with a result it never had, a
+    // checkpoint lost (the Queue refuses them too).
+    const ref = { id: "j1", attempt: 1 };
+    for (const bad of [Number.NaN, { n: Number.POSITIVE_INFINITY }, () => 1, Symbol("s"), 1n]) {
+      await expect(client.complete(ref, bad), String(bad)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+      await expect(client.checkpoint(ref, bad), String(bad)).rejects.toMatchObject({
+        code: "INVALID_PAYLOAD",
+      });
+      await expect(
+        client.report([{ ...ref, outcome: "complete", result: bad }]),
+        String(bad),
+      ).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
+    }
+    await expect(client.checkpoint(ref, undefined)).rejects.toMatchObject({ code: "INVALID_PAYLOAD" });
     await expect(client.enqueue("send", 1, { priority: Number.NaN })).rejects.toMatchObject({
       code: "INVALID_OPTION",
     });
