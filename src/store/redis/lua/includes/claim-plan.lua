@@ -18,7 +18,11 @@ local function plan_claim(queues, limit, randoms, take)
   local drawn = 0
   local function random()
     drawn = drawn + 1
-    return (randoms[drawn] or math.random(0, 4294967295)) / 4294967296
+    local r = randoms[drawn]
+    -- Past the caller's numbers, the script's own ([0, 1): math.random(0, 2^32 - 1) overflows
+    -- Redis's Lua integers and fails the script).
+    if r == nil then return math.random() end
+    return r / 4294967296
   end
   local want = limit
   while want > 0 and #open > 0 do
