@@ -128,9 +128,23 @@ export async function planFlow(p: Planner, nodes: readonly unknown[]): Promise<P
   });
 
   // Edges within the flow, each checked; existing jobs by id are left to the store.
-  const within: number[][] = checked.map((n, i) =>
-    (n.dependsOn ?? []).flatMap((d) => {
+  const within: number[][] = checked.map((n, i) => {
+    // A dependency named twice is the flow's mistake: named in its terms (the ref, or the id),
+    // not as the generated id the enqueue would see it under.
+    const named = new Set<string>();
+    const once = (key: string, what: string) => {
+      if (named.has(key)) {
+        throw new ErrandError(
+          "INVALID_FLOW",
+          `enqueueFlow: nodes[${i}] (${JSON.stringify(n.ref)}) names the dependency ${what} twice`,
+          { details: { ref: n.ref } },
+        );
+      }
+      named.add(key);
+    };
+    return (n.dependsOn ?? []).flatMap((d) => {
       if (typeof d === "string") {
+        once(`ref:${d}`, `ref ${JSON.stringify(d)}`);
         const j = index.get(d);
         if (j === undefined) {
           throw new ErrandError(
@@ -147,14 +161,15 @@ export async function planFlow(p: Planner, nodes: readonly unknown[]): Promise<P
         !Array.isArray(d) &&
         typeof (d as { id: unknown }).id === "string"
       ) {
+        once(`id:${(d as { id: string }).id}`, `{ id: ${JSON.stringify((d as { id: string }).id)} }`);
         return [];
       }
       throw new ErrandError(
         "INVALID_FLOW",
         `enqueueFlow: nodes[${i}].dependsOn entries are refs or { id }, got ${describe(d)}`,
       );
-    }),
-  );
+    });
+  });
   const order = topologicalOrder(checked, within);
 
   // Given ids checked in node order; the others made in dependency order, so that a job's generated
@@ -162,6 +177,19 @@ export async function planFlow(p: Planner, nodes: readonly unknown[]): Promise<P
   // takes its jobs by (createdAt, id), and a dependent sorting first would hold its key against
   // its own dependency for ever.
   const ids = checked.map((n) => (n.options?.id === undefined ? "" : checkJobId(n.options.id)));
+  const givenAt = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (id === "") return;
+    const first = givenAt.get(id);
+    if (first !== undefined) {
+      throw new ErrandError(
+        "INVALID_FLOW",
+        `enqueueFlow: nodes[${first}] and nodes[${i}] give the same id ${JSON.stringify(id)}: a flow's nodes are distinct jobs`,
+        { details: { id } },
+      );
+    }
+    givenAt.set(id, i);
+  });
   for (const i of order) if (ids[i] === "") ids[i] = uuidv7(p.now);
   const jobs: NewJob[] = new Array(order.length);
   const values: unknown[] = new Array(order.length);

@@ -115,6 +115,32 @@ export function exerciseFlows(backend: Backend): void {
         "INVALID_FLOW",
       );
       expect(debounced.message).toMatch(/nodes\[1\] \("b"\): debounce is not for a flow's nodes/);
+      // Named in the flow's terms, not as an id the enqueue made ("a job cannot depend on itself").
+      const sameId = await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "a", job: step, payload: { name: "a" }, options: { id: "same" } },
+            { ref: "b", job: step, payload: { name: "b" }, options: { id: "same" } },
+          ]),
+        "INVALID_FLOW",
+      );
+      expect(sameId.message).toMatch(/nodes\[0\] and nodes\[1\] give the same id "same"/);
+      const twice = await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "a", job: step, payload: { name: "a" } },
+            { ref: "b", job: step, payload: { name: "b" }, dependsOn: ["a", "a"] },
+          ]),
+        "INVALID_FLOW",
+      );
+      expect(twice.message).toMatch(/nodes\[1\] \("b"\) names the dependency ref "a" twice/);
+      await refused(
+        () =>
+          queue.enqueueFlow([
+            { ref: "b", job: step, payload: { name: "b" }, dependsOn: [{ id: "x" }, { id: "x" }] },
+          ]),
+        "INVALID_FLOW",
+      );
       const states = (await queue.stats()).states;
       expect(Object.values(states).reduce((a, b) => a + b, 0)).toBe(0);
     });
