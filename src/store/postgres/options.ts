@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import type { Logger } from "pino";
+import { MAX_TIMER_MS } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import { checkKnownKeys } from "../../known-keys.js";
 
@@ -132,8 +133,12 @@ export function checkOptions(options: PostgresStoreOptions): PostgresStoreOption
     ["reconnectDelayMs.min", options.reconnectDelayMs?.min, 1],
     ["reconnectDelayMs.max", options.reconnectDelayMs?.max, 1],
   ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
-      throw new ErrandError("INVALID_OPTION", `PostgresStore: ${field} must be an integer ≥ ${min}`);
+    // Timers' bound: a longer reconnect delay overflows Node's timer and fires at once.
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min || value > MAX_TIMER_MS)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `PostgresStore: ${field} must be an integer from ${min} to ${MAX_TIMER_MS}`,
+      );
     }
   }
   return { ...options, schema: checkSchemaName(options.schema ?? "errand") };

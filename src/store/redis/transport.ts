@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis, RedisOptions } from "ioredis";
+import { MAX_TIMER_MS } from "../../duration.js";
 import { debounceKeyHeld, debounceKeyHeldByOwner, dependencyNotFound, ErrandError } from "../../errors.js";
 import { SlotMap } from "../../slot-map.js";
 import {
@@ -158,12 +159,17 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
       url = parsed.toString();
     }
   }
+  // Timers' bound: a longer commandTimeout overflows Node's timer and fires at once, failing
+  // every command.
   for (const [field, value] of [
     ["retryMs", options.retryMs],
     ["commandTimeoutMs", options.commandTimeoutMs],
   ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
-      throw new ErrandError("INVALID_OPTION", `RedisStore: ${field} must be an integer ≥ 0`);
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS)) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `RedisStore: ${field} must be an integer from 0 to ${MAX_TIMER_MS}`,
+      );
     }
   }
   prefix ??= "errand";

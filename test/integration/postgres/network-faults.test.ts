@@ -162,9 +162,17 @@ describe("the PostgreSQL store through network faults", () => {
   });
 
   it("refuses a queryTimeoutMs that is not an integer ≥ 0", async () => {
-    await expect(PostgresStore.open({ connectionString: PG_URL, queryTimeoutMs: -1 })).rejects.toMatchObject({
+    for (const queryTimeoutMs of [-1, 2 ** 31]) {
+      await expect(PostgresStore.open({ connectionString: PG_URL, queryTimeoutMs })).rejects.toMatchObject({
+        code: "INVALID_OPTION",
+        message: expect.stringContaining("queryTimeoutMs"),
+      });
+    }
+    await expect(
+      PostgresStore.open({ connectionString: PG_URL, reconnectDelayMs: { max: 2 ** 31 } }),
+    ).rejects.toMatchObject({
       code: "INVALID_OPTION",
-      message: expect.stringContaining("queryTimeoutMs"),
+      message: expect.stringContaining("reconnectDelayMs.max"),
     });
   });
 });
