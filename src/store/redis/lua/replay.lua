@@ -106,9 +106,4 @@ count("pending", f.q, f.t, 1)
 flush_dependencies()
 flush_counts()
 redis.call("PUBLISH", WAKE, "")
-local out = { 1, job_reply(new_id) }
-if freed then
-  out[#out + 1] = "e"
-  out[#out + 1] = job_reply(freed)
-end
-return append_cascaded(out)
+return requeue_reply(new_id, freed)

@@ -58,12 +58,7 @@ end
 local function answer()
   flush_dependencies()
   flush_counts()
-  local out = { 1, job_reply(id) }
-  if freed then
-    out[#out + 1] = "e"
-    out[#out + 1] = job_reply(freed)
-  end
-  return append_cascaded(out)
+  return requeue_reply(id, freed)
 end
 
 local attempt = tonumber(f.a or "0")

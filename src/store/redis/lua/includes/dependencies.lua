@@ -270,6 +270,17 @@ local function append_cascaded(out)
   return out
 end
 
+-- A retry's or replay's reply: 1 and the job `id`, then the marker "e" and the key holder the
+-- call expired (`freed`, if any), then the dependents that expiry cancelled (append_cascaded).
+local function requeue_reply(id, freed)
+  local out = { 1, job_reply(id) }
+  if freed then
+    out[#out + 1] = "e"
+    out[#out + 1] = job_reply(freed)
+  end
+  return append_cascaded(out)
+end
+
 -- One wake-up when dependents became ready.
 local function flush_dependencies()
   if dependency_woke then
