@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { describe, expect, it, vi } from "vitest";
-import { type Clock, systemClock } from "../../src/clock.js";
+import { type Clock, ManualClock, systemClock } from "../../src/clock.js";
 import { Queue } from "../../src/queue.js";
 import { createServer } from "../../src/server/index.js";
 import { LeasedJobs, leasedJobsOf } from "../../src/server/routes/worker-protocol.js";
@@ -97,6 +97,65 @@ describe("LeasedJobs", () => {
       memory.close();
       memory.close();
       expect(queue.listenerCount("cancelled")).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("LeasedJobs with leases of different lengths", () => {
+  it("forgets a short lease at its end even when a longer one was granted before it", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const queue = new Queue(store, { clock });
+    try {
+      // Claimed in id order: the long lease first.
+      for (const id of ["a-long", "b-short", "c-beat"]) await queue.enqueue("t", null, { id });
+      const memory = new LeasedJobs(queue);
+      memory.add(await queue.lease({ types: ["t"], limit: 1, leaseMs: 3_600_000 }), 3_600_000);
+      memory.add(await queue.lease({ types: ["t"], limit: 2, leaseMs: 1000 }), 1000);
+      expect(memory.size).toBe(3);
+      // Extended past the short lease's end, then extended again for less: the last word counts.
+      memory.extend("c-beat", 1, 60_000);
+      memory.extend("c-beat", 1, 5_000);
+      await clock.advance(2000);
+      memory.add([], 1000);
+      expect(["a-long", "b-short", "c-beat"].map((id) => memory.get(id, 1)?.id)).toEqual([
+        "a-long",
+        undefined,
+        "c-beat",
+      ]);
+      await clock.advance(4000);
+      memory.add([], 1000);
+      expect(["a-long", "b-short", "c-beat"].map((id) => memory.get(id, 1)?.id)).toEqual([
+        "a-long",
+        undefined,
+        undefined,
+      ]);
+      await clock.advance(3_600_000);
+      memory.add([], 1000);
+      expect(memory.size).toBe(0);
+      memory.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("keeps an attempt leased again after its first lease's end was queued", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const queue = new Queue(store, { clock });
+    try {
+      await queue.enqueue("t", null, { id: "j" });
+      const [first] = await queue.lease({ types: ["t"], leaseMs: 1000 });
+      const memory = new LeasedJobs(queue);
+      memory.add([first!], 1000);
+      // Remembered again for longer (the same attempt handed out once more, as a re-lease would).
+      memory.add([{ ...first!, leaseExpiresAt: new Date(clock.now() + 10_000) }], 10_000);
+      await clock.advance(2000);
+      memory.add([], 1000);
+      expect(memory.get("j", 1)?.id).toBe("j");
+      memory.close();
     } finally {
       await store.close();
     }

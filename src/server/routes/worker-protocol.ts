@@ -59,8 +59,8 @@ const MAX_LEASED = 100_000;
 
 /** A job as handed out, and when its lease runs out as far as this server knows. */
 interface LeasedEntry {
-  job: Job;
-  until: number;
+  readonly job: Job;
+  readonly until: number;
 }
 
 /**
@@ -71,24 +71,30 @@ interface LeasedEntry {
  *
  * An entry goes when its attempt is reported through this server; when the queue says the attempt
  * ended some other way (`cancelled` while active, `failed` when a sweep through this queue
- * recovered its lease); when its lease has run out (looked at on each lease call, oldest first:
- * entries are kept in the order their leases were last granted or extended, so the expired ones
- * are at the front, mostly, and the look stops at the first live one: with lease lengths that
- * differ, an expired entry behind a longer live one waits for it); and, past `max`, oldest
- * granted first, live or not. So attempts reported to another server, or recovered by another
- * process, leave within their longest neighbour's lease of their end, not at a wholesale clear.
+ * recovered its lease); when its lease has run out (looked at on each lease call, soonest end
+ * first, from a heap of lease ends: with lease lengths that differ, an entry granted behind a
+ * longer lease still leaves at its own end); and, past `max`, oldest granted first, live or not.
+ * So attempts reported to another server, or recovered by another process, leave at the first
+ * lease call after their lease's end, not at a wholesale clear.
  * @internal
  */
 export class LeasedJobs {
   readonly #queue: Queue;
   readonly #max: number;
   readonly #entries = new Map<string, LeasedEntry>();
+  /**
+   * Lease ends, soonest at the root. A grant or extension pushes a new end and leaves the old one:
+   * an end whose entry is gone or has moved on is skipped when it comes up, and the heap is built
+   * again from the entries when stale ends outnumber them.
+   */
+  #ends: LeasedEntry[] = [];
   /** Whether the queue listeners are on: from the first job leased until close. */
   #listening = false;
   #closed = false;
   readonly #ended = (job: Job): void => {
     const entry = this.#entries.get(job.id);
     if (entry && entry.job.attempt <= job.attempt) this.#entries.delete(job.id);
+    this.#compact();
   };
 
   constructor(queue: Queue, max = MAX_LEASED) {
@@ -114,10 +120,7 @@ export class LeasedJobs {
   add(jobs: readonly Job[], leaseMs: number): void {
     if (this.#closed) return;
     const now = this.#queue.clock.now();
-    for (const entry of this.#entries.values()) {
-      if (entry.until > now) break;
-      this.#entries.delete(entry.job.id);
-    }
+    this.#forgetEnded(now);
     if (jobs.length === 0) return;
     if (!this.#listening) {
       // Subscribed with the first entry, not when the routes are registered: a server that was
@@ -127,34 +130,90 @@ export class LeasedJobs {
       this.#queue.on("failed", this.#ended);
     }
     for (const job of jobs) {
+      const entry = { job, until: job.leaseExpiresAt?.getTime() ?? now + leaseMs };
       this.#entries.delete(job.id);
-      this.#entries.set(job.id, { job, until: job.leaseExpiresAt?.getTime() ?? now + leaseMs });
+      this.#entries.set(job.id, entry);
+      this.#pushEnd(entry);
     }
     for (const id of this.#entries.keys()) {
       if (this.#entries.size <= this.#max) break;
       this.#entries.delete(id);
     }
+    this.#compact();
   }
 
   /** A heartbeat through this server extended the attempt's lease by `leaseMs` from now. */
   extend(id: string, attempt: number, leaseMs: number): void {
     const entry = this.#entries.get(id);
     if (entry?.job.attempt !== attempt) return;
-    entry.until = this.#queue.clock.now() + leaseMs;
-    // To the back, with the leases granted last.
+    // A new entry, so the old end in the heap no longer names a live one.
+    const extended = { job: entry.job, until: this.#queue.clock.now() + leaseMs };
+    // To the back, with the leases granted last (the order `max` forgets in).
     this.#entries.delete(id);
-    this.#entries.set(id, entry);
+    this.#entries.set(id, extended);
+    this.#pushEnd(extended);
+    this.#compact();
   }
 
   /** The attempt of `id` was reported through this server. */
   delete(id: string): void {
     this.#entries.delete(id);
+    // The heap's ends hold their jobs too: it must not keep the reported ones for long.
+    this.#compact();
+  }
+
+  /** Forgets the entries whose lease ended by `now`, soonest end first. */
+  #forgetEnded(now: number): void {
+    const ends = this.#ends;
+    while (ends.length > 0 && ends[0]!.until <= now) {
+      const end = this.#popEnd();
+      // Only the entry this end was pushed for: a later grant or extension replaced it.
+      if (this.#entries.get(end.job.id) === end) this.#entries.delete(end.job.id);
+    }
+  }
+
+  /** Builds the heap again from the live entries once stale ends outnumber them. */
+  #compact(): void {
+    if (this.#ends.length <= 2 * this.#entries.size + 1024) return;
+    this.#ends = [];
+    for (const entry of this.#entries.values()) this.#pushEnd(entry);
+  }
+
+  #pushEnd(entry: LeasedEntry): void {
+    const ends = this.#ends;
+    let i = ends.push(entry) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (ends[parent]!.until <= entry.until) break;
+      ends[i] = ends[parent]!;
+      i = parent;
+    }
+    ends[i] = entry;
+  }
+
+  #popEnd(): LeasedEntry {
+    const ends = this.#ends;
+    const top = ends[0]!;
+    const last = ends.pop()!;
+    if (ends.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= ends.length) break;
+      if (child + 1 < ends.length && ends[child + 1]!.until < ends[child]!.until) child++;
+      if (ends[child]!.until >= last.until) break;
+      ends[i] = ends[child]!;
+      i = child;
+    }
+    ends[i] = last;
+    return top;
   }
 
   /** Forgets everything and lets go of the queue. Safe to call twice. */
   close(): void {
     this.#closed = true;
     this.#entries.clear();
+    this.#ends = [];
     if (!this.#listening) return;
     this.#listening = false;
     this.#queue.off("cancelled", this.#ended);
