@@ -62,8 +62,11 @@ export interface ServerOptions extends RequestCheckOptions {
    */
   auth?: AuthOptions;
   /**
-   * Largest request body in bytes; larger ones get 413 before they are buffered.
-   * @defaultValue 1_048_576
+   * Largest request body in bytes; larger ones get 413 before they are buffered. The default
+   * leaves room for the largest payload, result or checkpoint the queue takes and the request
+   * around it, so whatever the queue accepts in code it accepts over HTTP too.
+   * @defaultValue the queue's `maxPayloadBytes` + 65,536, and at least 1,048,576 (1,114,112 at
+   * the queue's default `maxPayloadBytes`)
    */
   bodyLimit?: number;
   /**
@@ -204,7 +207,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       `createServer: types must be an array of job type settings, got ${describe(options.types)}`,
     );
   }
-  const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? 1_048_576, 1);
+  const bodyLimit = checkInt("bodyLimit", options.bodyLimit ?? defaultBodyLimit(queue.maxPayloadBytes), 1);
   const leasePollMs = checkInt("leasePollMs", options.leasePollMs ?? 1000, 1, MAX_TIMER_MS);
   const typesRefreshMs = checkInt("typesRefreshMs", options.typesRefreshMs ?? 1000, 1, MAX_TIMER_MS);
   // Checked here, not when the timers start at ready(): a bad option fails createServer.
@@ -395,6 +398,15 @@ const CHANGES = new Set(["post", "put", "patch", "delete"]);
  * a change; 414 and 431 for a path or headers too long; 429 for a client throttled after failed
  * logins; 503 when the store is down or the server closing), each in errand's error shape.
  */
+/**
+ * A request body the server takes by default: the largest payload the queue takes, with 64 KiB for
+ * the request around it (type, options, an id), and never less than 1 MiB, which a failure's
+ * message and stack at their bounds can need.
+ */
+export function defaultBodyLimit(maxPayloadBytes: number): number {
+  return Math.max(1_048_576, maxPayloadBytes + 65_536);
+}
+
 function withEveryRequestsTerms<D extends { paths?: object }>(doc: D): D {
   const error = (description: string) => ({
     description,

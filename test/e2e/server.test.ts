@@ -465,6 +465,27 @@ for (const backend of selectedBackends()) {
       expect(await h.queue.get(j2.id)).toMatchObject({ state: "active", result: null });
     });
 
+    it("takes over HTTP a payload and a result as large as the queue takes, at the default bodyLimit", async () => {
+      const max = 2 * 1024 * 1024;
+      const bundle = await backend.setup({ maxPayloadBytes: max });
+      const h = { ...bundle, ...(await serve(bundle.queue)) };
+      // JSON text of exactly maxPayloadBytes: a string of max - 2 characters and its quotes.
+      const largest = "x".repeat(max - 2);
+      const put = await h.http("POST", "/v1/jobs", { body: { type: "t", payload: largest } });
+      expect(put.status).toBe(201);
+      const { body } = await h.http("POST", "/v1/lease", { body: { types: ["t"] } });
+      const done = await h.http("POST", `/v1/jobs/${body.jobs[0].id}/complete`, {
+        body: { attempt: 1, result: largest },
+      });
+      expect(done.status).toBe(200);
+      expect((await h.queue.get(body.jobs[0].id))!.result).toHaveLength(max - 2);
+      // Past the request's room, the body limit still answers first.
+      const tooLarge = await h.http("POST", "/v1/jobs", {
+        body: { type: "t", payload: "x".repeat(max + 65_536) },
+      });
+      expect(tooLarge).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
+    });
+
     it("records a report's failures in one store write, each answered on its own terms", async () => {
       const h = await startServer(backend);
       await h.queue.enqueueMany("t", [1, 2, 3]);

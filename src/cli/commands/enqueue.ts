@@ -70,8 +70,8 @@ function enqueueOptions(o: EnqueueCommandOptions): EnqueueOptions {
 }
 
 /**
- * Most bytes of payloads (with each job's share of the request) in one batch of `--file`: under a
- * server's default 1 MiB body limit (`serve --body-limit`), so that 1,000 payloads of a kilobyte
+ * Most bytes of payloads (with each job's share of the request) in one batch of `--file`: under the 1 MiB
+ * a server's default body limit never goes below (`serve --body-limit`), so that 1,000 payloads of a kilobyte
  * go as two requests rather than one the server refuses. A batch ends at `--batch` jobs or here.
  */
 export const BATCH_BYTES = 768 * 1024;

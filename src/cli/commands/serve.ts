@@ -105,7 +105,11 @@ export function registerServe(program: Command, ctx: CliContext): void {
     )
     .option("--types <file>", "JSON array of job types to write to the store at start (kept there)")
     .option("--jobs <module>", "also run an in-process worker for the job definitions this module exports")
-    .option("--body-limit <bytes>", "largest request body", int("--body-limit", 1))
+    .option(
+      "--body-limit <bytes>",
+      "largest request body (default: the queue's largest payload + 64 KiB, at least 1 MiB)",
+      int("--body-limit", 1),
+    )
     .option(
       "--max-job-types <n>",
       `most job types the store may hold when one is added through this server (default ${DEFAULT_MAX_JOB_TYPES})`,
