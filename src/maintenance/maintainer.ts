@@ -29,6 +29,9 @@ export class Maintainer {
   readonly #onError: (error: unknown) => void;
   #services: Repeating[] = [];
   #started = false;
+  #stopped = false;
+  /** The first sweep, run by start(); stop() waits for it as for any pass under way. */
+  #first: Promise<void> | null = null;
 
   constructor(queue: Queue, options: MaintainerOptions) {
     this.#queue = queue;
@@ -37,26 +40,34 @@ export class Maintainer {
     this.#onError = options.onError;
   }
 
-  /** Runs a first sweep (so a restarted process recovers at once), then repeats both services. */
+  /**
+   * Runs a first sweep (so a restarted process recovers at once), then repeats both services.
+   * After {@link Maintainer.stop} it does nothing.
+   */
   async start(): Promise<void> {
-    if (this.#started) return;
+    if (this.#started || this.#stopped) return;
     this.#started = true;
     const { clock } = this.#queue;
     this.#services = [
       repeat(clock, this.#sweepMs, () => this.#queue.sweep(), this.#onError),
       repeat(clock, this.#pruneMs, () => this.#queue.prune(), this.#onError),
     ];
-    try {
-      await this.#queue.sweep();
-    } catch (error) {
-      this.#onError(error);
-    }
+    this.#first = this.#queue.sweep().then(
+      () => {},
+      (error: unknown) => this.#onError(error),
+    );
+    await this.#first;
   }
 
-  /** Stops the services and waits for a pass under way. Safe to call twice. */
+  /**
+   * Stops the services and waits for a pass under way, the first sweep of a start() not awaited
+   * too: once it resolves, nothing here touches the store, which may be closed next. Safe to call
+   * twice, and before start().
+   */
   async stop(): Promise<void> {
+    this.#stopped = true;
     const services = this.#services;
     this.#services = [];
-    await Promise.all(services.map((s) => s.stop()));
+    await Promise.all([...services.map((s) => s.stop()), this.#first]);
   }
 }

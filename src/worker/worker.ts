@@ -136,9 +136,10 @@ export interface WorkerEvents {
   dead: [job: Job, error: unknown];
   /**
    * A job this worker was running, or had claimed ahead, was cancelled through the worker's own
-   * Queue; a running one's signal aborts. A cancel made elsewhere (another process, the server)
-   * reaches the worker at its next heartbeat, which aborts the signal as for a lost lease, without
-   * this event: listen on that Queue, or the server's, for every cancel.
+   * Queue; a running one's signal aborts (at once, during close()'s grace period too). A cancel
+   * made elsewhere (another process, the server) reaches the worker at its next heartbeat, which
+   * aborts the signal as for a lost lease, without this event: listen on that Queue, or the
+   * server's, for every cancel.
    */
   cancelled: [job: Job];
   /** The handler snoozed the job: pending again at `job.runAt`, no attempt spent. */
@@ -533,7 +534,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /**
    * Stops claiming, lets running jobs finish for up to `graceMs`, then aborts the rest and
    * releases them back to pending at once (at-most-once jobs, already started, go to `dead`).
-   * Resolves when every outcome is written. Calling it again returns the same promise.
+   * A job cancelled through this worker's Queue during the grace period is aborted at once, as
+   * before close (`cancelled` event). Resolves when every outcome is written and any maintenance
+   * pass under way (the first sweep of a `start()` not awaited too) has ended, so the store may be
+   * closed next. Calling it again returns the same promise.
    */
   close(options: CloseOptions = {}): Promise<void> {
     let stopping: Promise<unknown> = Promise.resolve();
@@ -547,7 +551,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.#held?.cancel();
         this.#held = null;
         this.#unsubscribe?.();
-        this.queue.off("cancelled", this.#onCancelled);
+        // The cancel listener stays until every run has settled (stopped(), below): a job
+        // cancelled through this Queue during the grace period is aborted at once, as any other.
         this.queue.off("paused", this.#onPaused);
         // Jobs keep their leases while they finish (on the queue's clock, like every worker timer).
         graceBeat = repeat(
@@ -560,6 +565,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         return this.#filling;
       },
       stopped: async () => {
+        this.queue.off("cancelled", this.#onCancelled);
         await graceBeat?.stop();
         await stopping;
       },

@@ -260,6 +260,75 @@ export function exerciseShutdown(backend: Backend): void {
       expect(await queue.get(j.id)).toMatchObject({ state: "pending", attempt: 0 });
     });
 
+    it("aborts at once a job cancelled through the worker's own Queue during the grace period", async () => {
+      const { queue, clock } = await backend.setup();
+      const started = deferred<AbortSignal>();
+      const job = defineJob({
+        type: "job",
+        handler: async (_p: unknown, ctx) => {
+          started.resolve(ctx.signal);
+          await once(ctx.signal, "abort");
+          return "ignored";
+        },
+      });
+      const j = await queue.enqueue(job, {});
+      const worker = new Worker(queue, { jobs: [job], leaseMs: 30_000 });
+      const cancelled: Job[] = [];
+      worker.on("cancelled", (c) => cancelled.push(c));
+      await worker.start();
+      const signal = await started.promise;
+      const at = clock.now();
+      const closing = worker.close({ graceMs: 60_000 });
+      // As before close: the Queue's cancel reaches this process's worker before it returns, with
+      // no heartbeat (10 s away) nor the grace period's end (60 s) needed.
+      await queue.cancel(j.id);
+      expect(signal.aborted).toBe(true);
+      expect(cancelled.map((c) => c.id)).toEqual([j.id]);
+      // Nothing is left running: close resolves without the clock moving.
+      await closing;
+      expect(clock.now()).toBe(at);
+      expect(clock.pendingTimers).toBe(0);
+      expect(await queue.get(j.id)).toMatchObject({ state: "cancelled", attempt: 1, result: null });
+    });
+
+    it("waits for the first sweep of a start() not awaited, so the store can be closed right after", async () => {
+      const { queue, clock, store } = await backend.setup();
+      const job = defineJob({ type: "swept", handler: async () => null });
+      const sweepBegun = deferred();
+      const gate = deferred();
+      let sweepEnded = false;
+      const sweep = queue.sweep.bind(queue);
+      const held = vi.spyOn(queue, "sweep").mockImplementation(async () => {
+        sweepBegun.resolve();
+        await gate.promise;
+        const result = await sweep();
+        sweepEnded = true;
+        return result;
+      });
+      const worker = new Worker(queue, { jobs: [job] });
+      const errors: unknown[] = [];
+      worker.on("error", (e) => errors.push(e));
+      // README: start() resolves once the first claim is made; a program may close before that.
+      const starting = worker.start();
+      await sweepBegun.promise;
+      let closed = false;
+      const closing = worker.close({ graceMs: 0 }).then(() => {
+        closed = true;
+      });
+      await clock.advance(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(closed).toBe(false);
+      gate.resolve();
+      await closing;
+      expect(sweepEnded).toBe(true);
+      held.mockRestore();
+      // The caller closes the store next: nothing the worker began touches it afterwards.
+      await store.close();
+      await starting;
+      expect(errors).toEqual([]);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
     it("waits for a maintenance sweep under way, so the store can be closed right after", async () => {
       const { queue, clock, store } = await backend.setup();
       const job = defineJob({ type: "swept", handler: async () => null });
