@@ -29,7 +29,10 @@
 // - Lua (redis/lua), whole lines:
 //   - --@job-defaults     the defaults a job's hash leaves out (DEFAULT_PRIORITY, DEFAULT_WEIGHT,
 //                         DEFAULT_MAX_ATTEMPTS), from JOB_DEFAULTS;
-//   - --@new-job-fields   JOB_FIELDS, how many ARGV entries one new job takes.
+//   - --@new-job-fields   JOB_FIELDS, how many ARGV entries one new job takes;
+//   - --@error-history    MAX_ERROR_HISTORY, how many entries a job's error history keeps (from
+//                         src/validation.ts, as the SQL stores' {{errorsWithRoom}} and
+//                         {{appendedErrors}} fragments take it).
 //
 // An unknown marker throws, naming the file.
 import {
@@ -41,6 +44,7 @@ import {
   wrapList,
 } from "../src/job-fields.js";
 import { INSERT_FIELDS, INSERT_FIXED_PARAMS } from "../src/store/postgres/columns.js";
+import { MAX_ERROR_HISTORY } from "../src/validation.js";
 
 /** The columns an SQLite insert sets, in table order (src/store/sqlite/statements.ts INSERT_COLUMNS). */
 const SQLITE_INSERT = JOB_FIELDS.filter((x) => x.newJob || x.name === "state" || x.name === "createdAt");
@@ -211,6 +215,9 @@ export function expandLuaMarkers(text: string, where: string): string {
     }
     if (name === "new-job-fields") {
       return `local JOB_FIELDS = ${NEW_JOB_FIELDS.length}`;
+    }
+    if (name === "error-history") {
+      return `local MAX_ERROR_HISTORY = ${MAX_ERROR_HISTORY}`;
     }
     throw new Error(`${where}: ${marker}: unknown marker`);
   });

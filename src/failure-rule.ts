@@ -2,7 +2,8 @@
  * The failure rule: what a failed attempt comes to. A retryable failure of an at-least-once job
  * with attempts left is retried after its backoff (in its `retryQueue`, if any); anything else
  * (attempts spent, a non-retryable error, an at-most-once job, a backoff that says stop) sends the
- * job to `dead`. Every failure is recorded in the job's error history.
+ * job to `dead`. Every failure is recorded in the job's error history, which keeps the most recent
+ * {@link MAX_ERROR_HISTORY} entries.
  * @module
  */
 import { backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
@@ -14,13 +15,13 @@ import {
   describe,
   MAX_DATE_MS,
   MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_STACK_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   sanitizeText,
 } from "./validation.js";
 
 /** Leases that may run out without an outcome before a job counts as a poison pill (`dead`). */
 export const POISON_PILL_LEASES = 3;
-const MAX_STACK = 4000;
 
 /** How one attempt failed, as the failure rule takes it. */
 export interface AttemptOutcome {
@@ -98,7 +99,8 @@ function errorEntry(error: unknown, attempt: number, at: number, kind?: string):
   const name = typeof code === "string" ? code : read(() => e?.name, undefined);
   if (typeof name === "string") entry.name = sanitizeText(name, MAX_ERROR_NAME_LENGTH);
   const stack = read(() => e?.stack, undefined);
-  if (typeof stack === "string" && stack) entry.stack = sanitizeText(stack, MAX_STACK);
+  // A remote worker's stack (up to MAX_ERROR_TEXT_LENGTH) comes through here too: one bound.
+  if (typeof stack === "string" && stack) entry.stack = sanitizeText(stack, MAX_ERROR_STACK_LENGTH);
   if (kind) entry.kind = kind;
   return entry;
 }

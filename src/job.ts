@@ -35,6 +35,7 @@
  * ```
  * @module
  */
+import { MAX_ERROR_HISTORY } from "./validation.js";
 
 /** Where a job is in its life. See the module doc for the transitions. */
 export type JobState = "blocked" | "pending" | "active" | "completed" | "dead" | "cancelled" | "expired";
@@ -100,15 +101,25 @@ export type StoredBackoff =
       fallback: { type: "exponential"; baseMs: number; maxMs: number; factor: number; jitter: boolean };
     };
 
-/** One failed attempt, kept in the job's error history. */
+/**
+ * One failed attempt, kept in the job's error history ({@link Job.errors}, the most recent
+ * {@link MAX_ERROR_HISTORY} of them).
+ * @since 0.1.0
+ */
 export interface JobErrorEntry {
-  /** The attempt that failed, 1-based. */
+  /**
+   * The attempt that failed, 1-based (0 for a job a dependency's failure cancelled before it ran).
+   * Once the history is full it no longer starts at attempt 1: this says which attempts are kept.
+   */
   attempt: number;
   /** The error's message, shortened to {@link MAX_ERROR_TEXT_LENGTH} characters. */
   message: string;
   /** The error's `name` or `code`, when it had one. */
   name?: string;
-  /** The error's stack trace, shortened, when it had one. */
+  /**
+   * The error's stack trace, when it had one, shortened to {@link MAX_ERROR_STACK_LENGTH}
+   * characters (a remote worker's as well as a handler's own).
+   */
   stack?: string;
   /** Epoch milliseconds. */
   at: number;
@@ -170,7 +181,11 @@ export interface Job<P = unknown, R = unknown> {
   readonly leaseExpiresAt: Date | null;
   /** While `active`: the worker holding the job (the `workerId` its claim gave). */
   readonly workerId: string | null;
-  /** One entry per failed attempt, oldest first. */
+  /**
+   * The error history: one entry per failed attempt (and per dependency failure that cancelled
+   * it), oldest first, the most recent {@link MAX_ERROR_HISTORY} kept. The failure that would make
+   * one more drops the oldest; each entry's `attempt` says which attempt it was.
+   */
   readonly errors: readonly JobErrorEntry[];
   /** When the job was enqueued. */
   readonly createdAt: Date;
@@ -272,6 +287,14 @@ export interface JobRecord {
 
 /** The empty error history and dependency list every such job shares (frozen). @internal */
 export const NO_ERRORS: readonly JobErrorEntry[] = Object.freeze([]);
+/**
+ * `errors` with `entry` appended as every store appends it, the oldest dropped past
+ * {@link MAX_ERROR_HISTORY}: the history a failure's events carry, which no read of the store made.
+ * @internal
+ */
+export function withErrorEntry(errors: readonly JobErrorEntry[], entry: JobErrorEntry): JobErrorEntry[] {
+  return [...errors.slice(Math.max(0, errors.length - MAX_ERROR_HISTORY + 1)), entry];
+}
 /** @internal */
 export const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
 

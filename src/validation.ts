@@ -526,11 +526,36 @@ export function checkDependsOn(where: string, value: unknown, self: string | und
 }
 
 /**
- * Longest error message (and stack) recorded for a failed attempt: 65 536 characters. A remote
- * worker's longer report is refused (400); a handler's own error is cut to it instead.
+ * Longest error message recorded for a failed attempt: 65 536 characters. A remote worker's longer
+ * report is refused (400); a handler's own error is cut to it instead. Also the longest stack a
+ * remote worker may send, which is then kept cut to {@link MAX_ERROR_STACK_LENGTH}.
  * @since 0.1.0
  */
 export const MAX_ERROR_TEXT_LENGTH = 65_536;
+
+/**
+ * Longest stack trace recorded for a failed attempt: 4000 characters, on every path (a handler's
+ * own error, and a remote worker's report, which may send up to {@link MAX_ERROR_TEXT_LENGTH}).
+ * A longer stack is cut, never refused: refusing would lose the failure.
+ * @remarks A stack's first frames say where it failed; the rest, kept once per attempt in the
+ * {@link MAX_ERROR_HISTORY} entries every read of the job carries, would mostly be weight.
+ * @since 0.3.0
+ */
+export const MAX_ERROR_STACK_LENGTH = 4000;
+
+/**
+ * Most entries a job's error history (`job.errors`) keeps: 100, the most recent. The write that
+ * would make it 101 drops the oldest, on every store and every path that records a failure
+ * (a failed attempt, an expired lease, a dependency's failure). Each entry keeps its `attempt`,
+ * so a reader still knows which attempts the kept entries are.
+ * @remarks `maxAttempts` may be up to {@link MAX_COUNT}, and every read of a job (get, list, the
+ * dashboard) carries its whole history: unbounded, one job retried for days, or a worker failing
+ * it in a loop, would grow one row without end. BullMQ keeps at most `stackTraceLimit` stacks
+ * per job, Sidekiq the last error. A history stored longer by an earlier version is cut to this
+ * bound by its next failure.
+ * @since 0.3.0
+ */
+export const MAX_ERROR_HISTORY = 100;
 
 /** Longest error name recorded for a failed attempt: 256 characters. @since 0.1.0 */
 export const MAX_ERROR_NAME_LENGTH = 256;

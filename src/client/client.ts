@@ -32,7 +32,11 @@ import {
   checkTypeName,
   describe,
   MAX_ATTEMPTS_PER_REQUEST,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_STACK_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
   MAX_TOKEN_LENGTH,
+  sanitizeText,
   toJsonText,
 } from "../validation.js";
 import { MAX_LEASE_WAIT_MS } from "../worker/runner-options.js";
@@ -155,7 +159,13 @@ export function reviveJob<J extends Job>(wire: Record<string, unknown>): J {
   return job as J;
 }
 
-/** An error as the server's fail endpoint takes it. */
+/**
+ * An error as the server's fail endpoint takes it, already as the server keeps it: its text cut to
+ * the bounds a failure is recorded with (the stack to {@link MAX_ERROR_STACK_LENGTH}: the server
+ * takes up to {@link MAX_ERROR_TEXT_LENGTH} from older clients, and cuts it) and made text every
+ * store keeps. U+0000 or a lone surrogate, which the server's schema refuses, would otherwise lose
+ * the failure to a 400; a raw slice could leave a lone surrogate of its own.
+ */
 export function wireError(error: unknown): { message: string; name?: string; stack?: string } {
   // Never throws, whatever a handler threw (a BigInt, a cycle, a throwing getter, a Proxy), as a
   // Queue's failure record never does: a throw here would lose the failure.
@@ -165,14 +175,16 @@ export function wireError(error: unknown): { message: string; name?: string; sta
       const message = error.message;
       const stack = error.stack;
       return {
-        message: (typeof message === "string" ? message : jsonOf(message)).slice(0, 65_536),
-        name: String(typeof code === "string" ? code : error.name).slice(0, 256),
-        ...(typeof stack === "string" && stack ? { stack: stack.slice(0, 65_536) } : {}),
+        message: sanitizeText(typeof message === "string" ? message : jsonOf(message), MAX_ERROR_TEXT_LENGTH),
+        name: sanitizeText(String(typeof code === "string" ? code : error.name), MAX_ERROR_NAME_LENGTH),
+        ...(typeof stack === "string" && stack ? { stack: sanitizeText(stack, MAX_ERROR_STACK_LENGTH) } : {}),
       };
     }
-    return { message: (typeof error === "string" ? error : jsonOf(error)).slice(0, 65_536) };
+    return {
+      message: sanitizeText(typeof error === "string" ? error : jsonOf(error), MAX_ERROR_TEXT_LENGTH),
+    };
   } catch {
-    return { message: describe(error).slice(0, 65_536) };
+    return { message: sanitizeText(describe(error), MAX_ERROR_TEXT_LENGTH) };
   }
 }
 

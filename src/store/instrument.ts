@@ -28,6 +28,7 @@ import {
   type StoredBackoff,
   sharedJobDates,
   toJob,
+  withErrorEntry,
 } from "../job.js";
 import { isShared } from "./new-jobs.js";
 import type {
@@ -345,7 +346,7 @@ export class StoreDoor {
       const failed: Job = {
         ...job,
         state,
-        errors: [...job.errors, write.error],
+        errors: withErrorEntry(job.errors, write.error),
         runAt: retryAt === null ? job.runAt : jobDate(retryAt),
         queue: retryAt !== null && write.retryQueue ? write.retryQueue : job.queue,
         leaseExpiresAt: null,

@@ -16,6 +16,7 @@ import { exerciseDependencies } from "./dependencies.js";
 import { exerciseDependencyFailure } from "./dependency-failure.js";
 import { exerciseDependencyRetention } from "./dependency-retention.js";
 import { exerciseEnqueueIds } from "./enqueue-ids.js";
+import { exerciseErrorHistory } from "./error-history.js";
 import { exerciseEvents } from "./events.js";
 import { exerciseExpiry } from "./expiry.js";
 import { exerciseFailMany } from "./fail-many.js";
@@ -56,6 +57,7 @@ for (const backend of selectedBackends({ conformance: true })) {
     exerciseFailMany(backend);
     exerciseLeases(backend);
     exerciseRetries(backend);
+    exerciseErrorHistory(backend);
     exerciseIdempotency(backend);
     exerciseEnqueueIds(backend);
     exerciseQueues(backend);

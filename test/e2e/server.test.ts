@@ -2,7 +2,12 @@ import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { ErrandClient } from "../../src/client/index.js";
 import { createServer } from "../../src/server/index.js";
-import { MAX_DATE_MS, MAX_LIST_CURSOR_LENGTH } from "../../src/validation.js";
+import {
+  MAX_DATE_MS,
+  MAX_ERROR_STACK_LENGTH,
+  MAX_ERROR_TEXT_LENGTH,
+  MAX_LIST_CURSOR_LENGTH,
+} from "../../src/validation.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { scheduleRecord } from "../helpers/new-job.js";
 import { serve, snapshot, startServer } from "./harness.js";
@@ -358,6 +363,33 @@ for (const backend of selectedBackends()) {
       const released = await h.http("POST", "/v1/jobs/a/release", { body: { attempt: 2 } });
       expect(released.status).toBe(200);
       expect((await h.queue.get("a"))!.state).toBe("pending");
+    });
+
+    it("keeps a reported stack cut to MAX_ERROR_STACK_LENGTH, as a handler's own, and refuses none", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", null, { id: "a", maxAttempts: 3, backoff: { type: "fixed", delayMs: 1 } });
+      await h.queue.enqueue("t", null, { id: "b" });
+      await h.http("POST", "/v1/lease", { body: { types: ["t"], limit: 2 } });
+      const stack = `Error: boom\n${"    at frame (remote.js:1:1)\n".repeat(3000)}`.slice(
+        0,
+        MAX_ERROR_TEXT_LENGTH,
+      );
+      expect(stack).toHaveLength(65_536);
+      const failed = await h.http("POST", "/v1/jobs/a/fail", {
+        body: { attempt: 1, error: { message: "boom", name: "RemoteError", stack } },
+      });
+      expect(failed.status).toBe(200);
+      const reported = await h.http("POST", "/v1/report", {
+        body: { reports: [{ id: "b", attempt: 1, outcome: "fail", error: { message: "bang", stack } }] },
+      });
+      expect(reported.status).toBe(200);
+      for (const id of ["a", "b"]) {
+        const [entry] = (await h.queue.get(id))!.errors;
+        expect(entry!.stack, id).toHaveLength(MAX_ERROR_STACK_LENGTH);
+        expect(entry!.stack, id).toBe(stack.slice(0, MAX_ERROR_STACK_LENGTH));
+      }
+      // As the job reads over HTTP too.
+      expect((await h.http("GET", "/v1/jobs/a")).body.errors[0].stack).toHaveLength(4000);
     });
 
     it("answers a heartbeat for a cancelled job with 409 and the state", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { wireError } from "../../src/client/client.js";
+import { MAX_ERROR_STACK_LENGTH, MAX_ERROR_TEXT_LENGTH } from "../../src/validation.js";
 
 describe("wireError: what a remote worker sends for whatever a handler threw", () => {
   it("never throws, as a Queue's failure record never does (property seed 2936: fail(ref, 10n))", () => {
@@ -33,5 +34,18 @@ describe("wireError: what a remote worker sends for whatever a handler threw", (
       message: "boom",
       name: "E_X",
     });
+  });
+
+  it("sends no more than the server keeps, as text the server takes: a stack cut to MAX_ERROR_STACK_LENGTH", () => {
+    const error = new Error(`${"m".repeat(MAX_ERROR_TEXT_LENGTH - 1)}😀 and more`);
+    error.stack = `${"s".repeat(MAX_ERROR_STACK_LENGTH - 1)}😀${"frame\n".repeat(1000)}`;
+    error.name = "Bad\u0000Name";
+    const wire = wireError(error);
+    // A cut through a surrogate pair, and U+0000, would be refused by the server's schema (400),
+    // losing the failure: both come out as U+FFFD, as the server records a handler's own.
+    expect(wire.stack).toBe(`${"s".repeat(MAX_ERROR_STACK_LENGTH - 1)}\ufffd`);
+    expect(wire.message).toBe(`${"m".repeat(MAX_ERROR_TEXT_LENGTH - 1)}\ufffd`);
+    expect(wire.name).toBe("Bad\ufffdName");
+    expect(wireError("lone \ud800 half").message).toBe("lone \ufffd half");
   });
 });

@@ -4,6 +4,7 @@
  * @module
  */
 import { JOB_STATES } from "../../job.js";
+import { MAX_ERROR_HISTORY, MAX_ERROR_STACK_LENGTH } from "../../validation.js";
 import { PUSH_LIMITS } from "../job-types.js";
 import {
   count,
@@ -123,6 +124,7 @@ export const sharedSchemas = [
       workerId: { type: ["string", "null"] },
       errors: {
         type: "array",
+        description: `The error history: one entry per failed attempt (or dependency failure), oldest first, the most recent ${MAX_ERROR_HISTORY} kept; each entry's \`attempt\` says which attempt it was.`,
         items: {
           type: "object",
           required: ["attempt", "message", "at"],
@@ -130,7 +132,7 @@ export const sharedSchemas = [
             attempt: { type: "integer" },
             message: { type: "string" },
             name: { type: "string" },
-            stack: { type: "string" },
+            stack: { type: "string", description: `Cut to ${MAX_ERROR_STACK_LENGTH} characters` },
             at: { type: "integer" },
             kind: { type: "string" },
             dependency: {

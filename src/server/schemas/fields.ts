@@ -13,6 +13,7 @@ import {
   MAX_DATE_MS,
   MAX_DEPENDENCIES,
   MAX_ERROR_NAME_LENGTH,
+  MAX_ERROR_STACK_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,
   MAX_LIST_CURSOR_LENGTH,
@@ -76,7 +77,11 @@ export const instant = {
     { type: "integer", minimum: MIN_DATE_MS, maximum: MAX_DATE_MS },
   ],
 } as const;
-/** A failure as a worker reports it: a message, or { message, name, stack }. */
+/**
+ * A failure as a worker reports it: a message, or { message, name, stack }. A stack is taken up
+ * to MAX_ERROR_TEXT_LENGTH, what clients before MAX_ERROR_STACK_LENGTH sent, and kept cut to
+ * MAX_ERROR_STACK_LENGTH (failure-rule.ts), as a handler's own is.
+ */
 export const reportedError = {
   anyOf: [
     text(MAX_ERROR_TEXT_LENGTH),
@@ -87,7 +92,10 @@ export const reportedError = {
       properties: {
         message: text(MAX_ERROR_TEXT_LENGTH),
         name: text(MAX_ERROR_NAME_LENGTH),
-        stack: text(MAX_ERROR_TEXT_LENGTH),
+        stack: {
+          ...text(MAX_ERROR_TEXT_LENGTH),
+          description: `text without U+0000 or lone surrogates; kept cut to its first ${MAX_ERROR_STACK_LENGTH} characters`,
+        },
       },
     },
   ],

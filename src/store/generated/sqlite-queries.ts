@@ -86,7 +86,7 @@ export const statements = {
   /** dependencies.sql */
   dependencyDoomed: "SELECT job_id AS id FROM errand_blocked\nWHERE on_dependency_failure = 'cancel' AND job_id IN (SELECT job_id FROM errand_dependency WHERE dep_id = ?)\nORDER BY job_id;",
   /** dependencies.sql */
-  dependencyCancel: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed', 'dependency', ?, 'at', ?)),\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key,\n  debounce_key, snoozes,\n  'cancelled', NULL, ?\nFROM errand_job\nWHERE id = ?;",
+  dependencyCancel: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert({{errorsWithRoom}}, '$[#]', json_object('attempt', attempt, 'message', ?, 'kind', 'dependency_failed', 'dependency', ?, 'at', ?)),\n  lease_expirations, created_at, started_at, owner, depends_on, on_dependency_failure, key,\n  debounce_key, snoozes,\n  'cancelled', NULL, ?\nFROM errand_job\nWHERE id = ?;",
   /** dependencies.sql */
   moveDelete: "DELETE FROM errand_job WHERE id = ? RETURNING has_dependents;",
   /** dependencies.sql */
@@ -130,9 +130,9 @@ export const statements = {
   /** expiredLeases.sql */
   expiredLeases: "SELECT {{hotFields}}\nFROM errand_job\nWHERE state = 'active' AND lease_expires_at <= ?\nORDER BY lease_expires_at\nLIMIT ?;",
   /** failMany.sql */
-  failRetry: "UPDATE errand_job\nSET state = 'pending', run_at = ?, queue = COALESCE(?, queue),\n  errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,\n  lease_expirations = lease_expirations + ?\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
+  failRetry: "UPDATE errand_job\nSET state = 'pending', run_at = ?, queue = COALESCE(?, queue),\n  errors = json_insert({{errorsWithRoom}}, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,\n  lease_expirations = lease_expirations + ?\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
   /** failMany.sql */
-  failKill: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert(errors, '$[#]', json(?)), lease_expirations + ?, created_at, started_at, owner,\n  depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'dead', NULL, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
+  failKill: "INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)\nSELECT id, type, queue, payload, checkpoint, priority, weight, run_at, expires_at, attempt,\n  max_attempts, backoff, retry_queue, delivery, timeout_ms, unique_key,\n  json_insert({{errorsWithRoom}}, '$[#]', json(?)), lease_expirations + ?, created_at, started_at,\n  owner, depends_on, on_dependency_failure, key, debounce_key, snoozes,\n  'dead', NULL, ?\nFROM errand_job\nWHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);",
   /** fair.sql */
   fairTypeTurn: "SELECT turn FROM errand_fair_type WHERE type = ?;",
   /** fair.sql */

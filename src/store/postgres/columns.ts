@@ -4,6 +4,7 @@
  * @module
  */
 import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
+import { MAX_ERROR_HISTORY } from "../../validation.js";
 import { CLAIMED_COLUMNS, CLAIMED_FIELDS_SQL } from "./claimed-row.js";
 
 /**
@@ -153,6 +154,21 @@ SELECT ${CLAIMED_NULLS},
 FROM fits`;
 
 /**
+ * `{{appendedErrors}}`: a row's error history (`errors`, a JSON array kept as text) with the entry
+ * `new_error` (JSON text) appended, the oldest dropped past MAX_ERROR_HISTORY (a history stored
+ * longer before the bound is cut to it in the same write). The kept entries keep their exact
+ * text: `json` (not jsonb) hands back each element as it was written, so the array is trimmed in
+ * SQL and never read into JS. Below the bound the entry is spliced in as text, after one parse to
+ * count the entries; an empty history is not parsed at all.
+ */
+const APPENDED_ERRORS = `CASE WHEN errors = '[]' THEN '[' || new_error || ']'
+    WHEN json_array_length(errors::json) < ${MAX_ERROR_HISTORY} THEN left(errors, -1) || ',' || new_error || ']'
+    ELSE (SELECT '[' || coalesce(string_agg(x.entry::text, ',' ORDER BY x.pos) || ',', '') || new_error || ']'
+      FROM (SELECT entry, pos, count(*) OVER () AS total
+        FROM json_array_elements(errors::json) WITH ORDINALITY AS e(entry, pos)) AS x
+      WHERE x.pos > x.total - ${MAX_ERROR_HISTORY} + 1) END`;
+
+/**
  * The `{{fragment}}`s of queries/*.sql: table names qualified by the schema (a quoted identifier),
  * the NOTIFY channel (a quoted literal), both checked by `checkSchemaName` (migrate.ts), and the
  * column lists many statements share.
@@ -184,6 +200,7 @@ export function sqlFragments(schema: string, channel: string): Record<string, st
     walkTypes: walkTypes(`"${schema}".errand_job`, `"${schema}".errand_queue_pause`),
     doneFields: DONE_FIELDS,
     sharedColumns: SHARED,
+    appendedErrors: APPENDED_ERRORS,
     insertJob: `INSERT INTO "${schema}".errand_job (${INSERT_COLUMNS})`,
     // The rest of a statement whose CTE `moved` deleted jobs to expire ($1 now): into history as
     // expired, returned as JobRecords with "hasDependents" (expirePending, expireKeyHolders).

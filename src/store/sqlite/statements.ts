@@ -5,6 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
+import { MAX_ERROR_HISTORY } from "../../validation.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { DEFAULT_BACKOFF_TEXT, sqlLiteral } from "../packed-row.js";
@@ -68,6 +69,19 @@ const DONE_FIELDS = selectList(
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
 /**
+ * `{{errorsWithRoom}}`: the row's error history with room for one more entry, for the statements
+ * that append one (`json_insert(…, '$[#]', …)`): the oldest dropped once it holds
+ * MAX_ERROR_HISTORY. A full history (the steady state of a job failing on and on) loses its first
+ * entry (json_remove); one longer, stored before the bound, is cut to the newest N − 1 in the same
+ * write (an aggregate's ORDER BY: SQLite 3.44, older than the one better-sqlite3 12 bundles).
+ * Either way the array is read in SQL, never into JS.
+ */
+const ERRORS_WITH_ROOM = `CASE WHEN json_array_length(errors) < ${MAX_ERROR_HISTORY} THEN errors
+    WHEN json_array_length(errors) = ${MAX_ERROR_HISTORY} THEN json_remove(errors, '$[0]')
+    ELSE (SELECT json_group_array(json(value) ORDER BY key) FROM json_each(errors)
+      WHERE key > json_array_length(errors) - ${MAX_ERROR_HISTORY}) END`;
+
+/**
  * The statements with their `{{fragment}}`s filled in; `{{sharedColumns}}` lists the columns a
  * move between the two tables copies ({@link SHARED_FIELDS}), whose values the statements'
  * `@sharedValues` markers give. Exported for test/unit/job-fields.test.ts.
@@ -78,6 +92,7 @@ export const SQL: Readonly<Record<StatementName, string>> = renderStatements(sta
   pendingFields: PENDING_FIELDS_SQL,
   doneFields: DONE_FIELDS,
   sharedColumns: wrapList(SHARED_FIELDS.map((x) => x.column)),
+  errorsWithRoom: ERRORS_WITH_ROOM,
 });
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */

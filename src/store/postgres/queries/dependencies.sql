@@ -55,8 +55,7 @@ WITH moved AS (
   RETURNING j.*, u.error AS new_error
 ), ins AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT /*@sharedValues
-      errors = CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END*/,
+  SELECT /*@sharedValues errors = {{appendedErrors}}*/,
     'cancelled', NULL, $3
   FROM moved
   RETURNING {{doneFields}}

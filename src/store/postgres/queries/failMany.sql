@@ -7,7 +7,8 @@
 --   - A lease-expiry item ($3 = 1) applies only once the lease has really expired at $7, so a
 --     heartbeat that extended it wins; it also counts the expiry in lease_expirations.
 --   - The first item naming an attempt is applied; a repeat of it in the batch is stale.
---   - The error is appended to the job's errors.
+--   - The error is appended to the job's errors, which keep the most recent MAX_ERROR_HISTORY:
+--     the append that would pass it drops the oldest.
 --   - A retry that is ready now NOTIFYs the wake channel when the statement commits.
 --   - Row locks are taken in id order, as by every statement that locks several jobs and waits
 --     (heartbeatMany, completeMany), so two of them never deadlock (40P01).
@@ -29,7 +30,9 @@
 --     `killed` take the others to errand_job_done. Both touch only rows `held` holds, and
 --     different ones: a row has one attempt, and only items naming it match.
 --   - errors is a JSON array kept as text: the new entry is spliced in as text, so the entries
---     already stored keep their exact text.
+--     already stored keep their exact text; {{appendedErrors}} (columns.ts) trims a full history
+--     in SQL the same way, from `errors` and `new_error`, the names every statement that appends
+--     gives them.
 --   - `killed` copies every shared column but errors and lease_expirations as they are; the list is
 --     written in by `npm run gen` from src/job-fields.ts (/*@sharedValues*/, scripts/job-field-markers.ts).
 --   - `n` is read by the final SELECT because PostgreSQL runs only the plain CTEs that are read.
@@ -52,7 +55,7 @@ WITH input AS (
     WITH ORDINALITY AS i(id, attempt, expired, retry_at, retry_queue, error, ord)
   ORDER BY id, attempt, ord
 ), locked AS MATERIALIZED (
-  SELECT j.id, j.attempt, j.state, i.expired, i.retry_at, i.retry_queue, i.error,
+  SELECT j.id, j.attempt, j.state, i.expired, i.retry_at, i.retry_queue, i.error AS new_error,
     i.retry_at IS NULL AND j.has_dependents AND NOT $9::boolean AS deferred
   FROM input i CROSS JOIN LATERAL (
     SELECT j.id, j.attempt, j.state, j.has_dependents FROM {{errandJob}} j
@@ -64,7 +67,7 @@ WITH input AS (
   SELECT * FROM locked WHERE state = 'active'
 ), retried AS (
   UPDATE {{errandJob}} j SET state = 'pending', run_at = l.retry_at, queue = coalesce(l.retry_queue, j.queue),
-    errors = CASE WHEN j.errors = '[]' THEN '[' || l.error || ']' ELSE left(j.errors, -1) || ',' || l.error || ']' END,
+    errors = {{appendedErrors}},
     lease_expires_at = NULL, worker_id = NULL,
     lease_expirations = j.lease_expirations + l.expired
   FROM held l
@@ -73,12 +76,10 @@ WITH input AS (
 ), moved AS (
   DELETE FROM {{errandJob}} j USING held l
   WHERE l.retry_at IS NULL AND NOT l.deferred AND j.id = l.id
-  RETURNING j.*, l.error AS new_error, l.expired AS new_expired
+  RETURNING j.*, l.new_error, l.expired AS new_expired
 ), killed AS (
   INSERT INTO {{errandJobDone}} ({{sharedColumns}}, state, result, finished_at)
-  SELECT /*@sharedValues
-      errors = CASE WHEN errors = '[]' THEN '[' || new_error || ']' ELSE left(errors, -1) || ',' || new_error || ']' END;
-      lease_expirations = lease_expirations + new_expired*/,
+  SELECT /*@sharedValues errors = {{appendedErrors}}; lease_expirations = lease_expirations + new_expired*/,
     'dead', NULL, $7
   FROM moved
   RETURNING id, attempt

@@ -23,7 +23,8 @@
 -- dependencyDoomed: 1 dep_id.
 -- dependencyCancel: 1 message, 2 dependency id, 3 now, 4 now (finished_at), 5 id. It copies the job's
 --   {{sharedColumns}} as they are but errors (/*@sharedValues*/, written in by `npm run gen` from
---   src/job-fields.ts).
+--   src/job-fields.ts), whose entry is appended as failMany appends one ({{errorsWithRoom}}: the
+--   most recent MAX_ERROR_HISTORY kept).
 -- moveDelete: 1 id. dependencyUnfinished: 1 depends_on (JSON text).
 -- dependencyRestore: $blockedBy, $id (with dependencyBlock when $blockedBy > 0).
 -- dependencyRetried: 1 dep_id.
@@ -70,7 +71,7 @@ ORDER BY job_id;
 
 -- name: dependencyCancel
 INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
-SELECT /*@sharedValues errors = json_insert(errors, '$[#]', json_object('attempt', attempt, 'message', ?,
+SELECT /*@sharedValues errors = json_insert({{errorsWithRoom}}, '$[#]', json_object('attempt', attempt, 'message', ?,
       'kind', 'dependency_failed', 'dependency', ?, 'at', ?))*/,
   'cancelled', NULL, ?
 FROM errand_job

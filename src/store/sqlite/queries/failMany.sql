@@ -9,9 +9,12 @@
 --     really is expired (lease_expires_at <= now), so a job whose holder heartbeated in the
 --     meantime is left alone; such an item also counts one more lease expiration.
 --   - A retry clears the holder and lease and may move the job to its retry queue.
--- Why: json_insert(errors, '$[#]', json(?)) appends in SQL, so the errors array is never read
--- into JS and written back. A kill is a move (INSERT … SELECT, then delete), for the same reason
--- as completeMany: errand_job holds only pending and active jobs.
+--   - The history keeps the most recent MAX_ERROR_HISTORY entries: the append that would pass it
+--     drops the oldest (a history stored longer before the bound is cut to it here).
+-- Why: json_insert({{errorsWithRoom}}, '$[#]', json(?)) appends in SQL, so the errors array is
+-- never read into JS and written back; {{errorsWithRoom}} (statements.ts) trims it there too. A
+-- kill is a move (INSERT … SELECT, then delete), for the same reason as completeMany: errand_job
+-- holds only pending and active jobs.
 -- failKill copies the job's {{sharedColumns}} as they are but errors and lease_expirations (its
 -- /*@sharedValues*/ marker); `npm run gen` writes the values in from src/job-fields.ts
 -- (scripts/job-field-markers.ts), so a new field is copied without editing this file.
@@ -24,13 +27,14 @@
 -- name: failRetry
 UPDATE errand_job
 SET state = 'pending', run_at = ?, queue = COALESCE(?, queue),
-  errors = json_insert(errors, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,
+  errors = json_insert({{errorsWithRoom}}, '$[#]', json(?)), lease_expires_at = NULL, worker_id = NULL,
   lease_expirations = lease_expirations + ?
 WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);
 
 -- name: failKill
 INSERT INTO errand_job_done ({{sharedColumns}}, state, result, finished_at)
-SELECT /*@sharedValues errors = json_insert(errors, '$[#]', json(?)); lease_expirations = lease_expirations + ?*/,
+SELECT /*@sharedValues errors = json_insert({{errorsWithRoom}}, '$[#]', json(?));
+    lease_expirations = lease_expirations + ?*/,
   'dead', NULL, ?
 FROM errand_job
 WHERE id = ? AND state = 'active' AND attempt = ? AND (? = 0 OR lease_expires_at <= ?);

@@ -108,15 +108,65 @@ local function dependency_error(attempt, dep, state, now_text)
     .. '","kind":"dependency_failed","dependency":"' .. dep .. '","at":' .. now_text .. "}"
 end
 
--- Appends one entry (JSON text) to a job's error history.
+-- MAX_ERROR_HISTORY (src/validation.ts): how many entries a job's error history keeps.
+--@error-history
+
+-- Where the JSON object that opens at `i` of `s` closes (its "}"): a brace in a string (a
+-- message's text) is skipped with the string, and a quote escaped in one does not end it.
+local function object_end(s, i)
+  local depth = 0
+  local p = i
+  while true do
+    p = string.find(s, '[{}"]', p)
+    local c = string.byte(s, p)
+    if c == 34 then
+      repeat
+        p = string.find(s, '["\\]', p + 1)
+        local escaped = string.byte(s, p) == 92
+        if escaped then
+          p = p + 1
+        end
+      until not escaped
+    elseif c == 123 then
+      depth = depth + 1
+    else
+      depth = depth - 1
+      if depth == 0 then
+        return p
+      end
+    end
+    p = p + 1
+  end
+end
+
+-- Appends one entry (JSON text) to a job's error history, keeping the most recent
+-- MAX_ERROR_HISTORY: the append that would pass it drops the oldest (a history stored longer
+-- before the bound is cut to it). The history is trimmed as text, so the entries kept keep their
+-- exact text (cjson would reorder their keys and escape "/").
 local function append_error(key, entry)
   local errors = get_long(key, "e")
-  if errors and errors ~= "[]" then
-    errors = string.sub(errors, 1, -2) .. "," .. entry .. "]"
-  else
-    errors = "[" .. entry .. "]"
+  if not errors or errors == "[]" then
+    set_long(key, "e", "[" .. entry .. "]")
+    return
   end
-  set_long(key, "e", errors)
+  -- Every entry is a flat object with one "attempt" key, so counting the key counts the entries,
+  -- in C, without walking each entry's strings: a quote in a string is escaped, and no key but
+  -- "attempt" ends in attempt, so no string's text can read as the key.
+  local count, p = 0, 1
+  while true do
+    p = string.find(errors, '"attempt":', p, true)
+    if not p then
+      break
+    end
+    count = count + 1
+    p = p + 10
+  end
+  local from = 2
+  for _ = 1, count - MAX_ERROR_HISTORY + 1 do
+    from = string.find(errors, "{", object_end(errors, from) + 1, true) or #errors
+  end
+  local kept = string.sub(errors, from, -2)
+  set_long(key, "e", kept == "" and "[" .. entry .. "]" or "[" .. kept .. "," .. entry .. "]")
 end
 
 local BLOCKED_FIELDS = { "s", "bb", "df", "q", "t", "y", "a", "r", "c", "v", "hd", "ft" }
