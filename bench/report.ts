@@ -187,6 +187,17 @@ export function rows(r: Results, t: Targets): Row[] {
     add(`  drain of the ${fmtInt(fo.edges)} after`, `${fmtInt(fo.jobsPerSec)} jobs/s`, "", null);
     add("  each ran exactly once", String(fo.exactlyOnce), "true", fo.exactlyOnce);
   }
+  const dc = r["deps-chain"];
+  if (dc) {
+    add(`chain: one flow ${fmtInt(dc.depth)} deep, enqueued`, `${dc.enqueueMs} ms`, "", null);
+    add(
+      `  per level, vs at ${fmtInt(dc.small.depth)} deep`,
+      `${dc.msPerLevel} ms, ×${dc.perLevelRatio}`,
+      "",
+      null,
+    );
+    add("  the head pending, the rest blocked", String(dc.storedRight), "true", dc.storedRight);
+  }
   const kd = r["keys-drain"];
   if (kd) {
     add(

@@ -16,6 +16,9 @@
  *                         (and at a tenth of the size: the O(edges) check)
  *                         deps-fan-out: --jobs (at most 10,000) jobs waiting on one: the time of
  *                         the one completion that unblocks them all, and the drain after
+ *                         deps-chain: one enqueueFlow of a chain --jobs (at most 10,000) deep:
+ *                         its time and ms per level (and at a tenth of the depth: the O(depth)
+ *                         check)
  *                         keys-drain: the 20k drain over 1,000 keys with keyConcurrency 1 and
  *                         fair, as a share of the same drain without keys
  *                         keys-backlog: --jobs over 100 keys enqueued key by key, drained under

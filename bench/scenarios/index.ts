@@ -1,4 +1,5 @@
 /** Every scenario, in the order a run takes them (the order matters: see the notes inline). */
+import { depsChain } from "./deps-chain.js";
 import { depsFanIn } from "./deps-fan-in.js";
 import { depsFanOut } from "./deps-fan-out.js";
 import { drain } from "./drain.js";
@@ -36,6 +37,7 @@ export const SCENARIOS: readonly Scenario[] = [
   // Issue 14's dependencies; drain-blocked, with its million jobs, goes with the backlog below.
   depsFanIn,
   depsFanOut,
+  depsChain,
   // Issue 15's keys and rate limits.
   keysDrain,
   keysBacklog,

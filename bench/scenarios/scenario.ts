@@ -6,6 +6,7 @@ import { defineJob } from "../../src/index.js";
 import type { Options } from "../options.js";
 import type { Runtime } from "../runtime.js";
 import type { BenchStore } from "../stores.js";
+import type { DepsChainResult } from "./deps-chain.js";
 import type { DepsFanInResult } from "./deps-fan-in.js";
 import type { DepsFanOutResult } from "./deps-fan-out.js";
 import type { DrainResult } from "./drain.js";
@@ -42,6 +43,7 @@ export interface Results {
   "drain-scale"?: DrainScaleResult;
   "deps-fan-in"?: DepsFanInResult;
   "deps-fan-out"?: DepsFanOutResult;
+  "deps-chain"?: DepsChainResult;
   "drain-blocked"?: DrainBlockedResult;
   "keys-drain"?: KeysDrainResult;
   "keys-backlog"?: KeysBacklogResult;

@@ -52,6 +52,71 @@ export function exerciseFlows(backend: Backend): void {
       expect(order[3]).toBe(join!.id);
     });
 
+    it("stores a deep chain in one write, each node blocked on the one before", async () => {
+      const { queue } = await backend.setup();
+      const N = 2_000;
+      const flow = await queue.enqueueFlow(
+        Array.from({ length: N }, (_, i) => ({
+          ref: `n${i}`,
+          job: "link",
+          payload: { i },
+          ...(i > 0 ? { dependsOn: [`n${i - 1}`] } : {}),
+        })),
+      );
+      const chain = Array.from({ length: N }, (_, i) => flow.jobs[`n${i}`]!);
+      expect(chain[0]).toMatchObject({ state: "pending", dependsOn: [] });
+      chain.slice(1).forEach((job, k) => {
+        expect(job).toMatchObject({ state: "blocked", blockedBy: 1, dependsOn: [chain[k]!.id] });
+      });
+      expect((await queue.stats()).states).toMatchObject({ pending: 1, blocked: N - 1 });
+      // Each completion unblocks the next link, and only it.
+      for (const i of [0, 1]) {
+        const [job] = await queue.lease({ types: ["link"] });
+        expect(job?.id).toBe(chain[i]!.id);
+        expect(await queue.complete(job!, null)).toBe(true);
+      }
+      expect((await queue.get(chain[2]!.id))?.state).toBe("pending");
+      expect(await queue.get(chain[3]!.id)).toMatchObject({ state: "blocked", blockedBy: 1 });
+      expect((await queue.stats()).states).toMatchObject({ pending: 1, blocked: N - 3, completed: 2 });
+    });
+
+    it('cancels, in its one write, the nodes a failed job cancels down the flow; nodes under "run" count them finished', async () => {
+      const { queue } = await backend.setup();
+      await queue.enqueue("broken", {});
+      const [leased] = await queue.lease({ types: ["broken"] });
+      expect(await queue.fail(leased!, new Error("broken"), { retryable: false })).toBe(true);
+      const run = { onDependencyFailure: "run" } as const;
+      const flow = await queue.enqueueFlow([
+        { ref: "c1", job: "x", payload: {}, dependsOn: [{ id: leased!.id }] },
+        { ref: "c2", job: "x", payload: {}, dependsOn: ["c1"] },
+        { ref: "r3", job: "x", payload: {}, dependsOn: ["c2"], options: run },
+        { ref: "r4", job: "x", payload: {}, dependsOn: ["r3", "c2"], options: run },
+        { ref: "c5", job: "x", payload: {}, dependsOn: ["r3", "c2"] },
+        { ref: "c6", job: "x", payload: {}, dependsOn: ["r4", "c5"] },
+      ]);
+      const { c1, c2, r3, r4, c5, c6 } = flow.jobs as Record<string, (typeof flow.jobs)[string]>;
+      expect(c1).toMatchObject({ state: "cancelled" });
+      expect(c1!.errors.at(-1)).toMatchObject({ kind: "dependency_failed", dependency: leased!.id });
+      expect(c1!.errors.at(-1)?.message).toContain("dead");
+      expect(c2).toMatchObject({ state: "cancelled" });
+      expect(c2!.errors.at(-1)).toMatchObject({ kind: "dependency_failed", dependency: c1!.id });
+      expect(c2!.errors.at(-1)?.message).toContain("cancelled");
+      expect(r3).toMatchObject({ state: "pending", blockedBy: 0, dependsOn: [c2!.id] });
+      expect(r4).toMatchObject({ state: "blocked", blockedBy: 1, dependsOn: [r3!.id, c2!.id] });
+      // The first of its dependencies that failed is named: c2 (r3 is unfinished).
+      expect(c5).toMatchObject({ state: "cancelled" });
+      expect(c5!.errors.at(-1)).toMatchObject({ kind: "dependency_failed", dependency: c2!.id });
+      expect(c6).toMatchObject({ state: "cancelled" });
+      expect(c6!.errors.at(-1)).toMatchObject({ kind: "dependency_failed", dependency: c5!.id });
+      expect(await queue.get(c6!.id)).toMatchObject({ state: "cancelled" });
+      expect((await queue.stats()).states).toMatchObject({ pending: 1, blocked: 1, cancelled: 4, dead: 1 });
+      // r3's completion unblocks r4.
+      const [job] = await queue.lease({ types: ["x"] });
+      expect(job?.id).toBe(r3!.id);
+      expect(await queue.complete(job!, null)).toBe(true);
+      expect(await queue.get(r4!.id)).toMatchObject({ state: "pending", blockedBy: 0 });
+    });
+
     it("names stored jobs as { id } beside refs", async () => {
       const { queue } = await backend.setup();
       const existing = await queue.enqueue(step, { name: "existing" });

@@ -150,6 +150,8 @@ export async function insertShared(
 export interface InitialState {
   state: "blocked" | "pending";
   blockedBy: number;
+  /** A job later in the call waits for it: it goes in marked has_dependents (dependencies.ts). */
+  hasDependents?: boolean;
 }
 
 /**
@@ -406,12 +408,13 @@ async function insertRows(
     const { ids, params, shape } = insertParams(batch, batchInitial);
     const text = sql[INSERT_STATEMENTS[shape][checkDone ? 1 : 0]];
     // The fixed parameters first (INSERT_FIXED_PARAMS), then the job's fields, then for jobs
-    // with dependencies each one's initial state and count (the /*@afterFields*/ parameters).
+    // with dependencies each one's initial state, count and mark (the /*@afterFields*/ parameters).
     const values = [now, notifyTag, batch.length, ...params];
     if (batchInitial !== undefined) {
       values.push(
         batchInitial.map((x) => x.state),
         batchInitial.map((x) => x.blockedBy),
+        batchInitial.map((x) => x.hasDependents === true),
       );
     }
     // Ids errand just made, no unique or debounce key: nothing can be in the way but this very

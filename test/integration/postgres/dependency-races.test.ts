@@ -129,3 +129,31 @@ test("a cancel cascading through a job that an open enqueue names reaches the ne
   expect(leaf).toMatchObject({ state: "cancelled" });
   expect(JSON.parse(leaf!.errors).at(-1)).toMatchObject({ kind: "dependency_failed", dependency: "mid" });
 });
+
+test("a cancel waiting on an enqueue of a chain that names its job cascades down the whole chain", {
+  timeout: 30_000,
+}, async () => {
+  const { schema, all } = await stores(2);
+  const [a, b] = all as [PostgresStore, PostgresStore];
+  await a.enqueueMany({ now: NOW, jobs: [job("root")] });
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  onTestFinished(() => client.end());
+  await client.query("BEGIN");
+  // Each link waits for the one before it in the same call: marked as having dependents as it
+  // goes in, so the cascade that reaches the first one goes on down.
+  const links = Array.from({ length: 5 }, (_, i) => job(`link-${i}`, [i === 0 ? "root" : `link-${i - 1}`]));
+  for (const idsGenerated of [true, false]) {
+    const ids = idsGenerated ? links : links.map((l) => ({ ...l, id: `${l.id}-b` }));
+    const chained = ids.map((l, i) => (i === 0 ? l : { ...l, dependsOn: JSON.stringify([ids[i - 1]!.id]) }));
+    const results = await b.enqueueMany({ now: NOW, jobs: chained, connection: client, idsGenerated });
+    expect(results.map((r) => r.inserted && r.record?.state)).toEqual(new Array(5).fill("blocked"));
+  }
+  const cancelling = a.cancel({ id: "root", now: NOW });
+  await someoneWaits(schema);
+  await client.query("COMMIT");
+  expect((await cancelling)?.record.state).toBe("cancelled");
+  const ids = links.flatMap((l) => [l.id, `${l.id}-b`]);
+  const stored = await a.getMany({ ids });
+  expect(stored.map((j) => j?.state)).toEqual(new Array(10).fill("cancelled"));
+});

@@ -53,9 +53,11 @@
 -- insertOne, insertOneChecked: one job, every field one value, $3 always 1.
 --   All six return one row: n (jobs inserted), ids (the ids inserted; NULL when n = $3), notified.
 -- insertSettled, insertSettledChecked: as insert and insertChecked, for jobs with dependencies
---   (dependencies.ts), each in the state it will have: the two parameters after the job's fields
---   (/*@afterFields*/) are the states ('blocked' or 'pending') and blocked_by. A blocked job never
---   enters the claim index (not even as a version to vacuum), and wakes no one.
+--   (dependencies.ts), each in the state it will have: the three parameters after the job's
+--   fields (/*@afterFields*/) are the states ('blocked' or 'pending'), blocked_by, and
+--   has_dependents: true for a job that a later job of the same call waits for, so that a flow
+--   marks its own jobs as it inserts them (an UPDATE after would write every row twice). A blocked
+--   job never enters the claim index (not even as a version to vacuum), and wakes no one.
 -- debounce: $1 debounce key, $2 payload, $3 run at, $4 now, $5 notify tag, $6 type, $7 owner,
 --   $8 expires at (or NULL). The pending job never started of that type and owner that holds the
 --   key (errand_job_debounce: at most one) takes the new payload, run_at and expires_at (the last
@@ -158,10 +160,11 @@ WITH ins AS (
 
 -- name: insertSettled
 WITH ins AS (
-  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by)
-  SELECT /*@insertValues settled*/, u.blocked_by
-  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[])
-    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, ord)
+  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by, has_dependents)
+  SELECT /*@insertValues settled*/, u.blocked_by, u.has_dependents
+  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[],
+      /*@afterFields 3*/::boolean[])
+    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, has_dependents, ord)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
   RETURNING id, state, run_at
@@ -171,10 +174,11 @@ n AS (SELECT pg_notify({{channel}}, $2) FROM (SELECT 1 FROM ready LIMIT 1) AS r)
 
 -- name: insertSettledChecked
 WITH ins AS (
-  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by)
-  SELECT /*@insertValues settled*/, u.blocked_by
-  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[])
-    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, ord)
+  INSERT INTO {{errandJob}} ({{insertColumns}}, blocked_by, has_dependents)
+  SELECT /*@insertValues settled*/, u.blocked_by, u.has_dependents
+  FROM unnest(/*@unnestArrays*/, /*@afterFields 1*/::text[], /*@afterFields 2*/::integer[],
+      /*@afterFields 3*/::boolean[])
+    WITH ORDINALITY AS u(/*@unnestColumns*/, state, blocked_by, has_dependents, ord)
   WHERE NOT EXISTS (SELECT 1 FROM {{errandJobDone}} d WHERE d.id = u.id)
   ORDER BY u.ord
   ON CONFLICT DO NOTHING
