@@ -118,7 +118,12 @@ export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "main
   leaseMs?: number;
   /** Long-poll: wait up to this long for a job when none is ready. @defaultValue 0 */
   waitMs?: number;
-  /** Aborts the request (a worker closing). */
+  /**
+   * Aborts the request while it waits for the server's answer (a worker closing): the server gives
+   * back what a claim under way took for it. Once the answer has begun it is read whole (bounded by
+   * the client's `timeoutMs` plus `waitMs`), so the jobs it carries reach the caller, who must give
+   * them back (`release`).
+   */
   signal?: AbortSignal;
 }
 
@@ -301,13 +306,20 @@ export class ErrandClient {
 
   /**
    * One request. Resolves the parsed body of a 2xx answer (undefined for 204).
+   *
+   * `signal` aborts the request, and rejects with its reason. With `keepAnswer`, it aborts only
+   * until the server's answer begins (fetch resolved: its status and headers arrived); from then on
+   * the body is read whole, bounded by the timeout alone, since an answer cut in flight may carry
+   * what the server has already done for the caller (a lease's jobs). A body that still fails to
+   * arrive (the connection drops mid-way) is `UNAVAILABLE`, and what it carried is lost to the
+   * caller. `leaseAhead` sets it.
    * @throws ErrandError with the server's code, or `UNAVAILABLE` when it cannot be reached.
    */
   async request<T>(
     method: string,
     path: string,
     body?: unknown,
-    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+    options: { signal?: AbortSignal; timeoutMs?: number; keepAnswer?: boolean } = {},
   ): Promise<{ status: number; body: T }> {
     // A path step `.` or `..` (an id no URL can carry: fetch resolves it away) would ask for another route.
     if (
@@ -339,7 +351,26 @@ export class ErrandClient {
       );
     }
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    // With keepAnswer, the caller's signal reaches fetch only until the answer begins. A request
+    // made in this event-loop turn is cut at once (it may not have gone out: then it never does).
+    // One made earlier is cut once the promise jobs queued now have run (a nextTick queued from
+    // one runs after them all), never after I/O: an answer whose head is in, its fetch resolved
+    // and the code awaiting it not yet run (behind a fetch wrapper, say), is kept, and the server
+    // sees the connection close as soon as it would have.
+    const caller = options.keepAnswer && options.signal ? new AbortController() : undefined;
+    let answered = false;
+    let sameTurn = caller !== undefined;
+    if (caller) setImmediate(() => (sameTurn = false));
+    const cut = () => {
+      if (!answered) caller?.abort(options.signal?.reason);
+    };
+    const cutOff = () => (sameTurn ? cut() : process.nextTick(cut));
+    if (caller) {
+      if (options.signal!.aborted) caller.abort(options.signal!.reason);
+      else options.signal!.addEventListener("abort", cutOff, { once: true });
+    }
+    const given = caller?.signal ?? options.signal;
+    const signal = given ? AbortSignal.any([given, timeout]) : timeout;
     let response: Response;
     let text: string;
     try {
@@ -349,6 +380,8 @@ export class ErrandClient {
         body: json,
         signal,
       });
+      answered = true;
+      options.signal?.removeEventListener("abort", cutOff);
       // A `fetch` option of the caller's may resolve anything.
       if (typeof response?.text !== "function" || typeof response.status !== "number") {
         throw new TypeError(`fetch resolved ${describe(response)}, not a Response`);
@@ -356,7 +389,8 @@ export class ErrandClient {
       // Reading the body can fail too (the connection drops, the signal aborts).
       text = await response.text();
     } catch (cause) {
-      if (options.signal?.aborted) throw cause;
+      options.signal?.removeEventListener("abort", cutOff);
+      if (caller ? caller.signal.aborted : options.signal?.aborted) throw cause;
       throw new ErrandError(
         "UNAVAILABLE",
         `${method} ${this.url}${path} failed: ${cause instanceof Error ? cause.message : describe(cause)}`,
@@ -810,7 +844,7 @@ export class ErrandClient {
       "POST",
       "/v1/lease",
       body,
-      { ...(signal ? { signal } : {}), timeoutMs: this.#timeoutMs + (options.waitMs ?? 0) },
+      { ...(signal ? { signal, keepAnswer: true } : {}), timeoutMs: this.#timeoutMs + (options.waitMs ?? 0) },
     );
     return { jobs: out.body.jobs.map((j) => reviveJob(j)), ahead: out.body.ahead !== false };
   }

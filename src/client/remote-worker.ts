@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { type Clock, checkClock, systemClock } from "../clock.js";
 import { defaultLogger } from "../default-logger.js";
 import type { AnyJobDefinition } from "../define-job.js";
-import { type Duration, toMs } from "../duration.js";
+import { type Duration, toMs, toTimerMs } from "../duration.js";
 import { emitIsolated } from "../emit-isolated.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import type { Job, JobDependency } from "../job.js";
@@ -56,8 +56,29 @@ export interface RemoteWorkerOptions {
    * @defaultValue 30_000
    */
   waitMs?: Duration;
-  /** Wait after a failed lease request (server down) before the next, at least 1 ms. @defaultValue 1000 */
+  /**
+   * Wait after a failed lease request (server down) before the next, at least 1 ms; also the
+   * longest wait between two sends of a report (see `reportRetryMs`). `close()` cuts either wait
+   * short.
+   * @defaultValue 1000
+   */
   retryDelayMs?: Duration;
+  /**
+   * How long a report that failed on the way is sent again: a completion, failure, release or
+   * snooze whose request met a connection fault (refused, reset, timed out: `UNAVAILABLE`) or a
+   * 502, 503 or 504 answer (`STORE_ERROR`, `CLOSED`: a server restarting or draining), counted
+   * from its first failure, at waits from 100 ms doubling up to `retryDelayMs`. Safe because
+   * every report names its attempt: a resend of one that did land the first time changes nothing,
+   * and is not an error (a completion the server finds already recorded with the same result is
+   * answered as completed; a failure, release or snooze already recorded is answered as stale,
+   * and the worker emits no event for it). `close()` stops resending when its grace period ends.
+   * A report still failing then is emitted as an `error` and left undone: the job's lease runs
+   * out and it is recovered, as after a crash (run again, or `dead` if at most once). Heartbeats
+   * and checkpoints are not resent (the next heartbeat is the retry; a checkpoint's fault goes to
+   * its handler). 0 sends each report once.
+   * @defaultValue `leaseMs`
+   */
+  reportRetryMs?: Duration;
   /** Names the holder in `job.workerId`: 1 to 255 characters. @defaultValue `remote:pid:random` */
   workerId?: string;
   /**
@@ -79,6 +100,7 @@ const KEYS = new Set([
   "heartbeatMs",
   "waitMs",
   "retryDelayMs",
+  "reportRetryMs",
   "workerId",
   "logger",
   "clock",
@@ -114,7 +136,11 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   readonly #logger: Logger | undefined;
   /** Runs the jobs this worker leases; the worker keeps only the leasing. */
   readonly #core: RunCore;
+  /** Aborted by close(): ends a lease still waiting for its answer, and the wait between leases. */
   #leaseAbort = new AbortController();
+  /** Aborted when close()'s grace period ends: no report is sent again after it. */
+  readonly #closeOver = new AbortController();
+  #stopCloseTimer: () => void = () => {};
   #loop: Promise<void> | null = null;
   #roomFreed: () => void = () => {};
   #stopHeartbeat: () => void = () => {};
@@ -155,15 +181,27 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
     this.#heartbeatMs = settings.heartbeatMs;
     this.#waitMs = toMs("waitMs", options.waitMs ?? 30_000, MAX_LEASE_WAIT_MS);
     this.#retryDelayMs = interval("retryDelayMs", options.retryDelayMs ?? 1000);
+    const reportRetryMs = toTimerMs("reportRetryMs", options.reportRetryMs ?? this.#leaseMs);
     this.#clock = checkClock(options.clock) ?? systemClock;
     this.#logger = settings.logger;
     this.workerId = settings.workerId ?? `remote:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     this.#core = new RunCore({
-      sink: new RemoteSink(client, this.#leaseMs, this, (queues) => {
-        // Jobs leased ahead and not started go back rather than start in a paused queue.
-        const paused = new Set(queues);
-        this.#core.giveBackWaiting((job) => paused.has(job.queue));
-      }),
+      sink: new RemoteSink(
+        client,
+        this.#leaseMs,
+        this,
+        (queues) => {
+          // Jobs leased ahead and not started go back rather than start in a paused queue.
+          const paused = new Set(queues);
+          this.#core.giveBackWaiting((job) => paused.has(job.queue));
+        },
+        {
+          clock: this.#clock,
+          forMs: reportRetryMs,
+          maxDelayMs: this.#retryDelayMs,
+          until: this.#closeOver.signal,
+        },
+      ),
       clock: this.#clock,
       jobs: this.#jobs,
       concurrency: this.#concurrency,
@@ -253,12 +291,16 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         if (this.#leasesAhead && !leased.ahead) this.#core.giveBackWaiting(() => true);
         this.#leasesAhead = leased.ahead;
       } catch (error) {
+        // Closing: the lease was cut while it waited, before any answer (the server gives back
+        // what its claim took for a connection gone), or its answer failed to arrive whole, and
+        // the jobs it carried, unknown here, come back when their leases run out.
         if (this.#core.state !== "running") break;
         this.emit("error", error);
-        await new Promise<void>((resolve) => this.#clock.setTimer(this.#retryDelayMs, resolve));
+        // close() cuts the wait short.
+        await pause(this.#clock, this.#retryDelayMs, this.#leaseAbort.signal);
         continue;
       }
-      // Leased while closing: given straight back.
+      // Leased while closing (close() does not cut an answer already arriving): given straight back.
       this.#core.take(jobs);
       if (jobs.length === 0 && this.#core.idle) this.emit("idle");
     }
@@ -267,25 +309,90 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   /**
    * Stops leasing, lets running jobs finish for up to `graceMs`, then aborts the rest and releases
    * them to the server (at-most-once jobs go to `dead`). Resolves when every outcome is reported.
+   *
+   * A lease request still waiting is cut (the server gives back what it claimed for it); one whose
+   * answer has begun is read whole and its jobs given back at once, their attempts unspent.
+   * Reports that fail on the way are sent again (`reportRetryMs`) until the grace period ends; so
+   * close resolves by `graceMs`, plus the requests then under way (each bounded by the client's
+   * `timeoutMs`; a lease answer being read, by `timeoutMs` + `waitMs`). What is still unreported
+   * then is emitted as an `error` and left to its lease (run again, or `dead` if at most once).
    */
   close(options: CloseOptions = {}): Promise<void> {
-    return this.#core.close(() => toMs("graceMs", options.graceMs ?? 10_000), {
-      stopTaking: () => {
-        this.#leaseAbort.abort(new Error("worker closing"));
-        this.#roomFreed();
-        // A lease under way gives its jobs straight back: the core waits for the loop to end.
-        return this.#loop;
+    return this.#core.close(
+      () => {
+        const graceMs = toMs("graceMs", options.graceMs ?? 10_000);
+        if (graceMs === 0) this.#closeOver.abort();
+        else if (this.#core.state === "running") {
+          this.#stopCloseTimer = this.#clock.setTimer(graceMs, () => this.#closeOver.abort());
+        }
+        return graceMs;
       },
-      stopped: async () => {
-        this.#stopHeartbeat();
-        await this.#beating;
+      {
+        stopTaking: () => {
+          this.#leaseAbort.abort(new Error("worker closing"));
+          this.#roomFreed();
+          // A lease under way gives its jobs straight back: the core waits for the loop to end.
+          return this.#loop;
+        },
+        stopped: async () => {
+          this.#stopHeartbeat();
+          this.#stopCloseTimer();
+          await this.#beating;
+        },
       },
-    });
+    );
   }
 }
 
 /** The most jobs one lease request asks for (the server's bound on `limit`). */
 const MAX_LEASE_LIMIT = 1000;
+
+/** The first wait before a report is sent again; each next one doubles, up to `retryDelayMs`. */
+const FIRST_RESEND_MS = 100;
+
+/** What the server answers when it could not act now but may soon (its store, its shutdown). */
+const TRANSIENT_CODES = new Set<string>(["UNAVAILABLE", "STORE_ERROR", "CLOSED"]);
+
+/**
+ * Whether a report failed on the way rather than being refused: the server could not be reached or
+ * its answer was lost (the client's `UNAVAILABLE`), or it answered 502, 503 or 504. Such a report
+ * may or may not have landed; sent again, its attempt number keeps it from landing twice.
+ */
+function isTransient(error: unknown): boolean {
+  if (!(error instanceof ErrandError)) return false;
+  if (TRANSIENT_CODES.has(error.code)) return true;
+  const status = (error.details as { status?: unknown } | undefined)?.status;
+  return status === 502 || status === 503 || status === 504;
+}
+
+/**
+ * Waits `ms` on `clock`; resolves false at once when `signal` aborts first (the timer is dropped).
+ */
+function pause(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const cut = () => {
+      stop();
+      resolve(false);
+    };
+    const stop = clock.setTimer(ms, () => {
+      signal.removeEventListener("abort", cut);
+      resolve(true);
+    });
+    signal.addEventListener("abort", cut, { once: true });
+  });
+}
+
+/** How a {@link RemoteSink} sends a report again (`RemoteWorkerOptions.reportRetryMs`). */
+interface ResendPolicy {
+  clock: Clock;
+  /** How long after its first failure a report is sent again; 0: never. */
+  forMs: number;
+  /** The longest wait between two sends. */
+  maxDelayMs: number;
+  /** Aborted when the worker's close grace period ends: nothing is sent again after it. */
+  until: AbortSignal;
+}
 
 /**
  * Where a remote worker's runs write their outcomes: the server, completions of one event-loop
@@ -302,22 +409,84 @@ class RemoteSink implements RunSink {
     private readonly events: EventEmitter<WorkerEvents>,
     /** Told the queues paused now, at each heartbeat. */
     private readonly onPaused: (queues: string[]) => void,
+    private readonly resend: ResendPolicy,
   ) {
     this.#completions = new TurnBatch(
-      async (batch) => {
-        const results = await this.client.report(
-          batch.map((c) => ({ id: c.job.id, attempt: c.job.attempt, outcome: "complete", result: c.result })),
-        );
-        return batch.map((c, i) => {
-          const r = results[i];
-          if (r?.ok) return true;
-          if (r?.code === "STALE_ATTEMPT") return false;
-          return new ErrandError((r?.code ?? "INTERNAL") as ErrandErrorCode, `complete ${c.job.id} failed`);
-        });
-      },
+      (batch) => this.#reportCompletions(batch),
       // A failed report rejects each of its completions, and each is reported below.
       () => {},
     );
+  }
+
+  /**
+   * One report of a turn's completions, sent again (`#resending`): whole when it fails on the way,
+   * or the items the server answered with a transient code. A resent completion the server had
+   * recorded is answered `ok` (it tells a repeat of the same result); one answered JOB_NOT_FOUND on
+   * a resend is taken as stale (a queue that keeps no completed jobs deleted it as it completed),
+   * not as an error.
+   */
+  async #reportCompletions(
+    batch: Array<{ job: Job; result: unknown }>,
+  ): Promise<Array<boolean | ErrandError>> {
+    const out: Array<boolean | ErrandError> = new Array(batch.length);
+    let left = batch.map((_, i) => i);
+    try {
+      await this.#resending(async (resent) => {
+        const results = await this.client.report(
+          left.map((i) => {
+            const c = batch[i]!;
+            return { id: c.job.id, attempt: c.job.attempt, outcome: "complete", result: c.result };
+          }),
+        );
+        const again: number[] = [];
+        let fault: ErrandError | null = null;
+        left.forEach((i, k) => {
+          const r = results[k];
+          const code = (r?.code ?? "INTERNAL") as ErrandErrorCode;
+          if (r?.ok) out[i] = true;
+          else if (code === "STALE_ATTEMPT" || (resent && code === "JOB_NOT_FOUND")) out[i] = false;
+          else {
+            out[i] = new ErrandError(code, `complete ${batch[i]!.job.id} failed`);
+            if (TRANSIENT_CODES.has(code)) {
+              again.push(i);
+              fault = out[i] as ErrandError;
+            }
+          }
+        });
+        left = again;
+        if (fault) throw fault;
+      });
+    } catch (error) {
+      // Given up: a fault that was not transient (the report was refused whole), or resending ran
+      // out of time. Each completion still unanswered fails with it; the rest keep their answers.
+      if (!(error instanceof ErrandError)) throw error;
+      for (const i of left) out[i] = error;
+    }
+    return out;
+  }
+
+  /**
+   * Runs `send` (told whether this is a resend), and again while it fails on the way
+   * ({@link isTransient}): first after 100 ms, each wait twice the last up to `maxDelayMs`, until
+   * `forMs` after the first failure, and never once the close grace period is over (the wait is
+   * cut short then). Rejects with the last fault when it gives up.
+   */
+  async #resending<T>(send: (resent: boolean) => Promise<T>): Promise<T> {
+    const { clock, forMs, maxDelayMs, until } = this.resend;
+    let delay = Math.min(FIRST_RESEND_MS, maxDelayMs);
+    let deadline = Number.NaN;
+    for (let resent = false; ; resent = true) {
+      try {
+        return await send(resent);
+      } catch (error) {
+        if (!isTransient(error) || until.aborted) throw error;
+        const now = clock.now();
+        if (Number.isNaN(deadline)) deadline = now + forMs;
+        const wait = Math.min(delay, deadline - now);
+        if (wait <= 0 || !(await pause(clock, wait, until))) throw error;
+        delay = Math.min(delay * 2, maxDelayMs);
+      }
+    }
   }
 
   /**
@@ -342,7 +511,10 @@ class RemoteSink implements RunSink {
   async fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<FailedAttempt> {
     try {
       const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
-      const state = await this.client.failWithState(job, error, retryable === false ? { retryable } : {});
+      // A resend of a failure that landed is answered as stale: null, no event.
+      const state = await this.#resending(() =>
+        this.client.failWithState(job, error, retryable === false ? { retryable } : {}),
+      );
       if (state === null) return null;
       return { job: { ...job, state, leaseExpiresAt: null, workerId: null }, error };
     } catch (e) {
@@ -372,7 +544,7 @@ class RemoteSink implements RunSink {
   }
 
   snooze(job: Job, delayMs: number): Promise<boolean> {
-    return this.client.snooze(job, delayMs);
+    return this.#resending(() => this.client.snooze(job, delayMs));
   }
 
   dependencies(job: Job): Promise<JobDependency[]> {
@@ -380,7 +552,7 @@ class RemoteSink implements RunSink {
   }
 
   release(job: Job): Promise<boolean> {
-    return this.client.release(job);
+    return this.#resending(() => this.client.release(job));
   }
 
   /** A cancel on the server shows up here as a refused heartbeat: say so if that is what it was. */

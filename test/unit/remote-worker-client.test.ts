@@ -35,3 +35,20 @@ describe("new RemoteWorker", () => {
     expect(() => new RemoteWorker(lookalike as unknown as ErrandClient, { jobs: [task] })).not.toThrow();
   });
 });
+
+describe("RemoteWorker's reportRetryMs", () => {
+  it("takes 0 (send each report once) up to the longest timer, or a duration string; refuses the rest", () => {
+    const client = new ErrandClient({ url: "http://127.0.0.1:9" });
+    for (const reportRetryMs of [0, "5m", 2 ** 31 - 1]) {
+      expect(() => new RemoteWorker(client, { jobs: [task], reportRetryMs })).not.toThrow();
+    }
+    for (const reportRetryMs of [-1, 2 ** 31, Number.NaN, "soon"]) {
+      expect(() => new RemoteWorker(client, { jobs: [task], reportRetryMs }), String(reportRetryMs)).toThrow(
+        expect.objectContaining({
+          code: "INVALID_DURATION",
+          message: expect.stringContaining("reportRetryMs"),
+        }),
+      );
+    }
+  });
+});
