@@ -37,6 +37,15 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: ["read"],
 };
 
+/** Every permission: a route guarded by it is open to any authenticated role. */
+export const ANY_PERMISSION: readonly Permission[] = [...new Set(Object.values(ROLE_PERMISSIONS).flat())];
+
+/** The roles that may use a route guarded by `permission` (or any one of a list), in {@link ROLES} order. */
+export function rolesWith(permission: Permission | readonly Permission[]): Role[] {
+  const anyOf: readonly Permission[] = typeof permission === "string" ? [permission] : permission;
+  return ROLES.filter((role) => anyOf.some((p) => ROLE_PERMISSIONS[role].includes(p)));
+}
+
 /** Roles whose `read` covers only the jobs they own (see {@link Role}). */
 export const OWN_JOBS_ONLY: readonly Role[] = ["producer"];
 

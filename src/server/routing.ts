@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type Authenticator, checkPermission, type Permission, type Principal } from "./auth.js";
+import { ErrandError } from "../errors.js";
+import { type Authenticator, checkPermission, type Permission, type Principal, rolesWith } from "./auth.js";
 import { type RouteKey, routeSchemas } from "./schemas.js";
 
 /** A route's handler, as Fastify calls it. */
@@ -28,15 +29,28 @@ export class Routing {
     this.#auth = auth;
   }
 
-  /** A {@link Route} registering on `app`. */
+  /**
+   * A {@link Route} registering on `app`. The document says who may call each route from the
+   * permission the route is guarded by: its roles as `x-errand-roles` and in its description.
+   * A change whose schema takes no body refuses any field, as the document says (`{}` or nothing).
+   */
   on(app: FastifyInstance): Route {
     return (key, permission, handler) => {
       const [method, url] = key.split(" ") as [string, string];
+      const schema = routeSchemas[key] as { description?: string; body?: unknown };
+      const roles = rolesWith(permission);
+      const who = `Roles (with auth): ${roles.map((r) => `\`${r}\``).join(", ")}.`;
       app.route({
         method: method as "GET",
         url,
-        schema: { ...routeSchemas[key], security: this.#auth.enabled ? [{ bearer: [] }] : [] },
+        schema: {
+          ...schema,
+          description: schema.description ? `${schema.description}\n\n${who}` : who,
+          "x-errand-roles": roles,
+          security: this.#auth.enabled ? [{ bearer: [] }] : [],
+        },
         onRequest: this.guard(permission),
+        ...(method !== "GET" && schema.body === undefined ? { preValidation: refuseBodyFields } : {}),
         handler,
       });
     };
@@ -56,6 +70,41 @@ export class Routing {
   principal(request: FastifyRequest): Principal | null {
     return this.#principals.get(request) ?? null;
   }
+}
+
+/**
+ * Refuses a body other than none or `{}` on a change that takes none (cancel, prune, a DELETE…),
+ * as the schema `{ type: object, additionalProperties: false }` the document gives it would, with
+ * its schema error in `details`: a field sent there does nothing, and the caller should know.
+ */
+async function refuseBodyFields(request: FastifyRequest): Promise<void> {
+  const b = request.body;
+  if (b === undefined) return;
+  const object = typeof b === "object" && b !== null && !Array.isArray(b);
+  if (object && Object.keys(b).length === 0) return;
+  const extra = object ? Object.keys(b)[0]! : undefined;
+  const error = object
+    ? {
+        instancePath: "",
+        schemaPath: "#/additionalProperties",
+        keyword: "additionalProperties",
+        params: { additionalProperty: extra },
+        message: "must NOT have additional properties",
+      }
+    : {
+        instancePath: "",
+        schemaPath: "#/type",
+        keyword: "type",
+        params: { type: "object" },
+        message: "must be object",
+      };
+  throw new ErrandError(
+    "INVALID_REQUEST",
+    object
+      ? `body must NOT have additional properties: this route takes no fields (send {} or no body), got ${JSON.stringify(extra)}`
+      : "body must be object: this route takes no fields (send {} or no body)",
+    { details: [error] },
+  );
 }
 
 /** A request's path parameters; the route's schema has checked them. */

@@ -25,6 +25,10 @@ export interface StatsHistoryResult {
 
 /** The most intervals a {@link StatsHistory} keeps: its ring takes 20 bytes an interval, 20 MB here. */
 export const MAX_HISTORY_SIZE = 1_000_000;
+/** Intervals a history keeps by default: an hour of seconds (what a server keeps). */
+export const DEFAULT_HISTORY_SIZE = 3600;
+/** The seconds `GET /v1/stats/history` answers when not told. */
+export const DEFAULT_HISTORY_SECONDS = 300;
 
 /**
  * Counts of enqueues, completions and failed attempts per second over the last hour, for the
@@ -57,7 +61,7 @@ export class StatsHistory {
   constructor(clock: Clock, options: { intervalMs?: number; size?: number } = {}) {
     this.#clock = clock;
     this.intervalMs = checkInt("StatsHistory intervalMs", options.intervalMs ?? 1000, 1, MAX_TIMER_MS);
-    this.size = checkInt("StatsHistory size", options.size ?? 3600, 1, MAX_HISTORY_SIZE);
+    this.size = checkInt("StatsHistory size", options.size ?? DEFAULT_HISTORY_SIZE, 1, MAX_HISTORY_SIZE);
     this.#slotOf = new Float64Array(this.size).fill(-1);
     this.#counts = {
       enqueued: new Uint32Array(this.size),

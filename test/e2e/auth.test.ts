@@ -57,9 +57,10 @@ const NEEDS: Record<keyof typeof routeSchemas, Permission | Permission[]> = {
   "POST /v1/prune": "manage",
 };
 
-const EXTRA: Array<[string, "read"]> = [
+const EXTRA: Array<[string, Permission | Permission[]]> = [
   ["GET /metrics", "read"],
-  ["GET /openapi.json", "read"],
+  // The contract: every role reads it, a worker's token included.
+  ["GET /openapi.json", ["enqueue", "read", "work", "manage"]],
 ];
 
 for (const backend of selectedBackends()) {
@@ -88,6 +89,16 @@ for (const backend of selectedBackends()) {
       }
       expect((await h.http("GET", "/healthz")).status).toBe(200);
       expect((await h.http("GET", "/readyz")).status).toBe(200);
+      // The document names, per operation, the roles this table lets in.
+      const doc = (await h.http("GET", "/openapi.json", { token: TOKENS.worker })).body;
+      for (const [key, needs] of Object.entries(NEEDS)) {
+        const [method, template] = key.split(" ") as [string, string];
+        const op = doc.paths[template.replace(/:(\w+)/g, "{$1}")][method.toLowerCase()];
+        const roles = ALL_TOKENS.map((t) => t.role).filter((role) =>
+          [needs].flat().some((n) => ROLE_PERMISSIONS[role as Role].includes(n)),
+        );
+        expect([...op["x-errand-roles"]].sort(), key).toEqual(roles.sort());
+      }
     });
 
     it("does what each role may: produce, work, view", async () => {

@@ -48,8 +48,13 @@ type Closed<T> = T extends readonly (infer I)[]
       ? { [K in keyof T]: Closed<T[K]> }
       : { [K in keyof Named<T>]: Closed<Named<T>[K]> }
     : T;
-/** What a schema accepts or documents, as a type. */
-type Wire<S> = Closed<FromSchema<S & object, { references: References }>>;
+/**
+ * What a schema accepts or documents, as a type. A field with a `default` stays optional: the
+ * client may leave it out (the server's validator then fills in the default).
+ */
+type Wire<S> = Closed<
+  FromSchema<S & object, { references: References; keepDefaultedPropertiesOptional: true }>
+>;
 
 type Route = typeof routeSchemas;
 type Body<K extends keyof Route> = Route[K] extends { body: infer B } ? Wire<B> : never;

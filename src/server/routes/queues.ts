@@ -4,6 +4,7 @@ import { ErrandError } from "../../errors.js";
 import { byteOrder } from "../../name-record.js";
 import type { ServerContext } from "../context.js";
 import { params } from "../routing.js";
+import { DEFAULT_HISTORY_SECONDS } from "../stats-history.js";
 
 /** Registers the inspection and queue routes on `app`. */
 export function register(app: FastifyInstance, ctx: ServerContext): void {
@@ -12,8 +13,10 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
 
   route("GET /v1/stats", "read", async () => queue.stats());
   route("GET /v1/stats/history", "read", async (request) => {
+    // The schema bounds `seconds` (1 to DEFAULT_HISTORY_SIZE, the size of the server's history)
+    // and fills in its default.
     const { seconds } = request.query as { seconds?: string };
-    const n = seconds === undefined ? 300 : Number(seconds);
+    const n = seconds === undefined ? DEFAULT_HISTORY_SECONDS : Number(seconds);
     if (n < 1 || n > history.size) {
       throw new ErrandError("INVALID_REQUEST", `seconds must be between 1 and ${history.size}, got ${n}`);
     }

@@ -11,7 +11,17 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   const route = ctx.routing.on(app);
 
   route("PUT /v1/types/:type", "manage", async (request, reply) => {
-    const config = { ...body<JobTypeConfig>(request), type: params(request).type! };
+    const given = body<JobTypeConfig>(request);
+    const { type } = params(request);
+    // The path names the type; a body naming another is a mistake to refuse, not to overrule.
+    if (given.type !== undefined && given.type !== type) {
+      throw new ErrandError(
+        "INVALID_REQUEST",
+        `the body's type ${JSON.stringify(given.type)} is not the path's ${JSON.stringify(type)}: leave it out or repeat the path's`,
+        { details: { field: "type", path: type, body: given.type } },
+      );
+    }
+    const config = { ...given, type: type! };
     const created = await types.set(config);
     return reply.status(created ? 201 : 200).send(publicType(types.get(config.type)!));
   });

@@ -6,6 +6,7 @@
 import { JOB_STATES } from "../../job.js";
 import { MAX_ERROR_HISTORY, MAX_ERROR_STACK_LENGTH } from "../../validation.js";
 import { PUSH_LIMITS } from "../job-types.js";
+import { ERROR_CODES } from "./error-codes.js";
 import {
   count,
   duration,
@@ -21,9 +22,14 @@ export const sharedSchemas = [
   {
     $id: "Error",
     type: "object",
-    description: "Every error response. `code` is stable; branch on it, never on `message`.",
+    description:
+      "Every error response. `code` is stable; branch on it, never on `message`. Each status's response says which codes it carries and what their `details` hold.",
     required: ["code", "message"],
-    properties: { code: { type: "string" }, message: { type: "string" }, details: {} },
+    properties: {
+      code: { type: "string", enum: ERROR_CODES },
+      message: { type: "string" },
+      details: { description: "Structured context for the code, or null" },
+    },
   },
   {
     $id: "Backoff",

@@ -16,6 +16,7 @@ import {
   MAX_ERROR_STACK_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
   MAX_KEY_LENGTH,
+  MAX_LIMIT,
   MAX_LIST_CURSOR_LENGTH,
   MAX_PRIORITY,
   MIN_DATE_MS,
@@ -25,12 +26,49 @@ import {
 } from "../../validation.js";
 
 export const name = { type: "string", pattern: NAME_PATTERN.source, maxLength: 128 } as const;
+
+/**
+ * A pattern matching exactly the decimal integers 1 to `max`, without sign or leading zeros: a
+ * query's bound said by its schema, since query strings are not coerced (`coerceTypes: false`).
+ * Built digit by digit from `max`: every shorter number, then each prefix of `max` followed by a
+ * smaller digit and any digits, then `max` itself.
+ */
+export function upToPattern(max: number): string {
+  const digits = String(max);
+  const n = digits.length;
+  const alternatives = n > 1 ? [`[1-9][0-9]{0,${n - 2}}`] : [];
+  for (let i = 0; i < n; i++) {
+    const lo = i === 0 ? 1 : 0;
+    const hi = Number(digits[i]) - 1;
+    if (hi < lo) continue;
+    const rest = n - i - 1;
+    alternatives.push(`${digits.slice(0, i)}[${lo}-${hi}]${rest ? `[0-9]{${rest}}` : ""}`);
+  }
+  alternatives.push(digits);
+  return `^(?:${alternatives.join("|")})$`;
+}
+
+/**
+ * A query parameter taking a whole number from 1 to `max`, `fallback` when absent (the schema's
+ * `default`, which the server's validator fills in, so the handler sees what the document says).
+ */
+export const countQuery = <M extends number, D extends number>(max: M, fallback: D, what: string) =>
+  ({
+    type: "string",
+    pattern: upToPattern(max),
+    default: `${fallback}`,
+    description: `${what}: a whole number from 1 to ${max} in decimal (no sign, no leading zeros), ${fallback} when absent; else INVALID_REQUEST`,
+  }) as const;
+
+/** A page's `limit`: 1 to {@link MAX_LIMIT}, 50 when absent. */
+export const pageLimit = countQuery(MAX_LIMIT, 50, "Most items in the page");
+
 /** The query of a list paged by name (`limit`, and the previous page's `nextCursor`). */
 export const namePageQuery = {
   type: "object",
   additionalProperties: false,
   properties: {
-    limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
+    limit: pageLimit,
     cursor: { ...name, description: "`nextCursor` of the previous page" },
   },
 } as const;

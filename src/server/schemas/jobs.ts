@@ -25,6 +25,7 @@ import {
   MAX_BULK,
   name,
   omit,
+  pageLimit,
 } from "./fields.js";
 
 /**
@@ -86,7 +87,7 @@ const pageQuery = {
   type: "object",
   additionalProperties: false,
   properties: {
-    limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
+    limit: pageLimit,
     cursor: jobId,
   },
 } as const;
@@ -95,6 +96,7 @@ const pageQuery = {
 export const jobRouteSchemas = {
   "POST /v1/jobs": {
     summary: "Enqueue one job, or many (`{ jobs: [...] }`) in one transaction",
+    operationId: "enqueueJobs",
     tags: ["jobs"],
     querystring: {
       type: "object",
@@ -136,6 +138,7 @@ export const jobRouteSchemas = {
   "PUT /v1/jobs/:id": {
     summary:
       "Idempotent enqueue under a client-chosen id: 201 the first time, 200 with the existing job after",
+    operationId: "enqueueJobWithId",
     tags: ["jobs"],
     params: idParams,
     body: {
@@ -144,12 +147,17 @@ export const jobRouteSchemas = {
       additionalProperties: false,
       properties: { type: name, payload: {}, ...omit(enqueueOptionProperties, "id") },
     },
-    response: { 200: enqueuedReply, 201: jobReply, ...errors },
+    response: {
+      200: { ...enqueuedReply, description: "A job with this id (or unique key) already existed: that job" },
+      201: { ...jobReply, description: "The job, enqueued" },
+      ...errors,
+    },
   },
   "POST /v1/flows": {
     summary:
       "Enqueue a DAG of jobs in one transaction: every node or none; a node waits (`blocked`) for the nodes it depends on",
-    tags: ["jobs"],
+    operationId: "enqueueFlow",
+    tags: ["flows"],
     body: {
       type: "object",
       required: ["jobs"],
@@ -164,13 +172,15 @@ export const jobRouteSchemas = {
   },
   "GET /v1/jobs/:id": {
     summary: "A job, whatever its state (for a producer: only its own jobs; others are 404)",
+    operationId: "getJob",
     tags: ["jobs"],
     params: idParams,
-    response: { 200: jobReply, ...errors },
+    response: { 200: { ...jobReply, description: "The job" }, ...errors },
   },
   "GET /v1/jobs": {
     summary: "A page of jobs, newest first (for a producer: only its own jobs)",
     description: `A page with a state, queue, type or key filter reads at most ${LIST_SCAN.toLocaleString("en")} jobs of each table the store walks (${REDIS_LIST_SCAN.toLocaleString("en")} on Redis), so it may hold fewer than \`limit\` jobs, even none, and still have a \`nextCursor\`: page on until \`nextCursor\` is null.`,
+    operationId: "listJobs",
     tags: ["jobs"],
     querystring: {
       type: "object",
@@ -181,13 +191,14 @@ export const jobRouteSchemas = {
         type: name,
         owner: { ...name, description: "Only this owner's jobs (a producer sees only its own anyway)" },
         key: { ...jobKey, description: "Only jobs with this key (a name, else INVALID_KEY)" },
-        limit: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 1000, default 50" },
+        limit: pageLimit,
         cursor: listCursor,
       },
     },
     response: {
       200: {
         type: "object",
+        description: "A page of jobs; `nextCursor` is null on the last page",
         required: ["jobs", "nextCursor"],
         properties: { jobs: { type: "array", items: jobReply }, nextCursor: { type: ["string", "null"] } },
       },
@@ -197,11 +208,13 @@ export const jobRouteSchemas = {
   "GET /v1/jobs/:id/dependencies": {
     summary:
       "The jobs this one waits for, in its `dependsOn` order, with their states and results (also for the worker role)",
-    tags: ["jobs"],
+    operationId: "getJobDependencies",
+    tags: ["flows"],
     params: idParams,
     response: {
       200: {
         type: "object",
+        description: "Each dependency with its state and result (null fields for a pruned one)",
         required: ["dependencies"],
         properties: { dependencies: { type: "array", items: jobDependency } },
       },
@@ -210,12 +223,14 @@ export const jobRouteSchemas = {
   },
   "GET /v1/jobs/:id/dependents": {
     summary: "A page of the jobs waiting on this one, in id order (for a producer: only its own)",
-    tags: ["jobs"],
+    operationId: "listJobDependents",
+    tags: ["flows"],
     params: idParams,
     querystring: pageQuery,
     response: {
       200: {
         type: "object",
+        description: "A page of dependents; `nextCursor` is null on the last page",
         required: ["jobs", "nextCursor"],
         properties: { jobs: { type: "array", items: jobReply }, nextCursor: { type: ["string", "null"] } },
       },
@@ -224,26 +239,30 @@ export const jobRouteSchemas = {
   },
   "POST /v1/jobs/:id/cancel": {
     summary: "Cancel a blocked, pending or active job",
+    operationId: "cancelJob",
     tags: ["jobs"],
     params: idParams,
-    response: { 200: jobReply, ...errors },
+    response: { 200: { ...jobReply, description: "The job, cancelled" }, ...errors },
   },
   "POST /v1/jobs/:id/retry": {
     summary:
       "Put a dead, cancelled or expired job back to pending (blocked while some of its dependencies are unfinished)",
+    operationId: "retryJob",
     tags: ["jobs"],
     params: idParams,
-    response: { 200: jobReply, ...errors },
+    response: { 200: { ...jobReply, description: "The job, pending (or blocked) again" }, ...errors },
   },
   "POST /v1/jobs/:id/replay": {
     summary: "Enqueue a finished job's type and payload again under a new id",
+    operationId: "replayJob",
     tags: ["jobs"],
     params: idParams,
-    response: { 201: jobReply, ...errors },
+    response: { 201: { ...jobReply, description: "The new job" }, ...errors },
   },
   "POST /v1/jobs/:id/reschedule": {
     summary:
       "Move a pending job in time, priority or queue (a blocked one: what applies once it is unblocked)",
+    operationId: "rescheduleJob",
     tags: ["jobs"],
     params: idParams,
     body: {
@@ -251,6 +270,6 @@ export const jobRouteSchemas = {
       additionalProperties: false,
       properties: { runAt: instant, delayMs: duration, priority: integer, queue: name },
     },
-    response: { 200: jobReply, ...errors },
+    response: { 200: { ...jobReply, description: "The job, rescheduled" }, ...errors },
   },
 } as const;

@@ -1,6 +1,7 @@
 /** Schemas of the inspection and queue routes: stats, stats history, queues, pause, resume, prune. @module */
 import { NAME_PATTERN } from "../../validation.js";
-import { countsByState, errors } from "./fields.js";
+import { DEFAULT_HISTORY_SECONDS, DEFAULT_HISTORY_SIZE } from "../stats-history.js";
+import { countQuery, countsByState, errors } from "./fields.js";
 
 /** Checked by the queue (INVALID_QUEUE_NAME, as everywhere), not here (which would be INVALID_REQUEST). */
 const queueParams = {
@@ -52,10 +53,12 @@ const typeLimits = {
 export const queueRouteSchemas = {
   "GET /v1/stats": {
     summary: "Counts by state, queue and type",
-    tags: ["inspect"],
+    operationId: "getStats",
+    tags: ["stats"],
     response: {
       200: {
         type: "object",
+        description: "The store's counts now",
         required: [
           "states",
           "scheduled",
@@ -91,12 +94,17 @@ export const queueRouteSchemas = {
   "GET /v1/stats/history": {
     summary:
       "Enqueues, completions and failed attempts per second, as this server saw them, over the last `seconds`",
-    tags: ["inspect"],
+    operationId: "getStatsHistory",
+    tags: ["stats"],
     querystring: {
       type: "object",
       additionalProperties: false,
       properties: {
-        seconds: { type: "string", pattern: "^[0-9]{1,4}$", description: "1 to 3600, default 300" },
+        seconds: countQuery(
+          DEFAULT_HISTORY_SIZE,
+          DEFAULT_HISTORY_SECONDS,
+          "How many seconds back, up to the hour this server keeps",
+        ),
       },
     },
     response: {
@@ -118,10 +126,12 @@ export const queueRouteSchemas = {
   },
   "GET /v1/queues": {
     summary: "Every queue with its counts by state, and whether it is paused",
-    tags: ["inspect"],
+    operationId: "listQueues",
+    tags: ["queues"],
     response: {
       200: {
         type: "object",
+        description: "Every queue with jobs or paused, by name (byte order)",
         required: ["queues"],
         properties: {
           queues: {
@@ -143,21 +153,35 @@ export const queueRouteSchemas = {
   },
   "POST /v1/queues/:name/pause": {
     summary: "Pause a queue: no worker takes its jobs until it is resumed (running jobs finish)",
+    operationId: "pauseQueue",
     tags: ["queues"],
     params: queueParams,
-    response: { 200: queuePause, ...errors },
+    response: {
+      200: { ...queuePause, description: "The queue is paused; `changed` is false when it already was" },
+      ...errors,
+    },
   },
   "POST /v1/queues/:name/resume": {
     summary: "Resume a paused queue: its jobs are taken again at once",
+    operationId: "resumeQueue",
     tags: ["queues"],
     params: queueParams,
-    response: { 200: queuePause, ...errors },
+    response: {
+      200: { ...queuePause, description: "The queue is running; `changed` is false when it was not paused" },
+      ...errors,
+    },
   },
   "POST /v1/prune": {
     summary: "Delete finished jobs past their retention now",
-    tags: ["inspect"],
+    operationId: "pruneJobs",
+    tags: ["jobs"],
     response: {
-      200: { type: "object", required: ["deleted"], properties: { deleted: { type: "integer" } } },
+      200: {
+        type: "object",
+        description: "How many jobs were deleted",
+        required: ["deleted"],
+        properties: { deleted: { type: "integer" } },
+      },
       ...errors,
     },
   },

@@ -5,6 +5,7 @@ import { enqueueOptionProperties, errors, name, namePageQuery, nameParams, omit 
 export const scheduleRouteSchemas = {
   "PUT /v1/schedules/:name": {
     summary: "Create or replace a cron schedule",
+    operationId: "putSchedule",
     tags: ["schedules"],
     params: nameParams,
     body: {
@@ -23,27 +24,34 @@ export const scheduleRouteSchemas = {
         },
       },
     },
-    response: { 200: { $ref: "Schedule#" }, ...errors },
+    response: {
+      200: { $ref: "Schedule#", description: "The schedule as stored, with its next run" },
+      ...errors,
+    },
   },
   "GET /v1/schedules/:name": {
     summary: "A schedule",
+    operationId: "getSchedule",
     tags: ["schedules"],
     params: nameParams,
-    response: { 200: { $ref: "Schedule#" }, ...errors },
+    response: { 200: { $ref: "Schedule#", description: "The schedule" }, ...errors },
   },
   "DELETE /v1/schedules/:name": {
     summary: "Remove a schedule (jobs it enqueued stay)",
+    operationId: "deleteSchedule",
     tags: ["schedules"],
     params: nameParams,
-    response: { 204: { type: "null" }, ...errors },
+    response: { 204: { type: "null", description: "Removed; no body" }, ...errors },
   },
   "GET /v1/schedules": {
     summary: "A page of schedules by name (byte order)",
+    operationId: "listSchedules",
     tags: ["schedules"],
     querystring: namePageQuery,
     response: {
       200: {
         type: "object",
+        description: "A page of schedules; `nextCursor` is null on the last page",
         required: ["schedules", "nextCursor"],
         properties: {
           schedules: { type: "array", items: { $ref: "Schedule#" } },

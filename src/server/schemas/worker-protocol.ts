@@ -3,7 +3,7 @@
  * snooze, report.
  * @module
  */
-import { MAX_ATTEMPTS_PER_REQUEST, MAX_COUNT, MAX_KEY_LENGTH } from "../../validation.js";
+import { MAX_ATTEMPTS_PER_REQUEST, MAX_COUNT, MAX_KEY_LENGTH, MAX_LIMIT } from "../../validation.js";
 import { MAX_LEASE_WAIT_MS, MAX_REMOTE_LEASE_MS, MIN_LEASE_MS } from "../../worker/runner-options.js";
 import {
   attempt,
@@ -19,8 +19,24 @@ import {
   text,
 } from "./fields.js";
 
-/** A lease's length when a heartbeat extends it. */
-const leaseMs = { type: "integer", minimum: MIN_LEASE_MS, maximum: MAX_REMOTE_LEASE_MS } as const;
+/** How long a lease or heartbeat holds a job when it does not say: 30 s. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** A lease's length, as a lease asks for it or a heartbeat extends it (from the moment it is written). */
+const leaseMs = {
+  type: "integer",
+  minimum: MIN_LEASE_MS,
+  maximum: MAX_REMOTE_LEASE_MS,
+  default: DEFAULT_LEASE_MS,
+} as const;
+
+/** `retryable` of a failure: false sends the job to `dead` at once. */
+const retryable = {
+  type: "boolean",
+  default: true,
+  description:
+    "`false`: the job goes to `dead` now. `true` (the default): retried after its backoff while attempts remain, unless the job is `at_most_once`",
+} as const;
 
 /** One item's result in a batch's answer, in the batch's order: its id and whether it took. */
 const batchResult = {
@@ -33,14 +49,24 @@ const batchResult = {
 export const workerRouteSchemas = {
   "POST /v1/lease": {
     summary: "Lease ready jobs for a remote worker; long-polls up to `waitMs` when none is ready",
-    tags: ["worker"],
+    description:
+      "Claims up to `limit` ready jobs and holds each for `leaseMs`: report each with the `attempt` it came with (complete, fail, release, snooze, or `/v1/report`), and heartbeat to hold it longer. With `waitMs`, an empty lease waits until a job is ready (answered the moment one is enqueued) or `waitMs` passes, then answers 200 `{ jobs: [] }`; a lease whose connection closes while it waits ends there.",
+    operationId: "leaseJobs",
+    tags: ["workers"],
     body: {
       type: "object",
       additionalProperties: false,
       properties: {
-        types: { type: "array", items: name, minItems: 1, maxItems: 1000 },
+        types: {
+          type: "array",
+          items: name,
+          minItems: 1,
+          maxItems: 1000,
+          description: "Only jobs of these types. Absent: jobs of any type",
+        },
         queues: {
-          description: "queue names, or names with weights",
+          description:
+            "Queue names (each weight 1), or names with weights: a lease takes from the queues at random in proportion to their weights. Absent: `default` and the queues (retry queues included) of the job types this server knows, among `types` when given",
           anyOf: [
             { type: "array", items: name, minItems: 1, maxItems: 1000 },
             {
@@ -51,12 +77,42 @@ export const workerRouteSchemas = {
             },
           ],
         },
-        limit: { type: "integer", minimum: 1, maximum: 1000 },
-        leaseMs,
-        waitMs: { type: "integer", minimum: 0, maximum: MAX_LEASE_WAIT_MS },
-        workerId: { ...text(MAX_KEY_LENGTH), minLength: 1 },
-        maxWeight: count,
-        weightCap: count,
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: MAX_LIMIT,
+          default: 1,
+          description: "Most jobs in the answer",
+        },
+        leaseMs: {
+          ...leaseMs,
+          description:
+            "How long each job is held (from the lease) before another worker may take it, unless a heartbeat extends it",
+        },
+        waitMs: {
+          type: "integer",
+          minimum: 0,
+          maximum: MAX_LEASE_WAIT_MS,
+          default: 0,
+          description:
+            "How long to wait for a job when none is ready (a long poll); 0: answer at once. A wait that ends without a job answers 200 `{ jobs: [] }`",
+        },
+        workerId: {
+          ...text(MAX_KEY_LENGTH),
+          minLength: 1,
+          description:
+            "Who holds the jobs, kept as each job's `workerId`. Absent: `remote:` and the client's address",
+        },
+        maxWeight: {
+          ...count,
+          description:
+            "Total weight the worker has room for: the jobs leased have weights (`job.weight`, each counted as at most `weightCap`) summing to at most this, `limit` still bounding their number. Absent: no bound by weight",
+        },
+        weightCap: {
+          ...count,
+          description:
+            "With `maxWeight`: a job counts as at most this much weight, so a job heavier than the room can still be leased alone. Absent: a job counts its whole weight",
+        },
         ahead: {
           type: "integer",
           minimum: 0,
@@ -69,6 +125,8 @@ export const workerRouteSchemas = {
     response: {
       200: {
         type: "object",
+        description:
+          "The jobs leased, each `active` with its `attempt` and `leaseExpiresAt`; `{ jobs: [] }` when none was ready within `waitMs`",
         required: ["jobs"],
         properties: {
           ...jobsReply.properties,
@@ -84,17 +142,23 @@ export const workerRouteSchemas = {
   },
   "POST /v1/jobs/:id/complete": {
     summary: "Complete an attempt; a stale attempt gets 409, a repeated identical complete 200",
-    tags: ["worker"],
+    operationId: "completeJob",
+    tags: ["workers"],
     params: idParams,
     body: {
       type: "object",
       required: ["attempt"],
       additionalProperties: false,
-      properties: { attempt, result: {} },
+      properties: {
+        attempt,
+        result: { description: "Any JSON, kept as the job's `result`. Absent: null" },
+      },
     },
     response: {
       200: {
         type: "object",
+        description:
+          "Completed; `duplicate: true` when this completion (same attempt, same result) had been written before",
         required: ["ok", "duplicate"],
         properties: { ok: { type: "boolean" }, duplicate: { type: "boolean" } },
       },
@@ -103,21 +167,19 @@ export const workerRouteSchemas = {
   },
   "POST /v1/jobs/:id/fail": {
     summary: "Fail an attempt: retried with backoff, or dead",
-    tags: ["worker"],
+    operationId: "failJob",
+    tags: ["workers"],
     params: idParams,
     body: {
       type: "object",
       required: ["attempt", "error"],
       additionalProperties: false,
-      properties: {
-        attempt,
-        error: reportedError,
-        retryable: { type: "boolean" },
-      },
+      properties: { attempt, error: reportedError, retryable },
     },
     response: {
       200: {
         type: "object",
+        description: "Failed: `pending` again at `runAt` (a retry), or `dead`",
         required: ["ok", "state", "runAt"],
         properties: {
           ok: { type: "boolean" },
@@ -130,20 +192,28 @@ export const workerRouteSchemas = {
   },
   "POST /v1/jobs/:id/heartbeat": {
     summary: "Extend an attempt's lease; 409 when the attempt is no longer current (cancelled, lost)",
-    tags: ["worker"],
+    operationId: "heartbeatJob",
+    tags: ["workers"],
     params: idParams,
     body: {
       type: "object",
       required: ["attempt"],
       additionalProperties: false,
-      properties: { attempt, leaseMs },
+      properties: {
+        attempt,
+        leaseMs: {
+          ...leaseMs,
+          description: "The lease now runs until this long from now (not from its old end)",
+        },
+      },
     },
-    response: { 200: ok, ...errors },
+    response: { 200: { ...ok, description: "The lease was extended" }, ...errors },
   },
   "POST /v1/heartbeats": {
     summary:
       "Extend many attempts' leases in one request (one store write): each result says whether its attempt is still current. `pausedQueues` names the queues paused now, so a worker holding leased jobs it has not started can give back those of a paused queue",
-    tags: ["worker"],
+    operationId: "heartbeatJobs",
+    tags: ["workers"],
     body: {
       type: "object",
       required: ["jobs"],
@@ -160,12 +230,18 @@ export const workerRouteSchemas = {
             properties: { id: jobId, attempt },
           },
         },
-        leaseMs,
+        leaseMs: {
+          ...leaseMs,
+          description:
+            "Each current attempt's lease now runs until this long from now (not from its old end)",
+        },
       },
     },
     response: {
       200: {
         type: "object",
+        description:
+          "One result per job, in the request's order: `ok: false` where that attempt is no longer current (stop it)",
         required: ["results", "pausedQueues"],
         properties: {
           results: { type: "array", items: batchResult },
@@ -177,7 +253,8 @@ export const workerRouteSchemas = {
   },
   "POST /v1/jobs/:id/checkpoint": {
     summary: "Save an attempt's progress; a retry sees it as `checkpoint`",
-    tags: ["worker"],
+    operationId: "checkpointJob",
+    tags: ["workers"],
     params: idParams,
     body: {
       type: "object",
@@ -185,19 +262,21 @@ export const workerRouteSchemas = {
       additionalProperties: false,
       properties: { attempt, data: {} },
     },
-    response: { 200: ok, ...errors },
+    response: { 200: { ...ok, description: "The checkpoint was saved" }, ...errors },
   },
   "POST /v1/jobs/:id/release": {
     summary: "Give an attempt back without using it up (a worker shutting down)",
-    tags: ["worker"],
+    operationId: "releaseJob",
+    tags: ["workers"],
     params: idParams,
     body: { type: "object", required: ["attempt"], additionalProperties: false, properties: { attempt } },
-    response: { 200: ok, ...errors },
+    response: { 200: { ...ok, description: "The job is pending again, its attempt unspent" }, ...errors },
   },
   "POST /v1/jobs/:id/snooze": {
     summary:
       "End an attempt without failing it: the job is pending again after `delayMs`, its errors untouched, and the attempt does not count toward `maxAttempts` (`job.snoozes` counts it); 409 when the attempt is not current",
-    tags: ["worker"],
+    operationId: "snoozeJob",
+    tags: ["workers"],
     params: idParams,
     body: {
       type: "object",
@@ -205,12 +284,13 @@ export const workerRouteSchemas = {
       additionalProperties: false,
       properties: { attempt, delayMs: duration },
     },
-    response: { 200: ok, ...errors },
+    response: { 200: { ...ok, description: "The job is pending again, due after `delayMs`" }, ...errors },
   },
   "POST /v1/report": {
     summary:
       "Report many outcomes in one request (completions are written in one transaction); a snooze needs `delayMs`",
-    tags: ["worker"],
+    operationId: "reportJobs",
+    tags: ["workers"],
     body: {
       type: "object",
       required: ["reports"],
@@ -228,9 +308,12 @@ export const workerRouteSchemas = {
               id: jobId,
               attempt,
               outcome: { type: "string", enum: ["complete", "fail", "snooze"] },
-              result: {},
-              error: reportedError,
-              retryable: { type: "boolean" },
+              result: { description: 'With `outcome: "complete"`: the result. Absent: null' },
+              error: {
+                ...reportedError,
+                description: 'With `outcome: "fail"`: what failed. Absent: the message "failed"',
+              },
+              retryable: { ...retryable, description: `With \`outcome: "fail"\`: ${retryable.description}` },
               delayMs: { ...duration, description: `With \`outcome: "snooze"\`: ${duration.description}` },
             },
           },
@@ -240,6 +323,8 @@ export const workerRouteSchemas = {
     response: {
       200: {
         type: "object",
+        description:
+          "One result per report, in the request's order: `ok`, and `state` where it says more (`pending`, `dead`, `completed` for a repeated completion); `ok: false` with `code` (`STALE_ATTEMPT`, `JOB_NOT_FOUND`, …) where that report changed nothing",
         required: ["results"],
         properties: {
           results: {
