@@ -1,6 +1,7 @@
 import type { Queue } from "../queue.js";
 import type { Authenticator } from "./auth.js";
 import type { JobTypeRegistry } from "./job-types.js";
+import type { ServerLifecycle } from "./lifecycle.js";
 import type { LongPoll } from "./long-poll.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { PushDelivery } from "./push.js";
@@ -26,4 +27,6 @@ export interface ServerContext {
   leasePollMs: number;
   /** False when the server was told to run no maintenance, not even the lease API's own. */
   maintenance: boolean;
+  /** Draining and closing: what each part stops, and what a drain waits for. */
+  lifecycle: ServerLifecycle;
 }

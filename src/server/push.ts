@@ -61,6 +61,8 @@ export class PushDelivery {
   readonly #fetch: typeof fetch;
   readonly #running = new Map<string, number>();
   readonly #inflight = new Set<Promise<void>>();
+  /** The fills under way (one per type at most): {@link stop} waits for them too. */
+  readonly #fills = new Set<Promise<void>>();
   #filling = new Set<string>();
   #again = new Set<string>();
   #started = false;
@@ -115,7 +117,11 @@ export class PushDelivery {
     this.#fillAll();
   }
 
-  /** Stops leasing and waits for deliveries in flight. Double stop is harmless. */
+  /**
+   * Stops leasing and waits for deliveries in flight, and for a lease under way: the jobs it
+   * takes once stop began are given back (`release`, the attempt unspent), never delivered. So
+   * once it resolves nothing more is POSTed, and the queue may be closed. Double stop is harmless.
+   */
   async stop(): Promise<void> {
     this.#started = false;
     this.#unsubscribe?.();
@@ -123,7 +129,10 @@ export class PushDelivery {
     this.#cancelTimer();
     for (const { cancel } of this.#held.values()) cancel();
     this.#held.clear();
-    await Promise.all([...this.#inflight]);
+    // The fills first: one may have started deliveries before it saw the stop.
+    while (this.#fills.size > 0 || this.#inflight.size > 0) {
+      await Promise.all([...this.#fills, ...this.#inflight]);
+    }
   }
 
   #fillAll(): void {
@@ -138,7 +147,7 @@ export class PushDelivery {
       return;
     }
     this.#filling.add(type);
-    void (async () => {
+    const fill = (async () => {
       try {
         for (let more = true; more; ) {
           this.#again.delete(type);
@@ -160,6 +169,12 @@ export class PushDelivery {
             },
             held,
           );
+          if (!this.#started) {
+            // Stopped while the lease ran: what it took goes back unsent, as a closing Worker's
+            // unstarted jobs do, rather than be POSTed after stop() (and close()) resolved.
+            await this.#giveBack(jobs);
+            break;
+          }
           if (held.until !== null) this.#wakeAt(type, held.until);
           for (const job of jobs) this.#deliver(current, job);
           more = jobs.length > 0;
@@ -171,6 +186,14 @@ export class PushDelivery {
         if (this.#again.has(type)) this.#fill(config);
       }
     })();
+    this.#fills.add(fill);
+    void fill.finally(() => this.#fills.delete(fill));
+  }
+
+  /** Releases jobs leased but not to be delivered; a failure is told (their leases recover them). */
+  async #giveBack(jobs: Job[]): Promise<void> {
+    const outcomes = await Promise.allSettled(jobs.map((job) => this.#queue.release(job)));
+    for (const o of outcomes) if (o.status === "rejected") this.#queue.emit("error", o.reason);
   }
 
   /** Leases `type` again at `at`, when its rate limit has room (no store event says so). */

@@ -14,7 +14,7 @@ import { checkLogger, isLoggerLike, SERVER_LOGGER_METHODS } from "../logger.js";
 import { Maintainer } from "../maintenance/maintainer.js";
 import { type Repeating, repeat } from "../maintenance/repeat.js";
 import type { Queue } from "../queue.js";
-import { checkQueueArgument } from "../queue-checks.js";
+import { checkObject, checkQueueArgument } from "../queue-checks.js";
 import { checkFlagOption, checkInt, describe } from "../validation.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { parseJsonBody } from "./body.js";
@@ -23,8 +23,10 @@ import { registerDashboard } from "./dashboard.js";
 import { clientErrorResponse, toErrorResponse } from "./http-errors.js";
 import { type JobTypeConfig, JobTypeRegistry } from "./job-types.js";
 import { lazyValidators } from "./lazy-validators.js";
+import { DEFAULT_DRAIN_GRACE_MS, OpenConnections, ServerLifecycle } from "./lifecycle.js";
 import { LongPoll } from "./long-poll.js";
 import { ServerMetrics } from "./metrics.js";
+import { withErrorCodes } from "./openapi.js";
 import { PushDelivery, type PushOptions } from "./push.js";
 import { type RequestCheckOptions, RequestChecks } from "./request-checks.js";
 import * as jobRoutes from "./routes/jobs.js";
@@ -106,6 +108,13 @@ export interface ServerOptions extends RequestCheckOptions {
   /** Push delivery tuning. */
   push?: PushOptions;
   /**
+   * How long `close()` waits for the requests in flight to be answered (an enqueue being written,
+   * a report) before it cuts their connections, on the queue's clock. Idle keep-alive connections
+   * are closed at once, and waiting long-polls answered at once, whatever this is. 0 to 2^31 − 1.
+   * @defaultValue 10_000
+   */
+  closeGraceMs?: number;
+  /**
    * Fastify's logger option (`true`, or pino options), or a pino-compatible logger instance to log
    * through (callable `error`, `warn`, `info`, `debug`, `fatal`, `trace` and `child`). Anything
    * else is refused with `INVALID_OPTION`.
@@ -136,6 +145,33 @@ export interface ErrandServerState {
   history: StatsHistory;
   /** Long-poll lease requests waiting for a job right now. */
   leaseWaiters(): number;
+  /**
+   * Begins shutting down without closing: the server hands out no more work, and serves
+   * everything else. Lease requests are answered 503 `UNAVAILABLE` with `Retry-After` (a long-poll
+   * waiting now at once; jobs a claim under way took go back, their attempts unspent); push
+   * delivery leases nothing more and lets the deliveries in flight finish; `/readyz` answers 503, so
+   * a load balancer stops routing here. Reports (complete, fail, heartbeat, checkpoint, release,
+   * snooze, report), enqueues and reads are served as before.
+   *
+   * Resolves once the push deliveries in flight are over and every attempt this server handed out
+   * is reported (through it), ended otherwise or past its lease, or after `graceMs` of the queue's
+   * clock, whichever comes first; then `close()` the server. Draining is never undone; `close()`
+   * drains too (without waiting for reports). `errand serve` drains on SIGTERM and SIGINT while its
+   * in-process worker closes.
+   * @example
+   * ```ts
+   * process.once("SIGTERM", async () => {
+   *   await Promise.all([server.errand.drain({ graceMs: 10_000 }), worker.close({ graceMs: 10_000 })]);
+   *   await server.close();
+   *   await queue.close();
+   * });
+   * ```
+   * @throws ErrandError `INVALID_OPTION` for a `graceMs` that is not an integer from 0 to 2^31 − 1.
+   * @since 0.2.0
+   */
+  drain(options?: { graceMs?: number }): Promise<void>;
+  /** True once the server drains or closes: see {@link ErrandServerState.drain}. */
+  draining(): boolean;
 }
 
 declare module "fastify" {
@@ -145,6 +181,7 @@ declare module "fastify" {
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+const DRAIN_KEYS = new Set(["graceMs"]);
 const SERVER_KEYS = new Set([
   "queue",
   "auth",
@@ -157,6 +194,7 @@ const SERVER_KEYS = new Set([
   "pruneIntervalMs",
   "leasePollMs",
   "push",
+  "closeGraceMs",
   "logger",
   "dashboard",
   "allowedHosts",
@@ -213,6 +251,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // Checked here, not when the timers start at ready(): a bad option fails createServer.
   const sweepIntervalMs = checkInt("sweepIntervalMs", options.sweepIntervalMs ?? 1000, 1, MAX_TIMER_MS);
   const pruneIntervalMs = checkInt("pruneIntervalMs", options.pruneIntervalMs ?? 60_000, 1, MAX_TIMER_MS);
+  const closeGraceMs = checkInt("closeGraceMs", options.closeGraceMs ?? 10_000, 0, MAX_TIMER_MS);
   const logging = loggerOption(options.logger);
   const auth = new Authenticator(options.auth === undefined ? {} : options.auth, queue.clock);
   const checks = new RequestChecks(options, auth.enabled);
@@ -229,6 +268,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const metrics = new ServerMetrics(queue, (error) => logStoreError(error));
   const history = new StatsHistory(queue.clock).follow(queue);
   const longPoll = new LongPoll(queue);
+  const lifecycle = new ServerLifecycle();
+  // Draining: the long-polls waiting now answered (the lease route answers them 503), push
+  // leasing nothing more and its deliveries in flight waited for.
+  lifecycle.onDrain(() => {
+    longPoll.close();
+    return undefined;
+  });
+  lifecycle.onDrain(() => push.stop());
   try {
     const app = Fastify({
       ...logging,
@@ -236,7 +283,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       ajv: SERVER_AJV,
       // Each route's validators compiled on its first request, not in ready() (lazy-validators.ts).
       schemaController: { compilersFactory: { buildValidator: lazyValidators() } },
-      forceCloseConnections: true,
+      // close() closes idle keep-alive connections and waits for the ones with a request in
+      // flight (`true` cut those off: an enqueue stored, its answer lost); the preClose hook below
+      // closes each connection once its answer is out, and bounds the wait by closeGraceMs.
+      forceCloseConnections: "idle",
       trustProxy,
       routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       // The router's own refusals (bad percent-encoding, an over-long segment) in errand's shape,
@@ -270,8 +320,25 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       longPoll,
       leasePollMs,
       maintenance,
+      lifecycle,
     };
-    app.decorate("errand", { queue, types, metrics, push, auth, history, leaseWaiters: () => longPoll.size });
+    const state: ErrandServerState = {
+      queue,
+      types,
+      metrics,
+      push,
+      auth,
+      history,
+      leaseWaiters: () => longPoll.size,
+      drain: async (o = {}) => {
+        checkObject("drain", "options", o);
+        checkKnownKeys("drain", o, DRAIN_KEYS);
+        const graceMs = checkInt("graceMs", o.graceMs ?? DEFAULT_DRAIN_GRACE_MS, 0, MAX_TIMER_MS);
+        return lifecycle.drain(queue.clock, graceMs);
+      },
+      draining: () => lifecycle.draining,
+    };
+    app.decorate("errand", state);
     await speakJson(app, checks);
     for (const routes of ROUTES) routes.register(app, ctx);
     if (dashboard) registerDashboard(app);
@@ -299,15 +366,37 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       );
       push.start();
     });
+    // Closing: Fastify runs the preClose hooks, then stops listening and waits for the connections
+    // still open, then runs the onClose hooks. What would hold a connection is answered here
+    // first (long-polls, a stats read waiting its turn); each request in flight ends its
+    // connection once answered; and past closeGraceMs the rest are cut.
+    let closing = false;
+    let cancelGrace = () => {};
+    const connections = new OpenConnections(app.server);
     app.addHook("preClose", async () => {
+      closing = true;
+      cancelGrace = queue.clock.setTimer(closeGraceMs, () => app.server.closeAllConnections());
       // A stats request waiting for its count's turn (up to 5 s) is answered, not cut off by the close.
       queue.hurryReads();
       const stopping = Promise.all([maintainer?.stop(), typesRefresh?.stop()]);
-      longPoll.close();
-      await push.stop();
+      // Long-polls answered, push leasing nothing more (its deliveries are waited for on close).
+      lifecycle.begin();
       await stopping;
+      // Idle connections closed now, the others once their answer is out: keep-alive would hold
+      // the close until each client let go.
+      connections.closeIdle();
+    });
+    // An answer sent while closing says so, so the client opens a new connection for its next.
+    app.addHook("onSend", async (_request, reply, payload) => {
+      if (closing) void reply.header("connection", "close");
+      return payload;
     });
     app.addHook("onClose", async () => {
+      cancelGrace();
+      // The push deliveries in flight, and a lease under way, waited for here rather than in
+      // preClose, which Fastify fails past its pluginTimeout (10 s): a delivery may take its
+      // target's timeoutMs (30 s by default). They hold no connection of this server's.
+      await push.stop();
       queue.off("error", onQueueError);
       longPoll.detach();
       metrics.close();
@@ -347,10 +436,12 @@ async function speakJson(app: FastifyInstance, checks: RequestChecks): Promise<v
   });
   app.setErrorHandler((error, request, reply) => {
     const { status, body } = toErrorResponse(error);
-    if (status >= 500) request.log.error({ err: error }, "request failed");
-    if (body.code === "RATE_LIMITED") {
-      const after = (body.details as { retryAfterMs?: number } | null)?.retryAfterMs ?? 60_000;
-      void reply.header("retry-after", Math.ceil(after / 1000));
+    // A refusal that says when to come back (a client throttled, a server draining) says it in
+    // Retry-After too, in whole seconds; a draining server's is expected, not a failure to log.
+    const after = (body.details as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+    if (status >= 500 && typeof after !== "number") request.log.error({ err: error }, "request failed");
+    if (body.code === "RATE_LIMITED" || typeof after === "number") {
+      void reply.header("retry-after", Math.ceil((typeof after === "number" ? after : 60_000) / 1000));
     }
     return reply.status(status).send(body);
   });
@@ -376,7 +467,7 @@ async function speakJson(app: FastifyInstance, checks: RequestChecks): Promise<v
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (doc) =>
-      "openapiObject" in doc ? withEveryRequestsTerms(doc.openapiObject) : doc.swaggerObject,
+      "openapiObject" in doc ? withErrorCodes(withEveryRequestsTerms(doc.openapiObject)) : doc.swaggerObject,
   });
   for (const s of [...sharedSchemas, scheduleSchema]) app.addSchema(s);
 }
@@ -412,10 +503,13 @@ function withEveryRequestsTerms<D extends { paths?: object }>(doc: D): D {
     description,
     content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
   });
-  for (const item of Object.values(doc.paths ?? {}) as Array<Record<string, Operation> | undefined>) {
+  for (const [path, item] of Object.entries(doc.paths ?? {}) as Array<
+    [string, Record<string, Operation> | undefined]
+  >) {
     for (const [method, op] of Object.entries(item ?? {})) {
       if (typeof op !== "object" || op === null || typeof op.responses !== "object") continue;
       const responses = op.responses;
+      if (path === "/v1/lease" && method === "post") responses["503"] ??= LEASE_UNAVAILABLE;
       if (CHANGES.has(method)) {
         op.requestBody ??= {
           description:
@@ -436,6 +530,22 @@ function withEveryRequestsTerms<D extends { paths?: object }>(doc: D): D {
   }
   return doc;
 }
+
+/**
+ * The lease's 503, said in full: besides a store that is down, a server that drains or closes
+ * answers every lease so (lifecycle.ts), a long-poll waiting then at once, with `Retry-After`.
+ */
+const LEASE_UNAVAILABLE = {
+  description:
+    "The store is unreachable, or the server is shutting down (draining or closing): it hands out no more jobs, and answers `UNAVAILABLE` with `Retry-After` (seconds), a long-poll waiting then at once. Lease again after that, from another server if there is one; reports of the jobs already leased are still taken while it drains",
+  headers: {
+    "Retry-After": {
+      description: "Seconds to wait before leasing again (sent when the server is shutting down)",
+      schema: { type: "integer", minimum: 0 },
+    },
+  },
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+};
 
 /** Binds `listen` to loopback unless told otherwise, and refuses anything else without auth. */
 function listenOnLoopback(app: FastifyInstance, auth: Authenticator, checks: RequestChecks): void {

@@ -358,5 +358,51 @@ for (const backend of selectedBackends()) {
       });
       expect(r.seen.map((s) => s.body.id)).toEqual(["first", "second"]);
     });
+
+    it("delivers nothing a lease under way at close took: close waits for it, and the jobs go back unspent", async () => {
+      const posted: string[] = [];
+      const fetchSpy: typeof fetch = async (_url, init) => {
+        posted.push(String(init?.body));
+        return new Response("{}", { status: 200 });
+      };
+      const h = await startServer(backend, {
+        types: [{ type: "hook", push: { url: "http://127.0.0.1:9/hook" } }],
+        push: { fetch: fetchSpy, pollIntervalMs: 600_000 },
+      });
+      // Push's next lease waits at this gate, opened only once the close has stopped push.
+      const lease = h.queue.lease.bind(h.queue);
+      const inLease = deferred();
+      const gate = deferred();
+      vi.spyOn(h.queue, "lease").mockImplementation(async (options, held) => {
+        if (options?.workerId === "push:hook") {
+          inLease.resolve();
+          await gate.promise;
+        }
+        return lease(options, held);
+      });
+      const push = h.app.errand.push;
+      const stop = push.stop.bind(push);
+      vi.spyOn(push, "stop").mockImplementation(() => {
+        const stopping = stop();
+        gate.resolve();
+        return stopping;
+      });
+      await h.queue.enqueue("hook", { n: 1 }, { id: "j", delivery: "at_most_once" });
+      await inLease.promise;
+      await h.app.close();
+      // Before: close resolved with the lease still under way, which then POSTed the job after
+      // it (or left it active, and an at-most-once job then went dead though delivered).
+      expect(posted).toEqual([]);
+      // Released as a closing Worker releases: pending, on the attempt it was leased as, no error.
+      expect(await h.queue.get("j")).toMatchObject({ state: "pending", attempt: 1, errors: [] });
+    });
   });
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }

@@ -4,10 +4,12 @@
  */
 import type { AddressInfo } from "node:net";
 import type { Command } from "commander";
+import type { FastifyInstance } from "fastify";
 import { ErrandError } from "../../errors.js";
 import { openQueue, type Queue } from "../../queue.js";
 import type { JobTypeConfig, ServerOptions, TokenEntry } from "../../server/index.js";
 import { DEFAULT_MAX_JOB_TYPES, MAX_JOB_TYPES } from "../../server/job-types.js";
+import { DEFAULT_DRAIN_GRACE_MS } from "../../server/lifecycle.js";
 import { Worker } from "../../worker/worker.js";
 import type { CliContext } from "../context.js";
 import { int, isSystemError, loadJobs, parseUserJson, port, readUserFile } from "../input.js";
@@ -94,6 +96,25 @@ async function listen(
   }
 }
 
+/** How long a stopping `errand serve` lets work in flight finish: a Worker's default close grace. */
+const STOP_GRACE_MS = DEFAULT_DRAIN_GRACE_MS;
+
+/**
+ * What `errand serve` does on SIGINT or SIGTERM. The server drains at once (no job leased to a
+ * remote worker or push target any more, `/readyz` not ready) while it goes on taking reports,
+ * and the in-process worker closes alongside, both within one grace period: the remote workers'
+ * jobs under way can report their outcomes meanwhile. Then the server closes (the requests in
+ * flight answered), then the queue and its store.
+ */
+async function stopServing(app: FastifyInstance, worker: Worker | null, queue: Queue): Promise<void> {
+  await Promise.all([
+    app.errand.drain({ graceMs: STOP_GRACE_MS }),
+    worker?.close({ graceMs: STOP_GRACE_MS }),
+  ]);
+  await app.close();
+  await queue.close();
+}
+
 /** Registers `serve`. */
 export function registerServe(program: Command, ctx: CliContext): void {
   withStore(program.command("serve").description("run the HTTP job server"))
@@ -176,10 +197,6 @@ export function registerServe(program: Command, ctx: CliContext): void {
         `errand serving ${url}${allInterfaces ? " (all interfaces)" : ""} on ${store}${tokens.length ? ` (${tokens.length} tokens)` : " (no auth: loopback only)"}`,
       );
       if (o.dashboard !== false) out(ctx, `dashboard: ${url}/dashboard/`);
-      onStopSignal(async () => {
-        await worker?.close();
-        await app.close();
-        await queue.close();
-      });
+      onStopSignal(() => stopServing(app, worker, queue));
     });
 }

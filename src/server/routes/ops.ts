@@ -1,9 +1,11 @@
 /**
  * The routes for operators and tools, outside `/v1` and the OpenAPI document: `/healthz` and
- * `/readyz` (open to probes, and telling them nothing but ready or not), `/metrics` and `/openapi.json` (behind the `read` permission).
+ * `/readyz` (open to probes, and telling them nothing but ready or not: not ready once the server
+ * drains), `/metrics` and `/openapi.json` (behind the `read` permission).
  * @module
  */
 import type { FastifyInstance } from "fastify";
+import { ANY_PERMISSION } from "../auth.js";
 import type { ServerContext } from "../context.js";
 
 /**
@@ -15,6 +17,9 @@ export const READY_TIMEOUT_MS = 2000;
 
 /** What `/readyz` answers when the store does not: the same to everyone, the detail is logged. */
 const NOT_READY = { code: "UNAVAILABLE", message: "the store is not answering", details: null } as const;
+
+/** What `/readyz` answers once the server drains or closes: a load balancer stops routing here. */
+const SHUTTING_DOWN = { code: "UNAVAILABLE", message: "the server is shutting down", details: null } as const;
 
 /** Registers the health, readiness, metrics and OpenAPI routes on `app`. */
 export function register(app: FastifyInstance, ctx: ServerContext): void {
@@ -44,6 +49,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   // Open to anyone (probes name no host and hold no token), so it tells nothing: neither the
   // store's address nor its driver's words, which go to the log.
   app.get("/readyz", { schema: { hide: true } }, async (request, reply) => {
+    if (ctx.lifecycle.draining) return reply.status(503).send(SHUTTING_DOWN);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), READY_TIMEOUT_MS);
@@ -70,7 +76,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
         .send(text);
     },
   );
-  app.get("/openapi.json", { schema: { hide: true }, onRequest: routing.guard("read") }, async () =>
+  // Any authenticated role reads the contract: a worker's token must be able to read what to send.
+  app.get("/openapi.json", { schema: { hide: true }, onRequest: routing.guard(ANY_PERMISSION) }, async () =>
     app.swagger(),
   );
 }

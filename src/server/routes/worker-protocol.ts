@@ -12,6 +12,7 @@ import type { Queue } from "../../queue.js";
 import { roomNow } from "../../queue-checks.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
+import { drainingError } from "../lifecycle.js";
 import { body, params } from "../routing.js";
 import { type FailError, stale, toError } from "./attempts.js";
 
@@ -91,10 +92,13 @@ export class LeasedJobs {
   /** Whether the queue listeners are on: from the first job leased until close. */
   #listening = false;
   #closed = false;
+  /** The {@link settled} waiting now, each looking again when called. */
+  readonly #waiters = new Set<() => void>();
   readonly #ended = (job: Job): void => {
     const entry = this.#entries.get(job.id);
     if (entry && entry.job.attempt <= job.attempt) this.#entries.delete(job.id);
     this.#compact();
+    this.#wakeIfNone();
   };
 
   constructor(queue: Queue, max = MAX_LEASED) {
@@ -160,6 +164,37 @@ export class LeasedJobs {
     this.#entries.delete(id);
     // The heap's ends hold their jobs too: it must not keep the reported ones for long.
     this.#compact();
+    this.#wakeIfNone();
+  }
+
+  /**
+   * Resolves once no attempt this server handed out is outstanding: each reported through it,
+   * ended some other way, or its lease run out (looked at when the soonest runs out, on the
+   * queue's clock). At once when none is, and when closed. What a draining server waits for.
+   */
+  async settled(): Promise<void> {
+    const clock = this.#queue.clock;
+    while (!this.#closed) {
+      this.#forgetEnded(clock.now());
+      if (this.#entries.size === 0) return;
+      // The soonest end, or a stale one before it: either way, look again then.
+      const soonest = this.#ends[0]!.until;
+      await new Promise<void>((resolve) => {
+        let cancel = () => {};
+        const wake = () => {
+          cancel();
+          this.#waiters.delete(wake);
+          resolve();
+        };
+        this.#waiters.add(wake);
+        cancel = clock.setTimer(Math.max(1, soonest - clock.now()), wake);
+      });
+    }
+  }
+
+  #wakeIfNone(): void {
+    if (this.#entries.size > 0) return;
+    for (const wake of [...this.#waiters]) wake();
   }
 
   /** Forgets the entries whose lease ended by `now`, soonest end first. */
@@ -214,6 +249,7 @@ export class LeasedJobs {
     this.#closed = true;
     this.#entries.clear();
     this.#ends = [];
+    this.#wakeIfNone();
     if (!this.#listening) return;
     this.#listening = false;
     this.#queue.off("cancelled", this.#ended);
@@ -236,8 +272,12 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   const leased = new LeasedJobs(queue);
   LEASED.set(app, leased);
   app.addHook("onClose", async () => leased.close());
+  // A draining server waits for the attempts it handed out to be reported.
+  ctx.lifecycle.onDrain(() => leased.settled());
 
   route("POST /v1/lease", "work", async (request, reply) => {
+    // Draining: no new work, and a 503 the worker takes as "lease again later" (lifecycle.ts).
+    if (ctx.lifecycle.draining) throw drainingError();
     const b = body<LeaseBody>(request);
     const waitMs = b.waitMs ?? 0;
     const leaseOptions = {
@@ -283,18 +323,27 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       await giveBack(jobs, request.log);
       return { jobs: [], ...hint };
     }
+    if (ctx.lifecycle.draining) {
+      // The server began draining while this lease waited or claimed: a waiting one is answered
+      // at once, and what a claim under way took goes back unhanded, its attempts unspent.
+      if (jobs.length > 0) await giveBack(jobs, request.log);
+      throw drainingError();
+    }
     leased.add(jobs, leaseOptions.leaseMs);
     return { jobs, ...hint };
   });
 
-  /** Releases jobs leased for a request whose connection is gone; a failure is logged (their leases recover them). */
+  /**
+   * Releases jobs leased for a request that will not hand them out (its connection is gone, or the
+   * server is draining); a failure is logged (their leases recover them).
+   */
   const giveBack = async (jobs: Job[], log: { warn(o: object, msg: string): void }) => {
     const outcomes = await Promise.allSettled(jobs.map((j) => queue.release(j)));
     for (const [i, o] of outcomes.entries()) {
       if (o.status === "rejected")
         log.warn(
           { err: o.reason, jobId: jobs[i]!.id },
-          "lease: could not give back a job leased for a closed connection",
+          "lease: could not give back a job leased for a closed connection or while draining",
         );
     }
   };
