@@ -295,9 +295,12 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         // what its claim took for a connection gone), or its answer failed to arrive whole, and
         // the jobs it carried, unknown here, come back when their leases run out.
         if (this.#core.state !== "running") break;
-        this.emit("error", error);
+        // A server shutting down says when to come back: expected, so no error event, and the
+        // wait is the server's (another server behind the same address may answer then).
+        const after = shuttingDownRetryAfterMs(error);
+        if (after === undefined) this.emit("error", error);
         // close() cuts the wait short.
-        await pause(this.#clock, this.#retryDelayMs, this.#leaseAbort.signal);
+        await pause(this.#clock, after ?? this.#retryDelayMs, this.#leaseAbort.signal);
         continue;
       }
       // Leased while closing (close() does not cut an answer already arriving): given straight back.
@@ -346,6 +349,19 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
 /** The most jobs one lease request asks for (the server's bound on `limit`). */
 const MAX_LEASE_LIMIT = 1000;
+
+/**
+ * The wait a server that drains or closes asks of a lease (503 `UNAVAILABLE` with
+ * `details.retryAfterMs`, sent as `Retry-After` too), within 1 ms to a minute; undefined for any
+ * other failure.
+ */
+function shuttingDownRetryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ErrandError) || error.code !== "UNAVAILABLE") return undefined;
+  const outer = error.details as { status?: unknown; details?: { retryAfterMs?: unknown } } | null;
+  const after = outer?.status === 503 ? outer.details?.retryAfterMs : undefined;
+  if (typeof after !== "number" || !Number.isFinite(after)) return undefined;
+  return Math.min(Math.max(Math.ceil(after), 1), 60_000);
+}
 
 /** The first wait before a report is sent again; each next one doubles, up to `retryDelayMs`. */
 const FIRST_RESEND_MS = 100;

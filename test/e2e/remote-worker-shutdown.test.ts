@@ -14,7 +14,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ErrandClient, RemoteWorker } from "../../src/client/index.js";
 import { defineJob, type ManualClock } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { startServer } from "./harness.js";
+import { serve, startServer } from "./harness.js";
 
 /** Resolvable from outside. */
 function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -153,6 +153,45 @@ for (const backend of selectedBackends()) {
       await closing;
       // No timer of the worker's is left on the clock (the wait's was dropped).
       expect(h.clock.pendingTimers).toBe(serverTimers);
+    });
+
+    it("waits out a draining server's Retry-After without an error event, then leases from the next", async () => {
+      const h = await startServer(backend);
+      // Two servers at one address, as behind a load balancer: the first drains, the second answers.
+      let target = h.base;
+      const leases: string[] = [];
+      const client = new ErrandClient({
+        url: h.base,
+        fetch: async (input, init) => {
+          const url = new URL(String(input));
+          if (url.pathname === "/v1/lease") leases.push(target);
+          return fetch(`${target}${url.pathname}${url.search}`, init);
+        },
+      });
+      const ran = signal<string>();
+      const task = defineJob({ type: "drained", handler: async (_p: null, { job }) => ran.resolve(job.id) });
+      const worker = new RemoteWorker(client, {
+        jobs: [task],
+        retryDelayMs: 30_000,
+        clock: h.clock,
+        logger: silent,
+      });
+      const errors: unknown[] = [];
+      worker.on("error", (e) => errors.push(e));
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      await h.app.errand.drain({ graceMs: 0 });
+      const start = h.clock.now();
+      await worker.start();
+      await vi.waitFor(() => expect(leases.length).toBeGreaterThanOrEqual(1), { interval: 5 });
+      const second = await serve(h.queue);
+      target = second.base;
+      await h.queue.enqueue("drained", null, { id: "after-drain" });
+      // Retry-After is 1 s: the worker comes back after it, not after its own 30 s retryDelayMs.
+      await advanceUntil(h.clock, () => leases.includes(second.base), 250);
+      expect(h.clock.now() - start).toBeGreaterThanOrEqual(1000);
+      expect(h.clock.now() - start).toBeLessThan(30_000);
+      expect(await ran.promise).toBe("after-drain");
+      expect(errors).toEqual([]);
     });
 
     it("sends a report again when it fails on the way, and takes a resend of one that landed as done", async () => {
