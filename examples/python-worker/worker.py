@@ -4,7 +4,9 @@
 It speaks the HTTP protocol of `errand serve`: long-poll `POST /v1/lease`, then for each job
 `heartbeat` while it works, `checkpoint` progress, and `complete` or `fail` naming the attempt it
 was given. A 409 on any report means the attempt is stale (cancelled, taken over): stop and move
-on. Run it as:
+on. A 503 (a server draining for a restart, or its store down) or a connection refused is waited
+out: the lease is asked again after the server's Retry-After, and a report sent again for up to a
+lease's length. Run it as:
 
     python3 examples/python-worker/worker.py --server http://127.0.0.1:8080 --types resize,flaky
 
@@ -19,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -29,6 +32,14 @@ class NonRetryable(Exception):
 
 class Stale(Exception):
     """The server answered 409: this attempt is no longer current."""
+
+
+class Unavailable(Exception):
+    """The server could not be reached, or answered 503: try again after `retry_after` seconds."""
+
+    def __init__(self, detail, retry_after=1.0):
+        super().__init__(detail)
+        self.retry_after = retry_after
 
 
 class Client:
@@ -51,7 +62,27 @@ class Client:
             detail = e.read().decode()
             if e.code == 409:
                 raise Stale(detail) from None
+            if e.code in (502, 503, 504):
+                try:
+                    after = min(max(float(e.headers.get("retry-after") or 1), 0.1), 60.0)
+                except ValueError:
+                    after = 1.0
+                raise Unavailable("%s %s -> %d %s" % (method, path, e.code, detail), after) from None
             raise RuntimeError("%s %s -> %d %s" % (method, path, e.code, detail)) from None
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+            raise Unavailable("%s %s -> %s" % (method, path, e)) from None
+
+    def report(self, method, path, body, within_s):
+        """A report (complete, fail), sent again while the server is unavailable, for `within_s`.
+        It names its attempt, so a resend of one that landed is answered 200 or 409, never twice done."""
+        give_up = time.monotonic() + within_s
+        while True:
+            try:
+                return self.call(method, path, body)
+            except Unavailable as e:
+                if time.monotonic() + e.retry_after > give_up:
+                    raise
+                time.sleep(e.retry_after)
 
 
 class Context:
@@ -72,6 +103,8 @@ class Context:
         except Stale:
             self.stopped.set()
             return False
+        except Unavailable:  # the next heartbeat is the retry
+            return True
 
     def checkpoint(self, data):
         try:
@@ -100,21 +133,30 @@ def run_job(client, handlers, job, lease_ms, log):
         if ctx.stopped.is_set():
             log("stale", job)
             return
-        client.call("POST", path + "complete", {"attempt": ctx.attempt, "result": result})
-        log("completed", job, result)
     except Stale:
         log("stale", job)
     except Exception as e:  # the handler failed: report it, retryable unless it said otherwise
         retryable = not isinstance(e, NonRetryable)
         try:
-            client.call("POST", path + "fail", {
+            client.report("POST", path + "fail", {
                 "attempt": ctx.attempt,
                 "error": {"message": str(e), "name": type(e).__name__},
                 "retryable": retryable,
-            })
+            }, lease_ms / 1000.0)
             log("failed", job, str(e))
         except Stale:
             log("stale", job)
+        except Unavailable as u:  # given up: the job comes back when its lease runs out
+            log("unreported", job, str(u))
+    else:
+        try:
+            client.report("POST", path + "complete", {"attempt": ctx.attempt, "result": result},
+                          lease_ms / 1000.0)
+            log("completed", job, result)
+        except Stale:
+            log("stale", job)
+        except Unavailable as u:  # given up: the job comes back when its lease runs out
+            log("unreported", job, str(u))
     finally:
         beat_stop.set()
 
@@ -127,9 +169,13 @@ def work(client, handlers, types, lease_ms=30000, wait_ms=30000, max_jobs=None, 
         signal.signal(sig, lambda *_: stop.set())
     done = 0
     while not stop.is_set() and (max_jobs is None or done < max_jobs):
-        leased = client.call("POST", "/v1/lease", {
-            "types": types, "limit": 1, "leaseMs": lease_ms, "waitMs": wait_ms,
-        })["jobs"]
+        try:
+            leased = client.call("POST", "/v1/lease", {
+                "types": types, "limit": 1, "leaseMs": lease_ms, "waitMs": wait_ms,
+            })["jobs"]
+        except Unavailable as e:  # draining, restarting, unreachable: ask again after its wait
+            stop.wait(e.retry_after)
+            continue
         for job in leased:
             run_job(client, handlers, job, lease_ms, log)
             done += 1

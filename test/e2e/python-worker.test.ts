@@ -4,6 +4,8 @@
  * Python over HTTP, with auth.
  */
 import { spawn } from "node:child_process";
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { expect, onTestFinished, test } from "vitest";
@@ -65,4 +67,62 @@ test("a Python worker leases, checkpoints, heartbeats, fails and completes jobs 
   const refusedJob = (await h.http("GET", `/v1/jobs/${refused}`, { token: TOKENS.viewer })).body;
   expect(refusedJob).toMatchObject({ state: "dead", attempt: 1 });
   expect(refusedJob.errors[0].message).toBe("cannot process c.gif");
+});
+
+test("a Python worker waits out a server's 503 on a lease and sends its completion again", {
+  timeout: 30_000,
+}, async () => {
+  const [backend] = selectedBackends();
+  const h = await startServer(backend!);
+  // In front of the server, as a restart behind a load balancer would look: the first lease and
+  // the first completion are answered 503 with Retry-After, the rest passed through.
+  const refused = new Map<string, number>();
+  const proxy = createHttpServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const kind = req.url === "/v1/lease" ? "lease" : req.url?.endsWith("/complete") ? "complete" : "other";
+    if (kind !== "other" && !refused.has(kind)) {
+      refused.set(kind, 1);
+      res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
+      res.end(JSON.stringify({ code: "UNAVAILABLE", message: "draining", details: { retryAfterMs: 1000 } }));
+      return;
+    }
+    const answer = await fetch(`${h.base}${req.url}`, {
+      method: req.method!,
+      headers: { "content-type": "application/json" },
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
+    res.writeHead(answer.status, { "content-type": "application/json" });
+    res.end(await answer.text());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  onTestFinished(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+  const id = (await h.queue.enqueue("py-resize", { file: "d.png", sizes: [64] })).id;
+
+  const child = spawn(
+    "python3",
+    [
+      WORKER,
+      "--server",
+      `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      "--max-jobs",
+      "1",
+      "--wait-ms",
+      "5000",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  onTestFinished(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const events: Array<{ event: string; id: string }> = [];
+  createInterface({ input: child.stdout }).on("line", (line) => events.push(JSON.parse(line)));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  expect(stderr).toBe("");
+  expect(code).toBe(0);
+  expect([...refused.keys()].sort()).toEqual(["complete", "lease"]);
+  expect(events.map((e) => [e.event, e.id])).toEqual([["completed", id]]);
+  expect(await h.queue.get(id)).toMatchObject({ state: "completed", attempt: 1 });
 });
