@@ -6,8 +6,10 @@
  * keys are not slowed.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
-import { defineJob } from "../../src/define-job.js";
+import type { ManualClock } from "../../src/clock.js";
+import { defineJob, type JobDefinitionOptions } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
+import type { Queue } from "../../src/queue.js";
 import { Worker } from "../../src/worker/worker.js";
 import type { Backend } from "./backend.js";
 import { refused } from "./refused.js";
@@ -322,6 +324,8 @@ export function exerciseRateLimits(backend: Backend): void {
       expect(ran).toEqual([start, start, start + 1_000, start + 1_000, start + 2_000]);
     });
 
+    exerciseKeyRateStops(backend);
+
     it("refuses a rate limit that is not { limit, periodMs } within bounds", async () => {
       for (const bad of [
         0,
@@ -343,6 +347,120 @@ export function exerciseRateLimits(backend: Backend): void {
           "INVALID_RATE_LIMIT",
         );
       }
+    });
+  });
+}
+
+/**
+ * What stops the one running job of a key whose other jobs wait for its keyRateLimit window
+ * (and its keyConcurrency), leaving the key idle with its window open each time it is claimed.
+ */
+const keyStops: Array<[string, (queue: Queue, job: Job, clock: ManualClock) => Promise<unknown>]> = [
+  ["fails, to retry in an hour", (queue, job) => queue.fail(job, new Error("later"))],
+  ["is released", (queue, job) => queue.release(job)],
+  ["is snoozed for an hour", (queue, job) => queue.snooze(job, "1h")],
+  ["is cancelled", (queue, job) => queue.cancel(job.id)],
+  [
+    "ends dead and is retried",
+    async (queue, job) => {
+      await queue.fail(job, new Error("fatal"), { retryable: false });
+      return queue.retry(job.id);
+    },
+  ],
+  [
+    "loses its lease, recovered by the sweep",
+    async (queue, _job, clock) => {
+      await clock.advance(30_000);
+      return queue.sweep();
+    },
+  ],
+];
+
+/**
+ * keyRateLimit with keyConcurrency (and `fair`, `ordered`): a job the window held back is taken as
+ * soon as the window allows, however the job that started before it stopped (define-job.ts). On
+ * PostgreSQL these are the paths by which a key's jobs parked by its window come back (migration
+ * 0013).
+ */
+function exerciseKeyRateStops(backend: Backend): void {
+  const rules: Array<[string, Omit<JobDefinitionOptions<unknown, unknown>, "type" | "handler">]> = [
+    ["keyConcurrency 1", { keyConcurrency: 1, keyRateLimit: { limit: 1, periodMs: 100 } }],
+    ["keyConcurrency 1, 2 a window", { keyConcurrency: 1, keyRateLimit: { limit: 2, periodMs: 100 } }],
+    ["keyConcurrency 1, fair", { keyConcurrency: 1, fair: true, keyRateLimit: { limit: 1, periodMs: 100 } }],
+  ];
+  /**
+   * J1 of key "a" runs (as often as the window holds) and fills the window at t = 0; J2-J5 wait.
+   * At t = 1 s J2 starts and `stop` ends it (for `stop` null, J2's turn comes with the sweep and it
+   * is moved an hour on before it starts).
+   */
+  const setup = async (rule: (typeof rules)[number][1], stop: (typeof keyStops)[number][1] | null) => {
+    const { queue, clock } = await backend.setup();
+    const type = defineJob({ type: "krate", ...rule, handler: async () => null });
+    queue.register(type);
+    const lease = () => queue.lease({ types: [type.type], limit: 10, leaseMs: 10_000, maintenance: false });
+    for (let i = 0; i < rule.keyRateLimit!.limit; i++) {
+      await queue.enqueue(type, { n: 1 }, { key: "a" });
+      const [j1] = await lease();
+      expect(await queue.complete(j1!, null)).toBe(true);
+    }
+    const jobs = await queue.enqueueMany(
+      type,
+      [2, 3, 4, 5].map((n) => ({ n })),
+      { key: "a", backoff: { type: "fixed", delayMs: 3_600_000 } },
+    );
+    expect(await lease()).toEqual([]); // the window is full
+    await clock.advance(1_000);
+    if (stop) {
+      const [j2] = await lease();
+      expect(j2?.id).toBe(jobs[0]!.id);
+      await stop(queue, j2!, clock);
+    } else {
+      await queue.sweep();
+      await queue.reschedule(jobs[0]!.id, { runAt: new Date(clock.now() + 3_600_000) });
+    }
+    return { queue, clock, lease };
+  };
+  /** Each second the window has room and nothing of the key runs: one job starts, until none waits. */
+  const drain = async ({ queue, clock, lease }: Awaited<ReturnType<typeof setup>>) => {
+    const perStep: number[] = [];
+    const ran: number[] = [];
+    for (let step = 0; step < 8; step++) {
+      await clock.advance(1_000);
+      await queue.sweep();
+      const got = await lease();
+      perStep.push(got.length);
+      for (const j of got) {
+        ran.push((j.payload as { n: number }).n);
+        expect(await queue.complete(j, null)).toBe(true);
+      }
+    }
+    return { ran, perStep };
+  };
+
+  describe("keyRateLimit with keyConcurrency: a job the window held back starts once it may", () => {
+    for (const [ruleName, rule] of rules) {
+      for (const [stopName, stop] of keyStops) {
+        it(`${ruleName}: when the key's running job ${stopName}`, async () => {
+          const { ran, perStep } = await drain(await setup(rule, stop));
+          // J2 runs again where its stop left it ready (released, retried, recovered now).
+          expect(ran.filter((n) => n !== 2)).toEqual([3, 4, 5]);
+          expect(perStep).toEqual([...ran.map(() => 1), ...Array(8 - ran.length).fill(0)]);
+        });
+      }
+      it(`${ruleName}: when the job whose turn came is moved an hour on before it starts`, async () => {
+        const { ran, perStep } = await drain(await setup(rule, null));
+        expect(ran).toEqual([3, 4, 5]);
+        expect(perStep).toEqual([1, 1, 1, 0, 0, 0, 0, 0]);
+      });
+    }
+
+    it("ordered: a retrying job holds its key; the rest start one a window once it completes", async () => {
+      const bundle = await setup({ ordered: true, keyRateLimit: { limit: 1, periodMs: 100 } }, (queue, job) =>
+        queue.fail(job, new Error("later")),
+      );
+      expect(await drain(bundle)).toEqual({ ran: [], perStep: [0, 0, 0, 0, 0, 0, 0, 0] });
+      await bundle.clock.advance(3_600_000);
+      expect(await drain(bundle)).toEqual({ ran: [2, 3, 4, 5], perStep: [1, 1, 1, 1, 0, 0, 0, 0] });
     });
   });
 }

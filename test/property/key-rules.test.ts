@@ -1,11 +1,13 @@
 /**
  * Per-key rules under random work, on every store: fast-check generates sequences of enqueues
- * (a few keys, two priorities, bursts), leases, completions, retried and final failures, cancels,
- * reschedules and clock steps, for a type with `keyConcurrency` 1 or 2 or `ordered`. After every
- * lease: no key runs more than its room, an ordered key runs only its earliest unfinished job, and
- * a lease asking for every job took every job the rules let start (no job that may start is left
- * waiting: a busy key's backlog, or its parked jobs on Redis, never hides another's). At the end,
- * with the clock far ahead, leasing and completing until nothing comes drains every job.
+ * (a few keys, two priorities, bursts), leases, completions, retried and final failures, snoozes,
+ * releases, cancels, reschedules and clock steps, for a type with `keyConcurrency` 1 or 2,
+ * `ordered`, or `keyConcurrency` with `keyRateLimit`. After every lease: no key runs more than its
+ * room or starts more than its window holds, an ordered key runs only its earliest unfinished job,
+ * and a lease asking for every job took every job the rules let start (no job that may start is
+ * left waiting: a busy key's backlog, or its parked jobs, never hides another's, and a job its
+ * window held back starts once the window has room). At the end, with the clock far ahead,
+ * leasing and completing (a window apart) until nothing comes drains every job.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -24,6 +26,8 @@ type Action =
   | { kind: "lease"; limit: number }
   | { kind: "complete"; pick: number }
   | { kind: "fail"; pick: number; retry: boolean }
+  | { kind: "snooze"; pick: number; delayMs: number }
+  | { kind: "release"; pick: number }
   | { kind: "cancel"; pick: number }
   | { kind: "reschedule"; pick: number; delayMs: number }
   | { kind: "advance"; ms: number };
@@ -38,6 +42,8 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant("lease" as const), limit: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ kind: fc.constant("complete" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("fail" as const), pick: fc.nat(), retry: fc.boolean() }),
+  fc.record({ kind: fc.constant("snooze" as const), pick: fc.nat(), delayMs: fc.nat(2_000) }),
+  fc.record({ kind: fc.constant("release" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("reschedule" as const), pick: fc.nat(), delayMs: fc.nat(2_000) }),
   fc.record({ kind: fc.constant("advance" as const), ms: fc.nat(1_500) }),
@@ -53,10 +59,19 @@ interface Known {
   job?: Job;
 }
 
+/** A key's rate window in the rules below that have one. */
+const WINDOW = { limit: 2, periodMs: 200 };
+
 const rules = [
-  { name: "keyConcurrency 1", room: 1, options: { keyConcurrency: 1 } },
-  { name: "keyConcurrency 2", room: 2, options: { keyConcurrency: 2 } },
-  { name: "ordered", room: 1, options: { ordered: true } },
+  { name: "keyConcurrency 1", room: 1, window: null, options: { keyConcurrency: 1 } },
+  { name: "keyConcurrency 2", room: 2, window: null, options: { keyConcurrency: 2 } },
+  { name: "ordered", room: 1, window: null, options: { ordered: true } },
+  {
+    name: "keyConcurrency 1 and keyRateLimit",
+    room: 1,
+    window: WINDOW,
+    options: { keyConcurrency: 1, keyRateLimit: WINDOW },
+  },
 ] as const;
 
 for (const backend of selectedBackends({ conformance: true })) {
@@ -83,6 +98,14 @@ for (const backend of selectedBackends({ conformance: true })) {
                   queue.register(type);
                   const known: Known[] = [];
                   const byId = new Map<string, Known>();
+                  /** Each key's starts (lease times), for its rate window. */
+                  const starts = new Map<string, number[]>();
+                  const inWindow = (key: string) =>
+                    rule.window === null
+                      ? 0
+                      : (starts.get(key) ?? []).filter((t) => t > clock.now() - rule.window!.periodMs).length;
+                  const windowRoom = (key: string) =>
+                    rule.window === null || inWindow(key) < rule.window.limit;
                   const live = () => known.filter((k) => k.state !== "done");
                   const pickOf = (state: Known["state"], pick: number) => {
                     const of = known.filter((k) => k.state === state);
@@ -101,7 +124,7 @@ for (const backend of selectedBackends({ conformance: true })) {
                       if (rule.name === "ordered") {
                         const head = mine[0];
                         if (head?.state === "pending" && head.runAt <= now) out.push(head);
-                      } else if (active < rule.room && due.length > 0) {
+                      } else if (active < rule.room && due.length > 0 && windowRoom(key)) {
                         out.push(due[0]!);
                       }
                     }
@@ -124,6 +147,11 @@ for (const backend of selectedBackends({ conformance: true })) {
                       k.job = job;
                       const running = known.filter((x) => x.key === k.key && x.state === "active").length;
                       expect(running, `key ${k.key} running`).toBeLessThanOrEqual(rule.room);
+                      starts.set(k.key, [...(starts.get(k.key) ?? []), clock.now()]);
+                      if (rule.window !== null)
+                        expect(inWindow(k.key), `key ${k.key} starts in its window`).toBeLessThanOrEqual(
+                          rule.window.limit,
+                        );
                     }
                   };
 
@@ -174,6 +202,22 @@ for (const backend of selectedBackends({ conformance: true })) {
                         }
                         break;
                       }
+                      case "snooze": {
+                        const k = pickOf("active", a.pick);
+                        if (!k) break;
+                        expect(await queue.snooze(k.job!, a.delayMs)).toBe(true);
+                        k.state = "pending";
+                        k.runAt = clock.now() + a.delayMs;
+                        break;
+                      }
+                      case "release": {
+                        const k = pickOf("active", a.pick);
+                        if (!k) break;
+                        expect(await queue.release(k.job!)).toBe(true);
+                        k.state = "pending";
+                        k.runAt = (await queue.get(k.id))!.runAt.getTime();
+                        break;
+                      }
                       case "cancel": {
                         const k = pickOf("pending", a.pick);
                         if (!k) break;
@@ -213,7 +257,10 @@ for (const backend of selectedBackends({ conformance: true })) {
                   for (let round = 0; round < 1_000; round++) {
                     const jobs = await queue.lease({ limit: 1_000 });
                     checkLeased(jobs);
-                    if (jobs.length === 0) break;
+                    if (jobs.length === 0 && live().length === 0) break;
+                    // A rate window holds back the rest until it opens again.
+                    if (jobs.length === 0 && rule.window !== null) await clock.advance(rule.window.periodMs);
+                    else if (jobs.length === 0) break;
                     for (const j of jobs) {
                       expect(await queue.complete(j, null)).toBe(true);
                       byId.get(j.id)!.state = "done";

@@ -313,16 +313,19 @@ CREATE OR REPLACE FUNCTION <schema>.errand_job_unpark()
 AS $function$
 DECLARE
   first_id text;
+  waking boolean;
 BEGIN
   IF NOT EXISTS (
     SELECT 1 FROM errand_job p WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL
   ) THEN
     RETURN NULL;
   END IF;
+  waking := EXISTS (SELECT 1 FROM errand_park_wake w WHERE w.type = OLD.type AND w.key = OLD.key);
   UPDATE errand_job j SET parked = NULL
   WHERE j.id = ANY (ARRAY(
     SELECT p.id FROM errand_job p
-    WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL AND p.parked = 1
+    WHERE p.type = OLD.type AND p.key = OLD.key AND p.parked IS NOT NULL
+      AND (p.parked = 1 OR (p.parked = 3 AND NOT waking))
     ORDER BY p.priority DESC, p.run_at, p.id LIMIT 1
     FOR UPDATE SKIP LOCKED
   ));
@@ -474,4 +477,4 @@ CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON <schema>.errand
 -- trigger errand_job_unpark_stopped
 CREATE TRIGGER errand_job_unpark_stopped AFTER UPDATE OF state ON <schema>.errand_job FOR EACH ROW WHEN (((old.key IS NOT NULL) AND (old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION <schema>.errand_job_unpark();
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"},{"version":12,"name":"0012_done_counts.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"},{"version":12,"name":"0012_done_counts.sql"},{"version":13,"name":"0013_rate_parked_back.sql"}]

@@ -217,7 +217,9 @@ BEGIN
   UPDATE errand_job SET parked = NULL
   WHERE rowid IN (
     (SELECT rowid FROM errand_job INDEXED BY errand_job_parked_key
-     WHERE type = OLD.type AND key = OLD.key AND parked IS NOT NULL AND parked = 1
+     WHERE type = OLD.type AND key = OLD.key AND parked IS NOT NULL
+       AND (parked = 1 OR (parked = 3 AND NOT EXISTS (
+         SELECT 1 FROM errand_park_wake w WHERE w.type = OLD.type AND w.key = OLD.key)))
      ORDER BY priority DESC, run_at, id LIMIT 1),
     (SELECT rowid FROM (
        SELECT * FROM (SELECT rowid, created_at, id FROM errand_job INDEXED BY errand_job_key_order
@@ -240,15 +242,17 @@ CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON errand_job
 WHEN NEW.state = 'pending' AND NEW.key IS NOT NULL AND (OLD.state = 'active' OR OLD.parked IS NULL)
   AND EXISTS (
     SELECT 1 FROM errand_job INDEXED BY errand_job_parked_key
-    WHERE type = NEW.type AND key = NEW.key AND parked IS NOT NULL AND parked = 1
+    WHERE type = NEW.type AND key = NEW.key AND parked IS NOT NULL
   )
 BEGIN
   UPDATE errand_job SET parked = NULL
   WHERE rowid = (
     SELECT rowid FROM errand_job INDEXED BY errand_job_parked_key
-    WHERE type = NEW.type AND key = NEW.key AND parked IS NOT NULL AND parked = 1
+    WHERE type = NEW.type AND key = NEW.key AND parked IS NOT NULL
+      AND (parked = 1 OR (parked = 3 AND NOT EXISTS (
+        SELECT 1 FROM errand_park_wake w WHERE w.type = NEW.type AND w.key = NEW.key)))
     ORDER BY priority DESC, run_at, id LIMIT 1
   );
 END;
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"},{"version":11,"name":"0011_park_wake.sql"},{"version":12,"name":"0012_done_counts.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_done_check.sql"},{"version":10,"name":"0010_parked.sql"},{"version":11,"name":"0011_park_wake.sql"},{"version":12,"name":"0012_done_counts.sql"},{"version":13,"name":"0013_rate_parked_back.sql"}]

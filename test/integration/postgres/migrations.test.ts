@@ -158,3 +158,39 @@ test("takes a version 10 schema's waiting keyed jobs into version 11's parking",
   expect(await queue.complete((await queue.get("a1"))!, null)).toBe(true);
   expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual(["a2"]);
 });
+
+test("gives a version 12 schema's key whose rate-parked jobs have no wake a way back (version 13)", {
+  timeout: 30_000,
+}, async () => {
+  const schema = freshSchema("errand_mig12");
+  onTestFinished(() => dropSchema(schema));
+  await schemaAt(schema, 12);
+  // What version 12 could leave: a key's jobs parked by its rate limit, no wake, nothing running.
+  await withPg(async (c) => {
+    const insert = `INSERT INTO "${schema}".errand_job (id, type, queue, state, payload, priority, weight,
+      run_at, max_attempts, backoff, delivery, created_at, key, attempt, parked)
+      VALUES ($1, 'krate', 'default', 'pending', '{}', 0, 1, 1000, 5, $3, 'at_least_once', $2, 'a', 0, 3)`;
+    for (let i = 2; i <= 4; i++) await c.query(insert, [`a${i}`, 900 + i, DEFAULT_BACKOFF_TEXT]);
+  });
+
+  const clock = new ManualClock(5000);
+  const queue = await openQueue({ store: pgUrl(schema), clock });
+  onTestFinished(() => queue.close());
+  queue.register(
+    defineJob({
+      type: "krate",
+      keyConcurrency: 1,
+      keyRateLimit: { limit: 1, periodMs: 100 },
+      handler: async () => null,
+    }),
+  );
+  const ran: string[] = [];
+  for (let step = 0; step < 5; step++) {
+    for (const j of await queue.lease({ limit: 10, maintenance: false })) {
+      ran.push(j.id);
+      expect(await queue.complete(j, null)).toBe(true);
+    }
+    await clock.advance(1_000);
+  }
+  expect(ran).toEqual(["a2", "a3", "a4"]);
+});

@@ -31,6 +31,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0010_job_fillfactor.sql",
       "0011_parked.sql",
       "0012_done_counts.sql",
+      "0013_rate_parked_back.sql",
     ],
   });
 

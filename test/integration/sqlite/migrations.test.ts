@@ -57,6 +57,42 @@ describe("the SQLite store's migrations", () => {
     }
   });
 
+  it("give a version 12 database's key whose rate-parked jobs have no wake a way back (version 13)", async () => {
+    const file = tempFile();
+    databaseAt(file, 12);
+    const at12 = new Database(file);
+    // What version 12 could leave: a key's jobs parked by its rate limit, no wake, nothing running.
+    const insert = at12.prepare(`INSERT INTO errand_job (id, type, queue, state, payload, priority,
+      weight, run_at, max_attempts, backoff, delivery, created_at, key, attempt, parked)
+      VALUES (?, 'krate', 'default', 'pending', '{}', 0, 1, 1000, 5, '', 'at_least_once', ?, 'a', 0, 3)`);
+    for (let i = 2; i <= 4; i++) insert.run(`a${i}`, 900 + i);
+    at12.close();
+
+    const clock = new ManualClock(5000);
+    const queue = await openQueue({ store: `sqlite:${file}`, clock });
+    try {
+      queue.register(
+        defineJob({
+          type: "krate",
+          keyConcurrency: 1,
+          keyRateLimit: { limit: 1, periodMs: 100 },
+          handler: async () => null,
+        }),
+      );
+      const ran: string[] = [];
+      for (let step = 0; step < 5; step++) {
+        for (const j of await queue.lease({ limit: 10, maintenance: false })) {
+          ran.push(j.id);
+          expect(await queue.complete(j, null)).toBe(true);
+        }
+        await clock.advance(1_000);
+      }
+      expect(ran).toEqual(["a2", "a3", "a4"]);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it("keep every finished job, field for field, through version 9's rebuild of the history table", async () => {
     const file = tempFile();
     databaseAt(file, 8);
