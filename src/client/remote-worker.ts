@@ -437,9 +437,9 @@ class RemoteSink implements RunSink {
   /**
    * One report of a turn's completions, sent again (`#resending`): whole when it fails on the way,
    * or the items the server answered with a transient code. A resent completion the server had
-   * recorded is answered `ok` (it tells a repeat of the same result); one answered JOB_NOT_FOUND on
-   * a resend is taken as stale (a queue that keeps no completed jobs deleted it as it completed),
-   * not as an error.
+   * recorded is answered `ok` (it tells a repeat of the same result); one answered JOB_NOT_FOUND is
+   * taken as stale, not as an error, as a single completion's is: on a resend, a queue that keeps no
+   * completed jobs deleted it as it completed; on a first send, it was pruned while it ran.
    */
   async #reportCompletions(
     batch: Array<{ job: Job; result: unknown }>,
@@ -447,7 +447,7 @@ class RemoteSink implements RunSink {
     const out: Array<boolean | ErrandError> = new Array(batch.length);
     let left = batch.map((_, i) => i);
     try {
-      await this.#resending(async (resent) => {
+      await this.#resending(async () => {
         const results = await this.client.report(
           left.map((i) => {
             const c = batch[i]!;
@@ -460,7 +460,7 @@ class RemoteSink implements RunSink {
           const r = results[k];
           const code = (r?.code ?? "INTERNAL") as ErrandErrorCode;
           if (r?.ok) out[i] = true;
-          else if (code === "STALE_ATTEMPT" || (resent && code === "JOB_NOT_FOUND")) out[i] = false;
+          else if (code === "STALE_ATTEMPT" || code === "JOB_NOT_FOUND") out[i] = false;
           else {
             out[i] = new ErrandError(code, `complete ${batch[i]!.job.id} failed`);
             if (TRANSIENT_CODES.has(code)) {

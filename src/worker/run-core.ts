@@ -350,9 +350,11 @@ export class RunCore {
     let ok = false;
     try {
       ok = await this.#sink.snooze(job, delayMs);
-    } catch {
-      // The write failed (the sink reported it): as for a lost completion, the lease runs out and
-      // the job runs again.
+    } catch (error) {
+      // The write failed (neither sink reports a snooze's fault itself, as they do a batched
+      // completion's): said once here; as for a lost completion, the lease runs out and the job
+      // runs again.
+      this.#events.emit("error", error);
       return;
     } finally {
       this.#reportEnded();

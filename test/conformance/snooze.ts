@@ -4,8 +4,9 @@
  * untouched, the attempt not counted toward `maxAttempts` (`snoozes` counts, `maxAttempts` grows
  * by one, the attempt number still advances as the fencing token). A stale attempt cannot snooze.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { defineJob } from "../../src/define-job.js";
+import { ErrandError } from "../../src/errors.js";
 import type { Job } from "../../src/job.js";
 import { drain } from "../../src/testing/index.js";
 import { MAX_DATE_MS } from "../../src/validation.js";
@@ -88,6 +89,30 @@ export function exerciseSnooze(backend: Backend): void {
         errors: [],
         runAt: new Date(MAX_DATE_MS),
       });
+    });
+
+    it("emits error when a Worker's snooze cannot be written, and leaves the job to its lease", async () => {
+      const { queue, store } = await backend.setup();
+      const fault = new ErrandError("STORE_ERROR", "the store is away");
+      vi.spyOn(store, "snooze").mockRejectedValueOnce(fault);
+      const poll = defineJob({ type: "poll-fault", handler: async (_p: unknown, ctx) => ctx.snooze("10s") });
+      const job = await queue.enqueue(poll, {});
+      const worker = new Worker(queue, { jobs: [poll], pollIntervalMs: 1_000, sweepIntervalMs: 3_600_000 });
+      const errors: unknown[] = [];
+      const failed = new Promise<void>((resolve) =>
+        worker.on("error", (e) => {
+          errors.push(e);
+          resolve();
+        }),
+      );
+      await worker.start();
+      try {
+        await failed;
+        expect(errors).toEqual([fault]);
+        expect(await queue.get(job.id)).toMatchObject({ state: "active", snoozes: 0 });
+      } finally {
+        await worker.close({ graceMs: 0 });
+      }
     });
 
     it("lets a Worker's handler snooze by returning ctx.snooze, and emits snoozed", async () => {

@@ -171,6 +171,37 @@ for (const backend of selectedBackends()) {
       expect((await h.queue.get("nan"))?.errors[0]?.message).toMatch(/not JSON-serialisable/);
     });
 
+    it("takes a completion of a job pruned while it ran as stale, not an error, in a batched report", async () => {
+      const h = await startServer(backend);
+      const client = new ErrandClient(h.base);
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const job = defineJob({ type: "pruned-meanwhile", handler: async () => gate.then(() => "late") });
+      const worker = new RemoteWorker(client, { jobs: [job], waitMs: 60_000, clock: h.clock });
+      const errors: unknown[] = [];
+      worker.on("error", (e) => errors.push(e));
+      const report = vi.spyOn(client, "report");
+      await client.enqueue(job, null, { id: "gone" });
+      await worker.start();
+      onTestFinished(() => {
+        open();
+        return worker.close();
+      });
+      await vi.waitFor(async () => expect((await h.queue.stats()).states.active).toBe(1), { interval: 5 });
+      // Cancelled and pruned while its handler runs (the clock stands still: no heartbeat tells it).
+      await h.queue.cancel("gone");
+      await h.clock.advance(1);
+      expect(await h.queue.prune({ retention: { cancelled: 0 } })).toBe(1);
+      open();
+      await vi.waitFor(() => expect(report).toHaveBeenCalledTimes(1), { interval: 5 });
+      await report.mock.results[0]!.value;
+      await worker.close();
+      expect(await h.queue.get("gone")).toBeNull();
+      expect(errors).toEqual([]);
+    });
+
     it("runs a RemoteWorker with the Worker's API and events", async () => {
       const h = await startServer(backend);
       const client = new ErrandClient(h.base);
