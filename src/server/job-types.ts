@@ -234,6 +234,7 @@ export class JobTypeRegistry {
     const deleted = await this.#queue.typeRecords.deleteJobType({ name: checkTypeName(type) });
     this.#generation++;
     // Gone from the store either way: another server may have deleted it first.
+    this.#unreadable.delete(type);
     if (this.#types.has(type)) this.#forget(type);
     return deleted;
   }
@@ -319,6 +320,9 @@ export class JobTypeRegistry {
       this.#take(r);
     }
     for (const type of [...this.#types.keys()]) if (!names.has(type)) this.#forget(type);
+    // An unreadable record gone from the store is forgotten too: kept, the names of deleted
+    // types would pile up, and one written again as it was would not be reported.
+    for (const type of [...this.#unreadable.keys()]) if (!names.has(type)) this.#unreadable.delete(type);
   }
 
   /**
@@ -342,7 +346,10 @@ export class JobTypeRegistry {
     const record = await this.#queue.typeRecords.getJobType({ name: type });
     if (generation !== this.#generation) return;
     if (record !== null) this.#take(record);
-    else if (this.#types.has(type)) this.#forget(type);
+    else {
+      this.#unreadable.delete(type);
+      if (this.#types.has(type)) this.#forget(type);
+    }
   }
 
   /** A stored record applied here when it changed; one this errand cannot read is reported. */

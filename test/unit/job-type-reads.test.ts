@@ -32,4 +32,32 @@ describe("JobTypeRegistry's store reads", () => {
     expect(here.get("resize")?.maxAttempts).toBe(7);
     await queue.close();
   });
+
+  it("reports a stored type it cannot read again when it comes back after a deletion", async () => {
+    const store = await SqliteStore.open({ filename: ":memory:" });
+    const queue = new Queue(store);
+    const registry = new JobTypeRegistry(queue);
+    const errors: Error[] = [];
+    queue.on("error", (e) => errors.push(e));
+    const unreadable = {
+      name: "from-newer",
+      config: '{"type":"from-newer","futureOption":1}',
+      createdAt: 1,
+      updatedAt: 1,
+    };
+    await store.putJobType(unreadable);
+    await registry.refresh();
+    expect(errors).toHaveLength(1);
+    // Read again unchanged: reported once, not at every refresh.
+    await registry.refresh();
+    expect(errors).toHaveLength(1);
+    // Deleted elsewhere, then written again as it was: a new record, reported again.
+    await store.deleteJobType({ name: "from-newer" });
+    await registry.refresh();
+    await store.putJobType(unreadable);
+    await registry.refresh();
+    expect(errors).toHaveLength(2);
+    expect(errors[1]).toMatchObject({ code: "STORE_ERROR" });
+    await queue.close();
+  });
 });
