@@ -37,7 +37,7 @@ describe("JobTypeRegistry's store reads", () => {
     const store = await SqliteStore.open({ filename: ":memory:" });
     const queue = new Queue(store);
     const registry = new JobTypeRegistry(queue);
-    const errors: Error[] = [];
+    const errors: unknown[] = [];
     queue.on("error", (e) => errors.push(e));
     const unreadable = {
       name: "from-newer",
