@@ -327,14 +327,24 @@ export class PgConnection {
    * Runs `fn` on the pool (`"pool"`: each statement on any connection) or in a transaction on one
    * connection (`"tx"`), retrying the whole of it after a connection fault, a deadlock or a
    * serialisation failure until `retryMs` has passed. Every operation is compare-and-set, so a
-   * retry cannot apply a change twice.
+   * retry cannot apply a change twice. `fn` learns whether it is such a retry (`again`): an earlier
+   * try may then have committed with its reply lost, and what it wrote may have moved on since (an
+   * inserted job claimed, run and moved to history); a retry runs in `retryMode`, so that it can
+   * check for that in one transaction.
    */
-  op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
+  op<T>(
+    mode: "pool" | "tx",
+    fn: (db: Queryable, again: boolean) => Promise<T>,
+    retryMode: "pool" | "tx" = mode,
+  ): Promise<T> {
     return this.#counted(async () => {
       const deadline = Date.now() + this.#retryMs;
       for (let attempt = 0; ; attempt++) {
+        const again = attempt > 0;
         try {
-          return mode === "pool" ? await fn(this.pool) : await this.#transaction(fn);
+          return (again ? retryMode : mode) === "pool"
+            ? await fn(this.pool, again)
+            : await this.#transaction((db) => fn(db, again));
         } catch (error) {
           if (error instanceof ErrandError) throw error;
           if (!isTransient(error) || this.#closed || Date.now() >= deadline) {

@@ -199,7 +199,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#connection.query<R>(db, text, values, raw);
   }
 
-  #op<T>(mode: "pool" | "tx", fn: (db: Queryable) => Promise<T>): Promise<T> {
+  #op<T>(mode: "pool" | "tx", fn: (db: Queryable, again: boolean) => Promise<T>): Promise<T> {
     return this.#connection.op(mode, fn);
   }
 
@@ -228,21 +228,34 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     // debounced jobs (all or none: needsTransaction).
     // Fair types' turns are given in the insert's transaction: no claim sees their jobs without.
     const fair = params.fairTypes && params.fairTypes.length > 0 ? params.fairTypes : null;
+    //
+    // A retry (after a connection fault) checks ids against the history whoever made them: an
+    // earlier try may have committed with its reply lost, and a worker may have run its jobs and
+    // moved them to history since; inserting errand's own ids again would run them twice.
     const shared = sharedAlone(params.jobs);
     if (shared !== null && !checkDone && fair === null) {
-      const { results, ready } = await this.#op("pool", () =>
-        insertShared(this.#connection, this.#sql, shared, params.now, this.#origin),
+      const { results, ready } = await this.#connection.op(
+        "pool",
+        (db, again) =>
+          again
+            ? this.#insertJobs(db, expandJobs(params.jobs), params.now, true, this.#origin)
+            : insertShared(this.#connection, this.#sql, shared, params.now, this.#origin),
+        "tx",
       );
       if (ready) this.#emitWake();
       return results;
     }
     const jobs = expandJobs(params.jobs);
     const mode = checkDone || fair || needsTransaction(jobs) ? "tx" : "pool";
-    const { results, ready } = await this.#op(mode, async (db) => {
-      const inserted = await this.#insertJobs(db, jobs, params.now, checkDone, this.#origin);
-      if (fair) await assignTurns(this.#connection, this.#sql, db, jobs, inserted.results, fair);
-      return inserted;
-    });
+    const { results, ready } = await this.#connection.op(
+      mode,
+      async (db, again) => {
+        const inserted = await this.#insertJobs(db, jobs, params.now, checkDone || again, this.#origin);
+        if (fair) await assignTurns(this.#connection, this.#sql, db, jobs, inserted.results, fair);
+        return inserted;
+      },
+      "tx",
+    );
     if (ready) this.#emitWake();
     return results;
   }
@@ -496,7 +509,14 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async replay(p: ReplayParams): Promise<RequeueResult> {
-    const copy = async (db: Queryable): Promise<JobMutation> => {
+    const copy = async (db: Queryable, again: boolean): Promise<JobMutation> => {
+      if (again) {
+        // A retry after a connection fault: an earlier try may have committed with its reply lost.
+        // The new id is errand's own, so a job holding it is that copy (run and finished since,
+        // perhaps): copying again would run the job twice, or refuse the replay as "id taken".
+        const [earlier] = await this.#q<JobRecord>(db, this.#sql.get, [p.newId]);
+        if (earlier) return { record: earlier, changed: true };
+      }
       const [made] = await uniqueConflict(
         this.#q<JobRecord>(db, this.#sql.replay, [p.id, p.newId, p.now, this.#origin]),
       );
@@ -515,8 +535,11 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
       // has reached it) holds it no longer (Store.replay, as an enqueue): it is expired and the
       // copy made again, in one transaction. Only a refused copy pays for this; a live holder
       // refuses it again, and the expiry is rolled back with it.
-      m = await this.#op("tx", async (db): Promise<RequeueResult> => {
+      m = await this.#op("tx", async (db, retried): Promise<RequeueResult> => {
         ready = false;
+        // An earlier try's copy holds the key now (see copy): found before the key is judged.
+        const [earlier] = retried ? await this.#q<JobRecord>(db, this.#sql.get, [p.newId]) : [];
+        if (earlier) return { record: earlier, changed: true };
         const [source] = await this.#q<JobRecord>(db, this.#sql.get, [p.id]);
         const freed =
           source?.uniqueKey != null
@@ -532,8 +555,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
             : null;
         if (freed === null || freed.expired.length === 0) throw error;
         ready = freed.ready;
-        const again = await copy(db);
-        return again?.changed ? requeued(again.record, freed.expired, freed.cascaded) : again;
+        const made = await copy(db, false);
+        return made?.changed ? requeued(made.record, freed.expired, freed.cascaded) : made;
       });
     }
     if (m?.changed || ready) this.#emitWake();

@@ -4,6 +4,10 @@
  * record per row). Only an earlier try of the same insert, committed though its reply was lost,
  * can then be in the way: that clash must end as the skipping insert would have, with the jobs
  * found, not as an error. Anything that can meet a taken id or key keeps ON CONFLICT.
+ *
+ * The store's retry after a connection fault whose commit's reply was lost: what the earlier try
+ * wrote may have moved on meanwhile (its jobs claimed, run and moved to history), and the retry
+ * must not write it again.
  */
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
@@ -90,4 +94,124 @@ test("jobs that can meet a taken id or key keep ON CONFLICT: unique keys, chosen
   expect(inserts()).toEqual(["skips taken", "skips taken"]);
   expect(again.duplicate).toBe(true);
   expect(await count()).toBe(2);
+});
+
+/** A job insert on the pool (committed as it runs), or the COMMIT of a transaction. */
+const COMMITTING = /INSERT INTO "[^"]+"\.errand_job \(|COMMIT$/;
+
+/**
+ * A store whose connection "loses" the reply of the first statement that commits an enqueue: the
+ * statement runs and commits, `meanwhile` runs, then the connection fails as a dropped one does,
+ * and the store's retry (after a connection fault) runs the enqueue again.
+ */
+async function lossyStore(meanwhile: (schema: string) => Promise<void>) {
+  const schema = freshSchema("errand_lost_reply");
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  let armed = false;
+  const inTransaction = new Set<pg.PoolClient>();
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+      config: unknown,
+      ...rest: unknown[]
+    ) => {
+      const text =
+        typeof config === "object" && config !== null && "text" in config ? String(config.text) : "";
+      const done = rest[0];
+      if (text === "BEGIN") inTransaction.add(client);
+      const commits = inTransaction.has(client) ? /COMMIT$/.test(text) : COMMITTING.test(text);
+      if (/COMMIT$|^ROLLBACK$/.test(text)) inTransaction.delete(client);
+      if (armed && commits && typeof done === "function") {
+        armed = false;
+        return query(config, (error: Error | null, result: unknown) => {
+          if (error) return done(error, result);
+          meanwhile(schema).then(
+            () => done(new Error("Connection terminated unexpectedly")),
+            (e: Error) => done(e),
+          );
+        });
+      }
+      return query(config, ...rest);
+    };
+  });
+  const store = await PostgresStore.open({ pool, schema, retryMs: 5_000, logger: silentLogger });
+  onTestFinished(async () => {
+    await store.close();
+    await pool.end();
+    await dropSchema(schema);
+  });
+  return { queue: new Queue(store), schema, arm: () => (armed = true) };
+}
+
+/** Another process's worker: claims every ready job of the schema and completes it (moved to history). */
+async function runEverything(schema: string): Promise<void> {
+  const other = await PostgresStore.open({ connectionString: PG_URL, schema, logger: silentLogger });
+  try {
+    const queue = new Queue(other);
+    for (;;) {
+      const leased = await queue.lease({ limit: 100, queues: ["default", "other"] });
+      if (leased.length === 0) return;
+      for (const job of leased) expect(await queue.complete(job, "ran")).toBe(true);
+    }
+  } finally {
+    await other.close();
+  }
+}
+
+async function storedRows(schema: string): Promise<{ hot: number; done: number }> {
+  return withPg(async (c) => {
+    const { rows } = await c.query(
+      `SELECT (SELECT count(*) FROM "${schema}".errand_job)::integer AS hot,
+              (SELECT count(*) FROM "${schema}".errand_job_done)::integer AS done`,
+    );
+    return rows[0];
+  });
+}
+
+test.each([
+  ["a bulk enqueue of one shape", (queue: Queue) => queue.enqueueMany("t", [{ n: 1 }, { n: 2 }, { n: 3 }])],
+  [
+    "a bulk enqueue of mixed jobs",
+    (queue: Queue) =>
+      queue.enqueueBatch([
+        { job: "t", payload: { n: 1 } },
+        { job: "u", payload: { n: 2 }, options: { priority: 5 } },
+        { job: "t", payload: { n: 3 }, options: { queue: "other" } },
+      ]),
+  ],
+  ["one enqueue", async (queue: Queue) => [await queue.enqueue("t", { n: 1 })]],
+  [
+    "a flow (its second job waits for its first)",
+    async (queue: Queue) => {
+      const { jobs } = await queue.enqueueFlow([
+        { ref: "a", job: "t", payload: { n: 1 } },
+        { ref: "b", job: "t", payload: { n: 2 }, dependsOn: ["a"] },
+      ]);
+      return [jobs.a!, jobs.b!];
+    },
+  ],
+])(
+  "%s whose commit's reply was lost, its jobs run and finished meanwhile, is not inserted again by the retry",
+  async (_name, enqueue) => {
+    const { queue, schema, arm } = await lossyStore(runEverything);
+    arm();
+    const jobs = await enqueue(queue);
+    // Every job ran once, in the other worker, and is in history: none is back in the hot table.
+    expect(await storedRows(schema)).toEqual({ hot: 0, done: jobs.length });
+    for (const job of jobs) {
+      expect(job.duplicate).toBe(true);
+      expect(await queue.get(job.id)).toMatchObject({ state: "completed", result: "ran", attempt: 1 });
+    }
+  },
+);
+
+test("a replay whose commit's reply was lost, its copy run and finished meanwhile, is not copied again by the retry", async () => {
+  const { queue, schema, arm } = await lossyStore(runEverything);
+  const job = await queue.enqueue("t", { n: 1 });
+  await runEverything(schema);
+  arm();
+  const copy = await queue.replay(job.id);
+  expect(copy.id).not.toBe(job.id);
+  expect(copy).toMatchObject({ state: "completed", result: "ran", attempt: 1 });
+  expect(await storedRows(schema)).toEqual({ hot: 0, done: 2 });
 });
