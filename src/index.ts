@@ -79,6 +79,7 @@ export { LIST_SCAN, type Store, type StoreCapabilities } from "./store/store.js"
 export {
   MAX_ATTEMPT,
   MAX_COUNT,
+  MAX_CRON_LENGTH,
   MAX_DATE_MS,
   MAX_DEPENDENCIES,
   MAX_ERROR_HISTORY,
@@ -90,6 +91,7 @@ export {
   MAX_LIST_CURSOR_LENGTH,
   MAX_PAYLOAD_BYTES,
   MAX_PRIORITY,
+  MAX_TIMEZONE_LENGTH,
   MIN_DATE_MS,
   MIN_PRIORITY,
   NAME_PATTERN,

@@ -3,7 +3,7 @@
  * everything validated now rather than at the first tick (3 a.m.).
  * @module
  */
-import { checkTimezone, nextCronTick } from "./cron.js";
+import { canonicalTimezone, checkTimezone, nextCronTick } from "./cron.js";
 import { type AnyJobDefinition, validatePayload } from "./define-job.js";
 import { jobTarget } from "./enqueue-plan.js";
 import { ErrandError } from "./errors.js";
@@ -69,8 +69,14 @@ export async function planSchedule<P>(
   }
   const value = def ? await validatePayload(def, options.payload) : options.payload;
   const existing = await host.existing(name);
+  // The stored next tick is kept for the same cron in the same zone (however spelled), unless it
+  // lies past the cron's next tick from now: the clock was ahead when it was stored and has been
+  // set back since, and keeping it would leave the schedule silent until the clock catches up.
   const firstRunAt =
-    existing && existing.cron === options.cron && existing.timezone === timezone
+    existing &&
+    existing.cron === options.cron &&
+    sameZone(existing.timezone, timezone) &&
+    existing.nextRunAt <= nextRunAt
       ? existing.nextRunAt
       : nextRunAt;
   // Validates the options now, not at 3 a.m., and as of the first tick: a delay that takes the
@@ -88,6 +94,16 @@ export async function planSchedule<P>(
     updatedAt: now,
   };
   return record;
+}
+
+/** Whether two zone names name one zone; a stored name this runtime cannot read names none. */
+function sameZone(stored: string, given: string): boolean {
+  if (stored === given) return true;
+  try {
+    return canonicalTimezone(stored) === canonicalTimezone(given);
+  } catch {
+    return false;
+  }
 }
 
 /** A stored schedule as the API shows it. */

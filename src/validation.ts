@@ -534,6 +534,20 @@ export function checkDependsOn(where: string, value: unknown, self: string | und
 export const MAX_ERROR_TEXT_LENGTH = 65_536;
 
 /**
+ * Longest cron expression a schedule takes, in UTF-16 code units: far more than any real one (five
+ * fields of lists), and short enough that a sweep's parse of every schedule stays cheap (a 2 MB one
+ * took ~280 ms a parse).
+ * @since 0.1.0
+ */
+export const MAX_CRON_LENGTH = 128;
+
+/**
+ * Longest time zone name a schedule takes (the longest IANA name has 32 characters).
+ * @since 0.1.0
+ */
+export const MAX_TIMEZONE_LENGTH = 64;
+
+/**
  * Longest stack trace recorded for a failed attempt: 4000 characters, on every path (a handler's
  * own error, and a remote worker's report, which may send up to {@link MAX_ERROR_TEXT_LENGTH}).
  * A longer stack is cut, never refused: refusing would lose the failure.

@@ -3,9 +3,10 @@
  * many schedulers run; missed ticks are not caught up.
  */
 import { describe, expect, it } from "vitest";
+import type { Clock } from "../../src/clock.js";
 import { defineJob } from "../../src/define-job.js";
 import type { Job } from "../../src/job.js";
-import type { Queue } from "../../src/queue.js";
+import { Queue } from "../../src/queue.js";
 import { MAX_DATE_MS } from "../../src/validation.js";
 import { newJob, scheduleRecord } from "../helpers/new-job.js";
 import type { Backend } from "./backend.js";
@@ -113,6 +114,78 @@ export function exerciseSchedules(backend: Backend): void {
         `schedule:nightly:${Date.parse("2026-03-28T02:00:00Z")}`,
         `schedule:nightly:${Date.parse("2026-03-29T01:00:00Z")}`,
       ]);
+    });
+
+    it("runs an every-15-minutes schedule through both passes of the hour clocks go back, and a fixed-time one once, the first time", async () => {
+      // New York, 1 November 2026: 01:00–02:00 happens twice, EDT (05:00–06:00 UTC), then EST.
+      const { queue, clock } = await backend.setup({ start: Date.parse("2026-11-01T04:50:00Z") });
+      await queue.schedule("quarter", {
+        cron: "*/15 * * * *",
+        timezone: "America/New_York",
+        job: report,
+        payload: {},
+      });
+      await queue.schedule("nightly", {
+        cron: "30 1 * * *",
+        timezone: "America/New_York",
+        job: report,
+        payload: {},
+      });
+      for (let t = Date.parse("2026-11-01T05:00:00Z"); t <= Date.parse("2026-11-01T07:00:00Z"); t += MINUTE) {
+        await clock.set(t);
+        await queue.sweep();
+      }
+      const fired = (await jobsOf(queue, "report")).map((j) => j.id);
+      const quarters = fired
+        .filter((id) => id.startsWith("schedule:quarter:"))
+        .map((id) => Number(id.split(":")[2]));
+      // Every real quarter hour: before, the EST pass (06:00–06:45 UTC) was skipped, 75 minutes without a run.
+      expect(quarters.sort((a, b) => a - b).map((t) => new Date(t).toISOString())).toEqual(
+        Array.from({ length: 9 }, (_, i) =>
+          new Date(Date.parse("2026-11-01T05:00:00Z") + i * 15 * MINUTE).toISOString(),
+        ),
+      );
+      // 01:30 once, at its first pass (EDT), as Vixie cron runs it.
+      expect(fired.filter((id) => id.startsWith("schedule:nightly:"))).toEqual([
+        `schedule:nightly:${Date.parse("2026-11-01T05:30:00Z")}`,
+      ]);
+    });
+
+    it("keeps a due tick when the schedule is saved again with another spelling of its zone", async () => {
+      const { queue, clock } = await backend.setup({ start: Date.parse("2026-06-01T09:59:00Z") });
+      const first = await queue.schedule("d", {
+        cron: "0 11 * * *",
+        timezone: "Europe/London",
+        job: report,
+        payload: {},
+      });
+      expect(first.nextRunAt.toISOString()).toBe("2026-06-01T10:00:00.000Z"); // 11:00 BST
+      await clock.set(Date.parse("2026-06-01T10:00:30Z")); // due, not swept yet
+      // A redeploy that spells the zone another way is the same schedule: before, the due tick was dropped.
+      const again = await queue.schedule("d", {
+        cron: "0 11 * * *",
+        timezone: "europe/london",
+        job: report,
+        payload: {},
+      });
+      expect(again.nextRunAt.toISOString()).toBe("2026-06-01T10:00:00.000Z");
+      expect((await queue.sweep()).fired).toBe(1);
+    });
+
+    it("saved again after the clock was set back, takes the cron's next tick from now rather than one stored hours ahead", async () => {
+      const bundle = await backend.setup();
+      // A host clock that an NTP step can move back (a ManualClock only moves forward).
+      let at = Date.parse("2026-06-01T10:00:00Z");
+      const clock: Clock = { now: () => at, setTimer: () => () => {} };
+      const queue = new Queue(bundle.store, { clock });
+      await queue.schedule("h", { cron: "0 * * * *", job: report, payload: {} });
+      at = Date.parse("2026-06-01T15:00:00Z"); // five hours ahead for a while: a sweep moves the schedule on
+      expect((await queue.sweep()).fired).toBe(1);
+      expect((await queue.getSchedule("h"))?.nextRunAt.toISOString()).toBe("2026-06-01T16:00:00.000Z");
+      at = Date.parse("2026-06-01T10:20:00Z"); // set right
+      // Redeploying the same schedule: before, it kept 16:00 and stayed silent for six hours.
+      const again = await queue.schedule("h", { cron: "0 * * * *", job: report, payload: {} });
+      expect(again.nextRunAt.toISOString()).toBe("2026-06-01T11:00:00.000Z");
     });
 
     it("fires once, not once per missed tick, after downtime spanning many ticks", async () => {

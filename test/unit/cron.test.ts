@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkTimezone, nextCronTick } from "../../src/cron.js";
+import { MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../src/validation.js";
 
 const utc = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -89,6 +90,76 @@ describe("nextCronTick", () => {
       "2026-03-29T03:00:00.000Z",
       "2026-03-29T04:00:00.000Z",
     ]);
+  });
+
+  it("runs a fixed time in the repeated hour once, at its first pass, east and west of UTC", () => {
+    // Berlin, 25 October 2026: 02:30 CEST is 00:30 UTC, 02:30 CET 01:30 UTC (croner 9 took the second).
+    expect(ticks("30 2 * * *", "Europe/Berlin", utc("2026-10-24T12:00:00Z"), 1)).toEqual([
+      "2026-10-25T00:30:00.000Z",
+    ]);
+    // London, 01:30 BST (00:30 UTC); New York, 1 November, 01:30 EDT (05:30 UTC).
+    expect(ticks("30 1 * * *", "Europe/London", utc("2026-10-24T12:00:00Z"), 2)).toEqual([
+      "2026-10-25T00:30:00.000Z",
+      "2026-10-26T01:30:00.000Z",
+    ]);
+    expect(ticks("30 1 * * *", "America/New_York", utc("2026-10-31T12:00:00Z"), 1)).toEqual([
+      "2026-11-01T05:30:00.000Z",
+    ]);
+    // A list of fixed hours is fixed-time too (Vixie cron): once each, not twice at 01:30.
+    expect(ticks("30 1,13 * * *", "Europe/London", utc("2026-10-24T13:00:00Z"), 3)).toEqual([
+      "2026-10-25T00:30:00.000Z",
+      "2026-10-25T13:30:00.000Z",
+      "2026-10-26T01:30:00.000Z",
+    ]);
+    // Lord Howe goes back half an hour: 01:45 happens twice; once, at +11.
+    expect(ticks("45 1 * * *", "Australia/Lord_Howe", utc("2026-04-04T00:00:00Z"), 1)).toEqual([
+      "2026-04-04T14:45:00.000Z",
+    ]);
+  });
+
+  it("runs interval schedules through both passes of the repeated hour", () => {
+    // London, 25 October 2026: 01:00 BST (00:00 UTC), then 01:00 GMT (01:00 UTC). croner 9 skipped the second.
+    expect(ticks("0 * * * *", "Europe/London", utc("2026-10-24T22:30:00Z"), 4)).toEqual([
+      "2026-10-24T23:00:00.000Z",
+      "2026-10-25T00:00:00.000Z",
+      "2026-10-25T01:00:00.000Z",
+      "2026-10-25T02:00:00.000Z",
+    ]);
+    expect(ticks("*/15 * * * *", "America/New_York", utc("2026-11-01T04:50:00Z"), 9)).toEqual(
+      Array.from({ length: 9 }, (_, i) => iso(utc("2026-11-01T05:00:00Z") + i * 15 * 60_000)),
+    );
+  });
+
+  it("runs a fixed time that the clocks skip once, at the end of the gap", () => {
+    // New York, 8 March 2026: 02:00 EST becomes 03:00 EDT (07:00 UTC).
+    expect(ticks("30 2 * * *", "America/New_York", utc("2026-03-07T12:00:00Z"), 2)).toEqual([
+      "2026-03-08T07:00:00.000Z",
+      "2026-03-09T06:30:00.000Z",
+    ]);
+  });
+
+  it("reads a step from a start (5/15) as croner 9 did, and 5L as the last Friday of the month", () => {
+    expect(ticks("5/15 * * * *", "UTC", utc("2026-01-01T00:00:00Z"), 4)).toEqual([
+      "2026-01-01T00:05:00.000Z",
+      "2026-01-01T00:20:00.000Z",
+      "2026-01-01T00:35:00.000Z",
+      "2026-01-01T00:50:00.000Z",
+    ]);
+    // croner 9 dropped the L: every Friday.
+    expect(ticks("0 0 * * 5L", "UTC", utc("2026-11-01T00:00:00Z"), 2)).toEqual([
+      "2026-11-27T00:00:00.000Z",
+      "2026-12-25T00:00:00.000Z",
+    ]);
+  });
+
+  it("refuses a cron longer than MAX_CRON_LENGTH and a zone longer than MAX_TIMEZONE_LENGTH", () => {
+    const long = `${"0,".repeat(100)}0 * * * *`;
+    expect(long.length).toBeGreaterThan(MAX_CRON_LENGTH);
+    expect(() => nextCronTick(long, "UTC", 0)).toThrow(expect.objectContaining({ code: "INVALID_CRON" }));
+    expect(() => nextCronTick(`${"0,".repeat(59)}0 * * * *`, "UTC", 0)).not.toThrow();
+    expect(() => checkTimezone(`Europe/${"x".repeat(MAX_TIMEZONE_LENGTH)}`)).toThrow(
+      expect.objectContaining({ code: "INVALID_TIMEZONE" }),
+    );
   });
 
   it("only ever moves forward through a DST change", () => {

@@ -1,4 +1,5 @@
 /** Schemas of the schedule routes. @module */
+import { MAX_CRON_LENGTH, MAX_TIMEZONE_LENGTH } from "../../validation.js";
 import { enqueueOptionProperties, errors, name, namePageQuery, nameParams, omit } from "./fields.js";
 
 /** The schedule routes' schemas, keyed by `"METHOD /path"`. */
@@ -13,8 +14,8 @@ export const scheduleRouteSchemas = {
       required: ["cron", "type"],
       additionalProperties: false,
       properties: {
-        cron: { type: "string", minLength: 1, maxLength: 128 },
-        timezone: { type: "string", minLength: 1, maxLength: 64 },
+        cron: { type: "string", minLength: 1, maxLength: MAX_CRON_LENGTH },
+        timezone: { type: "string", minLength: 1, maxLength: MAX_TIMEZONE_LENGTH },
         type: name,
         payload: {},
         options: {
