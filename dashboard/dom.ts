@@ -41,6 +41,39 @@ export function time(value: string | number | null | undefined): HTMLElement | s
   return h("time", { datetime: d.toISOString(), title: d.toISOString() }, text);
 }
 
+/**
+ * A date-time as the wall clock of `timeZone` reads it, with that zone's offset, like
+ * 2026-10-25 01:30:00 GMT+1: a schedule's tick as its cron means it, and unambiguous in an hour the
+ * clocks turn back (01:30 happens twice). The ISO instant is its title. A zone this browser cannot
+ * read gives {@link time}'s local form.
+ */
+export function zonedTime(value: string | number | null | undefined, timeZone: string): HTMLElement | string {
+  if (value === null || value === undefined) return "—";
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  let parts: Intl.DateTimeFormatPart[];
+  try {
+    parts = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+      timeZoneName: "shortOffset",
+    }).formatToParts(d);
+  } catch {
+    return time(value);
+  }
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  // Chromium names a zero offset "GMT+0", V8 in Node "GMT": one spelling.
+  const offset = part("timeZoneName").replace(/^GMT\+0$/, "GMT");
+  const text = `${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")}:${part("second")} ${offset}`;
+  return h("time", { datetime: d.toISOString(), title: d.toISOString() }, text);
+}
+
 /** 1500 → "1.5 s", 90_000 → "1 m 30 s". */
 export function duration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

@@ -1,5 +1,5 @@
 import { api, withQuery } from "./api.js";
-import { h, json, link, table, time } from "./dom.js";
+import { h, json, link, table, zonedTime } from "./dom.js";
 import type { JobType, Schedule } from "./types.js";
 import type { View, ViewContext } from "./view.js";
 
@@ -54,7 +54,7 @@ export const schedules: View = async (ctx) => {
           h("td", { class: "mono" }, s.cron),
           h("td", {}, s.timezone),
           h("td", {}, link(`#/jobs?type=${encodeURIComponent(s.type)}`, s.type)),
-          h("td", {}, time(s.nextRunAt)),
+          h("td", {}, zonedTime(s.nextRunAt, s.timezone)),
           h("td", {}, json(s.payload)),
           h("td", {}, Object.keys(s.options ?? {}).length ? json(s.options) : "—"),
         ),

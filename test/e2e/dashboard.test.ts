@@ -454,6 +454,28 @@ describe(`dashboard on ${backend.name}`, () => {
     expect(await page.locator("[data-testid=next-page]").count()).toBe(0);
   });
 
+  it("shows a schedule's next run on its zone's clock, with the offset", async () => {
+    const h = await startServer(backend);
+    await h.queue.schedule("london", {
+      cron: "30 1 * * *",
+      timezone: "Europe/London",
+      job: "report",
+      payload: {},
+    });
+    await h.queue.schedule("kathmandu", {
+      cron: "0 9 * * *",
+      timezone: "Asia/Kathmandu",
+      job: "report",
+      payload: {},
+    });
+    const page = await open(h, "#/schedules");
+    await vi.waitFor(async () => expect(await rowNames(page)).toEqual(["kathmandu", "london"]));
+    const nextRun = (name: string) => text(page, `tr[data-name=${name}] time`);
+    // 01:30 in London whatever the browser's zone, and which 01:30 when the clocks go back.
+    expect(await nextRun("london")).toMatch(/^\d{4}-\d\d-\d\d 01:30:00 GMT(\+1)?$/);
+    expect(await nextRun("kathmandu")).toMatch(/^\d{4}-\d\d-\d\d 09:00:00 GMT\+5:45$/);
+  });
+
   it("lists job types by name a page at a time", async () => {
     const h = await startServer(backend, {
       types: [{ type: "resize" }, { type: "email", priority: 5 }, { type: "webhook" }],
