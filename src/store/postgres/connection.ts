@@ -64,6 +64,43 @@ function noteBroken(this: Watched, error: Error): void {
   this.errandBroken = error;
 }
 
+/**
+ * The opening message of a tracked operation's transaction ({@link OpOptions.tracked}): BEGIN and
+ * the transaction's id in one simple-query message, so tracking costs no round trip of its own.
+ * `txid_current()` assigns the id at once (a transaction that writes has one anyway).
+ */
+const BEGIN_TRACKED = "BEGIN; SELECT txid_current()::text AS txid";
+
+/** Whether a transaction committed, asked after its COMMIT's reply was lost (PostgreSQL ≥ 10). */
+const TXID_STATUS = "SELECT txid_status($1::bigint) AS status";
+
+/** How {@link PgConnection.op} runs an operation and its retries. */
+export interface OpOptions {
+  /**
+   * The mode a retry runs in, so that a retry that must check for an earlier try's lost commit
+   * can do so in one transaction.
+   * @defaultValue the first try's mode
+   */
+  retryMode?: "pool" | "tx";
+  /**
+   * Tracked: the operation runs in a transaction (whatever the mode) whose id is fetched with its
+   * BEGIN; when the connection fails once its COMMIT is sent, the server is asked whether that
+   * transaction committed (`txid_status`) before anything runs again. Committed: the operation's
+   * answer is the one it computed in that transaction, and nothing is written again. Aborted: it
+   * runs again as an untracked one would. For operations whose retry could apply a change twice
+   * or answer wrongly (a debounce, a retry by id, a pause); not for the drain's hot paths, which
+   * would pay a transaction where they run one statement.
+   * @defaultValue false
+   */
+  tracked?: boolean;
+}
+
+/** What a tracked transaction has reached: its id once BEGIN answered, its answer once COMMIT was sent. */
+interface Tracking<T> {
+  txid?: string;
+  committing?: { value: T };
+}
+
 /** 32-bit FNV-1a, for short stable prepared-statement names. */
 function fnv1a(text: string): string {
   let h = 0x811c9dc5;
@@ -110,6 +147,7 @@ export class PgConnection {
   /** The watchdog, while it runs. */
   #watchdog: NodeJS.Timeout | undefined;
   readonly #begin: pg.QueryConfig;
+  readonly #beginTracked: pg.QueryConfig;
   readonly #commit: pg.QueryConfig;
   readonly #rollback: pg.QueryConfig;
   readonly #names = new Map<string, string>();
@@ -125,6 +163,7 @@ export class PgConnection {
     this.#retryMs = options.retryMs ?? 10_000;
     this.#deadlineMs = options.queryTimeoutMs ?? 30_000;
     this.#begin = { text: "BEGIN" };
+    this.#beginTracked = { text: BEGIN_TRACKED };
     this.#commit = { text: "COMMIT" };
     this.#rollback = { text: "ROLLBACK" };
     // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
@@ -331,22 +370,48 @@ export class PgConnection {
    * try may then have committed with its reply lost, and what it wrote may have moved on since (an
    * inserted job claimed, run and moved to history); a retry runs in `retryMode`, so that it can
    * check for that in one transaction.
+   *
+   * A tracked operation ({@link OpOptions.tracked}) does not guess: when the fault cut off its
+   * COMMIT's reply, the server says whether the transaction committed, and a committed one is
+   * answered with what `fn` returned in it. Its `again` is then true only when the server could
+   * not tell (the transaction too old for its commit log), since a try that failed before its
+   * COMMIT, or was aborted, stored nothing.
+   * @param options - {@link OpOptions}, or the retry mode alone.
    */
   op<T>(
     mode: "pool" | "tx",
     fn: (db: Queryable, again: boolean) => Promise<T>,
-    retryMode: "pool" | "tx" = mode,
+    options: OpOptions | "pool" | "tx" = {},
   ): Promise<T> {
+    const { retryMode = mode, tracked = false } =
+      typeof options === "string" ? { retryMode: options } : options;
     return this.#counted(async () => {
       const deadline = Date.now() + this.#retryMs;
+      let again = false;
       for (let attempt = 0; ; attempt++) {
-        const again = attempt > 0;
+        const tracking: Tracking<T> | undefined = tracked ? {} : undefined;
         try {
+          if (tracking) return await this.#transaction((db) => fn(db, again), tracking);
           return (again ? retryMode : mode) === "pool"
             ? await fn(this.pool, again)
             : await this.#transaction((db) => fn(db, again));
         } catch (error) {
           if (error instanceof ErrandError) throw error;
+          if (tracking?.committing && tracking.txid !== undefined && isConnectionFault(error)) {
+            const landed = await this.#committed(tracking.txid, deadline);
+            if (landed === "committed") {
+              this.log.warn({ err: error }, "errand: a PostgreSQL commit's reply was lost; it committed");
+              return tracking.committing.value;
+            }
+            if (landed === "unknown") {
+              throw storeError(
+                error,
+                "PostgreSQL operation failed, and whether its commit landed is unknown",
+              );
+            }
+            // Aborted: nothing of it is stored. Too old to tell: the retry must look.
+            if (landed === "untold") again = true;
+          } else if (!tracking) again = true;
           if (!isTransient(error) || this.#closed || Date.now() >= deadline) {
             throw storeError(error, "PostgreSQL operation failed");
           }
@@ -356,6 +421,30 @@ export class PgConnection {
         }
       }
     });
+  }
+
+  /**
+   * Whether transaction `txid`, whose COMMIT's reply was lost, committed: asked on a fresh
+   * connection of the pool. "in progress" (the server has not yet seen its client go, or is still
+   * committing) is asked again, 25 ms later and doubling, until `deadline`: the server aborts a
+   * transaction whose client has gone. "untold": too old for the server's commit log (NULL).
+   */
+  async #committed(txid: string, deadline: number): Promise<"committed" | "aborted" | "untold" | "unknown"> {
+    for (let waitMs = 25; ; waitMs *= 2) {
+      try {
+        const [row] = await this.query<{ status: string | null }>(this.pool, TXID_STATUS, [txid]);
+        if (row?.status === "committed") return "committed";
+        if (row?.status === "aborted") return "aborted";
+        if (row?.status == null) return "untold";
+      } catch (error) {
+        // The server itself away (a restart): asked again until the deadline, as op() retries.
+        if (error instanceof ErrandError || !isTransient(error))
+          throw storeError(error, "txid_status failed");
+      }
+      const leftMs = deadline - Date.now();
+      if (leftMs <= 0) return "unknown";
+      await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, leftMs)));
+    }
   }
 
   /**
@@ -380,7 +469,12 @@ export class PgConnection {
     }
   }
 
-  async #transaction<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a transaction on one connection. With `tracking`, BEGIN also fetches the
+   * transaction's id, and `fn`'s answer is kept there before the COMMIT goes out, for op() to
+   * return should the COMMIT's reply be lost and the transaction have committed.
+   */
+  async #transaction<T>(fn: (db: Queryable) => Promise<T>, tracking?: Tracking<T>): Promise<T> {
     const client = (await this.pool.connect()) as Watched;
     (client as { errandOwned?: boolean }).errandOwned = true;
     let broken: Error | undefined;
@@ -391,9 +485,14 @@ export class PgConnection {
     };
     client.on("error", onError);
     try {
-      await this.#run(client, this.#begin);
+      if (tracking) {
+        // A multi-statement simple query answers with one result per statement.
+        const opened = (await this.#run(client, this.#beginTracked)) as unknown as pg.QueryResult[];
+        tracking.txid = String(opened[1]!.rows[0]!.txid);
+      } else await this.#run(client, this.#begin);
       const result = await fn(client);
       const last = (client as { errandAtCommit?: string }).errandAtCommit;
+      if (tracking) tracking.committing = { value: result };
       // The COMMIT alone, or after atCommit's statement in the same message (one round trip).
       await this.#run(client, last === undefined ? this.#commit : { text: `${last}\n;\nCOMMIT` });
       return result;

@@ -556,6 +556,16 @@ export async function expireKeyHolders(
   return db === connection.pool ? connection.op("tx", run) : run(db);
 }
 
+/**
+ * Whether any of `jobs` has a unique or debounce key: what an earlier try wrote under a key may
+ * have moved on (its holder run, a newer payload debounced onto it) before a retry, so such an
+ * insert is tracked (connection.ts, OpOptions.tracked).
+ */
+export function hasKeys(jobs: readonly NewJob[]): boolean {
+  for (const j of jobs) if (j.uniqueKey !== null || j.debounceKey !== null) return true;
+  return false;
+}
+
 /** Whether any of `jobs` waits for other jobs: then the insert needs a transaction (dependencies.ts). */
 export function hasDependencies(jobs: readonly NewJob[]): boolean {
   for (const j of jobs) if (j.dependsOn !== null) return true;

@@ -130,14 +130,22 @@ export async function failJobs(
   if (deferred.size > 0) {
     // Jobs with dependents that end dead: again, in a transaction that settles their dependents.
     const later = items.filter((i) => deferred.delete(`${i.attempt}:${i.id}`));
-    const killed = await connection.op("tx", async (db) => {
-      const dead = (await connection.query<Row>(db, failSql, args(later, true))).filter(
-        (r) => r.state === "dead",
-      );
-      const failed: FailedJob[] = dead.map((r) => ({ id: r.id, state: "dead" }));
-      const settled = failed.length > 0 ? await settleFailed(connection, sql, db, failed, now, origin) : null;
-      return { dead, settled };
-    });
+    // Tracked (connection.ts): a transaction already, so its id rides in the BEGIN's message at
+    // no round trip. After a lost commit a retry found the jobs dead already and answered them
+    // stale: no `dead` events, no `cancelled` ones for their dependents.
+    const killed = await connection.op(
+      "tx",
+      async (db) => {
+        const dead = (await connection.query<Row>(db, failSql, args(later, true))).filter(
+          (r) => r.state === "dead",
+        );
+        const failed: FailedJob[] = dead.map((r) => ({ id: r.id, state: "dead" }));
+        const settled =
+          failed.length > 0 ? await settleFailed(connection, sql, db, failed, now, origin) : null;
+        return { dead, settled };
+      },
+      { tracked: true },
+    );
     for (const r of killed.dead) outcome.set(`${r.attempt}:${r.id}`, "dead");
     if (killed.settled?.ready) ready = true;
     cascaded = killed.settled?.cancelled;

@@ -67,6 +67,7 @@ import { pgLimitStats } from "./held-sample.js";
 import {
   expireKeyHolders,
   freshStatements,
+  hasKeys,
   insertAny,
   insertOnConnection,
   insertShared,
@@ -203,6 +204,16 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     return this.#connection.op(mode, fn);
   }
 
+  /**
+   * An operation whose retry after a lost COMMIT reply could apply its change twice or answer
+   * wrongly (a retry by id, a debounce, a pause): tracked (connection.ts, OpOptions.tracked), so
+   * that a commit that landed is answered as it was made, and nothing runs again. One transaction
+   * each, its id fetched with its BEGIN: for operations off the drain's hot path.
+   */
+  #tracked<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
+    return this.#connection.op("tx", fn, { tracked: true });
+  }
+
   /** Wakes this process's claimers only: the statement that made jobs ready sent the NOTIFY. */
   #emitWake(): void {
     this.#notifier.emit();
@@ -247,6 +258,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     }
     const jobs = expandJobs(params.jobs);
     const mode = checkDone || fair || needsTransaction(jobs) ? "tx" : "pool";
+    // A job with a unique or debounce key is tracked: its retry would meet the world as others left
+    // it (the key's holder run and gone, a newer payload debounced onto it) and insert again or put
+    // an older payload back. Batches without keys (the bulk enqueue) keep the plain path.
     const { results, ready } = await this.#connection.op(
       mode,
       async (db, again) => {
@@ -254,7 +268,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
         if (fair) await assignTurns(this.#connection, this.#sql, db, jobs, inserted.results, fair);
         return inserted;
       },
-      "tx",
+      { retryMode: "tx", tracked: hasKeys(jobs) },
     );
     if (ready) this.#emitWake();
     return results;
@@ -413,7 +427,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   async cancel(p: CancelParams): Promise<JobMutation> {
     let ready = false;
-    const m = await this.#op("tx", async (db): Promise<JobMutation> => {
+    // Tracked: a retry after a lost commit found the job cancelled and answered "unchanged", so no
+    // `cancelled` event went out and a local worker running it was not aborted.
+    const m = await this.#tracked(async (db): Promise<JobMutation> => {
       ready = false;
       const [moved] = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.cancel, [
         p.id,
@@ -437,7 +453,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async reschedule(p: RescheduleParams): Promise<JobMutation> {
-    const m = await this.#op("pool", async (db): Promise<JobMutation> => {
+    // Tracked: a retry after a lost commit, the job claimed meanwhile, refused as INVALID_STATE a
+    // change that was made.
+    const m = await this.#tracked(async (db): Promise<JobMutation> => {
       const [updated] = await this.#q<JobRecord>(db, this.#sql.reschedule, [
         p.id,
         p.runAt ?? null,
@@ -456,7 +474,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   async retry(p: RetryParams): Promise<RequeueResult> {
     let ready = false;
-    const m = await this.#op("tx", async (db): Promise<RequeueResult> => {
+    // Tracked: after a lost commit, a retry would put the job back once more if it had run and
+    // died again meanwhile, or refuse it as INVALID_STATE ("job is pending") though it was retried.
+    const m = await this.#tracked(async (db): Promise<RequeueResult> => {
       ready = false;
       // Its own dependencies still unfinished, counted under their row locks, decide whether the
       // job comes back blocked (see dependencies.ts for why the locks).
@@ -576,7 +596,9 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   async expirePending(p: SweepParams): Promise<ExpirePendingResult> {
     let ready = false;
-    const expired = await this.#op("tx", async (db) => {
+    // Tracked (already a transaction: its id rides in the BEGIN's message): after a lost commit a
+    // retry finds nothing left to expire and reports no `expired` events.
+    const expired = await this.#tracked(async (db) => {
       const rows = await this.#q<JobRecord & { hasDependents: boolean }>(db, this.#sql.expirePending, [
         p.now,
         p.limit,
@@ -644,7 +666,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async deleteSchedule({ name }: DeleteScheduleParams): Promise<boolean> {
-    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteSchedule, [name]));
+    // Tracked, as the other yes/no changes below: a retry after a lost commit answers the opposite.
+    const rows = await this.#tracked((db) => this.#q(db, this.#sql.deleteSchedule, [name]));
     return rows.length === 1;
   }
 
@@ -664,7 +687,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   async fireSchedule(p: FireScheduleParams): Promise<EnqueueResult | null> {
     // The compare-and-set on next_run_at makes a second scheduler wait for the first's commit,
     // then find the tick taken: one job per tick, however many schedulers run.
-    const { result, ready } = await this.#op("tx", async (db) => {
+    // Tracked: after a lost commit a retry finds the tick taken and reports it not fired.
+    const { result, ready } = await this.#tracked(async (db) => {
       const rows = await this.#q(db, this.#sql.advanceSchedule, [
         p.name,
         p.expectedRunAt,
@@ -682,7 +706,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   // ---- job types -----------------------------------------------------------------------------
 
   async putJobType(r: PutJobTypeParams): Promise<boolean> {
-    const [row] = await this.#op("pool", (db) =>
+    const [row] = await this.#tracked((db) =>
       this.#q<{ inserted: boolean }>(db, this.#sql.putJobType, [r.name, r.config, r.createdAt, r.updatedAt]),
     );
     return row!.inserted;
@@ -698,19 +722,20 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   }
 
   async deleteJobType({ name }: DeleteJobTypeParams): Promise<boolean> {
-    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.deleteJobType, [name]));
+    const rows = await this.#tracked((db) => this.#q(db, this.#sql.deleteJobType, [name]));
     return rows.length === 1;
   }
 
   // ---- paused queues -------------------------------------------------------------------------
 
   async pauseQueue(p: PauseQueueParams): Promise<boolean> {
-    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.pauseQueue, [p.name, p.now]));
+    const rows = await this.#tracked((db) => this.#q(db, this.#sql.pauseQueue, [p.name, p.now]));
     return rows.length === 1;
   }
 
   async resumeQueue(p: ResumeQueueParams): Promise<boolean> {
-    const rows = await this.#op("pool", (db) => this.#q(db, this.#sql.resumeQueue, [p.name]));
+    // Tracked: a retry after a lost commit answered false, and the caller skipped its wake-up.
+    const rows = await this.#tracked((db) => this.#q(db, this.#sql.resumeQueue, [p.name]));
     return rows.length === 1;
   }
 
