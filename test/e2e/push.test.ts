@@ -365,21 +365,27 @@ for (const backend of selectedBackends()) {
         posted.push(String(init?.body));
         return new Response("{}", { status: 200 });
       };
-      const h = await startServer(backend, {
-        types: [{ type: "hook", push: { url: "http://127.0.0.1:9/hook" } }],
-        push: { fetch: fetchSpy, pollIntervalMs: 600_000 },
-      });
-      // Push's next lease waits at this gate, opened only once the close has stopped push.
-      const lease = h.queue.lease.bind(h.queue);
+      const bundle = await backend.setup();
+      // Every lease of push's waits at this gate, opened only once the close has stopped push. Set
+      // before the server starts: a lease push began unwatched (its first, at start) could take
+      // the job and deliver it (it did, on PostgreSQL, once in CI).
+      const lease = bundle.queue.lease.bind(bundle.queue);
       const inLease = deferred();
       const gate = deferred();
-      vi.spyOn(h.queue, "lease").mockImplementation(async (options, held) => {
+      vi.spyOn(bundle.queue, "lease").mockImplementation(async (options, held) => {
         if (options?.workerId === "push:hook") {
           inLease.resolve();
           await gate.promise;
         }
         return lease(options, held);
       });
+      const h = {
+        ...bundle,
+        ...(await serve(bundle.queue, {
+          types: [{ type: "hook", push: { url: "http://127.0.0.1:9/hook" } }],
+          push: { fetch: fetchSpy, pollIntervalMs: 600_000 },
+        })),
+      };
       const push = h.app.errand.push;
       const stop = push.stop.bind(push);
       vi.spyOn(push, "stop").mockImplementation(() => {
