@@ -15,11 +15,15 @@ import { Cluster, type ClusterNode, type ClusterOptions } from "ioredis";
 const run = promisify(execFile);
 
 /**
- * The options errand's tests (and errand's users) give an ioredis `Cluster`: `retryDelayOnFailover:
- * 0`, without which ioredis sends again a command whose connection closed after it reached Redis,
- * and `RedisStore.open` refuses the client.
+ * The options errand's tests (and errand's users) give an ioredis `Cluster`, without which
+ * `RedisStore.open` refuses the client: `retryDelayOnFailover: 0` (otherwise ioredis sends again a
+ * command whose connection closed after it reached Redis) and `enableOfflineQueue: false`
+ * (otherwise a command waits with no deadline while no node is reachable).
  */
-export const clusterOptions = { retryDelayOnFailover: 0 } as const satisfies ClusterOptions;
+export const clusterOptions = {
+  retryDelayOnFailover: 0,
+  enableOfflineQueue: false,
+} as const satisfies ClusterOptions;
 
 /** An ioredis `Cluster` on `nodes` as errand needs it ({@link clusterOptions}). */
 export function clusterClient(nodes: ClusterNode[], options: ClusterOptions = {}): Cluster {

@@ -138,6 +138,7 @@ export class RedisStore implements Store {
     const { client, owns, prefix, connectionName } = await connect(options);
     const store = new RedisStore(client, owns, prefix, connectionName, await loadSender());
     try {
+      await store.#transport.clusterReady();
       await checkEvictionPolicy(client);
       // Those Redis lacks, loaded before any runs (claiming the prefix is the first); a NOSCRIPT
       // later (SCRIPT FLUSH, a restarted Redis) reloads per script.

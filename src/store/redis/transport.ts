@@ -35,8 +35,10 @@ export interface RedisStoreOptions {
    * reported, never silently sent a second time (a claim sent twice would lease a second batch of
    * jobs that no worker hears of): `autoResendUnfulfilledCommands: false` on a `Redis`, and
    * `retryDelayOnFailover: 0` on a `Cluster` (plus `redisOptions.autoResendUnfulfilledCommands:
-   * false` if it sets `clusterNodeRetryStrategy`); `RedisStore.open` refuses a client without them
-   * (`INVALID_OPTION`). Recommended: `maxRetriesPerRequest` small (a command ioredis gave up on
+   * false` if it sets `clusterNodeRetryStrategy`). And `enableOfflineQueue: false` on a `Cluster`:
+   * its offline queue holds commands with no deadline while no node is reachable (`commandTimeout`
+   * does not apply there); without it, errand sends them again until `retryMs` has passed.
+   * `RedisStore.open` refuses a client without them (`INVALID_OPTION`). Recommended: `maxRetriesPerRequest` small (a command ioredis gave up on
    * before sending it is sent again by errand, within {@link RedisStoreOptions.retryMs}), and
    * `commandTimeout` (see {@link RedisStoreOptions.commandTimeoutMs}, which applies only to a
    * client errand opens).
@@ -241,6 +243,9 @@ export async function connect(options: RedisStoreOptions): Promise<Connected> {
  * `retryDelayOnFailover` has passed unless that is 0 (and its node connections, which reconnect
  * only with a `clusterNodeRetryStrategy`, resend like a `Redis`). errand promises such a command
  * is reported, never sent twice: a claim sent twice leases a second batch no worker hears of.
+ * Also refuses a `Cluster` with its offline queue on: commands wait there, while no node is
+ * reachable, with no deadline; without it they fail at once as never sent, and the transport sends
+ * them again until `retryMs` has passed.
  * @throws ErrandError `INVALID_OPTION` naming the setting.
  */
 function refuseResending(client: Client): void {
@@ -264,6 +269,15 @@ function refuseResending(client: Client): void {
         nodeResend,
       );
     }
+    if (options.enableOfflineQueue !== false) {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `RedisStore: the Cluster client must be made with enableOfflineQueue: false (it is ${String(options.enableOfflineQueue)}): ` +
+          "otherwise, while no node is reachable, ioredis holds every command with no deadline " +
+          "(commandTimeout does not apply there), so a worker or close() could hang for good; " +
+          "errand sends such a command again itself until retryMs has passed",
+      );
+    }
   } else {
     const resend = (client as Redis).options.autoResendUnfulfilledCommands;
     if (resend !== false) refuse("autoResendUnfulfilledCommands: false", resend);
@@ -281,6 +295,16 @@ export class RedisTransport {
   readonly #keyPrefix: string;
   readonly #ownsClient: boolean;
   readonly #meta: string;
+  /**
+   * `{p}:never`, a key no script creates, declared as every script's KEYS[2] (see
+   * lua/includes/prelude.lua): a Cluster node checks a script's declared keys before running it,
+   * and while errand's slot is being migrated a command over several keys of which one is missing
+   * is refused (TRYAGAIN, or ASK to the importing node, which answers TRYAGAIN) before any of it
+   * runs. With KEYS[1] alone, a script on the migrating node ran until it reached a key already
+   * moved, its writes so far kept, and one sent on with ASK ran on the importing node against the
+   * keys moved so far.
+   */
+  readonly #never: string;
   /**
    * Every call not yet settled, with its commands. ioredis, told not to resend a command written
    * before a reconnection (a script may have run already), leaves its promise pending forever; the
@@ -313,7 +337,41 @@ export class RedisTransport {
     this.#ownsClient = ownsClient;
     this.#keyPrefix = keyPrefix;
     this.#meta = `${keyPrefix}meta`;
+    this.#never = `${keyPrefix}never`;
     client.on("close", this.#onClose);
+  }
+
+  /**
+   * Waits until a `Cluster` client is ready (connecting it if it was made with `lazyConnect`), at
+   * most `retryMs`: without an offline queue it fails commands sent before. A `Redis` is left as
+   * it is (its own offline queue holds commands until it connects).
+   * @throws ErrandError `STORE_ERROR` if it is not ready within `retryMs`.
+   */
+  async clusterReady(): Promise<void> {
+    const client = this.client;
+    if (!client.isCluster || client.status === "ready") return;
+    if (client.status === "wait") client.connect().catch(() => {});
+    let onReady = () => {};
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        onReady = resolve;
+        client.once("ready", onReady);
+        timer = setTimeout(
+          () =>
+            reject(
+              new ErrandError(
+                "STORE_ERROR",
+                `Redis Cluster: no node ready within retryMs (${this.#retryMs} ms); status ${client.status}`,
+              ),
+            ),
+          this.#retryMs,
+        );
+      });
+    } finally {
+      clearTimeout(timer);
+      client.off("ready", onReady);
+    }
   }
 
   /** True once {@link close} has begun: every call is refused with `CLOSED`. */
@@ -375,10 +433,16 @@ export class RedisTransport {
       try {
         // concat, not spread: a bulk enqueue passes hundreds of thousands of arguments.
         try {
-          return await this.#send("EVALSHA", ([scriptSha(name), 1, this.#meta] as Arg[]).concat(args));
+          return await this.#send(
+            "EVALSHA",
+            ([scriptSha(name), 2, this.#meta, this.#never] as Arg[]).concat(args),
+          );
         } catch (error) {
           if (!message(error).startsWith("NOSCRIPT")) throw error;
-          return await this.#send("EVAL", ([scriptText(name), 1, this.#meta] as Arg[]).concat(args));
+          return await this.#send(
+            "EVAL",
+            ([scriptText(name), 2, this.#meta, this.#never] as Arg[]).concat(args),
+          );
         }
       } catch (error) {
         firstAt ||= Date.now();
@@ -463,7 +527,7 @@ export class RedisTransport {
   async writeEach(name: ScriptName, argLists: Arg[][]): Promise<unknown[]> {
     if (argLists.length === 0) return [];
     if (this.#closed) throw new ErrandError("CLOSED", "the Redis store is closed");
-    const head = [1, this.#meta, this.#epoch, this.#fresh];
+    const head = [2, this.#meta, this.#never, this.#epoch, this.#fresh];
     const send = async (
       command: "EVALSHA" | "EVAL",
       lists: Arg[][],
@@ -521,10 +585,12 @@ export class RedisTransport {
     }
     const queued = argLists.map((args) => sender.queue(this.client, pipeline, command, args));
     const replies = (await this.#exec(pipeline, queued)) ?? [];
-    const first = replies[0]?.[0];
-    if (first && queued.every((c) => !c.sent) && replies.every(([error]) => error === first)) {
-      const notSent = notSentOr(first, false);
-      if (notSent instanceof CommandNotSentError) return notSent;
+    // Sent again only whole: when Redis ran none of it (given up on together in the offline queue,
+    // or each refused by a Cluster node before running).
+    if (replies.length > 0 && queued.every((c) => !c.sent)) {
+      const cluster = this.client.isCluster;
+      const notSent = replies.map(([error], i) => notSentOr(error, false, cluster, queued[i]!.migrating));
+      if (notSent.every((e) => e instanceof CommandNotSentError)) return notSent[0] as CommandNotSentError;
     }
     return replies;
   }
@@ -647,18 +713,24 @@ function redact(url: string): string {
 /**
  * errand's keys carry no TTL, so only an `allkeys-*` policy can evict them, and an evicted job is
  * a lost job. `noeviction` (writes fail when memory is full) and `volatile-*` (only keys with a
- * TTL go) keep them.
+ * TTL go) keep them. On a Cluster every master is asked: errand's slot may be served by any of
+ * them, now or after a failover or a migration (INFO through the Cluster reaches one at random).
  */
 export async function checkEvictionPolicy(client: Client): Promise<void> {
-  const info = await client.info("memory");
-  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
-  if (policy && policy !== "noeviction" && !policy.startsWith("volatile-")) {
-    throw new ErrandError(
-      "STORE_ERROR",
-      `Redis maxmemory-policy is ${policy}: Redis could evict errand's keys and lose jobs. ` +
-        "Set it to noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or use a Redis of its own for errand",
-    );
-  }
+  const nodes: Redis[] = client.isCluster ? (client as Cluster).nodes("master") : [client as Redis];
+  const infos = await Promise.all(nodes.map((node) => node.info("memory")));
+  infos.forEach((info, i) => {
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy && policy !== "noeviction" && !policy.startsWith("volatile-")) {
+      const node = nodes[i]!.options;
+      const where = client.isCluster ? ` on the Cluster node ${node.host}:${node.port}` : "";
+      throw new ErrandError(
+        "STORE_ERROR",
+        `Redis maxmemory-policy is ${policy}${where}: Redis could evict errand's keys and lose jobs. ` +
+          "Set it to noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or use a Redis of its own for errand",
+      );
+    }
+  });
 }
 
 /** errand's way of sending a command (see reply-command.ts), or null if ioredis cannot be loaded here. */

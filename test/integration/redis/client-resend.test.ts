@@ -51,6 +51,8 @@ describe("the Redis store and a client that resends", () => {
         }),
         "autoResendUnfulfilledCommands: false",
       ],
+      // Its offline queue holds commands with no deadline while no node is reachable.
+      [new Cluster(nodes, { lazyConnect: true, retryDelayOnFailover: 0 }), "enableOfflineQueue: false"],
     ] as const) {
       await expect(RedisStore.open({ client, prefix: freshPrefix() })).rejects.toMatchObject({
         code: "INVALID_OPTION",

@@ -5,6 +5,15 @@
   all of them carry the hash tag {prefix} and live in one Redis Cluster slot: a script may touch keys
   it could not declare in advance (the jobs a claim picks) and still run on a cluster.
 
+  KEYS[2] is always "{prefix}:never", a key no script creates or reads. A Cluster node checks a
+  script's declared keys before running it; while the slot is being migrated (SETSLOT MIGRATING /
+  IMPORTING), a command over several keys of which one is missing is refused with TRYAGAIN (or ASK
+  to the importing node, which refuses it with TRYAGAIN), so no script runs against a slot whose
+  keys are split between two nodes: it would stop at the first key already moved ("non local
+  key") with its writes so far kept, or run on the importing node against the keys moved so far.
+  In a stable slot missing keys are no matter, and the script runs. The transport sends a refused
+  script again until its retryMs has passed.
+
   Keys ("{p}:" stands for the prefix, "|" separates names, which may themselves contain ":"):
     {p}:meta                   hash: epoch (see includes/epoch.lua)
     {p}:schema_version         string: the layout's version (SCHEMA_VERSION), checked at open
