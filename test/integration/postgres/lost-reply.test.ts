@@ -356,6 +356,54 @@ test("fail ending dead with a dependent: reply lost: answered applied, dead and 
 
 // ---- the machinery -----------------------------------------------------------------------------
 
+// Untracked enqueues of errand-made ids: a retry checks the ids against the history too.
+test.each([
+  ["a bulk enqueue of one shape", (queue: Queue) => queue.enqueueMany("t", [{ n: 1 }, { n: 2 }, { n: 3 }])],
+  [
+    "a bulk enqueue of mixed jobs",
+    (queue: Queue) =>
+      queue.enqueueBatch([
+        { job: "t", payload: { n: 1 } },
+        { job: "u", payload: { n: 2 }, options: { priority: 5 } },
+        { job: "t", payload: { n: 3 } },
+      ]),
+  ],
+  ["one enqueue", async (queue: Queue) => [await queue.enqueue("t", { n: 1 })]],
+  [
+    "a flow (its second job waits for its first)",
+    async (queue: Queue) => {
+      const { jobs } = await queue.enqueueFlow([
+        { ref: "a", job: "t", payload: { n: 1 } },
+        { ref: "b", job: "t", payload: { n: 2 }, dependsOn: ["a"] },
+      ]);
+      return [jobs.a!, jobs.b!];
+    },
+  ],
+])("%s: reply lost, its jobs run meanwhile: not inserted again by the retry", async (_name, enqueue) => {
+  const { queue, schema, other, arm } = await lossyStore();
+  const worker = await other();
+  arm(JOB_INSERT, async () => void (await runEverything(worker)));
+  const jobs = await enqueue(queue);
+  // Every job ran once, in the other worker, and is in history: none is back in the hot table.
+  expect(await storedRows(schema)).toEqual({ hot: 0, done: jobs.length });
+  for (const job of jobs) {
+    expect(job.duplicate).toBe(true);
+    expect(await queue.get(job.id)).toMatchObject({ state: "completed", result: "ran", attempt: 1 });
+  }
+});
+
+test("replay: reply lost, the copy run meanwhile: not copied again by the retry", async () => {
+  const { queue, schema, other, arm } = await lossyStore();
+  const worker = await other();
+  const job = await queue.enqueue("t", { n: 1 });
+  await runEverything(worker);
+  arm(JOB_INSERT, async () => void (await runEverything(worker)));
+  const copy = await queue.replay(job.id);
+  expect(copy.id).not.toBe(job.id);
+  expect(copy).toMatchObject({ state: "completed", result: "ran", attempt: 1 });
+  expect(await storedRows(schema)).toEqual({ hot: 0, done: 2 });
+});
+
 test("a tracked operation whose COMMIT was aborted (the server says so) runs again, once", async () => {
   const { queue, arm, fired, statements } = await lossyStore();
   arm(PAUSE, async () => {}, "abort");
