@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ErrandError } from "../errors.js";
 import { type Authenticator, checkPermission, type Permission, type Principal, rolesWith } from "./auth.js";
+import { BODY_EXAMPLES } from "./schemas/examples.js";
 import { type RouteKey, routeSchemas } from "./schemas.js";
 
 /** A route's handler, as Fastify calls it. */
@@ -33,18 +34,28 @@ export class Routing {
    * A {@link Route} registering on `app`. The document says who may call each route from the
    * permission the route is guarded by: its roles as `x-errand-roles` and in its description.
    * A change whose schema takes no body refuses any field, as the document says (`{}` or nothing).
+   * A body's examples (schemas/examples.ts) ride on a copy of its schema as `x-examples`, which
+   * the document shows on the request body and the validator ignores.
    */
   on(app: FastifyInstance): Route {
     return (key, permission, handler) => {
       const [method, url] = key.split(" ") as [string, string];
       const schema = routeSchemas[key] as { description?: string; body?: unknown };
       const roles = rolesWith(permission);
+      const examples = BODY_EXAMPLES.get(key);
+      // A body that is a bare $ref is resolved to the shared schema, losing what stands beside it.
+      const own = (schema.body as { $ref?: string } | undefined)?.$ref === undefined;
+      const body =
+        examples === undefined
+          ? schema.body
+          : { ...(own ? (schema.body as object) : { allOf: [schema.body] }), "x-examples": examples };
       const who = `Roles (with auth): ${roles.map((r) => `\`${r}\``).join(", ")}.`;
       app.route({
         method: method as "GET",
         url,
         schema: {
           ...schema,
+          ...(body === undefined ? {} : { body }),
           description: schema.description ? `${schema.description}\n\n${who}` : who,
           "x-errand-roles": roles,
           security: this.#auth.enabled ? [{ bearer: [] }] : [],

@@ -291,6 +291,51 @@ describe("the OpenAPI document for clients and generators", () => {
     expect((await h.http("POST", "/v1/prune")).status).toBe(200);
   });
 
+  it("shows named examples on every request body, and the server takes each one", async () => {
+    const h = await startServer(selectedBackends()[0]!);
+    const doc = (await h.http("GET", "/openapi.json")).body;
+    let n = 0;
+    /** A job of its own type, leased (attempt 1) for the worker routes, else pending. */
+    const jobFor = async (leased: boolean): Promise<string> => {
+      const type = `example-${n++}`;
+      const enqueued = await h.http("POST", "/v1/jobs", {
+        body: { type, payload: null, ...(leased ? {} : { delayMs: "1h" }) },
+      });
+      if (!leased) return enqueued.body.id;
+      const lease = await h.http("POST", "/v1/lease", { body: { types: [type] } });
+      expect(lease.body.jobs.map((j: { attempt: number }) => j.attempt)).toEqual([1]);
+      return lease.body.jobs[0].id;
+    };
+    let sent = 0;
+    for (const [key, schema] of Object.entries(routeSchemas)) {
+      if (!("body" in schema)) continue;
+      const [method, url] = key.split(" ") as [string, string];
+      const media =
+        doc.paths[toOpenApiPath(url)][method.toLowerCase()].requestBody.content["application/json"];
+      const examples = Object.entries(
+        (media.examples ?? {}) as Record<string, { summary: string; value: unknown }>,
+      );
+      expect(examples.length, `${key}: no examples`).toBeGreaterThan(0);
+      expect(media.schema["x-examples"], key).toBeUndefined();
+      for (const [name, example] of examples) {
+        expect(example.summary, `${key} ${name}`).toBeTruthy();
+        let path = url.replace(":name", "nightly").replace(":type", "example-type");
+        if (url.includes(":id")) {
+          const fresh = method === "PUT" ? `ex-${n++}` : await jobFor(!url.endsWith("/reschedule"));
+          path = path.replace(":id", fresh);
+        }
+        const r = await h.http(method, path, { body: example.value });
+        expect([r.status, `${key} ${name}`, r.body]).toEqual([
+          expect.toSatisfy((s: number) => s === 200 || s === 201),
+          `${key} ${name}`,
+          expect.anything(),
+        ]);
+        sent++;
+      }
+    }
+    expect(sent).toBeGreaterThanOrEqual(20);
+  });
+
   it("refuses a job type whose body names another type than its path", async () => {
     const h = await startServer(selectedBackends()[0]!);
     const r = await h.http("PUT", "/v1/types/a", { body: { type: "b", priority: 1 } });
