@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type AnyJobDefinition, isJobDefinition } from "../define-job.js";
+import { toTimerMs } from "../duration.js";
 import { ErrandError, type ErrandErrorCode } from "../errors.js";
 
 /**
@@ -42,6 +43,16 @@ export function int(
     }
     return n;
   };
+}
+
+/**
+ * A commander parser for a duration that becomes a timer (`--grace`, `--interval`): decimal digits
+ * alone are milliseconds, anything else a duration like "500ms", "30s" or "1h30m". Held to
+ * `MAX_TIMER_MS`, as Node fires a longer timer after 1 ms.
+ * @throws ErrandError `INVALID_DURATION` naming the flag: negative, unreadable or too long.
+ */
+export function timerDuration(name: string): (v: string) => number {
+  return (v: string) => toTimerMs(name, /^[0-9]+$/.test(v) ? Number(v) : v);
 }
 
 /** The highest TCP port. */

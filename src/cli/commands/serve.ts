@@ -12,7 +12,7 @@ import { DEFAULT_MAX_JOB_TYPES, MAX_JOB_TYPES } from "../../server/job-types.js"
 import { DEFAULT_DRAIN_GRACE_MS } from "../../server/lifecycle.js";
 import { Worker } from "../../worker/worker.js";
 import type { CliContext } from "../context.js";
-import { int, isSystemError, loadJobs, parseUserJson, port, readUserFile } from "../input.js";
+import { int, isSystemError, loadJobs, parseUserJson, port, readUserFile, timerDuration } from "../input.js";
 import { oneLine, out, stderrLogger } from "../output.js";
 import { onStopSignal } from "../stop-signal.js";
 import { storeUrl, withStore } from "../target.js";
@@ -32,6 +32,7 @@ interface ServeOptions {
   dashboard: boolean;
   allowedHost?: string[];
   trustProxy?: string;
+  grace?: number;
 }
 
 /**
@@ -96,21 +97,26 @@ async function listen(
   }
 }
 
-/** How long a stopping `errand serve` lets work in flight finish: a Worker's default close grace. */
+/**
+ * How long a stopping `errand serve` lets work in flight finish unless `--grace` says: a Worker's
+ * default close grace, so the remote workers' jobs and the in-process ones get the same time.
+ */
 const STOP_GRACE_MS = DEFAULT_DRAIN_GRACE_MS;
 
 /**
  * What `errand serve` does on SIGINT or SIGTERM. The server drains at once (no job leased to a
  * remote worker or push target any more, `/readyz` not ready) while it goes on taking reports,
- * and the in-process worker closes alongside, both within one grace period: the remote workers'
- * jobs under way can report their outcomes meanwhile. Then the server closes (the requests in
- * flight answered), then the queue and its store.
+ * and the in-process worker closes alongside, both within one grace period (`graceMs`, from
+ * `--grace`): the remote workers' jobs under way can report their outcomes meanwhile. Then the
+ * server closes (the requests in flight answered), then the queue and its store.
  */
-async function stopServing(app: FastifyInstance, worker: Worker | null, queue: Queue): Promise<void> {
-  await Promise.all([
-    app.errand.drain({ graceMs: STOP_GRACE_MS }),
-    worker?.close({ graceMs: STOP_GRACE_MS }),
-  ]);
+export async function stopServing(
+  app: Pick<FastifyInstance, "errand" | "close">,
+  worker: Pick<Worker, "close"> | null,
+  queue: Pick<Queue, "close">,
+  graceMs: number = STOP_GRACE_MS,
+): Promise<void> {
+  await Promise.all([app.errand.drain({ graceMs }), worker?.close({ graceMs })]);
   await app.close();
   await queue.close();
 }
@@ -150,6 +156,11 @@ export function registerServe(program: Command, ctx: CliContext): void {
       "--trust-proxy <value>",
       "read the client address and Host from X-Forwarded-* sent by these proxies: true, or addresses/CIDRs",
     )
+    .option(
+      "--grace <duration>",
+      'on SIGINT/SIGTERM, how long work in flight may finish before it is cut ("30s", "500ms", or ms; default 10s)',
+      timerDuration("--grace"),
+    )
     .option("--log", "log requests (pino, JSON)")
     .option("--no-dashboard", "do not serve the web dashboard at /dashboard/")
     .action(async (o: ServeOptions) => {
@@ -184,6 +195,10 @@ export function registerServe(program: Command, ctx: CliContext): void {
           );
         }
         await listen(app, listenPort, o.host);
+        // Listened for before the worker takes a job: a signal then stops it gracefully too.
+        const served = app;
+        const running = worker;
+        onStopSignal(() => stopServing(served, running, queue, o.grace));
         await worker?.start();
       } catch (error) {
         await worker?.close();
@@ -197,6 +212,5 @@ export function registerServe(program: Command, ctx: CliContext): void {
         `errand serving ${url}${allInterfaces ? " (all interfaces)" : ""} on ${store}${tokens.length ? ` (${tokens.length} tokens)` : " (no auth: loopback only)"}`,
       );
       if (o.dashboard !== false) out(ctx, `dashboard: ${url}/dashboard/`);
-      onStopSignal(() => stopServing(app, worker, queue));
     });
 }

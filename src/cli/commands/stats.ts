@@ -3,10 +3,11 @@
  * @module
  */
 import type { Command } from "commander";
-import { MAX_TIMER_MS, toTimerMs } from "../../duration.js";
+import { MAX_TIMER_MS } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
 import type { QueueStats } from "../../queue.js";
 import type { CliContext } from "../context.js";
+import { timerDuration } from "../input.js";
 import { clearScreen, print, table } from "../output.js";
 import { onStop } from "../stop-signal.js";
 import { act, type TargetCommandOptions, withTarget } from "../target.js";
@@ -40,7 +41,7 @@ function watchSeconds(v: string): number {
 
 /** `--interval <duration>`: "500ms", "2s", or ms. */
 function refreshInterval(v: string): number {
-  const ms = toTimerMs("--interval", /^\d+$/.test(v) ? Number(v) : v);
+  const ms = timerDuration("--interval")(v);
   if (ms < MIN_REFRESH_MS) {
     throw new ErrandError("INVALID_OPTION", `--interval must be at least ${MIN_REFRESH_MS}ms, got ${v}`);
   }

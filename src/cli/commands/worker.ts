@@ -8,7 +8,7 @@ import { ErrandError } from "../../errors.js";
 import type { Job } from "../../job.js";
 import { Worker } from "../../worker/worker.js";
 import type { CliContext } from "../context.js";
-import { decimalInteger, int, loadJobs } from "../input.js";
+import { decimalInteger, int, loadJobs, timerDuration } from "../input.js";
 import { oneLine, out, stderrLogger } from "../output.js";
 import { onStop } from "../stop-signal.js";
 import { openTarget, type TargetCommandOptions, withTarget } from "../target.js";
@@ -18,6 +18,7 @@ interface WorkerOptions extends TargetCommandOptions {
   concurrency: number;
   prefetch: number;
   queues?: string;
+  grace?: number;
 }
 
 /**
@@ -61,6 +62,11 @@ export function registerWorker(program: Command, ctx: CliContext): void {
     .option("--concurrency <n>", "total weight running at once", int("--concurrency"), 10)
     .option("--prefetch <n>", "jobs to claim ahead of free capacity (0 to 10000)", int("--prefetch"), 0)
     .option("--queues <names>", "comma-separated queues, optionally name=weight")
+    .option(
+      "--grace <duration>",
+      'on stopping, how long running jobs may finish before they are aborted and go back ("30s", "500ms", or ms; default 10s)',
+      timerDuration("--grace"),
+    )
     .action(async (o: WorkerOptions) => {
       const jobs = await loadJobs(o.jobs);
       const queues = o.queues !== undefined ? parseQueues(o.queues) : undefined;
@@ -114,7 +120,7 @@ export function registerWorker(program: Command, ctx: CliContext): void {
       } finally {
         stopListening();
         try {
-          await worker.close();
+          await worker.close({ graceMs: o.grace });
         } finally {
           await t.close();
         }
