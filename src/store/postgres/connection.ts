@@ -65,14 +65,39 @@ function noteBroken(this: Watched, error: Error): void {
 }
 
 /**
- * The opening message of a tracked operation's transaction ({@link OpOptions.tracked}): BEGIN and
- * the transaction's id in one simple-query message, so tracking costs no round trip of its own.
- * `txid_current()` assigns the id at once (a transaction that writes has one anyway).
+ * The opening message of a tracked operation's transaction ({@link OpOptions.tracked}): BEGIN, the
+ * transaction's id and its backend's pid in one simple-query message, so tracking costs no round
+ * trip of its own. `txid_current()` assigns the id at once (a transaction that writes has one
+ * anyway). The pid is the server's own, not node-postgres's `processID`, which a pooler in between
+ * (PgBouncer) makes up.
  */
-const BEGIN_TRACKED = "BEGIN; SELECT txid_current()::text AS txid";
+const BEGIN_TRACKED = "BEGIN; SELECT txid_current()::text AS txid, pg_backend_pid() AS pid";
 
 /** Whether a transaction committed, asked after its COMMIT's reply was lost (PostgreSQL ≥ 10). */
 const TXID_STATUS = "SELECT txid_status($1::bigint) AS status";
+
+/**
+ * Ends the backend still holding a tracked transaction that errand has given up on, so that
+ * `txid_status` stops saying "in progress". Only that transaction can be cut short: the backend
+ * must have the pid that ran it and still be running it (`backend_xid`, the 32-bit id, is unique
+ * among running transactions, so a pid since reused by another backend does not match), and must
+ * be waiting for its client inside it ("idle in transaction": our COMMIT never reached it). A
+ * backend running something (our COMMIT, perhaps waiting for a synchronous standby, where
+ * terminating it would make visible a commit that no standby has confirmed) is left to finish.
+ * Another role's backends are hidden from, or refused (42501) to, a role that may not signal
+ * them; errand then waits as before.
+ */
+const TERMINATE_TRACKED = `SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
+ WHERE pid = $1 AND backend_xid::text = ($2::bigint % 4294967296)::text
+   AND state IN ('idle in transaction', 'idle in transaction (aborted)')`;
+
+/**
+ * How long a backend errand terminated gets to be gone, past the operation's `retryMs`: it aborts
+ * at its next interrupt check, in milliseconds. A lost reply that the watchdog caught comes
+ * `queryTimeoutMs` after the COMMIT went out, often past `retryMs`; the question that follows the
+ * termination still gets its answer.
+ */
+const TERMINATED_EXIT_MS = 1_000;
 
 /** How {@link PgConnection.op} runs an operation and its retries. */
 export interface OpOptions {
@@ -84,10 +109,13 @@ export interface OpOptions {
   retryMode?: "pool" | "tx";
   /**
    * Tracked: the operation runs in a transaction (whatever the mode) whose id is fetched with its
-   * BEGIN; when the connection fails once its COMMIT is sent, the server is asked whether that
-   * transaction committed (`txid_status`) before anything runs again. Committed: the operation's
-   * answer is the one it computed in that transaction, and nothing is written again. Aborted: it
-   * runs again as an untracked one would. For operations whose retry could apply a change twice
+   * BEGIN; when the connection fails once its COMMIT is sent (or the `queryTimeoutMs` watchdog
+   * closes it then), the server is asked whether that transaction committed (`txid_status`) before
+   * anything runs again. Committed: the operation's answer is the one it computed in that
+   * transaction, and nothing is written again. Aborted: it runs again as an untracked one would,
+   * within `retryMs`. Still in progress with its backend waiting for a COMMIT that never came (a
+   * half-open connection): that backend is terminated where the server permits, so the answer is
+   * "aborted" at once rather than when TCP keep-alive notices. For operations whose retry could apply a change twice
    * or answer wrongly (a debounce, a retry by id, a pause); not for the drain's hot paths, which
    * would pay a transaction where they run one statement.
    * @defaultValue false
@@ -95,10 +123,15 @@ export interface OpOptions {
   tracked?: boolean;
 }
 
-/** What a tracked transaction has reached: its id once BEGIN answered, its answer once COMMIT was sent. */
+/**
+ * What a tracked transaction has reached: its id and its backend's pid once BEGIN answered, its
+ * answer once COMMIT was sent, and whether the watchdog closed its connection.
+ */
 interface Tracking<T> {
   txid?: string;
+  pid?: number;
   committing?: { value: T };
+  timedOut?: boolean;
 }
 
 /** 32-bit FNV-1a, for short stable prepared-statement names. */
@@ -132,7 +165,8 @@ export interface PgConnectionOptions {
  * a set while a statement is unanswered. One watchdog interval per connection room (unref'd, a
  * quarter of the deadline and at most 5 s apart, stopped at the first tick with nothing
  * unanswered and on close) destroys the socket of any connection that has had no answer for the
- * deadline; node-postgres then fails its statements, which fail as `STORE_ERROR`, not retried.
+ * deadline; node-postgres then fails its statements, which fail as `STORE_ERROR`, not retried
+ * (they may have run), except a tracked operation's COMMIT, whose outcome the server is asked.
  * The LISTEN connection, migrations and a caller's own client are never stamped.
  */
 export class PgConnection {
@@ -396,12 +430,19 @@ export class PgConnection {
             ? await fn(this.pool, again)
             : await this.#transaction((db) => fn(db, again));
         } catch (error) {
-          if (error instanceof ErrandError) throw error;
-          if (tracking?.committing && tracking.txid !== undefined && isConnectionFault(error)) {
-            const landed = await this.#committed(tracking.txid, deadline);
+          // A COMMIT sent and its reply lost, to a fault or to the watchdog: the watchdog's error
+          // says "may have run", which the server can settle as well as any other lost reply.
+          const lost =
+            tracking?.committing !== undefined &&
+            tracking.txid !== undefined &&
+            (tracking.timedOut === true || isConnectionFault(error));
+          if (error instanceof ErrandError && !lost) throw error;
+          let fault = error;
+          if (lost) {
+            const landed = await this.#committed(tracking.txid!, tracking.pid, deadline);
             if (landed === "committed") {
               this.log.warn({ err: error }, "errand: a PostgreSQL commit's reply was lost; it committed");
-              return tracking.committing.value;
+              return tracking.committing!.value;
             }
             if (landed === "unknown") {
               throw storeError(
@@ -411,9 +452,10 @@ export class PgConnection {
             }
             // Aborted: nothing of it is stored. Too old to tell: the retry must look.
             if (landed === "untold") again = true;
+            else if (tracking.timedOut) fault = this.#notCommitted(error);
           } else if (!tracking) again = true;
-          if (!isTransient(error) || this.#closed || Date.now() >= deadline) {
-            throw storeError(error, "PostgreSQL operation failed");
+          if (!(lost || isTransient(error)) || this.#closed || Date.now() >= deadline) {
+            throw storeError(fault, "PostgreSQL operation failed");
           }
           const delay = Math.min(1_000, 25 * 2 ** attempt, Math.max(0, deadline - Date.now()));
           this.log.warn({ err: error, retryInMs: delay }, "errand: PostgreSQL connection fault; retrying");
@@ -423,27 +465,82 @@ export class PgConnection {
     });
   }
 
+  /** The watchdog's error for a tracked COMMIT the server then said was aborted: nothing is stored. */
+  #notCommitted(error: unknown): ErrandError {
+    return new ErrandError(
+      "STORE_ERROR",
+      `no answer from PostgreSQL within queryTimeoutMs (${this.#deadlineMs} ms); its connection was closed, and its transaction did not commit`,
+      { cause: (error as { cause?: unknown }).cause ?? error },
+    );
+  }
+
   /**
    * Whether transaction `txid`, whose COMMIT's reply was lost, committed: asked on a fresh
    * connection of the pool. "in progress" (the server has not yet seen its client go, or is still
    * committing) is asked again, 25 ms later and doubling, until `deadline`: the server aborts a
    * transaction whose client has gone. "untold": too old for the server's commit log (NULL).
+   *
+   * The server sees the client go only if the close reaches it: over a half-open connection (a
+   * network that drops packets) its backend waits inside the transaction until TCP keep-alive
+   * gives up, minutes on, and "in progress" would outlast `deadline`. So at the first "in
+   * progress" the backend `pid` that ran the transaction is terminated if it still holds it idle
+   * ({@link TERMINATE_TRACKED}): safe, since errand released that connection before asking (op()
+   * asks only after {@link #transaction} let it go as broken), so nothing of errand's can still
+   * reach that backend, and a terminated backend aborts a transaction it has not begun to commit
+   * and leaves a committed one committed; the next answer says which. Tried once: a refusal (the
+   * backend another role's) or a miss falls back to waiting.
    */
-  async #committed(txid: string, deadline: number): Promise<"committed" | "aborted" | "untold" | "unknown"> {
+  async #committed(
+    txid: string,
+    pid: number | undefined,
+    deadline: number,
+  ): Promise<"committed" | "aborted" | "untold" | "unknown"> {
+    let terminating = pid !== undefined;
     for (let waitMs = 25; ; waitMs *= 2) {
+      let inProgress = false;
       try {
         const [row] = await this.query<{ status: string | null }>(this.pool, TXID_STATUS, [txid]);
         if (row?.status === "committed") return "committed";
         if (row?.status === "aborted") return "aborted";
         if (row?.status == null) return "untold";
+        inProgress = true;
       } catch (error) {
         // The server itself away (a restart): asked again until the deadline, as op() retries.
         if (error instanceof ErrandError || !isTransient(error))
           throw storeError(error, "txid_status failed");
       }
+      if (inProgress && terminating) {
+        const ended = await this.#terminate(pid!, txid);
+        if (ended !== "again") terminating = false;
+        if (ended === "terminated") deadline = Math.max(deadline, Date.now() + TERMINATED_EXIT_MS);
+      }
       const leftMs = deadline - Date.now();
       if (leftMs <= 0) return "unknown";
       await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, leftMs)));
+    }
+  }
+
+  /**
+   * Terminates backend `pid` if it still holds transaction `txid` idle ({@link TERMINATE_TRACKED}).
+   * "again": a transient fault, worth another try at the next "in progress"; "refused": not
+   * permitted, or failed otherwise, so op() waits for the server to notice, as without it.
+   */
+  async #terminate(pid: number, txid: string): Promise<"terminated" | "missed" | "refused" | "again"> {
+    try {
+      const [row] = await this.query<{ terminated: boolean }>(this.pool, TERMINATE_TRACKED, [pid, txid]);
+      if (!row?.terminated) return "missed";
+      this.log.warn(
+        { pid },
+        "errand: terminated the PostgreSQL backend still holding a transaction whose COMMIT's reply was lost",
+      );
+      return "terminated";
+    } catch (error) {
+      if (!(error instanceof ErrandError) && isTransient(error)) return "again";
+      this.log.warn(
+        { err: error, pid },
+        "errand: could not terminate the PostgreSQL backend holding a transaction whose COMMIT's reply was lost; waiting for the server to end it",
+      );
+      return "refused";
     }
   }
 
@@ -471,7 +568,7 @@ export class PgConnection {
 
   /**
    * Runs `fn` in a transaction on one connection. With `tracking`, BEGIN also fetches the
-   * transaction's id, and `fn`'s answer is kept there before the COMMIT goes out, for op() to
+   * transaction's id and its backend's pid, and `fn`'s answer is kept there before the COMMIT goes out, for op() to
    * return should the COMMIT's reply be lost and the transaction have committed.
    */
   async #transaction<T>(fn: (db: Queryable) => Promise<T>, tracking?: Tracking<T>): Promise<T> {
@@ -488,7 +585,9 @@ export class PgConnection {
       if (tracking) {
         // A multi-statement simple query answers with one result per statement.
         const opened = (await this.#run(client, this.#beginTracked)) as unknown as pg.QueryResult[];
-        tracking.txid = String(opened[1]!.rows[0]!.txid);
+        const row = opened[1]!.rows[0]!;
+        tracking.txid = String(row.txid);
+        tracking.pid = Number(row.pid);
       } else await this.#run(client, this.#begin);
       const result = await fn(client);
       const last = (client as { errandAtCommit?: string }).errandAtCommit;
@@ -497,6 +596,7 @@ export class PgConnection {
       await this.#run(client, last === undefined ? this.#commit : { text: `${last}\n;\nCOMMIT` });
       return result;
     } catch (error) {
+      if (tracking && client.errandTimedOut) tracking.timedOut = true;
       if (client.errandTimedOut || isConnectionFault(error)) broken = error as Error;
       else await this.#run(client, this.#rollback).catch((e: Error) => (broken = e));
       throw error;

@@ -21,8 +21,13 @@ import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../hel
  * fails the same way (the server says "aborted" when asked); `drop` never sends it, and holds
  * the broken connection open until the store has asked once for the transaction's status, so
  * that the server first says "in progress" and aborts it only once the connection closes.
+ * `withhold` runs it (or the statement on the pool) and `withhold-abort` sends ROLLBACK in its
+ * place, and each holds the reply back (a silent network) until the connection closes: only the
+ * `queryTimeoutMs` watchdog ends the wait. `half-open` never sends it and never lets the
+ * connection close (its close lost on the way, as over a black-holed network): the server's
+ * backend waits inside the transaction until something terminates it.
  */
-type Fault = "lose" | "abort" | "drop";
+type Fault = "lose" | "abort" | "drop" | "withhold" | "withhold-abort" | "half-open";
 
 /**
  * A store on a pool whose connections record every statement and fail the first committing
@@ -30,15 +35,22 @@ type Fault = "lose" | "abort" | "drop";
  * transaction, the COMMIT of a transaction in which a statement matched it. The store's op() then
  * sees a connection fault and retries (or, tracked, asks the server first).
  */
-async function lossyStore(clock = new ManualClock(Date.now())) {
+async function lossyStore(options: { retryMs?: number; queryTimeoutMs?: number } = {}) {
+  const clock = new ManualClock(Date.now());
   const schema = freshSchema("errand_lost_reply");
   const pool = new pg.Pool({ connectionString: PG_URL, max: 3 });
+  // A held-open connection's backend terminated after the store closed fails on the pool.
+  pool.on("error", () => {});
   let armed: RegExp | null = null;
   let fault: Fault = "lose";
   let meanwhile: () => Promise<void> = async () => {};
   let fired = 0;
   /** A `drop` fault's connection end, held back until the first status question is answered. */
   let heldEnd: (() => void) | null = null;
+  /** A `half-open` fault's connection: its backend pid, its real end, and how it ended. */
+  let halfOpen: { pid: number; end: () => void; ended: Promise<Error> } | null = null;
+  /** Whether the next pg_terminate_backend statement is refused, as for another role's backend. */
+  let refuseTermination = false;
   const statements: string[] = [];
   /** Transactions open, by client: whether a statement in it matched the armed pattern. */
   const inTransaction = new Map<pg.PoolClient, boolean>();
@@ -56,6 +68,13 @@ async function lossyStore(clock = new ManualClock(Date.now())) {
             : "";
       statements.push(text);
       const done = rest[0];
+      if (refuseTermination && text.includes("pg_terminate_backend") && typeof done === "function") {
+        refuseTermination = false;
+        // The server would say so at once; the half-open connection's close gets through later.
+        halfOpen?.end();
+        const refused = Object.assign(new Error("permission denied to terminate process"), { code: "42501" });
+        return void setImmediate(() => done(refused));
+      }
       if (heldEnd && text.includes("txid_status") && typeof done === "function") {
         return query(config, (error: Error | null, result: unknown) => {
           const end = heldEnd;
@@ -77,6 +96,24 @@ async function lossyStore(clock = new ManualClock(Date.now())) {
         fired++;
         const lost = () => done(new Error("Connection terminated unexpectedly"));
         if (fault === "abort" && /COMMIT$/.test(text)) return query("ROLLBACK", () => lost());
+        // The reply fails only when the watchdog has destroyed the socket (node-postgres's "end").
+        const lostAtClose = () => void client.once("end", lost);
+        if (fault === "withhold-abort" && /COMMIT$/.test(text)) return query("ROLLBACK", lostAtClose);
+        if (fault === "withhold") {
+          return query(config, (error: Error | null, result: unknown) =>
+            error ? done(error, result) : lostAtClose(),
+          );
+        }
+        if (fault === "half-open" && /COMMIT$/.test(text)) {
+          const end = client.end.bind(client) as () => void;
+          (client as unknown as { end: () => void }).end = () => {};
+          halfOpen = {
+            pid: (client as unknown as { processID: number }).processID,
+            end,
+            ended: new Promise((resolve) => client.once("error", resolve)),
+          };
+          return void setImmediate(lost);
+        }
         if (fault === "drop" && /COMMIT$/.test(text)) {
           const end = client.end.bind(client) as (...args: unknown[]) => unknown;
           (client as unknown as { end: (...args: unknown[]) => void }).end = (...args) => {
@@ -92,9 +129,16 @@ async function lossyStore(clock = new ManualClock(Date.now())) {
       return query(config, ...rest);
     };
   });
-  const store = await PostgresStore.open({ pool, schema, retryMs: 5_000, logger: silentLogger });
+  const store = await PostgresStore.open({
+    pool,
+    schema,
+    retryMs: options.retryMs ?? 5_000,
+    queryTimeoutMs: options.queryTimeoutMs,
+    logger: silentLogger,
+  });
   const others: PostgresStore[] = [];
   onTestFinished(async () => {
+    halfOpen?.end();
     await store.close();
     for (const o of others) await o.close();
     await pool.end();
@@ -118,6 +162,12 @@ async function lossyStore(clock = new ManualClock(Date.now())) {
       armed = re;
       meanwhile = fn;
       fault = how;
+    },
+    /** A `half-open` fault's connection, once it fired: its backend's pid, and how it ended. */
+    halfOpen: () => halfOpen,
+    /** Refuses the next termination (42501), then lets the half-open connection close. */
+    refuseTermination: () => {
+      refuseTermination = true;
     },
   };
 }
@@ -427,6 +477,113 @@ test("a tracked operation whose COMMIT never reached the server waits out 'in pr
   // Asked while in progress, then again once the server had aborted it.
   expect(statements.filter((s) => s.includes("txid_status")).length).toBeGreaterThanOrEqual(2);
   expect(statements.filter((s) => PAUSE.test(s))).toHaveLength(2);
+});
+
+// The watchdog (queryTimeoutMs) closing a connection whose COMMIT's reply never came: for a
+// tracked operation the server settles it, as for any other lost reply. The reply is held back
+// until the watchdog's close, so each of these takes queryTimeoutMs and a watchdog period.
+
+const KEYED = { uniqueKey: "k" } as const;
+const statuses = (statements: string[]) => statements.filter((s) => s.includes("txid_status")).length;
+const inserts = (statements: string[]) => statements.filter((s) => JOB_INSERT.test(s)).length;
+
+test("the watchdog closes a tracked COMMIT whose reply is held back, and it committed: answered from that transaction", async () => {
+  const { queue, arm, fired, statements, schema } = await lossyStore({ queryTimeoutMs: 200 });
+  arm(JOB_INSERT, async () => {}, "withhold");
+  statements.length = 0;
+  const job = await queue.enqueue("t", { n: 1 }, KEYED);
+  expect(fired()).toBe(1);
+  // A rerun would have found its own job and said duplicate.
+  expect(job.duplicate).toBe(false);
+  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+  expect(await queue.get(job.id)).toMatchObject({ state: "pending", payload: { n: 1 } });
+  expect({ statuses: statuses(statements), inserts: inserts(statements) }).toEqual({
+    statuses: 1,
+    inserts: 1,
+  });
+});
+
+test("the watchdog closes a tracked COMMIT whose reply is held back, and it was aborted: run again, once", async () => {
+  const { queue, arm, fired, statements, schema } = await lossyStore({ queryTimeoutMs: 200 });
+  arm(JOB_INSERT, async () => {}, "withhold-abort");
+  statements.length = 0;
+  const job = await queue.enqueue("t", { n: 1 }, KEYED);
+  expect(fired()).toBe(1);
+  expect(job.duplicate).toBe(false);
+  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+  expect(await queue.get(job.id)).toMatchObject({ state: "pending", payload: { n: 1 } });
+  // Asked once, found aborted, and run again in a second tracked transaction.
+  expect({ statuses: statuses(statements), inserts: inserts(statements) }).toEqual({
+    statuses: 1,
+    inserts: 2,
+  });
+});
+
+test("the watchdog past retryMs: a committed COMMIT is still answered; an aborted one says it did not commit", async () => {
+  // As by default (retryMs 10 s, queryTimeoutMs 30 s), the watchdog fires after the retries' deadline.
+  const { queue, arm, statements, schema } = await lossyStore({ retryMs: 50, queryTimeoutMs: 200 });
+  arm(JOB_INSERT, async () => {}, "withhold");
+  expect((await queue.enqueue("t", { n: 1 }, { uniqueKey: "a" })).duplicate).toBe(false);
+  arm(JOB_INSERT, async () => {}, "withhold-abort");
+  statements.length = 0;
+  await expect(queue.enqueue("t", { n: 2 }, { uniqueKey: "b" })).rejects.toMatchObject({
+    code: "STORE_ERROR",
+    message: expect.stringContaining("its transaction did not commit"),
+  });
+  // Not run again (no time left for it), and nothing of it stored.
+  expect({ statuses: statuses(statements), inserts: inserts(statements) }).toEqual({
+    statuses: 1,
+    inserts: 1,
+  });
+  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+});
+
+test("an untracked statement the watchdog closes still fails as 'may have run', no status asked", async () => {
+  const { queue, arm, fired, statements } = await lossyStore({ queryTimeoutMs: 200 });
+  arm(JOB_INSERT, async () => {}, "withhold");
+  statements.length = 0;
+  // A keyless enqueue runs on the pool, outside a transaction: its statement is the one held back.
+  await expect(queue.enqueue("t", { n: 1 })).rejects.toMatchObject({
+    code: "STORE_ERROR",
+    message: expect.stringContaining("may have run"),
+  });
+  expect(fired()).toBe(1);
+  expect(statuses(statements)).toBe(0);
+});
+
+// A half-open connection: errand has let it go, but its close never reached the server, whose
+// backend still holds the transaction idle; txid_status says "in progress" until TCP keep-alive.
+
+test("a tracked transaction held idle by a half-open connection's backend: that backend terminated, the operation run again, once", async () => {
+  // Without the termination the status stays "in progress" past retryMs: STORE_ERROR, "unknown".
+  const { queue, arm, fired, statements, schema, halfOpen } = await lossyStore();
+  arm(JOB_INSERT, async () => {}, "half-open");
+  statements.length = 0;
+  const job = await queue.enqueue("t", { n: 1 }, KEYED);
+  expect(fired()).toBe(1);
+  expect(job.duplicate).toBe(false);
+  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+  expect(inserts(statements)).toBe(2);
+  expect(statements.filter((s) => s.includes("pg_terminate_backend"))).toHaveLength(1);
+  // "in progress", then (after the termination) "aborted".
+  expect(statuses(statements)).toBeGreaterThanOrEqual(2);
+  // The backend that ended was the one that ran the transaction, ended by the terminate.
+  expect(await halfOpen()!.ended).toMatchObject({ code: "57P01" });
+});
+
+test("a termination refused (another role's backend) falls back to waiting for the server to end the transaction", async () => {
+  const { queue, arm, fired, statements, schema, refuseTermination } = await lossyStore();
+  arm(JOB_INSERT, async () => {}, "half-open");
+  refuseTermination();
+  statements.length = 0;
+  const job = await queue.enqueue("t", { n: 1 }, KEYED);
+  expect(fired()).toBe(1);
+  expect(job.duplicate).toBe(false);
+  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+  expect(inserts(statements)).toBe(2);
+  // Tried once, refused, not tried again; asked until the connection's close aborted it.
+  expect(statements.filter((s) => s.includes("pg_terminate_backend"))).toHaveLength(1);
+  expect(statuses(statements)).toBeGreaterThanOrEqual(2);
 });
 
 test("the bulk enqueue of fresh ids is not tracked: no transaction id fetched, no status asked", async () => {
