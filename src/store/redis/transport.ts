@@ -116,6 +116,17 @@ interface Unanswered {
  */
 const ALWAYS_SENT: QueuedCommand = { sent: true };
 
+/**
+ * A command's name as errand sends it: upper-case. A Cluster made with `scaleReads` other than
+ * "master" sends a command to a replica when @ioredis/commands lists it as read-only, and that
+ * table is keyed by lower-case names, so an upper-case one is never found there: every command of
+ * errand's goes to a master. A replica lags its master, and a read there (a job, the layout
+ * version) could answer what the master has moved on from.
+ */
+export function masterBound(command: string): string {
+  return command.toUpperCase();
+}
+
 /** Whether any of a call's commands was written to a connection. */
 function wasSent(commands: QueuedCommand | readonly QueuedCommand[]): boolean {
   return "sent" in commands ? commands.sent : commands.some((c) => c.sent);
@@ -468,7 +479,8 @@ export class RedisTransport {
    * Sends one command; rejected if a connection it was written to closes before the reply, be it
    * the connection of the call or, for a call queued while Redis was unreachable, a later one.
    */
-  #send(command: string, args: Arg[]): Promise<unknown> {
+  #send(name: string, args: Arg[]): Promise<unknown> {
+    const command = masterBound(name);
     const send = this.#sendCommand;
     if (send === null) {
       // Whether it goes out is unknown: a call queued offline is left to ioredis's offline queue.
@@ -574,9 +586,10 @@ export class RedisTransport {
    * unreachable, so given up on together).
    */
   async #pipeline(
-    command: string,
+    name: string,
     argLists: Arg[][],
   ): Promise<Array<[Error | null, unknown]> | CommandNotSentError> {
+    const command = masterBound(name);
     const pipeline = this.client.pipeline();
     const sender = this.#sendCommand;
     if (sender === null) {
