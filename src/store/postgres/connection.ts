@@ -465,7 +465,10 @@ export class PgConnection {
     });
   }
 
-  /** The watchdog's error for a tracked COMMIT the server then said was aborted: nothing is stored. */
+  /**
+   * The watchdog's error for a transaction that cannot have committed: cut before its COMMIT went
+   * out, or a tracked COMMIT the server then said was aborted. Nothing of it is stored.
+   */
   #notCommitted(error: unknown): ErrandError {
     return new ErrandError(
       "STORE_ERROR",
@@ -575,6 +578,7 @@ export class PgConnection {
     const client = (await this.pool.connect()) as Watched;
     (client as { errandOwned?: boolean }).errandOwned = true;
     let broken: Error | undefined;
+    let commitSent = false;
     // A checked-out client whose connection dies emits "error" besides failing its query;
     // unheard, that would crash the process.
     const onError = (error: Error) => {
@@ -592,6 +596,7 @@ export class PgConnection {
       const result = await fn(client);
       const last = (client as { errandAtCommit?: string }).errandAtCommit;
       if (tracking) tracking.committing = { value: result };
+      commitSent = true;
       // The COMMIT alone, or after atCommit's statement in the same message (one round trip).
       await this.#run(client, last === undefined ? this.#commit : { text: `${last}\n;\nCOMMIT` });
       return result;
@@ -599,6 +604,9 @@ export class PgConnection {
       if (tracking && client.errandTimedOut) tracking.timedOut = true;
       if (client.errandTimedOut || isConnectionFault(error)) broken = error as Error;
       else await this.#run(client, this.#rollback).catch((e: Error) => (broken = e));
+      // The watchdog cut a statement before the COMMIT went out: the server can only abort this
+      // transaction, so the caller may safely call again ("may have run" would say otherwise).
+      if (client.errandTimedOut && !commitSent) throw this.#notCommitted(error);
       throw error;
     } finally {
       (client as { errandAtCommit?: string }).errandAtCommit = undefined;

@@ -25,9 +25,10 @@ import { dropSchema, freshSchema, PG_URL, silentLogger, withPg } from "../../hel
  * place, and each holds the reply back (a silent network) until the connection closes: only the
  * `queryTimeoutMs` watchdog ends the wait. `half-open` never sends it and never lets the
  * connection close (its close lost on the way, as over a black-holed network): the server's
- * backend waits inside the transaction until something terminates it.
+ * backend waits inside the transaction until something terminates it. `withhold-statement` holds
+ * back the reply of the matching statement itself inside a transaction, before any COMMIT.
  */
-type Fault = "lose" | "abort" | "drop" | "withhold" | "withhold-abort" | "half-open";
+type Fault = "lose" | "abort" | "drop" | "withhold" | "withhold-abort" | "half-open" | "withhold-statement";
 
 /**
  * A store on a pool whose connections record every statement and fail the first committing
@@ -82,6 +83,15 @@ async function lossyStore(options: { retryMs?: number; queryTimeoutMs?: number }
           end?.();
           done(error, result);
         });
+      }
+      if (fault === "withhold-statement" && armed?.test(text) && typeof done === "function") {
+        armed = null;
+        fired++;
+        return query(config, (error: Error | null, result: unknown) =>
+          error
+            ? done(error, result)
+            : void client.once("end", () => done(new Error("Connection terminated"))),
+        );
       }
       // "BEGIN", or a tracked operation's "BEGIN; SELECT txid_current()…".
       if (/^BEGIN\b/.test(text)) inTransaction.set(client, false);
@@ -549,6 +559,23 @@ test("an untracked statement the watchdog closes still fails as 'may have run', 
   });
   expect(fired()).toBe(1);
   expect(statuses(statements)).toBe(0);
+});
+
+test("the watchdog closes a transaction before its COMMIT went out: it did not commit, and says so", async () => {
+  const { queue, arm, fired, statements, schema } = await lossyStore({ queryTimeoutMs: 200 });
+  arm(JOB_INSERT, async () => {}, "withhold-statement");
+  statements.length = 0;
+  await expect(queue.enqueue("t", { n: 1 }, KEYED)).rejects.toMatchObject({
+    code: "STORE_ERROR",
+    message: expect.stringContaining("its transaction did not commit"),
+  });
+  expect(fired()).toBe(1);
+  expect(statements.some((s) => /COMMIT$/.test(s))).toBe(false);
+  expect(statuses(statements)).toBe(0);
+  expect(await storedRows(schema)).toEqual({ hot: 0, done: 0 });
+  // Calling again is safe: one job.
+  expect((await queue.enqueue("t", { n: 1 }, KEYED)).duplicate).toBe(false);
+  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
 });
 
 // A half-open connection: errand has let it go, but its close never reached the server, whose
