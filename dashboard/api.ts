@@ -23,6 +23,13 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * How long a read (GET) may take before it is given up as TIMEOUT: a server that accepted the
+ * connection and never answers would otherwise leave a view polling it waiting for ever, its
+ * numbers stale and nothing said. A change (POST) is never given up on: it may have been done.
+ */
+export const READ_TIMEOUT_MS = 30_000;
+
 /** The code of the ApiError for a token that no request can carry: the request was never sent. */
 export const BAD_TOKEN = "BAD_TOKEN";
 
@@ -83,18 +90,42 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
           `the token cannot be sent in an HTTP header (${(error as Error).message})`,
         );
   }
+  // A timer of the page's own (not AbortSignal.timeout), so a test's fake clock can run it out.
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer =
+    method === "GET"
+      ? setTimeout(() => {
+          timedOut = true;
+          abort.abort();
+        }, READ_TIMEOUT_MS)
+      : undefined;
+  const gaveUp = () =>
+    new ApiError(0, "TIMEOUT", `the server did not answer within ${READ_TIMEOUT_MS / 1000} s`);
   let response: Response;
+  let text: string;
   try {
-    response = await fetch(new URL(`../${path}`, location.href), {
-      method,
-      headers,
-      body: body === undefined ? null : JSON.stringify(body),
-      cache: "no-store",
-    });
-  } catch (error) {
-    throw new ApiError(0, "UNREACHABLE", `the server did not answer (${(error as Error).message})`);
+    try {
+      response = await fetch(new URL(`../${path}`, location.href), {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        cache: "no-store",
+        signal: abort.signal,
+      });
+    } catch (error) {
+      if (timedOut) throw gaveUp();
+      throw new ApiError(0, "UNREACHABLE", `the server did not answer (${(error as Error).message})`);
+    }
+    try {
+      text = await response.text();
+    } catch (error) {
+      if (timedOut) throw gaveUp();
+      throw new ApiError(0, "UNREACHABLE", `the answer was cut off (${(error as Error).message})`);
+    }
+  } finally {
+    clearTimeout(timer);
   }
-  const text = await response.text();
   let parsed: unknown = null;
   try {
     parsed = text ? JSON.parse(text) : null;

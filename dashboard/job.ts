@@ -1,5 +1,5 @@
 import { ApiError, api, withQuery } from "./api.js";
-import { badge, duration, h, json, link, table, time } from "./dom.js";
+import { badge, duration, h, json, link, longText, table, time } from "./dom.js";
 import { keyHref } from "./jobs.js";
 import type { Job, JobDependency, JobPage, JobState } from "./types.js";
 import type { View } from "./view.js";
@@ -9,6 +9,11 @@ const CANCELLABLE: readonly JobState[] = ["blocked", "pending", "active"];
 const DEPENDENTS_SHOWN = 50;
 const RETRYABLE: readonly JobState[] = ["dead", "cancelled", "expired"];
 const FINISHED: readonly JobState[] = ["completed", "dead", "cancelled", "expired"];
+/**
+ * Characters of an error message shown before its "show all" toggle: a history holds up to 100
+ * messages of up to 65,536 characters each, which laid out whole took seconds.
+ */
+const MESSAGE_SHOWN = 2_000;
 
 /**
  * One job: its fields, the jobs it waits for and the jobs waiting on it (with their states),
@@ -213,13 +218,14 @@ function render(
                   h("strong", {}, `attempt ${e.attempt}`),
                   " · ",
                   time(e.at),
-                  e.kind ? ` · ${e.kind}` : "",
-                  e.name ? ` · ${e.name}` : "",
+                  // Isolated: a right-to-left override in a name cannot reorder what follows it.
+                  e.kind ? [" · ", h("bdi", {}, e.kind)] : "",
+                  e.name ? [" · ", h("bdi", {}, e.name)] : "",
                   e.dependency
                     ? [" · ", link(`#/jobs/${encodeURIComponent(e.dependency)}`, e.dependency)]
                     : "",
                 ),
-                h("div", { class: "error-message" }, e.message),
+                longText(e.message, MESSAGE_SHOWN, { class: "error-message" }),
                 e.stack ? h("details", {}, h("summary", {}, "stack"), h("pre", {}, e.stack)) : null,
               ),
             ),

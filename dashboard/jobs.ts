@@ -1,7 +1,7 @@
-import { api, withQuery } from "./api.js";
+import { ApiError, api, withQuery } from "./api.js";
 import { badge, h, link, table, time } from "./dom.js";
 import { JOB_STATES, type Job, type JobPage, type Stats } from "./types.js";
-import type { View } from "./view.js";
+import { pageSize, type View } from "./view.js";
 
 const DEFAULT_LIMIT = 25;
 
@@ -17,12 +17,14 @@ export const jobs: View = async (ctx) => {
     type: q.get("type") ?? "",
     key: q.get("key") ?? "",
   };
-  const limit = Math.min(1000, Math.max(1, Number(q.get("limit")) || DEFAULT_LIMIT));
+  const limit = pageSize(q.get("limit"), DEFAULT_LIMIT);
   const cursor = q.get("cursor");
-  const [stats, page] = await Promise.all([
-    api<Stats>("GET", "v1/stats"),
-    api<JobPage>("GET", withQuery("v1/jobs", { ...filter, limit, cursor })),
-  ]);
+  // The filters' queue and type names come from the stats, which count the whole store (a second
+  // or more beside a large backlog): the page does not wait for them, and shows without them
+  // when they fail.
+  const names = api<Stats>("GET", "v1/stats");
+  names.catch(() => {});
+  const page = await api<JobPage>("GET", withQuery("v1/jobs", { ...filter, limit, cursor }));
 
   const go = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(q);
@@ -33,25 +35,35 @@ export const jobs: View = async (ctx) => {
     const s = next.toString();
     location.hash = s ? `#/jobs?${s}` : "#/jobs";
   };
-  const select = (name: "state" | "queue" | "type", options: string[]) =>
+  const options = (name: "state" | "queue" | "type", names: string[]) => [
+    h("option", { value: "" }, "any"),
+    // A filter from a link may name something with no jobs right now; keep it selectable.
+    ...[...new Set([...names, ...(filter[name] ? [filter[name]] : [])])].map((o) =>
+      h("option", { value: o, selected: o === filter[name] }, o),
+    ),
+  ];
+  const select = (name: "state" | "queue" | "type", names: string[]) =>
     h(
-      "label",
-      {},
-      `${name} `,
-      h(
-        "select",
-        {
-          name,
-          "data-testid": `filter-${name}`,
-          onchange: (e: Event) => go({ [name]: (e.target as HTMLSelectElement).value, cursor: null }),
-        },
-        h("option", { value: "" }, "any"),
-        // A filter from a link may name something with no jobs right now; keep it selectable.
-        ...[...new Set([...options, ...(filter[name] ? [filter[name]] : [])])].map((o) =>
-          h("option", { value: o, selected: o === filter[name] }, o),
-        ),
-      ),
+      "select",
+      {
+        name,
+        "data-testid": `filter-${name}`,
+        onchange: (e: Event) => go({ [name]: (e.target as HTMLSelectElement).value, cursor: null }),
+      },
+      ...options(name, names),
     );
+  const queues = select("queue", []);
+  const types = select("type", []);
+  names.then(
+    (stats) => {
+      queues.replaceChildren(...options("queue", Object.keys(stats.queues).sort()));
+      types.replaceChildren(...options("type", Object.keys(stats.types).sort()));
+    },
+    (error) => {
+      // Not a reason to stop the page; a 401 is, and brings the token form.
+      if (error instanceof ApiError && error.unauthorized) ctx.fail(error);
+    },
+  );
 
   const rows = page.jobs.map((j) => jobRow(j));
   const first = cursor ? link(`#/jobs?${withoutCursor(q)}`, "« First page") : null;
@@ -74,9 +86,9 @@ export const jobs: View = async (ctx) => {
     h(
       "form",
       { class: "filters", onsubmit: (e: Event) => e.preventDefault() },
-      select("state", [...JOB_STATES]),
-      select("queue", Object.keys(stats.queues).sort()),
-      select("type", Object.keys(stats.types).sort()),
+      h("label", {}, "state ", select("state", [...JOB_STATES])),
+      h("label", {}, "queue ", queues),
+      h("label", {}, "type ", types),
       // Keys are many and open-ended (a tenant, an account): typed, not picked from a list.
       h(
         "label",
@@ -95,7 +107,7 @@ export const jobs: View = async (ctx) => {
     ),
     h(
       "div",
-      { "data-testid": "jobs-table" },
+      { class: "table-scroll", "data-testid": "jobs-table" },
       table(
         [
           "id",

@@ -1,7 +1,7 @@
 import { api, withQuery } from "./api.js";
-import { h, json, link, table, zonedTime } from "./dom.js";
+import { h, JSON_CELL_SHOWN, json, link, table, zonedTime } from "./dom.js";
 import type { JobType, Schedule } from "./types.js";
-import type { View, ViewContext } from "./view.js";
+import { pageSize, type View, type ViewContext } from "./view.js";
 
 /** Schedules or types a page shows unless the URL says (`#/schedules?limit=…`, 1 to 1,000). */
 const PER_PAGE = 100;
@@ -9,7 +9,7 @@ const PER_PAGE = 100;
 /** A list page's size and cursor, as its URL gives them. */
 function pageOf(ctx: ViewContext): { limit: number; cursor: string | null } {
   return {
-    limit: Math.min(1000, Math.max(1, Number(ctx.query.get("limit")) || PER_PAGE)),
+    limit: pageSize(ctx.query.get("limit"), PER_PAGE),
     cursor: ctx.query.get("cursor"),
   };
 }
@@ -55,8 +55,12 @@ export const schedules: View = async (ctx) => {
           h("td", {}, s.timezone),
           h("td", {}, link(`#/jobs?type=${encodeURIComponent(s.type)}`, s.type)),
           h("td", {}, zonedTime(s.nextRunAt, s.timezone)),
-          h("td", {}, json(s.payload)),
-          h("td", {}, Object.keys(s.options ?? {}).length ? json(s.options) : "—"),
+          h("td", {}, json(s.payload, undefined, JSON_CELL_SHOWN)),
+          h(
+            "td",
+            {},
+            Object.keys(s.options ?? {}).length ? json(s.options, undefined, JSON_CELL_SHOWN) : "—",
+          ),
         ),
       ),
       "No schedules. Create one with PUT /v1/schedules/{name} or `errand schedules set`.",

@@ -112,6 +112,7 @@ function describe(error: unknown): string {
     return `Forbidden (403 ${error.code}): ${who} may not ${d.needs ?? "do this"}. ${error.message}`;
   }
   if (error.status === 429) return `Too many failed attempts (429 ${error.code}): ${error.message}`;
+  if (error.code === "TIMEOUT") return `The server is not answering: ${error.message}`;
   if (error.status === 0) return `The server is unreachable: ${error.message}`;
   return `${error.status} ${error.code}: ${error.message}`;
 }

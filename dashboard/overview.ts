@@ -5,11 +5,20 @@ import { type Counts, type History, JOB_STATES, type Stats, type TypeLimits } fr
 import type { View } from "./view.js";
 
 const REFRESH_MS = 2000;
+/** The longest wait between refreshes while they keep failing. */
+const MAX_RETRY_MS = 30_000;
 const WINDOW_SECONDS = 300;
+
+/** The wait before the next refresh after `failures` failed in a row: 2 s, 2 s, 4 s, 8 s … 30 s. */
+export function refreshDelay(failures: number): number {
+  return failures === 0 ? REFRESH_MS : Math.min(MAX_RETRY_MS, REFRESH_MS * 2 ** (failures - 1));
+}
 
 /**
  * Counts per state, per queue and per type, and the throughput chart; refreshed every 2 s, also
- * after a refresh failed (the first one included): the error is shown until one succeeds.
+ * after a refresh failed (the first one included): the error is shown until one succeeds. Failed
+ * refreshes back off ({@link refreshDelay}), and a tab out of sight does not refresh at all
+ * (each refresh counts the whole store): it refreshes again as soon as it is shown.
  */
 export const overview: View = async (ctx) => {
   const cards = h("section", { class: "cards", "aria-label": "jobs by state" });
@@ -39,20 +48,30 @@ export const overview: View = async (ctx) => {
   const resize = new ResizeObserver(() => chart?.setSize(chartSize(chartBox)));
   resize.observe(chartBox);
 
+  /** What the queue and type tables were last drawn from: unchanged counts are not drawn again. */
+  let drawn = "";
   const refresh = async () => {
     const [stats, history] = await Promise.all([
       api<Stats>("GET", "v1/stats"),
       api<History>("GET", `v1/stats/history?seconds=${WINDOW_SECONDS}`),
     ]);
+    // Gone meanwhile: a chart made now would never be destroyed.
+    if (stopped) return;
     cards.replaceChildren(...stateCards(stats));
     age.textContent = stats.oldestPendingAgeMs
       ? `Oldest ready job has waited ${duration(stats.oldestPendingAgeMs)}.`
       : "No job is waiting to start.";
-    queues.replaceChildren(countsTable("queue", stats.queues, stats.paused));
-    const limits = new Map(Object.entries(stats.limits ?? {}));
-    types.replaceChildren(countsTable("type", stats.types, [], limits));
-    held.hidden = limits.size === 0;
-    held.replaceChildren(...heldPanel(limits));
+    // Hundreds of queues and types are thousands of rows: rebuilt every 2 s while nothing changed,
+    // they cost the tab its time and the reader a link under the pointer or a selection.
+    const tables = JSON.stringify([stats.queues, stats.paused, stats.types, stats.limits ?? {}]);
+    if (tables !== drawn) {
+      drawn = tables;
+      queues.replaceChildren(countsTable("queue", stats.queues, stats.paused));
+      const limits = new Map(Object.entries(stats.limits ?? {}));
+      types.replaceChildren(countsTable("type", stats.types, [], limits));
+      held.hidden = limits.size === 0;
+      held.replaceChildren(...heldPanel(limits));
+    }
     const data: UPlot.AlignedData = [
       history.times.map((t) => t / 1000),
       history.enqueued,
@@ -67,34 +86,56 @@ export const overview: View = async (ctx) => {
 
   let stopped = false;
   let timer = 0;
+  /** Whether a refresh is under way: one at a time, however slow the server. */
+  let busy = false;
+  /** Refreshes failed in a row. */
+  let failures = 0;
   /** The message of the error the last refresh failed with, shown above the view; null after a success. */
   let failing: string | null = null;
   /**
    * One refresh. A failure (the store reconnecting, the server restarting) is shown, once while it
-   * says the same, and the next refresh comes all the same, 2 s later; the first that succeeds
-   * takes the message away. A 401 brings the token form instead, which stops this view.
+   * says the same, and the next refresh comes all the same, later; the first that succeeds takes
+   * the message away. A 401 brings the token form instead, which stops this view.
    */
   const tick = async () => {
+    busy = true;
     try {
       await refresh();
       if (failing !== null && !stopped) ctx.clearNotice();
       failing = null;
+      failures = 0;
     } catch (error) {
       if (stopped) return;
+      failures++;
       const message = error instanceof Error ? error.message : String(error);
       if (failing !== message) ctx.fail(error);
       failing = message;
+    } finally {
+      busy = false;
     }
   };
+  /** The next refresh, after its wait; none while the tab is hidden (`shown` starts it again). */
   const loop = () => {
-    if (stopped) return;
-    timer = window.setTimeout(() => void tick().then(loop), REFRESH_MS);
+    if (stopped || document.hidden || timer !== 0) return;
+    timer = window.setTimeout(() => {
+      timer = 0;
+      void tick().then(loop);
+    }, refreshDelay(failures));
   };
+  /** Hidden: the waiting refresh is called off. Shown again: a refresh now, unless one is under way. */
+  const shown = () => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = 0;
+    if (!document.hidden && !busy) void tick().then(loop);
+  };
+  document.addEventListener("visibilitychange", shown);
   await tick();
   loop();
   return () => {
     stopped = true;
     clearTimeout(timer);
+    document.removeEventListener("visibilitychange", shown);
     resize.disconnect();
     chart?.destroy();
   };

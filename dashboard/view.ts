@@ -18,3 +18,11 @@ export interface ViewContext {
 
 /** Renders into `ctx.root`; may return a function that stops what it keeps running. */
 export type View = (ctx: ViewContext) => Promise<(() => void) | undefined>;
+
+/**
+ * A page size from the URL (`?limit=…`): a whole number from 1 to 1,000, as the API takes it;
+ * `fallback` for none or one that is not a number. `2.5` reads as 2 (the API refuses a fraction).
+ */
+export function pageSize(value: string | null, fallback: number): number {
+  return Math.min(1000, Math.max(1, Math.trunc(Number(value)) || fallback));
+}
