@@ -11,6 +11,7 @@ import type { EnqueueOptions } from "../../queue.js";
 import { JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
+import { itemsWithin } from "../page-size.js";
 import { body, params } from "../routing.js";
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
@@ -19,6 +20,20 @@ type WireJob = Job & { duplicate?: boolean };
 interface EnqueueBody extends EnqueueOptions {
   type: string;
   payload?: unknown;
+}
+
+/**
+ * A page of jobs cut to what one answer can carry (page-size.ts), its cursor then the last job
+ * kept: the cursor of a page of dependents is a job id.
+ */
+function within(page: { jobs: Job[]; nextCursor: string | null }): {
+  jobs: Job[];
+  nextCursor: string | null;
+} {
+  const fits = itemsWithin(page.jobs);
+  if (fits === page.jobs.length) return page;
+  const jobs = page.jobs.slice(0, fits);
+  return { jobs, nextCursor: jobs[fits - 1]!.id };
 }
 
 /** Registers the job routes on `app`. */
@@ -136,7 +151,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     const job = await readableJob(request);
     const limit = q.limit === undefined ? 50 : Number(q.limit);
     const cursor = q.cursor ? { cursor: q.cursor } : {};
-    if (!readsOwnJobsOnly(p)) return queue.dependents(job.id, { limit, ...cursor });
+    if (!readsOwnJobsOnly(p)) return within(await queue.dependents(job.id, { limit, ...cursor }));
     // A producer's page holds only its own jobs, and its cursor must not be another owner's id
     // (the store's is the last job it read): read on, in the store's largest pages (the limit is
     // checked by the first read), until `limit` of its own or the end.
@@ -145,9 +160,9 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       for (const j of page.jobs) {
         if (!readable(p, j)) continue;
         jobs.push(j);
-        if (jobs.length === limit) return { jobs, nextCursor: j.id };
+        if (jobs.length === limit) return within({ jobs, nextCursor: j.id });
       }
-      if (page.nextCursor === null) return { jobs, nextCursor: null };
+      if (page.nextCursor === null) return within({ jobs, nextCursor: null });
       page = await queue.dependents(job.id, { limit: MAX_LIMIT, cursor: page.nextCursor });
     }
   });
@@ -164,15 +179,22 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       }
       owner = p!.name;
     }
-    return queue.list({
+    const filter = {
       ...(q.state ? { state: q.state as Job["state"] } : {}),
       ...(q.queue ? { queue: q.queue } : {}),
       ...(q.type ? { type: q.type } : {}),
       ...(owner ? { owner } : {}),
       ...(q.key !== undefined ? { key: q.key } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
-      limit: q.limit === undefined ? 50 : Number(q.limit),
-    });
+    };
+    // A page too big for one answer (page-size.ts) is read again, shorter, so that its
+    // nextCursor is the store's own for where it stops (each read is shorter: it ends).
+    for (let limit = q.limit === undefined ? 50 : Number(q.limit); ; ) {
+      const page = await queue.list({ ...filter, limit });
+      const fits = itemsWithin(page.jobs);
+      if (fits === page.jobs.length) return page;
+      limit = fits;
+    }
   });
 
   route("POST /v1/jobs/:id/cancel", "manage", async (request) => queue.cancel(params(request).id!));

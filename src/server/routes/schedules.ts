@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { ErrandError } from "../../errors.js";
 import type { EnqueueOptions } from "../../queue.js";
 import type { ServerContext } from "../context.js";
+import { itemsWithin } from "../page-size.js";
 import { body, params } from "../routing.js";
 
 /** Registers the schedule routes on `app`. */
@@ -37,9 +38,14 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   });
   route("GET /v1/schedules", "read", async (request) => {
     const q = request.query as Record<string, string | undefined>;
-    return queue.schedulePage({
+    const page = await queue.schedulePage({
       ...(q.limit === undefined ? {} : { limit: Number(q.limit) }),
       ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
     });
+    // Cut to what one answer can carry (page-size.ts): the cursor is a schedule's name.
+    const fits = itemsWithin(page.schedules);
+    if (fits === page.schedules.length) return page;
+    const schedules = page.schedules.slice(0, fits);
+    return { schedules, nextCursor: schedules[fits - 1]!.name };
   });
 }

@@ -13,6 +13,7 @@ import { roomNow } from "../../queue-checks.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
 import { drainingError } from "../lifecycle.js";
+import { itemsWithin, serialized } from "../page-size.js";
 import { body, params } from "../routing.js";
 import { type FailError, stale, toError } from "./attempts.js";
 
@@ -329,13 +330,24 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       if (jobs.length > 0) await giveBack(jobs, request.log);
       throw drainingError();
     }
+    // The answer made here, by the route's own serialiser, so that one too big to send
+    // (page-size.ts) is caught before its jobs are handed out, at no cost to the usual one.
+    const answer = { jobs, ...hint };
+    const text = serialized(() => reply.serialize(answer) as string);
+    if (text !== null) {
+      leased.add(jobs, leaseOptions.leaseMs);
+      return reply.type("application/json; charset=utf-8").send(text);
+    }
+    // Jobs past what one answer can carry go back now, their attempts unspent.
+    await giveBack(jobs.splice(itemsWithin(jobs)), request.log);
     leased.add(jobs, leaseOptions.leaseMs);
-    return { jobs, ...hint };
+    return answer;
   });
 
   /**
-   * Releases jobs leased for a request that will not hand them out (its connection is gone, or the
-   * server is draining); a failure is logged (their leases recover them).
+   * Releases jobs leased for a request that will not hand them out (its connection is gone, the
+   * server is draining, or its answer has no room for them); a failure is logged (their leases
+   * recover them).
    */
   const giveBack = async (jobs: Job[], log: { warn(o: object, msg: string): void }) => {
     const outcomes = await Promise.allSettled(jobs.map((j) => queue.release(j)));
@@ -343,7 +355,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       if (o.status === "rejected")
         log.warn(
           { err: o.reason, jobId: jobs[i]!.id },
-          "lease: could not give back a job leased for a closed connection or while draining",
+          "lease: could not give back a job leased for an answer that will not carry it",
         );
     }
   };

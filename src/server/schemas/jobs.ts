@@ -179,7 +179,7 @@ export const jobRouteSchemas = {
   },
   "GET /v1/jobs": {
     summary: "A page of jobs, newest first (for a producer: only its own jobs)",
-    description: `A page with a state, queue, type or key filter reads at most ${LIST_SCAN.toLocaleString("en")} jobs of each table the store walks (${REDIS_LIST_SCAN.toLocaleString("en")} on Redis), so it may hold fewer than \`limit\` jobs, even none, and still have a \`nextCursor\`: page on until \`nextCursor\` is null.`,
+    description: `A page with a state, queue, type or key filter reads at most ${LIST_SCAN.toLocaleString("en")} jobs of each table the store walks (${REDIS_LIST_SCAN.toLocaleString("en")} on Redis), so it may hold fewer than \`limit\` jobs, even none, and still have a \`nextCursor\`: page on until \`nextCursor\` is null. A page also stops short of \`limit\` at 32 MiB of JSON.`,
     operationId: "listJobs",
     tags: ["jobs"],
     querystring: {

@@ -82,7 +82,8 @@ export const workerRouteSchemas = {
           minimum: 1,
           maximum: MAX_LIMIT,
           default: 1,
-          description: "Most jobs in the answer",
+          description:
+            "Most jobs in the answer; fewer when they would pass 32 MiB of JSON (the rest stay pending, their attempts unspent)",
         },
         leaseMs: {
           ...leaseMs,
