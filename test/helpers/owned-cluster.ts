@@ -4,39 +4,17 @@
  * migrate errand's slot or kill its master. Every node is a child process of the test's; `stop()`
  * kills them all and removes their files.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort, startClusterNode } from "./redis-cluster.js";
+import { until as waitUntil } from "./tcp-proxy.js";
 
 const run = promisify(execFile);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** Polls `condition` every `stepMs` until it holds; throws naming `what` after `withinMs`. */
-export async function waitUntil(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  withinMs: number,
-  stepMs = 50,
-): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${withinMs} ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-  }
-}
+export { until as waitUntil } from "./tcp-proxy.js";
 
 /** One node as CLUSTER NODES lists it. */
 export interface ClusterNodeInfo {
@@ -91,39 +69,8 @@ export class OwnedCluster {
     return cluster;
   }
 
-  #startNode(port: number): Promise<void> {
-    const proc = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        join(this.#dir, `nodes-${port}.conf`),
-        "--cluster-node-timeout",
-        String(this.nodeTimeoutMs),
-        "--dir",
-        this.#dir,
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    this.#procs.set(port, proc);
-    return new Promise((resolve, reject) => {
-      let log = "";
-      proc.once("error", reject);
-      proc.once("exit", (code) => reject(new Error(`redis-server ${port} exited (${code}): ${log}`)));
-      proc.stdout!.on("data", (chunk: Buffer) => {
-        log += chunk.toString();
-        if (log.includes("Ready to accept connections")) resolve();
-      });
-    });
+  async #startNode(port: number): Promise<void> {
+    this.#procs.set(port, await startClusterNode(port, this.#dir, this.nodeTimeoutMs));
   }
 
   /** The nodes still running, as ioredis `Cluster` start nodes. */

@@ -37,7 +37,8 @@ export interface RedisClusterHandle {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now. */
+export async function freePort(): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const probe = createServer();
     probe.on("error", reject);
@@ -48,7 +49,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-function startNode(port: number, dir: string): Promise<ChildProcess> {
+/**
+ * Starts one `redis-server` in cluster mode on `port`, its files in `dir`; resolves once it accepts
+ * connections. `nodeTimeoutMs`: how long its peers wait before they count it failed.
+ */
+export function startClusterNode(port: number, dir: string, nodeTimeoutMs = 5000): Promise<ChildProcess> {
   const proc = spawn(
     "redis-server",
     [
@@ -61,7 +66,7 @@ function startNode(port: number, dir: string): Promise<ChildProcess> {
       "--cluster-config-file",
       join(dir, `nodes-${port}.conf`),
       "--cluster-node-timeout",
-      "5000",
+      String(nodeTimeoutMs),
       "--dir",
       dir,
       "--save",
@@ -103,7 +108,7 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const port of ports) procs.push(await startNode(port, dir));
+    for (const port of ports) procs.push(await startClusterNode(port, dir));
     await run("redis-cli", [
       "--cluster",
       "create",
