@@ -43,14 +43,24 @@ async function failure(call: () => Promise<unknown>): Promise<{ error: unknown; 
 }
 
 describe.runIf(inject("redisClusterNodes"))("errand on a Redis Cluster whose topology changes", () => {
-  describe("while errand's hash slot is being migrated", () => {
-    let cluster: OwnedCluster;
+  /** Starts a cluster of its own before the enclosing block's tests (handed to `set`), stops it after. */
+  function ownClusterPerBlock(
+    options: Parameters<typeof OwnedCluster.start>[0],
+    set: (c: OwnedCluster) => void,
+  ): void {
+    let cluster: OwnedCluster | undefined;
     beforeAll(async () => {
-      cluster = await OwnedCluster.start({ masters: 3 });
+      cluster = await OwnedCluster.start(options);
+      set(cluster);
     }, 60_000);
     afterAll(async () => {
       await cluster?.stop();
     });
+  }
+
+  describe("while errand's hash slot is being migrated", () => {
+    let cluster: OwnedCluster;
+    ownClusterPerBlock({ masters: 3 }, (c) => (cluster = c));
 
     for (const metaMoved of [false, true]) {
       it(`runs no script, waits, then carries on (${metaMoved ? "meta moved" : "meta not moved"} yet)`, {
@@ -132,12 +142,7 @@ describe.runIf(inject("redisClusterNodes"))("errand on a Redis Cluster whose top
 
   describe("with a master that may evict keys", () => {
     let cluster: OwnedCluster;
-    beforeAll(async () => {
-      cluster = await OwnedCluster.start({ masters: 3 });
-    }, 60_000);
-    afterAll(async () => {
-      await cluster?.stop();
-    });
+    ownClusterPerBlock({ masters: 3 }, (c) => (cluster = c));
 
     it("refuses to open, whichever node serves errand's slot", async () => {
       const prefix = "evict";
@@ -162,12 +167,7 @@ describe.runIf(inject("redisClusterNodes"))("errand on a Redis Cluster whose top
 
   describe("when every node is down", () => {
     let cluster: OwnedCluster;
-    beforeAll(async () => {
-      cluster = await OwnedCluster.start({ masters: 3, nodeTimeoutMs: 1_000 });
-    }, 60_000);
-    afterAll(async () => {
-      await cluster?.stop();
-    });
+    ownClusterPerBlock({ masters: 3, nodeTimeoutMs: 1_000 }, (c) => (cluster = c));
 
     it("sends a call again until retryMs has passed, then fails it: no call hangs", {
       timeout: 60_000,
@@ -186,12 +186,7 @@ describe.runIf(inject("redisClusterNodes"))("errand on a Redis Cluster whose top
 
   describe("when errand's master dies and its replica takes over", () => {
     let cluster: OwnedCluster;
-    beforeAll(async () => {
-      cluster = await OwnedCluster.start({ masters: 3, replicas: 1, nodeTimeoutMs: 1_000 });
-    }, 60_000);
-    afterAll(async () => {
-      await cluster?.stop();
-    });
+    ownClusterPerBlock({ masters: 3, replicas: 1, nodeTimeoutMs: 1_000 }, (c) => (cluster = c));
 
     it("sends again, until the failover ends, the commands the dead master never got", {
       timeout: 60_000,
