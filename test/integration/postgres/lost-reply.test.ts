@@ -497,37 +497,27 @@ const KEYED = { uniqueKey: "k" } as const;
 const statuses = (statements: string[]) => statements.filter((s) => s.includes("txid_status")).length;
 const inserts = (statements: string[]) => statements.filter((s) => JOB_INSERT.test(s)).length;
 
-test("the watchdog closes a tracked COMMIT whose reply is held back, and it committed: answered from that transaction", async () => {
-  const { queue, arm, fired, statements, schema } = await lossyStore({ queryTimeoutMs: 200 });
-  arm(JOB_INSERT, async () => {}, "withhold");
-  statements.length = 0;
-  const job = await queue.enqueue("t", { n: 1 }, KEYED);
-  expect(fired()).toBe(1);
-  // A rerun would have found its own job and said duplicate.
-  expect(job.duplicate).toBe(false);
-  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
-  expect(await queue.get(job.id)).toMatchObject({ state: "pending", payload: { n: 1 } });
-  expect({ statuses: statuses(statements), inserts: inserts(statements) }).toEqual({
-    statuses: 1,
-    inserts: 1,
+for (const [fault, outcome, runs] of [
+  ["withhold", "it committed: answered from that transaction", 1],
+  ["withhold-abort", "it was aborted: run again, once", 2],
+] as const) {
+  test(`the watchdog closes a tracked COMMIT whose reply is held back, and ${outcome}`, async () => {
+    const { queue, arm, fired, statements, schema } = await lossyStore({ queryTimeoutMs: 200 });
+    arm(JOB_INSERT, async () => {}, fault);
+    statements.length = 0;
+    const job = await queue.enqueue("t", { n: 1 }, KEYED);
+    expect(fired()).toBe(1);
+    // A committed transaction rerun would have found its own job and said duplicate.
+    expect(job.duplicate).toBe(false);
+    expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+    expect(await queue.get(job.id)).toMatchObject({ state: "pending", payload: { n: 1 } });
+    // Asked once; an aborted one runs again in a second tracked transaction.
+    expect({ statuses: statuses(statements), inserts: inserts(statements) }).toEqual({
+      statuses: 1,
+      inserts: runs,
+    });
   });
-});
-
-test("the watchdog closes a tracked COMMIT whose reply is held back, and it was aborted: run again, once", async () => {
-  const { queue, arm, fired, statements, schema } = await lossyStore({ queryTimeoutMs: 200 });
-  arm(JOB_INSERT, async () => {}, "withhold-abort");
-  statements.length = 0;
-  const job = await queue.enqueue("t", { n: 1 }, KEYED);
-  expect(fired()).toBe(1);
-  expect(job.duplicate).toBe(false);
-  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
-  expect(await queue.get(job.id)).toMatchObject({ state: "pending", payload: { n: 1 } });
-  // Asked once, found aborted, and run again in a second tracked transaction.
-  expect({ statuses: statuses(statements), inserts: inserts(statements) }).toEqual({
-    statuses: 1,
-    inserts: 2,
-  });
-});
+}
 
 test("the watchdog past retryMs: a committed COMMIT is still answered; an aborted one says it did not commit", async () => {
   // As by default (retryMs 10 s, queryTimeoutMs 30 s), the watchdog fires after the retries' deadline.
@@ -581,37 +571,28 @@ test("the watchdog closes a transaction before its COMMIT went out: it did not c
 // A half-open connection: errand has let it go, but its close never reached the server, whose
 // backend still holds the transaction idle; txid_status says "in progress" until TCP keep-alive.
 
-test("a tracked transaction held idle by a half-open connection's backend: that backend terminated, the operation run again, once", async () => {
-  // Without the termination the status stays "in progress" past retryMs: STORE_ERROR, "unknown".
-  const { queue, arm, fired, statements, schema, halfOpen } = await lossyStore();
-  arm(JOB_INSERT, async () => {}, "half-open");
-  statements.length = 0;
-  const job = await queue.enqueue("t", { n: 1 }, KEYED);
-  expect(fired()).toBe(1);
-  expect(job.duplicate).toBe(false);
-  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
-  expect(inserts(statements)).toBe(2);
-  expect(statements.filter((s) => s.includes("pg_terminate_backend"))).toHaveLength(1);
-  // "in progress", then (after the termination) "aborted".
-  expect(statuses(statements)).toBeGreaterThanOrEqual(2);
-  // The backend that ended was the one that ran the transaction, ended by the terminate.
-  expect(await halfOpen()!.ended).toMatchObject({ code: "57P01" });
-});
-
-test("a termination refused (another role's backend) falls back to waiting for the server to end the transaction", async () => {
-  const { queue, arm, fired, statements, schema, refuseTermination } = await lossyStore();
-  arm(JOB_INSERT, async () => {}, "half-open");
-  refuseTermination();
-  statements.length = 0;
-  const job = await queue.enqueue("t", { n: 1 }, KEYED);
-  expect(fired()).toBe(1);
-  expect(job.duplicate).toBe(false);
-  expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
-  expect(inserts(statements)).toBe(2);
-  // Tried once, refused, not tried again; asked until the connection's close aborted it.
-  expect(statements.filter((s) => s.includes("pg_terminate_backend"))).toHaveLength(1);
-  expect(statuses(statements)).toBeGreaterThanOrEqual(2);
-});
+for (const refused of [false, true]) {
+  const outcome = refused
+    ? "a termination refused (another role's backend) falls back to waiting for the server to end the transaction"
+    : "that backend terminated, the operation run again, once";
+  test(`a tracked transaction held idle by a half-open connection's backend: ${outcome}`, async () => {
+    // Without the termination the status stays "in progress" past retryMs: STORE_ERROR, "unknown".
+    const { queue, arm, fired, statements, schema, halfOpen, refuseTermination } = await lossyStore();
+    arm(JOB_INSERT, async () => {}, "half-open");
+    if (refused) refuseTermination();
+    statements.length = 0;
+    const job = await queue.enqueue("t", { n: 1 }, KEYED);
+    expect(fired()).toBe(1);
+    expect(job.duplicate).toBe(false);
+    expect(await storedRows(schema)).toEqual({ hot: 1, done: 0 });
+    expect(inserts(statements)).toBe(2);
+    // Tried once (refused: not tried again), asked while "in progress", then found aborted.
+    expect(statements.filter((s) => s.includes("pg_terminate_backend"))).toHaveLength(1);
+    expect(statuses(statements)).toBeGreaterThanOrEqual(2);
+    // The backend that ended was the one that ran the transaction, ended by the terminate.
+    if (!refused) expect(await halfOpen()!.ended).toMatchObject({ code: "57P01" });
+  });
+}
 
 test("the bulk enqueue of fresh ids is not tracked: no transaction id fetched, no status asked", async () => {
   const { queue, statements } = await lossyStore();
