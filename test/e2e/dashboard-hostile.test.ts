@@ -5,17 +5,13 @@
  * Playwright's fake clock, never by waiting. Without /usr/bin/chromium this file fails: it never
  * skips.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { MAX_ERROR_TEXT_LENGTH } from "../../src/validation.js";
 import { selectedBackends } from "../conformance/backend.js";
+import { dashboardBrowser } from "../helpers/chromium.js";
 import { type Harness, startServer } from "./harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 /** The store under test: SQLite when the run includes it, else the first one it does. */
 const backend = selectedBackends().find((b) => b.name === "sqlite") ?? selectedBackends()[0];
 
@@ -33,35 +29,7 @@ interface PageGlobals {
   Event: new (type: string) => unknown;
 }
 
-let launched: Promise<BrowserContext> | undefined;
-let profile: string | undefined;
-
-beforeAll(() => {
-  buildDashboard();
-}, 120_000);
-
-afterAll(async () => {
-  await (await launched?.catch(() => undefined))?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
-function browser(): Promise<BrowserContext> {
-  launched ??= (async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y --no-install-recommends chromium), as .ci/run does`,
-      );
-    }
-    profile = mkdtempSync(join(tmpdir(), "errand-chromium-"));
-    return chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"],
-      viewport: { width: 1280, height: 900 },
-    });
-  })();
-  return launched;
-}
+const browser = dashboardBrowser();
 
 /**
  * A fresh tab on the dashboard, its clock faked from the start when `clock` is set. Checks at the

@@ -3,20 +3,15 @@
  * server on a random port. The dashboard is built first (scripts/build-dashboard.ts), as
  * `npm run build` does. Without /usr/bin/chromium this file fails: it never skips.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { buildDashboard } from "../../scripts/build-dashboard.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { LIST_SCAN } from "../../src/store/store.js";
 import { selectedBackends } from "../conformance/backend.js";
 import { guardPrototype, storedJob } from "../conformance/names.js";
+import { dashboardBrowser } from "../helpers/chromium.js";
 import { ALL_TOKENS, type Harness, snapshot, startServer, TOKENS } from "./harness.js";
-
-const CHROMIUM = "/usr/bin/chromium";
 
 /** The little of the DOM the page functions below touch (this project's tsconfig has no DOM lib). */
 interface Canvas {
@@ -37,50 +32,10 @@ interface Browser {
 }
 const backend = selectedBackends()[0]!;
 
-let launched: Promise<BrowserContext> | undefined;
-let profile: string | undefined;
-
-beforeAll(() => {
-  buildDashboard();
-}, 120_000);
-
-afterAll(async () => {
-  await (await launched?.catch(() => undefined))?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
-/**
- * Chromium, started by the first test that needs it, with a fresh profile. Each browser test
- * fails with this error when Chromium is missing (a hook's failure would only mark them skipped).
- */
-function browser(): Promise<BrowserContext> {
-  launched ??= (async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y --no-install-recommends chromium), as .ci/run does`,
-      );
-    }
-    profile = mkdtempSync(join(tmpdir(), "errand-chromium-"));
-    return chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        // A name of the attacker's that resolves to this machine, as after DNS rebinding.
-        "--host-resolver-rules=MAP evil.example 127.0.0.1",
-      ],
-      viewport: { width: 1280, height: 900 },
-    });
-  })();
-  return launched;
-}
+const browser = dashboardBrowser([
+  // A name of the attacker's that resolves to this machine, as after DNS rebinding.
+  "--host-resolver-rules=MAP evil.example 127.0.0.1",
+]);
 
 /**
  * A fresh tab (its own sessionStorage) on the dashboard. Records every request the page makes and
