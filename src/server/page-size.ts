@@ -29,6 +29,21 @@ export function itemsWithin(items: readonly unknown[], budget = MAX_PAGE_CHARS):
 }
 
 /**
+ * A page cut to what one answer can carry: `items` whole when they fit, else as many as fit with
+ * `nextCursor` the cursor of the last kept (`cursorOf`: a page keyed by job id or by name).
+ */
+export function pageWithin<T>(
+  items: T[],
+  nextCursor: string | null,
+  cursorOf: (item: T) => string,
+): { items: T[]; nextCursor: string | null } {
+  const fits = itemsWithin(items);
+  if (fits === items.length) return { items, nextCursor };
+  const kept = items.slice(0, fits);
+  return { items: kept, nextCursor: cursorOf(kept[fits - 1]!) };
+}
+
+/**
  * `serialize()`'s text, or null when it is longer than `budget` characters or too long for V8 to
  * make at all (a RangeError).
  */

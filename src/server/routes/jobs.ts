@@ -11,7 +11,7 @@ import type { EnqueueOptions } from "../../queue.js";
 import { JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
-import { itemsWithin } from "../page-size.js";
+import { itemsWithin, pageWithin } from "../page-size.js";
 import { body, params } from "../routing.js";
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
@@ -22,18 +22,13 @@ interface EnqueueBody extends EnqueueOptions {
   payload?: unknown;
 }
 
-/**
- * A page of jobs cut to what one answer can carry (page-size.ts), its cursor then the last job
- * kept: the cursor of a page of dependents is a job id.
- */
+/** A page of jobs cut to what one answer can carry (page-size.ts): a dependents cursor is a job id. */
 function within(page: { jobs: Job[]; nextCursor: string | null }): {
   jobs: Job[];
   nextCursor: string | null;
 } {
-  const fits = itemsWithin(page.jobs);
-  if (fits === page.jobs.length) return page;
-  const jobs = page.jobs.slice(0, fits);
-  return { jobs, nextCursor: jobs[fits - 1]!.id };
+  const { items, nextCursor } = pageWithin(page.jobs, page.nextCursor, (j) => j.id);
+  return { jobs: items, nextCursor };
 }
 
 /** Registers the job routes on `app`. */

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { ErrandError } from "../../errors.js";
 import type { EnqueueOptions } from "../../queue.js";
 import type { ServerContext } from "../context.js";
-import { itemsWithin } from "../page-size.js";
+import { pageWithin } from "../page-size.js";
 import { body, params } from "../routing.js";
 
 /** Registers the schedule routes on `app`. */
@@ -43,9 +43,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
     });
     // Cut to what one answer can carry (page-size.ts): the cursor is a schedule's name.
-    const fits = itemsWithin(page.schedules);
-    if (fits === page.schedules.length) return page;
-    const schedules = page.schedules.slice(0, fits);
-    return { schedules, nextCursor: schedules[fits - 1]!.name };
+    const { items, nextCursor } = pageWithin(page.schedules, page.nextCursor, (s) => s.name);
+    return { schedules: items, nextCursor };
   });
 }
