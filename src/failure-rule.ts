@@ -105,6 +105,21 @@ function errorEntry(error: unknown, attempt: number, at: number, kind?: string):
   return entry;
 }
 
+/**
+ * Whether `entry` records `error` as the failure of its attempt: the same message, name and stack
+ * once shortened and cleaned as {@link errorEntry} keeps them. How a repeat of a failure report
+ * whose answer was lost is told from a report of another failure.
+ */
+export function recordsFailure(entry: JobErrorEntry, error: unknown): boolean {
+  const again = errorEntry(error, entry.attempt, entry.at);
+  return (
+    entry.kind === undefined &&
+    again.message === entry.message &&
+    again.name === entry.name &&
+    again.stack === entry.stack
+  );
+}
+
 /** `get()`, or `fallback` when reading the thrown value throws (a getter, a Proxy trap). */
 function read<T>(get: () => T, fallback: T): T {
   try {

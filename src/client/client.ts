@@ -858,7 +858,10 @@ export class ErrandClient {
     });
   }
 
-  /** Fails an attempt (retried with backoff, or dead); `false` when the attempt is stale. */
+  /**
+   * Fails an attempt (retried with backoff, or dead); `false` when the attempt is stale. A repeat
+   * of a failure the server recorded (same attempt, same error) is `true` again, not stale.
+   */
   async fail(job: AttemptRef, error: unknown, options: FailOptions = {}): Promise<boolean> {
     const ref = checkRef("fail", job);
     checkObject("fail", "options", options);
@@ -867,7 +870,7 @@ export class ErrandClient {
 
   /**
    * Like {@link fail}, but resolves the job's new state (`pending` to retry, or `dead`), or null
-   * when the attempt was stale.
+   * when the attempt was stale. A repeat of a recorded failure resolves the state it left.
    */
   async failWithState(
     job: AttemptRef,

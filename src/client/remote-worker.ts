@@ -527,7 +527,8 @@ class RemoteSink implements RunSink {
   async fail(job: Job, error: unknown, options: FailAttemptOptions = {}): Promise<FailedAttempt> {
     try {
       const retryable = options.retryable ?? (isNonRetryable(error) ? false : undefined);
-      // A resend of a failure that landed is answered as stale: null, no event.
+      // A resend of a failure that landed is answered as the first was (the server tells a repeat
+      // of the same error); one the job has moved on from is stale: null, no event.
       const state = await this.#resending(() =>
         this.client.failWithState(job, error, retryable === false ? { retryable } : {}),
       );

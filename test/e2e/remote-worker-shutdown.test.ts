@@ -275,16 +275,20 @@ for (const backend of selectedBackends()) {
       expect(afterRefused).toMatchObject({ state: "pending", attempt: 1 });
       expect(afterRefused?.errors.map((e) => e.message)).toEqual(["handler failed"]);
 
-      // A failure whose answer is lost: the resend finds it recorded (stale), which is no error
-      // and no second failure.
+      // A failure whose answer is lost: the resend finds it recorded and is answered as the first
+      // was, so the worker tells of the retry once, with no error and no second failure.
       faults.set("/v1/jobs/lost/fail", ["lose-answer"]);
       const lost = await h.queue.enqueue(task, { fail: true }, { id: "lost" });
-      await advanceUntil(h.clock, () => sent.includes(`/v1/jobs/${lost.id}/fail`));
+      await advanceUntil(h.clock, () => events.includes(`retrying ${lost.id}`));
+      expect(sent.filter((s) => s.startsWith(`/v1/jobs/${lost.id}/fail`))).toEqual([
+        `/v1/jobs/${lost.id}/fail lose-answer`,
+        `/v1/jobs/${lost.id}/fail`,
+      ]);
       await worker.close({ graceMs: 0 });
       const afterLost = await h.queue.get(lost.id);
       expect(afterLost).toMatchObject({ state: "pending", attempt: 1 });
       expect(afterLost?.errors.map((e) => e.message)).toEqual(["handler failed"]);
-      expect(events).not.toContain(`retrying ${lost.id}`);
+      expect(events.filter((e) => e === `retrying ${lost.id}`)).toHaveLength(1);
       expect(errors).toEqual([]);
     });
 

@@ -165,5 +165,60 @@ for (const backend of selectedBackends()) {
         "dead",
       );
     });
+
+    it("a repeated fail with the same error: answered as the first was, nothing changed", async () => {
+      const h = await startServer(backend);
+      await h.queue.enqueue("t", null, { id: "r", backoff: { type: "fixed", delayMs: 60_000 } });
+      await leaseOne(h);
+      // An error with a name and a stack past what is kept: the repeat is told by what was kept.
+      const error = {
+        message: "upstream 502",
+        name: "FetchError",
+        stack: `FetchError\n${"  at x\n".repeat(1000)}`,
+      };
+      const first = await h.http("POST", "/v1/jobs/r/fail", { body: { attempt: 1, error } });
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ ok: true, state: "pending", duplicate: false });
+      const before = await snapshot(h);
+      const again = await h.http("POST", "/v1/jobs/r/fail", { body: { attempt: 1, error } });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ ...first.body, duplicate: true });
+      expect(await snapshot(h)).toEqual(before);
+      // In a batch report too, beside a first failure.
+      await h.queue.enqueue("t", null, { id: "d", maxAttempts: 1 });
+      await leaseOne(h);
+      const batch = await h.http("POST", "/v1/report", {
+        body: {
+          reports: [
+            { id: "r", attempt: 1, outcome: "fail", error },
+            { id: "d", attempt: 1, outcome: "fail", error: "x" },
+            { id: "d", attempt: 1, outcome: "fail", error: "x" },
+          ],
+        },
+      });
+      expect(batch.body.results).toEqual([
+        { id: "r", ok: true, state: "pending" },
+        { id: "d", ok: true, state: "dead" },
+        { id: "d", ok: true, state: "dead" },
+      ]);
+      expect((await h.queue.get("r"))?.errors).toHaveLength(1);
+      expect((await h.queue.get("d"))?.errors).toHaveLength(1);
+      // Another error for the same attempt is no repeat: refused, the first kept.
+      await refused(
+        h,
+        "/v1/jobs/r/fail",
+        { attempt: 1, error: { ...error, message: "upstream 503" } },
+        "job r attempt 1 has already ended; the job is pending for attempt 2; nothing changed",
+        "pending",
+      );
+      await refused(
+        h,
+        "/v1/jobs/r/fail",
+        { attempt: 1, error: { ...error, name: "TypeError" } },
+        "job r attempt 1 has already ended; the job is pending for attempt 2; nothing changed",
+        "pending",
+      );
+      expect((await h.queue.get("r"))?.errors.map((e) => e.message)).toEqual(["upstream 502"]);
+    });
   });
 }

@@ -173,6 +173,7 @@ expectTypeOf<Reply<"POST /v1/jobs/:id/fail", 200>>().toEqualTypeOf<{
   ok: boolean;
   state: NonNullable<Awaited2<ErrandClient["failWithState"]>>;
   runAt: string;
+  duplicate: boolean;
 }>();
 expectTypeOf<Body<"POST /v1/jobs/:id/heartbeat">>().toEqualTypeOf<
   Json<Pick<AttemptRef, "attempt"> & NonNullable<Parameters<ErrandClient["heartbeat"]>[1]>>

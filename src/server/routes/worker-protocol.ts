@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { FastifyInstance } from "fastify";
 import type { Duration } from "../../duration.js";
 import { ErrandError } from "../../errors.js";
+import { recordsFailure } from "../../failure-rule.js";
 import type { Job } from "../../job.js";
 import type { Queue } from "../../queue.js";
 import { roomNow } from "../../queue-checks.js";
@@ -44,6 +45,8 @@ interface FailOutcome {
   ok: true;
   state: Job["state"];
   runAt: Date;
+  /** This failure (same attempt, same error) had been recorded before: a resent report. */
+  duplicate: boolean;
 }
 
 interface ReportItem {
@@ -395,7 +398,9 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
 
   /**
    * Fails the current attempts among `items` in one store write. Per item: the outcome, or the
-   * error to answer with (a missing job, an attempt that is not current).
+   * error to answer with (a missing job, an attempt that is not current). A report sent again
+   * after its answer was lost is answered as the first was, `duplicate`, when the job is still
+   * where that failure left it (its attempt's last history entry records this same error).
    */
   const failMany = async (items: FailReport[]): Promise<Array<FailOutcome | ErrandError>> => {
     const jobs = await Promise.all(items.map((f) => queue.get(f.id)));
@@ -404,7 +409,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     for (const [k, f] of items.entries()) {
       const job = jobs[k];
       if (!job) out[k] = new ErrandError("JOB_NOT_FOUND", `no job with id ${JSON.stringify(f.id)}`);
-      else if (job.state !== "active" || job.attempt !== f.attempt) out[k] = stale(job, f.attempt);
+      else if (job.state !== "active" || job.attempt !== f.attempt) out[k] = repeatOrStaleFail(job, f);
       else current.push(k);
     }
     const failed = await queue.attempts.failMany(
@@ -418,13 +423,25 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       const f = items[k]!;
       const done = failed[n];
       if (!done) {
-        out[k] = stale((await queue.get(f.id)) ?? jobs[k]!, f.attempt);
+        // Changed since it was read: a repeat of this report may have landed in between.
+        out[k] = repeatOrStaleFail((await queue.get(f.id)) ?? jobs[k]!, f);
         continue;
       }
       leased.delete(f.id);
-      out[k] = { ok: true, state: done.job.state, runAt: done.job.runAt };
+      out[k] = { ok: true, state: done.job.state, runAt: done.job.runAt, duplicate: false };
     }
     return out;
+  };
+  /** A failure report that changed nothing: a repeat of one that landed, or the 409. */
+  const repeatOrStaleFail = (job: Job, f: FailReport): FailOutcome | ErrandError => {
+    const recorded =
+      job.attempt === f.attempt && (job.state === "pending" || job.state === "dead")
+        ? job.errors.findLast((e) => e.attempt === f.attempt)
+        : undefined;
+    if (recorded && recordsFailure(recorded, toError(f.error))) {
+      return { ok: true, state: job.state, runAt: job.runAt, duplicate: true };
+    }
+    return stale(job, f.attempt);
   };
 
   route("POST /v1/jobs/:id/fail", "work", async (request) => {

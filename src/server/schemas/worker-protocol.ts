@@ -167,7 +167,8 @@ export const workerRouteSchemas = {
     },
   },
   "POST /v1/jobs/:id/fail": {
-    summary: "Fail an attempt: retried with backoff, or dead",
+    summary:
+      "Fail an attempt: retried with backoff, or dead; a stale attempt gets 409, a repeated identical fail 200",
     operationId: "failJob",
     tags: ["workers"],
     params: idParams,
@@ -180,12 +181,14 @@ export const workerRouteSchemas = {
     response: {
       200: {
         type: "object",
-        description: "Failed: `pending` again at `runAt` (a retry), or `dead`",
-        required: ["ok", "state", "runAt"],
+        description:
+          "Failed: `pending` again at `runAt` (a retry), or `dead`; `duplicate: true` when this failure (same attempt, same error) had been recorded before and the job is still where it left it",
+        required: ["ok", "state", "runAt", "duplicate"],
         properties: {
           ok: { type: "boolean" },
           state: { type: "string", enum: ["pending", "dead"] },
           runAt: { type: "string", format: "date-time" },
+          duplicate: { type: "boolean" },
         },
       },
       ...errors,
@@ -325,7 +328,7 @@ export const workerRouteSchemas = {
       200: {
         type: "object",
         description:
-          "One result per report, in the request's order: `ok`, and `state` where it says more (`pending`, `dead`, `completed` for a repeated completion); `ok: false` with `code` (`STALE_ATTEMPT`, `JOB_NOT_FOUND`, …) where that report changed nothing",
+          "One result per report, in the request's order: `ok`, and `state` where it says more (`pending`, `dead`, `completed` for a repeated completion; a repeated failure is answered as the first was); `ok: false` with `code` (`STALE_ATTEMPT`, `JOB_NOT_FOUND`, …) where that report changed nothing",
         required: ["results"],
         properties: {
           results: {
