@@ -266,6 +266,15 @@ export function selectedBackends(options: { conformance?: boolean } = {}): Backe
   return all.filter((b) => options.conformance || !b.conformanceOnly);
 }
 
+/**
+ * One store for a test of what sits above the store (the server, the CLI, the dashboard): the
+ * first selected, or SQLite (embedded, nothing to start) when the run selects only stores the
+ * conformance suite alone runs on, so such a test runs whatever ERRAND_STORES names.
+ */
+export function someBackend(): Backend {
+  return selectedBackends()[0] ?? sqlite;
+}
+
 /** A small deterministic PRNG (mulberry32), so weighted choices and jitter repeat run to run. */
 export function seeded(seed: number): () => number {
   let a = seed >>> 0;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { openQueue, type Queue } from "../../src/index.js";
-import { selectedBackends } from "../conformance/backend.js";
+import { selectedBackends, someBackend } from "../conformance/backend.js";
 import { errand, errandPipedToHead, startErrand, tempDir } from "./cli-process.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
 
@@ -63,7 +63,7 @@ describe("the errand CLI at its edges", () => {
   }
 
   it("types set: a --config that is not a JSON object is refused (exit 2) and nothing is sent", async () => {
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const via = ["--server", h.base, "--token", TOKENS.admin];
     expect((await errand(["types", "set", "report", "--config", '{"maxAttempts":3}', ...via])).code).toBe(0);
     const configs = ["1e400", "true", "5", "null", '"abc"', "[1]"];
@@ -200,7 +200,7 @@ describe("the errand CLI at its edges", () => {
   }, 120_000);
 
   it("worker --server with a token the server refuses ends with exit 6, logs on standard error only", async () => {
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const [wrong, viewer] = await Promise.all(
       ["wrong-token-0123456789", TOKENS.viewer].map((token) =>
         errand(
@@ -297,7 +297,7 @@ describe("the errand CLI at its edges", () => {
   }, 60_000);
 
   it("enqueue --file through a server splits batches under its body limit: 1,500 payloads of 1 KB", async () => {
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const dir = tempDir();
     const file = join(dir, "kb.ndjson");
     writeFileSync(
@@ -320,7 +320,7 @@ describe("the errand CLI at its edges", () => {
     expect((await h.queue.stats()).states.pending).toBe(1500);
 
     // A server whose body limit is lower still: the refusal says to lower --batch.
-    const small = await startServer(selectedBackends()[0]!, { bodyLimit: 64 * 1024 });
+    const small = await startServer(someBackend(), { bodyLimit: 64 * 1024 });
     const refused = await errand(["enqueue", "t", "--file", file, "--server", small.base]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/kb\.ndjson: lines 1 to \d+: .*give a smaller --batch.*PAYLOAD_TOO_LARGE/);

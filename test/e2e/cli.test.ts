@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { servedAddress } from "../../src/cli/commands/serve.js";
 import { LIST_SCAN, openQueue } from "../../src/index.js";
-import { selectedBackends } from "../conformance/backend.js";
+import { someBackend } from "../conformance/backend.js";
 import { CLI, errand, startErrand, tempDir } from "./cli-process.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
 
@@ -88,7 +88,7 @@ describe("the errand CLI", () => {
   }, 120_000);
 
   it("works through a server with a token, and streams a 100,000-line ndjson file in batches", async () => {
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const dir = tempDir();
     const file = join(dir, "jobs.ndjson");
     writeFileSync(file, Array.from({ length: 100_000 }, (_, i) => JSON.stringify({ n: i })).join("\n"));
@@ -112,7 +112,7 @@ describe("the errand CLI", () => {
   }, 120_000);
 
   it("shows the ready jobs held back by each rule and the busiest keys, through a server", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const via = ["--server", h.base];
     await h.http("PUT", "/v1/types/sync", {
       body: { keyConcurrency: 1, rateLimit: { limit: 1, periodMs: 60_000 } },
@@ -332,7 +332,7 @@ describe("the errand CLI", () => {
     });
 
     // The same through a server, by the client.
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const via = ["--server", h.base, "--token", TOKENS.admin];
     await h.queue.enqueue("fetch", {}, { id: "a" });
     writeFileSync(
@@ -415,7 +415,7 @@ describe("the errand CLI", () => {
     expect(found.stdout.trim().split("  ")[0]).toBe(old.id);
 
     // Through a server: the same flags, and per-key type settings with `types set`.
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const via = ["--server", h.base, "--token", TOKENS.admin];
     const remote = await errand(["enqueue", "sync", "--key", "tenant-8", "--json", ...via]);
     expect(JSON.parse(remote.stdout)).toMatchObject({ key: "tenant-8" });
@@ -483,7 +483,7 @@ describe("the errand CLI", () => {
     onTestFinished(() => q.close());
     expect(await q.pausedQueues()).toEqual(["idle"]);
 
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const via = ["--server", h.base, "--token", TOKENS.admin];
     expect((await errand(["queues", "pause", "mail", ...via])).stdout).toMatch(/^paused mail/);
     expect(await h.queue.pausedQueues()).toEqual(["mail"]);

@@ -3,7 +3,7 @@ import { ROLE_PERMISSIONS, ROLES } from "../../src/server/auth.js";
 import { HTTP_STATUS } from "../../src/server/http-errors.js";
 import { upToPattern } from "../../src/server/schemas/fields.js";
 import { routeSchemas } from "../../src/server/schemas.js";
-import { selectedBackends } from "../conformance/backend.js";
+import { someBackend } from "../conformance/backend.js";
 import { ALL_TOKENS, startServer, TOKENS } from "./harness.js";
 
 /** Every operation of the document, with its method and path. */
@@ -17,7 +17,7 @@ const toOpenApiPath = (url: string) => url.replace(/:(\w+)/g, "{$1}");
 
 describe("the OpenAPI document", () => {
   it("describes exactly the routes the server validates, with the same schemas", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const { status, body: doc } = await h.http("GET", "/openapi.json");
     expect(status).toBe(200);
     expect(doc.openapi).toBe("3.1.0");
@@ -72,7 +72,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("takes a change with no body of its own as the document says: {} as JSON", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     await h.queue.enqueue("t", {}, { id: "j1" });
     const doc = (await h.http("GET", "/openapi.json")).body;
     expect(doc.paths["/v1/prune"].post.requestBody.content).toHaveProperty(["application/json"]);
@@ -85,7 +85,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("validates requests with the documented schema: a field the document lacks is refused", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     const enqueue = doc.paths["/v1/jobs/{id}"].put.requestBody.content["application/json"].schema;
     const accepted = Object.fromEntries(
@@ -101,7 +101,7 @@ describe("the OpenAPI document", () => {
 
 describe("the OpenAPI document for clients and generators", () => {
   it("is readable by every role, and by no one without a token", async () => {
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     for (const { role, token } of ALL_TOKENS) {
       const r = await h.http("GET", "/openapi.json", { token });
       expect(r.status, role).toBe(200);
@@ -111,7 +111,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("gives every operation a unique operationId, a declared tag, roles and described answers", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     const declared = new Set((doc.tags as Array<{ name: string }>).map((t) => t.name));
     const ids = new Set<string>();
@@ -134,7 +134,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("names the roles each operation lets in, as the server enforces them", async () => {
-    const h = await startServer(selectedBackends()[0]!, { auth: { tokens: ALL_TOKENS } });
+    const h = await startServer(someBackend(), { auth: { tokens: ALL_TOKENS } });
     const doc = (await h.http("GET", "/openapi.json", { token: TOKENS.admin })).body;
     expect(ROLES.filter((r) => ROLE_PERMISSIONS[r].includes("work"))).toEqual(
       doc.paths["/v1/lease"].post["x-errand-roles"],
@@ -158,7 +158,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("lists errand's codes in the error schema, and under each status the codes it carries", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     expect(doc.components.schemas.Error.properties.code.enum.sort()).toEqual(Object.keys(HTTP_STATUS).sort());
     for (const { method, path, op } of operations(doc)) {
@@ -183,7 +183,7 @@ describe("the OpenAPI document for clients and generators", () => {
     expect(stale.body.code).toBe("STALE_ATTEMPT");
     expect(Object.keys(stale.body.details).sort()).toEqual(["attempt", "state"]);
     // And a 429 carries Retry-After, as documented.
-    const throttled = await startServer(selectedBackends()[0]!, {
+    const throttled = await startServer(someBackend(), {
       auth: { tokens: ALL_TOKENS, maxFailures: 1 },
     });
     let r = await throttled.http("GET", "/v1/stats", { token: "wrong-token-0123456789" });
@@ -194,7 +194,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("holds to the lease defaults it documents when a field is left out", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     const lease = doc.paths["/v1/lease"].post.requestBody.content["application/json"].schema.properties;
     expect(lease.waitMs.default).toBe(0);
@@ -230,7 +230,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("bounds query counts in the schema: the document's range and default are the server's", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     const param = (path: string, name: string) =>
       doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name).schema;
@@ -267,7 +267,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("refuses fields on a change that takes none, as the document says", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     await h.queue.enqueue("t", {}, { id: "c1" });
     const doc = (await h.http("GET", "/openapi.json")).body;
     for (const [path, url] of [
@@ -292,7 +292,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("shows named examples on every request body, and the server takes each one", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     let n = 0;
     /** A job of its own type, leased (attempt 1) for the worker routes, else pending. */
@@ -337,7 +337,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("refuses a job type whose body names another type than its path", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const r = await h.http("PUT", "/v1/types/a", { body: { type: "b", priority: 1 } });
     expect([r.status, r.body.code]).toEqual([400, "INVALID_REQUEST"]);
     expect((await h.http("GET", "/v1/types/b")).status).toBe(404);
@@ -347,7 +347,7 @@ describe("the OpenAPI document for clients and generators", () => {
   });
 
   it("documents push delivery as a webhook with the body and headers push sends", async () => {
-    const h = await startServer(selectedBackends()[0]!);
+    const h = await startServer(someBackend());
     const doc = (await h.http("GET", "/openapi.json")).body;
     const hook = doc.webhooks.pushDelivery.post;
     const documented = Object.keys(hook.requestBody.content["application/json"].schema.properties).sort();
@@ -365,7 +365,7 @@ describe("the OpenAPI document for clients and generators", () => {
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     try {
       const port = (receiver.address() as { port: number }).port;
-      const pushed = await startServer(selectedBackends()[0]!, { maintenance: true });
+      const pushed = await startServer(someBackend(), { maintenance: true });
       await pushed.http("PUT", "/v1/types/hook", {
         body: { push: { url: `http://127.0.0.1:${port}/`, secret: "s".repeat(32) } },
       });
