@@ -1,7 +1,8 @@
 /**
  * A TCP proxy between a store client and its server, for tests of network faults: `cut()` drops
  * every connection and refuses new ones (a server gone, a cable pulled), `freeze()` keeps the
- * connections open but forwards nothing (a hung server, a black hole), `restore()` ends either.
+ * connections open but forwards nothing, not even a close (a hung server, a black hole: a socket
+ * ended then waits for a goodbye that never comes), `restore()` ends either.
  */
 import net from "node:net";
 
@@ -11,7 +12,7 @@ export interface TcpProxy {
   readonly port: number;
   /** Destroys every connection; new ones are accepted and destroyed at once until restore(). */
   cut(): void;
-  /** Keeps every connection open but forwards no byte either way until restore(). */
+  /** Keeps every connection open but forwards no byte, nor an end, either way until restore(). */
   freeze(): void;
   /** Forwards again (connections cut stay gone; clients reconnect). */
   restore(): void;
@@ -35,14 +36,15 @@ export async function startTcpProxy(port: number, host = "127.0.0.1"): Promise<T
     }
     pairs.clear();
   };
-  const server = net.createServer((client) => {
+  // Half-open allowed, so that an end reaches the other side only when forwarded (not while frozen).
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
     client.on("error", () => {});
     if (mode === "cut") {
       refused++;
       client.destroy();
       return;
     }
-    const upstream = net.connect(port, host);
+    const upstream = net.connect({ port, host, allowHalfOpen: true });
     upstream.on("error", () => {});
     const pair: [net.Socket, net.Socket] = [client, upstream];
     pairs.add(pair);
@@ -52,6 +54,12 @@ export async function startTcpProxy(port: number, host = "127.0.0.1"): Promise<T
     });
     upstream.on("data", (data) => {
       if (mode === "up") client.write(data);
+    });
+    client.on("end", () => {
+      if (mode === "up") upstream.end();
+    });
+    upstream.on("end", () => {
+      if (mode === "up") client.end();
     });
     const end = () => {
       pairs.delete(pair);

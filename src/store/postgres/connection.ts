@@ -44,6 +44,9 @@ function isConnectionFault(error: unknown): boolean {
   return isTransient(error) && code !== "40001" && code !== "40P01" && code !== "53300";
 }
 
+/** How long a closing connection waits for the server's goodbye before its socket is destroyed. */
+export const GOODBYE_MS = 2_000;
+
 /**
  * A connection errand has checked out of the pool, as the statement deadline's watchdog sees it:
  * fields set on the `pg.PoolClient` itself, so a statement allocates nothing for its deadline.
@@ -188,6 +191,8 @@ export class PgConnection {
   #inFlight = 0;
   #idle: Array<() => void> = [];
   #closed = false;
+  /** The pool's connections not yet closed, when the pool is errand's own (ended on close). */
+  readonly #open = new Set<pg.Client>();
 
   /** @param ownsPool - whether the pool is errand's own, ended on close (else the caller's, left open). */
   constructor(pool: pg.Pool, ownsPool: boolean, options: PgConnectionOptions) {
@@ -202,6 +207,11 @@ export class PgConnection {
     this.#rollback = { text: "ROLLBACK" };
     // An idle pooled connection that dies emits "error" on the pool; unheard, it would crash the process.
     pool.on("error", this.#onPoolError);
+    if (ownsPool) {
+      // "remove" comes once a connection has closed (pg-pool emits it from client.end's callback).
+      pool.on("connect", (client) => this.#open.add(client));
+      pool.on("remove", (client) => this.#open.delete(client));
+    }
   }
 
   /** True from the start of {@link drain}: new operations are refused. */
@@ -623,11 +633,28 @@ export class PgConnection {
     if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
   }
 
-  /** Lets go of the pool: ends it if it is errand's own. Call after {@link drain}. */
+  /**
+   * Lets go of the pool: ends it if it is errand's own. Call after {@link drain}. A connection
+   * whose goodbye gets no answer within {@link GOODBYE_MS} (or queryTimeoutMs, if shorter) is
+   * destroyed: on a network gone silent its socket would otherwise wait for TCP to give up,
+   * minutes during which it keeps the process from exiting.
+   */
   async end(): Promise<void> {
     this.#unwatch();
     this.pool.removeListener("error", this.#onPoolError);
-    if (this.#ownsPool) await this.pool.end();
+    if (!this.#ownsPool) return;
+    // pool.end() resolves once each connection is told goodbye, before the server answers it.
+    await this.pool.end();
+    if (this.#open.size === 0) return;
+    const ms = this.#deadlineMs === 0 ? GOODBYE_MS : Math.min(GOODBYE_MS, this.#deadlineMs);
+    const timer = setTimeout(() => {
+      for (const client of this.#open) {
+        (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      }
+      this.#open.clear();
+    }, ms);
+    // The sockets themselves keep the process alive while they wait; the timer need not.
+    timer.unref();
   }
 }
 

@@ -9,10 +9,11 @@
 import pg from "pg";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { Queue } from "../../../src/queue.js";
+import { GOODBYE_MS } from "../../../src/store/postgres/connection.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { closeWhileFrozen } from "../../helpers/frozen-close.js";
 import { dropSchema, freshSchema, PG_URL, silentLogger, someoneWaits } from "../../helpers/postgres.js";
-import { startTcpProxy, type TcpProxy } from "../../helpers/tcp-proxy.js";
+import { startTcpProxy, type TcpProxy, until } from "../../helpers/tcp-proxy.js";
 
 /** A store on a fresh schema with the deadline `queryTimeoutMs`, through `proxy` if given. */
 async function openStore(queryTimeoutMs: number, proxy?: TcpProxy, retryMs = 500) {
@@ -143,6 +144,28 @@ describe("the PostgreSQL store through network faults", () => {
     expect(error).toBeUndefined();
     await app.query("COMMIT");
     expect((await queue.get(value!.id))?.payload).toEqual({ by: "caller" });
+  });
+
+  it("lets go of its connections when the server never answers their goodbye", {
+    timeout: 30_000,
+  }, async () => {
+    const target = new URL(PG_URL);
+    const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
+    onTestFinished(() => proxy.close());
+    // A deadline longer than the goodbye's, so that the goodbye's is the one that shows.
+    const { store, queue } = await openStore(10_000, proxy);
+    await Promise.all([1, 2].map((i) => queue.enqueue("t", { i })));
+    await until("the LISTEN connection is open", () => proxy.connections() === 3, 5_000);
+    const sockets = () => process.getActiveResourcesInfo().filter((r) => r === "TCPSocketWrap").length;
+    const before = sockets();
+    // A black hole: the goodbye (and its FIN) never reaches the server, no answer comes back.
+    proxy.freeze();
+    const started = performance.now();
+    await store.close();
+    // Closed at once; its three sockets, waiting for the goodbye's answer, kept the process alive
+    // until TCP gave up (minutes on a real network) before they were destroyed after GOODBYE_MS.
+    await until("the store's sockets are gone", () => sockets() === before - 3, GOODBYE_MS + 5_000);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(GOODBYE_MS - 50);
   });
 
   it("runs one unref'd watchdog timer, cleared when the store closes", { timeout: 30_000 }, async () => {
