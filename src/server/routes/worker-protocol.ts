@@ -14,7 +14,7 @@ import { roomNow } from "../../queue-checks.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
 import { drainingError } from "../lifecycle.js";
-import { itemsWithin, serialized } from "../page-size.js";
+import { itemsWithin, MAX_PAGE_CHARS, serialized } from "../page-size.js";
 import { body, params } from "../routing.js";
 import { type FailError, stale, toError } from "./attempts.js";
 
@@ -62,17 +62,28 @@ interface ReportItem {
 /** The most attempts a server remembers handing out; past it, the oldest are forgotten first. */
 const MAX_LEASED = 100_000;
 
-/** A job as handed out, and when its lease runs out as far as this server knows. */
+/**
+ * The most JSON characters of jobs a server keeps as handed out (four whole lease answers): past
+ * it, the oldest lose their job and keep only their attempt and lease end.
+ */
+export const MAX_LEASED_CHARS = 4 * MAX_PAGE_CHARS;
+
+/** An attempt handed out, and when its lease runs out as far as this server knows. */
 interface LeasedEntry {
-  readonly job: Job;
+  readonly id: string;
+  readonly attempt: number;
+  /** The job as handed out; null once let go to keep the jobs kept within their bound. */
+  job: Job | null;
+  /** The job's share of its lease answer's characters: roughly what keeping it costs. */
+  readonly chars: number;
   readonly until: number;
 }
 
 /**
  * Attempts this server handed out over HTTP, by job id, each with the job as handed out: a remote
  * completion names only the id and attempt, and the job gives its `completed` event (and a
- * snooze's `snoozed`) without reading it back. Only a shortcut: a completion that finds no entry
- * has the job read back by the door.
+ * snooze's `snoozed`) without reading it back. Only a shortcut: a completion that finds no job
+ * has it read back by the door. The attempts also tell a draining server what is outstanding.
  *
  * An entry goes when its attempt is reported through this server; when the queue says the attempt
  * ended some other way (`cancelled` while active, `failed` when a sweep through this queue
@@ -80,13 +91,19 @@ interface LeasedEntry {
  * first, from a heap of lease ends: with lease lengths that differ, an entry granted behind a
  * longer lease still leaves at its own end); and, past `max`, oldest granted first, live or not.
  * So attempts reported to another server, or recovered by another process, leave at the first
- * lease call after their lease's end, not at a wholesale clear.
+ * lease call after their lease's end, not at a wholesale clear. The jobs kept are bounded by their
+ * size too (`maxChars`, counted by each job's share of its answer): past it, the oldest granted
+ * keep their attempt but not their job, so large payloads leased far ahead cannot fill the heap.
  * @internal
  */
 export class LeasedJobs {
   readonly #queue: Queue;
   readonly #max: number;
+  readonly #maxChars: number;
   readonly #entries = new Map<string, LeasedEntry>();
+  /** The entries that still hold their job, oldest granted first, and their characters. */
+  readonly #withJob = new Set<LeasedEntry>();
+  #chars = 0;
   /**
    * Lease ends, soonest at the root. A grant or extension pushes a new end and leaves the old one:
    * an end whose entry is gone or has moved on is skipped when it comes up, and the heap is built
@@ -100,14 +117,15 @@ export class LeasedJobs {
   readonly #waiters = new Set<() => void>();
   readonly #ended = (job: Job): void => {
     const entry = this.#entries.get(job.id);
-    if (entry && entry.job.attempt <= job.attempt) this.#entries.delete(job.id);
+    if (entry && entry.attempt <= job.attempt) this.#drop(entry);
     this.#compact();
     this.#wakeIfNone();
   };
 
-  constructor(queue: Queue, max = MAX_LEASED) {
+  constructor(queue: Queue, max = MAX_LEASED, maxChars = MAX_LEASED_CHARS) {
     this.#queue = queue;
     this.#max = max;
+    this.#maxChars = maxChars;
   }
 
   /** Attempts remembered now. */
@@ -115,17 +133,23 @@ export class LeasedJobs {
     return this.#entries.size;
   }
 
-  /** The job as handed out, when `attempt` is the attempt this server handed out. */
+  /** Characters of the jobs kept now (each job's share of its answer). */
+  get chars(): number {
+    return this.#chars;
+  }
+
+  /** The job as handed out, when `attempt` is the attempt this server handed out and it is kept. */
   get(id: string, attempt: number): Job | undefined {
     const entry = this.#entries.get(id);
-    return entry?.job.attempt === attempt ? entry.job : undefined;
+    return entry?.attempt === attempt ? (entry.job ?? undefined) : undefined;
   }
 
   /**
    * Forgets the attempts whose lease has run out, then remembers `jobs`, just leased for
-   * `leaseMs` (or until their `leaseExpiresAt`). Called on every lease call, with jobs or none.
+   * `leaseMs` (or until their `leaseExpiresAt`) and sent in an answer of `answerChars`
+   * characters. Called on every lease call, with jobs or none.
    */
-  add(jobs: readonly Job[], leaseMs: number): void {
+  add(jobs: readonly Job[], leaseMs: number, answerChars: number): void {
     if (this.#closed) return;
     const now = this.#queue.clock.now();
     this.#forgetEnded(now);
@@ -137,15 +161,14 @@ export class LeasedJobs {
       this.#queue.on("cancelled", this.#ended);
       this.#queue.on("failed", this.#ended);
     }
+    const chars = Math.ceil(answerChars / jobs.length);
     for (const job of jobs) {
-      const entry = { job, until: job.leaseExpiresAt?.getTime() ?? now + leaseMs };
-      this.#entries.delete(job.id);
-      this.#entries.set(job.id, entry);
-      this.#pushEnd(entry);
+      const until = job.leaseExpiresAt?.getTime() ?? now + leaseMs;
+      this.#remember({ id: job.id, attempt: job.attempt, job, chars, until });
     }
-    for (const id of this.#entries.keys()) {
+    for (const entry of this.#entries.values()) {
       if (this.#entries.size <= this.#max) break;
-      this.#entries.delete(id);
+      this.#drop(entry);
     }
     this.#compact();
   }
@@ -153,20 +176,18 @@ export class LeasedJobs {
   /** A heartbeat through this server extended the attempt's lease by `leaseMs` from now. */
   extend(id: string, attempt: number, leaseMs: number): void {
     const entry = this.#entries.get(id);
-    if (entry?.job.attempt !== attempt) return;
-    // A new entry, so the old end in the heap no longer names a live one.
-    const extended = { job: entry.job, until: this.#queue.clock.now() + leaseMs };
-    // To the back, with the leases granted last (the order `max` forgets in).
-    this.#entries.delete(id);
-    this.#entries.set(id, extended);
-    this.#pushEnd(extended);
+    if (entry?.attempt !== attempt) return;
+    // A new entry, so the old end in the heap no longer names a live one; to the back, with the
+    // leases granted last (the order `max` forgets in).
+    this.#remember({ ...entry, until: this.#queue.clock.now() + leaseMs });
     this.#compact();
   }
 
   /** The attempt of `id` was reported through this server. */
   delete(id: string): void {
-    this.#entries.delete(id);
-    // The heap's ends hold their jobs too: it must not keep the reported ones for long.
+    const entry = this.#entries.get(id);
+    if (entry) this.#drop(entry);
+    // The heap's ends hold their entries too: it must not keep the reported ones for long.
     this.#compact();
     this.#wakeIfNone();
   }
@@ -196,6 +217,35 @@ export class LeasedJobs {
     }
   }
 
+  /** `entry` in place of any entry of its job, at the back; the oldest jobs let go past the bound. */
+  #remember(entry: LeasedEntry): void {
+    const old = this.#entries.get(entry.id);
+    if (old) this.#drop(old);
+    this.#entries.set(entry.id, entry);
+    this.#pushEnd(entry);
+    if (entry.job === null) return;
+    this.#withJob.add(entry);
+    this.#chars += entry.chars;
+    for (const oldest of this.#withJob) {
+      if (this.#chars <= this.#maxChars) break;
+      this.#letGo(oldest);
+    }
+  }
+
+  /** Forgets `entry` (the one its id maps to). */
+  #drop(entry: LeasedEntry): void {
+    this.#entries.delete(entry.id);
+    this.#letGo(entry);
+  }
+
+  /** Lets go of `entry`'s job; its stale ends in the heap then hold no payload either. */
+  #letGo(entry: LeasedEntry): void {
+    if (entry.job === null) return;
+    entry.job = null;
+    this.#withJob.delete(entry);
+    this.#chars -= entry.chars;
+  }
+
   #wakeIfNone(): void {
     if (this.#entries.size > 0) return;
     for (const wake of [...this.#waiters]) wake();
@@ -207,7 +257,7 @@ export class LeasedJobs {
     while (ends.length > 0 && ends[0]!.until <= now) {
       const end = this.#popEnd();
       // Only the entry this end was pushed for: a later grant or extension replaced it.
-      if (this.#entries.get(end.job.id) === end) this.#entries.delete(end.job.id);
+      if (this.#entries.get(end.id) === end) this.#drop(end);
     }
   }
 
@@ -252,6 +302,8 @@ export class LeasedJobs {
   close(): void {
     this.#closed = true;
     this.#entries.clear();
+    this.#withJob.clear();
+    this.#chars = 0;
     this.#ends = [];
     this.#wakeIfNone();
     if (!this.#listening) return;
@@ -338,12 +390,13 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     const answer = { jobs, ...hint };
     const text = serialized(() => reply.serialize(answer) as string);
     if (text !== null) {
-      leased.add(jobs, leaseOptions.leaseMs);
+      leased.add(jobs, leaseOptions.leaseMs, text.length);
       return reply.type("application/json; charset=utf-8").send(text);
     }
     // Jobs past what one answer can carry go back now, their attempts unspent.
     await giveBack(jobs.splice(itemsWithin(jobs)), request.log);
-    leased.add(jobs, leaseOptions.leaseMs);
+    // Near the bound, so counted at it.
+    leased.add(jobs, leaseOptions.leaseMs, MAX_PAGE_CHARS);
     return answer;
   });
 
