@@ -1,6 +1,6 @@
 import { ApiError, api, withQuery } from "./api.js";
 import { badge, h, link, table, time } from "./dom.js";
-import { JOB_STATES, type Job, type JobPage, type Stats } from "./types.js";
+import { JOB_STATES, type JobSummary, type JobSummaryPage, type Stats } from "./types.js";
 import { pageSize, type View } from "./view.js";
 
 const DEFAULT_LIMIT = 25;
@@ -24,7 +24,12 @@ export const jobs: View = async (ctx) => {
   // when they fail.
   const names = api<Stats>("GET", "v1/stats");
   names.catch(() => {});
-  const page = await api<JobPage>("GET", withQuery("v1/jobs", { ...filter, limit, cursor }));
+  // Summaries: the table shows no payload, result or error, which can make a page of whole jobs
+  // megabytes long. A job's own page reads it whole.
+  const page = await api<JobSummaryPage>(
+    "GET",
+    withQuery("v1/jobs", { ...filter, limit, cursor, view: "summary" }),
+  );
 
   const go = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(q);
@@ -134,7 +139,7 @@ export const jobs: View = async (ctx) => {
   return undefined;
 };
 
-function jobRow(j: Job): HTMLTableRowElement {
+function jobRow(j: JobSummary): HTMLTableRowElement {
   return h(
     "tr",
     { "data-id": j.id },

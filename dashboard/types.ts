@@ -65,6 +65,12 @@ export interface Job {
   snoozes: number;
 }
 
+/**
+ * A job as the jobs list reads it (`GET v1/jobs?view=summary`): without the fields a job's callers
+ * may make large (payload, checkpoint, result, error history, dependency ids).
+ */
+export type JobSummary = Omit<Job, "payload" | "checkpoint" | "result" | "errors" | "dependsOn">;
+
 /** One of a job's dependencies (`GET v1/jobs/{id}/dependencies`); nulls for a pruned one. */
 export interface JobDependency {
   id: string;
@@ -112,6 +118,11 @@ export interface History {
 
 export interface JobPage {
   jobs: Job[];
+  nextCursor: string | null;
+}
+
+export interface JobSummaryPage {
+  jobs: JobSummary[];
   nextCursor: string | null;
 }
 

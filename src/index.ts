@@ -48,6 +48,7 @@ export {
   type JobDependency,
   type JobErrorEntry,
   type JobState,
+  type JobSummary,
   type StoredBackoff,
 } from "./job.js";
 export {

@@ -216,6 +216,49 @@ export interface Job<P = unknown, R = unknown> {
 }
 
 /**
+ * A {@link Job} without the fields whose size its callers decide: `payload`, `checkpoint` and
+ * `result` (up to the queue's `maxPayloadBytes` each), `errors` (up to {@link MAX_ERROR_HISTORY}
+ * messages and stacks) and `dependsOn` (up to `MAX_DEPENDENCIES` ids). What a list of jobs shows or filters
+ * by, a few hundred bytes a job whatever the jobs carry: what `GET /v1/jobs?view=summary` answers
+ * and `ErrandClient.list({ view: "summary" })` returns. Every Job is one. `blockedBy` tells whether
+ * a job still waits for dependencies, and `attempt` how many tries it has had.
+ * @since 0.3.0
+ */
+export type JobSummary = Omit<Job, "payload" | "checkpoint" | "result" | "errors" | "dependsOn">;
+
+/** `job` as a {@link JobSummary}: a new object holding only the summary's fields. @internal */
+export function toJobSummary(job: Job): JobSummary {
+  return {
+    id: job.id,
+    type: job.type,
+    queue: job.queue,
+    state: job.state,
+    priority: job.priority,
+    weight: job.weight,
+    runAt: job.runAt,
+    expiresAt: job.expiresAt,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    backoff: job.backoff,
+    retryQueue: job.retryQueue,
+    delivery: job.delivery,
+    timeoutMs: job.timeoutMs,
+    uniqueKey: job.uniqueKey,
+    leaseExpiresAt: job.leaseExpiresAt,
+    workerId: job.workerId,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    owner: job.owner,
+    blockedBy: job.blockedBy,
+    onDependencyFailure: job.onDependencyFailure,
+    key: job.key,
+    debounceKey: job.debounceKey,
+    snoozes: job.snoozes,
+  };
+}
+
+/**
  * One of a job's dependencies as its handler sees it (`ctx.dependencies()`): `state`, `type` and
  * `result` are null when the dependency was pruned by retention.
  * @since 0.2.0

@@ -5,7 +5,7 @@ import { type BatchItem, planEnqueue } from "../enqueue-plan.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import { jsonOf } from "../failure-rule.js";
 import type { FlowNode } from "../flow-plan.js";
-import { type Job, type JobDependency, jobDate } from "../job.js";
+import { type Job, type JobDependency, type JobSummary, jobDate } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { toNameRecord } from "../name-record.js";
 import type {
@@ -125,6 +125,37 @@ export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "main
    * them back (`release`).
    */
   signal?: AbortSignal;
+}
+
+/**
+ * Options for {@link ErrandClient.list}: the Queue's filters and paging, plus the form the jobs
+ * come in.
+ * @since 0.3.0
+ */
+export interface RemoteListOptions extends ListOptions {
+  /**
+   * `"summary"` answers each job as a {@link JobSummary}: without its payload, checkpoint, result,
+   * error history and dependency ids, which its callers may make large, so a few hundred bytes a
+   * job whatever the jobs carry (a page of 25 jobs with large payloads, results and errors: 17 MB
+   * whole, 15 kB as summaries). The filters, `limit` and cursors work the same. For lists of
+   * jobs' states and times; {@link ErrandClient.get} reads a job whole.
+   * @defaultValue "full"
+   */
+  view?: "full" | "summary";
+}
+
+/**
+ * A page of {@link ErrandClient.list} with `view: "summary"`, newest first.
+ * @since 0.3.0
+ */
+export interface JobSummaryPage {
+  /** This page's jobs, newest first, each as a {@link JobSummary}. */
+  jobs: JobSummary[];
+  /**
+   * Pass as `cursor` for the next page; null on the last page. A filtered page may be short, even
+   * empty, and still have one (see {@link Queue.list}).
+   */
+  nextCursor: string | null;
 }
 
 /** One outcome for {@link ErrandClient.report}; a snooze is pending again after `delayMs`. */
@@ -583,11 +614,28 @@ export class ErrandClient {
     }
   }
 
-  /** A page of jobs, newest first. */
-  async list(options: ListOptions = {}): Promise<JobPage> {
+  /**
+   * A page of jobs, newest first: each whole, or with `view: "summary"` each as a
+   * {@link JobSummary} (without its payload, checkpoint, result, errors and dependency ids).
+   * @throws ErrandError `INVALID_OPTION` for a bad filter, limit, view or an unknown option, and the
+   *   codes of the names it checks
+   */
+  async list(options: RemoteListOptions & { view: "summary" }): Promise<JobSummaryPage>;
+  /** A page of jobs, newest first, each whole. */
+  async list(options?: RemoteListOptions & { view?: "full" }): Promise<JobPage>;
+  /** A page of jobs, newest first, as `options.view` asks. */
+  async list(options?: RemoteListOptions): Promise<JobPage | JobSummaryPage>;
+  async list(options: RemoteListOptions = {}): Promise<JobPage | JobSummaryPage> {
     checkObject("list", "options", options);
+    const { view, ...filters } = options;
+    if (view !== undefined && view !== "full" && view !== "summary") {
+      throw new ErrandError(
+        "INVALID_OPTION",
+        `list: view must be "full" or "summary", not ${describe(view)}`,
+      );
+    }
     // Checked as a Queue checks them, so a bad option gets the Queue's code, not the HTTP schema's.
-    checkListOptions(options);
+    checkListOptions(filters);
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
       withQuery("/v1/jobs", options),

@@ -6,8 +6,10 @@
 export {
   type ClientOptions,
   ErrandClient,
+  type JobSummaryPage,
   type RemoteJobType,
   type RemoteLeaseOptions,
+  type RemoteListOptions,
   type RemoteTypePage,
   type ReportItem,
   reviveJob,

@@ -515,6 +515,40 @@ for (const backend of selectedBackends()) {
         expect(r.status, JSON.stringify(bad).slice(0, 60)).toBe(400);
       }
     });
+
+    it('lists jobs as summaries with view: "summary", filtered and paged as whole ones', async () => {
+      const h = await startServer(backend, { auth: { tokens: ALL_TOKENS } });
+      const client = new ErrandClient({ url: h.base, token: TOKENS.viewer });
+      const big = "x".repeat(50_000);
+      const parent = await h.queue.enqueue("big", { big }, { key: "acme" });
+      await h.queue.enqueueMany("big", [{ big }, { big }], { key: "acme", dependsOn: [parent.id] });
+      await h.queue.enqueue("small", 1, { key: "other" });
+      const [leased] = await h.queue.lease({ types: ["big"], limit: 1 });
+      await h.queue.checkpoint(leased!, { big });
+      await h.queue.complete(leased!, { big });
+
+      const full = await client.list({ key: "acme", limit: 2 });
+      const summary = await client.list({ key: "acme", limit: 2, view: "summary" });
+      expect(summary.nextCursor).toBe(full.nextCursor);
+      expect(summary.jobs.map((j) => j.id)).toEqual(full.jobs.map((j) => j.id));
+      for (const [i, s] of summary.jobs.entries()) {
+        const { payload, checkpoint, result, errors, dependsOn, ...rest } = full.jobs[i]!;
+        expect(s).toStrictEqual(rest);
+        expect(s.runAt).toBeInstanceOf(Date);
+      }
+      const next = await client.list({ key: "acme", limit: 2, view: "summary", cursor: summary.nextCursor! });
+      expect(next.jobs.map((j) => j.id)).toEqual(
+        (await client.list({ key: "acme", limit: 2, cursor: full.nextCursor! })).jobs.map((j) => j.id),
+      );
+      const done = (await client.list({ state: "completed", view: "summary" })).jobs;
+      expect(done).toHaveLength(1);
+      expect(done[0]).toMatchObject({ id: parent.id, state: "completed" });
+      expect(done[0]!.finishedAt).toBeInstanceOf(Date);
+      expect(done[0]).not.toHaveProperty("result");
+      // The default, and view: "full", are whole jobs.
+      expect((await client.list({ state: "completed", view: "full" })).jobs[0]!.result).toEqual({ big });
+      expect((await client.list({ state: "completed" })).jobs[0]!.result).toEqual({ big });
+    });
   });
 }
 
@@ -607,6 +641,13 @@ describe("client arguments, checked as a Queue checks them", () => {
     });
     await expect(client.list({ state: "nope" as never })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     await expect(client.list({ limit: 100_000 })).rejects.toMatchObject({ code: "INVALID_OPTION" });
+    await expect(client.list({ view: "bogus" as never })).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+      message: expect.stringMatching(/view/),
+    });
+    await expect(client.list({ view: "summary", viwe: 1 } as never)).rejects.toMatchObject({
+      code: "INVALID_OPTION",
+    });
     expect(sent).toEqual([]);
     // A definition's schema runs first, as a Queue runs it: what it keeps is checked and sent.
     const { client: schemed, sent: sentBySchemed } = recordingClient();

@@ -365,6 +365,12 @@ describe(`dashboard on ${backend.name}`, () => {
     const dead = await killOne(h, "other");
 
     const page = await open(h, "#/jobs?limit=5");
+    // The list asks for summaries: it shows no payload, result or error.
+    const lists: URLSearchParams[] = [];
+    page.on("request", (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === "/v1/jobs") lists.push(url.searchParams);
+    });
     await vi.waitFor(async () => expect(await rowIds(page)).toHaveLength(5));
 
     await page.selectOption("[data-testid=filter-type]", "bulk");
@@ -395,6 +401,8 @@ describe(`dashboard on ${backend.name}`, () => {
     await vi.waitFor(async () =>
       expect((await rowIds(page)).sort()).toEqual((await idsOf(h, "other")).sort()),
     );
+    expect(lists.length).toBeGreaterThan(4);
+    for (const query of lists) expect(query.get("view"), `${query}`).toBe("summary");
   });
 
   it("lists schedules by name a page at a time", async () => {
@@ -506,6 +514,9 @@ describe(`dashboard on ${backend.name}`, () => {
     expect((await h.queue.get("order-42"))!.state).toBe("dead");
 
     const page = await open(h, "#/jobs?state=dead");
+    // The list reads summaries; the job's own page reads it whole.
+    const reads: URL[] = [];
+    page.on("request", (r) => reads.push(new URL(r.url())));
     await page.click("tr[data-id=order-42] a");
     await page.locator("[data-action=retry]").waitFor();
     expect(page.url()).toContain("#/jobs/order-42");
@@ -514,6 +525,7 @@ describe(`dashboard on ${backend.name}`, () => {
     expect(JSON.parse(await text(page, "[data-testid=checkpoint]"))).toEqual({ step: "authorised" });
     expect(await text(page, "[data-testid=errors]")).toContain("card declined");
     expect(await page.locator("[data-action=cancel]").isDisabled()).toBe(true);
+    expect(reads.filter((u) => u.pathname === "/v1/jobs/order-42").map((u) => u.search)).toContain("");
 
     await page.click("[data-action=retry]");
     await vi.waitFor(async () => expect((await h.queue.get("order-42"))!.state).toBe("pending"));

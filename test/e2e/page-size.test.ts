@@ -38,6 +38,11 @@ describe.runIf(backend)(`answers within ${MAX_PAGE_CHARS} characters on ${backen
     expect(sizes[0]).toBeLessThan(COUNT);
     expect(sizes[0]).toBeGreaterThan(1);
     expect(new Set(ids).size).toBe(COUNT);
+    // The bound is measured on what is sent: the jobs' summaries, without their payloads, fit in one.
+    const summary = await h.http("GET", "/v1/jobs?limit=1000&view=summary");
+    expect(summary.status).toBe(200);
+    expect(summary.body.jobs.map((j: { id: string }) => j.id).sort()).toEqual([...ids].sort());
+    expect(summary.body.nextCursor).toBeNull();
   }, 120_000);
 
   it("leases what one answer carries and gives the rest back at once, their attempts unspent", async () => {

@@ -12,14 +12,16 @@ import { expectTypeOf } from "vitest";
 import type { BackoffFunction, BackoffOptions } from "../../src/backoff.js";
 import type {
   ErrandClient,
+  JobSummaryPage,
   RemoteJobType,
   RemoteLeaseOptions,
+  RemoteListOptions,
   RemoteTypePage,
   ReportItem,
   wireError,
 } from "../../src/client/client.js";
 import type { FlowNode } from "../../src/flow-plan.js";
-import type { Job, JobDependency } from "../../src/job.js";
+import type { Job, JobDependency, JobSummary } from "../../src/job.js";
 import type {
   EnqueuedJob,
   EnqueueOptions,
@@ -134,8 +136,18 @@ expectTypeOf<Route["POST /v1/jobs"]["querystring"]["properties"]["return"]["enum
 expectTypeOf<Reply<"PUT /v1/jobs/:id", 201>>().toEqualTypeOf<WireJob>();
 expectTypeOf<Reply<"PUT /v1/jobs/:id", 200>>().toEqualTypeOf<Enqueued>();
 expectTypeOf<Reply<"GET /v1/jobs/:id", 200>>().toEqualTypeOf<WireJob>();
-expectTypeOf<Reply<"GET /v1/jobs", 200>>().toEqualTypeOf<
-  Json<Omit<JobPage, "jobs"> & { jobs: Array<Job & { duplicate?: boolean }> }>
+/** A page of whole jobs, as `GET /v1/jobs` (its default view) and a job's dependents answer it. */
+type WirePage = Json<Omit<JobPage, "jobs"> & { jobs: Array<Job & { duplicate?: boolean }> }>;
+// `view=summary` answers JobSummary, what ErrandClient.list({ view: "summary" }) returns; the two
+// views are the two arms of the reply.
+expectTypeOf<Shared<"JobSummary">>().toEqualTypeOf<Json<JobSummary>>();
+expectTypeOf<Reply<"GET /v1/jobs", 200>>().toEqualTypeOf<WirePage | Json<JobSummaryPage>>();
+declare const client: ErrandClient;
+expectTypeOf(client.list({ view: "summary" })).resolves.toEqualTypeOf<JobSummaryPage>();
+expectTypeOf(client.list({ state: "dead", view: "full" })).resolves.toEqualTypeOf<JobPage>();
+expectTypeOf(client.list()).resolves.toEqualTypeOf<JobPage>();
+expectTypeOf<Route["GET /v1/jobs"]["querystring"]["properties"]["view"]["enum"][number]>().toEqualTypeOf<
+  NonNullable<RemoteListOptions["view"]>
 >();
 expectTypeOf<Body<"POST /v1/jobs/:id/reschedule">>().toEqualTypeOf<
   Json<Parameters<ErrandClient["reschedule"]>[1]>
@@ -156,7 +168,7 @@ expectTypeOf<Reply<"GET /v1/jobs/:id/dependencies", 200>>().toEqualTypeOf<{
 expectTypeOf<Json<JobDependency>>().toEqualTypeOf<
   Reply<"GET /v1/jobs/:id/dependencies", 200>["dependencies"][number]
 >();
-expectTypeOf<Reply<"GET /v1/jobs/:id/dependents", 200>>().toEqualTypeOf<Reply<"GET /v1/jobs", 200>>();
+expectTypeOf<Reply<"GET /v1/jobs/:id/dependents", 200>>().toEqualTypeOf<WirePage>();
 expectTypeOf<Reply<"POST /v1/jobs/:id/replay", 201>>().toEqualTypeOf<WireJob>();
 
 // ---- the remote-worker protocol -----------------------------------------------------------------
@@ -251,12 +263,17 @@ type DashJob = import("../../dashboard/types.js").Job;
 type DashStats = import("../../dashboard/types.js").Stats;
 type DashHistory = import("../../dashboard/types.js").History;
 type DashPage = import("../../dashboard/types.js").JobPage;
+type DashSummary = import("../../dashboard/types.js").JobSummary;
+type DashSummaryPage = import("../../dashboard/types.js").JobSummaryPage;
 type DashSchedule = import("../../dashboard/types.js").Schedule;
 type DashType = import("../../dashboard/types.js").JobType;
 
 expectTypeOf<WireJob>().toExtend<DashJob>();
 expectTypeOf<keyof DashJob>().toExtend<keyof WireJob>();
-expectTypeOf<Reply<"GET /v1/jobs", 200>>().toExtend<DashPage>();
+expectTypeOf<WirePage>().toExtend<DashPage>();
+// The jobs list asks for summaries: it reads nothing a summary leaves out.
+expectTypeOf<Json<JobSummaryPage>>().toExtend<DashSummaryPage>();
+expectTypeOf<keyof DashSummary>().toExtend<keyof Json<JobSummary>>();
 expectTypeOf<Reply<"GET /v1/stats", 200>>().toExtend<DashStats>();
 expectTypeOf<keyof DashStats>().toExtend<keyof Reply<"GET /v1/stats", 200>>();
 expectTypeOf<Reply<"GET /v1/stats/history", 200>>().toEqualTypeOf<Json<StatsHistoryResult>>();

@@ -12,10 +12,136 @@ import {
   duration,
   name,
   nullableDate,
+  omit,
   rateLimit,
   storedExponential,
   typeDefaultProperties,
 } from "./fields.js";
+
+/** A job's fields as the `Job` schema describes them; the `JobSummary` schema is these, less five. */
+const jobProperties = {
+  id: { type: "string" },
+  type: { type: "string" },
+  queue: { type: "string" },
+  state: { type: "string", enum: [...JOB_STATES] },
+  payload: {},
+  checkpoint: {},
+  result: {},
+  priority: { type: "integer" },
+  weight: { type: "integer" },
+  runAt: { type: "string", format: "date-time" },
+  expiresAt: nullableDate,
+  attempt: { type: "integer" },
+  maxAttempts: { type: "integer" },
+  backoff: {
+    description: "The stored retry policy; `custom` stands for a function policy, with its fallback.",
+    oneOf: [
+      {
+        type: "object",
+        required: ["type", "delayMs"],
+        properties: { type: { const: "fixed" }, delayMs: { type: "integer" } },
+      },
+      storedExponential,
+      {
+        type: "object",
+        required: ["type", "fallback"],
+        properties: { type: { const: "custom" }, fallback: storedExponential },
+      },
+    ],
+  },
+  retryQueue: { type: ["string", "null"] },
+  delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
+  timeoutMs: { type: ["integer", "null"] },
+  uniqueKey: { type: ["string", "null"] },
+  leaseExpiresAt: nullableDate,
+  workerId: { type: ["string", "null"] },
+  errors: {
+    type: "array",
+    description: `The error history: one entry per failed attempt (or dependency failure), oldest first, the most recent ${MAX_ERROR_HISTORY} kept; each entry's \`attempt\` says which attempt it was.`,
+    items: {
+      type: "object",
+      required: ["attempt", "message", "at"],
+      properties: {
+        attempt: { type: "integer" },
+        message: { type: "string" },
+        name: { type: "string" },
+        stack: { type: "string", description: `Cut to ${MAX_ERROR_STACK_LENGTH} characters` },
+        at: { type: "integer" },
+        kind: { type: "string" },
+        dependency: {
+          type: "string",
+          description: 'With `kind: "dependency_failed"`: the dependency that did not succeed',
+        },
+      },
+    },
+  },
+  createdAt: { type: "string", format: "date-time" },
+  startedAt: nullableDate,
+  finishedAt: nullableDate,
+  owner: {
+    type: ["string", "null"],
+    description: "Who enqueued the job: the enqueuing token's name, or the `owner` given at enqueue.",
+  },
+  dependsOn: {
+    type: "array",
+    items: { type: "string" },
+    description: "Ids of the jobs this one waits for, in the order given",
+  },
+  blockedBy: {
+    type: "integer",
+    description: "Dependencies still unfinished while `blocked`; 0 otherwise",
+  },
+  onDependencyFailure: { type: "string", enum: ["cancel", "run"] },
+  key: {
+    type: ["string", "null"],
+    description: "The job's key (a tenant, customer or account), given at enqueue",
+  },
+  debounceKey: {
+    type: ["string", "null"],
+    description:
+      "The debounce key the job holds while it is pending and not started (later enqueues with it replace its payload and runAt)",
+  },
+  snoozes: {
+    type: "integer",
+    description: "Times a handler snoozed the job: attempts that did not count toward `maxAttempts`",
+  },
+} as const;
+
+/** The fields of a job a `JobSummary` leaves out: those whose size its callers decide. */
+const SUMMARY_LEAVES_OUT = ["payload", "checkpoint", "result", "errors", "dependsOn"] as const;
+
+/** The fields every job summary carries. */
+const jobSummaryRequired = [
+  "id",
+  "type",
+  "queue",
+  "state",
+  "priority",
+  "weight",
+  "runAt",
+  "expiresAt",
+  "attempt",
+  "maxAttempts",
+  "backoff",
+  "retryQueue",
+  "delivery",
+  "timeoutMs",
+  "uniqueKey",
+  "leaseExpiresAt",
+  "workerId",
+  "createdAt",
+  "startedAt",
+  "finishedAt",
+  "owner",
+  "blockedBy",
+  "onDependencyFailure",
+  "key",
+  "debounceKey",
+  "snoozes",
+] as const;
+
+/** The fields every job answer carries. */
+const jobRequired = [...jobSummaryRequired, ...SUMMARY_LEAVES_OUT] as const;
 
 /** Shared schemas, registered with `addSchema` and listed as OpenAPI components. */
 export const sharedSchemas = [
@@ -59,131 +185,24 @@ export const sharedSchemas = [
     $id: "Job",
     type: "object",
     description: "A job in any state. Times are ISO-8601 strings.",
-    required: [
-      "id",
-      "type",
-      "queue",
-      "state",
-      "payload",
-      "checkpoint",
-      "result",
-      "priority",
-      "weight",
-      "runAt",
-      "expiresAt",
-      "attempt",
-      "maxAttempts",
-      "backoff",
-      "retryQueue",
-      "delivery",
-      "timeoutMs",
-      "uniqueKey",
-      "leaseExpiresAt",
-      "workerId",
-      "errors",
-      "createdAt",
-      "startedAt",
-      "finishedAt",
-      "owner",
-      "dependsOn",
-      "blockedBy",
-      "onDependencyFailure",
-      "key",
-      "debounceKey",
-      "snoozes",
-    ],
+    required: jobRequired,
     properties: {
-      id: { type: "string" },
-      type: { type: "string" },
-      queue: { type: "string" },
-      state: { type: "string", enum: [...JOB_STATES] },
-      payload: {},
-      checkpoint: {},
-      result: {},
-      priority: { type: "integer" },
-      weight: { type: "integer" },
-      runAt: { type: "string", format: "date-time" },
-      expiresAt: nullableDate,
-      attempt: { type: "integer" },
-      maxAttempts: { type: "integer" },
-      backoff: {
-        description: "The stored retry policy; `custom` stands for a function policy, with its fallback.",
-        oneOf: [
-          {
-            type: "object",
-            required: ["type", "delayMs"],
-            properties: { type: { const: "fixed" }, delayMs: { type: "integer" } },
-          },
-          storedExponential,
-          {
-            type: "object",
-            required: ["type", "fallback"],
-            properties: { type: { const: "custom" }, fallback: storedExponential },
-          },
-        ],
-      },
-      retryQueue: { type: ["string", "null"] },
-      delivery: { type: "string", enum: ["at_least_once", "at_most_once"] },
-      timeoutMs: { type: ["integer", "null"] },
-      uniqueKey: { type: ["string", "null"] },
-      leaseExpiresAt: nullableDate,
-      workerId: { type: ["string", "null"] },
-      errors: {
-        type: "array",
-        description: `The error history: one entry per failed attempt (or dependency failure), oldest first, the most recent ${MAX_ERROR_HISTORY} kept; each entry's \`attempt\` says which attempt it was.`,
-        items: {
-          type: "object",
-          required: ["attempt", "message", "at"],
-          properties: {
-            attempt: { type: "integer" },
-            message: { type: "string" },
-            name: { type: "string" },
-            stack: { type: "string", description: `Cut to ${MAX_ERROR_STACK_LENGTH} characters` },
-            at: { type: "integer" },
-            kind: { type: "string" },
-            dependency: {
-              type: "string",
-              description: 'With `kind: "dependency_failed"`: the dependency that did not succeed',
-            },
-          },
-        },
-      },
-      createdAt: { type: "string", format: "date-time" },
-      startedAt: nullableDate,
-      finishedAt: nullableDate,
-      owner: {
-        type: ["string", "null"],
-        description: "Who enqueued the job: the enqueuing token's name, or the `owner` given at enqueue.",
-      },
-      dependsOn: {
-        type: "array",
-        items: { type: "string" },
-        description: "Ids of the jobs this one waits for, in the order given",
-      },
-      blockedBy: {
-        type: "integer",
-        description: "Dependencies still unfinished while `blocked`; 0 otherwise",
-      },
-      onDependencyFailure: { type: "string", enum: ["cancel", "run"] },
-      key: {
-        type: ["string", "null"],
-        description: "The job's key (a tenant, customer or account), given at enqueue",
-      },
-      debounceKey: {
-        type: ["string", "null"],
-        description:
-          "The debounce key the job holds while it is pending and not started (later enqueues with it replace its payload and runAt)",
-      },
-      snoozes: {
-        type: "integer",
-        description: "Times a handler snoozed the job: attempts that did not count toward `maxAttempts`",
-      },
+      ...jobProperties,
       duplicate: {
         type: "boolean",
         description:
           "On enqueue: the id or unique key matched an existing job. When that job is one the caller may not read (a producer's view of another owner's job), the reply is only `{ id, duplicate }`.",
       },
     },
+  },
+  {
+    $id: "JobSummary",
+    type: "object",
+    description:
+      "A job without the fields whose size its callers decide (`payload`, `checkpoint`, `result`, `errors`, `dependsOn`): what `GET /v1/jobs?view=summary` answers, a few hundred bytes a job whatever the jobs carry. Read a job's whole record with `GET /v1/jobs/{id}`.",
+    required: jobSummaryRequired,
+    additionalProperties: false,
+    properties: omit(jobProperties, ...SUMMARY_LEAVES_OUT),
   },
   {
     $id: "JobType",

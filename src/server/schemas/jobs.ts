@@ -193,14 +193,39 @@ export const jobRouteSchemas = {
         key: { ...jobKey, description: "Only jobs with this key (a name, else INVALID_KEY)" },
         limit: pageLimit,
         cursor: listCursor,
+        view: {
+          type: "string",
+          enum: ["full", "summary"],
+          default: "full",
+          description:
+            "`full`: each job whole (`Job`). `summary`: each job without its payload, checkpoint, result, error history and dependency ids (`JobSummary`), for lists that show none of them; the filters, `limit` and cursors work the same",
+        },
       },
     },
     response: {
       200: {
-        type: "object",
-        description: "A page of jobs; `nextCursor` is null on the last page",
-        required: ["jobs", "nextCursor"],
-        properties: { jobs: { type: "array", items: jobReply }, nextCursor: { type: ["string", "null"] } },
+        description:
+          "A page of jobs, newest first, as `view` asks: whole jobs, or summaries; `nextCursor` is null on the last page",
+        anyOf: [
+          {
+            type: "object",
+            description: "`view=full` (the default): each job whole",
+            required: ["jobs", "nextCursor"],
+            properties: {
+              jobs: { type: "array", items: jobReply },
+              nextCursor: { type: ["string", "null"] },
+            },
+          },
+          {
+            type: "object",
+            description: "`view=summary`: each job as a `JobSummary`",
+            required: ["jobs", "nextCursor"],
+            properties: {
+              jobs: { type: "array", items: { $ref: "JobSummary#" } },
+              nextCursor: { type: ["string", "null"] },
+            },
+          },
+        ],
       },
       ...errors,
     },
