@@ -93,8 +93,11 @@ export class PushDelivery {
     this.#leaseMs =
       options.leaseMs === undefined ? undefined : checkInt("push.leaseMs", options.leaseMs, 1, MAX_TIMER_MS);
     this.#fetch = options.fetch ?? globalThis.fetch;
-    types.onChange((config) => {
+    types.onChange((config, type) => {
       if (config?.push) this.#fill(config);
+      // Its window's wake-up is for deliveries there will be none of: kept, each type deleted
+      // while held back (made and deleted over a server's life) stayed until its window opened.
+      else this.#dropHeld(type);
     });
   }
 
@@ -175,7 +178,8 @@ export class PushDelivery {
             await this.#giveBack(jobs);
             break;
           }
-          if (held.until !== null) this.#wakeAt(type, held.until);
+          // Not for a type deleted (or no longer pushed) while the lease ran: nothing would drop it.
+          if (held.until !== null && this.#types.get(type)?.push) this.#wakeAt(type, held.until);
           for (const job of jobs) this.#deliver(current, job);
           more = jobs.length > 0;
         }
@@ -194,6 +198,12 @@ export class PushDelivery {
   async #giveBack(jobs: Job[]): Promise<void> {
     const outcomes = await Promise.allSettled(jobs.map((job) => this.#queue.release(job)));
     for (const o of outcomes) if (o.status === "rejected") this.#queue.emit("error", o.reason);
+  }
+
+  /** Forgets `type`'s held-back wake-up, if it has one. */
+  #dropHeld(type: string): void {
+    this.#held.get(type)?.cancel();
+    this.#held.delete(type);
   }
 
   /** Leases `type` again at `at`, when its rate limit has room (no store event says so). */
@@ -225,6 +235,14 @@ export class PushDelivery {
         this.#fill(this.#types.get(job.type) ?? config);
       });
     this.#inflight.add(p);
+  }
+
+  /**
+   * The push types held back by a rate limit now, each with a wake-up set for when its window
+   * opens: at most the push types there are. @internal for tests
+   */
+  get heldTypes(): number {
+    return this.#held.size;
   }
 
   /** The push types with deliveries under way now, and how many each has. */

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
@@ -357,6 +358,40 @@ for (const backend of selectedBackends()) {
         interval: 10,
       });
       expect(r.seen.map((s) => s.body.id)).toEqual(["first", "second"]);
+    });
+
+    it("keeps no held-back wake-up for a type deleted while its rate limit held it back", async () => {
+      const r = await receiver();
+      const h = await startServer(backend, { push: { pollIntervalMs: 600_000 } });
+      const push = h.app.errand.push;
+      const body = { rateLimit: { limit: 1, periodMs: 60_000 }, push: { url: r.url } };
+      for (const type of ["hook-a", "hook-b", "hook-c"]) {
+        expect((await h.http("PUT", `/v1/types/${type}`, { body })).status).toBe(201);
+        const delivered = once(h.queue, "completed");
+        await h.queue.enqueueMany(type, [
+          { answer: 200, n: 1 },
+          { answer: 200, n: 2 },
+        ]);
+        await delivered;
+        // The second job waits for the window: a wake-up is set for when it opens, a minute on.
+        expect(push.heldTypes).toBe(1);
+        expect((await h.http("DELETE", `/v1/types/${type}`)).status).toBe(204);
+        // Before: each deleted type's wake-up stayed until its window opened, so types made and
+        // deleted over a server's life piled up.
+        expect(push.heldTypes).toBe(0);
+      }
+      // A type set again is held back and woken as before: its waiting job goes when the window opens.
+      expect((await h.http("PUT", "/v1/types/hook-c", { body })).status).toBe(201);
+      await vi.waitFor(() => expect(push.heldTypes).toBe(1), { interval: 10 });
+      const second = once(h.queue, "completed");
+      await h.clock.advance(60_000);
+      await second;
+      expect(r.seen.map((s) => `${s.body.type}:${s.body.payload.n}`)).toEqual([
+        "hook-a:1",
+        "hook-b:1",
+        "hook-c:1",
+        "hook-c:2",
+      ]);
     });
 
     it("delivers nothing a lease under way at close took: close waits for it, and the jobs go back unspent", async () => {
