@@ -26,15 +26,19 @@ import type {
 import { checkListOptions, checkObject, checkRef } from "../queue-checks.js";
 import type { AttemptRef } from "../store/store.js";
 import {
+  checkInt,
   checkJobId,
   checkQueueName,
   checkScheduleName,
   checkTypeName,
   describe,
+  JOB_ID_PATTERN,
+  MAX_ATTEMPT,
   MAX_ATTEMPTS_PER_REQUEST,
   MAX_ERROR_NAME_LENGTH,
   MAX_ERROR_STACK_LENGTH,
   MAX_ERROR_TEXT_LENGTH,
+  MAX_PAYLOAD_BYTES,
   MAX_TOKEN_LENGTH,
   sanitizeText,
   toJsonText,
@@ -57,6 +61,15 @@ export interface ClientOptions {
   timeoutMs?: Duration;
   /** The fetch every request goes through (a test double, a proxy's). @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /**
+   * The largest answer the client reads, in bytes, 1 to {@link MAX_RESPONSE_BYTES}: a longer one
+   * (by its `Content-Length`, or as it arrives) is cut off and refused with `PAYLOAD_TOO_LARGE`,
+   * never read whole into memory. An answer is as large as what the call asks for: a lease of
+   * 1,000 jobs or a page of full jobs carries their payloads, results and error histories.
+   * @defaultValue 268_435_456 (256 MiB, the largest `maxPayloadBytes`)
+   * @since 0.3.0
+   */
+  maxResponseBytes?: number;
 }
 
 /** A job type's settings on a server (see `errand/server`'s JobTypeConfig). */
@@ -229,9 +242,15 @@ export function wireError(error: unknown): { message: string; name?: string; sta
  * and the sum must stay a timer Node can set.
  */
 export const MAX_CLIENT_TIMEOUT_MS = MAX_TIMER_MS - MAX_LEASE_WAIT_MS;
+/**
+ * The largest `maxResponseBytes`: the longest string V8 makes (0x1fffffe8 characters), since an
+ * answer is read as one. Past it, reading failed only after the whole answer was in memory.
+ * @since 0.3.0
+ */
+export const MAX_RESPONSE_BYTES = 0x1fffffe8;
 /** The longest server URL a client takes. */
 const MAX_URL_LENGTH = 2048;
-const CLIENT_KEYS = new Set(["url", "token", "timeoutMs", "fetch"]);
+const CLIENT_KEYS = new Set(["url", "token", "timeoutMs", "fetch", "maxResponseBytes"]);
 
 /**
  * Refuses, when the client is made, what would make every request fail later with a TypeError
@@ -242,6 +261,7 @@ function checkClientOptions(o: ClientOptions): {
   token: string | undefined;
   timeoutMs: number;
   fetch: typeof fetch;
+  maxResponseBytes: number;
 } {
   if (typeof o !== "object" || o === null) {
     throw new ErrandError(
@@ -301,7 +321,19 @@ function checkClientOptions(o: ClientOptions): {
       `ErrandClient: fetch must be a function, got ${describe(o.fetch)}`,
     );
   }
-  return { url: o.url.replace(/\/+$/, ""), token: o.token, timeoutMs, fetch: o.fetch ?? globalThis.fetch };
+  const maxResponseBytes = checkInt(
+    "ErrandClient: maxResponseBytes",
+    o.maxResponseBytes ?? MAX_PAYLOAD_BYTES,
+    1,
+    MAX_RESPONSE_BYTES,
+  );
+  return {
+    url: o.url.replace(/\/+$/, ""),
+    token: o.token,
+    timeoutMs,
+    fetch: o.fetch ?? globalThis.fetch,
+    maxResponseBytes,
+  };
 }
 
 /**
@@ -321,11 +353,13 @@ export class ErrandClient {
   readonly #token: string | undefined;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
+  readonly #maxResponseBytes: number;
 
   /**
    * @throws ErrandError `INVALID_OPTION` for a URL that is not http(s) (or carries credentials, a
    * query or a fragment), a token no HTTP header can carry, a `timeoutMs` outside 1 ms to
-   * {@link MAX_CLIENT_TIMEOUT_MS}, a `fetch` that is not a function, or an unknown option.
+   * {@link MAX_CLIENT_TIMEOUT_MS}, a `fetch` that is not a function, a `maxResponseBytes` that is
+   * not an integer from 1 to {@link MAX_RESPONSE_BYTES}, or an unknown option.
    */
   constructor(options: ClientOptions | string) {
     const o = checkClientOptions(typeof options === "string" ? { url: options } : options);
@@ -333,6 +367,7 @@ export class ErrandClient {
     this.#token = o.token;
     this.#timeoutMs = o.timeoutMs;
     this.#fetch = o.fetch;
+    this.#maxResponseBytes = o.maxResponseBytes;
   }
 
   /**
@@ -344,7 +379,15 @@ export class ErrandClient {
    * what the server has already done for the caller (a lease's jobs). A body that still fails to
    * arrive (the connection drops mid-way) is `UNAVAILABLE`, and what it carried is lost to the
    * caller. `leaseAhead` sets it.
-   * @throws ErrandError with the server's code, or `UNAVAILABLE` when it cannot be reached.
+   *
+   * Every request is bounded: by `timeoutMs` (headers and body, even through a `fetch` option that
+   * ignores its signal) and by `maxResponseBytes`. No redirect is followed.
+   * @throws ErrandError with the server's code; for an answer that is not errand's, a code by its
+   *   status (`UNAUTHORIZED` 401, `FORBIDDEN` 403, `NOT_FOUND` 404, `PAYLOAD_TOO_LARGE` 413,
+   *   `RATE_LIMITED` 429 with `details.retryAfterMs` from `Retry-After`, `UNAVAILABLE` 502–504,
+   *   otherwise `INTERNAL`); `UNAVAILABLE` when the server cannot be reached, does not answer within
+   *   the timeout, redirects, or answers a 2xx that is not JSON; `PAYLOAD_TOO_LARGE` for an answer
+   *   past `maxResponseBytes`.
    */
   async request<T>(
     method: string,
@@ -381,7 +424,8 @@ export class ErrandClient {
         { cause },
       );
     }
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
     // With keepAnswer, the caller's signal reaches fetch only until the answer begins. A request
     // made in this event-loop turn is cut at once (it may not have gone out: then it never does).
     // One made earlier is cut once the promise jobs queued now have run (a nextTick queued from
@@ -402,15 +446,16 @@ export class ErrandClient {
     }
     const given = caller?.signal ?? options.signal;
     const signal = given ? AbortSignal.any([given, timeout]) : timeout;
+    const where = `${method} ${this.url}${path}`;
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(`${this.url}${path}`, {
-        method,
-        headers,
-        body: json,
+      // Raced against the signal too: a `fetch` option that ignores it must not hang the caller.
+      // No redirect is followed: the request, its token and its body would go elsewhere.
+      response = await untilAborted(
+        this.#fetch(`${this.url}${path}`, { method, headers, body: json, signal, redirect: "manual" }),
         signal,
-      });
+      );
       answered = true;
       options.signal?.removeEventListener("abort", cutOff);
       // A `fetch` option of the caller's may resolve anything.
@@ -418,36 +463,66 @@ export class ErrandClient {
         throw new TypeError(`fetch resolved ${describe(response)}, not a Response`);
       }
       // Reading the body can fail too (the connection drops, the signal aborts).
-      text = await response.text();
+      text = await untilAborted(readBody(response, this.#maxResponseBytes, where), signal);
     } catch (cause) {
       options.signal?.removeEventListener("abort", cutOff);
       if (caller ? caller.signal.aborted : options.signal?.aborted) throw cause;
+      if (cause instanceof ErrandError) throw cause;
+      const why = timeout.aborted
+        ? `no answer within ${timeoutMs} ms (the client's timeoutMs${options.timeoutMs === undefined ? "" : " plus the lease's waitMs"})`
+        : cause instanceof Error
+          ? `${cause.message}${networkCode(cause)}`
+          : describe(cause);
+      throw new ErrandError("UNAVAILABLE", `${where} failed: ${why}`, { cause });
+    }
+    if (response.status >= 300 && response.status < 400) {
+      const location = response.headers?.get?.("location") ?? null;
       throw new ErrandError(
         "UNAVAILABLE",
-        `${method} ${this.url}${path} failed: ${cause instanceof Error ? cause.message : describe(cause)}`,
-        { cause },
+        `${where}: the server answered ${response.status}, a redirect to ${location ?? "nowhere"}; the client follows no redirect (its token and body would go there): give the URL that serves errand as \`url\``,
+        { details: { status: response.status, location } },
       );
     }
     let parsed: unknown;
+    let isJson = true;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = text;
+      isJson = false;
     }
-    if (!response.ok) {
-      const e = (parsed ?? {}) as { code?: ErrandErrorCode; message?: string; details?: unknown };
-      throw new ErrandError(e.code ?? "INTERNAL", e.message ?? `HTTP ${response.status}`, {
-        details: {
-          status: response.status,
-          ...(e.details === null || e.details === undefined ? {} : { details: e.details }),
-        },
-      });
-    }
+    if (!response.ok) throw errorOf(where, response, isJson ? parsed : undefined, text);
+    if (!isJson)
+      throw notErrands(where, response.status, `a body that is not JSON (${excerpt(response, text)})`);
     return { status: response.status, body: parsed as T };
   }
 
-  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return (await this.request<T>(method, path, body)).body;
+  /**
+   * {@link request}'s body, held to the shape the call reads: an object (unless 204), and each
+   * field `shape` names an array or an object. A body of another shape (a proxy's page, another
+   * server) is `UNAVAILABLE`, never a TypeError from the code that reads it.
+   */
+  async #call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    shape: Record<string, "array" | "object"> = {},
+  ): Promise<T> {
+    const out = await this.request<T>(method, path, body);
+    if (out.status === 204) return out.body;
+    const where = `${method} ${this.url}${path}`;
+    if (!isRecord(out.body)) throw notErrands(where, out.status, `${describe(out.body)}, not an object`);
+    for (const [field, kind] of Object.entries(shape)) {
+      const value = (out.body as Record<string, unknown>)[field];
+      if (kind === "array" ? !Array.isArray(value) : !isRecord(value)) {
+        throw notErrands(
+          where,
+          out.status,
+          `${field} ${describe(value)}, not ${kind === "array" ? "a list" : "an object"}`,
+        );
+      }
+    }
+    return out.body;
   }
 
   // ---- enqueue -------------------------------------------------------------------------------
@@ -504,7 +579,12 @@ export class ErrandClient {
       listOf<P>("enqueueManyIds", "payloads", payloads).map((payload) => ({ job, payload, options })),
     );
     if (jobs.length === 0) return [];
-    const out = await this.#call<{ ids: string[] }>("POST", "/v1/jobs?return=ids", { jobs });
+    const out = await this.#call<{ ids: string[] }>(
+      "POST",
+      "/v1/jobs?return=ids",
+      { jobs },
+      { ids: "array" },
+    );
     return out.ids;
   }
 
@@ -536,7 +616,12 @@ export class ErrandClient {
       listOf<(typeof items)[number]>("enqueueBatch", "items", items),
     );
     if (jobs.length === 0) return [];
-    const out = await this.#call<{ jobs: Record<string, unknown>[] }>("POST", "/v1/jobs", { jobs });
+    const out = await this.#call<{ jobs: Record<string, unknown>[] }>(
+      "POST",
+      "/v1/jobs",
+      { jobs },
+      { jobs: "array" },
+    );
     return out.jobs.map((j) => reviveJob<EnqueuedJob<P>>(j));
   }
 
@@ -551,7 +636,12 @@ export class ErrandClient {
       listOf<(typeof items)[number]>("enqueueBatchIds", "items", items),
     );
     if (jobs.length === 0) return [];
-    const out = await this.#call<{ ids: string[] }>("POST", "/v1/jobs?return=ids", { jobs });
+    const out = await this.#call<{ ids: string[] }>(
+      "POST",
+      "/v1/jobs?return=ids",
+      { jobs },
+      { ids: "array" },
+    );
     return out.ids;
   }
 
@@ -593,9 +683,12 @@ export class ErrandClient {
         ...(dependsOn === undefined ? {} : { dependsOn }),
       });
     }
-    const out = await this.#call<{ jobs: Record<string, Record<string, unknown>> }>("POST", "/v1/flows", {
-      jobs,
-    });
+    const out = await this.#call<{ jobs: Record<string, Record<string, unknown>> }>(
+      "POST",
+      "/v1/flows",
+      { jobs },
+      { jobs: "object" },
+    );
     // Refs are the caller's names: a null-prototype record, as `Queue.enqueueFlow` returns.
     const byRef: FlowResult["jobs"] = Object.create(null);
     for (const [ref, wire] of Object.entries(out.jobs)) byRef[ref] = reviveJob(wire);
@@ -639,6 +732,8 @@ export class ErrandClient {
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
       withQuery("/v1/jobs", options),
+      undefined,
+      { jobs: "array" },
     );
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
@@ -650,8 +745,11 @@ export class ErrandClient {
    * @since 0.2.0
    */
   async dependencies(id: string): Promise<JobDependency[]> {
-    return (await this.#call<{ dependencies: JobDependency[] }>("GET", jobPath(id, "/dependencies")))
-      .dependencies;
+    return (
+      await this.#call<{ dependencies: JobDependency[] }>("GET", jobPath(id, "/dependencies"), undefined, {
+        dependencies: "array",
+      })
+    ).dependencies;
   }
 
   /**
@@ -665,6 +763,8 @@ export class ErrandClient {
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
       withQuery(path, { limit: options.limit, cursor: options.cursor }),
+      undefined,
+      { jobs: "array" },
     );
     return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
   }
@@ -733,6 +833,8 @@ export class ErrandClient {
       await this.#call<{ queues: Array<{ name: string; counts: Record<string, number>; paused: boolean }> }>(
         "GET",
         "/v1/queues",
+        undefined,
+        { queues: "array" },
       )
     ).queues;
   }
@@ -812,7 +914,7 @@ export class ErrandClient {
     const page = await this.#call<{
       schedules: Array<Schedule & { nextRunAt: string }>;
       nextCursor: string | null;
-    }>("GET", withQuery("/v1/schedules", options));
+    }>("GET", withQuery("/v1/schedules", options), undefined, { schedules: "array" });
     return {
       schedules: page.schedules.map((s) => ({ ...s, nextRunAt: new Date(s.nextRunAt) })),
       nextCursor: page.nextCursor,
@@ -869,7 +971,7 @@ export class ErrandClient {
    */
   async typePage(options: TypePageOptions = {}): Promise<RemoteTypePage> {
     checkObject("typePage", "options", options);
-    return this.#call("GET", withQuery("/v1/types", options));
+    return this.#call("GET", withQuery("/v1/types", options), undefined, { types: "array" });
   }
 
   // ---- the lease API -------------------------------------------------------------------------
@@ -888,13 +990,17 @@ export class ErrandClient {
   async leaseAhead(options: RemoteLeaseOptions = {}): Promise<{ jobs: Job[]; ahead: boolean }> {
     checkObject("lease", "options", options);
     const { signal, ...body } = options;
-    const out = await this.request<{ jobs: Record<string, unknown>[]; ahead?: boolean }>(
-      "POST",
-      "/v1/lease",
-      body,
-      { ...(signal ? { signal, keepAnswer: true } : {}), timeoutMs: this.#timeoutMs + (options.waitMs ?? 0) },
-    );
-    return { jobs: out.body.jobs.map((j) => reviveJob(j)), ahead: out.body.ahead !== false };
+    const out = await this.request<unknown>("POST", "/v1/lease", body, {
+      ...(signal ? { signal, keepAnswer: true } : {}),
+      timeoutMs: this.#timeoutMs + (options.waitMs ?? 0),
+    });
+    const where = `POST ${this.url}/v1/lease`;
+    const jobs = isRecord(out.body) ? out.body.jobs : undefined;
+    if (!Array.isArray(jobs)) throw notErrands(where, out.status, `jobs ${describe(jobs)}, not a list`);
+    return {
+      jobs: leasedJobs(where, out.status, jobs),
+      ahead: (out.body as { ahead?: unknown }).ahead !== false,
+    };
   }
 
   /** `true` when the attempt was current (or this same completion was already recorded). */
@@ -928,11 +1034,19 @@ export class ErrandClient {
     const ref = checkRef("failWithState", job);
     checkObject("failWithState", "options", options);
     try {
+      const path = jobPath(ref.id, "/fail");
       const out = await this.#call<{ state: "pending" | "dead" }>(
         "POST",
-        jobPath(ref.id, "/fail"),
+        path,
         failBody(ref, error, options),
       );
+      if (out.state !== "pending" && out.state !== "dead") {
+        throw notErrands(
+          `POST ${this.url}${path}`,
+          200,
+          `state ${describe(out.state)}, not "pending" or "dead"`,
+        );
+      }
       return out.state;
     } catch (e) {
       if (isStale(e)) return null;
@@ -963,14 +1077,17 @@ export class ErrandClient {
     const ok: boolean[] = [];
     let pausedQueues: string[] = [];
     for (let i = 0; i < refs.length; i += MAX_ATTEMPTS_PER_REQUEST) {
+      const chunk = refs.slice(i, i + MAX_ATTEMPTS_PER_REQUEST);
       const out = await this.#call<{ results: Array<{ ok: boolean }>; pausedQueues: string[] }>(
         "POST",
         "/v1/heartbeats",
-        {
-          jobs: refs.slice(i, i + MAX_ATTEMPTS_PER_REQUEST),
-          ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-        },
+        { jobs: chunk, ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) },
+        { results: "array", pausedQueues: "array" },
       );
+      checkResults(`POST ${this.url}/v1/heartbeats`, out.results, chunk.length);
+      if (!out.pausedQueues.every((q) => typeof q === "string")) {
+        throw notErrands(`POST ${this.url}/v1/heartbeats`, 200, "pausedQueues that are not all names");
+      }
       for (const r of out.results) ok.push(r.ok);
       pausedQueues = out.pausedQueues;
     }
@@ -1043,13 +1160,10 @@ export class ErrandClient {
         ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
       };
     });
-    return (
-      await this.#call<{ results: Array<{ id: string; ok: boolean; code?: string; state?: string }> }>(
-        "POST",
-        "/v1/report",
-        { reports },
-      )
-    ).results;
+    const { results } = await this.#call<{
+      results: Array<{ id: string; ok: boolean; code?: string; state?: string }>;
+    }>("POST", "/v1/report", { reports }, { results: "array" });
+    return checkResults(`POST ${this.url}/v1/report`, results, items.length);
   }
 
   async #report(path: string, body: unknown): Promise<boolean> {
@@ -1061,6 +1175,215 @@ export class ErrandClient {
       throw error;
     }
   }
+}
+
+/** ` (ECONNRESET)` for a fetch failure whose cause names a system error code; "" otherwise. */
+function networkCode(error: Error): string {
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? ` (${code})` : "";
+}
+
+/** Whether `value` is a JSON object (not null, not an array). */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Resolves or rejects as `work` does, or rejects with the signal's reason once it aborts: a
+ * `fetch` option (or its body) that ignores the signal cannot hold a request past its timeout.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * An answer's body as text, refused with `PAYLOAD_TOO_LARGE` once it passes `max` bytes (by its
+ * Content-Length, or as it arrives): cut off there, never read whole into memory.
+ */
+async function readBody(response: Response, max: number, where: string): Promise<string> {
+  const tooLarge = (size: string) =>
+    new ErrandError(
+      "PAYLOAD_TOO_LARGE",
+      `${where}: the answer is larger than the client's maxResponseBytes (${max} bytes): ${size}`,
+      { details: { status: response.status, maxResponseBytes: max } },
+    );
+  const body = response.body;
+  const declared = Number(response.headers?.get?.("content-length") ?? Number.NaN);
+  if (declared > max) {
+    body?.cancel().catch(() => {});
+    throw tooLarge(`${declared} bytes by its Content-Length`);
+  }
+  if (typeof body?.getReader !== "function") {
+    // No stream (no body, or a Response-like from a `fetch` option): read as it is given.
+    const text = await response.text();
+    if (text.length > max) throw tooLarge(`${text.length} characters`);
+    return text;
+  }
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      reader.cancel().catch(() => {});
+      throw tooLarge(`more than ${max} bytes arrived`);
+    }
+    chunks.push(value);
+  }
+  // As Response.text() decodes it: UTF-8, a byte-order mark dropped.
+  return new TextDecoder().decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+}
+
+/** The code of an error answer that is not errand's `{ code, message }`, by its status. */
+const STATUS_CODES: Readonly<Record<number, ErrandErrorCode>> = {
+  400: "INVALID_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  408: "UNAVAILABLE",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+  429: "RATE_LIMITED",
+  502: "UNAVAILABLE",
+  503: "UNAVAILABLE",
+  504: "UNAVAILABLE",
+};
+
+/** What an errand error code looks like; anything else in `code` is not errand's. */
+const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/**
+ * The error of a non-2xx answer: errand's own `{ code, message, details }` as it says, or (a
+ * proxy's page, a load balancer's) a code by its status, `details.retryAfterMs` from its
+ * `Retry-After`, and a message naming the request and quoting the start of the answer.
+ */
+function errorOf(where: string, response: Response, parsed: unknown, text: string): ErrandError {
+  const status = response.status;
+  if (isRecord(parsed) && typeof parsed.code === "string" && ERROR_CODE_PATTERN.test(parsed.code)) {
+    return new ErrandError(
+      parsed.code as ErrandErrorCode,
+      typeof parsed.message === "string" ? parsed.message : `HTTP ${status}`,
+      {
+        details: {
+          status,
+          ...(parsed.details === null || parsed.details === undefined ? {} : { details: parsed.details }),
+        },
+      },
+    );
+  }
+  const retryAfterMs = retryAfterOf(response.headers?.get?.("retry-after"));
+  return new ErrandError(
+    STATUS_CODES[status] ?? "INTERNAL",
+    `${where}: HTTP ${status}, not an errand answer: ${excerpt(response, text)}`,
+    { details: { status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) } },
+  );
+}
+
+/** `Retry-After` (seconds, or an HTTP date) in ms, 0 to a day; undefined when absent or unreadable. */
+function retryAfterOf(header: string | null | undefined): number | undefined {
+  if (!header) return undefined;
+  const ms = /^\d+$/.test(header.trim()) ? Number(header.trim()) * 1000 : Date.parse(header) - Date.now();
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 86_400_000) : undefined;
+}
+
+/** An answer's type and first 120 characters, for a message. */
+function excerpt(response: Response, text: string): string {
+  const type = response.headers?.get?.("content-type") ?? "no content type";
+  if (!text) return `${type}, empty`;
+  const head = text.slice(0, 120).replace(/\s+/g, " ");
+  return `${type}, ${JSON.stringify(head)}${text.length > 120 ? "…" : ""}`;
+}
+
+/** A 2xx answer the call cannot read: not JSON, or not the shape it has. */
+function notErrands(where: string, status: number, what: string): ErrandError {
+  return new ErrandError("UNAVAILABLE", `${where}: HTTP ${status} with ${what}: not an errand answer`, {
+    details: { status },
+  });
+}
+
+/**
+ * A batch answer's results, one per item sent, each `{ ok: boolean }`: the worker matches them to
+ * its jobs by position, so one missing or extra would credit an outcome or a lease to another job.
+ */
+function checkResults<R extends { ok: boolean; code?: string }>(
+  where: string,
+  results: R[],
+  sent: number,
+): R[] {
+  if (results.length !== sent) {
+    throw notErrands(where, 200, `${results.length} results for ${sent} items`);
+  }
+  for (const [i, r] of results.entries()) {
+    if (!isRecord(r) || typeof r.ok !== "boolean" || (r.code !== undefined && typeof r.code !== "string")) {
+      throw notErrands(where, 200, `results[${i}] ${describe(r)}, not { ok, code? }`);
+    }
+  }
+  return results;
+}
+
+/**
+ * The jobs of a lease answer, each held to what a worker runs it by (an id, an attempt, a type, a
+ * queue, a weight, its timeout, delivery and lease), or the whole answer is refused
+ * (`UNAVAILABLE`, naming the job and field): one job without an attempt would fail every
+ * heartbeat of the worker, one without a weight its accounting. An id named twice is taken once
+ * (the first): run twice, its attempt would run twice at once in one worker.
+ */
+function leasedJobs(where: string, status: number, wire: unknown[]): Job[] {
+  const jobs: Job[] = [];
+  const ids = new Set<string>();
+  for (const [i, j] of wire.entries()) {
+    const problem = leasedJobProblem(j);
+    if (problem) throw notErrands(where, status, `jobs[${i}] ${problem}`);
+    const { id } = j as { id: string };
+    if (ids.has(id)) continue;
+    ids.add(id);
+    jobs.push(reviveJob(j as Record<string, unknown>));
+  }
+  return jobs;
+}
+
+/** What makes `j` no job a worker can run, or null. */
+function leasedJobProblem(j: unknown): string | null {
+  if (!isRecord(j)) return `is ${describe(j)}, not a job`;
+  const field = badLeasedField(j);
+  return field === null ? null : `has ${field} ${describe(j[field])}`;
+}
+
+/** The first field of a leased job a worker cannot run it by, or null. */
+function badLeasedField(j: Record<string, unknown>): string | null {
+  if (typeof j.id !== "string" || !JOB_ID_PATTERN.test(j.id)) return "id";
+  const attempt = j.attempt;
+  if (typeof attempt !== "number" || !Number.isSafeInteger(attempt) || attempt < 1 || attempt > MAX_ATTEMPT)
+    return "attempt";
+  if (typeof j.type !== "string") return "type";
+  if (typeof j.queue !== "string") return "queue";
+  const weight = j.weight;
+  if (typeof weight !== "number" || !Number.isSafeInteger(weight) || weight < 1) return "weight";
+  const timeoutMs = j.timeoutMs;
+  if (timeoutMs !== null && !(typeof timeoutMs === "number" && timeoutMs >= 0)) return "timeoutMs";
+  if (j.delivery !== "at_least_once" && j.delivery !== "at_most_once") return "delivery";
+  if (typeof j.leaseExpiresAt !== "string" || Number.isNaN(Date.parse(j.leaseExpiresAt)))
+    return "leaseExpiresAt";
+  return null;
 }
 
 /**

@@ -7,6 +7,7 @@ export {
   type ClientOptions,
   ErrandClient,
   type JobSummaryPage,
+  MAX_RESPONSE_BYTES,
   type RemoteJobType,
   type RemoteLeaseOptions,
   type RemoteListOptions,

@@ -6,7 +6,7 @@ import type { AnyJobDefinition } from "../define-job.js";
 import { type Duration, toMs, toTimerMs } from "../duration.js";
 import { emitIsolated } from "../emit-isolated.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
-import type { Job, JobDependency } from "../job.js";
+import { type Job, type JobDependency, jobDate } from "../job.js";
 import { describe, toJsonText } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
 import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
@@ -18,7 +18,10 @@ import {
 } from "../worker/runner-options.js";
 import { TurnBatch } from "../worker/turn-batch.js";
 import type { CloseOptions, WorkerEvents } from "../worker/worker.js";
-import type { ErrandClient } from "./client.js";
+import type { ErrandClient, ReportItem } from "./client.js";
+
+/** One item's answer in `client.report()`. */
+type ReportResult = Awaited<ReturnType<ErrandClient["report"]>>[number];
 
 /**
  * Options for a {@link RemoteWorker}: the local {@link Worker}'s, less what the server does
@@ -67,7 +70,8 @@ export interface RemoteWorkerOptions {
    * How long a report that failed on the way is sent again: a completion, failure, release or
    * snooze whose request met a connection fault (refused, reset, timed out: `UNAVAILABLE`) or a
    * 502, 503 or 504 answer (`STORE_ERROR`, `CLOSED`: a server restarting or draining), counted
-   * from its first failure, at waits from 100 ms doubling up to `retryDelayMs`. Safe because
+   * from its first failure, at waits from 100 ms doubling up to `retryDelayMs`. A 429 answer
+   * (`RATE_LIMITED`, a proxy throttling) is sent again too, no sooner than its `Retry-After`. Safe because
    * every report names its attempt: a resend of one that did land the first time changes nothing,
    * and is not an error (a completion the server finds already recorded with the same result is
    * answered as completed; a failure, release or snooze already recorded is answered as stale,
@@ -273,6 +277,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
       }
       let jobs: Job[];
       try {
+        const sentAt = this.#clock.now();
         const leased = await this.client.leaseAhead({
           types: [...this.#jobs.keys()],
           queues: this.#queues,
@@ -285,7 +290,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
           workerId: this.workerId,
           signal: this.#leaseAbort.signal,
         });
-        jobs = leased.jobs;
+        jobs = onOurClock(leased.jobs, sentAt, this.#clock.now(), this.#leaseMs);
         // Newly told a type it runs is rate-ruled: what it leased ahead goes back unstarted (the
         // server cannot say which type, and starting them later would break the limit).
         if (this.#leasesAhead && !leased.ahead) this.#core.giveBackWaiting(() => true);
@@ -299,8 +304,9 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         // wait is the server's (another server behind the same address may answer then).
         const after = shuttingDownRetryAfterMs(error);
         if (after === undefined) this.emit("error", error);
-        // close() cuts the wait short.
-        await pause(this.#clock, after ?? this.#retryDelayMs, this.#leaseAbort.signal);
+        // close() cuts the wait short. A 429's or a proxy's 503's Retry-After is waited out too.
+        const wait = after ?? Math.max(this.#retryDelayMs, Math.min(retryAfterMs(error) ?? 0, 60_000));
+        await pause(this.#clock, wait, this.#leaseAbort.signal);
         continue;
       }
       // Leased while closing (close() does not cut an answer already arriving): given straight back.
@@ -363,16 +369,49 @@ function shuttingDownRetryAfterMs(error: unknown): number | undefined {
   return Math.min(Math.max(Math.ceil(after), 1), 60_000);
 }
 
+/**
+ * A lease's jobs with `leaseExpiresAt` on this worker's clock, which decides when a job leased
+ * ahead may no longer start. The server set it on its own clock, `leaseMs` after its claim, and
+ * the claim happened between `sentAt` and `receivedAt` here: an expiry outside `[sentAt + leaseMs,
+ * receivedAt + leaseMs]` says the clocks disagree, and is moved to the nearest end. With clocks
+ * in step it is kept as it is; a server behind would otherwise have every job leased ahead given
+ * back unstarted as expired, one ahead would have them started after their leases ran out.
+ */
+function onOurClock(jobs: Job[], sentAt: number, receivedAt: number, leaseMs: number): Job[] {
+  const earliest = sentAt + leaseMs;
+  const latest = receivedAt + leaseMs;
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i]!;
+    const at = job.leaseExpiresAt?.getTime() ?? earliest;
+    if (at < earliest || at > latest) {
+      jobs[i] = { ...job, leaseExpiresAt: jobDate(at < earliest ? earliest : latest) };
+    }
+  }
+  return jobs;
+}
+
+/**
+ * The wait an answer asks for in `Retry-After` (a 429, a proxy's 503) or errand's
+ * `details.retryAfterMs`, in ms; undefined when it names none.
+ */
+function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ErrandError)) return undefined;
+  const outer = error.details as { retryAfterMs?: unknown; details?: { retryAfterMs?: unknown } } | null;
+  const after = outer?.details?.retryAfterMs ?? outer?.retryAfterMs;
+  return typeof after === "number" && Number.isFinite(after) && after >= 0 ? after : undefined;
+}
+
 /** The first wait before a report is sent again; each next one doubles, up to `retryDelayMs`. */
 const FIRST_RESEND_MS = 100;
 
 /** What the server answers when it could not act now but may soon (its store, its shutdown). */
-const TRANSIENT_CODES = new Set<string>(["UNAVAILABLE", "STORE_ERROR", "CLOSED"]);
+const TRANSIENT_CODES = new Set<string>(["UNAVAILABLE", "STORE_ERROR", "CLOSED", "RATE_LIMITED"]);
 
 /**
  * Whether a report failed on the way rather than being refused: the server could not be reached or
- * its answer was lost (the client's `UNAVAILABLE`), or it answered 502, 503 or 504. Such a report
- * may or may not have landed; sent again, its attempt number keeps it from landing twice.
+ * its answer was lost or unreadable (the client's `UNAVAILABLE`), it answered 502, 503 or 504, or
+ * something on the way throttled it (429 `RATE_LIMITED`). Such a report may or may not have
+ * landed; sent again, its attempt number keeps it from landing twice.
  */
 function isTransient(error: unknown): boolean {
   if (!(error instanceof ErrandError)) return false;
@@ -448,7 +487,7 @@ class RemoteSink implements RunSink {
     let left = batch.map((_, i) => i);
     try {
       await this.#resending(async () => {
-        const results = await this.client.report(
+        const results = await this.#reportSplitting(
           left.map((i) => {
             const c = batch[i]!;
             return { id: c.job.id, attempt: c.job.attempt, outcome: "complete", result: c.result };
@@ -462,7 +501,12 @@ class RemoteSink implements RunSink {
           if (r?.ok) out[i] = true;
           else if (code === "STALE_ATTEMPT" || code === "JOB_NOT_FOUND") out[i] = false;
           else {
-            out[i] = new ErrandError(code, `complete ${batch[i]!.job.id} failed`);
+            out[i] = new ErrandError(
+              code,
+              code === "INVALID_PAYLOAD"
+                ? `complete ${batch[i]!.job.id}: its result is larger than the server (or a proxy before it) takes`
+                : `complete ${batch[i]!.job.id} failed`,
+            );
             if (TRANSIENT_CODES.has(code)) {
               again.push(i);
               fault = out[i] as ErrandError;
@@ -482,6 +526,25 @@ class RemoteSink implements RunSink {
   }
 
   /**
+   * `client.report(items)`, sent again in halves while the answer is 413 (`PAYLOAD_TOO_LARGE`): a
+   * turn's completions together may pass a body limit (the server's `bodyLimit`, a proxy's) that
+   * each fits. One alone still refused is answered `INVALID_PAYLOAD`, as a local worker answers a
+   * result too large to store: the core fails its attempt, not retryable, rather than leave the job
+   * to run again at every lease's end.
+   */
+  async #reportSplitting(items: ReportItem[]): Promise<ReportResult[]> {
+    try {
+      return await this.client.report(items);
+    } catch (error) {
+      if (!(error instanceof ErrandError) || error.code !== "PAYLOAD_TOO_LARGE") throw error;
+      if (items.length === 1) return [{ id: items[0]!.id, ok: false, code: "INVALID_PAYLOAD" }];
+      const half = Math.ceil(items.length / 2);
+      const first = await this.#reportSplitting(items.slice(0, half));
+      return first.concat(await this.#reportSplitting(items.slice(half)));
+    }
+  }
+
+  /**
    * Runs `send` (told whether this is a resend), and again while it fails on the way
    * ({@link isTransient}): first after 100 ms, each wait twice the last up to `maxDelayMs`, until
    * `forMs` after the first failure, and never once the close grace period is over (the wait is
@@ -498,7 +561,9 @@ class RemoteSink implements RunSink {
         if (!isTransient(error) || until.aborted) throw error;
         const now = clock.now();
         if (Number.isNaN(deadline)) deadline = now + forMs;
-        const wait = Math.min(delay, deadline - now);
+        // A 429's Retry-After is waited out (within the resend's time), not sent again sooner.
+        const asked = (error as ErrandError).code === "RATE_LIMITED" ? (retryAfterMs(error) ?? 0) : 0;
+        const wait = Math.min(Math.max(delay, asked), deadline - now);
         if (wait <= 0 || !(await pause(clock, wait, until))) throw error;
         delay = Math.min(delay * 2, maxDelayMs);
       }

@@ -4,7 +4,8 @@
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { onTestFinished } from "vitest";
+import { onTestFinished, vi } from "vitest";
+import type { ManualClock } from "../../src/clock.js";
 import type { Queue } from "../../src/queue.js";
 import { createServer, type ServerOptions } from "../../src/server/index.js";
 import type { Backend, Bundle } from "../conformance/backend.js";
@@ -74,4 +75,23 @@ export async function serve(
 export async function snapshot(h: Bundle): Promise<unknown> {
   const page = await h.queue.list({ limit: 1000 });
   return { jobs: page.jobs, schedules: await h.queue.schedules() };
+}
+
+/**
+ * Moves `clock` on by `stepMs` at a time, letting the network answer between steps, until `done`
+ * holds: a worker's resend or retry waits on its clock, and is due whenever the test's passes it.
+ */
+export async function advanceUntil(
+  clock: ManualClock,
+  done: () => boolean | Promise<boolean>,
+  stepMs = 100,
+): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      if (await done()) return;
+      await clock.advance(stepMs);
+      throw new Error(`not yet, at ${clock.now()}`);
+    },
+    { interval: 5, timeout: 10_000 },
+  );
 }

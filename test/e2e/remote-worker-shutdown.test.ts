@@ -12,9 +12,9 @@
 import pino from "pino";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ErrandClient, RemoteWorker } from "../../src/client/index.js";
-import { defineJob, type ManualClock } from "../../src/index.js";
+import { defineJob } from "../../src/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { serve, startServer } from "./harness.js";
+import { advanceUntil, serve, startServer } from "./harness.js";
 
 /** Resolvable from outside. */
 function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -32,20 +32,6 @@ function connectionError(code: "ECONNREFUSED" | "ECONNRESET"): TypeError {
 
 const silent = pino({ level: "silent" });
 
-/**
- * Moves `clock` on by `stepMs` at a time, letting the network answer between steps, until `done`
- * holds: a resend waits on the worker's clock, and is due whenever the test's clock passes it.
- */
-async function advanceUntil(clock: ManualClock, done: () => boolean | Promise<boolean>, stepMs = 100) {
-  await vi.waitFor(
-    async () => {
-      if (await done()) return;
-      await clock.advance(stepMs);
-      throw new Error(`not yet, at ${clock.now()}`);
-    },
-    { interval: 5, timeout: 10_000 },
-  );
-}
 const pathOf = (input: Parameters<typeof fetch>[0]) => new URL(String(input)).pathname;
 
 for (const backend of selectedBackends()) {

@@ -1,0 +1,292 @@
+/**
+ * A RemoteWorker against a real errand server seen through a network that misbehaves: a lease
+ * answer naming a job twice, a heartbeat answer with results for jobs it was not asked about, a
+ * clock that disagrees with the server's, a turn's completions past the server's body limit, a
+ * proxy throttling reports, and a report that never comes back while the worker closes.
+ *
+ * Time is a ManualClock (the server's; the worker's own where the clocks disagree); a `fetch`
+ * wrapper stands in for the network. Nothing sleeps.
+ */
+import pino from "pino";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { ErrandClient, RemoteWorker } from "../../src/client/index.js";
+import { defineJob, type Job, ManualClock } from "../../src/index.js";
+import { someBackend } from "../conformance/backend.js";
+import { advanceUntil, startServer } from "./harness.js";
+
+const silent = pino({ level: "silent" });
+const pathOf = (input: Parameters<typeof fetch>[0]) => new URL(String(input)).pathname;
+
+/** `r` with its JSON body changed by `change`. */
+async function rewritten(r: Response, change: (body: Record<string, unknown>) => unknown): Promise<Response> {
+  const body = change((await r.json()) as Record<string, unknown>);
+  return new Response(JSON.stringify(body), {
+    status: r.status,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+/** A handler's run that ends when the test says so. */
+function gated() {
+  const gates = new Map<string, () => void>();
+  const handler = (_p: unknown, ctx: { job: Job }) =>
+    new Promise<string>((resolve) => gates.set(ctx.job.id, () => resolve(ctx.job.id)));
+  return { gates, handler };
+}
+
+const backend = someBackend();
+
+describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
+  it("runs a job a lease answer names twice once, not twice at once", async () => {
+    const h = await startServer(backend);
+    let leases = 0;
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        if (pathOf(input) === "/v1/lease") leases++;
+        const r = await fetch(input, init);
+        if (pathOf(input) !== "/v1/lease") return r;
+        return rewritten(r, (b) => ({ ...b, jobs: [...(b.jobs as unknown[]), ...(b.jobs as unknown[])] }));
+      },
+    });
+    const { gates, handler } = gated();
+    let starts = 0;
+    const task = defineJob({
+      type: "twice",
+      handler: (p: unknown, ctx) => {
+        starts++;
+        return handler(p, ctx);
+      },
+    });
+    const worker = new RemoteWorker(client, { jobs: [task], concurrency: 2, clock: h.clock, logger: silent });
+    const errors: unknown[] = [];
+    worker.on("error", (e) => errors.push(e));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await h.queue.enqueue(task, {}, { id: "once" });
+    await worker.start();
+    // The answer was taken whole once the worker asks for more (a long poll: it never returns).
+    await vi.waitFor(() => expect(leases).toBeGreaterThanOrEqual(2), { interval: 5 });
+    expect(starts).toBe(1);
+    expect(worker.running).toBe(1);
+    gates.get("once")!();
+    await vi.waitFor(async () => expect((await h.queue.get("once"))?.state).toBe("completed"), {
+      interval: 5,
+    });
+    expect(errors).toEqual([]);
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("emits an error, and does not crash, when a heartbeat answer has more results than jobs", async () => {
+    const h = await startServer(backend);
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        const r = await fetch(input, init);
+        if (pathOf(input) !== "/v1/heartbeats") return r;
+        return rewritten(r, (b) => ({ ...b, results: [...(b.results as unknown[]), { ok: true }] }));
+      },
+    });
+    const { gates, handler } = gated();
+    const task = defineJob({ type: "beating", handler });
+    const worker = new RemoteWorker(client, {
+      jobs: [task],
+      leaseMs: 3000,
+      heartbeatMs: 1000,
+      clock: h.clock,
+      logger: silent,
+    });
+    const failed = new Promise<unknown>((resolve) => worker.once("error", resolve));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await h.queue.enqueue(task, {}, { id: "beat" });
+    await worker.start();
+    await vi.waitFor(() => expect(gates.size).toBe(1), { interval: 5 });
+    await h.clock.advance(1000);
+    expect(await failed).toMatchObject({
+      name: "ErrandError",
+      code: "UNAVAILABLE",
+      message: expect.stringContaining("2 results for 1 items"),
+    });
+    gates.get("beat")!();
+    await vi.waitFor(async () => expect((await h.queue.get("beat"))?.state).toBe("completed"), {
+      interval: 5,
+    });
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("starts a job leased ahead from a server whose clock is behind, not gives it back as expired", async () => {
+    const h = await startServer(backend);
+    // The worker's clock is an hour ahead: every lease the server grants ends in the worker's past.
+    const clock = new ManualClock(h.clock.now() + 3_600_000);
+    const client = new ErrandClient({ url: h.base });
+    const { gates, handler } = gated();
+    const task = defineJob({ type: "skewed-ahead", handler });
+    const worker = new RemoteWorker(client, {
+      jobs: [task],
+      concurrency: 1,
+      prefetch: 2,
+      clock,
+      logger: silent,
+    });
+    const active: string[] = [];
+    worker.on("active", (job) => active.push(`${job.id}#${job.attempt}`));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    for (const id of ["a", "b", "c"]) await h.queue.enqueue(task, {}, { id });
+    await worker.start();
+    await vi.waitFor(() => expect(worker.prefetched).toBe(2), { interval: 5 });
+    for (const id of ["a", "b", "c"]) {
+      await vi.waitFor(() => expect(gates.has(id)).toBe(true), { interval: 5 });
+      gates.get(id)!();
+    }
+    await vi.waitFor(async () => expect((await h.queue.get("c"))?.state).toBe("completed"), { interval: 5 });
+    // Each started on the attempt it was first leased for: none was given back and leased again.
+    expect(active).toEqual(["a#1", "b#1", "c#1"]);
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("does not start a job leased ahead once its lease ran out, when the server's clock is ahead", async () => {
+    const h = await startServer(backend);
+    // The worker's clock is an hour behind: the server's leases seem to end an hour later here.
+    const clock = new ManualClock(h.clock.now() - 3_600_000);
+    let heartbeatsDown = false;
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        if (heartbeatsDown && pathOf(input) === "/v1/heartbeats") {
+          throw new TypeError("fetch failed", {
+            cause: Object.assign(new Error("refused"), { code: "ECONNREFUSED" }),
+          });
+        }
+        return fetch(input, init);
+      },
+    });
+    const { gates, handler } = gated();
+    const task = defineJob({ type: "skewed-behind", handler });
+    const worker = new RemoteWorker(client, {
+      jobs: [task],
+      concurrency: 1,
+      prefetch: 1,
+      leaseMs: 3000,
+      heartbeatMs: 1000,
+      clock,
+      logger: silent,
+    });
+    const active: string[] = [];
+    worker.on("active", (job) => active.push(`${job.id}#${job.attempt}`));
+    worker.on("error", () => {});
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    // Claimed in id order: "a-first" starts, "b-ahead" waits.
+    await h.queue.enqueue(task, {}, { id: "a-first" });
+    await h.queue.enqueue(task, {}, { id: "b-ahead" });
+    await worker.start();
+    await vi.waitFor(() => expect(worker.prefetched).toBe(1), { interval: 5 });
+    // No heartbeat gets through for longer than the lease: "ahead"'s lease is over.
+    heartbeatsDown = true;
+    await clock.advance(4000);
+    gates.get("a-first")!();
+    // Given back unstarted, then leased again on a fresh lease: it first runs as attempt 2.
+    await vi.waitFor(() => expect(active).toContain("b-ahead#2"), { interval: 5 });
+    expect(active).toEqual(["a-first#1", "b-ahead#2"]);
+    gates.get("b-ahead")!();
+    await vi.waitFor(async () => expect((await h.queue.get("b-ahead"))?.state).toBe("completed"), {
+      interval: 5,
+    });
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("splits a turn's completions the server refuses as too large, and fails a result too large alone", async () => {
+    const h = await startServer(backend, { bodyLimit: 4096 });
+    const reports: number[] = [];
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        const r = await fetch(input, init);
+        if (pathOf(input) === "/v1/report") reports.push(r.status);
+        return r;
+      },
+    });
+    const task = defineJob({
+      type: "big-results",
+      handler: async (p: { size: number }) => "x".repeat(p.size),
+    });
+    const worker = new RemoteWorker(client, { jobs: [task], concurrency: 4, clock: h.clock, logger: silent });
+    const errors: unknown[] = [];
+    const done: string[] = [];
+    worker.on("error", (e) => errors.push(e));
+    worker.on("completed", (job) => done.push(`completed ${job.id}`));
+    worker.on("dead", (job, error) => done.push(`dead ${job.id} ${(error as { code?: string }).code}`));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    for (const [id, size] of [
+      ["a", 1500],
+      ["b", 1500],
+      ["c", 1500],
+      ["big", 5000],
+    ] as const) {
+      await h.queue.enqueue(task, { size }, { id });
+    }
+    await worker.start();
+    await vi.waitFor(() => expect(done).toHaveLength(4), { interval: 5 });
+    expect(done.sort()).toEqual(["completed a", "completed b", "completed c", "dead big INVALID_PAYLOAD"]);
+    // The four together (in claim order: a, b, big, c), then halves, then the last half's halves.
+    expect(reports).toEqual([413, 200, 413, 413, 200]);
+    expect(errors).toMatchObject([{ code: "INVALID_PAYLOAD" }]);
+    for (const id of ["a", "b", "c"]) {
+      expect(await h.queue.get(id)).toMatchObject({ state: "completed", result: "x".repeat(1500) });
+    }
+    expect(await h.queue.get("big")).toMatchObject({ state: "dead", attempt: 1 });
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("sends a report a proxy throttles again after its Retry-After, and keeps the outcome", async () => {
+    const h = await startServer(backend);
+    const sent: number[] = [];
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        if (pathOf(input) !== "/v1/report") return fetch(input, init);
+        sent.push(h.clock.now());
+        if (sent.length > 1) return fetch(input, init);
+        return new Response("<html>Too Many Requests</html>", {
+          status: 429,
+          headers: { "content-type": "text/html", "retry-after": "5" },
+        });
+      },
+    });
+    const task = defineJob({ type: "throttled", handler: async () => "ok" });
+    const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent });
+    const errors: unknown[] = [];
+    worker.on("error", (e) => errors.push(e));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await h.queue.enqueue(task, {}, { id: "throttled" });
+    await worker.start();
+    await advanceUntil(h.clock, async () => (await h.queue.get("throttled"))?.state === "completed", 500);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]! - sent[0]!).toBeGreaterThanOrEqual(5000);
+    expect(errors).toEqual([]);
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("closes within its grace plus the client's timeout when a report never comes back", async () => {
+    const h = await startServer(backend);
+    const client = new ErrandClient({
+      url: h.base,
+      timeoutMs: 100,
+      // A fetch that drops the request and ignores its signal: only the client's own bound ends it.
+      fetch: (input, init) =>
+        pathOf(input) === "/v1/report" ? new Promise<Response>(() => {}) : fetch(input, init),
+    });
+    const task = defineJob({ type: "unanswered", handler: async () => "ok" });
+    const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent });
+    const failed = new Promise<unknown>((resolve) => worker.once("error", resolve));
+    await h.queue.enqueue(task, {}, { id: "unanswered" });
+    const reported = new Promise<void>((resolve) => worker.once("active", () => setImmediate(resolve)));
+    await worker.start();
+    await reported;
+    await worker.close({ graceMs: 0 });
+    expect(await failed).toMatchObject({
+      code: "UNAVAILABLE",
+      message: expect.stringContaining("no answer within 100 ms"),
+    });
+    // Left to its lease, as after a crash.
+    expect(await h.queue.get("unanswered")).toMatchObject({ state: "active", attempt: 1 });
+  });
+});
