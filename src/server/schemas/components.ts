@@ -107,15 +107,15 @@ const jobProperties = {
   },
 } as const;
 
-/** The fields of a job a `JobSummary` leaves out: those whose size its callers decide. */
-const SUMMARY_LEAVES_OUT = ["payload", "checkpoint", "result", "errors", "dependsOn"] as const;
-
-/** The fields every job summary carries. */
-const jobSummaryRequired = [
+/** The fields every job answer carries, in the order of the job field table. */
+const jobRequired = [
   "id",
   "type",
   "queue",
   "state",
+  "payload",
+  "checkpoint",
+  "result",
   "priority",
   "weight",
   "runAt",
@@ -129,10 +129,12 @@ const jobSummaryRequired = [
   "uniqueKey",
   "leaseExpiresAt",
   "workerId",
+  "errors",
   "createdAt",
   "startedAt",
   "finishedAt",
   "owner",
+  "dependsOn",
   "blockedBy",
   "onDependencyFailure",
   "key",
@@ -140,8 +142,26 @@ const jobSummaryRequired = [
   "snoozes",
 ] as const;
 
-/** The fields every job answer carries. */
-const jobRequired = [...jobSummaryRequired, ...SUMMARY_LEAVES_OUT] as const;
+/** The fields of a job a `JobSummary` leaves out: those whose size its callers decide. */
+const SUMMARY_LEAVES_OUT = ["payload", "checkpoint", "result", "errors", "dependsOn"] as const;
+
+/** `T` without the elements in `X`, as a tuple (what the schema's types are derived from). */
+type Without<T extends readonly string[], X> = T extends readonly [
+  infer H extends string,
+  ...infer R extends readonly string[],
+]
+  ? H extends X
+    ? Without<R, X>
+    : readonly [H, ...Without<R, X>]
+  : readonly [];
+
+/** `list` without the elements of `drop`, in order, typed as the tuple it is. */
+function without<T extends readonly string[], X extends string>(list: T, drop: readonly X[]): Without<T, X> {
+  return list.filter((f) => !(drop as readonly string[]).includes(f)) as unknown as Without<T, X>;
+}
+
+/** The fields every job summary carries. */
+const jobSummaryRequired = without(jobRequired, SUMMARY_LEAVES_OUT);
 
 /** Shared schemas, registered with `addSchema` and listed as OpenAPI components. */
 export const sharedSchemas = [
