@@ -22,7 +22,8 @@
  *   original's expiry rule is kept (a replay of an expired job never runs).
  * - reschedule: pending only.
  * - a unique key is held by a pending or active job: enqueue returns the holder, retry and
- *   replay are refused while another job holds it.
+ *   replay are refused while another job holds it; a holder pending past its expiresAt holds it
+ *   no longer (the enqueue, retry or replay that meets it expires it, and goes ahead).
  */
 import type { Delivery, JobState } from "../../src/job.js";
 
@@ -83,6 +84,20 @@ export function uniqueHolder(m: JobModel, key: string | null, except?: string): 
   return undefined;
 }
 
+/**
+ * The job that holds `key` (other than `except`) and keeps it: a holder pending past its
+ * expiresAt holds it no longer, and is expired here (as an enqueue, a retry or a replay that meets
+ * it does); undefined when none holds it.
+ */
+function keptHolder(m: JobModel, key: string | null, except?: string): ModelJob | undefined {
+  const holder = uniqueHolder(m, key, except);
+  if (holder?.state === "pending" && holder.expiresAt !== null && holder.expiresAt <= m.now) {
+    finish(m, holder, "expired");
+    return undefined;
+  }
+  return holder;
+}
+
 export interface NewModelJob {
   id: string;
   type: string;
@@ -104,10 +119,8 @@ export interface NewModelJob {
 export function enqueue(m: JobModel, n: NewModelJob): { job: ModelJob; duplicate: boolean } {
   const byId = m.jobs.get(n.id);
   if (byId) return { job: byId, duplicate: true };
-  const holder = uniqueHolder(m, n.uniqueKey);
-  if (holder && holder.state === "pending" && holder.expiresAt !== null && holder.expiresAt <= m.now) {
-    finish(m, holder, "expired");
-  } else if (holder) return { job: holder, duplicate: true };
+  const holder = keptHolder(m, n.uniqueKey);
+  if (holder) return { job: holder, duplicate: true };
   const job: ModelJob = {
     id: n.id,
     type: n.type,
@@ -256,7 +269,7 @@ export function retry(m: JobModel, id: string): ByIdResult {
   if (!j) return { code: "JOB_NOT_FOUND" };
   if (j.state !== "dead" && j.state !== "cancelled" && j.state !== "expired")
     return { code: "INVALID_STATE" };
-  if (uniqueHolder(m, j.uniqueKey, j.id)) return { code: "INVALID_STATE" };
+  if (keptHolder(m, j.uniqueKey, j.id)) return { code: "INVALID_STATE" };
   j.state = "pending";
   j.runAt = m.now;
   j.expiresAt = null;
@@ -285,7 +298,7 @@ export function replay(
   // A copy of a job that ended expired and is stored expired at once never holds its unique key,
   // so a live job holding that key does not refuse it.
   const expiredAtOnce = src.state === "expired" && expiry.state === "expired";
-  if (!expiredAtOnce && uniqueHolder(m, src.uniqueKey)) return { code: "INVALID_STATE" };
+  if (!expiredAtOnce && keptHolder(m, src.uniqueKey)) return { code: "INVALID_STATE" };
   const job: ModelJob = {
     ...src,
     id: newId,
