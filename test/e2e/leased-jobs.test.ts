@@ -5,7 +5,7 @@
  * measured across a clock stepped back was observed as negative.
  */
 import type { FastifyInstance } from "fastify";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type Clock, ManualClock, systemClock } from "../../src/clock.js";
 import { Queue } from "../../src/queue.js";
 import { createServer } from "../../src/server/index.js";
@@ -13,6 +13,13 @@ import { LeasedJobs, leasedJobsOf } from "../../src/server/routes/worker-protoco
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { selectedBackends, someBackend } from "../conformance/backend.js";
 import { serve, startServer } from "./harness.js";
+
+/** A queue on an in-memory SQLite store (on `clock`, if given), closed when the test ends. */
+async function memoryQueue(clock?: Clock): Promise<Queue> {
+  const store = await SqliteStore.open({ filename: ":memory:" });
+  onTestFinished(() => store.close());
+  return new Queue(store, clock ? { clock } : {});
+}
 
 function leased(app: FastifyInstance): LeasedJobs {
   const jobs = leasedJobsOf(app);
@@ -85,65 +92,50 @@ for (const backend of selectedBackends()) {
 
 describe("LeasedJobs", () => {
   it("keeps at most its bound, forgetting the attempts leased first", async () => {
-    const store = await SqliteStore.open({ filename: ":memory:" });
-    const queue = new Queue(store);
-    try {
-      for (const id of ["a", "b", "c"]) await queue.enqueue("t", null, { id });
-      const jobs = await queue.lease({ types: ["t"], limit: 3 });
-      const memory = new LeasedJobs(queue, 2);
-      memory.add(jobs, 30_000, 0);
-      expect(memory.size).toBe(2);
-      expect(["a", "b", "c"].map((id) => memory.get(id, 1)?.id)).toEqual([undefined, "b", "c"]);
-      memory.close();
-      memory.close();
-      expect(queue.listenerCount("cancelled")).toBe(0);
-    } finally {
-      await store.close();
-    }
+    const queue = await memoryQueue();
+    for (const id of ["a", "b", "c"]) await queue.enqueue("t", null, { id });
+    const jobs = await queue.lease({ types: ["t"], limit: 3 });
+    const memory = new LeasedJobs(queue, 2);
+    memory.add(jobs, 30_000, 0);
+    expect(memory.size).toBe(2);
+    expect(["a", "b", "c"].map((id) => memory.get(id, 1)?.id)).toEqual([undefined, "b", "c"]);
+    memory.close();
+    memory.close();
+    expect(queue.listenerCount("cancelled")).toBe(0);
   });
 });
 
 describe("LeasedJobs within its characters", () => {
   it("lets go of the oldest jobs past its bound, keeping their attempts until reported", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const store = await SqliteStore.open({ filename: ":memory:" });
-    const queue = new Queue(store, { clock });
-    try {
-      for (const id of ["a", "b", "c", "d"]) await queue.enqueue("t", null, { id });
-      const memory = new LeasedJobs(queue, 100, 250);
-      // Two answers of 200 characters, two jobs each: 100 a job, so three fit.
-      memory.add(await queue.lease({ types: ["t"], limit: 2 }), 30_000, 200);
-      expect(memory.chars).toBe(200);
-      memory.add(await queue.lease({ types: ["t"], limit: 2 }), 30_000, 200);
-      expect(memory.size).toBe(4);
-      expect(memory.chars).toBe(200);
-      expect(["a", "b", "c", "d"].map((id) => memory.get(id, 1)?.id)).toEqual([
-        undefined,
-        undefined,
-        "c",
-        "d",
-      ]);
-      // An extension moves its job to the back, the attempt let go of stays let go.
-      memory.extend("a", 1, 60_000);
-      memory.extend("c", 1, 60_000);
-      expect(memory.get("a", 1)).toBeUndefined();
-      expect(memory.get("c", 1)?.id).toBe("c");
-      // The attempts without their job still count as outstanding for a drain.
-      let settled = false;
-      const drained = memory.settled().then(() => {
-        settled = true;
-      });
-      for (const id of ["b", "c", "d"]) memory.delete(id);
-      expect(memory.chars).toBe(0);
-      await clock.advance(0);
-      expect(settled).toBe(false);
-      memory.delete("a");
-      await drained;
-      expect(memory.size).toBe(0);
-      memory.close();
-    } finally {
-      await store.close();
-    }
+    const queue = await memoryQueue(clock);
+    for (const id of ["a", "b", "c", "d"]) await queue.enqueue("t", null, { id });
+    const memory = new LeasedJobs(queue, 100, 250);
+    // Two answers of 200 characters, two jobs each: 100 a job, so three fit.
+    memory.add(await queue.lease({ types: ["t"], limit: 2 }), 30_000, 200);
+    expect(memory.chars).toBe(200);
+    memory.add(await queue.lease({ types: ["t"], limit: 2 }), 30_000, 200);
+    expect(memory.size).toBe(4);
+    expect(memory.chars).toBe(200);
+    expect(["a", "b", "c", "d"].map((id) => memory.get(id, 1)?.id)).toEqual([undefined, undefined, "c", "d"]);
+    // An extension moves its job to the back, the attempt let go of stays let go.
+    memory.extend("a", 1, 60_000);
+    memory.extend("c", 1, 60_000);
+    expect(memory.get("a", 1)).toBeUndefined();
+    expect(memory.get("c", 1)?.id).toBe("c");
+    // The attempts without their job still count as outstanding for a drain.
+    let settled = false;
+    const drained = memory.settled().then(() => {
+      settled = true;
+    });
+    for (const id of ["b", "c", "d"]) memory.delete(id);
+    expect(memory.chars).toBe(0);
+    await clock.advance(0);
+    expect(settled).toBe(false);
+    memory.delete("a");
+    await drained;
+    expect(memory.size).toBe(0);
+    memory.close();
   });
 
   it("counts a lease answer's characters over HTTP, and nothing once its jobs are reported", async () => {
@@ -166,59 +158,49 @@ describe("LeasedJobs within its characters", () => {
 describe("LeasedJobs with leases of different lengths", () => {
   it("forgets a short lease at its end even when a longer one was granted before it", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const store = await SqliteStore.open({ filename: ":memory:" });
-    const queue = new Queue(store, { clock });
-    try {
-      // Claimed in id order: the long lease first.
-      for (const id of ["a-long", "b-short", "c-beat"]) await queue.enqueue("t", null, { id });
-      const memory = new LeasedJobs(queue);
-      memory.add(await queue.lease({ types: ["t"], limit: 1, leaseMs: 3_600_000 }), 3_600_000, 0);
-      memory.add(await queue.lease({ types: ["t"], limit: 2, leaseMs: 1000 }), 1000, 0);
-      expect(memory.size).toBe(3);
-      // Extended past the short lease's end, then extended again for less: the last word counts.
-      memory.extend("c-beat", 1, 60_000);
-      memory.extend("c-beat", 1, 5_000);
-      await clock.advance(2000);
-      memory.add([], 1000, 0);
-      expect(["a-long", "b-short", "c-beat"].map((id) => memory.get(id, 1)?.id)).toEqual([
-        "a-long",
-        undefined,
-        "c-beat",
-      ]);
-      await clock.advance(4000);
-      memory.add([], 1000, 0);
-      expect(["a-long", "b-short", "c-beat"].map((id) => memory.get(id, 1)?.id)).toEqual([
-        "a-long",
-        undefined,
-        undefined,
-      ]);
-      await clock.advance(3_600_000);
-      memory.add([], 1000, 0);
-      expect(memory.size).toBe(0);
-      memory.close();
-    } finally {
-      await store.close();
-    }
+    const queue = await memoryQueue(clock);
+    // Claimed in id order: the long lease first.
+    for (const id of ["a-long", "b-short", "c-beat"]) await queue.enqueue("t", null, { id });
+    const memory = new LeasedJobs(queue);
+    memory.add(await queue.lease({ types: ["t"], limit: 1, leaseMs: 3_600_000 }), 3_600_000, 0);
+    memory.add(await queue.lease({ types: ["t"], limit: 2, leaseMs: 1000 }), 1000, 0);
+    expect(memory.size).toBe(3);
+    // Extended past the short lease's end, then extended again for less: the last word counts.
+    memory.extend("c-beat", 1, 60_000);
+    memory.extend("c-beat", 1, 5_000);
+    await clock.advance(2000);
+    memory.add([], 1000, 0);
+    expect(["a-long", "b-short", "c-beat"].map((id) => memory.get(id, 1)?.id)).toEqual([
+      "a-long",
+      undefined,
+      "c-beat",
+    ]);
+    await clock.advance(4000);
+    memory.add([], 1000, 0);
+    expect(["a-long", "b-short", "c-beat"].map((id) => memory.get(id, 1)?.id)).toEqual([
+      "a-long",
+      undefined,
+      undefined,
+    ]);
+    await clock.advance(3_600_000);
+    memory.add([], 1000, 0);
+    expect(memory.size).toBe(0);
+    memory.close();
   });
 
   it("keeps an attempt leased again after its first lease's end was queued", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const store = await SqliteStore.open({ filename: ":memory:" });
-    const queue = new Queue(store, { clock });
-    try {
-      await queue.enqueue("t", null, { id: "j" });
-      const [first] = await queue.lease({ types: ["t"], leaseMs: 1000 });
-      const memory = new LeasedJobs(queue);
-      memory.add([first!], 1000, 0);
-      // Remembered again for longer (the same attempt handed out once more, as a re-lease would).
-      memory.add([{ ...first!, leaseExpiresAt: new Date(clock.now() + 10_000) }], 10_000, 0);
-      await clock.advance(2000);
-      memory.add([], 1000, 0);
-      expect(memory.get("j", 1)?.id).toBe("j");
-      memory.close();
-    } finally {
-      await store.close();
-    }
+    const queue = await memoryQueue(clock);
+    await queue.enqueue("t", null, { id: "j" });
+    const [first] = await queue.lease({ types: ["t"], leaseMs: 1000 });
+    const memory = new LeasedJobs(queue);
+    memory.add([first!], 1000, 0);
+    // Remembered again for longer (the same attempt handed out once more, as a re-lease would).
+    memory.add([{ ...first!, leaseExpiresAt: new Date(clock.now() + 10_000) }], 10_000, 0);
+    await clock.advance(2000);
+    memory.add([], 1000, 0);
+    expect(memory.get("j", 1)?.id).toBe("j");
+    memory.close();
   });
 });
 

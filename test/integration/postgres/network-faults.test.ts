@@ -33,6 +33,14 @@ async function openStore(queryTimeoutMs: number, proxy?: TcpProxy, retryMs = 500
   return { schema, store, queue: new Queue(store) };
 }
 
+/** A TCP proxy in front of the test's PostgreSQL server, closed when the test ends. */
+async function pgProxy(): Promise<TcpProxy> {
+  const target = new URL(PG_URL);
+  const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
+  onTestFinished(() => proxy.close());
+  return proxy;
+}
+
 /** A connection of its own that holds an ACCESS EXCLUSIVE lock on `schema`'s job table until release(). */
 async function lockJobs(schema: string): Promise<{ release(): Promise<void> }> {
   const holder = new pg.Client({ connectionString: PG_URL });
@@ -64,9 +72,7 @@ describe("the PostgreSQL store through network faults", () => {
   it("closes a worker and the store within a bound while the server stops answering", {
     timeout: 60_000,
   }, async () => {
-    const target = new URL(PG_URL);
-    const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
-    onTestFinished(() => proxy.close());
+    const proxy = await pgProxy();
     const { store } = await openStore(1_000, proxy);
     const { workerCloseMs, storeCloseMs, errors } = await closeWhileFrozen(new Queue(store), proxy, {
       graceMs: 200,
@@ -82,9 +88,7 @@ describe("the PostgreSQL store through network faults", () => {
   it("fails a statement frozen past the deadline with STORE_ERROR, not retried, and recovers after", {
     timeout: 30_000,
   }, async () => {
-    const target = new URL(PG_URL);
-    const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
-    onTestFinished(() => proxy.close());
+    const proxy = await pgProxy();
     // retryMs far past the deadline: a retry would show as a wait of seconds.
     const { queue } = await openStore(1_000, proxy, 10_000);
     const { id } = await queue.enqueue("t", {});
@@ -149,9 +153,7 @@ describe("the PostgreSQL store through network faults", () => {
   it("lets go of its connections when the server never answers their goodbye", {
     timeout: 30_000,
   }, async () => {
-    const target = new URL(PG_URL);
-    const proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
-    onTestFinished(() => proxy.close());
+    const proxy = await pgProxy();
     // A deadline longer than the goodbye's, so that the goodbye's is the one that shows.
     const { store, queue } = await openStore(10_000, proxy);
     await Promise.all([1, 2].map((i) => queue.enqueue("t", { i })));
