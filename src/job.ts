@@ -226,36 +226,10 @@ export interface Job<P = unknown, R = unknown> {
  */
 export type JobSummary = Omit<Job, "payload" | "checkpoint" | "result" | "errors" | "dependsOn">;
 
-/** `job` as a {@link JobSummary}: a new object holding only the summary's fields. @internal */
+/** `job` as a {@link JobSummary}: a new object without the five fields a summary leaves out. @internal */
 export function toJobSummary(job: Job): JobSummary {
-  return {
-    id: job.id,
-    type: job.type,
-    queue: job.queue,
-    state: job.state,
-    priority: job.priority,
-    weight: job.weight,
-    runAt: job.runAt,
-    expiresAt: job.expiresAt,
-    attempt: job.attempt,
-    maxAttempts: job.maxAttempts,
-    backoff: job.backoff,
-    retryQueue: job.retryQueue,
-    delivery: job.delivery,
-    timeoutMs: job.timeoutMs,
-    uniqueKey: job.uniqueKey,
-    leaseExpiresAt: job.leaseExpiresAt,
-    workerId: job.workerId,
-    createdAt: job.createdAt,
-    startedAt: job.startedAt,
-    finishedAt: job.finishedAt,
-    owner: job.owner,
-    blockedBy: job.blockedBy,
-    onDependencyFailure: job.onDependencyFailure,
-    key: job.key,
-    debounceKey: job.debounceKey,
-    snoozes: job.snoozes,
-  };
+  const { payload: _p, checkpoint: _c, result: _r, errors: _e, dependsOn: _d, ...summary } = job;
+  return summary;
 }
 
 /**
