@@ -201,6 +201,33 @@ describe("PostgreSQL store: parked jobs", () => {
     expect(await wakes()).toEqual([]);
   });
 
+  it("keyRateLimit: a parked job another transaction holds when its window opens keeps the wake", {
+    timeout: 30_000,
+  }, async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const { queue, schema } = await fresh(clock);
+    const db = inspect(schema);
+    const { busy } = await enqueueRateBacklog(queue, 3);
+    const wakes = () =>
+      withPg(async (c) => (await c.query(`SELECT key, n FROM "${schema}".errand_park_wake`)).rows);
+    expect((await queue.lease({ limit: 10 })).length).toBe(3);
+    expect(await db.parkedOf(busy[2]!.id)).toBe(3);
+
+    // The key's one parked job is held (a cancel or reschedule under way) when its window opens:
+    // the wake cannot put it back, so it stays for the next call rather than being spent.
+    const client = await otherTransaction();
+    await client.query(`SELECT 1 FROM "${schema}".errand_job WHERE id = $1 FOR UPDATE`, [busy[2]!.id]);
+    clock.advance(1_000);
+    expect(await queue.lease({ limit: 10 })).toEqual([]);
+    expect(await wakes()).toEqual([{ key: "busy", n: 2 }]);
+
+    // The holder rolls back: the next claim puts the job back and starts it.
+    await client.query("ROLLBACK");
+    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([busy[2]!.id]);
+    expect(await wakes()).toEqual([]);
+    expect(await db.parked()).toEqual([{ parked: null, n: 4 }]);
+  });
+
   it("a running job another transaction is changing keeps its key from being parked", {
     timeout: 30_000,
   }, async () => {

@@ -254,18 +254,16 @@ FROM {{errandKeyPark}}($1::text[], $2::text[], $3::integer[], $4::boolean[], $5:
 -- of a type with keyRateLimit (so its locks are not held while the claim waits for others'), and
 -- the lease sweep for every type (a type whose workers no longer have the rule still gets its
 -- jobs back). Rows are taken with SKIP LOCKED: a wake or a job another transaction holds is left
--- to the next call.
+-- to the next call. A wake that could not put back all it should (some of the key's parked jobs
+-- were held, by a cancel or reschedule that may yet roll back) is kept, less what it put back:
+-- forgetting it would leave a job parked for good should the holder roll back.
 
 -- name: wakeParked
 WITH due AS (
-  DELETE FROM {{errandParkWake}} w
-  WHERE (w.type, w.key) IN (
-    SELECT d.type, d.key FROM {{errandParkWake}} d
-    WHERE d.at <= $1 AND ($2::text[] IS NULL OR d.type = ANY($2::text[]))
-    ORDER BY d.at LIMIT 100
-    FOR UPDATE SKIP LOCKED
-  )
-  RETURNING w.type, w.key, w.n
+  SELECT d.type, d.key, d.n FROM {{errandParkWake}} d
+  WHERE d.at <= $1 AND ($2::text[] IS NULL OR d.type = ANY($2::text[]))
+  ORDER BY d.at LIMIT 100
+  FOR UPDATE SKIP LOCKED
 ), back AS (
   UPDATE {{errandJob}} j SET parked = NULL
   WHERE j.id = ANY (ARRAY(
@@ -277,7 +275,22 @@ WITH due AS (
       FOR UPDATE SKIP LOCKED
     ) AS b
   ))
-  RETURNING j.run_at
+  RETURNING j.run_at, j.type, j.key
+), took AS (
+  SELECT d.type, d.key, d.n,
+    (SELECT count(*) FROM back b WHERE b.type = d.type AND b.key = d.key) AS n_back,
+    (SELECT count(*) FROM (
+      SELECT 1 FROM {{errandJob}} p
+      WHERE p.type = d.type AND p.key = d.key AND p.parked IS NOT NULL AND p.parked = 3
+      LIMIT d.n
+    ) AS x) AS n_there
+  FROM due d
+), gone AS (
+  DELETE FROM {{errandParkWake}} w USING took t
+  WHERE w.type = t.type AND w.key = t.key AND t.n_back >= t.n_there
+), kept AS (
+  UPDATE {{errandParkWake}} w SET n = t.n - t.n_back FROM took t
+  WHERE w.type = t.type AND w.key = t.key AND t.n_back < t.n_there
 ), n AS (
   SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM back WHERE $3::text IS NOT NULL LIMIT 1) AS r
 )
