@@ -1,3 +1,4 @@
+import { types } from "node:util";
 import { ErrandError, type ErrandErrorCode } from "./errors.js";
 
 /**
@@ -298,7 +299,8 @@ export function sanitizeText(value: string, maxLength: number): string {
 
 /**
  * Serialises a payload (or result, or checkpoint) to JSON text, refusing what JSON would silently
- * mangle: functions, symbols, bigints, `undefined` at the top, non-finite numbers and cycles.
+ * mangle: functions, symbols, bigints, `undefined` at the top, non-finite numbers, cycles, and the
+ * built-in objects it writes as `{}` (Map, Set, WeakMap, WeakSet, RegExp, Error, Promise).
  * @throws ErrandError `INVALID_PAYLOAD`
  */
 export function toJsonText(field: string, value: unknown, maxBytes?: number): string {
@@ -372,9 +374,33 @@ function jsonGuard(this: unknown, key: string, value: unknown): unknown {
     case "number":
       if (!Number.isFinite(value)) throw new TypeError(`${key ? `"${key}"` : "value"} is ${value}`);
       return value;
+    case "object": {
+      const kind = value === null ? null : emptiedKind(value);
+      if (kind) throw new TypeError(`${key ? `"${key}"` : "value"} is a ${kind}, which JSON writes as {}`);
+      return value;
+    }
     default:
       return value;
   }
+}
+
+/**
+ * The kind of a built-in object whose contents JSON.stringify drops, writing `{}` (an Error's
+ * message, a Map's entries), or null. Stored, it would come back as an empty object with no
+ * error said: the data lost in silence. util.types, so objects from another realm count too.
+ */
+function emptiedKind(value: object): string | null {
+  // Plain objects and arrays, nearly every value here, skip the seven native calls below.
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === Array.prototype || proto === null) return null;
+  if (types.isMap(value)) return "Map";
+  if (types.isSet(value)) return "Set";
+  if (types.isWeakMap(value)) return "WeakMap";
+  if (types.isWeakSet(value)) return "WeakSet";
+  if (types.isRegExp(value)) return "RegExp";
+  if (types.isNativeError(value) || value instanceof Error) return "Error";
+  if (types.isPromise(value)) return "Promise";
+  return null;
 }
 
 // ---- bounds ----------------------------------------------------------------------------------

@@ -215,4 +215,31 @@ describe("toJsonText", () => {
     ];
     for (const value of bad) expect(() => toJsonText("payload", value)).toThrow(code("INVALID_PAYLOAD"));
   });
+
+  it("refuses the built-in objects JSON writes as {}, naming the field and the kind", () => {
+    const emptied: Array<[unknown, string]> = [
+      [new Map([["a", 1]]), "Map"],
+      [{ tags: new Set(["a"]) }, '"tags" is a Set'],
+      [[new WeakMap()], "WeakMap"],
+      [{ w: new WeakSet() }, "WeakSet"],
+      [{ match: /a+/g }, "RegExp"],
+      [{ cause: new TypeError("lost") }, "Error"],
+      [{ pending: Promise.resolve(1) }, "Promise"],
+      [{ deep: [{ deeper: { m: new Map() } }] }, '"m" is a Map'],
+    ];
+    for (const [value, said] of emptied) {
+      expect(() => toJsonText("payload", value)).toThrow(code("INVALID_PAYLOAD"));
+      expect(() => toJsonText("payload", value)).toThrow(said);
+    }
+    // An error class of the handler's own, with fields of its own: its message would still be lost.
+    class HttpError extends Error {
+      status = 502;
+    }
+    expect(() => toJsonText("result", { error: new HttpError("bad gateway") })).toThrow(
+      code("INVALID_PAYLOAD"),
+    );
+    // What JSON does keep is not refused: a Map's entries as an array, an error as its fields.
+    expect(toJsonText("payload", { m: [...new Map([["a", 1]])] })).toBe('{"m":[["a",1]]}');
+    expect(toJsonText("payload", { e: { message: "x" } })).toBe('{"e":{"message":"x"}}');
+  });
 });
