@@ -7,7 +7,14 @@
  * @module
  */
 import { DEFAULT_BACKOFF } from "./backoff.js";
-import type { Delivery, DependencyFailurePolicy, Job, JobRecord, StoredBackoff } from "./job.js";
+import {
+  type Delivery,
+  type DependencyFailurePolicy,
+  type Job,
+  type JobRecord,
+  type StoredBackoff,
+  SUMMARY_LEAVES_OUT,
+} from "./job.js";
 import type { NewJob } from "./store/store.js";
 
 /**
@@ -221,6 +228,40 @@ export const SHARED_FIELDS: readonly JobField[] = Object.freeze(
 export const PUBLIC_JOB_FIELDS: readonly (keyof Job)[] = Object.freeze(
   JOB_FIELDS.filter((x) => x.public).map((x) => x.name as keyof Job),
 );
+
+/**
+ * What a summary read (ListParams.summary) gives for each field a JobSummary leaves out, in place
+ * of reading it: its stored text as toJob reads it cheaply, or null. The Queue drops these fields.
+ * @internal
+ */
+export const SUMMARY_PLACEHOLDERS: ReadonlyMap<string, string | null> = new Map<
+  (typeof SUMMARY_LEAVES_OUT)[number],
+  string | null
+>([
+  ["payload", "null"],
+  ["checkpoint", null],
+  ["result", null],
+  ["errors", "[]"],
+  ["dependsOn", null],
+]);
+if (SUMMARY_LEAVES_OUT.some((f) => !SUMMARY_PLACEHOLDERS.has(f))) {
+  throw new Error("job-fields.ts: SUMMARY_PLACEHOLDERS must give every field of SUMMARY_LEAVES_OUT");
+}
+
+/**
+ * A store's SQL for a summary read's placeholder of `field` (SUMMARY_PLACEHOLDERS), or undefined
+ * for a field a summary keeps. `text` quotes a text, `nullText` is a NULL of text affinity.
+ * @internal
+ */
+export function summaryPlaceholder(
+  field: JobField,
+  text: (t: string) => string,
+  nullText: string,
+): string | undefined {
+  const value = SUMMARY_PLACEHOLDERS.get(field.name);
+  if (value === undefined) return undefined;
+  return value === null ? nullText : text(value);
+}
 
 /**
  * A SQL select list of the job's columns from one table, in record order, each read under its

@@ -224,7 +224,13 @@ export interface Job<P = unknown, R = unknown> {
  * a job still waits for dependencies, and `attempt` how many tries it has had.
  * @since 0.3.0
  */
-export type JobSummary = Omit<Job, "payload" | "checkpoint" | "result" | "errors" | "dependsOn">;
+export type JobSummary = Omit<Job, (typeof SUMMARY_LEAVES_OUT)[number]>;
+
+/**
+ * The fields of a job a {@link JobSummary} leaves out, those whose size its callers decide (the
+ * server's schema and the stores' summary reads are made from it). @internal
+ */
+export const SUMMARY_LEAVES_OUT = ["payload", "checkpoint", "result", "errors", "dependsOn"] as const;
 
 /** `job` as a {@link JobSummary}: a new object without the five fields a summary leaves out. @internal */
 export function toJobSummary(job: Job): JobSummary {

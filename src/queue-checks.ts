@@ -18,7 +18,7 @@ import {
   DEFAULT_RETENTION,
   type DependentsOptions,
   type LeaseOptions,
-  type ListOptions,
+  type ListViewOptions,
   type OpenQueueOptions,
   type SchedulePageOptions,
 } from "./queue-options.js";
@@ -72,7 +72,7 @@ type RescheduleOptions = {
   queue?: string;
 };
 
-const LIST_KEYS = new Set(["state", "queue", "type", "owner", "key", "limit", "cursor"]);
+const LIST_KEYS = new Set(["state", "queue", "type", "owner", "key", "limit", "cursor", "view"]);
 const RESCHEDULE_KEYS = new Set(["runAt", "delayMs", "priority", "queue"]);
 
 const LEASE_KEYS = new Set([
@@ -186,10 +186,14 @@ export function resolveQueueOptions(
  * `list`'s options, checked, as the store's params.
  * @throws ErrandError `INVALID_OPTION` and the codes of the names and bounds it checks.
  */
-export function checkListOptions(options: ListOptions): ListParams {
+export function checkListOptions(options: ListViewOptions): ListParams {
   checkKnownKeys("list", options, LIST_KEYS);
   if (options.state !== undefined && !JOB_STATES.includes(options.state)) {
     throw new ErrandError("INVALID_OPTION", `list: state must be one of ${JOB_STATES.join(", ")}`);
+  }
+  const view = options.view;
+  if (view !== undefined && view !== "full" && view !== "summary") {
+    throw new ErrandError("INVALID_OPTION", `list: view must be "full" or "summary", not ${describe(view)}`);
   }
   return {
     state: options.state,
@@ -199,6 +203,7 @@ export function checkListOptions(options: ListOptions): ListParams {
     key: options.key === undefined ? undefined : checkJobKey(options.key),
     limit: checkInt("limit", options.limit ?? 50, 1, MAX_LIMIT),
     cursor: options.cursor === undefined ? undefined : checkListCursor(options.cursor),
+    ...(view === "summary" ? { summary: true } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type JobDependency,
   type JobState,
   toJob,
+  toJobSummary,
 } from "./job.js";
 import { checkKnownKeys } from "./known-keys.js";
 import { fireDueSchedules } from "./maintenance/cron-firing.js";
@@ -43,8 +44,10 @@ import type {
   FailOptions,
   FlowResult,
   JobPage,
+  JobSummaryPage,
   LeaseOptions,
   ListOptions,
+  ListViewOptions,
   OpenQueueOptions,
   QueueStats,
   RetentionOptions,
@@ -336,6 +339,8 @@ export class Queue extends EventEmitter<QueueEvents> {
    * walks (`LIST_SCAN`, 10,000, on SQLite and PostgreSQL; 2,000 on Redis): when few jobs match,
    * the page may hold fewer than `limit`, even none, and still have a `nextCursor`.
    * Page on until `nextCursor` is null to see every match; no call holds the store long.
+   * `view: "summary"` gives each job as a `JobSummary`, which the store reads without the
+   * fields a summary leaves out (a list of large jobs' states and times).
    * @example
    * ```ts
    * for (let cursor: string | undefined; ; ) {
@@ -346,9 +351,19 @@ export class Queue extends EventEmitter<QueueEvents> {
    * }
    * ```
    */
-  async list(options: ListOptions = {}): Promise<JobPage> {
-    const page = await this.store.list(checkListOptions(options));
-    return { jobs: page.jobs.map((r) => toJob(r)), nextCursor: page.nextCursor };
+  async list(options: ListOptions & { view: "summary" }): Promise<JobSummaryPage>;
+  /** A page of jobs, newest first, each whole. */
+  async list(options?: ListOptions & { view?: "full" }): Promise<JobPage>;
+  /** A page of jobs, newest first, as `options.view` asks. */
+  async list(options?: ListViewOptions): Promise<JobPage | JobSummaryPage>;
+  async list(options: ListViewOptions = {}): Promise<JobPage | JobSummaryPage> {
+    const params = checkListOptions(options);
+    const page = await this.store.list(params);
+    // A summary's record carries placeholders for what it leaves out (ListParams.summary).
+    const jobs = params.summary
+      ? page.jobs.map((r) => toJobSummary(toJob(r)))
+      : page.jobs.map((r) => toJob(r));
+    return { jobs, nextCursor: page.nextCursor };
   }
 
   /**

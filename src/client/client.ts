@@ -14,8 +14,10 @@ import type {
   FailOptions,
   FlowResult,
   JobPage,
+  JobSummaryPage,
   LeaseOptions,
   ListOptions,
+  ListViewOptions,
   QueueStats,
   Schedule,
   ScheduleOptions,
@@ -141,35 +143,12 @@ export interface RemoteLeaseOptions extends Omit<LeaseOptions, "leaseMs" | "main
 }
 
 /**
- * Options for {@link ErrandClient.list}: the Queue's filters and paging, plus the form the jobs
- * come in.
+ * Options for {@link ErrandClient.list}: the Queue's, `view` included.
  * @since 0.3.0
  */
-export interface RemoteListOptions extends ListOptions {
-  /**
-   * `"summary"` answers each job as a {@link JobSummary}: without its payload, checkpoint, result,
-   * error history and dependency ids, which its callers may make large, so a few hundred bytes a
-   * job whatever the jobs carry (a page of 25 jobs with large payloads, results and errors: 17 MB
-   * whole, 15 kB as summaries). The filters, `limit` and cursors work the same. For lists of
-   * jobs' states and times; {@link ErrandClient.get} reads a job whole.
-   * @defaultValue "full"
-   */
-  view?: "full" | "summary";
-}
+export type RemoteListOptions = ListViewOptions;
 
-/**
- * A page of {@link ErrandClient.list} with `view: "summary"`, newest first.
- * @since 0.3.0
- */
-export interface JobSummaryPage {
-  /** This page's jobs, newest first, each as a {@link JobSummary}. */
-  jobs: JobSummary[];
-  /**
-   * Pass as `cursor` for the next page; null on the last page. A filtered page may be short, even
-   * empty, and still have one (see {@link Queue.list}).
-   */
-  nextCursor: string | null;
-}
+export type { JobSummaryPage };
 
 /** One outcome for {@link ErrandClient.report}; a snooze is pending again after `delayMs`. */
 export type ReportItem = AttemptRef &
@@ -713,22 +692,15 @@ export class ErrandClient {
    * @throws ErrandError `INVALID_OPTION` for a bad filter, limit, view or an unknown option, and the
    *   codes of the names it checks
    */
-  async list(options: RemoteListOptions & { view: "summary" }): Promise<JobSummaryPage>;
+  async list(options: ListOptions & { view: "summary" }): Promise<JobSummaryPage>;
   /** A page of jobs, newest first, each whole. */
-  async list(options?: RemoteListOptions & { view?: "full" }): Promise<JobPage>;
+  async list(options?: ListOptions & { view?: "full" }): Promise<JobPage>;
   /** A page of jobs, newest first, as `options.view` asks. */
-  async list(options?: RemoteListOptions): Promise<JobPage | JobSummaryPage>;
-  async list(options: RemoteListOptions = {}): Promise<JobPage | JobSummaryPage> {
+  async list(options?: ListViewOptions): Promise<JobPage | JobSummaryPage>;
+  async list(options: ListViewOptions = {}): Promise<JobPage | JobSummaryPage> {
     checkObject("list", "options", options);
-    const { view, ...filters } = options;
-    if (view !== undefined && view !== "full" && view !== "summary") {
-      throw new ErrandError(
-        "INVALID_OPTION",
-        `list: view must be "full" or "summary", not ${describe(view)}`,
-      );
-    }
     // Checked as a Queue checks them, so a bad option gets the Queue's code, not the HTTP schema's.
-    checkListOptions(filters);
+    checkListOptions(options);
     const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
       "GET",
       withQuery("/v1/jobs", options),

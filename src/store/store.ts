@@ -649,6 +649,12 @@ export interface ListParams {
   limit: number;
   /** The `nextCursor` of the previous page. */
   cursor?: string;
+  /**
+   * Records for summaries (`list({ view: "summary" })`): the store need not read the fields a
+   * JobSummary leaves out (SUMMARY_LEAVES_OUT), and gives them as placeholders (payload `'null'`,
+   * errors `'[]'`, checkpoint, result and dependsOn null) that the Queue then drops.
+   */
+  summary?: boolean;
 }
 
 /**

@@ -8,7 +8,7 @@
  * but for the last.
  */
 import { describe, expect, it } from "vitest";
-import type { Job } from "../../src/job.js";
+import { type Job, toJobSummary } from "../../src/job.js";
 import type { JobPage, ListOptions, Queue } from "../../src/queue.js";
 import { DEFAULT_RETENTION } from "../../src/queue-options.js";
 import { MAX_DATE_MS, MAX_LIST_CURSOR_LENGTH } from "../../src/validation.js";
@@ -142,6 +142,68 @@ export function exerciseListPages(backend: Backend): void {
           code: "INVALID_OPTION",
         });
       }
+    });
+
+    it("a summary page lists what a full one does, each job less the five fields a summary leaves out", async () => {
+      const { queue } = await backend.setup();
+      const big = "x".repeat(50_000);
+      const opts = { owner: "o1", key: "k1" };
+      // Every state, each with what a summary leaves out made large where it can be.
+      const a = await queue.enqueue("sync", { big, n: 1 }, opts);
+      const b = await queue.enqueue("sync", { big, n: 2 }, opts);
+      await queue.enqueue("merge", { big, n: 3 }, { ...opts, dependsOn: [a.id, b.id] });
+      const [done] = await queue.lease({ limit: 1, types: ["sync"] });
+      await queue.complete(done!, { big });
+      await queue.enqueue("other", { big, n: 4 });
+      const [doomed] = await queue.lease({ limit: 1, types: ["other"] });
+      await queue.fail(doomed!, new Error(big.slice(0, 1_000)), { retryable: false });
+      await queue.enqueue("other", { big, n: 5 }, opts);
+      const [running] = await queue.lease({ limit: 1, types: ["other"] });
+      await queue.checkpoint(running!, { big });
+      await queue.enqueue("sync", { big, n: 6 }, opts);
+
+      for (const filter of [
+        {},
+        { state: "pending" as const },
+        { state: "active" as const },
+        { state: "blocked" as const },
+        { state: "completed" as const },
+        { state: "dead" as const },
+        { owner: "o1" },
+        { key: "k1" },
+        { owner: "o1", state: "completed" as const },
+      ]) {
+        const full = (await pages(queue, { ...filter, limit: 2 })).flatMap((p) => p.jobs);
+        const summaries = [];
+        let cursor: string | undefined;
+        do {
+          const page = await queue.list({ ...filter, limit: 2, view: "summary", cursor });
+          summaries.push(...page.jobs);
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        expect(summaries, JSON.stringify(filter)).toEqual(full.map(toJobSummary));
+        for (const job of summaries) {
+          for (const field of ["payload", "checkpoint", "result", "errors", "dependsOn"]) {
+            expect(Object.hasOwn(job, field), field).toBe(false);
+          }
+        }
+      }
+      // Each state is there, so each store's read of each table was compared.
+      const states = new Set((await queue.list({ limit: 100, view: "summary" })).jobs.map((j) => j.state));
+      expect([...states].sort()).toEqual(["active", "blocked", "completed", "dead", "pending"]);
+      // The store reads none of them: its records carry the placeholders (ListParams.summary).
+      const records = (await queue.store.list({ limit: 100, summary: true })).jobs;
+      expect(records).toHaveLength(6);
+      for (const r of records) {
+        expect([r.payload, r.checkpoint, r.result, r.errors, r.dependsOn]).toEqual([
+          "null",
+          null,
+          null,
+          "[]",
+          null,
+        ]);
+      }
+      await expect(queue.list({ view: "brief" as "full" })).rejects.toMatchObject({ code: "INVALID_OPTION" });
     });
 
     it("pages every filter to exactly the jobs it matches, with both the waiting jobs and the history past what a page reads", async () => {

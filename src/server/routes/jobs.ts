@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { dependencyNotFound, ErrandError } from "../../errors.js";
 import { type FlowNode, flowNodesFromWire } from "../../flow-plan.js";
-import { type EnqueuedJob, type Job, type JobDependency, toJobSummary } from "../../job.js";
+import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
 import { JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
@@ -182,16 +182,15 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(q.key !== undefined ? { key: q.key } : {}),
       ...(q.cursor ? { cursor: q.cursor } : {}),
     };
-    // A summary leaves out what a caller may make large (toJobSummary): the page's size is
-    // measured on what is sent. A page too big for one answer (page-size.ts) is read again,
-    // shorter, so that its nextCursor is the store's own for where it stops (each read is
-    // shorter: it ends).
-    const summary = q.view === "summary";
+    // A summary leaves out what a caller may make large, and the store does not read it: the
+    // page's size is measured on what is sent. A page too big for one answer (page-size.ts) is
+    // read again, shorter, so that its nextCursor is the store's own for where it stops (each
+    // read is shorter: it ends).
+    const view = q.view === "summary" ? "summary" : "full";
     for (let limit = q.limit === undefined ? 50 : Number(q.limit); ; ) {
-      const page = await queue.list({ ...filter, limit });
-      const jobs = summary ? page.jobs.map(toJobSummary) : page.jobs;
+      const { jobs, nextCursor } = await queue.list({ ...filter, limit, view });
       const fits = itemsWithin(jobs);
-      if (fits === jobs.length) return { jobs, nextCursor: page.nextCursor };
+      if (fits === jobs.length) return { jobs, nextCursor };
       limit = fits;
     }
   });

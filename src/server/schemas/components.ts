@@ -3,7 +3,7 @@
  * to them as `"<Id>#"`.
  * @module
  */
-import { JOB_STATES } from "../../job.js";
+import { JOB_STATES, SUMMARY_LEAVES_OUT } from "../../job.js";
 import { MAX_ERROR_HISTORY, MAX_ERROR_STACK_LENGTH } from "../../validation.js";
 import { PUSH_LIMITS } from "../job-types.js";
 import { ERROR_CODES } from "./error-codes.js";
@@ -141,9 +141,6 @@ const jobRequired = [
   "debounceKey",
   "snoozes",
 ] as const;
-
-/** The fields of a job a `JobSummary` leaves out: those whose size its callers decide. */
-const SUMMARY_LEAVES_OUT = ["payload", "checkpoint", "result", "errors", "dependsOn"] as const;
 
 /** `T` without the elements in `X`, as a tuple (what the schema's types are derived from). */
 type Without<T extends readonly string[], X> = T extends readonly [

@@ -3,7 +3,14 @@
  * the advisory-lock key its claims pass to them.
  * @module
  */
-import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
+import {
+  JOB_FIELDS,
+  type JobField,
+  SHARED_FIELDS,
+  selectList,
+  summaryPlaceholder,
+  wrapList,
+} from "../../job-fields.js";
 import { MAX_ERROR_HISTORY } from "../../validation.js";
 import { CLAIMED_COLUMNS, CLAIMED_FIELDS_SQL } from "./claimed-row.js";
 
@@ -35,6 +42,17 @@ const quote = (name: string) => `"${name}"`;
  */
 const HOT_FIELDS = selectList("hot", nullOf, quote);
 const DONE_FIELDS = selectList("done", nullOf, quote);
+
+/**
+ * The `{{hotFields}}` and `{{doneFields}}` of a summary read (ListParams.summary): the fields a
+ * JobSummary leaves out as placeholders (SUMMARY_PLACEHOLDERS), so their TOASTed text is never
+ * fetched. For the list statements only (postgres-store.ts renders their twins with these).
+ */
+const summaryOf = (f: JobField) => summaryPlaceholder(f, (t) => `'${t}'::text`, "NULL::text");
+export const SUMMARY_FRAGMENTS = {
+  hotFields: selectList("hot", nullOf, quote, undefined, summaryOf),
+  doneFields: selectList("done", nullOf, quote, undefined, summaryOf),
+} as const;
 /** A NULL for each column a claim returns: its marker row, whose flags follow them. */
 const CLAIMED_NULLS = wrapList(Array.from({ length: CLAIMED_COLUMNS }, () => "NULL"));
 

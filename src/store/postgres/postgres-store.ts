@@ -52,7 +52,7 @@ import type {
 import { LIST_SCAN, listTables, requeued, scansList, withCascade } from "../store.js";
 import { integerArray, textArray } from "./arrays.js";
 import { claimJobs, wakeParked } from "./claim.js";
-import { sqlFragments } from "./columns.js";
+import { SUMMARY_FRAGMENTS, sqlFragments } from "./columns.js";
 import {
   createPool,
   PgConnection,
@@ -86,6 +86,25 @@ export type { PostgresStoreOptions } from "./options.js";
 
 /** Fold statements (each of `limit` deltas) one prune() call runs at most. */
 const FOLDS_PER_PRUNE = 64;
+
+/** The list statements (queries/list.sql), which have twins for summaries. */
+const LIST_STATEMENTS = [
+  "listAll",
+  "listAllOwner",
+  "listHot",
+  "listHotOwner",
+  "listDone",
+  "listDoneOwner",
+] as const satisfies readonly StatementName[];
+type ListStatement = (typeof LIST_STATEMENTS)[number];
+
+/** `statements` narrowed to `names`. */
+function pick<K extends string>(
+  statements: Readonly<Record<string, string>>,
+  names: readonly K[],
+): Record<K, string> {
+  return Object.fromEntries(names.map((n) => [n, statements[n]!])) as Record<K, string>;
+}
 
 /**
  * The PostgreSQL store: any number of worker processes on any number of machines share one
@@ -141,6 +160,8 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
   readonly #notifier: PostgresNotifier;
   /** queries/*.sql, by statement name, with this store's schema and channel filled in. */
   readonly #sql: Record<StatementName, string>;
+  /** The list statements' twins for summaries (ListParams.summary), by the same names. */
+  readonly #summarySql: Record<ListStatement, string>;
   #heartbeats: Promise<unknown> = Promise.resolve();
 
   private constructor(pool: pg.Pool, ownsPool: boolean, schema: string, options: PostgresStoreOptions) {
@@ -149,7 +170,12 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     this.#connection = new PgConnection(pool, ownsPool, options);
     // One channel per schema, so installations sharing a database do not wake each other.
     const channel = `${schema}_wake`;
-    this.#sql = renderStatements(statements, sqlFragments(schema, channel));
+    const fragments = sqlFragments(schema, channel);
+    this.#sql = renderStatements(statements, fragments);
+    this.#summarySql = renderStatements(pick(statements, LIST_STATEMENTS), {
+      ...fragments,
+      ...SUMMARY_FRAGMENTS,
+    });
     // The rewrites of the claim and insert statements checked now, not at a claim or an enqueue.
     oneTypeStatements(this.#sql);
     fairStatements(this.#sql);
@@ -357,18 +383,19 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
 
   async list(p: ListParams): Promise<ListResult> {
     const owned = p.owner !== undefined;
+    const sql = p.summary ? this.#summarySql : this.#sql;
     const source =
       p.state === undefined
         ? owned
-          ? this.#sql.listAllOwner
-          : this.#sql.listAll
+          ? sql.listAllOwner
+          : sql.listAll
         : p.state === "blocked" || p.state === "pending" || p.state === "active"
           ? owned
-            ? this.#sql.listHotOwner
-            : this.#sql.listHot
+            ? sql.listHotOwner
+            : sql.listHot
           : owned
-            ? this.#sql.listDoneOwner
-            : this.#sql.listDone;
+            ? sql.listDoneOwner
+            : sql.listDone;
     const { rows, floor } = await this.#op("pool", async (db) => {
       // A filtered page reads a stretch of ids (queries/list.sql): its floor first.
       let floor: string | null = null;

@@ -1,6 +1,6 @@
 import { ErrandError } from "../../errors.js";
 import { FINISHED_STATES, JOB_STATES, type JobRecord, type JobState } from "../../job.js";
-import { shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
+import { SUMMARY_PLACEHOLDERS, shareAllButIdAndPayload, standsAlone } from "../../job-fields.js";
 import { byteOrder, nameRecord } from "../../name-record.js";
 import { claimOrder } from "../claim-order.js";
 import {
@@ -413,11 +413,15 @@ export class RedisStore implements Store {
       this.capabilities.listScan,
       p.owner ?? "",
       p.key ?? "",
+      p.summary ? "1" : "",
     ])) as [Reply[], string | null, string | null];
     // `<time>:<id>` whatever the id's length (MAX_LIST_CURSOR_LENGTH holds the longest): the time
     // the job was listed at, which the next page starts below even if the job has moved or gone.
     const nextCursor = id !== null && time !== null ? `${time}:${id}` : null;
-    return { jobs: replies.map(decodeJob), nextCursor };
+    const jobs = replies.map(decodeJob);
+    // A summary's replies carry no payload (list.lua); decodeJob leaves "", which is no JSON.
+    if (p.summary) for (const r of jobs) r.payload = SUMMARY_PAYLOAD;
+    return { jobs, nextCursor };
   }
 
   async stats(p: StatsParams): Promise<StoreStats> {
@@ -736,6 +740,9 @@ function claimedRecords(replies: Reply[], p: ClaimParams, leaseExpiresAt: number
  * one busy key is parked by one claim.
  */
 const CLAIM_RUNS = 50;
+
+/** A summary record's payload (SUMMARY_PLACEHOLDERS): list.lua sends none. */
+const SUMMARY_PAYLOAD = SUMMARY_PLACEHOLDERS.get("payload") as string;
 
 /** Whether ids sorted as given: a shared batch's jobs share their runAt, so that is claim order. */
 function ascending(ids: readonly string[]): boolean {

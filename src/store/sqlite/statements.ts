@@ -4,7 +4,14 @@
  * @module
  */
 import type Database from "better-sqlite3";
-import { JOB_FIELDS, type JobField, SHARED_FIELDS, selectList, wrapList } from "../../job-fields.js";
+import {
+  JOB_FIELDS,
+  type JobField,
+  SHARED_FIELDS,
+  selectList,
+  summaryPlaceholder,
+  wrapList,
+} from "../../job-fields.js";
 import { MAX_ERROR_HISTORY } from "../../validation.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
@@ -14,7 +21,20 @@ import type { NewJob } from "../store.js";
 import { PENDING_FIELDS_SQL } from "./pending-row.js";
 
 export type Stmt = Database.Statement;
-export type Statements = Record<StatementName, Stmt>;
+
+/** The list statements (queries/list.sql), each with a twin that reads summaries. */
+const LIST_STATEMENTS = [
+  "listAll",
+  "listAllByOwner",
+  "listHot",
+  "listHotByOwner",
+  "listDone",
+  "listDoneByOwner",
+] as const satisfies readonly StatementName[];
+type ListStatement = (typeof LIST_STATEMENTS)[number];
+/** A list statement's twin for ListParams.summary: the same rows, the five fields left unread. */
+export type SummaryStatementName = `${ListStatement}Summary`;
+export type Statements = Record<StatementName | SummaryStatementName, Stmt>;
 
 /**
  * A job's backoff policy as the store writes it: '' for the standard policy (DEFAULT_BACKOFF_TEXT),
@@ -45,26 +65,38 @@ const nullOf = (field: JobField): string =>
  * has no result or finished_at, the done table no lease or holder; those read as NULL. SQLite
  * keeps an alias's case, so none is quoted.
  */
-const HOT_FIELDS = selectList(
+const hotExpression = (f: JobField): string | undefined =>
+  // A blocked job's count lives in errand_blocked (migrations/0004 says why); the CASE reads it
+  // for blocked rows only, so a claim (pending rows) never probes that table.
+  f.name === "blockedBy"
+    ? "CAST(CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END AS INTEGER)"
+    : f.name === "backoff"
+      ? BACKOFF_READ
+      : undefined;
+const doneExpression = (f: JobField): string | undefined => (f.name === "backoff" ? BACKOFF_READ : undefined);
+const HOT_FIELDS = selectList("hot", nullOf, (name) => name, undefined, hotExpression);
+const DONE_FIELDS = selectList("done", nullOf, (name) => name, undefined, doneExpression);
+
+/**
+ * A summary's placeholder for a field it leaves out (SUMMARY_PLACEHOLDERS), the same in both
+ * tables, so listAll's arms still agree in affinity. Not reading the column is the point: a row's
+ * payload may be a megabyte of overflow pages, which SQLite then only walks past.
+ */
+const summaryOf = (f: JobField): string | undefined =>
+  summaryPlaceholder(f, sqlLiteral, "CAST(NULL AS TEXT)");
+const HOT_SUMMARY_FIELDS = selectList(
   "hot",
   nullOf,
   (name) => name,
   undefined,
-  // A blocked job's count lives in errand_blocked (migrations/0004 says why); the CASE reads it
-  // for blocked rows only, so a claim (pending rows) never probes that table.
-  (f) =>
-    f.name === "blockedBy"
-      ? "CAST(CASE WHEN state = 'blocked' THEN (SELECT b.blocked_by FROM errand_blocked AS b WHERE b.job_id = errand_job.id) ELSE 0 END AS INTEGER)"
-      : f.name === "backoff"
-        ? BACKOFF_READ
-        : undefined,
+  (f) => summaryOf(f) ?? hotExpression(f),
 );
-const DONE_FIELDS = selectList(
+const DONE_SUMMARY_FIELDS = selectList(
   "done",
   nullOf,
   (name) => name,
   undefined,
-  (f) => (f.name === "backoff" ? BACKOFF_READ : undefined),
+  (f) => summaryOf(f) ?? doneExpression(f),
 );
 /** The column lists above, for test/unit/job-fields.test.ts. @internal */
 export const JOB_COLUMNS = { hot: HOT_FIELDS, done: DONE_FIELDS } as const;
@@ -87,26 +119,38 @@ const ERRORS_WITH_ROOM = `CASE WHEN json_array_length(errors) < ${MAX_ERROR_HIST
  * `@sharedValues` markers give. Exported for test/unit/job-fields.test.ts.
  * @internal
  */
-export const SQL: Readonly<Record<StatementName, string>> = renderStatements(statements, {
+const FRAGMENTS = {
   hotFields: HOT_FIELDS,
   pendingFields: PENDING_FIELDS_SQL,
   doneFields: DONE_FIELDS,
   sharedColumns: wrapList(SHARED_FIELDS.map((x) => x.column)),
   errorsWithRoom: ERRORS_WITH_ROOM,
-});
+};
+export const SQL: Readonly<Record<StatementName | SummaryStatementName, string>> = {
+  ...renderStatements(statements, FRAGMENTS),
+  ...(Object.fromEntries(
+    LIST_STATEMENTS.map((name) => [
+      `${name}Summary`,
+      renderStatements(
+        { [name]: statements[name] },
+        {
+          ...FRAGMENTS,
+          hotFields: HOT_SUMMARY_FIELDS,
+          doneFields: DONE_SUMMARY_FIELDS,
+        },
+      )[name],
+    ]),
+  ) as Record<SummaryStatementName, string>),
+};
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
-const RECORD_STATEMENTS: readonly StatementName[] = [
+const RECORD_STATEMENTS: readonly (StatementName | SummaryStatementName)[] = [
   "getHot",
   "getDone",
   "enqueueByUniqueKey",
   "expiredLeases",
-  "listAll",
-  "listAllByOwner",
-  "listHot",
-  "listHotByOwner",
-  "listDone",
-  "listDoneByOwner",
+  ...LIST_STATEMENTS,
+  ...LIST_STATEMENTS.map((name) => `${name}Summary` as const),
 ];
 
 /**
@@ -159,7 +203,10 @@ if (
 }
 
 /** How the store reads a statement's rows, where not as objects: set as it is prepared. */
-const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName, "pluck" | "raw">([
+const MODES: ReadonlyMap<StatementName | SummaryStatementName, "pluck" | "raw"> = new Map<
+  StatementName | SummaryStatementName,
+  "pluck" | "raw"
+>([
   // Claims read rows as arrays for hotRecord(), which costs less than row objects.
   ["claimQueueTypes", "pluck"],
   ["claimFair", "raw"],
@@ -181,10 +228,10 @@ const MODES: ReadonlyMap<StatementName, "pluck" | "raw"> = new Map<StatementName
   ["listFloorDone", "pluck"],
   ["listFloorDoneByOwner", "pluck"],
 ]);
-const NAMES = Object.keys(SQL) as StatementName[];
+const NAMES = Object.keys(SQL) as (StatementName | SummaryStatementName)[];
 
 /** Prepares one statement in the mode the store reads it, checking a record statement's columns. */
-function prepare(db: Database.Database, name: StatementName): Stmt {
+function prepare(db: Database.Database, name: StatementName | SummaryStatementName): Stmt {
   const stmt = db.prepare(SQL[name]);
   if (RECORD_STATEMENTS.includes(name)) {
     const columns = stmt.columns().map((c) => c.name);

@@ -17,9 +17,13 @@
   candidate's owner and key. At most `budget` candidates are examined per call: a page may then
   hold fewer than `limit` jobs and still have a cursor, so Redis is never held long.
 
+  With ARGV[9] "1" (a summary page, ListParams.summary) each job reply leaves out the fields a
+  JobSummary does (payload, checkpoint, result, errors, dependsOn, and their pieces): read by name,
+  so a large payload is neither copied into the script nor sent.
+
   KEYS[1] {p}:meta
   ARGV[1] state ("" = all)  ARGV[2] queue ("")  ARGV[3] type ("")  ARGV[4] limit  ARGV[5] cursor ("")
-  ARGV[6] budget  ARGV[7] owner ("")  ARGV[8] key ("")
+  ARGV[6] budget  ARGV[7] owner ("")  ARGV[8] key ("")  ARGV[9] summary ("1") or ""
   Returns {job replies, next time or false, next id or false}.
 ]]
 --@include "includes/prelude.lua"
@@ -31,7 +35,30 @@ local cursor = ARGV[5]
 local budget = tonumber(ARGV[6])
 local want_owner = ARGV[7] or ""
 local want_key = ARGV[8] or ""
+local summary = ARGV[9] == "1"
 local BUFFER = 64
+
+-- A summary's reply: the job's fields but those it leaves out (a long field's pieces are "<f>:<n>").
+local LEFT_OUT = { p = true, k = true, x = true, e = true, dp = true }
+local function summary_reply(id)
+  local key = job_key(id)
+  local names = {}
+  for _, name in ipairs(redis.call("HKEYS", key)) do
+    if not LEFT_OUT[string.match(name, "^[^:]*")] then
+      names[#names + 1] = name
+    end
+  end
+  local reply = { id }
+  if #names == 0 then
+    return reply
+  end
+  local values = redis.call("HMGET", key, unpack(names))
+  for i, name in ipairs(names) do
+    reply[#reply + 1] = name
+    reply[#reply + 1] = values[i]
+  end
+  return reply
+end
 
 -- The cursor: "<time>:<id>". Times are whole epoch ms of at most 15 digits (MAX_DATE_MS has 15);
 -- a sign is taken, as a store written to directly may hold times before 1970: more digits are no
@@ -169,7 +196,7 @@ while #out <= limit do
       and (want_key == "" or f[4] == want_key)
   end
   if keep then
-    local reply = job_reply(best_id)
+    local reply = summary and summary_reply(best_id) or job_reply(best_id)
     if #reply > 1 then
       if #out == limit then
         -- One more than the page: there is a next page, starting after the last job returned.
