@@ -61,8 +61,10 @@ export interface RemoteWorkerOptions {
   waitMs?: Duration;
   /**
    * Wait after a failed lease request (server down) before the next, at least 1 ms; also the
-   * longest wait between two sends of a report (see `reportRetryMs`). `close()` cuts either wait
-   * short.
+   * longest wait between two sends of a report (see `reportRetryMs`). Lease requests failing in a
+   * row wait twice as long each time, up to 30 s (or `retryDelayMs` if longer), so a worker whose
+   * token was revoked or whose server is down for long neither hammers it nor logs an error every
+   * second; the first lease that succeeds resets the wait. `close()` cuts either wait short.
    * @defaultValue 1000
    */
   retryDelayMs?: Duration;
@@ -74,8 +76,9 @@ export interface RemoteWorkerOptions {
    * (`RATE_LIMITED`, a proxy throttling) is sent again too, no sooner than its `Retry-After`. Safe because
    * every report names its attempt: a resend of one that did land the first time changes nothing,
    * and is not an error (a completion the server finds already recorded with the same result is
-   * answered as completed; a failure, release or snooze already recorded is answered as stale,
-   * and the worker emits no event for it). `close()` stops resending when its grace period ends.
+   * answered as completed, and a failure recorded with the same error as failed, each with its
+   * event once; a release or snooze already recorded is answered as stale, and the worker emits no
+   * event for it). `close()` stops resending when its grace period ends.
    * A report still failing then is emitted as an `error` and left undone: the job's lease runs
    * out and it is recovered, as after a crash (run again, or `dead` if at most once). Heartbeats
    * and checkpoints are not resent (the next heartbeat is the retry; a checkpoint's fault goes to
@@ -252,6 +255,8 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   }
 
   async #leaseLoop(): Promise<void> {
+    /** Lease requests failed in a row (not counting a draining server's 503s). */
+    let failures = 0;
     while (this.#core.state === "running") {
       // The server said a type leased is rate-ruled: lease no further ahead than a free slot.
       const prefetch = this.#leasesAhead ? this.#prefetch : 0;
@@ -291,6 +296,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
           signal: this.#leaseAbort.signal,
         });
         jobs = onOurClock(leased.jobs, sentAt, this.#clock.now(), this.#leaseMs);
+        failures = 0;
         // Newly told a type it runs is rate-ruled: what it leased ahead goes back unstarted (the
         // server cannot say which type, and starting them later would break the limit).
         if (this.#leasesAhead && !leased.ahead) this.#core.giveBackWaiting(() => true);
@@ -303,9 +309,18 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         // A server shutting down says when to come back: expected, so no error event, and the
         // wait is the server's (another server behind the same address may answer then).
         const after = shuttingDownRetryAfterMs(error);
-        if (after === undefined) this.emit("error", error);
+        if (after === undefined) {
+          this.emit("error", error);
+          failures++;
+        }
         // close() cuts the wait short. A 429's or a proxy's 503's Retry-After is waited out too.
-        const wait = after ?? Math.max(this.#retryDelayMs, Math.min(retryAfterMs(error) ?? 0, 60_000));
+        // Failures in a row back off, so a revoked token or a long outage is not a request (and
+        // an error event) every retryDelayMs for ever.
+        const backoff = Math.min(
+          this.#retryDelayMs * 2 ** Math.min(Math.max(failures - 1, 0), 30),
+          Math.max(this.#retryDelayMs, LEASE_BACKOFF_MAX_MS),
+        );
+        const wait = after ?? Math.max(backoff, Math.min(retryAfterMs(error) ?? 0, 60_000));
         await pause(this.#clock, wait, this.#leaseAbort.signal);
         continue;
       }
@@ -400,6 +415,9 @@ function retryAfterMs(error: unknown): number | undefined {
   const after = outer?.details?.retryAfterMs ?? outer?.retryAfterMs;
   return typeof after === "number" && Number.isFinite(after) && after >= 0 ? after : undefined;
 }
+
+/** The longest wait between failed lease requests in a row, unless `retryDelayMs` is longer. */
+const LEASE_BACKOFF_MAX_MS = 30_000;
 
 /** The first wait before a report is sent again; each next one doubles, up to `retryDelayMs`. */
 const FIRST_RESEND_MS = 100;

@@ -236,6 +236,55 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     await worker.close({ graceMs: 0 });
   });
 
+  it("backs off lease requests refused in a row (a revoked token), up to 30 s, and resets once one succeeds", async () => {
+    const h = await startServer(backend);
+    const sent: number[] = [];
+    const refusedAt: number[] = [];
+    let refusing = 7;
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        if (pathOf(input) !== "/v1/lease") return fetch(input, init);
+        sent.push(h.clock.now());
+        if (refusing === 0) return fetch(input, init);
+        refusing--;
+        refusedAt.push(sent.length - 1);
+        return new Response(JSON.stringify({ error: { code: "UNAUTHORIZED", message: "bad token" } }), {
+          status: 401,
+          headers: { "content-type": "application/json" },
+        });
+      },
+    });
+    const task = defineJob({ type: "revoked", handler: async () => "ok" });
+    const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent, waitMs: 60_000 });
+    const errors: unknown[] = [];
+    worker.on("error", (e) => errors.push(e));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await h.queue.enqueue(task, {}, { id: "revoked" });
+    await worker.start();
+    await advanceUntil(h.clock, async () => (await h.queue.get("revoked"))?.state === "completed", 250);
+    // Each wait is set once the refusal is read, which the clock's steps (250 ms) may pass first.
+    const gaps = sent.slice(1, 8).map((t, i) => t - sent[i]!);
+    const waits = [1000, 2000, 4000, 8000, 16000, 30000, 30000];
+    for (const [i, wait] of waits.entries()) {
+      expect(gaps[i], `wait ${i + 1}`).toBeGreaterThanOrEqual(wait);
+      expect(gaps[i], `wait ${i + 1}`).toBeLessThanOrEqual(wait + 500);
+    }
+    expect(errors).toHaveLength(7);
+    expect(errors.every((e) => (e as { code?: string }).code === "UNAUTHORIZED")).toBe(true);
+
+    // Refused again after a lease that succeeded: the wait starts over at retryDelayMs.
+    refusing = 1;
+    await h.queue.enqueue(task, {}, { id: "again" });
+    await advanceUntil(h.clock, () => refusedAt.length === 8 && sent.length > refusedAt[7]! + 1, 250);
+    expect(await h.queue.get("again")).toMatchObject({ state: "completed" });
+    const last = refusedAt[7]!;
+    expect(sent[last + 1]! - sent[last]!).toBeGreaterThanOrEqual(1000);
+    expect(sent[last + 1]! - sent[last]!).toBeLessThanOrEqual(1500);
+    expect(errors).toHaveLength(8);
+    await worker.close({ graceMs: 0 });
+  });
+
   it("sends a report a proxy throttles again after its Retry-After, and keeps the outcome", async () => {
     const h = await startServer(backend);
     const sent: number[] = [];
