@@ -236,10 +236,13 @@ export class RunCore {
   }
 
   #run(job: Job, weight: number): void {
+    const earlier = this.#running.get(job.id);
+    // The attempt running here handed over again (a server that answers two leases with it): it
+    // runs once. A store never does this; a RemoteWorker's server might.
+    if (earlier && earlier.job.attempt === job.attempt) return;
     const run = new JobRun(job, weight, this.#hooks);
     // An earlier attempt of this job still running here has lost its lease (the job was recovered
     // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
-    const earlier = this.#running.get(job.id);
     if (earlier) {
       this.#abandonRun(earlier, "lost", new Error("lease lost: the job was taken over by a newer attempt"));
     }

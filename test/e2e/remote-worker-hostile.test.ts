@@ -76,6 +76,58 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     await worker.close({ graceMs: 0 });
   });
 
+  it("runs an attempt two lease answers name once, not again while it runs", async () => {
+    const h = await startServer(backend);
+    let first: unknown = null;
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        const r = await fetch(input, init);
+        if (pathOf(input) !== "/v1/lease") return r;
+        // The first answer's job, named again in every answer after it.
+        return rewritten(r, (b) => {
+          const jobs = b.jobs as unknown[];
+          if (first === null && jobs.length > 0) first = jobs[0];
+          else if (first !== null) return { ...b, jobs: [first, ...jobs] };
+          return b;
+        });
+      },
+    });
+    const { gates, handler } = gated();
+    let starts = 0;
+    const task = defineJob({
+      type: "again",
+      handler: (p: unknown, ctx) => {
+        starts++;
+        return handler(p, ctx);
+      },
+    });
+    const worker = new RemoteWorker(client, { jobs: [task], concurrency: 3, clock: h.clock, logger: silent });
+    const errors: unknown[] = [];
+    worker.on("error", (e) => errors.push(e));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await h.queue.enqueue(task, { n: 1 }, { id: "repeated" });
+    await worker.start();
+    await vi.waitFor(() => expect(gates.has("repeated")).toBe(true), { interval: 5 });
+    // A second job's lease answer names the first again, while it runs.
+    await h.queue.enqueue(task, { n: 2 }, { id: "second" });
+    await vi.waitFor(() => expect(gates.has("second")).toBe(true), { interval: 5 });
+    expect(starts).toBe(2);
+    expect(worker.running).toBe(2);
+    gates.get("repeated")!();
+    gates.get("second")!();
+    await vi.waitFor(
+      async () => {
+        expect((await h.queue.get("repeated"))?.state).toBe("completed");
+        expect((await h.queue.get("second"))?.state).toBe("completed");
+      },
+      { interval: 5 },
+    );
+    expect(starts).toBe(2);
+    expect(errors).toEqual([]);
+    await worker.close({ graceMs: 0 });
+  });
+
   it("emits an error, and does not crash, when a heartbeat answer has more results than jobs", async () => {
     const h = await startServer(backend);
     const client = new ErrandClient({
