@@ -96,16 +96,18 @@ describe("the SQLite claim's packed row (pending-row.ts)", () => {
         floor: null,
         limit: 26,
       };
-      // Every page of jobs: listAll, listHot and listDone, each with its …ByOwner form.
+      // Every page of jobs: listAll, listHot and listDone, each with its …ByOwner form, and each
+      // of those with its twin for summaries (…Summary, whose placeholders keep the arms' affinity).
       const lists = (Object.keys(SQL) as Array<keyof typeof SQL>).filter((n) =>
         /^list(All|Hot|Done)/.test(n),
       );
-      expect(lists).toHaveLength(6);
+      expect(lists).toHaveLength(12);
       for (const name of lists) {
-        const steps = plan(name, name.endsWith("ByOwner") ? { ...filters, owner: "o" } : filters);
+        const owned = name.includes("ByOwner");
+        const steps = plan(name, owned ? { ...filters, owner: "o" } : filters);
         // A sort of every row would be a temporary B-tree: a page beside a large history read it whole.
         expect(steps, name).not.toContain("USE TEMP B-TREE FOR ORDER BY");
-        if (!name.endsWith("ByOwner")) {
+        if (!owned) {
           // The cursor and a filtered page's floor are a range of the primary key (the whole key
           // without them), not filters.
           expect(
