@@ -290,7 +290,7 @@ WITH due AS (
   WHERE w.type = t.type AND w.key = t.key AND t.n_back >= t.n_there
 ), kept AS (
   UPDATE {{errandParkWake}} w SET n = t.n - t.n_back FROM took t
-  WHERE w.type = t.type AND w.key = t.key AND t.n_back < t.n_there
+  WHERE w.type = t.type AND w.key = t.key AND t.n_back < t.n_there AND t.n_back > 0
 ), n AS (
   SELECT pg_notify({{channel}}, $3) FROM (SELECT 1 FROM back WHERE $3::text IS NOT NULL LIMIT 1) AS r
 )
