@@ -300,7 +300,8 @@ export function sanitizeText(value: string, maxLength: number): string {
 /**
  * Serialises a payload (or result, or checkpoint) to JSON text, refusing what JSON would silently
  * mangle: functions, symbols, bigints, `undefined` at the top, non-finite numbers, cycles, and the
- * built-in objects it writes as `{}` (Map, Set, WeakMap, WeakSet, RegExp, Error, Promise).
+ * built-in objects whose contents it leaves out (Map, Set, WeakMap, WeakSet, WeakRef, RegExp,
+ * Error, Promise, ArrayBuffer, DataView, iterators, URLSearchParams, Blob, Headers, FormData).
  * @throws ErrandError `INVALID_PAYLOAD`
  */
 export function toJsonText(field: string, value: unknown, maxBytes?: number): string {
@@ -376,7 +377,8 @@ function jsonGuard(this: unknown, key: string, value: unknown): unknown {
       return value;
     case "object": {
       const kind = value === null ? null : emptiedKind(value);
-      if (kind) throw new TypeError(`${key ? `"${key}"` : "value"} is a ${kind}, which JSON writes as {}`);
+      if (kind)
+        throw new TypeError(`${key ? `"${key}"` : "value"} is ${kind}, whose contents JSON leaves out`);
       return value;
     }
     default:
@@ -385,21 +387,33 @@ function jsonGuard(this: unknown, key: string, value: unknown): unknown {
 }
 
 /**
- * The kind of a built-in object whose contents JSON.stringify drops, writing `{}` (an Error's
- * message, a Map's entries), or null. Stored, it would come back as an empty object with no
- * error said: the data lost in silence. util.types, so objects from another realm count too.
+ * The kind (with its article) of a built-in object whose contents JSON.stringify leaves out,
+ * writing `{}` or its own enumerable fields only (a Map's entries, an Error's message, a buffer's
+ * bytes), or null. Stored, it would come back as an empty object with no error said: the data
+ * lost in silence. util.types, so objects from another realm count too. (A typed array keeps its
+ * items, as an object of indexes; a URL or Date writes its text by toJSON, which runs first.)
  */
 function emptiedKind(value: object): string | null {
-  // Plain objects and arrays, nearly every value here, skip the seven native calls below.
+  // Plain objects and arrays, nearly every value here, skip the native calls below.
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto === Object.prototype || proto === Array.prototype || proto === null) return null;
-  if (types.isMap(value)) return "Map";
-  if (types.isSet(value)) return "Set";
-  if (types.isWeakMap(value)) return "WeakMap";
-  if (types.isWeakSet(value)) return "WeakSet";
-  if (types.isRegExp(value)) return "RegExp";
-  if (types.isNativeError(value) || value instanceof Error) return "Error";
-  if (types.isPromise(value)) return "Promise";
+  if (types.isMap(value)) return "a Map";
+  if (types.isSet(value)) return "a Set";
+  if (types.isWeakMap(value)) return "a WeakMap";
+  if (types.isWeakSet(value)) return "a WeakSet";
+  if (value instanceof WeakRef) return "a WeakRef";
+  if (types.isRegExp(value)) return "a RegExp";
+  if (types.isNativeError(value) || value instanceof Error) return "an Error";
+  if (types.isPromise(value)) return "a Promise";
+  if (types.isAnyArrayBuffer(value)) return "an ArrayBuffer";
+  if (types.isDataView(value)) return "a DataView";
+  if (types.isMapIterator(value) || types.isSetIterator(value) || types.isGeneratorObject(value)) {
+    return "an iterator";
+  }
+  if (value instanceof URLSearchParams) return "a URLSearchParams";
+  if (value instanceof Blob) return "a Blob";
+  if (value instanceof Headers) return "a Headers";
+  if (value instanceof FormData) return "a FormData";
   return null;
 }
 

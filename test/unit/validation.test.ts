@@ -226,6 +226,14 @@ describe("toJsonText", () => {
       [{ cause: new TypeError("lost") }, "Error"],
       [{ pending: Promise.resolve(1) }, "Promise"],
       [{ deep: [{ deeper: { m: new Map() } }] }, '"m" is a Map'],
+      [{ bytes: new ArrayBuffer(4) }, "an ArrayBuffer"],
+      [{ view: new DataView(new ArrayBuffer(4)) }, "DataView"],
+      [{ it: new Map([["a", 1]]).values() }, "an iterator"],
+      [{ gen: (function* () {})() }, "an iterator"],
+      [{ ref: new WeakRef({}) }, "WeakRef"],
+      [{ query: new URLSearchParams("a=1") }, "URLSearchParams"],
+      [{ headers: new Headers({ a: "1" }) }, "Headers"],
+      [{ blob: new Blob(["x"]) }, "Blob"],
     ];
     for (const [value, said] of emptied) {
       expect(() => toJsonText("payload", value)).toThrow(code("INVALID_PAYLOAD"));
@@ -241,5 +249,11 @@ describe("toJsonText", () => {
     // What JSON does keep is not refused: a Map's entries as an array, an error as its fields.
     expect(toJsonText("payload", { m: [...new Map([["a", 1]])] })).toBe('{"m":[["a",1]]}');
     expect(toJsonText("payload", { e: { message: "x" } })).toBe('{"e":{"message":"x"}}');
+    expect(() => toJsonText("result", { error: new HttpError("bad gateway") })).toThrow(
+      '"error" is an Error',
+    );
+    // What writes itself by toJSON, or keeps its items, goes as before.
+    expect(toJsonText("payload", { u: new URL("https://x.test/a") })).toBe('{"u":"https://x.test/a"}');
+    expect(toJsonText("payload", { b: new Uint8Array([1, 2]) })).toBe('{"b":{"0":1,"1":2}}');
   });
 });
