@@ -27,6 +27,9 @@ import type {
   EnqueueOptions,
   FailOptions,
   JobPage,
+  ListOptions,
+  ListViewOptions,
+  Queue,
   QueueStats,
   Schedule,
   ScheduleOptions,
@@ -146,6 +149,14 @@ declare const client: ErrandClient;
 expectTypeOf(client.list({ view: "summary" })).resolves.toEqualTypeOf<JobSummaryPage>();
 expectTypeOf(client.list({ state: "dead", view: "full" })).resolves.toEqualTypeOf<JobPage>();
 expectTypeOf(client.list()).resolves.toEqualTypeOf<JobPage>();
+// The Queue's list is typed the same, and a ListOptions of the caller's (no view) lists whole jobs.
+declare const queue: Queue;
+declare const filter: ListOptions;
+declare const anyView: ListViewOptions;
+expectTypeOf(queue.list({ view: "summary" })).resolves.toEqualTypeOf<JobSummaryPage>();
+expectTypeOf(queue.list(filter)).resolves.toEqualTypeOf<JobPage>();
+expectTypeOf(client.list(filter)).resolves.toEqualTypeOf<JobPage>();
+expectTypeOf(queue.list(anyView)).resolves.toEqualTypeOf<JobPage | JobSummaryPage>();
 expectTypeOf<Route["GET /v1/jobs"]["querystring"]["properties"]["view"]["enum"][number]>().toEqualTypeOf<
   NonNullable<RemoteListOptions["view"]>
 >();
