@@ -9,7 +9,7 @@ import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js"
 import { type Job, type JobDependency, jobDate } from "../job.js";
 import { describe, toJsonText } from "../validation.js";
 import type { FailedAttempt } from "../worker/outcome-batcher.js";
-import { type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
+import { attemptKey, type FailAttemptOptions, RunCore, type RunSink } from "../worker/run-core.js";
 import {
   interval,
   MAX_LEASE_WAIT_MS,
@@ -62,9 +62,12 @@ export interface RemoteWorkerOptions {
   /**
    * Wait after a failed lease request (server down) before the next, at least 1 ms; also the
    * longest wait between two sends of a report (see `reportRetryMs`). Lease requests failing in a
-   * row wait twice as long each time, up to 30 s (or `retryDelayMs` if longer), so a worker whose
-   * token was revoked or whose server is down for long neither hammers it nor logs an error every
-   * second; the first lease that succeeds resets the wait. `close()` cuts either wait short.
+   * row wait twice as long each time, up to 30 s (or `retryDelayMs` if longer), each wait after the
+   * second drawn between half and all of that (so workers that lost a server together do not
+   * return together), so a worker whose token was revoked or whose server is down for long neither
+   * hammers it nor logs an error every second; the first lease that succeeds resets the wait. A
+   * failure with a `Retry-After` (429) waits that instead and is not counted. `close()` cuts
+   * either wait short.
    * @defaultValue 1000
    */
   retryDelayMs?: Duration;
@@ -309,20 +312,30 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         // A server shutting down says when to come back: expected, so no error event, and the
         // wait is the server's (another server behind the same address may answer then).
         const after = shuttingDownRetryAfterMs(error);
+        const told = retryAfterMs(error);
         if (after === undefined) {
           this.emit("error", error);
-          failures++;
+          // A 429's or a proxy's 503's Retry-After is its own wait, not a failure to back off from.
+          if (told === undefined) failures++;
         }
-        // close() cuts the wait short. A 429's or a proxy's 503's Retry-After is waited out too.
-        // Failures in a row back off, so a revoked token or a long outage is not a request (and
-        // an error event) every retryDelayMs for ever.
-        const backoff = Math.min(
+        // close() cuts the wait short. Failures in a row back off, so a revoked token or a long
+        // outage is not a request (and an error event) every retryDelayMs for ever; from the
+        // second, by half to all of the doubled wait, so that workers a server lost together do
+        // not come back together.
+        const doubled = Math.min(
           this.#retryDelayMs * 2 ** Math.min(Math.max(failures - 1, 0), 30),
           Math.max(this.#retryDelayMs, LEASE_BACKOFF_MAX_MS),
         );
-        const wait = after ?? Math.max(backoff, Math.min(retryAfterMs(error) ?? 0, 60_000));
+        const backoff = failures <= 1 ? doubled : doubled / 2 + (Math.random() * doubled) / 2;
+        const wait = after ?? Math.max(backoff, Math.min(told ?? 0, 60_000));
         await pause(this.#clock, wait, this.#leaseAbort.signal);
         continue;
+      }
+      // An attempt already here, named again by a server (in this answer, 6db417b, or an earlier
+      // one), is not taken twice: it would run twice.
+      if (jobs.length > 0 && this.#core.running + this.#core.waiting > 0) {
+        const held = this.#core.heldAttempts();
+        jobs = jobs.filter((j) => !held.has(attemptKey(j.id, j.attempt)));
       }
       // Leased while closing (close() does not cut an answer already arriving): given straight back.
       this.#core.take(jobs);

@@ -93,6 +93,9 @@ export interface ShutdownSteps {
   stopped(): Promise<void> | void;
 }
 
+/** A job's attempt as one string, for sets of attempts ({@link RunCore.heldAttempts}). */
+export const attemptKey = (id: string, attempt: number): string => `${attempt}:${id}`;
+
 /** `new` → start() → `running` → close() → `closing` (takes no jobs, grace period) → `closed`. */
 export type WorkerState = "new" | "running" | "closing" | "closed";
 
@@ -198,6 +201,17 @@ export class RunCore {
     return this.#running.size === 0 && this.#waiting.size === 0 && this.#reports === 0;
   }
 
+  /**
+   * The attempts running or waiting here, each as `attemptKey(id, attempt)`: a store never hands
+   * an attempt out twice, but a RemoteWorker's server might, and one must not run twice.
+   */
+  heldAttempts(): Set<string> {
+    const held = new Set<string>();
+    for (const run of this.#running.values()) held.add(attemptKey(run.job.id, run.job.attempt));
+    for (const { job } of this.#waiting.toArray()) held.add(attemptKey(job.id, job.attempt));
+    return held;
+  }
+
   /** Takes claimed jobs in claim order: each starts or waits, or goes straight back when closing. */
   take(jobs: readonly Job[]): void {
     for (const job of jobs) {
@@ -236,13 +250,10 @@ export class RunCore {
   }
 
   #run(job: Job, weight: number): void {
-    const earlier = this.#running.get(job.id);
-    // The attempt running here handed over again (a server that answers two leases with it): it
-    // runs once. A store never does this; a RemoteWorker's server might.
-    if (earlier && earlier.job.attempt === job.attempt) return;
     const run = new JobRun(job, weight, this.#hooks);
     // An earlier attempt of this job still running here has lost its lease (the job was recovered
     // and handed out again): give it up, so it neither reports nor takes the new attempt's slot.
+    const earlier = this.#running.get(job.id);
     if (earlier) {
       this.#abandonRun(earlier, "lost", new Error("lease lost: the job was taken over by a newer attempt"));
     }

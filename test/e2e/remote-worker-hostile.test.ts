@@ -76,57 +76,63 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     await worker.close({ graceMs: 0 });
   });
 
-  it("runs an attempt two lease answers name once, not again while it runs", async () => {
-    const h = await startServer(backend);
-    let first: unknown = null;
-    const client = new ErrandClient({
-      url: h.base,
-      fetch: async (input, init) => {
-        const r = await fetch(input, init);
-        if (pathOf(input) !== "/v1/lease") return r;
-        // The first answer's job, named again in every answer after it.
-        return rewritten(r, (b) => {
-          const jobs = b.jobs as unknown[];
-          if (first === null && jobs.length > 0) first = jobs[0];
-          else if (first !== null) return { ...b, jobs: [first, ...jobs] };
-          return b;
-        });
-      },
+  for (const settings of [{ concurrency: 3 }, { concurrency: 1, prefetch: 2 }]) {
+    it(`runs an attempt two lease answers name once, while it runs or waits (${JSON.stringify(settings)})`, async () => {
+      const h = await startServer(backend);
+      let first: unknown = null;
+      const client = new ErrandClient({
+        url: h.base,
+        fetch: async (input, init) => {
+          const r = await fetch(input, init);
+          if (pathOf(input) !== "/v1/lease") return r;
+          // The first answer's job, named again in every answer after it.
+          return rewritten(r, (b) => {
+            const jobs = b.jobs as unknown[];
+            if (first === null && jobs.length > 0) first = jobs[0];
+            else if (first !== null) return { ...b, jobs: [first, ...jobs] };
+            return b;
+          });
+        },
+      });
+      const { gates, handler } = gated();
+      const starts: string[] = [];
+      const task = defineJob({
+        type: "again",
+        handler: (p: unknown, ctx) => {
+          starts.push(ctx.job.id);
+          return handler(p, ctx);
+        },
+      });
+      const worker = new RemoteWorker(client, { jobs: [task], ...settings, clock: h.clock, logger: silent });
+      const errors: unknown[] = [];
+      worker.on("error", (e) => errors.push(e));
+      onTestFinished(() => worker.close({ graceMs: 0 }));
+      await h.queue.enqueue(task, { n: 1 }, { id: "repeated" });
+      await worker.start();
+      await vi.waitFor(() => expect(gates.has("repeated")).toBe(true), { interval: 5 });
+      // A second job's lease answer names the first again, while it runs.
+      await h.queue.enqueue(task, { n: 2 }, { id: "second" });
+      if (settings.concurrency > 1) {
+        await vi.waitFor(() => expect(gates.has("second")).toBe(true), { interval: 5 });
+      } else {
+        // No room: the second waits in the buffer, and the first's repeat is not beside it.
+        await vi.waitFor(() => expect(worker.prefetched).toBe(1), { interval: 5 });
+      }
+      gates.get("repeated")!();
+      await vi.waitFor(() => expect(gates.has("second")).toBe(true), { interval: 5 });
+      gates.get("second")!();
+      await vi.waitFor(
+        async () => {
+          expect((await h.queue.get("repeated"))?.state).toBe("completed");
+          expect((await h.queue.get("second"))?.state).toBe("completed");
+        },
+        { interval: 5 },
+      );
+      expect(starts).toEqual(["repeated", "second"]);
+      expect(errors).toEqual([]);
+      await worker.close({ graceMs: 0 });
     });
-    const { gates, handler } = gated();
-    let starts = 0;
-    const task = defineJob({
-      type: "again",
-      handler: (p: unknown, ctx) => {
-        starts++;
-        return handler(p, ctx);
-      },
-    });
-    const worker = new RemoteWorker(client, { jobs: [task], concurrency: 3, clock: h.clock, logger: silent });
-    const errors: unknown[] = [];
-    worker.on("error", (e) => errors.push(e));
-    onTestFinished(() => worker.close({ graceMs: 0 }));
-    await h.queue.enqueue(task, { n: 1 }, { id: "repeated" });
-    await worker.start();
-    await vi.waitFor(() => expect(gates.has("repeated")).toBe(true), { interval: 5 });
-    // A second job's lease answer names the first again, while it runs.
-    await h.queue.enqueue(task, { n: 2 }, { id: "second" });
-    await vi.waitFor(() => expect(gates.has("second")).toBe(true), { interval: 5 });
-    expect(starts).toBe(2);
-    expect(worker.running).toBe(2);
-    gates.get("repeated")!();
-    gates.get("second")!();
-    await vi.waitFor(
-      async () => {
-        expect((await h.queue.get("repeated"))?.state).toBe("completed");
-        expect((await h.queue.get("second"))?.state).toBe("completed");
-      },
-      { interval: 5 },
-    );
-    expect(starts).toBe(2);
-    expect(errors).toEqual([]);
-    await worker.close({ graceMs: 0 });
-  });
+  }
 
   it("emits an error, and does not crash, when a heartbeat answer has more results than jobs", async () => {
     const h = await startServer(backend);
@@ -315,13 +321,16 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     await h.queue.enqueue(task, {}, { id: "revoked" });
     await worker.start();
     await advanceUntil(h.clock, async () => (await h.queue.get("revoked"))?.state === "completed", 250);
-    // Each wait is set once the refusal is read, which the clock's steps (250 ms) may pass first.
+    // Each wait is set once the refusal is read, which the clock's steps (250 ms) may pass first;
+    // from the second, it is drawn between half and all of the doubled wait.
     const gaps = sent.slice(1, 8).map((t, i) => t - sent[i]!);
     const waits = [1000, 2000, 4000, 8000, 16000, 30000, 30000];
     for (const [i, wait] of waits.entries()) {
-      expect(gaps[i], `wait ${i + 1}`).toBeGreaterThanOrEqual(wait);
+      expect(gaps[i], `wait ${i + 1}`).toBeGreaterThanOrEqual(i === 0 ? wait : wait / 2);
       expect(gaps[i], `wait ${i + 1}`).toBeLessThanOrEqual(wait + 500);
     }
+    // Doubling, not a fixed wait: the last two together are past what seven fixed waits would be.
+    expect(gaps[5]! + gaps[6]!).toBeGreaterThanOrEqual(30000);
     expect(errors).toHaveLength(7);
     expect(errors.every((e) => (e as { code?: string }).code === "UNAUTHORIZED")).toBe(true);
 
@@ -334,6 +343,42 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     expect(sent[last + 1]! - sent[last]!).toBeGreaterThanOrEqual(1000);
     expect(sent[last + 1]! - sent[last]!).toBeLessThanOrEqual(1500);
     expect(errors).toHaveLength(8);
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("waits out a lease 429's Retry-After each time, without backing off further", async () => {
+    const h = await startServer(backend);
+    const sent: number[] = [];
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        if (pathOf(input) !== "/v1/lease") return fetch(input, init);
+        sent.push(h.clock.now());
+        if (sent.length > 5) return fetch(input, init);
+        return new Response("<html>Too Many Requests</html>", {
+          status: 429,
+          headers: { "content-type": "text/html", "retry-after": "2" },
+        });
+      },
+    });
+    const task = defineJob({ type: "throttled-lease", handler: async () => "ok" });
+    const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent, waitMs: 60_000 });
+    const errors: unknown[] = [];
+    worker.on("error", (e) => errors.push(e));
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await h.queue.enqueue(task, {}, { id: "throttled-lease" });
+    await worker.start();
+    await advanceUntil(
+      h.clock,
+      async () => (await h.queue.get("throttled-lease"))?.state === "completed",
+      250,
+    );
+    const gaps = sent.slice(1, 6).map((t, i) => t - sent[i]!);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(2000);
+      expect(gap).toBeLessThanOrEqual(2500);
+    }
+    expect(errors).toHaveLength(5);
     await worker.close({ graceMs: 0 });
   });
 
