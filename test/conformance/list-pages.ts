@@ -161,6 +161,10 @@ export function exerciseListPages(backend: Backend): void {
       const [running] = await queue.lease({ limit: 1, types: ["other"] });
       await queue.checkpoint(running!, { big });
       await queue.enqueue("sync", { big, n: 6 }, opts);
+      // Long kept text (Redis keeps it in pieces, beside the payload's) and a cancelled job.
+      await queue.enqueue("sync", { big, n: 7 }, { ...opts, uniqueKey: "u".repeat(250) });
+      const gone = await queue.enqueue("sync", { big, n: 8 }, opts);
+      await queue.cancel(gone.id);
 
       for (const filter of [
         {},
@@ -169,6 +173,7 @@ export function exerciseListPages(backend: Backend): void {
         { state: "blocked" as const },
         { state: "completed" as const },
         { state: "dead" as const },
+        { state: "cancelled" as const },
         { owner: "o1" },
         { key: "k1" },
         { owner: "o1", state: "completed" as const },
@@ -190,10 +195,10 @@ export function exerciseListPages(backend: Backend): void {
       }
       // Each state is there, so each store's read of each table was compared.
       const states = new Set((await queue.list({ limit: 100, view: "summary" })).jobs.map((j) => j.state));
-      expect([...states].sort()).toEqual(["active", "blocked", "completed", "dead", "pending"]);
+      expect([...states].sort()).toEqual(["active", "blocked", "cancelled", "completed", "dead", "pending"]);
       // The store reads none of them: its records carry the placeholders (ListParams.summary).
       const records = (await queue.store.list({ limit: 100, summary: true })).jobs;
-      expect(records).toHaveLength(6);
+      expect(records).toHaveLength(8);
       for (const r of records) {
         expect([r.payload, r.checkpoint, r.result, r.errors, r.dependsOn]).toEqual([
           "null",
