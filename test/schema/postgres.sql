@@ -417,7 +417,8 @@ BEGIN
       SELECT 1 FROM errand_job p WHERE p.type = u.t AND p.key = u.k AND p.parked IS NOT NULL AND p.parked = 3
     ) THEN
       INSERT INTO errand_park_wake AS w (type, key, at, n) VALUES (u.t, u.k, opens, u.rl)
-      ON CONFLICT (type, key) DO UPDATE SET at = least(w.at, excluded.at), n = excluded.n;
+      ON CONFLICT (type, key) DO UPDATE
+        SET at = CASE WHEN w.at <= now THEN excluded.at ELSE least(w.at, excluded.at) END, n = excluded.n;
       soonest := least(soonest, opens);
     END IF;
   END LOOP;
@@ -477,4 +478,4 @@ CREATE TRIGGER errand_job_unpark_moved AFTER UPDATE OF run_at ON <schema>.errand
 -- trigger errand_job_unpark_stopped
 CREATE TRIGGER errand_job_unpark_stopped AFTER UPDATE OF state ON <schema>.errand_job FOR EACH ROW WHEN (((old.key IS NOT NULL) AND (old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION <schema>.errand_job_unpark();
 
--- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"},{"version":12,"name":"0012_done_counts.sql"},{"version":13,"name":"0013_rate_parked_back.sql"}]
+-- migrations: [{"version":1,"name":"0001_init.sql"},{"version":2,"name":"0002_job_types_and_owner.sql"},{"version":3,"name":"0003_queue_pause.sql"},{"version":4,"name":"0004_dependencies.sql"},{"version":5,"name":"0005_keys_snooze_debounce.sql"},{"version":6,"name":"0006_rate_limits.sql"},{"version":7,"name":"0007_fair.sql"},{"version":8,"name":"0008_claim_by_type.sql"},{"version":9,"name":"0009_key_room.sql"},{"version":10,"name":"0010_job_fillfactor.sql"},{"version":11,"name":"0011_parked.sql"},{"version":12,"name":"0012_done_counts.sql"},{"version":13,"name":"0013_rate_parked_back.sql"},{"version":14,"name":"0014_rate_wake_rearm.sql"}]

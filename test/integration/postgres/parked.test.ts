@@ -221,6 +221,41 @@ describe("PostgreSQL store: parked jobs", () => {
     expect(await queue.lease({ limit: 10 })).toEqual([]);
     expect(await wakes()).toEqual([{ key: "busy", n: 2 }]);
 
+    // Meanwhile the key's window fills again (new jobs, not parked) and a claim parks the key anew:
+    // its wake takes the time the window opens, not the kept one already due, which would have
+    // every claim put back jobs for it to park again while the holder holds.
+    const more = await queue.enqueueMany("tenant", [{ m: 1 }, { m: 2 }, { m: 3 }], { key: "busy" });
+    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([more[0]!.id, more[1]!.id]);
+    const timed = () =>
+      withPg(
+        async (c) =>
+          (await c.query(`SELECT key, at::float8 AS at, n FROM "${schema}".errand_park_wake`)).rows,
+      );
+    expect(await timed()).toEqual([{ key: "busy", at: clock.now() + 1_000, n: 2 }]);
+    expect(await db.parkedOf(more[2]!.id)).toBe(3);
+    clock.advance(1_000);
+    await client.query("ROLLBACK");
+    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([busy[2]!.id, more[2]!.id]);
+    expect(await wakes()).toEqual([]);
+    expect(await db.parked()).toEqual([{ parked: null, n: 7 }]);
+  });
+
+  it("keyRateLimit: a parked job another transaction holds and gives back unchanged is put back by the kept wake", {
+    timeout: 30_000,
+  }, async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const { queue, schema } = await fresh(clock);
+    const db = inspect(schema);
+    const { busy } = await enqueueRateBacklog(queue, 3);
+    const wakes = () =>
+      withPg(async (c) => (await c.query(`SELECT key, n FROM "${schema}".errand_park_wake`)).rows);
+    expect((await queue.lease({ limit: 10 })).length).toBe(3);
+    const client = await otherTransaction();
+    await client.query(`SELECT 1 FROM "${schema}".errand_job WHERE id = $1 FOR UPDATE`, [busy[2]!.id]);
+    clock.advance(1_000);
+    expect(await queue.lease({ limit: 10 })).toEqual([]);
+    expect(await wakes()).toEqual([{ key: "busy", n: 2 }]);
+
     // The holder rolls back: the next claim puts the job back and starts it.
     await client.query("ROLLBACK");
     expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([busy[2]!.id]);

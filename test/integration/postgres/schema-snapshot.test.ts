@@ -32,6 +32,7 @@ test("matches the checked-in PostgreSQL schema snapshot", async () => {
       "0011_parked.sql",
       "0012_done_counts.sql",
       "0013_rate_parked_back.sql",
+      "0014_rate_wake_rearm.sql",
     ],
   });
 
