@@ -294,36 +294,58 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     await worker.close({ graceMs: 0 });
   });
 
-  it("backs off lease requests refused in a row (a revoked token), up to 30 s, and resets once one succeeds", async () => {
+  /**
+   * A server, a client whose requests to `path` the way refuses with `refusal()` while `way.left`
+   * counts down (the server's clock time of each request in `way.sent`, the indexes of those
+   * refused in `way.refused`), and a started RemoteWorker of one type with its error events.
+   */
+  async function refusedOnTheWay(path: string, left: number, refusal: () => Response, type: string) {
     const h = await startServer(backend);
-    const sent: number[] = [];
-    const refusedAt: number[] = [];
-    let refusing = 7;
+    const way = { left, sent: [] as number[], refused: [] as number[] };
     const client = new ErrandClient({
       url: h.base,
       fetch: async (input, init) => {
-        if (pathOf(input) !== "/v1/lease") return fetch(input, init);
-        sent.push(h.clock.now());
-        if (refusing === 0) return fetch(input, init);
-        refusing--;
-        refusedAt.push(sent.length - 1);
-        return new Response(JSON.stringify({ error: { code: "UNAUTHORIZED", message: "bad token" } }), {
-          status: 401,
-          headers: { "content-type": "application/json" },
-        });
+        if (pathOf(input) !== path) return fetch(input, init);
+        way.sent.push(h.clock.now());
+        if (way.left === 0) return fetch(input, init);
+        way.left--;
+        way.refused.push(way.sent.length - 1);
+        return refusal();
       },
     });
-    const task = defineJob({ type: "revoked", handler: async () => "ok" });
+    const task = defineJob({ type, handler: async () => "ok" });
     const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent, waitMs: 60_000 });
     const errors: unknown[] = [];
     worker.on("error", (e) => errors.push(e));
     onTestFinished(() => worker.close({ graceMs: 0 }));
-    await h.queue.enqueue(task, {}, { id: "revoked" });
+    await h.queue.enqueue(task, {}, { id: type });
     await worker.start();
-    await advanceUntil(h.clock, async () => (await h.queue.get("revoked"))?.state === "completed", 250);
+    const completed = (id: string) => async () => (await h.queue.get(id))?.state === "completed";
+    return { h, way, task, worker, errors, completed };
+  }
+
+  const throttled = (retryAfter: number) => () =>
+    new Response("<html>Too Many Requests</html>", {
+      status: 429,
+      headers: { "content-type": "text/html", "retry-after": String(retryAfter) },
+    });
+
+  it("backs off lease requests refused in a row (a revoked token), up to 30 s, and resets once one succeeds", async () => {
+    const revoked = () =>
+      new Response(JSON.stringify({ error: { code: "UNAUTHORIZED", message: "bad token" } }), {
+        status: 401,
+        headers: { "content-type": "application/json" },
+      });
+    const { h, way, task, worker, errors, completed } = await refusedOnTheWay(
+      "/v1/lease",
+      7,
+      revoked,
+      "revoked",
+    );
+    await advanceUntil(h.clock, completed("revoked"), 250);
     // Each wait is set once the refusal is read, which the clock's steps (250 ms) may pass first;
     // from the second, it is drawn between half and all of the doubled wait.
-    const gaps = sent.slice(1, 8).map((t, i) => t - sent[i]!);
+    const gaps = way.sent.slice(1, 8).map((t, i) => t - way.sent[i]!);
     const waits = [1000, 2000, 4000, 8000, 16000, 30000, 30000];
     for (const [i, wait] of waits.entries()) {
       expect(gaps[i], `wait ${i + 1}`).toBeGreaterThanOrEqual(i === 0 ? wait : wait / 2);
@@ -335,45 +357,26 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     expect(errors.every((e) => (e as { code?: string }).code === "UNAUTHORIZED")).toBe(true);
 
     // Refused again after a lease that succeeded: the wait starts over at retryDelayMs.
-    refusing = 1;
+    way.left = 1;
     await h.queue.enqueue(task, {}, { id: "again" });
-    await advanceUntil(h.clock, () => refusedAt.length === 8 && sent.length > refusedAt[7]! + 1, 250);
+    await advanceUntil(h.clock, () => way.refused.length === 8 && way.sent.length > way.refused[7]! + 1, 250);
     expect(await h.queue.get("again")).toMatchObject({ state: "completed" });
-    const last = refusedAt[7]!;
-    expect(sent[last + 1]! - sent[last]!).toBeGreaterThanOrEqual(1000);
-    expect(sent[last + 1]! - sent[last]!).toBeLessThanOrEqual(1500);
+    const last = way.refused[7]!;
+    expect(way.sent[last + 1]! - way.sent[last]!).toBeGreaterThanOrEqual(1000);
+    expect(way.sent[last + 1]! - way.sent[last]!).toBeLessThanOrEqual(1500);
     expect(errors).toHaveLength(8);
     await worker.close({ graceMs: 0 });
   });
 
   it("waits out a lease 429's Retry-After each time, without backing off further", async () => {
-    const h = await startServer(backend);
-    const sent: number[] = [];
-    const client = new ErrandClient({
-      url: h.base,
-      fetch: async (input, init) => {
-        if (pathOf(input) !== "/v1/lease") return fetch(input, init);
-        sent.push(h.clock.now());
-        if (sent.length > 5) return fetch(input, init);
-        return new Response("<html>Too Many Requests</html>", {
-          status: 429,
-          headers: { "content-type": "text/html", "retry-after": "2" },
-        });
-      },
-    });
-    const task = defineJob({ type: "throttled-lease", handler: async () => "ok" });
-    const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent, waitMs: 60_000 });
-    const errors: unknown[] = [];
-    worker.on("error", (e) => errors.push(e));
-    onTestFinished(() => worker.close({ graceMs: 0 }));
-    await h.queue.enqueue(task, {}, { id: "throttled-lease" });
-    await worker.start();
-    await advanceUntil(
-      h.clock,
-      async () => (await h.queue.get("throttled-lease"))?.state === "completed",
-      250,
+    const { h, way, worker, errors, completed } = await refusedOnTheWay(
+      "/v1/lease",
+      5,
+      throttled(2),
+      "throttled-lease",
     );
-    const gaps = sent.slice(1, 6).map((t, i) => t - sent[i]!);
+    await advanceUntil(h.clock, completed("throttled-lease"), 250);
+    const gaps = way.sent.slice(1, 6).map((t, i) => t - way.sent[i]!);
     for (const gap of gaps) {
       expect(gap).toBeGreaterThanOrEqual(2000);
       expect(gap).toBeLessThanOrEqual(2500);
@@ -383,30 +386,15 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
   });
 
   it("sends a report a proxy throttles again after its Retry-After, and keeps the outcome", async () => {
-    const h = await startServer(backend);
-    const sent: number[] = [];
-    const client = new ErrandClient({
-      url: h.base,
-      fetch: async (input, init) => {
-        if (pathOf(input) !== "/v1/report") return fetch(input, init);
-        sent.push(h.clock.now());
-        if (sent.length > 1) return fetch(input, init);
-        return new Response("<html>Too Many Requests</html>", {
-          status: 429,
-          headers: { "content-type": "text/html", "retry-after": "5" },
-        });
-      },
-    });
-    const task = defineJob({ type: "throttled", handler: async () => "ok" });
-    const worker = new RemoteWorker(client, { jobs: [task], clock: h.clock, logger: silent });
-    const errors: unknown[] = [];
-    worker.on("error", (e) => errors.push(e));
-    onTestFinished(() => worker.close({ graceMs: 0 }));
-    await h.queue.enqueue(task, {}, { id: "throttled" });
-    await worker.start();
-    await advanceUntil(h.clock, async () => (await h.queue.get("throttled"))?.state === "completed", 500);
-    expect(sent).toHaveLength(2);
-    expect(sent[1]! - sent[0]!).toBeGreaterThanOrEqual(5000);
+    const { h, way, worker, errors, completed } = await refusedOnTheWay(
+      "/v1/report",
+      1,
+      throttled(5),
+      "throttled",
+    );
+    await advanceUntil(h.clock, completed("throttled"), 500);
+    expect(way.sent).toHaveLength(2);
+    expect(way.sent[1]! - way.sent[0]!).toBeGreaterThanOrEqual(5000);
     expect(errors).toEqual([]);
     await worker.close({ graceMs: 0 });
   });

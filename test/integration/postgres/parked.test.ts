@@ -201,66 +201,60 @@ describe("PostgreSQL store: parked jobs", () => {
     expect(await wakes()).toEqual([]);
   });
 
-  it("keyRateLimit: a parked job another transaction holds when its window opens keeps the wake", {
-    timeout: 30_000,
-  }, async () => {
+  /**
+   * A key whose one rate-parked job another transaction holds when its window opens: the claim
+   * then cannot put it back, and the wake stays, due, for the next call rather than being spent.
+   */
+  async function heldWhenDue() {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const { queue, schema } = await fresh(clock);
     const db = inspect(schema);
     const { busy } = await enqueueRateBacklog(queue, 3);
     const wakes = () =>
-      withPg(async (c) => (await c.query(`SELECT key, n FROM "${schema}".errand_park_wake`)).rows);
-    expect((await queue.lease({ limit: 10 })).length).toBe(3);
-    expect(await db.parkedOf(busy[2]!.id)).toBe(3);
-
-    // The key's one parked job is held (a cancel or reschedule under way) when its window opens:
-    // the wake cannot put it back, so it stays for the next call rather than being spent.
-    const client = await otherTransaction();
-    await client.query(`SELECT 1 FROM "${schema}".errand_job WHERE id = $1 FOR UPDATE`, [busy[2]!.id]);
-    clock.advance(1_000);
-    expect(await queue.lease({ limit: 10 })).toEqual([]);
-    expect(await wakes()).toEqual([{ key: "busy", n: 2 }]);
-
-    // Meanwhile the key's window fills again (new jobs, not parked) and a claim parks the key anew:
-    // its wake takes the time the window opens, not the kept one already due, which would have
-    // every claim put back jobs for it to park again while the holder holds.
-    const more = await queue.enqueueMany("tenant", [{ m: 1 }, { m: 2 }, { m: 3 }], { key: "busy" });
-    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([more[0]!.id, more[1]!.id]);
-    const timed = () =>
       withPg(
         async (c) =>
-          (await c.query(`SELECT key, at::float8 AS at, n FROM "${schema}".errand_park_wake`)).rows,
+          (await c.query(`SELECT key, at::float8 AS at, n FROM "${schema}".errand_park_wake`)).rows as Array<{
+            key: string;
+            at: number;
+            n: number;
+          }>,
       );
-    expect(await timed()).toEqual([{ key: "busy", at: clock.now() + 1_000, n: 2 }]);
-    expect(await db.parkedOf(more[2]!.id)).toBe(3);
+    expect((await queue.lease({ limit: 10 })).length).toBe(3);
+    expect(await db.parkedOf(busy[2]!.id)).toBe(3);
+    const holder = await otherTransaction();
+    await holder.query(`SELECT 1 FROM "${schema}".errand_job WHERE id = $1 FOR UPDATE`, [busy[2]!.id]);
     clock.advance(1_000);
-    await client.query("ROLLBACK");
-    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([busy[2]!.id, more[2]!.id]);
-    expect(await wakes()).toEqual([]);
-    expect(await db.parked()).toEqual([{ parked: null, n: 7 }]);
-  });
+    expect(await queue.lease({ limit: 10 })).toEqual([]);
+    expect(await wakes()).toEqual([{ key: "busy", at: clock.now(), n: 2 }]);
+    return { clock, queue, db, busy, holder, wakes };
+  }
 
   it("keyRateLimit: a parked job another transaction holds and gives back unchanged is put back by the kept wake", {
     timeout: 30_000,
   }, async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const { queue, schema } = await fresh(clock);
-    const db = inspect(schema);
-    const { busy } = await enqueueRateBacklog(queue, 3);
-    const wakes = () =>
-      withPg(async (c) => (await c.query(`SELECT key, n FROM "${schema}".errand_park_wake`)).rows);
-    expect((await queue.lease({ limit: 10 })).length).toBe(3);
-    const client = await otherTransaction();
-    await client.query(`SELECT 1 FROM "${schema}".errand_job WHERE id = $1 FOR UPDATE`, [busy[2]!.id]);
-    clock.advance(1_000);
-    expect(await queue.lease({ limit: 10 })).toEqual([]);
-    expect(await wakes()).toEqual([{ key: "busy", n: 2 }]);
-
-    // The holder rolls back: the next claim puts the job back and starts it.
-    await client.query("ROLLBACK");
+    const { queue, db, busy, holder, wakes } = await heldWhenDue();
+    await holder.query("ROLLBACK");
     expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([busy[2]!.id]);
     expect(await wakes()).toEqual([]);
     expect(await db.parked()).toEqual([{ parked: null, n: 4 }]);
+  });
+
+  it("keyRateLimit: a key parked anew while its held wake is due waits for its window, not the due wake", {
+    timeout: 30_000,
+  }, async () => {
+    const { clock, queue, db, busy, holder, wakes } = await heldWhenDue();
+    // The key's window fills again (new jobs, not parked) and a claim parks the key anew: its wake
+    // takes the time the window opens, not the kept one already due, which would have every claim
+    // put back jobs for it to park again while the holder holds.
+    const more = await queue.enqueueMany("tenant", [{ m: 1 }, { m: 2 }, { m: 3 }], { key: "busy" });
+    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([more[0]!.id, more[1]!.id]);
+    expect(await wakes()).toEqual([{ key: "busy", at: clock.now() + 1_000, n: 2 }]);
+    expect(await db.parkedOf(more[2]!.id)).toBe(3);
+    clock.advance(1_000);
+    await holder.query("ROLLBACK");
+    expect((await queue.lease({ limit: 10 })).map((j) => j.id)).toEqual([busy[2]!.id, more[2]!.id]);
+    expect(await wakes()).toEqual([]);
+    expect(await db.parked()).toEqual([{ parked: null, n: 7 }]);
   });
 
   it("a running job another transaction is changing keeps its key from being parked", {
