@@ -40,9 +40,11 @@ async function open(h: Harness, hash: string, options: { clock?: boolean } = {})
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
   if (options.clock) {
-    // Installed, then stopped: time moves only when the test runs it.
+    // Installed, then stopped: time moves only when the test runs it. The installed clock runs
+    // until the pause, so the pause is set well ahead: one 1 ms ahead was in the past by then
+    // on a loaded host ("Cannot fast-forward to the past").
     await page.clock.install({ time: Date.UTC(2026, 0, 1) });
-    await page.clock.pauseAt(Date.UTC(2026, 0, 1) + 1);
+    await page.clock.pauseAt(Date.UTC(2026, 0, 1) + 10_000);
   }
   await page.goto(`${h.base}/dashboard/${hash}`);
   onTestFinished(async () => {
