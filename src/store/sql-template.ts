@@ -18,3 +18,11 @@ export function renderStatements<K extends string>(
   }
   return out;
 }
+
+/** `statements` narrowed to `names` (a store's statements rendered again with other fragments). */
+export function pickStatements<K extends string>(
+  statements: Readonly<Record<string, string>>,
+  names: readonly K[],
+): Record<K, string> {
+  return Object.fromEntries(names.map((n) => [n, statements[n]!])) as Record<K, string>;
+}

@@ -4,7 +4,7 @@ import { FINISHED_STATES, isFinished, type JobRecord, type JobState } from "../.
 import { planClaimAsync } from "../claim-plan.js";
 import { type StatementName, statements } from "../generated/postgres-queries.js";
 import { expandJobs, sharedAlone } from "../new-jobs.js";
-import { renderStatements } from "../sql-template.js";
+import { pickStatements, renderStatements } from "../sql-template.js";
 import { type StatsRow, statsFromRows } from "../stats-rows.js";
 import type {
   CancelParams,
@@ -98,14 +98,6 @@ const LIST_STATEMENTS = [
 ] as const satisfies readonly StatementName[];
 type ListStatement = (typeof LIST_STATEMENTS)[number];
 
-/** `statements` narrowed to `names`. */
-function pick<K extends string>(
-  statements: Readonly<Record<string, string>>,
-  names: readonly K[],
-): Record<K, string> {
-  return Object.fromEntries(names.map((n) => [n, statements[n]!])) as Record<K, string>;
-}
-
 /**
  * The PostgreSQL store: any number of worker processes on any number of machines share one
  * database, and a job still has one holder at a time.
@@ -172,7 +164,7 @@ export class PostgresStore extends EventEmitter<PostgresStoreEvents> implements 
     const channel = `${schema}_wake`;
     const fragments = sqlFragments(schema, channel);
     this.#sql = renderStatements(statements, fragments);
-    this.#summarySql = renderStatements(pick(statements, LIST_STATEMENTS), {
+    this.#summarySql = renderStatements(pickStatements(statements, LIST_STATEMENTS), {
       ...fragments,
       ...SUMMARY_FRAGMENTS,
     });

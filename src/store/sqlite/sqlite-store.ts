@@ -633,14 +633,8 @@ export class SqliteStore implements Store {
     // The state picks the table, and an owner filter its own statement (queries/list.sql says why).
     const q = this.#q;
     const owned = p.owner !== undefined;
-    const s = p.summary === true;
-    let stmt: Stmt;
-    if (p.state === undefined)
-      stmt = owned ? (s ? q.listAllByOwnerSummary : q.listAllByOwner) : s ? q.listAllSummary : q.listAll;
-    else if (!isFinished(p.state))
-      stmt = owned ? (s ? q.listHotByOwnerSummary : q.listHotByOwner) : s ? q.listHotSummary : q.listHot;
-    else
-      stmt = owned ? (s ? q.listDoneByOwnerSummary : q.listDoneByOwner) : s ? q.listDoneSummary : q.listDone;
+    const table = p.state === undefined ? "All" : isFinished(p.state) ? "Done" : "Hot";
+    const stmt: Stmt = q[`list${table}${owned ? "ByOwner" : ""}${p.summary ? "Summary" : ""}` as const];
     const floor = scansList(p) ? this.#listFloor(p) : null;
     const rows = stmt.all({
       state: p.state ?? null,

@@ -16,7 +16,7 @@ import { MAX_ERROR_HISTORY } from "../../validation.js";
 import { type StatementName, statements } from "../generated/sqlite-queries.js";
 import { HOT_RECORD_KEYS } from "../hot-record.js";
 import { DEFAULT_BACKOFF_TEXT, sqlLiteral } from "../packed-row.js";
-import { renderStatements } from "../sql-template.js";
+import { pickStatements, renderStatements } from "../sql-template.js";
 import type { NewJob } from "../store.js";
 import { PENDING_FIELDS_SQL } from "./pending-row.js";
 
@@ -126,21 +126,17 @@ const FRAGMENTS = {
   sharedColumns: wrapList(SHARED_FIELDS.map((x) => x.column)),
   errorsWithRoom: ERRORS_WITH_ROOM,
 };
+const SUMMARY_SQL = renderStatements(pickStatements(statements, LIST_STATEMENTS), {
+  ...FRAGMENTS,
+  hotFields: HOT_SUMMARY_FIELDS,
+  doneFields: DONE_SUMMARY_FIELDS,
+});
 export const SQL: Readonly<Record<StatementName | SummaryStatementName, string>> = {
   ...renderStatements(statements, FRAGMENTS),
-  ...(Object.fromEntries(
-    LIST_STATEMENTS.map((name) => [
-      `${name}Summary`,
-      renderStatements(
-        { [name]: statements[name] },
-        {
-          ...FRAGMENTS,
-          hotFields: HOT_SUMMARY_FIELDS,
-          doneFields: DONE_SUMMARY_FIELDS,
-        },
-      )[name],
-    ]),
-  ) as Record<SummaryStatementName, string>),
+  ...(Object.fromEntries(LIST_STATEMENTS.map((name) => [`${name}Summary`, SUMMARY_SQL[name]])) as Record<
+    SummaryStatementName,
+    string
+  >),
 };
 
 /** Statements that read job records: their columns must be JobRecord's keys, in order. */
