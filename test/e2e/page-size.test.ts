@@ -5,9 +5,11 @@
  * with a cursor that goes on from there; a lease gives back what it cannot carry.
  */
 import { describe, expect, it } from "vitest";
+import type { Job } from "../../src/job.js";
+import { claimSize } from "../../src/server/lease-claims.js";
 import { MAX_PAGE_CHARS } from "../../src/server/page-size.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type Harness, startServer } from "./harness.js";
+import { type Harness, serve, startServer } from "./harness.js";
 
 /** Enough jobs of ~1 MB payloads to pass MAX_PAGE_CHARS by a few. */
 const BIG = "x".repeat(1_000_000);
@@ -68,6 +70,42 @@ describe.runIf(backend)(`answers within ${MAX_PAGE_CHARS} characters on ${backen
       expect(j.errors).toEqual([]);
       expect(j.maxAttempts - j.attempt).toBe(fresh.maxAttempts - fresh.attempt);
     }
+  }, 120_000);
+
+  it("claims a large lease in steps, none past the one that fills the answer", async () => {
+    // At a 16 MiB payload bound a claim takes 4 jobs: the store is read 4 jobs at a time, not
+    // all the lease's 1,000 before the answer is measured.
+    const maxPayloadBytes = 16 * 1_048_576;
+    const size = claimSize(maxPayloadBytes);
+    expect(size).toBe(4);
+    const bundle = await backend!.setup({ maxPayloadBytes });
+    const h = { ...bundle, ...(await serve(bundle.queue)) };
+    const total = COUNT + 20;
+    await h.queue.enqueueMany(
+      "big",
+      Array.from({ length: total }, (_, i) => ({ i, big: BIG })),
+    );
+    const lease = h.queue.lease.bind(h.queue);
+    const claims: number[] = [];
+    h.queue.lease = async (...args: Parameters<typeof lease>): Promise<Job[]> => {
+      const jobs = await lease(...args);
+      claims.push(jobs.length);
+      return jobs;
+    };
+    const r = await h.http("POST", "/v1/lease", { body: { limit: 1000, leaseMs: 600_000 } });
+    expect(r.status).toBe(200);
+    const leased = r.body.jobs.length;
+    expect(leased).toBeGreaterThan(1);
+    expect(claims.every((n) => n <= size)).toBe(true);
+    const claimed = claims.reduce((a, b) => a + b, 0);
+    expect(claimed).toBeGreaterThanOrEqual(leased);
+    expect(claimed).toBeLessThanOrEqual(leased + size);
+    expect(claimed).toBeLessThan(total);
+    const stats = await h.queue.stats();
+    expect({ active: stats.states.active, pending: stats.states.pending }).toEqual({
+      active: leased,
+      pending: total - leased,
+    });
   }, 120_000);
 
   it("pages a job's dependents and the schedules the same way", async () => {

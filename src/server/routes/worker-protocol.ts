@@ -13,6 +13,7 @@ import type { Queue } from "../../queue.js";
 import { roomNow } from "../../queue-checks.js";
 import type { Completion } from "../../store/instrument.js";
 import type { ServerContext } from "../context.js";
+import { claimSize, leaseInClaims } from "../lease-claims.js";
 import { drainingError } from "../lifecycle.js";
 import { itemsWithin, MAX_PAGE_CHARS, serialized } from "../page-size.js";
 import { body, params } from "../routing.js";
@@ -360,15 +361,23 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       deadline: started + waitMs,
       pollMs: ctx.leasePollMs,
       connection: reply.raw,
-      look: async (held) => {
-        const t0 = performance.now();
-        const jobs = await queue.lease(leaseOptions, held);
-        metrics.claimSeconds.observe(
-          { outcome: jobs.length ? "jobs" : "empty" },
-          (performance.now() - t0) / 1000,
-        );
-        return jobs;
-      },
+      look: (held) =>
+        leaseInClaims(
+          leaseOptions,
+          claimSize(queue.maxPayloadBytes),
+          rateRuled,
+          async (options) => {
+            const t0 = performance.now();
+            const jobs = await queue.lease(options, held);
+            metrics.claimSeconds.observe(
+              { outcome: jobs.length ? "jobs" : "empty" },
+              (performance.now() - t0) / 1000,
+            );
+            return jobs;
+          },
+          (err) =>
+            request.log.warn({ err }, "lease: a later claim failed; answering the jobs already claimed"),
+        ),
     });
     // Never below 0: the clock may have stepped back during the wait.
     if (waitMs > 0) metrics.leaseWaitSeconds.observe(Math.max(0, queue.clock.now() - started) / 1000);

@@ -83,7 +83,7 @@ export const workerRouteSchemas = {
           maximum: MAX_LIMIT,
           default: 1,
           description:
-            "Most jobs in the answer; fewer when they would pass 32 MiB of JSON (the rest stay pending, their attempts unspent)",
+            "Most jobs in the answer; fewer when they would pass 32 MiB of JSON (the rest stay pending, their attempts unspent). A large lease is claimed in steps (64 jobs at the default `maxPayloadBytes` of 1 MB), none after the jobs pass 32 MiB",
         },
         leaseMs: {
           ...leaseMs,

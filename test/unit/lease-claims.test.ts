@@ -1,0 +1,136 @@
+/**
+ * A lease's claims (server/lease-claims.ts): a large lease is taken in claims of a bounded size,
+ * each asking for what is left of the limit and the weight, stopping at the first short claim or
+ * once the jobs are past what one answer carries.
+ */
+import { describe, expect, it } from "vitest";
+import type { Job } from "../../src/job.js";
+import { claimSize, type LeaseAsked, leaseInClaims } from "../../src/server/lease-claims.js";
+import { MAX_PAGE_CHARS } from "../../src/server/page-size.js";
+
+/** A store of `ready` jobs that claims as a store does: in order, within `limit` and `maxWeight`. */
+function fakeStore(ready: Array<{ weight?: number; payload?: string }>) {
+  const asked: LeaseAsked[] = [];
+  let next = 0;
+  const claim = async (options: LeaseAsked): Promise<Job[]> => {
+    asked.push(options);
+    const out: Job[] = [];
+    let weight = 0;
+    while (next < ready.length && out.length < options.limit) {
+      const r = ready[next]!;
+      const w = Math.min(r.weight ?? 1, options.weightCap ?? Number.POSITIVE_INFINITY);
+      if (options.maxWeight !== undefined && weight + w > options.maxWeight) break;
+      weight += w;
+      out.push({ id: `j${next}`, weight: r.weight ?? 1, payload: r.payload ?? null } as unknown as Job);
+      next++;
+    }
+    return out;
+  };
+  return { asked, claim };
+}
+
+const never = (error: unknown) => {
+  throw new Error(`no later claim should fail here: ${String(error)}`);
+};
+
+describe("claimSize", () => {
+  it("fits a claim's payloads and checkpoints at the queue's bound in four answers", () => {
+    expect(claimSize(1_048_576)).toBe(64);
+    expect(claimSize(16 * 1_048_576)).toBe(4);
+    // A bound past a claim's budget still claims one job at a time.
+    expect(claimSize(256 * 1_048_576)).toBe(1);
+    expect(claimSize(1024)).toBe(65_536);
+  });
+});
+
+describe("leaseInClaims", () => {
+  it("claims a lease within the size once, with its options as asked", async () => {
+    const s = fakeStore(Array.from({ length: 10 }, () => ({})));
+    const asked: LeaseAsked = { limit: 4, ahead: 2, maxWeight: 6 };
+    const jobs = await leaseInClaims(asked, 4, true, s.claim, never);
+    expect(jobs).toHaveLength(4);
+    expect(s.asked).toEqual([asked]);
+  });
+
+  it("claims a larger lease in steps of the size until the limit", async () => {
+    const s = fakeStore(Array.from({ length: 20 }, () => ({})));
+    const jobs = await leaseInClaims({ limit: 10 }, 4, false, s.claim, never);
+    expect(jobs.map((j) => j.id)).toEqual(Array.from({ length: 10 }, (_, i) => `j${i}`));
+    expect(s.asked.map((o) => o.limit)).toEqual([4, 4, 2]);
+  });
+
+  it("stops at a claim that comes back short: nothing more is ready", async () => {
+    const s = fakeStore(Array.from({ length: 6 }, () => ({})));
+    const jobs = await leaseInClaims({ limit: 100 }, 4, false, s.claim, never);
+    expect(jobs).toHaveLength(6);
+    expect(s.asked).toHaveLength(2);
+  });
+
+  it("asks each claim for the weight left, each job counted as at most weightCap", async () => {
+    const s = fakeStore(Array.from({ length: 10 }, () => ({ weight: 3 })));
+    const jobs = await leaseInClaims({ limit: 10, maxWeight: 9, weightCap: 2 }, 2, false, s.claim, never);
+    expect(jobs).toHaveLength(4);
+    expect(s.asked.map((o) => o.maxWeight)).toEqual([9, 5, 1]);
+  });
+
+  it("stops once the weight is spent, without a claim for none", async () => {
+    const s = fakeStore(Array.from({ length: 10 }, () => ({ weight: 2 })));
+    const jobs = await leaseInClaims({ limit: 10, maxWeight: 8 }, 2, false, s.claim, never);
+    expect(jobs).toHaveLength(4);
+    expect(s.asked.map((o) => o.maxWeight)).toEqual([8, 4]);
+  });
+
+  it("takes a rate-ruled lease's `ahead` off its room once, and asks no claim for any", async () => {
+    const s = fakeStore(Array.from({ length: 20 }, () => ({})));
+    const jobs = await leaseInClaims({ limit: 10, ahead: 6 }, 2, true, s.claim, never);
+    expect(jobs).toHaveLength(4);
+    expect(s.asked.map((o) => [o.limit, o.ahead])).toEqual([
+      [2, undefined],
+      [2, undefined],
+    ]);
+
+    const weighed = fakeStore(Array.from({ length: 20 }, () => ({ weight: 2 })));
+    const heavy = await leaseInClaims({ limit: 10, maxWeight: 10, ahead: 4 }, 2, true, weighed.claim, never);
+    expect(heavy).toHaveLength(3);
+    expect(weighed.asked.map((o) => o.maxWeight)).toEqual([6, 2]);
+
+    const none = fakeStore([{}]);
+    expect(await leaseInClaims({ limit: 10, ahead: 10 }, 2, true, none.claim, never)).toEqual([]);
+    expect(none.asked).toEqual([]);
+  });
+
+  it("leaves `ahead` to a lease of no rate-ruled type: it claims the whole limit", async () => {
+    const s = fakeStore(Array.from({ length: 20 }, () => ({})));
+    const jobs = await leaseInClaims({ limit: 10, ahead: 6 }, 4, false, s.claim, never);
+    expect(jobs).toHaveLength(10);
+    expect(s.asked.every((o) => o.ahead === undefined)).toBe(true);
+  });
+
+  it("claims no more once the jobs are past what one answer carries", async () => {
+    const big = "x".repeat(Math.ceil(MAX_PAGE_CHARS / 3));
+    const s = fakeStore(Array.from({ length: 50 }, () => ({ payload: big })));
+    const jobs = await leaseInClaims({ limit: 50 }, 2, false, s.claim, never);
+    // Two claims reach 4 jobs, past the answer's bound: no third.
+    expect(jobs).toHaveLength(4);
+    expect(s.asked).toHaveLength(2);
+  });
+
+  it("answers the jobs already claimed when a later claim fails, and reports the fault", async () => {
+    const s = fakeStore(Array.from({ length: 20 }, () => ({})));
+    const fault = new Error("connection lost");
+    let calls = 0;
+    const claim = async (o: LeaseAsked) => {
+      if (calls++ === 1) throw fault;
+      return s.claim(o);
+    };
+    const faults: unknown[] = [];
+    const jobs = await leaseInClaims({ limit: 10 }, 4, false, claim, (e) => faults.push(e));
+    expect(jobs.map((j) => j.id)).toEqual(["j0", "j1", "j2", "j3"]);
+    expect(faults).toEqual([fault]);
+
+    const first = async () => {
+      throw fault;
+    };
+    await expect(leaseInClaims({ limit: 10 }, 4, false, first, never)).rejects.toBe(fault);
+  });
+});
