@@ -5,7 +5,7 @@
  */
 import { createRequire } from "node:module";
 import type { Logger } from "pino";
-import type { Job } from "../job.js";
+import type { Job, JobSummary } from "../job.js";
 import type { CliContext } from "./context.js";
 
 /** The option every command that prints a result takes. */
@@ -61,12 +61,13 @@ export function clearScreen(ctx: CliContext): void {
 }
 
 /** A job on one line, as lists show it. */
-export function jobLine(j: Job): string {
+export function jobLine(j: Job | JobSummary): string {
   const when =
     j.state === "pending"
       ? ` runAt=${j.runAt.toISOString()}`
       : j.state === "blocked"
-        ? ` blockedBy=${j.blockedBy}/${j.dependsOn.length}`
+        ? // A summary has no dependsOn: the count of those still unfinished alone.
+          ` blockedBy=${j.blockedBy}${"dependsOn" in j ? `/${j.dependsOn.length}` : ""}`
         : "";
   const key = j.key === null ? "" : `  key=${j.key}`;
   return `${j.id}  ${j.type}  ${j.queue}  ${j.state}  attempt=${j.attempt}/${j.maxAttempts}${key}${when}`;

@@ -48,6 +48,19 @@ describe("the errand CLI", () => {
 
     const list = JSON.parse((await errand(["jobs", "list", "--json", ...s])).stdout);
     expect(list.jobs).toHaveLength(2);
+    expect(list.jobs.find((j: { id: string }) => j.id === "j1").payload).toEqual({ to: "a" });
+    // Lines, and `--view summary`, read summaries: the store leaves the payloads unread.
+    const summaries = JSON.parse(
+      (await errand(["jobs", "list", "--view", "summary", "--json", ...s])).stdout,
+    );
+    expect(summaries.jobs.map((j: { id: string }) => j.id)).toEqual(
+      list.jobs.map((j: { id: string }) => j.id),
+    );
+    expect(summaries.jobs.every((j: object) => !("payload" in j) && !("dependsOn" in j))).toBe(true);
+    expect((await errand(["jobs", "list", ...s])).stdout).toMatch(/^j1 {2}send {2}default {2}pending/m);
+    const badView = await errand(["jobs", "list", "--view", "whole", ...s]);
+    expect(badView.code).toBe(2);
+    expect(badView.stderr).toMatch(/--view.*full, summary/);
     expect((await errand(["jobs", "get", "j1", ...s])).stdout).toMatch(/payload\s+\{"to":"a"\}/);
     expect((await errand(["jobs", "cancel", "j1", ...s])).stdout).toMatch(/cancel: j1 .* cancelled/);
     expect((await errand(["jobs", "retry", "j1", ...s])).stdout).toMatch(/pending/);
@@ -321,6 +334,11 @@ describe("the errand CLI", () => {
         .filter(Boolean)
         .map((l) => l.split("  ")[1]),
     ).toEqual(["merge", "report"]);
+    // A summary line counts the dependencies still unfinished; a full one says of how many.
+    expect(blocked.stdout).toMatch(/^\S+ {2}report {2}default {2}blocked .*blockedBy=2$/m);
+    expect((await errand(["jobs", "list", "--state", "blocked", "--view", "full", ...s])).stdout).toMatch(
+      /^\S+ {2}report {2}default {2}blocked .*blockedBy=2\/2$/m,
+    );
     expect((await errand(["jobs", "get", "m", ...s])).stdout).toMatch(
       /dependsOn\s+\["a","b"\]\nblockedBy\s+2\n/,
     );

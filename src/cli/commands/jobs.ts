@@ -2,7 +2,7 @@
  * `errand jobs list|get|cancel|retry|replay`: find jobs and change one.
  * @module
  */
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { ErrandError } from "../../errors.js";
 import type { JobState } from "../../job.js";
 import type { CliContext } from "../context.js";
@@ -17,6 +17,7 @@ interface ListOptions extends TargetCommandOptions {
   key?: string;
   limit: number;
   cursor?: string;
+  view?: "full" | "summary";
 }
 
 /** Registers `jobs` and its subcommands. */
@@ -30,11 +31,19 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .option("--key <key>", "only jobs with this key")
     .option("--limit <n>", "page size (1 to 1000)", int("--limit"), 50)
     .option("--cursor <cursor>", "next page, from the previous page's nextCursor")
+    .addOption(
+      new Option(
+        "--view <view>",
+        "summary (no payload, checkpoint, result, errors or dependsOn) or full; default: summary, full with --json",
+      ).choices(["full", "summary"]),
+    )
     .action(
       act(ctx, async ({ target }, o: ListOptions) => {
         // The target checks the filters (state, names, limit), as it does for every caller; one
         // given empty is passed on to be refused, never dropped (which would list everything).
+        // A line needs no payload: a summary page leaves the large fields unread in the store.
         const page = await target.list({
+          view: o.view ?? (o.json ? "full" : "summary"),
           ...(o.state !== undefined ? { state: o.state as JobState } : {}),
           ...(o.queue !== undefined ? { queue: o.queue } : {}),
           ...(o.type !== undefined ? { type: o.type } : {}),
