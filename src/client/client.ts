@@ -969,8 +969,13 @@ export class ErrandClient {
     const where = `POST ${this.url}/v1/lease`;
     const jobs = isRecord(out.body) ? out.body.jobs : undefined;
     if (!Array.isArray(jobs)) throw notErrands(where, out.status, `jobs ${describe(jobs)}, not a list`);
+    const leased = leasedJobs(where, out.status, jobs);
+    // More than asked would overfill the caller's slots: no answer errand's server gives.
+    const limit = typeof body.limit === "number" ? body.limit : 1;
+    if (leased.length > limit)
+      throw notErrands(where, out.status, `${leased.length} jobs for a lease of at most ${limit}`);
     return {
-      jobs: leasedJobs(where, out.status, jobs),
+      jobs: leased,
       ahead: (out.body as { ahead?: unknown }).ahead !== false,
     };
   }

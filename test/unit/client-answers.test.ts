@@ -146,6 +146,16 @@ describe("ErrandClient given answers that are not errand's", () => {
         "state",
       ],
       [answer(200, { ids: null }), () => c.enqueueManyIds("t", [1]), "ids null, not a list"],
+      [
+        answer(200, { jobs: [wireJob("a"), wireJob("b")] }),
+        () => c.lease(),
+        "2 jobs for a lease of at most 1",
+      ],
+      [
+        answer(200, { jobs: [wireJob("a"), wireJob("b"), wireJob("c")] }),
+        () => c.lease({ limit: 2 }),
+        "3 jobs for a lease of at most 2",
+      ],
     ];
     for (const [h, call, what] of cases) {
       handler = h;
@@ -163,7 +173,7 @@ describe("ErrandClient given answers that are not errand's", () => {
 
   it("takes a job a lease answer names twice once, so one worker never runs one attempt twice", async () => {
     handler = answer(200, { jobs: [wireJob("a"), wireJob("b"), wireJob("a")] });
-    const jobs = await client().lease();
+    const jobs = await client().lease({ limit: 2 });
     expect(jobs.map((j) => j.id)).toEqual(["a", "b"]);
   });
 
