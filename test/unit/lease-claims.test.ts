@@ -3,26 +3,46 @@
  * each asking for what is left of the limit and the weight, stopping at the first short claim or
  * once the jobs are past what one answer carries.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Job } from "../../src/job.js";
 import { claimSize, type LeaseAsked, leaseInClaims } from "../../src/server/lease-claims.js";
 import { MAX_PAGE_CHARS } from "../../src/server/page-size.js";
+import { fcParams } from "../helpers/property.js";
 
-/** A store of `ready` jobs that claims as a store does: in order, within `limit` and `maxWeight`. */
-function fakeStore(ready: Array<{ weight?: number; payload?: string }>) {
+/**
+ * A store of `ready` jobs that claims as a store does: in order, within `limit` and `maxWeight`;
+ * with `skip`, a job too heavy for the weight left is passed over for lighter ones after it. With
+ * `rateRuled`, `ahead` is taken off the room first, as Queue.lease takes it (leaseNow).
+ */
+function fakeStore(ready: Array<{ weight?: number; payload?: string }>, skip = false, rateRuled = false) {
   const asked: LeaseAsked[] = [];
-  let next = 0;
-  const claim = async (options: LeaseAsked): Promise<Job[]> => {
-    asked.push(options);
+  const taken = new Set<number>();
+  const claim = async (asking: LeaseAsked): Promise<Job[]> => {
+    asked.push(asking);
+    let options = asking;
+    if (rateRuled && (asking.ahead ?? 0) > 0) {
+      const room = (asking.maxWeight ?? asking.limit) - asking.ahead!;
+      if (room <= 0) return [];
+      options = {
+        ...asking,
+        limit: Math.min(asking.limit, room),
+        ...(asking.maxWeight === undefined ? {} : { maxWeight: room }),
+      };
+    }
     const out: Job[] = [];
     let weight = 0;
-    while (next < ready.length && out.length < options.limit) {
-      const r = ready[next]!;
+    for (let i = 0; i < ready.length && out.length < options.limit; i++) {
+      if (taken.has(i)) continue;
+      const r = ready[i]!;
       const w = Math.min(r.weight ?? 1, options.weightCap ?? Number.POSITIVE_INFINITY);
-      if (options.maxWeight !== undefined && weight + w > options.maxWeight) break;
+      if (options.maxWeight !== undefined && weight + w > options.maxWeight) {
+        if (skip) continue;
+        break;
+      }
       weight += w;
-      out.push({ id: `j${next}`, weight: r.weight ?? 1, payload: r.payload ?? null } as unknown as Job);
-      next++;
+      taken.add(i);
+      out.push({ id: `j${i}`, weight: r.weight ?? 1, payload: r.payload ?? null } as unknown as Job);
     }
     return out;
   };
@@ -113,6 +133,35 @@ describe("leaseInClaims", () => {
     // Two claims reach 4 jobs, past the answer's bound: no third.
     expect(jobs).toHaveLength(4);
     expect(s.asked).toHaveLength(2);
+  });
+
+  it("takes, in any number of claims, exactly the jobs one claim of the whole lease takes", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 40 }),
+        fc.record(
+          {
+            limit: fc.integer({ min: 1, max: 30 }),
+            maxWeight: fc.integer({ min: 1, max: 60 }),
+            weightCap: fc.integer({ min: 1, max: 6 }),
+            ahead: fc.integer({ min: 0, max: 40 }),
+          },
+          { requiredKeys: ["limit"] },
+        ),
+        fc.integer({ min: 1, max: 12 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (weights, asked, size, rateRuled, skip) => {
+          const ready = weights.map((weight) => ({ weight }));
+          const once = await fakeStore(ready, skip, rateRuled).claim(asked);
+          const steps = fakeStore(ready, skip, rateRuled);
+          const stepped = await leaseInClaims(asked, size, rateRuled, steps.claim, never);
+          expect(stepped.map((j) => j.id)).toEqual(once.map((j) => j.id));
+          expect(steps.asked.every((o) => o.limit <= size || o === asked)).toBe(true);
+        },
+      ),
+      fcParams(300),
+    );
   });
 
   it("answers the jobs already claimed when a later claim fails, and reports the fault", async () => {
