@@ -36,7 +36,9 @@ export type LeaseAsked = LeaseOptions & { limit: number };
  * short (nothing more was ready, or no weight was left) or one that took the jobs past
  * MAX_PAGE_CHARS, which the answer could not carry anyway. A lease within `size` is one claim,
  * as asked. A claim after the first that fails is passed to `onLaterFault`, and the jobs already
- * claimed are answered.
+ * claimed are answered; none is made once `stop()` says the answer will not be sent (the
+ * connection closed, the server draining), the caller giving back what was claimed. A job a later
+ * claim takes again (its short lease ran out meanwhile) is answered once, at its later attempt.
  *
  * `rateRuled`: a type leased has a rate limit, so `ahead` is taken off the room (LeaseOptions.ahead)
  * once, here, and the claims ask for no `ahead` of their own: each would otherwise take it off
@@ -48,6 +50,7 @@ export async function leaseInClaims(
   rateRuled: boolean,
   claim: (options: LeaseAsked) => Promise<Job[]>,
   onLaterFault: (error: unknown) => void,
+  stop: () => boolean = () => false,
 ): Promise<Job[]> {
   if (asked.limit <= size) return claim(asked);
   const { ahead = 0, ...rest } = asked;
@@ -60,8 +63,11 @@ export async function leaseInClaims(
   }
   const cap = asked.weightCap ?? Number.POSITIVE_INFINITY;
   const jobs: Job[] = [];
+  /** Where each job is in `jobs`, by id. */
+  const at = new Map<string, number>();
   let chars = 0;
   for (;;) {
+    if (jobs.length > 0 && stop()) return jobs;
     const ask = Math.min(size, limit - jobs.length);
     let got: Job[];
     try {
@@ -73,7 +79,15 @@ export async function leaseInClaims(
       return jobs;
     }
     for (const job of got) {
-      jobs.push(job);
+      const seen = at.get(job.id);
+      if (seen !== undefined) {
+        // Its lease ran out while later claims ran (a lease of a few hundred milliseconds) and a
+        // maintenance pass put it back: only this attempt is current, so the answer names it.
+        jobs[seen] = job;
+      } else {
+        at.set(job.id, jobs.length);
+        jobs.push(job);
+      }
       chars += JSON.stringify(job).length;
       if (maxWeight !== undefined) maxWeight -= Math.min(job.weight, cap);
     }

@@ -6,7 +6,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ErrandClient } from "../../src/client/index.js";
 import { selectedBackends } from "../conformance/backend.js";
-import { type Harness, startServer } from "./harness.js";
+import { type Harness, serve, startServer } from "./harness.js";
 
 async function lease(
   h: Harness,
@@ -66,6 +66,26 @@ for (const backend of selectedBackends()) {
       expect(await lease(h, "sync")).toEqual([]);
       await h.clock.advance(1000);
       expect((await lease(h, "sync")).map((j) => j.key)).toEqual(["a"]);
+    });
+
+    it("takes `ahead` off a lease in steps when a rate limit is set while it waits", async () => {
+      // At a 16 MiB payload bound a lease claims 4 jobs at a time (lease-claims.ts): this one of
+      // 10 takes three claims, each of which must know the type became rate-ruled meanwhile.
+      const bundle = await backend.setup({ maxPayloadBytes: 16 * 1_048_576 });
+      const h = { ...bundle, ...(await serve(bundle.queue)) };
+      const waiting = h.http("POST", "/v1/lease", {
+        body: { types: ["call-api"], limit: 10, ahead: 8, waitMs: 60_000 },
+      });
+      await vi.waitFor(() => expect(h.app.errand.leaseWaiters()).toBe(1), { interval: 2 });
+      await new ErrandClient(h.base).setType({ type: "call-api", rateLimit: { limit: 100, periodMs: 1000 } });
+      await enqueue(
+        h,
+        Array.from({ length: 10 }, () => ({ type: "call-api" })),
+      );
+      const r = await waiting;
+      expect(r.status).toBe(200);
+      // Ten asked for, eight of them ahead: two can start at once.
+      expect(r.body.jobs).toHaveLength(2);
     });
 
     it("leases a rate-ruled type only for what can start at once, and tells a prefetching RemoteWorker so", async () => {

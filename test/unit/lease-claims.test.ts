@@ -164,6 +164,41 @@ describe("leaseInClaims", () => {
     );
   });
 
+  it("answers a job a later claim took again once, at its later attempt", async () => {
+    // The first claim's short lease ran out during the second, and a pass put j1 back.
+    const answers = [
+      [
+        { id: "j0", attempt: 1 },
+        { id: "j1", attempt: 1 },
+      ],
+      [
+        { id: "j2", attempt: 1 },
+        { id: "j1", attempt: 2 },
+      ],
+      [],
+    ];
+    const claim = async () => answers.shift()!.map((j) => ({ ...j, weight: 1 }) as unknown as Job);
+    const jobs = await leaseInClaims({ limit: 10 }, 2, false, claim, never);
+    expect(jobs.map((j) => [j.id, j.attempt])).toEqual([
+      ["j0", 1],
+      ["j1", 2],
+      ["j2", 1],
+    ]);
+  });
+
+  it("makes no claim after the first once told the answer will not be sent", async () => {
+    const s = fakeStore(Array.from({ length: 20 }, () => ({})));
+    let gone = false;
+    const claim = async (o: LeaseAsked) => {
+      const jobs = await s.claim(o);
+      gone = true;
+      return jobs;
+    };
+    const jobs = await leaseInClaims({ limit: 10 }, 4, false, claim, never, () => gone);
+    expect(jobs).toHaveLength(4);
+    expect(s.asked).toHaveLength(1);
+  });
+
   it("answers the jobs already claimed when a later claim fails, and reports the fault", async () => {
     const s = fakeStore(Array.from({ length: 20 }, () => ({})));
     const fault = new Error("connection lost");

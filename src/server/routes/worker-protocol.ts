@@ -365,7 +365,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
         leaseInClaims(
           leaseOptions,
           claimSize(queue.maxPayloadBytes),
-          rateRuled,
+          // Looked at again on each look: a type's rate limit may be set while the lease waits.
+          queue.attempts.rateRuled(leaseOptions.types),
           async (options) => {
             const t0 = performance.now();
             const jobs = await queue.lease(options, held);
@@ -377,6 +378,7 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
           },
           (err) =>
             request.log.warn({ err }, "lease: a later claim failed; answering the jobs already claimed"),
+          () => ctx.lifecycle.draining || reply.raw.destroyed || request.raw.socket?.destroyed === true,
         ),
     });
     // Never below 0: the clock may have stepped back during the wait.
