@@ -970,10 +970,13 @@ export class ErrandClient {
     const jobs = isRecord(out.body) ? out.body.jobs : undefined;
     if (!Array.isArray(jobs)) throw notErrands(where, out.status, `jobs ${describe(jobs)}, not a list`);
     const leased = leasedJobs(where, out.status, jobs);
-    // More than asked would overfill the caller's slots: no answer errand's server gives.
+    // More than asked would overfill the caller's slots (no answer errand's server gives): the
+    // first `limit` are taken and the rest given back, their attempts unspent, rather than left
+    // leased to no one until their leases run out (an at-most-once job would then go dead unrun).
     const limit = typeof body.limit === "number" ? body.limit : 1;
-    if (leased.length > limit)
-      throw notErrands(where, out.status, `${leased.length} jobs for a lease of at most ${limit}`);
+    if (leased.length > limit) {
+      await Promise.allSettled(leased.splice(limit).map((job) => this.release(job)));
+    }
     return {
       jobs: leased,
       ahead: (out.body as { ahead?: unknown }).ahead !== false,

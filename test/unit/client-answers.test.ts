@@ -146,16 +146,6 @@ describe("ErrandClient given answers that are not errand's", () => {
         "state",
       ],
       [answer(200, { ids: null }), () => c.enqueueManyIds("t", [1]), "ids null, not a list"],
-      [
-        answer(200, { jobs: [wireJob("a"), wireJob("b")] }),
-        () => c.lease(),
-        "2 jobs for a lease of at most 1",
-      ],
-      [
-        answer(200, { jobs: [wireJob("a"), wireJob("b"), wireJob("c")] }),
-        () => c.lease({ limit: 2 }),
-        "3 jobs for a lease of at most 2",
-      ],
     ];
     for (const [h, call, what] of cases) {
       handler = h;
@@ -175,6 +165,34 @@ describe("ErrandClient given answers that are not errand's", () => {
     handler = answer(200, { jobs: [wireJob("a"), wireJob("b"), wireJob("a")] });
     const jobs = await client().lease({ limit: 2 });
     expect(jobs.map((j) => j.id)).toEqual(["a", "b"]);
+  });
+
+  it("takes no more jobs than the lease asked for, and gives the rest back", async () => {
+    const released: Array<{ url?: string; body: string }> = [];
+    handler = (req, res) => {
+      if (req.url === "/v1/lease")
+        return answer(200, { jobs: ["a", "b", "c", "d"].map((id) => wireJob(id)) })(req, res);
+      let body = "";
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        released.push({ url: req.url, body });
+        answer(200, { ok: true })(req, res);
+      });
+    };
+    const jobs = await client().lease({ limit: 2 });
+    expect(jobs.map((j) => j.id)).toEqual(["a", "b"]);
+    expect(released.map((r) => [r.url, JSON.parse(r.body)]).sort()).toEqual([
+      ["/v1/jobs/c/release", { attempt: 1 }],
+      ["/v1/jobs/d/release", { attempt: 1 }],
+    ]);
+    // A server that will not take them back does not fail the lease.
+    handler = (req, res) =>
+      req.url === "/v1/lease"
+        ? answer(200, { jobs: [wireJob("a"), wireJob("b")] })(req, res)
+        : answer(500, { code: "INTERNAL" })(req, res);
+    expect((await client().lease()).map((j) => j.id)).toEqual(["a"]);
   });
 
   it("follows no redirect: a 3xx is an error naming where it points, and nothing goes there", async () => {
