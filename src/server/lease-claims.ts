@@ -8,23 +8,17 @@
 import type { Job } from "../job.js";
 import { roomNow } from "../queue-checks.js";
 import type { LeaseOptions } from "../queue-options.js";
-import { MAX_PAGE_CHARS } from "./page-size.js";
+import { itemsPerRead, MAX_PAGE_CHARS } from "./page-size.js";
 
 /**
- * The most characters of payloads and checkpoints one claim may bring in, each at the queue's
- * `maxPayloadBytes`: four answers' worth, so a claim at the worst still fits in memory many times
- * over, and the usual lease (a worker's free slots) is still one claim.
- */
-export const CLAIM_CHARS = 4 * MAX_PAGE_CHARS;
-
-/**
- * How many jobs one claim of a lease takes: as many as {@link CLAIM_CHARS} holds with a payload
- * and a checkpoint of `maxPayloadBytes` each, and at least 1. 64 at the default 1 MB. (An error
- * history, up to MAX_ERROR_HISTORY entries, is left out of the bound: counting its worst would cut
- * every claim to a few jobs for a history hardly any job has.)
+ * How many jobs one claim of a lease takes: as many as READ_CHARS holds with a payload and a
+ * checkpoint of `maxPayloadBytes` each (a job being leased has no result), and at least 1: 64 at
+ * the default 1 MB, so the usual lease (a worker's free slots) is one claim. (An error history, up
+ * to MAX_ERROR_HISTORY entries, is left out of the bound: counting its worst would cut every claim
+ * to a few jobs for a history hardly any job has.)
  */
 export function claimSize(maxPayloadBytes: number): number {
-  return Math.max(1, Math.floor(CLAIM_CHARS / (2 * maxPayloadBytes)));
+  return itemsPerRead(2 * maxPayloadBytes);
 }
 
 /** A lease's options as the lease route resolves them: `limit` always set. */

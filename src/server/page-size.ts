@@ -10,9 +10,23 @@
  * are a gigabyte of text, past what V8 can hold as one string. Such an answer could never be
  * sent, so it was a 500, and a lease's jobs stayed leased to no one until their leases ran out.
  * An answer stops before the item that would take it past this (keeping at least one), and says
- * where to go on: a page's `nextCursor`; the jobs a lease took beyond it go back unspent.
+ * where to go on: a page's `nextCursor`; the jobs a lease took beyond it go back unspent. Pages
+ * and leases are read in steps ({@link READ_CHARS}), so none reads far past it first.
  */
 export const MAX_PAGE_CHARS = 32 * 1024 * 1024;
+
+/**
+ * The most characters one read of a page, or one claim of a lease, may bring into memory with every
+ * item at its bounds: four answers' worth. The store reads an item whole (parsed) before the answer
+ * is measured, so a read of `limit` items as large as their bounds allow (1,000 jobs of 1 MB
+ * payloads and results: gigabytes) would run the server out of heap to answer 32 MiB of it.
+ */
+export const READ_CHARS = 4 * MAX_PAGE_CHARS;
+
+/** How many items one read takes when each may be `itemChars` long at its bounds, at least 1. */
+export function itemsPerRead(itemChars: number): number {
+  return Math.max(1, Math.floor(READ_CHARS / itemChars));
+}
 
 /**
  * How many of `items`, from the first, fit in `budget` characters of JSON, at least one (an item
@@ -28,19 +42,58 @@ export function itemsWithin(items: readonly unknown[], budget = MAX_PAGE_CHARS):
   return items.length;
 }
 
+/** A page of items, and where the next goes on from (null: none). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
 /**
- * A page cut to what one answer can carry: `items` whole when they fit, else as many as fit with
- * `nextCursor` the cursor of the last kept (`cursorOf`: a page keyed by job id or by name).
+ * A page of up to `limit` items read in steps of at most `step` (`itemsPerRead` of an item's size
+ * at its bounds), each from the last one's `nextCursor`, until `limit`, the end, a step that came
+ * back short (a filtered list reads a bounded stretch: it goes on in the next page), or
+ * MAX_PAGE_CHARS. A step that would take the page past that is read again, shorter, so that the
+ * page's `nextCursor` is always the store's own for where it stops (a list's cursor is not an
+ * item's id); each such read is shorter, so it ends. The page holds at least one item when there
+ * is one.
  */
-export function pageWithin<T>(
-  items: T[],
-  nextCursor: string | null,
-  cursorOf: (item: T) => string,
-): { items: T[]; nextCursor: string | null } {
-  const fits = itemsWithin(items);
-  if (fits === items.length) return { items, nextCursor };
-  const kept = items.slice(0, fits);
-  return { items: kept, nextCursor: cursorOf(kept[fits - 1]!) };
+export async function readInSteps<T>(
+  limit: number,
+  step: number,
+  read: (limit: number, cursor: string | undefined) => Promise<Page<T>>,
+  cursor?: string,
+): Promise<Page<T>> {
+  const items: T[] = [];
+  let chars = 0;
+  /** How many of `page`, from the first, fit in what the page has left, and their characters. */
+  const fitting = (page: Page<T>) => {
+    let n = 0;
+    let size = 0;
+    for (const item of page.items) {
+      const next = size + (JSON.stringify(item)?.length ?? 0);
+      if (chars + next > MAX_PAGE_CHARS && (n > 0 || items.length > 0)) break;
+      size = next;
+      n++;
+    }
+    return { n, size };
+  };
+  for (;;) {
+    const ask = Math.min(step, limit - items.length);
+    let page = await read(ask, cursor);
+    let fits = fitting(page);
+    while (fits.n < page.items.length) {
+      // Nothing more fits: the page ends where this step began.
+      if (fits.n === 0) return { items, nextCursor: cursor ?? null };
+      page = await read(fits.n, cursor);
+      fits = fitting(page);
+    }
+    items.push(...page.items);
+    chars += fits.size;
+    if (page.nextCursor === null || items.length >= limit || page.items.length < ask) {
+      return { items, nextCursor: page.nextCursor };
+    }
+    cursor = page.nextCursor;
+  }
 }
 
 /**

@@ -108,6 +108,36 @@ describe.runIf(backend)(`answers within ${MAX_PAGE_CHARS} characters on ${backen
     });
   }, 120_000);
 
+  it("reads whole jobs a step at a time: no read of a page takes far more than the answer carries", async () => {
+    // At a 16 MiB payload bound a whole job may be 48 MiB: a read takes 2 (page-size.ts).
+    const bundle = await backend!.setup({ maxPayloadBytes: 16 * 1_048_576 });
+    const h = { ...bundle, ...(await serve(bundle.queue)) };
+    const total = COUNT + 20;
+    const parent = await h.queue.enqueue("parent", null, { delayMs: 3_600_000 });
+    await h.queue.enqueueMany(
+      "big",
+      Array.from({ length: total }, (_, i) => ({ i, big: BIG })),
+      { dependsOn: [parent.id] },
+    );
+    const reads: number[] = [];
+    for (const name of ["list", "dependents"] as const) {
+      const read = h.queue[name].bind(h.queue) as (...a: unknown[]) => Promise<{ jobs: Job[] }>;
+      (h.queue as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+        const page = await read(...args);
+        reads.push(page.jobs.length);
+        return page;
+      };
+    }
+    for (const path of ["/v1/jobs?limit=1000&type=big", `/v1/jobs/${parent.id}/dependents?limit=1000`]) {
+      reads.length = 0;
+      const { sizes, ids } = await allPages(h, path, "jobs", "id");
+      expect(sizes[0]).toBeGreaterThan(1);
+      expect(sizes[0]).toBeLessThan(total);
+      expect(new Set(ids).size).toBe(total);
+      expect(Math.max(...reads)).toBeLessThanOrEqual(2);
+    }
+  }, 180_000);
+
   it("pages a job's dependents and the schedules the same way", async () => {
     const h = await startServer(backend!);
     const parent = await h.queue.enqueue("parent", null, { delayMs: 3_600_000 });

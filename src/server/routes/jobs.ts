@@ -8,10 +8,10 @@ import { dependencyNotFound, ErrandError } from "../../errors.js";
 import { type FlowNode, flowNodesFromWire } from "../../flow-plan.js";
 import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
 import type { EnqueueOptions } from "../../queue.js";
-import { JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
+import { checkInt, JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
-import { itemsWithin, pageWithin } from "../page-size.js";
+import { itemsPerRead, MAX_PAGE_CHARS, readInSteps } from "../page-size.js";
 import { body, params } from "../routing.js";
 
 /** A job as sent over HTTP (times become ISO strings when serialised). */
@@ -22,20 +22,13 @@ interface EnqueueBody extends EnqueueOptions {
   payload?: unknown;
 }
 
-/** A page of jobs cut to what one answer can carry (page-size.ts): a dependents cursor is a job id. */
-function within(page: { jobs: Job[]; nextCursor: string | null }): {
-  jobs: Job[];
-  nextCursor: string | null;
-} {
-  const { items, nextCursor } = pageWithin(page.jobs, page.nextCursor, (j) => j.id);
-  return { jobs: items, nextCursor };
-}
-
 /** Registers the job routes on `app`. */
 export function register(app: FastifyInstance, ctx: ServerContext): void {
   const { queue, routing } = ctx;
   const route = routing.on(app);
   const principal = (r: FastifyRequest) => routing.principal(r);
+  /** Whole jobs one read of a page takes: each may carry a payload, checkpoint and result at the queue's bound. */
+  const wholeJobsPerRead = () => itemsPerRead(3 * queue.maxPayloadBytes);
   /** The job the path names, if the principal may read it. */
   const readableJob = async (request: FastifyRequest): Promise<Job> => {
     const job = await queue.get(params(request).id!);
@@ -144,21 +137,36 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     const q = request.query as Record<string, string | undefined>;
     const p = principal(request);
     const job = await readableJob(request);
-    const limit = q.limit === undefined ? 50 : Number(q.limit);
-    const cursor = q.cursor ? { cursor: q.cursor } : {};
-    if (!readsOwnJobsOnly(p)) return within(await queue.dependents(job.id, { limit, ...cursor }));
+    const limit = checkInt("limit", q.limit === undefined ? 50 : Number(q.limit), 1, MAX_LIMIT);
+    const step = wholeJobsPerRead();
+    if (!readsOwnJobsOnly(p)) {
+      const page = await readInSteps(
+        limit,
+        step,
+        async (n, cursor) => {
+          const got = await queue.dependents(job.id, { limit: n, ...(cursor ? { cursor } : {}) });
+          return { items: got.jobs, nextCursor: got.nextCursor };
+        },
+        q.cursor || undefined,
+      );
+      return { jobs: page.items, nextCursor: page.nextCursor };
+    }
     // A producer's page holds only its own jobs, and its cursor must not be another owner's id
-    // (the store's is the last job it read): read on, in the store's largest pages (the limit is
-    // checked by the first read), until `limit` of its own or the end.
+    // (the store's is the last job it read): read on, a step at a time, until `limit` of its own,
+    // the end, or what one answer carries (a dependents cursor is a job id: it can stop anywhere).
     const jobs: Job[] = [];
-    for (let page = await queue.dependents(job.id, { limit, ...cursor }); ; ) {
+    let chars = 0;
+    for (let cursor = q.cursor || undefined; ; ) {
+      const page = await queue.dependents(job.id, { limit: step, ...(cursor ? { cursor } : {}) });
       for (const j of page.jobs) {
         if (!readable(p, j)) continue;
+        chars += JSON.stringify(j).length;
+        if (chars > MAX_PAGE_CHARS && jobs.length > 0) return { jobs, nextCursor: jobs.at(-1)!.id };
         jobs.push(j);
-        if (jobs.length === limit) return within({ jobs, nextCursor: j.id });
+        if (jobs.length === limit) return { jobs, nextCursor: j.id };
       }
-      if (page.nextCursor === null) return within({ jobs, nextCursor: null });
-      page = await queue.dependents(job.id, { limit: MAX_LIMIT, cursor: page.nextCursor });
+      if (page.nextCursor === null) return { jobs, nextCursor: null };
+      cursor = page.nextCursor;
     }
   });
 
@@ -180,19 +188,21 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(q.type ? { type: q.type } : {}),
       ...(owner ? { owner } : {}),
       ...(q.key !== undefined ? { key: q.key } : {}),
-      ...(q.cursor ? { cursor: q.cursor } : {}),
     };
-    // A summary leaves out what a caller may make large, and the store does not read it: the
-    // page's size is measured on what is sent. A page too big for one answer (page-size.ts) is
-    // read again, shorter, so that its nextCursor is the store's own for where it stops (each
-    // read is shorter: it ends).
+    // A summary leaves out what a caller may make large, and the store does not read it: one read,
+    // its size measured on what is sent. Whole jobs are read a step at a time (page-size.ts).
     const view = q.view === "summary" ? "summary" : "full";
-    for (let limit = q.limit === undefined ? 50 : Number(q.limit); ; ) {
-      const { jobs, nextCursor } = await queue.list({ ...filter, limit, view });
-      const fits = itemsWithin(jobs);
-      if (fits === jobs.length) return { jobs, nextCursor };
-      limit = fits;
-    }
+    const limit = checkInt("limit", q.limit === undefined ? 50 : Number(q.limit), 1, MAX_LIMIT);
+    const page = await readInSteps(
+      limit,
+      view === "summary" ? limit : wholeJobsPerRead(),
+      async (n, cursor) => {
+        const got = await queue.list({ ...filter, limit: n, view, ...(cursor ? { cursor } : {}) });
+        return { items: got.jobs, nextCursor: got.nextCursor };
+      },
+      q.cursor || undefined,
+    );
+    return { jobs: page.items, nextCursor: page.nextCursor };
   });
 
   route("POST /v1/jobs/:id/cancel", "manage", async (request) => queue.cancel(params(request).id!));

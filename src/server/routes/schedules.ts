@@ -2,8 +2,9 @@
 import type { FastifyInstance } from "fastify";
 import { ErrandError } from "../../errors.js";
 import type { EnqueueOptions } from "../../queue.js";
+import { checkInt, MAX_LIMIT } from "../../validation.js";
 import type { ServerContext } from "../context.js";
-import { pageWithin } from "../page-size.js";
+import { itemsPerRead, readInSteps } from "../page-size.js";
 import { body, params } from "../routing.js";
 
 /** Registers the schedule routes on `app`. */
@@ -38,12 +39,16 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
   });
   route("GET /v1/schedules", "read", async (request) => {
     const q = request.query as Record<string, string | undefined>;
-    const page = await queue.schedulePage({
-      ...(q.limit === undefined ? {} : { limit: Number(q.limit) }),
-      ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
-    });
-    // Cut to what one answer can carry (page-size.ts): the cursor is a schedule's name.
-    const { items, nextCursor } = pageWithin(page.schedules, page.nextCursor, (s) => s.name);
-    return { schedules: items, nextCursor };
+    // Read a step at a time, each schedule's payload up to the queue's bound (page-size.ts).
+    const page = await readInSteps(
+      checkInt("limit", q.limit === undefined ? 50 : Number(q.limit), 1, MAX_LIMIT),
+      itemsPerRead(queue.maxPayloadBytes),
+      async (limit, cursor) => {
+        const got = await queue.schedulePage({ limit, ...(cursor === undefined ? {} : { cursor }) });
+        return { items: got.schedules, nextCursor: got.nextCursor };
+      },
+      q.cursor,
+    );
+    return { schedules: page.items, nextCursor: page.nextCursor };
   });
 }
