@@ -79,12 +79,14 @@ export async function readInSteps<T>(
   };
   for (;;) {
     const ask = Math.min(step, limit - items.length);
-    let page = await read(ask, cursor);
+    // Never more than asked, whatever a store answers: each read again is then shorter, so it ends.
+    const cut = (p: Page<T>, n: number) => (p.items.length > n ? { ...p, items: p.items.slice(0, n) } : p);
+    let page = cut(await read(ask, cursor), ask);
     let fits = fitting(page);
     while (fits.n < page.items.length) {
       // Nothing more fits: the page ends where this step began.
       if (fits.n === 0) return { items, nextCursor: cursor ?? null };
-      page = await read(fits.n, cursor);
+      page = cut(await read(fits.n, cursor), fits.n);
       fits = fitting(page);
     }
     items.push(...page.items);

@@ -77,6 +77,18 @@ describe("readInSteps", () => {
     ]);
   });
 
+  it("ends against a store that answers more than asked", async () => {
+    const big = "x".repeat(Math.floor(MAX_PAGE_CHARS / 3));
+    const reads: number[] = [];
+    const greedy = async (limit: number): Promise<Page<string>> => {
+      reads.push(limit);
+      return { items: Array(10).fill(big), nextCursor: "@10" };
+    };
+    const page = await readInSteps(10, 10, greedy);
+    expect(page.items.length).toBeLessThanOrEqual(3);
+    expect(reads.length).toBeLessThanOrEqual(3);
+  });
+
   it("answers an item larger than the bound alone rather than nothing", async () => {
     const s = fakeList([2 * MAX_PAGE_CHARS, 10, 10]);
     const page = await readInSteps(10, 4, s.read);

@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { dependencyNotFound, ErrandError } from "../../errors.js";
 import { type FlowNode, flowNodesFromWire } from "../../flow-plan.js";
-import type { EnqueuedJob, Job, JobDependency } from "../../job.js";
-import type { EnqueueOptions } from "../../queue.js";
+import { type EnqueuedJob, type Job, type JobDependency, toJob } from "../../job.js";
+import type { EnqueueOptions, ListOptions } from "../../queue.js";
 import { checkInt, JOB_ID_PATTERN, MAX_DEPENDENCIES, MAX_LIMIT } from "../../validation.js";
 import { type Principal, ROLE_PERMISSIONS, readsOwnJobsOnly } from "../auth.js";
 import type { ServerContext } from "../context.js";
@@ -189,21 +189,63 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
       ...(owner ? { owner } : {}),
       ...(q.key !== undefined ? { key: q.key } : {}),
     };
-    // A summary leaves out what a caller may make large, and the store does not read it: one read,
-    // its size measured on what is sent. Whole jobs are read a step at a time (page-size.ts).
-    const view = q.view === "summary" ? "summary" : "full";
     const limit = checkInt("limit", q.limit === undefined ? 50 : Number(q.limit), 1, MAX_LIMIT);
+    const cursor = q.cursor ? { cursor: q.cursor } : {};
+    if (q.view !== "summary") return wholePage({ ...filter, ...cursor }, limit);
+    // A summary leaves out what a caller may make large, and the store does not read it: one
+    // read, its size measured on what is sent (read again, shorter, past 32 MiB).
     const page = await readInSteps(
       limit,
-      view === "summary" ? limit : wholeJobsPerRead(),
-      async (n, cursor) => {
-        const got = await queue.list({ ...filter, limit: n, view, ...(cursor ? { cursor } : {}) });
+      limit,
+      async (n, at) => {
+        const got = await queue.list({ ...filter, limit: n, view: "summary", ...(at ? { cursor: at } : {}) });
         return { items: got.jobs, nextCursor: got.nextCursor };
       },
       q.cursor || undefined,
     );
     return { jobs: page.items, nextCursor: page.nextCursor };
   });
+
+  /**
+   * A page of whole jobs: which jobs, and the cursor, from one summary read (the store's one scan
+   * of a filtered list, one consistent read on Redis), then the jobs whole by id a step at a time
+   * (page-size.ts), so no read takes far more than the answer carries. A page past 32 MiB is read
+   * again, shorter, until it fits, so that its cursor is the store's own for where it stops; the
+   * jobs already read whole are not read again. A job pruned between the two reads is left out.
+   */
+  const wholePage = async (
+    filter: ListOptions,
+    limit: number,
+  ): Promise<{ jobs: Job[]; nextCursor: string | null }> => {
+    const step = wholeJobsPerRead();
+    const whole = new Map<string, Job>();
+    for (;;) {
+      const page = await queue.list({ ...filter, limit, view: "summary" });
+      const jobs: Job[] = [];
+      let chars = 0;
+      let fits = page.jobs.length;
+      read: for (let at = 0; at < page.jobs.length; at += step) {
+        const ids = page.jobs.slice(at, at + step).map((j) => j.id);
+        const missing = ids.filter((id) => !whole.has(id));
+        if (missing.length > 0) {
+          const records = await queue.store.getMany({ ids: missing });
+          for (const [i, r] of records.entries()) if (r) whole.set(missing[i]!, toJob(r));
+        }
+        for (const [i, id] of ids.entries()) {
+          const job = whole.get(id);
+          if (!job) continue;
+          chars += JSON.stringify(job).length;
+          if (chars > MAX_PAGE_CHARS && jobs.length > 0) {
+            fits = at + i;
+            break read;
+          }
+          jobs.push(job);
+        }
+      }
+      if (fits === page.jobs.length) return { jobs, nextCursor: page.nextCursor };
+      limit = fits;
+    }
+  };
 
   route("POST /v1/jobs/:id/cancel", "manage", async (request) => queue.cancel(params(request).id!));
   route("POST /v1/jobs/:id/retry", "manage", async (request) => queue.retry(params(request).id!));
