@@ -5,7 +5,7 @@ import { type BatchItem, planEnqueue } from "../enqueue-plan.js";
 import { ErrandError, type ErrandErrorCode, isNonRetryable } from "../errors.js";
 import { jsonOf } from "../failure-rule.js";
 import type { FlowNode } from "../flow-plan.js";
-import { type Job, type JobDependency, type JobSummary, jobDate } from "../job.js";
+import { JOB_STATES, type Job, type JobDependency, type JobSummary, jobDate } from "../job.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { toNameRecord } from "../name-record.js";
 import type {
@@ -481,6 +481,30 @@ export class ErrandClient {
    * field `shape` names an array or an object. A body of another shape (a proxy's page, another
    * server) is `UNAVAILABLE`, never a TypeError from the code that reads it.
    */
+  /** A job answered by `method path`, held to the fields every job has ({@link jobProblem}). */
+  async #job<J extends Job>(method: string, path: string, body?: unknown): Promise<J> {
+    const out = await this.request<unknown>(method, path, body);
+    const problem = jobProblem(out.body);
+    if (problem) throw notErrands(`${method} ${this.url}${path}`, out.status, `a job that ${problem}`);
+    return reviveJob<J>(out.body as Record<string, unknown>);
+  }
+
+  /** A page of jobs answered by `method path`, each held to the fields every job has. */
+  async #jobPage(method: string, path: string): Promise<{ jobs: Job[]; nextCursor: string | null }> {
+    const page = await this.#call<{ jobs: unknown[]; nextCursor: unknown }>(method, path, undefined, {
+      jobs: "array",
+    });
+    const where = `${method} ${this.url}${path}`;
+    const { nextCursor } = page;
+    if (nextCursor !== null && typeof nextCursor !== "string")
+      throw notErrands(where, 200, `nextCursor ${describe(nextCursor)}`);
+    for (const [i, j] of page.jobs.entries()) {
+      const problem = jobProblem(j);
+      if (problem) throw notErrands(where, 200, `jobs[${i}] that ${problem}`);
+    }
+    return { jobs: page.jobs.map((j) => reviveJob(j as Record<string, unknown>)), nextCursor };
+  }
+
   async #call<T>(
     method: string,
     path: string,
@@ -679,7 +703,7 @@ export class ErrandClient {
   /** The job, whatever its state; null when there is none. */
   async get<P = unknown, R = unknown>(id: string): Promise<Job<P, R> | null> {
     try {
-      return reviveJob<Job<P, R>>(await this.#call("GET", jobPath(id)));
+      return await this.#job<Job<P, R>>("GET", jobPath(id));
     } catch (error) {
       if (error instanceof ErrandError && error.code === "JOB_NOT_FOUND") return null;
       throw error;
@@ -701,13 +725,7 @@ export class ErrandClient {
     checkObject("list", "options", options);
     // Checked as a Queue checks them, so a bad option gets the Queue's code, not the HTTP schema's.
     checkListOptions(options);
-    const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
-      "GET",
-      withQuery("/v1/jobs", options),
-      undefined,
-      { jobs: "array" },
-    );
-    return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
+    return this.#jobPage("GET", withQuery("/v1/jobs", options));
   }
 
   /**
@@ -732,13 +750,7 @@ export class ErrandClient {
   async dependents(id: string, options: { limit?: number; cursor?: string } = {}): Promise<JobPage> {
     const path = jobPath(id, "/dependents");
     checkObject("dependents", "options", options);
-    const page = await this.#call<{ jobs: Record<string, unknown>[]; nextCursor: string | null }>(
-      "GET",
-      withQuery(path, { limit: options.limit, cursor: options.cursor }),
-      undefined,
-      { jobs: "array" },
-    );
-    return { jobs: page.jobs.map((j) => reviveJob(j)), nextCursor: page.nextCursor };
+    return this.#jobPage("GET", withQuery(path, { limit: options.limit, cursor: options.cursor }));
   }
 
   /**
@@ -747,7 +759,7 @@ export class ErrandClient {
    *   `FORBIDDEN` (admin only)
    */
   async cancel(id: string): Promise<Job> {
-    return reviveJob(await this.#call("POST", jobPath(id, "/cancel")));
+    return this.#job("POST", jobPath(id, "/cancel"));
   }
 
   /**
@@ -757,7 +769,7 @@ export class ErrandClient {
    *   `FORBIDDEN` (admin only)
    */
   async retry(id: string): Promise<Job> {
-    return reviveJob(await this.#call("POST", jobPath(id, "/retry")));
+    return this.#job("POST", jobPath(id, "/retry"));
   }
 
   /**
@@ -766,7 +778,7 @@ export class ErrandClient {
    *   when another blocked, pending or active job holds its `uniqueKey`, `FORBIDDEN` (admin only)
    */
   async replay(id: string): Promise<Job> {
-    return reviveJob(await this.#call("POST", jobPath(id, "/replay")));
+    return this.#job("POST", jobPath(id, "/replay"));
   }
 
   /**
@@ -780,7 +792,7 @@ export class ErrandClient {
   ): Promise<Job> {
     const path = jobPath(id, "/reschedule");
     checkObject("reschedule", "options", options);
-    return reviveJob(await this.#call("POST", path, options));
+    return this.#job("POST", path, options);
   }
 
   /**
@@ -1339,6 +1351,35 @@ function leasedJobs(where: string, status: number, wire: unknown[]): Job[] {
     jobs.push(reviveJob(j as Record<string, unknown>));
   }
   return jobs;
+}
+
+/** Dates every job has; the other {@link DATE_FIELDS} may be null. */
+const REQUIRED_DATES = new Set<string>(["runAt", "createdAt"]);
+
+/**
+ * What makes `j` no job as any answer of one holds it (a page of summaries too), or null: its id,
+ * type, queue, state, counters and dates, the fields a caller reads a job by. Its payload, result
+ * and the rest are the caller's to read.
+ */
+function jobProblem(j: unknown): string | null {
+  if (!isRecord(j)) return `is ${describe(j)}`;
+  if (typeof j.id !== "string" || !JOB_ID_PATTERN.test(j.id)) return `has id ${describe(j.id)}`;
+  for (const f of ["type", "queue"] as const)
+    if (typeof j[f] !== "string") return `has ${f} ${describe(j[f])}`;
+  if (!JOB_STATES.includes(j.state as Job["state"])) return `has state ${describe(j.state)}`;
+  for (const f of ["attempt", "maxAttempts", "priority"] as const) {
+    if (typeof j[f] !== "number" || !Number.isSafeInteger(j[f])) return `has ${f} ${describe(j[f])}`;
+  }
+  for (const f of DATE_FIELDS) {
+    const v = j[f];
+    if (
+      v === null || v === undefined
+        ? REQUIRED_DATES.has(f)
+        : typeof v !== "string" || Number.isNaN(Date.parse(v))
+    )
+      return `has ${f} ${describe(v)}`;
+  }
+  return null;
 }
 
 /** What makes `j` no job a worker can run, or null. */

@@ -61,6 +61,20 @@ const wireJob = (id: string, attempt: unknown = 1) => ({
   payload: null,
 });
 
+/** A job as a read (get, list, cancel…) answers it. */
+const readJob = (id: string) => ({
+  ...wireJob(id),
+  state: "pending",
+  maxAttempts: 3,
+  priority: 0,
+  runAt: "2026-01-01T00:00:00.000Z",
+  createdAt: "2026-01-01T00:00:00.000Z",
+  expiresAt: null,
+  leaseExpiresAt: null,
+  startedAt: null,
+  finishedAt: null,
+});
+
 describe("ErrandClient given answers that are not errand's", () => {
   it("names a proxy's error page by its status, never INTERNAL with only 'HTTP 502'", async () => {
     const cases: Array<[number, string]> = [
@@ -146,6 +160,21 @@ describe("ErrandClient given answers that are not errand's", () => {
         "state",
       ],
       [answer(200, { ids: null }), () => c.enqueueManyIds("t", [1]), "ids null, not a list"],
+      [answer(200, { id: "a" }), () => c.get("a"), "a job that has type undefined"],
+      [answer(200, { ...readJob("a"), state: "gone" }), () => c.cancel("a"), 'a job that has state "gone"'],
+      [answer(200, { ...readJob("a"), runAt: "soon" }), () => c.retry("a"), 'a job that has runAt "soon"'],
+      [
+        answer(200, { ...readJob("a"), createdAt: null }),
+        () => c.replay("a"),
+        "a job that has createdAt null",
+      ],
+      [answer(200, { ...readJob("a"), attempt: 1.5 }), () => c.get("a"), "a job that has attempt 1.5"],
+      [
+        answer(200, { jobs: [readJob("a"), { ...readJob("b"), id: "a b" }], nextCursor: null }),
+        () => c.list(),
+        'jobs[1] that has id "a b"',
+      ],
+      [answer(200, { jobs: [], nextCursor: 5 }), () => c.dependents("a"), "nextCursor 5"],
     ];
     for (const [h, call, what] of cases) {
       handler = h;
@@ -156,6 +185,13 @@ describe("ErrandClient given answers that are not errand's", () => {
         details: { status: 200 },
       });
     }
+    // A job whole or as a summary is read, its dates as Dates.
+    handler = answer(200, { jobs: [readJob("a")], nextCursor: "a" });
+    const page = await c.list({ view: "summary" });
+    expect(page.nextCursor).toBe("a");
+    expect(page.jobs[0]!.runAt).toEqual(new Date("2026-01-01T00:00:00.000Z"));
+    handler = answer(200, readJob("a"));
+    expect((await c.get("a"))?.state).toBe("pending");
     // JSON under another content type is still read.
     handler = answer(200, { jobs: [] }, "text/plain");
     await expect(c.lease()).resolves.toEqual([]);
