@@ -84,8 +84,9 @@ for (const backend of selectedBackends()) {
       );
       const r = await waiting;
       expect(r.status).toBe(200);
-      // Ten asked for, eight of them ahead: two can start at once.
+      // Ten asked for, eight of them ahead: two can start at once; and the answer says so.
       expect(r.body.jobs).toHaveLength(2);
+      expect(r.body.ahead).toBe(false);
     });
 
     it("leases a rate-ruled type only for what can start at once, and tells a prefetching RemoteWorker so", async () => {

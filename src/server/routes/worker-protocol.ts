@@ -398,7 +398,8 @@ export function register(app: FastifyInstance, ctx: ServerContext): void {
     }
     // The answer made here, by the route's own serialiser, so that one too big to send
     // (page-size.ts) is caught before its jobs are handed out, at no cost to the usual one.
-    const answer = { jobs, ...hint };
+    // Said as the types stand now: a rate limit set while the lease waited is told at once.
+    const answer = queue.attempts.rateRuled(leaseOptions.types) ? { jobs, ahead: false } : { jobs };
     const text = serialized(() => reply.serialize(answer) as string);
     if (text !== null) {
       leased.add(jobs, leaseOptions.leaseMs, text.length);
