@@ -156,6 +156,12 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
   #stopHeartbeat: () => void = () => {};
   /** The heartbeat under way, if any: close() waits for it, so none is left in flight. */
   #beating: Promise<void> = Promise.resolve();
+  /**
+   * The attempts this worker took lately, the oldest first, at most {@link RECENT_ATTEMPTS}: one a
+   * server names again after it ran here is not run again (errand's never does; a proxy replaying
+   * an answer, or a server that lost the report, might).
+   */
+  readonly #taken = new Set<string>();
 
   /**
    * Emits as `EventEmitter` does, except that each listener runs on its own: one that throws, or
@@ -331,11 +337,21 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
         await pause(this.#clock, wait, this.#leaseAbort.signal);
         continue;
       }
-      // An attempt already here, named again by a server (in this answer, 6db417b, or an earlier
-      // one), is not taken twice: it would run twice.
-      if (jobs.length > 0 && this.#core.running + this.#core.waiting > 0) {
-        const held = this.#core.heldAttempts();
-        jobs = jobs.filter((j) => !held.has(attemptKey(j.id, j.attempt)));
+      // An attempt already here, or run here lately, named again by a server (in this answer,
+      // 6db417b, or an earlier one), is not taken twice: it would run twice.
+      if (jobs.length > 0) {
+        const held = this.#core.running + this.#core.waiting > 0 ? this.#core.heldAttempts() : null;
+        jobs = jobs.filter((j) => {
+          const key = attemptKey(j.id, j.attempt);
+          if (this.#taken.has(key) || held?.has(key)) return false;
+          this.#taken.add(key);
+          return true;
+        });
+        // A Set iterates in insertion order: the first are the oldest.
+        for (const key of this.#taken) {
+          if (this.#taken.size <= RECENT_ATTEMPTS) break;
+          this.#taken.delete(key);
+        }
       }
       // Leased while closing (close() does not cut an answer already arriving): given straight back.
       this.#core.take(jobs);
@@ -383,6 +399,9 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 
 /** The most jobs one lease request asks for (the server's bound on `limit`). */
 const MAX_LEASE_LIMIT = 1000;
+
+/** The attempts a RemoteWorker remembers taking, to run none of them twice: ~300 KB. */
+const RECENT_ATTEMPTS = 4096;
 
 /**
  * The wait a server that drains or closes asks of a lease (503 `UNAVAILABLE` with

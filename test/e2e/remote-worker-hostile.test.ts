@@ -76,6 +76,45 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     await worker.close({ graceMs: 0 });
   });
 
+  it("runs no attempt again that a lease answer names after it ran here", async () => {
+    const h = await startServer(backend);
+    let first: unknown = null;
+    const client = new ErrandClient({
+      url: h.base,
+      fetch: async (input, init) => {
+        const r = await fetch(input, init);
+        if (pathOf(input) !== "/v1/lease") return r;
+        // The first answer's job, named again beside every later job (a replayed answer).
+        return rewritten(r, (b) => {
+          const jobs = b.jobs as unknown[];
+          if (first === null && jobs.length > 0) first = jobs[0];
+          else if (first !== null && jobs.length > 0) return { ...b, jobs: [first, ...jobs] };
+          return b;
+        });
+      },
+    });
+    const starts: string[] = [];
+    const task = defineJob({
+      type: "replayed",
+      handler: (_p: unknown, ctx) => {
+        starts.push(`${ctx.job.id}#${ctx.job.attempt}`);
+      },
+    });
+    // Room for two: an answer of the replayed job and one new is within the lease's limit.
+    const worker = new RemoteWorker(client, { jobs: [task], concurrency: 2, clock: h.clock, logger: silent });
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await worker.start();
+    for (const id of ["one", "two", "three"]) {
+      await h.queue.enqueue(task, {}, { id });
+      await vi.waitFor(async () => expect((await h.queue.get(id))?.state).toBe("completed"), { interval: 5 });
+    }
+    // Each ran once ("one" first as attempt 1). A later job may run on attempt 2: an answer that
+    // named the replayed job beside it past a lease of one had it given back (ErrandClient.leaseAhead).
+    expect(starts[0]).toBe("one#1");
+    expect(starts.map((s) => s.split("#")[0])).toEqual(["one", "two", "three"]);
+    await worker.close({ graceMs: 0 });
+  });
+
   for (const settings of [{ concurrency: 3 }, { concurrency: 1, prefetch: 2 }]) {
     it(`runs an attempt two lease answers name once, while it runs or waits (${JSON.stringify(settings)})`, async () => {
       const h = await startServer(backend);
