@@ -34,6 +34,28 @@ function gated() {
   return { gates, handler };
 }
 
+/**
+ * A client whose lease answers, after the first with a job, all name that job again first
+ * (`besideNewOnly`: only answers with jobs of their own).
+ */
+function namingFirstAgain(url: string, o: { besideNewOnly: boolean }): ErrandClient {
+  let first: unknown = null;
+  return new ErrandClient({
+    url,
+    fetch: async (input, init) => {
+      const r = await fetch(input, init);
+      if (pathOf(input) !== "/v1/lease") return r;
+      return rewritten(r, (b) => {
+        const jobs = b.jobs as unknown[];
+        if (first === null && jobs.length > 0) first = jobs[0];
+        else if (first !== null && (jobs.length > 0 || !o.besideNewOnly))
+          return { ...b, jobs: [first, ...jobs] };
+        return b;
+      });
+    },
+  });
+}
+
 const backend = someBackend();
 
 describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
@@ -78,21 +100,8 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
 
   it("runs no attempt again that a lease answer names after it ran here", async () => {
     const h = await startServer(backend);
-    let first: unknown = null;
-    const client = new ErrandClient({
-      url: h.base,
-      fetch: async (input, init) => {
-        const r = await fetch(input, init);
-        if (pathOf(input) !== "/v1/lease") return r;
-        // The first answer's job, named again beside every later job (a replayed answer).
-        return rewritten(r, (b) => {
-          const jobs = b.jobs as unknown[];
-          if (first === null && jobs.length > 0) first = jobs[0];
-          else if (first !== null && jobs.length > 0) return { ...b, jobs: [first, ...jobs] };
-          return b;
-        });
-      },
-    });
+    // The first answer's job, named again beside every later job (a replayed answer).
+    const client = namingFirstAgain(h.base, { besideNewOnly: true });
     const starts: string[] = [];
     const task = defineJob({
       type: "replayed",
@@ -118,21 +127,8 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
   for (const settings of [{ concurrency: 3 }, { concurrency: 1, prefetch: 2 }]) {
     it(`runs an attempt two lease answers name once, while it runs or waits (${JSON.stringify(settings)})`, async () => {
       const h = await startServer(backend);
-      let first: unknown = null;
-      const client = new ErrandClient({
-        url: h.base,
-        fetch: async (input, init) => {
-          const r = await fetch(input, init);
-          if (pathOf(input) !== "/v1/lease") return r;
-          // The first answer's job, named again in every answer after it.
-          return rewritten(r, (b) => {
-            const jobs = b.jobs as unknown[];
-            if (first === null && jobs.length > 0) first = jobs[0];
-            else if (first !== null) return { ...b, jobs: [first, ...jobs] };
-            return b;
-          });
-        },
-      });
+      // The first answer's job, named again in every answer after it.
+      const client = namingFirstAgain(h.base, { besideNewOnly: false });
       const { gates, handler } = gated();
       const starts: string[] = [];
       const task = defineJob({
