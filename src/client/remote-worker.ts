@@ -342,9 +342,14 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
       if (jobs.length > 0) {
         const held = this.#core.running + this.#core.waiting > 0 ? this.#core.heldAttempts() : null;
         jobs = jobs.filter((j) => {
-          const key = attemptKey(j.id, j.attempt);
-          if (this.#taken.has(key) || held?.has(key)) return false;
-          this.#taken.add(key);
+          if (held?.has(attemptKey(j.id, j.attempt))) return false;
+          // With the job's creation time: an id is free again once its job is pruned (or at
+          // once with completed jobs not kept), and a new job of it starts again at attempt 1.
+          // (A lease answer is held to the fields a worker runs a job by: createdAt may be absent.)
+          const created = j.createdAt instanceof Date ? j.createdAt.getTime() : Number.NaN;
+          const taken = `${attemptKey(j.id, j.attempt)}@${created}`;
+          if (this.#taken.has(taken)) return false;
+          this.#taken.add(taken);
           return true;
         });
         // A Set iterates in insertion order: the first are the oldest.
@@ -400,7 +405,7 @@ export class RemoteWorker extends EventEmitter<WorkerEvents> {
 /** The most jobs one lease request asks for (the server's bound on `limit`). */
 const MAX_LEASE_LIMIT = 1000;
 
-/** The attempts a RemoteWorker remembers taking, to run none of them twice: ~300 KB. */
+/** The attempts a RemoteWorker remembers taking, to run none of them twice: ~400 KB (~1.2 MB with 255-character ids). */
 const RECENT_ATTEMPTS = 4096;
 
 /**

@@ -12,7 +12,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ErrandClient, RemoteWorker } from "../../src/client/index.js";
 import { defineJob, type Job, ManualClock } from "../../src/index.js";
 import { someBackend } from "../conformance/backend.js";
-import { advanceUntil, startServer } from "./harness.js";
+import { advanceUntil, serve, startServer } from "./harness.js";
 
 const silent = pino({ level: "silent" });
 const pathOf = (input: Parameters<typeof fetch>[0]) => new URL(String(input)).pathname;
@@ -121,6 +121,35 @@ describe(`RemoteWorker against a misbehaving network (${backend.name})`, () => {
     // named the replayed job beside it past a lease of one had it given back (ErrandClient.leaseAhead).
     expect(starts[0]).toBe("one#1");
     expect(starts.map((s) => s.split("#")[0])).toEqual(["one", "two", "three"]);
+    await worker.close({ graceMs: 0 });
+  });
+
+  it("runs a new job under the id of one it ran, once that one is gone (completed jobs not kept)", async () => {
+    const bundle = await backend.setup({ retention: { completed: 0 } });
+    const h = { ...bundle, ...(await serve(bundle.queue)) };
+    const starts: string[] = [];
+    const task = defineJob({
+      type: "reused",
+      handler: (_p: unknown, ctx) => {
+        starts.push(`${ctx.job.id}#${ctx.job.attempt}`);
+      },
+    });
+    const worker = new RemoteWorker(new ErrandClient(h.base), {
+      jobs: [task],
+      concurrency: 1,
+      clock: h.clock,
+      logger: silent,
+    });
+    onTestFinished(() => worker.close({ graceMs: 0 }));
+    await worker.start();
+    for (let round = 0; round < 2; round++) {
+      // Later in time: the new job's createdAt is not the first's.
+      await h.clock.advance(1000);
+      await h.queue.enqueue(task, { round }, { id: "nightly-report" });
+      await vi.waitFor(async () => expect(starts).toHaveLength(round + 1), { interval: 5 });
+      await vi.waitFor(async () => expect(await h.queue.get("nightly-report")).toBeNull(), { interval: 5 });
+    }
+    expect(starts).toEqual(["nightly-report#1", "nightly-report#1"]);
     await worker.close({ graceMs: 0 });
   });
 
