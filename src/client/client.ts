@@ -476,11 +476,6 @@ export class ErrandClient {
     return { status: response.status, body: parsed as T };
   }
 
-  /**
-   * {@link request}'s body, held to the shape the call reads: an object (unless 204), and each
-   * field `shape` names an array or an object. A body of another shape (a proxy's page, another
-   * server) is `UNAVAILABLE`, never a TypeError from the code that reads it.
-   */
   /** A job answered by `method path`, held to the fields every job has ({@link jobProblem}). */
   async #job<J extends Job>(method: string, path: string, body?: unknown): Promise<J> {
     const out = await this.request<unknown>(method, path, body);
@@ -491,20 +486,26 @@ export class ErrandClient {
 
   /** A page of jobs answered by `method path`, each held to the fields every job has. */
   async #jobPage(method: string, path: string): Promise<{ jobs: Job[]; nextCursor: string | null }> {
-    const page = await this.#call<{ jobs: unknown[]; nextCursor: unknown }>(method, path, undefined, {
-      jobs: "array",
-    });
+    const out = await this.request<unknown>(method, path);
     const where = `${method} ${this.url}${path}`;
-    const { nextCursor } = page;
+    const page = out.body;
+    if (!isRecord(page)) throw notErrands(where, out.status, `${describe(page)}, not an object`);
+    const { jobs, nextCursor } = page;
+    if (!Array.isArray(jobs)) throw notErrands(where, out.status, `jobs ${describe(jobs)}, not a list`);
     if (nextCursor !== null && typeof nextCursor !== "string")
-      throw notErrands(where, 200, `nextCursor ${describe(nextCursor)}`);
-    for (const [i, j] of page.jobs.entries()) {
+      throw notErrands(where, out.status, `nextCursor ${describe(nextCursor)}`);
+    for (const [i, j] of jobs.entries()) {
       const problem = jobProblem(j);
-      if (problem) throw notErrands(where, 200, `jobs[${i}] that ${problem}`);
+      if (problem) throw notErrands(where, out.status, `jobs[${i}] that ${problem}`);
     }
-    return { jobs: page.jobs.map((j) => reviveJob(j as Record<string, unknown>)), nextCursor };
+    return { jobs: jobs.map((j) => reviveJob(j as Record<string, unknown>)), nextCursor };
   }
 
+  /**
+   * {@link request}'s body, held to the shape the call reads: an object (unless 204), and each
+   * field `shape` names an array or an object. A body of another shape (a proxy's page, another
+   * server) is `UNAVAILABLE`, never a TypeError from the code that reads it.
+   */
   async #call<T>(
     method: string,
     path: string,

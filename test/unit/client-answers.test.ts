@@ -185,6 +185,9 @@ describe("ErrandClient given answers that are not errand's", () => {
         details: { status: 200 },
       });
     }
+    // A 204 where a page was due is no page.
+    handler = answer(204, "");
+    await expect(c.list()).rejects.toMatchObject({ code: "UNAVAILABLE", details: { status: 204 } });
     // A job whole or as a summary is read, its dates as Dates.
     handler = answer(200, { jobs: [readJob("a")], nextCursor: "a" });
     const page = await c.list({ view: "summary" });
